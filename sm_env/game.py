@@ -1,0 +1,666 @@
+"""The Sergeant Major state machine: deal, exchange, trump, discards, tricks,
+scoring and the end of the game (RULES.md sections 1-9).
+
+Pure Python: no numpy, no PettingZoo. This module is the one place that
+decides legality (:meth:`Game.legal_mask`) and the one place that scores
+(:meth:`Game._end_hand`). Everything else asks it.
+
+Decisions, one agent at a time (``Game.current_player``):
+
+=========  ==========  ================================================
+phase      who         actions
+=========  ==========  ================================================
+EXCHANGE   up player   a card id 0-51 from its hand, one card at a time
+TRUMP      dealer      52-55: clubs, diamonds, hearts, spades
+DISCARD    dealer      a card id from its hand, one card at a time
+PLAY       in turn     a card id; must follow the led suit if able
+OVER       nobody      none
+=========  ==========  ================================================
+
+Hands are ``int`` bit sets (see :mod:`sm_env.cards`). Seats are absolute
+0, 1, 2; role of seat s in a hand dealt by d: ``(s - d) % 3`` with
+0 = dealer, 1 = eldest, 2 = middle.
+
+Order of a hand (standard): deal -> exchange rounds -> trump -> 4 discards ->
+take the kitty (show rule) -> 16 tricks. ``pickup_before_discard`` takes the
+kitty right after trump; with ``trump_after_kitty`` it is taken before trump.
+
+The history of the game is kept as :class:`HandLog` objects, from which
+:mod:`sm_env.record` writes the JSON record.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, from_mask, parse_card
+from .rules import RuleSet
+
+# Phases
+EXCHANGE, TRUMP, DISCARD, PLAY, OVER = range(5)
+PHASE_NAMES = ("exchange", "trump", "discard", "play", "over")
+
+# Actions
+TRUMP_ACTION_BASE = 52
+NUM_ACTIONS = 56
+TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
+
+ROLE_NAMES = ("dealer", "eldest", "middle")
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state; the state is unchanged."""
+
+
+class GameOverError(IllegalActionError):
+    """An action after the game has ended."""
+
+
+class DealError(ValueError):
+    """A malformed deal given in the reset options."""
+
+
+def action_text(action: int) -> str:
+    """Human text of an action id: a card (``TH``) or a trump (``trump hearts``)."""
+    if 0 <= action < NUM_CARDS:
+        return CARD_TEXT[action]
+    if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
+        return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
+    return f"action {action}"
+
+
+class ExchangeLog:
+    """One exchange between an up player (``sender``) and a down player."""
+
+    __slots__ = ("sender", "receiver", "count", "sent", "returned")
+
+    def __init__(self, sender: int, receiver: int, count: int) -> None:
+        self.sender = sender
+        self.receiver = receiver
+        self.count = count
+        self.sent: list[int] = []
+        self.returned: list[int] | None = None
+
+    def copy(self) -> ExchangeLog:
+        other = ExchangeLog(self.sender, self.receiver, self.count)
+        other.sent = list(self.sent)
+        other.returned = None if self.returned is None else list(self.returned)
+        return other
+
+
+class TrickLog:
+    """One trick: its leader, the cards in play order and the winner (None while open)."""
+
+    __slots__ = ("leader", "cards", "winner")
+
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+        self.cards: list[int] = []
+        self.winner: int | None = None
+
+
+class HandLog:
+    """Everything that happened in one hand, as the record needs it.
+
+    Fields not yet known are None (trump, shown, tricks_won, balances, scores);
+    ``discards`` and ``tricks`` grow as the hand is played.
+    """
+
+    __slots__ = (
+        "number", "dealer", "quotas", "deal_hands", "kitty", "exchanges",
+        "trump", "discards", "shown", "tricks", "tricks_won", "balances", "scores",
+    )
+
+    def __init__(self, number: int, dealer: int, quotas: list[int], deal_hands: list[list[int]], kitty: list[int]):
+        self.number = number
+        self.dealer = dealer
+        self.quotas = quotas
+        self.deal_hands = deal_hands
+        self.kitty = kitty
+        self.exchanges: list[ExchangeLog] = []
+        self.trump: int | None = None
+        self.discards: list[int] | None = None
+        self.shown: list[tuple[int, list[int]]] | None = None
+        self.tricks: list[TrickLog] | None = None
+        self.tricks_won: list[int] | None = None
+        self.balances: list[int] | None = None
+        self.scores: list[int] | None = None
+
+    def copy(self) -> HandLog:
+        other = HandLog.__new__(HandLog)
+        for name in HandLog.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.exchanges = [e.copy() for e in self.exchanges]
+        if self.discards is not None:
+            other.discards = list(self.discards)
+        if self.tricks is not None:
+            other.tricks = list(self.tricks)
+            last = self.tricks[-1] if self.tricks else None
+            if last is not None and last.winner is None:
+                open_trick = TrickLog(last.leader)
+                open_trick.cards = list(last.cards)
+                other.tricks[-1] = open_trick
+        return other
+
+
+def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list[list[int]], list[int]]:
+    """Validate a deal ``{"hands": [[...], [...], [...]], "kitty": [...]}``.
+
+    Cards may be ids or text. Returns (hands, kitty) as lists of card ids.
+    Raises :class:`DealError` naming what is wrong and what is allowed.
+    """
+    size, kitty_size = rules.hand_size, rules.kitty_size
+    if not isinstance(deal, dict) or "hands" not in deal:
+        raise DealError(f"{where}: expected a dict with 'hands' (3 lists of {size} cards) and 'kitty' ({kitty_size} cards), got {deal!r:.80}")
+    unknown = sorted(set(deal) - {"hands", "kitty"})
+    if unknown:
+        raise DealError(f"{where}: unknown key(s) {unknown}; a deal has 'hands' and 'kitty'")
+    hands_in = deal["hands"]
+    if not isinstance(hands_in, (list, tuple)) or len(hands_in) != 3:
+        raise DealError(f"{where}: 'hands' must be a list of 3 hands (by absolute seat), got {hands_in!r:.80}")
+    kitty_in = deal.get("kitty", [])
+    if kitty_in is None:
+        kitty_in = []
+    try:
+        hands = []
+        for seat, hand in enumerate(hands_in):
+            if isinstance(hand, (str, bytes)) or not isinstance(hand, Sequence):
+                raise DealError(f"{where}: hand of seat {seat} must be a list of cards, got {hand!r:.80}")
+            hands.append([parse_card(c) for c in hand])
+        if isinstance(kitty_in, (str, bytes)) or not isinstance(kitty_in, Sequence):
+            raise DealError(f"{where}: 'kitty' must be a list of cards, got {kitty_in!r:.80}")
+        kitty = [parse_card(c) for c in kitty_in]
+    except ValueError as err:
+        if isinstance(err, DealError):
+            raise
+        raise DealError(f"{where}: {err}") from None
+    for seat, hand in enumerate(hands):
+        if len(hand) != size:
+            raise DealError(f"{where}: seat {seat} has {len(hand)} cards; each hand must have {size}")
+    if len(kitty) != kitty_size:
+        raise DealError(f"{where}: the kitty has {len(kitty)} cards; it must have {kitty_size}")
+    seen: dict[int, str] = {}
+    for owner, cards in [(f"seat {i}", h) for i, h in enumerate(hands)] + [("the kitty", kitty)]:
+        for c in cards:
+            if c in seen:
+                raise DealError(f"{where}: card {CARD_TEXT[c]} appears twice ({seen[c]} and {owner}); every card is dealt once")
+            seen[c] = owner
+    if rules.no_kitty_51 and 0 in seen:
+        raise DealError(f"{where}: 2C is removed from the deck in no_kitty_51; deal the other 51 cards")
+    return hands, kitty
+
+
+class Game:
+    """One game of Sergeant Major, hand after hand, until it is won.
+
+    Args:
+        rules: a RuleSet, a preset name or a dict of options (default standard).
+        seed: seed of the game's RNG (first dealer and random deals).
+        first_dealer: seat 0-2 of the first dealer; drawn from the RNG if None.
+        deals: optional deals for hands 1, 2, ... (see :func:`normalize_deal`);
+            later hands are dealt at random.
+        max_hands: stop (truncate) after this many hands if nobody has won.
+        start_balances: optional balances of an imaginary previous hand, so
+            that hand 1 starts with an exchange (used to study single hands).
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet | str | dict[str, Any] | None = None,
+        seed: int | None = None,
+        first_dealer: int | None = None,
+        deals: Sequence[Any] | None = None,
+        max_hands: int | None = None,
+        start_balances: Sequence[int] | None = None,
+    ) -> None:
+        self.rules = RuleSet.from_any(rules)
+        self.seed = seed
+        self.rng = random.Random(seed)
+        if deals is None:
+            deals = []
+        if isinstance(deals, (str, bytes, dict)) or not isinstance(deals, Sequence):
+            raise DealError(f"deals must be a list of deals (one per hand), got {type(deals).__name__}")
+        self.deal_queue = [normalize_deal(d, self.rules, f"deals[{i}]") for i, d in enumerate(deals)]
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
+            raise ValueError(f"max_hands must be a whole number >= 1 or None, got {max_hands!r}")
+        self.max_hands = max_hands
+        if start_balances is not None:
+            start_balances = list(start_balances)
+            if len(start_balances) != 3 or sum(start_balances) != 0 or any(
+                isinstance(b, bool) or not isinstance(b, int) for b in start_balances
+            ):
+                raise ValueError(f"start_balances must be 3 integers summing to zero, got {start_balances!r}")
+        if first_dealer is None:
+            first_dealer = self.rng.randrange(3)
+        elif isinstance(first_dealer, bool) or not isinstance(first_dealer, int) or not 0 <= first_dealer <= 2:
+            raise ValueError(f"first_dealer must be a seat 0, 1 or 2, got {first_dealer!r}")
+        self.first_dealer = first_dealer
+        self.start_balances = start_balances
+        self.scores = [0, 0, 0]
+        self.history: list[HandLog] = []
+        self.winners: list[int] | None = None
+        self.truncated = False
+        self.hand_number = 0
+        self._start_hand(first_dealer, start_balances)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def current_player(self) -> int | None:
+        """Seat to act, or None when the game is over."""
+        return None if self.phase == OVER else self.current
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def winner(self) -> int | list[int] | None:
+        """Winning seat; a sorted list when several share the win; None if nobody won."""
+        if self.winners is None:
+            return None
+        return self.winners[0] if len(self.winners) == 1 else list(self.winners)
+
+    @property
+    def log(self) -> HandLog:
+        """The current (or last) hand's log."""
+        return self.history[-1]
+
+    def role_of(self, seat: int) -> int:
+        """0 = dealer, 1 = eldest, 2 = middle in the current hand."""
+        return (seat - self.dealer) % 3
+
+    def legal_mask(self) -> int:
+        """Bit set of the legal action ids for the player to act (0 when over).
+
+        This is the one place that decides legality.
+        """
+        phase = self.phase
+        if phase == PLAY:
+            hand = self.hands[self.current]
+            if self.trick:
+                follow = hand & SUIT_MASK[self.led_suit]
+                if follow:
+                    return follow
+            return hand
+        if phase == EXCHANGE or phase == DISCARD:
+            return self.hands[self.current]
+        if phase == TRUMP:
+            return TRUMP_MASK
+        return 0
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids for the player to act, ascending."""
+        return from_mask(self.legal_mask())
+
+    def exchange_to_send(self) -> tuple[int, int] | None:
+        """In the exchange phase: (receiver, cards still to choose for it)."""
+        if self.phase != EXCHANGE:
+            return None
+        receiver, count = self.ex_targets[self.ex_target]
+        return receiver, count - len(self.ex_pending[self.ex_target])
+
+    # ------------------------------------------------------------------ actions
+
+    def apply(self, action: int) -> None:
+        """Play one action for the player to act.
+
+        Raises IllegalActionError (state unchanged) if it is not legal.
+        """
+        if type(action) is not int:
+            action = self._coerce_action(action)
+        if action < 0 or not (self.legal_mask() >> action) & 1:
+            raise self._illegal(action)
+        phase = self.phase
+        if phase == PLAY:
+            self._play(action)
+        elif phase == EXCHANGE:
+            self._send(action)
+        elif phase == TRUMP:
+            self._name_trump(action - TRUMP_ACTION_BASE)
+        else:
+            self._discard(action)
+
+    def _coerce_action(self, action: Any) -> int:
+        try:
+            return operator.index(action)
+        except TypeError:
+            raise IllegalActionError(
+                f"action must be an integer action id 0-{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__})"
+            ) from None
+
+    def _illegal(self, action: int) -> IllegalActionError:
+        if self.phase == OVER:
+            return GameOverError(f"the game is over ({self._end_text()}); no action is legal, got {action}")
+        if not 0 <= action < NUM_ACTIONS:
+            return IllegalActionError(f"action {action} is out of range: action ids are 0-{NUM_ACTIONS - 1}")
+        who = f"player_{self.current}"
+        phase = PHASE_NAMES[self.phase]
+        legal = self.legal_mask()
+        allowed = " ".join(action_text(a) for a in from_mask(legal))
+        if self.phase == TRUMP:
+            reason = "the dealer must name trump (actions 52-55)"
+        elif self.phase == PLAY and self.trick and legal & SUIT_MASK[self.led_suit] == legal and action < NUM_CARDS and (
+            self.hands[self.current] >> action & 1
+        ):
+            reason = f"{who} must follow {SUIT_NAMES[self.led_suit]}"
+        elif action >= NUM_CARDS:
+            reason = f"a card (0-51) is needed in the {phase} phase"
+        else:
+            reason = f"{who} does not hold {CARD_TEXT[action]}"
+        return IllegalActionError(
+            f"illegal action {action} ({action_text(action)}) in hand {self.hand_number}, {phase} phase: "
+            f"{reason}; legal actions: {allowed}"
+        )
+
+    def _end_text(self) -> str:
+        if self.winners is not None:
+            return "won by " + ", ".join(f"player_{s}" for s in self.winners)
+        return f"stopped after {self.hand_number} hands"
+
+    # ------------------------------------------------------------------ a hand
+
+    def _start_hand(self, dealer: int, previous_balances: Sequence[int] | None) -> None:
+        rules = self.rules
+        self.hand_number += 1
+        self.dealer = dealer
+        if self.deal_queue:
+            deal_hands, kitty = self.deal_queue.pop(0)
+        else:
+            deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
+            self.rng.shuffle(deck)
+            size = rules.hand_size
+            deal_hands = [sorted(deck[i * size:(i + 1) * size]) for i in range(3)]
+            kitty = sorted(deck[3 * size:])
+        q = rules.quotas
+        self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
+        self.hands = [sum(1 << c for c in h) for h in deal_hands]
+        self.kitty_mask = sum(1 << c for c in kitty)
+        self.previous_balances = list(previous_balances) if previous_balances is not None else None
+        self.history.append(HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty)))
+        self.trump = -1
+        self.picked_up = False
+        self.played = [0, 0, 0]
+        self.voids = [0, 0, 0]
+        self.trick: list[int] = []
+        self.led_suit = -1
+        self.leader = (dealer + 1) % 3
+        self.tricks_won = [0, 0, 0]
+        self.tricks_played = 0
+        self.ex_rounds = self._exchange_plan(previous_balances)
+        self.ex_round = 0
+        if self.ex_rounds:
+            self._begin_exchange_round()
+        else:
+            self._after_exchange()
+
+    def _exchange_plan(self, balances: Sequence[int] | None) -> list[tuple[int, list[tuple[int, int]]]]:
+        """Rounds of the exchange: [(sender, [(receiver, count), ...]), ...].
+
+        One up player: one round, receivers by lower current quota first
+        (simultaneous). Two up players: one round each, higher current quota
+        first. ``max_exchange`` caps what each player gives or takes.
+        """
+        if balances is None or self.rules.no_exchange:
+            return []
+        ups = [s for s in range(3) if balances[s] > 0]
+        downs = [s for s in range(3) if balances[s] < 0]
+        if not ups:
+            return []
+        cap = self.rules.max_exchange
+        by_quota = sorted(range(3), key=lambda s: (self.quotas[s], self.role_of(s)))
+        if len(ups) == 1:
+            sender = ups[0]
+            left = cap
+            targets = []
+            for receiver in [s for s in by_quota if s in downs]:
+                count = -balances[receiver]
+                if cap is not None:
+                    count = min(count, cap, left)
+                    left -= count
+                if count > 0:
+                    targets.append((receiver, count))
+            return [(sender, targets)] if targets else []
+        receiver = downs[0]
+        left = cap
+        rounds = []
+        for sender in [s for s in reversed(by_quota) if s in ups]:
+            count = balances[sender]
+            if cap is not None:
+                count = min(count, cap, left)
+                left -= count
+            if count > 0:
+                rounds.append((sender, [(receiver, count)]))
+        return rounds
+
+    def _begin_exchange_round(self) -> None:
+        sender, targets = self.ex_rounds[self.ex_round]
+        self.phase = EXCHANGE
+        self.current = sender
+        self.ex_targets = targets
+        self.ex_target = 0
+        self.ex_pending: list[list[int]] = [[] for _ in targets]
+        self.ex_logs: list[ExchangeLog] = []
+
+    def _send(self, card: int) -> None:
+        sender = self.current
+        self.hands[sender] ^= 1 << card
+        index = self.ex_target
+        pending = self.ex_pending[index]
+        if not pending:
+            receiver, count = self.ex_targets[index]
+            entry = ExchangeLog(sender, receiver, count)
+            self.ex_logs.append(entry)
+            self.log.exchanges.append(entry)
+        pending.append(card)
+        self.ex_logs[index].sent.append(card)
+        if len(pending) == self.ex_targets[index][1]:
+            self.ex_target += 1
+            if self.ex_target == len(self.ex_targets):
+                self._complete_exchange_round()
+
+    def _complete_exchange_round(self) -> None:
+        """The cards move: each receiver returns its top n_s cards of each suit s."""
+        sender = self.current
+        back = 0
+        for entry in self.ex_logs:
+            receiver = entry.receiver
+            hand = self.hands[receiver]
+            for card in entry.sent:
+                hand |= 1 << card
+            per_suit = [0, 0, 0, 0]
+            for card in entry.sent:
+                per_suit[card // 13] += 1
+            returned = []
+            for suit in range(4):
+                for _ in range(per_suit[suit]):
+                    top = (hand & SUIT_MASK[suit]).bit_length() - 1
+                    hand ^= 1 << top
+                    returned.append(top)
+            self.hands[receiver] = hand
+            entry.returned = returned
+            for card in returned:
+                back |= 1 << card
+        self.hands[sender] |= back
+        self.ex_round += 1
+        if self.ex_round < len(self.ex_rounds):
+            self._begin_exchange_round()
+        else:
+            self._after_exchange()
+
+    def _after_exchange(self) -> None:
+        if self.rules.trump_after_kitty:
+            self._pickup()
+        self.phase = TRUMP
+        self.current = self.dealer
+
+    def _name_trump(self, suit: int) -> None:
+        self.trump = suit
+        self.log.trump = suit
+        if self.rules.kitty_size == 0:
+            self.log.discards = []
+            self.log.shown = []
+            self._start_play()
+            return
+        if self.rules.pickup_before_discard and not self.picked_up:
+            self._pickup()
+        self.phase = DISCARD
+        self.log.discards = []
+
+    def _discard(self, card: int) -> None:
+        self.hands[self.dealer] ^= 1 << card
+        discards = self.log.discards
+        discards.append(card)
+        if len(discards) == self.rules.kitty_size:
+            if not self.picked_up:
+                self._pickup()
+            self._start_play()
+
+    def _pickup(self) -> None:
+        """The dealer takes the kitty; the show rule (RULES.md 5.4) is applied."""
+        dealer = self.dealer
+        self.hands[dealer] |= self.kitty_mask
+        self.picked_up = True
+        shown = []
+        kitty = self.log.kitty
+        for entry in self.log.exchanges:
+            if entry.receiver != dealer or not entry.returned:
+                continue
+            lowest = [NUM_CARDS] * 4
+            for card in entry.returned:
+                suit = card // 13
+                if card < lowest[suit]:
+                    lowest[suit] = card
+            cards = [k for k in kitty if lowest[k // 13] < NUM_CARDS and k > lowest[k // 13]]
+            if cards:
+                shown.append((entry.sender, cards))
+        self.log.shown = shown
+
+    def _start_play(self) -> None:
+        self.phase = PLAY
+        self.leader = self.current = (self.dealer + 1) % 3
+        self.log.tricks = [TrickLog(self.leader)]
+
+    def _play(self, card: int) -> None:
+        seat = self.current
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self.played[seat] |= bit
+        trick = self.trick
+        if trick:
+            if card // 13 != self.led_suit:
+                self.voids[seat] |= 1 << self.led_suit
+        else:
+            self.led_suit = card // 13
+        trick.append(card)
+        tricks = self.log.tricks
+        tricks[-1].cards.append(card)
+        if len(trick) < 3:
+            self.current = (seat + 1) % 3
+            return
+        best = trick[0]
+        best_suit = self.led_suit
+        trump = self.trump
+        for c in trick[1:]:
+            suit = c // 13
+            if suit == best_suit:
+                if c > best:
+                    best = c
+            elif suit == trump:
+                best = c
+                best_suit = suit
+        winner = (self.leader + trick.index(best)) % 3
+        tricks[-1].winner = winner
+        self.tricks_won[winner] += 1
+        self.tricks_played += 1
+        self.trick = []
+        self.leader = self.current = winner
+        if self.tricks_played == self.rules.tricks_per_hand:
+            self._end_hand()
+        else:
+            tricks.append(TrickLog(winner))
+
+    # ------------------------------------------------------------------ scoring
+
+    def _end_hand(self) -> None:
+        """Score the hand (the one place that scores) and go on or end the game."""
+        balances = [self.tricks_won[s] - self.quotas[s] for s in range(3)]
+        for s in range(3):
+            self.scores[s] += balances[s]
+        log = self.log
+        log.tricks_won = list(self.tricks_won)
+        log.balances = balances
+        log.scores = list(self.scores)
+        winners = self._game_winners(balances)
+        if winners is not None:
+            self.winners = winners
+            self.phase = OVER
+        elif self.max_hands is not None and self.hand_number >= self.max_hands:
+            self.truncated = True
+            self.phase = OVER
+        else:
+            self._start_hand((self.dealer + 1) % 3, balances)
+
+    def _game_winners(self, balances: list[int]) -> list[int] | None:
+        """Winning seats if an end condition is met (RULES.md 8 and 9), else None."""
+        rules = self.rules
+
+        def best(seats: list[int], figure: Sequence[int]) -> list[int]:
+            top = max(figure[s] for s in seats)
+            return [s for s in seats if figure[s] == top]
+
+        seats = range(3)
+        if rules.win_tricks is not None:
+            hit = [s for s in seats if self.tricks_won[s] >= rules.win_tricks]
+            if hit:
+                return best(hit, self.tricks_won)
+        if rules.win_margin is not None:
+            hit = [s for s in seats if balances[s] >= rules.win_margin]
+            if hit:
+                return best(hit, balances)
+        if rules.target_score is not None:
+            target = rules.target_score
+            hit = [s for s in seats if self.scores[s] >= target]
+            if hit or (rules.target_symmetric and any(self.scores[s] <= -target for s in seats)):
+                return best(list(seats), self.scores)
+        if rules.dealer_makes_quota and self.hand_number >= 3:
+            if self.tricks_won[self.dealer] >= self.quotas[self.dealer]:
+                return [self.dealer]
+        if rules.fixed_hands is not None and self.hand_number >= rules.fixed_hands:
+            return best(list(seats), self.scores)
+        return None
+
+    # ------------------------------------------------------------------ copies
+
+    def clone(self) -> Game:
+        """An independent copy (for search); the RNG and history are copied too."""
+        other = Game.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other.rng = random.Random()
+        other.rng.setstate(self.rng.getstate())
+        other.deal_queue = list(self.deal_queue)
+        other.scores = list(self.scores)
+        other.history = self.history[:-1] + [self.history[-1].copy()]
+        other.winners = None if self.winners is None else list(self.winners)
+        other.quotas = list(self.quotas)
+        other.hands = list(self.hands)
+        other.played = list(self.played)
+        other.voids = list(self.voids)
+        other.trick = list(self.trick)
+        other.tricks_won = list(self.tricks_won)
+        if self.phase == EXCHANGE:
+            other.ex_pending = [list(p) for p in self.ex_pending]
+            log = other.history[-1]
+            other.ex_logs = log.exchanges[len(log.exchanges) - len(self.ex_logs):]
+        return other
+
+    def __repr__(self) -> str:
+        who = "-" if self.phase == OVER else f"player_{self.current}"
+        trump = SUIT_LETTERS[self.trump] if self.trump >= 0 else "-"
+        return (
+            f"<Game {self.rules.name} hand {self.hand_number} phase {PHASE_NAMES[self.phase]} "
+            f"to act {who} trump {trump} tricks {self.tricks_won} scores {self.scores}>"
+        )

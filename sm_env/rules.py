@@ -1,0 +1,252 @@
+"""The rule set: the standard game of RULES.md sections 1-8 plus the named
+variant options of section 9, presets, and validation.
+
+A :class:`RuleSet` is immutable. Build one with keywords, from a preset name
+or from a plain dict (as a config file or a game record gives it)::
+
+    RuleSet()                                  # "standard"
+    RuleSet(quotas=(9, 5, 2), pickup_before_discard=True)
+    RuleSet.from_any("woburn")
+    RuleSet.from_any({"max_exchange": 3})
+
+Options (all off in "standard"):
+
+==========================  ==================================================
+``pickup_before_discard``   dealer takes the kitty (20 cards), then discards 4
+``trump_after_kitty``       with pickup_before_discard: kitty, trump, discards
+``quotas``                  (dealer, eldest, middle); sums to the tricks/hand
+``no_exchange``             hands are independent; no exchange ever
+``max_exchange``            N: nobody gives or takes more than N cards a hand
+``win_tricks``              N: first to take N+ tricks in a hand wins (12)
+``win_margin``              N: first to take N+ tricks over quota wins
+``target_score``            N: first whose running score reaches N wins
+``target_symmetric``        with target_score: reaching -N also ends the game
+``dealer_makes_quota``      from hand 3 on, a dealer making quota wins
+``fixed_hands``             N: exactly N hands, highest score wins
+``no_kitty_51``             2C removed, 17 cards each, no kitty, no discards
+==========================  ==================================================
+
+Decisions where RULES.md is open:
+
+- ``win_tricks`` defaults to 12 unless another end condition (win_margin,
+  target_score, dealer_makes_quota, fixed_hands) is set; then it is off
+  unless given explicitly.
+- ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``.
+- End conditions are checked at the end of each hand in the table order
+  (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
+  the first one met decides. Among the players meeting it, the highest
+  deciding figure (tricks, tricks over quota, running score) wins; a tie
+  shares the win. ``fixed_hands`` and the symmetric target compare running
+  scores.
+- Equal quotas (a custom triple): where an order "by current quota" is
+  needed, ties go in role order dealer, eldest, middle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+OPTION_NAMES = (
+    "pickup_before_discard",
+    "trump_after_kitty",
+    "quotas",
+    "no_exchange",
+    "max_exchange",
+    "win_tricks",
+    "win_margin",
+    "target_score",
+    "target_symmetric",
+    "dealer_makes_quota",
+    "fixed_hands",
+    "no_kitty_51",
+)
+_BOOL_OPTIONS = (
+    "pickup_before_discard",
+    "trump_after_kitty",
+    "no_exchange",
+    "target_symmetric",
+    "dealer_makes_quota",
+    "no_kitty_51",
+)
+_INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
+
+
+_STANDARD_VALUES: dict[str, Any] = {
+    "pickup_before_discard": False,
+    "trump_after_kitty": False,
+    "quotas": (8, 5, 3),
+    "no_exchange": False,
+    "max_exchange": None,
+    "win_tricks": 12,
+    "win_margin": None,
+    "target_score": None,
+    "target_symmetric": False,
+    "dealer_makes_quota": False,
+    "fixed_hands": None,
+    "no_kitty_51": False,
+}
+
+
+class RulesError(ValueError):
+    """An unknown option, a wrong type or a combination that makes no sense."""
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One way of playing Sergeant Major; see the module docstring."""
+
+    name: str | None = None
+    pickup_before_discard: bool = False
+    trump_after_kitty: bool = False
+    quotas: tuple[int, int, int] | None = None
+    no_exchange: bool = False
+    max_exchange: int | None = None
+    win_tricks: int | None = None
+    win_margin: int | None = None
+    target_score: int | None = None
+    target_symmetric: bool = False
+    dealer_makes_quota: bool = False
+    fixed_hands: int | None = None
+    no_kitty_51: bool = False
+
+    def __post_init__(self) -> None:
+        for key in _BOOL_OPTIONS:
+            value = getattr(self, key)
+            if value is None:
+                object.__setattr__(self, key, False)
+            elif not isinstance(value, bool):
+                raise RulesError(f"rule option {key!r} must be true or false, got {value!r}")
+        for key in _INT_OPTIONS:
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RulesError(f"rule option {key!r} must be an integer or null, got {value!r}")
+        tricks = self.tricks_per_hand
+        quotas = self.quotas
+        if quotas is None:
+            quotas = (8, 6, 3) if self.no_kitty_51 else (8, 5, 3)
+        try:
+            quotas = tuple(quotas)
+        except TypeError:
+            raise RulesError(f"rule option 'quotas' must be [dealer, eldest, middle], got {quotas!r}") from None
+        if len(quotas) != 3 or any(isinstance(q, bool) or not isinstance(q, int) or q < 0 for q in quotas):
+            raise RulesError(f"rule option 'quotas' must be three whole numbers >= 0, got {list(quotas)}")
+        if sum(quotas) != tricks:
+            raise RulesError(
+                f"quotas {list(quotas)} sum to {sum(quotas)}, but a hand has {tricks} tricks: they must sum to {tricks}"
+            )
+        object.__setattr__(self, "quotas", quotas)
+        if self.trump_after_kitty and not self.pickup_before_discard:
+            raise RulesError("trump_after_kitty needs pickup_before_discard (the dealer must hold the kitty to see it)")
+        if self.no_kitty_51 and (self.pickup_before_discard or self.trump_after_kitty):
+            raise RulesError("no_kitty_51 has no kitty: pickup_before_discard and trump_after_kitty make no sense with it")
+        if self.no_exchange and self.max_exchange is not None:
+            raise RulesError("max_exchange limits the exchange; it makes no sense with no_exchange")
+        limits = {
+            "max_exchange": (1, tricks),
+            "win_tricks": (1, tricks),
+            "win_margin": (1, tricks),
+            "target_score": (1, None),
+            "fixed_hands": (1, None),
+        }
+        for key, (low, high) in limits.items():
+            value = getattr(self, key)
+            if value is not None and (value < low or (high is not None and value > high)):
+                allowed = f"{low}..{high}" if high is not None else f">= {low}"
+                raise RulesError(f"rule option {key!r} must be {allowed} or null, got {value}")
+        if self.target_symmetric and self.target_score is None:
+            raise RulesError("target_symmetric needs target_score")
+        if self.win_tricks is None and not self._other_end_condition():
+            object.__setattr__(self, "win_tricks", 12)
+        if self.name is None:
+            is_standard = all(getattr(self, key) == value for key, value in _STANDARD_VALUES.items())
+            object.__setattr__(self, "name", "standard" if is_standard else "custom")
+
+    def _other_end_condition(self) -> bool:
+        return (
+            self.win_margin is not None
+            or self.target_score is not None
+            or self.dealer_makes_quota
+            or self.fixed_hands is not None
+        )
+
+    @property
+    def tricks_per_hand(self) -> int:
+        """16, or 17 with no_kitty_51."""
+        return 17 if self.no_kitty_51 else 16
+
+    @property
+    def hand_size(self) -> int:
+        """Cards dealt to each seat."""
+        return self.tricks_per_hand
+
+    @property
+    def kitty_size(self) -> int:
+        """Cards in the kitty (and discarded by the dealer)."""
+        return 0 if self.no_kitty_51 else 4
+
+    def options(self) -> dict[str, Any]:
+        """Every option by name, as the ``rules`` field of a game record."""
+        out = {"name": self.name}
+        for key in OPTION_NAMES:
+            value = getattr(self, key)
+            out[key] = list(value) if key == "quotas" else value
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Alias of :meth:`options`."""
+        return self.options()
+
+    @classmethod
+    def from_any(cls, rules: RuleSet | str | dict[str, Any] | None) -> RuleSet:
+        """A rule set from a preset name, a RuleSet or a dict of option names."""
+        if rules is None:
+            return STANDARD
+        if isinstance(rules, RuleSet):
+            return rules
+        if isinstance(rules, str):
+            key = rules.strip().lower()
+            if key not in PRESETS:
+                raise RulesError(f"unknown rule preset {rules!r}; presets are {sorted(PRESETS)}")
+            return PRESETS[key]
+        if isinstance(rules, dict):
+            unknown = sorted(set(rules) - set(OPTION_NAMES) - {"name"})
+            if unknown:
+                raise RulesError(f"unknown rule option(s) {unknown}; options are {list(OPTION_NAMES)}")
+            options = dict(rules)
+            name = options.pop("name", None)
+            if name is not None and not isinstance(name, str):
+                raise RulesError(f"rule set 'name' must be a string, got {name!r}")
+            if name is not None and name.lower() in PRESETS and name.lower() != "custom":
+                preset = asdict(PRESETS[name.lower()])
+                preset.update(options)
+                options = preset
+                options.pop("name")
+            return cls(name=name, **options)
+        raise RulesError(f"rules must be a preset name, a RuleSet or a dict of options, got {type(rules).__name__}")
+
+    def replace(self, **changes: Any) -> RuleSet:
+        """A copy with some options changed (the name is recomputed)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        if "name" not in changes:
+            values["name"] = None
+        return RuleSet(**values)
+
+
+STANDARD = RuleSet(name="standard")
+
+PRESETS: dict[str, RuleSet] = {
+    "standard": STANDARD,
+    "canadian": RuleSet(name="canadian", quotas=(9, 5, 2), pickup_before_discard=True, target_score=10),
+    "9-2-5": RuleSet(name="9-2-5", quotas=(9, 2, 5)),
+    "6-3-8": RuleSet(name="6-3-8", no_kitty_51=True, quotas=(8, 6, 3), target_score=10),
+    "woburn": RuleSet(name="woburn", max_exchange=3),
+    "independent": RuleSet(name="independent", no_exchange=True),
+    "all-sixteen": RuleSet(name="all-sixteen", win_tricks=16),
+    "margin-5": RuleSet(name="margin-5", win_margin=5),
+    "target-10": RuleSet(name="target-10", target_score=10),
+    "dealer-makes-quota": RuleSet(name="dealer-makes-quota", dealer_makes_quota=True),
+    "fixed-9": RuleSet(name="fixed-9", fixed_hands=9),
+    "fixed-12": RuleSet(name="fixed-12", fixed_hands=12),
+}
