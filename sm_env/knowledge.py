@@ -1,0 +1,199 @@
+"""What one player knows: the single source for agents, the observation
+vector and the renderer. A leak of hidden cards can only happen here.
+
+A player may know (RULES.md 4.3, 5, 6 and INTERFACE.md):
+
+- its own hand; the public state (phase, whose turn, dealer, quotas, trump
+  once named, tricks so far, cards played by each seat, tricks won,
+  balances of the previous hand, running scores, hand sizes);
+- voids shown in play (a seat that did not follow the led suit);
+- in the exchange: who exchanges how many cards with whom (public); the
+  sender sees its own chosen cards at once and the returned cards when the
+  round completes; the receiver sees the sent cards and what it returned
+  only when the round completes; the third player sees only counts;
+- the dealer: its own discards and, once taken, the kitty;
+- an up player shown kitty cards by the show rule: those cards.
+
+It never knows another player's hand, the kitty (unless it is the dealer
+and has taken it, or was shown cards of it), or the discards of another.
+
+All card sets are ``int`` bit sets (see :mod:`sm_env.cards`); seat-indexed
+tuples are by absolute seat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .game import EXCHANGE, OVER, Game
+from .rules import RuleSet
+
+
+@dataclass(frozen=True)
+class ExchangeView:
+    """One exchange as a player sees it; card lists are None where hidden."""
+
+    sender: int
+    receiver: int
+    count: int
+    sent: tuple[int, ...] | None
+    returned: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class TrickView:
+    """A trick of the current hand (public)."""
+
+    leader: int
+    cards: tuple[int, ...]
+    winner: int | None
+
+
+class PlayerView:
+    """Everything seat ``seat`` knows at this moment (read-only).
+
+    Attributes (absolute seats; card sets as bit sets):
+        seat, rules, hand_number, phase, to_act (None when over), dealer,
+        quotas, tricks_won, scores, previous_balances (None in hand 1),
+        trump (-1 before it is named), led_suit (-1 with no open trick),
+        trick (cards of the open trick in play order), trick_leader,
+        tricks_played, hand, hand_sizes, played (cards played this hand by
+        each seat), voids (4-bit suit set per seat, shown in play),
+        exchanges (ExchangeView tuple, in order carried out), gave / got
+        (cards this player passed to / received from each seat in the
+        exchange, as far as already known), shown (kitty cards shown to this
+        player), discards (own discards if dealer, else None), kitty (the
+        kitty if dealer and taken, else None), kitty_taken, legal (legal
+        action bit set; 0 unless this player is to act), to_send
+        ((receiver, cards still to choose) pairs while this player sends in
+        the exchange, else ()), winner, truncated.
+    """
+
+    __slots__ = (
+        "seat", "rules", "hand_number", "phase", "to_act", "dealer", "quotas", "tricks_won", "scores",
+        "previous_balances", "trump", "led_suit", "trick", "trick_leader", "tricks_played", "hand",
+        "hand_sizes", "played", "voids", "exchanges", "gave", "got", "shown", "discards", "kitty",
+        "kitty_taken", "legal", "to_send", "winner", "truncated", "_tricks",
+    )
+
+    seat: int
+    rules: RuleSet
+    hand_number: int
+    phase: int
+    to_act: int | None
+    dealer: int
+    quotas: tuple[int, int, int]
+    tricks_won: tuple[int, int, int]
+    scores: tuple[int, int, int]
+    previous_balances: tuple[int, int, int] | None
+    trump: int
+    led_suit: int
+    trick: tuple[int, ...]
+    trick_leader: int
+    tricks_played: int
+    hand: int
+    hand_sizes: tuple[int, int, int]
+    played: tuple[int, int, int]
+    voids: tuple[int, int, int]
+    exchanges: tuple[ExchangeView, ...]
+    gave: tuple[int, int, int]
+    got: tuple[int, int, int]
+    shown: int
+    discards: tuple[int, ...] | None
+    kitty: int | None
+    kitty_taken: bool
+    legal: int
+    to_send: tuple[tuple[int, int], ...]
+    winner: int | list[int] | None
+    truncated: bool
+
+    def role(self, seat: int | None = None) -> int:
+        """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle."""
+        return ((self.seat if seat is None else seat) - self.dealer) % 3
+
+    def tricks(self) -> tuple[TrickView, ...]:
+        """The tricks of the current hand so far (public), the open one last."""
+        return tuple(TrickView(t.leader, tuple(t.cards), t.winner) for t in self._tricks if t.cards)
+
+    def __repr__(self) -> str:
+        return f"<PlayerView seat {self.seat} hand {self.hand_number} phase {self.phase} to_act {self.to_act}>"
+
+
+def player_view(game: Game, seat: int) -> PlayerView:
+    """Build the view of ``seat`` (0-2) from the game state."""
+    log = game.history[-1]
+    view = PlayerView.__new__(PlayerView)
+    view.seat = seat
+    view.rules = game.rules
+    view.hand_number = game.hand_number
+    phase = game.phase
+    view.phase = phase
+    view.to_act = None if phase == OVER else game.current
+    dealer = game.dealer
+    view.dealer = dealer
+    view.quotas = tuple(game.quotas)
+    view.tricks_won = tuple(game.tricks_won)
+    view.scores = tuple(game.scores)
+    prev = game.previous_balances
+    view.previous_balances = None if prev is None else tuple(prev)
+    view.trump = game.trump
+    view.trick = tuple(game.trick)
+    view.led_suit = game.led_suit if game.trick else -1
+    view.trick_leader = game.leader
+    view.tricks_played = game.tricks_played
+    hands = game.hands
+    view.hand = hands[seat]
+    view.hand_sizes = (hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count())
+    view.played = tuple(game.played)
+    view.voids = tuple(game.voids)
+    exchanges = []
+    gave = [0, 0, 0]
+    got = [0, 0, 0]
+    for entry in log.exchanges:
+        sent = returned = None
+        if seat == entry.sender:
+            sent = tuple(entry.sent)
+            returned = None if entry.returned is None else tuple(entry.returned)
+            gave[entry.receiver] |= _mask(entry.sent)
+            if returned is not None:
+                got[entry.receiver] |= _mask(returned)
+        elif seat == entry.receiver and entry.returned is not None:
+            sent = tuple(entry.sent)
+            returned = tuple(entry.returned)
+            got[entry.sender] |= _mask(sent)
+            gave[entry.sender] |= _mask(returned)
+        exchanges.append(ExchangeView(entry.sender, entry.receiver, entry.count, sent, returned))
+    view.exchanges = tuple(exchanges)
+    view.gave = tuple(gave)
+    view.got = tuple(got)
+    shown = 0
+    for to, cards in log.shown or ():
+        if to == seat:
+            shown |= _mask(cards)
+    view.shown = shown
+    is_dealer = seat == dealer
+    view.discards = tuple(log.discards or ()) if is_dealer else None
+    view.kitty_taken = game.picked_up
+    view.kitty = game.kitty_mask if is_dealer and game.picked_up else None
+    acting = phase != OVER and game.current == seat
+    view.legal = game.legal_mask() if acting else 0
+    if acting and phase == EXCHANGE:
+        view.to_send = tuple(
+            (receiver, count - len(game.ex_pending[i]))
+            for i, (receiver, count) in enumerate(game.ex_targets)
+            if i >= game.ex_target
+        )
+    else:
+        view.to_send = ()
+    view.winner = game.winner
+    view.truncated = game.truncated
+    view._tricks = log.tricks or ()  # public trick logs only, never the deal
+    return view
+
+
+def _mask(cards: tuple[int, ...] | list[int]) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+

@@ -1,0 +1,157 @@
+"""The observation vector: a fixed-length float32 encoding of a
+:class:`~sm_env.knowledge.PlayerView`, relative to the observing seat so
+that one policy serves every seat.
+
+Relative seats: 0 = self, 1 = left (next clockwise), 2 = right.
+Card planes are 52 entries indexed by card id (RULES.md 2). Counts of
+tricks and cards are scaled by 1/17 (the most tricks a hand can have in any
+rule set), hand sizes by 1/20 (a dealer holding the kitty before
+discarding), scores by 1/32 and clipped to [-1, 1]. Every entry lies in
+[-1, 1].
+
+Layout (offset, size, feature); ``OBSERVATION_LAYOUT`` holds it in code:
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+0     52    hand: cards in my hand
+52    156   played[rel]: cards played this hand by self, left, right
+208   156   trick[rel]: the card each relative seat put on the open trick
+364   104   gave[rel 1, 2]: cards I passed to left, right in the exchange
+468   104   got[rel 1, 2]: cards I received from left, right in the exchange
+572   52    shown: kitty cards shown to me (show rule)
+624   52    discards: my discards (dealer only)
+676   52    kitty: the kitty (dealer only, once taken)
+728   4     trump suit one-hot (zeros before trump is named)
+732   4     led suit of the open trick one-hot
+736   5     phase one-hot: exchange, trump, discard, play, over
+741   3     my role one-hot: dealer, eldest, middle
+744   3     quotas[rel] / 17
+747   3     tricks won this hand[rel] / 17
+750   3     hand sizes[rel] / 20
+753   12    voids[rel][suit]: 1 where that seat showed out of the suit
+765   3     previous hand's balances[rel] / 17 (what drives the exchange)
+768   3     running scores[rel] / 32, clipped to [-1, 1]
+771   6     exchange counts / 17, pairs (from rel, to rel): (0,1) (0,2)
+            (1,0) (1,2) (2,0) (2,1)
+777   2     cards I still have to choose for left, right (exchange) / 17
+779   1     discards still to make / 4 (dealer in the discard phase)
+780   1     tricks played this hand / 17
+781   1     kitty taken (1) or not (0)
+782   3     player to act[rel] one-hot (zeros when the game is over)
+785   3     leader of the open trick[rel] one-hot (play phase)
+788   1     hand number / 100, clipped to 1
+====  ====  ================================================================
+
+Total: 789 entries. With ``no_kitty_51`` hands have 17 cards and the
+kitty/discard planes stay zero; the layout does not change with the rule
+set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .game import DISCARD, EXCHANGE, OVER, PLAY
+from .knowledge import PlayerView
+
+OBSERVATION_LAYOUT: tuple[tuple[str, int, int], ...] = ()
+_sizes = [
+    ("hand", 52), ("played", 156), ("trick", 156), ("gave", 104), ("got", 104), ("shown", 52),
+    ("discards", 52), ("kitty", 52), ("trump", 4), ("led_suit", 4), ("phase", 5), ("role", 3),
+    ("quotas", 3), ("tricks_won", 3), ("hand_sizes", 3), ("voids", 12), ("previous_balances", 3),
+    ("scores", 3), ("exchange_counts", 6), ("to_send", 2), ("discards_left", 1), ("tricks_played", 1),
+    ("kitty_taken", 1), ("to_act", 3), ("trick_leader", 3), ("hand_number", 1),
+]
+_offset = 0
+_layout = []
+for _name, _size in _sizes:
+    _layout.append((_name, _offset, _size))
+    _offset += _size
+OBSERVATION_LAYOUT = tuple(_layout)
+OBSERVATION_SIZE = _offset
+OFFSETS = {name: off for name, off, _ in OBSERVATION_LAYOUT}
+_CARD_PLANES = 14  # hand .. kitty: the first 14 * 52 = 728 entries
+_SCALARS = OFFSETS["trump"]
+_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
+(_TRUMP, _LED, _PHASE, _ROLE, _QUOTAS, _TRICKS_WON, _HAND_SIZES, _VOIDS, _PREV, _SCORES, _COUNTS, _TO_SEND,
+ _DISCARDS_LEFT, _TRICKS_PLAYED, _KITTY_TAKEN, _TO_ACT, _LEADER, _HAND_NUMBER) = (
+    off - _SCALARS for _, off, _ in OBSERVATION_LAYOUT if off >= _SCALARS
+)
+
+
+def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation vector of a view (written into ``out`` if given)."""
+    if out is None:
+        out = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+    seat = view.seat
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    order = (seat, left, right)
+    played = view.played
+    trick_planes = [0, 0, 0]
+    leader = view.trick_leader
+    for i, card in enumerate(view.trick):
+        trick_planes[((leader + i) - seat) % 3] = 1 << card
+    gave, got = view.gave, view.got
+    planes = (
+        view.hand, played[seat], played[left], played[right], trick_planes[0], trick_planes[1], trick_planes[2],
+        gave[left], gave[right], got[left], got[right], view.shown,
+        _mask(view.discards), view.kitty or 0,
+    )
+    big = 0
+    for i in range(_CARD_PLANES - 1, -1, -1):
+        big = (big << 52) | planes[i]
+    bits = np.unpackbits(np.frombuffer(big.to_bytes(_CARD_PLANES * 52 // 8, "little"), dtype=np.uint8), bitorder="little")
+    out[:_SCALARS] = bits
+    x = [0.0] * (OBSERVATION_SIZE - _SCALARS)  # the scalar features, offsets relative to _SCALARS
+    if view.trump >= 0:
+        x[_TRUMP + view.trump] = 1.0
+    if view.led_suit >= 0:
+        x[_LED + view.led_suit] = 1.0
+    phase = view.phase
+    x[_PHASE + phase] = 1.0
+    x[_ROLE + (seat - view.dealer) % 3] = 1.0
+    q, tw, hs, voids, sc = view.quotas, view.tricks_won, view.hand_sizes, view.voids, view.scores
+    prev = view.previous_balances
+    for r, s in enumerate(order):
+        x[_QUOTAS + r] = q[s] / 17.0
+        x[_TRICKS_WON + r] = tw[s] / 17.0
+        x[_HAND_SIZES + r] = hs[s] / 20.0
+        x[_SCORES + r] = max(-1.0, min(1.0, sc[s] / 32.0))
+        if prev is not None:
+            x[_PREV + r] = prev[s] / 17.0
+        v = voids[s]
+        if v:
+            for suit in range(4):
+                if v >> suit & 1:
+                    x[_VOIDS + 4 * r + suit] = 1.0
+    for ex in view.exchanges:
+        pair = ((ex.sender - seat) % 3, (ex.receiver - seat) % 3)
+        x[_COUNTS + _PAIRS.index(pair)] += ex.count / 17.0
+    if phase == EXCHANGE:
+        for receiver, left_to_choose in view.to_send:
+            x[_TO_SEND + (receiver - seat) % 3 - 1] = left_to_choose / 17.0
+    elif phase == DISCARD and view.discards is not None:
+        x[_DISCARDS_LEFT] = (view.rules.kitty_size - len(view.discards)) / 4.0
+    x[_TRICKS_PLAYED] = view.tricks_played / 17.0
+    if view.kitty_taken:
+        x[_KITTY_TAKEN] = 1.0
+    if phase != OVER:
+        x[_TO_ACT + (view.to_act - seat) % 3] = 1.0
+    if phase == PLAY:
+        x[_LEADER + (leader - seat) % 3] = 1.0
+    x[_HAND_NUMBER] = min(1.0, view.hand_number / 100.0)
+    out[_SCALARS:] = x
+    return out
+
+
+def _mask(cards: tuple[int, ...] | None) -> int:
+    mask = 0
+    for c in cards or ():
+        mask |= 1 << c
+    return mask
+
+
+def describe(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an observation vector into its named features (for notebooks)."""
+    return {name: obs[off:off + size] for name, off, size in OBSERVATION_LAYOUT}
