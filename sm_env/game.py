@@ -427,7 +427,8 @@ class Game:
         receiver = downs[0]
         left = cap
         rounds = []
-        for sender in [s for s in reversed(by_quota) if s in ups]:
+        # higher current quota first; equal quotas in role order (rules.py)
+        for sender in sorted(ups, key=lambda s: (-self.quotas[s], self.role_of(s))):
             count = balances[sender]
             if cap is not None:
                 count = min(count, cap, left)

@@ -158,9 +158,17 @@ class RuleSet:
             raise RulesError("target_symmetric needs target_score")
         if self.win_tricks is None and not self._other_end_condition():
             object.__setattr__(self, "win_tricks", 12)
+        is_standard = all(getattr(self, key) == value for key, value in _STANDARD_VALUES.items())
+        computed = "standard" if is_standard else "custom"
         if self.name is None:
-            is_standard = all(getattr(self, key) == value for key, value in _STANDARD_VALUES.items())
-            object.__setattr__(self, "name", "standard" if is_standard else "custom")
+            object.__setattr__(self, "name", computed)
+        elif isinstance(self.name, str) and self.name.strip().lower() in ("custom", *globals().get("PRESETS", {})):
+            # A preset's name (or "custom") must describe the options: a preset
+            # with an option changed is "custom", and "custom" with every
+            # option standard is "standard" (INTERFACE.md, record "name").
+            preset = globals().get("PRESETS", {}).get(self.name.strip().lower())
+            same = preset is not None and all(getattr(self, key) == getattr(preset, key) for key in OPTION_NAMES)
+            object.__setattr__(self, "name", preset.name if same else computed)
 
     def _other_end_condition(self) -> bool:
         return (
