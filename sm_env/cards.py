@@ -13,6 +13,7 @@ accept ``10H`` and lower case.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 NUM_CARDS = 52
@@ -67,10 +68,10 @@ def parse_card(card: int | str) -> int:
             f"then a suit C, D, H, S, e.g. 'TH' or '10h'"
         )
     try:
-        value = int(card)
-    except (TypeError, ValueError):
+        value = operator.index(card)  # ints and numpy ints, not floats
+    except TypeError:
         raise CardError(f"unknown card {card!r}: expected a card id 0-51 or a text like 'TH'") from None
-    if value != card or isinstance(card, bool) or not 0 <= value < NUM_CARDS:
+    if isinstance(card, bool) or not 0 <= value < NUM_CARDS:
         raise CardError(f"unknown card {card!r}: card ids are integers 0-51")
     return value
 

@@ -326,6 +326,8 @@ class Game:
 
     def _coerce_action(self, action: Any) -> int:
         try:
+            if isinstance(action, bool):
+                raise TypeError
             return operator.index(action)
         except TypeError:
             raise IllegalActionError(

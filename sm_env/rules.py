@@ -88,6 +88,24 @@ _STANDARD_VALUES: dict[str, Any] = {
 }
 
 
+# The named presets: the classic combinations of RULES.md section 9 (options
+# not listed keep their standard value).
+_PRESET_OPTIONS: dict[str, dict[str, Any]] = {
+    "standard": {},
+    "canadian": {"quotas": (9, 5, 2), "pickup_before_discard": True, "target_score": 10},
+    "9-2-5": {"quotas": (9, 2, 5)},
+    "6-3-8": {"no_kitty_51": True, "quotas": (8, 6, 3), "target_score": 10},
+    "woburn": {"max_exchange": 3},
+    "independent": {"no_exchange": True},
+    "all-sixteen": {"win_tricks": 16},
+    "margin-5": {"win_margin": 5},
+    "target-10": {"target_score": 10},
+    "dealer-makes-quota": {"dealer_makes_quota": True},
+    "fixed-9": {"fixed_hands": 9},
+    "fixed-12": {"fixed_hands": 12},
+}
+
+
 class RulesError(ValueError):
     """An unknown option, a wrong type or a combination that makes no sense."""
 
@@ -158,17 +176,32 @@ class RuleSet:
             raise RulesError("target_symmetric needs target_score")
         if self.win_tricks is None and not self._other_end_condition():
             object.__setattr__(self, "win_tricks", 12)
-        is_standard = all(getattr(self, key) == value for key, value in _STANDARD_VALUES.items())
-        computed = "standard" if is_standard else "custom"
-        if self.name is None:
-            object.__setattr__(self, "name", computed)
-        elif isinstance(self.name, str) and self.name.strip().lower() in ("custom", *globals().get("PRESETS", {})):
-            # A preset's name (or "custom") must describe the options: a preset
-            # with an option changed is "custom", and "custom" with every
-            # option standard is "standard" (INTERFACE.md, record "name").
-            preset = globals().get("PRESETS", {}).get(self.name.strip().lower())
-            same = preset is not None and all(getattr(self, key) == getattr(preset, key) for key in OPTION_NAMES)
-            object.__setattr__(self, "name", preset.name if same else computed)
+        object.__setattr__(self, "name", self._checked_name())
+
+    def _checked_name(self) -> str:
+        """The name that describes these options (INTERFACE.md, record ``rules.name``).
+
+        A preset's name is kept only when the options are exactly that
+        preset's ("Woburn" becomes "woburn"); otherwise, and for no name or
+        "custom", the name is that of the preset whose options these are
+        ("standard" when every option is standard), else "custom". Any other
+        user name is kept as given.
+        """
+        if isinstance(self.name, str) and self.name.strip().lower() not in (*_PRESET_OPTIONS, "custom"):
+            return self.name
+        key = (self.name or "").strip().lower()
+        preset = _PRESET_OPTIONS.get(key)
+        if preset is not None and self._matches(preset):
+            return key
+        return next((name for name, options in _PRESET_OPTIONS.items() if self._matches(options)), "custom")
+
+    def _matches(self, preset_options: dict[str, Any]) -> bool:
+        expected = {**_STANDARD_VALUES, **preset_options}
+        if "win_tricks" not in preset_options and any(
+            preset_options.get(key) for key in ("win_margin", "target_score", "dealer_makes_quota", "fixed_hands")
+        ):
+            expected["win_tricks"] = None
+        return all(getattr(self, key) == expected[key] for key in OPTION_NAMES)
 
     def _other_end_condition(self) -> bool:
         return (
@@ -242,19 +275,5 @@ class RuleSet:
         return RuleSet(**values)
 
 
-STANDARD = RuleSet(name="standard")
-
-PRESETS: dict[str, RuleSet] = {
-    "standard": STANDARD,
-    "canadian": RuleSet(name="canadian", quotas=(9, 5, 2), pickup_before_discard=True, target_score=10),
-    "9-2-5": RuleSet(name="9-2-5", quotas=(9, 2, 5)),
-    "6-3-8": RuleSet(name="6-3-8", no_kitty_51=True, quotas=(8, 6, 3), target_score=10),
-    "woburn": RuleSet(name="woburn", max_exchange=3),
-    "independent": RuleSet(name="independent", no_exchange=True),
-    "all-sixteen": RuleSet(name="all-sixteen", win_tricks=16),
-    "margin-5": RuleSet(name="margin-5", win_margin=5),
-    "target-10": RuleSet(name="target-10", target_score=10),
-    "dealer-makes-quota": RuleSet(name="dealer-makes-quota", dealer_makes_quota=True),
-    "fixed-9": RuleSet(name="fixed-9", fixed_hands=9),
-    "fixed-12": RuleSet(name="fixed-12", fixed_hands=12),
-}
+PRESETS: dict[str, RuleSet] = {name: RuleSet(name=name, **options) for name, options in _PRESET_OPTIONS.items()}
+STANDARD = PRESETS["standard"]

@@ -1,0 +1,141 @@
+"""Helpers for the rule tests: deals from text, scripted play, state snapshots.
+
+Card text accepts the engine's forms (``AH``, ``TH``, ``10h``) and a suit-group
+shorthand ``H:AKQ`` (= ``AH KH QH``), so a 16-card hand fits on one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, parse_card
+from sm_env.game import TRUMP_ACTION_BASE, Game
+
+
+def cards(text: str | Iterable[int | str]) -> list[int]:
+    """Card ids from text like ``"AH 10h 2C"`` or ``"S:AKQ C:2"`` (or ids)."""
+    if not isinstance(text, str):
+        return [parse_card(c) for c in text]
+    out: list[int] = []
+    for token in text.split():
+        if ":" in token:
+            suit, ranks = token.split(":")
+            out.extend(parse_card(rank + suit) for rank in ranks)
+        else:
+            out.append(parse_card(token))
+    return out
+
+
+def card(text: str) -> int:
+    """One card id from text."""
+    return parse_card(text)
+
+
+def mask(text: str | Iterable[int | str]) -> int:
+    """Bit set of the cards in ``text``."""
+    result = 0
+    for c in cards(text):
+        result |= 1 << c
+    return result
+
+
+def trump(suit: str) -> int:
+    """Action id naming trump ``suit`` (one of C, D, H, S)."""
+    return TRUMP_ACTION_BASE + SUIT_LETTERS.index(suit.upper())
+
+
+def make_deal(h0: str | None, h1: str | None, h2: str | None, kitty: str | None = None) -> dict:
+    """A deal by absolute seat; at most one of the four parts may be None and
+    then gets every card not named elsewhere. Checks that the parts partition
+    the deck (so a typo in a test deal fails loudly here, not in the engine)."""
+    parts = [h0, h1, h2, kitty]
+    named = [cards(p) if p is not None else None for p in parts]
+    used = [c for p in named if p is not None for c in p]
+    assert len(used) == len(set(used)), f"test deal names a card twice: {sorted(CARD_TEXT[c] for c in used)}"
+    rest = sorted(set(range(NUM_CARDS)) - set(used))
+    missing = [i for i, p in enumerate(named) if p is None]
+    assert len(missing) <= 1, "at most one part of a test deal may be left to fill"
+    if missing:
+        named[missing[0]] = rest
+    else:
+        assert not rest, f"test deal leaves cards out: {[CARD_TEXT[c] for c in rest]}"
+    sizes = [len(p) for p in named]
+    assert sizes == [16, 16, 16, 4], f"test deal has part sizes {sizes}"
+    return {"hands": named[:3], "kitty": named[3]}
+
+
+def act(game: Game, actions: str | Iterable[int | str]) -> None:
+    """Apply a script: card texts/ids, or ``"T:H"``-style tokens to name trump."""
+    if isinstance(actions, str):
+        actions = actions.split()
+    for a in actions:
+        if isinstance(a, str) and a.upper().startswith("T:"):
+            game.apply(trump(a[2:]))
+        elif isinstance(a, str):
+            game.apply(parse_card(a))
+        else:
+            game.apply(a)
+
+
+def highest(game: Game) -> int:
+    return max(game.legal_actions())
+
+
+def lowest(game: Game) -> int:
+    return min(game.legal_actions())
+
+
+def play_hand(game: Game, policy: Callable[[Game], int] = highest) -> None:
+    """Play tricks with ``policy`` until the current hand ends (or the game)."""
+    hand = game.hand_number
+    while game.current_player is not None and game.hand_number == hand:
+        game.apply(policy(game))
+
+
+def hand_log(log) -> dict:
+    """A HandLog as plain data (for equality checks)."""
+    return {
+        "number": log.number,
+        "dealer": log.dealer,
+        "quotas": list(log.quotas),
+        "deal": [sorted(h) for h in log.deal_hands],
+        "kitty": sorted(log.kitty),
+        "exchanges": [
+            (e.sender, e.receiver, e.count, list(e.sent), None if e.returned is None else sorted(e.returned))
+            for e in log.exchanges
+        ],
+        "trump": log.trump,
+        "discards": None if log.discards is None else list(log.discards),
+        "shown": None if log.shown is None else [(s, sorted(c)) for s, c in log.shown],
+        "tricks": None if log.tricks is None else [(t.leader, list(t.cards), t.winner) for t in log.tricks],
+        "tricks_won": None if log.tricks_won is None else list(log.tricks_won),
+        "balances": None if log.balances is None else list(log.balances),
+        "scores": None if log.scores is None else list(log.scores),
+    }
+
+
+def history(game: Game) -> list[dict]:
+    return [hand_log(h) for h in game.history]
+
+
+def snapshot(game: Game) -> dict:
+    """Everything observable about a game, as plain data."""
+    return {
+        "phase": game.phase,
+        "current": game.current_player,
+        "hands": list(game.hands),
+        "legal": game.legal_mask(),
+        "to_send": game.exchange_to_send(),
+        "dealer": game.dealer,
+        "quotas": list(game.quotas),
+        "hand_number": game.hand_number,
+        "trump": game.trump,
+        "trick": list(game.trick),
+        "tricks_won": list(game.tricks_won),
+        "scores": list(game.scores),
+        "winner": game.winner,
+        "truncated": game.truncated,
+        "rng": game.rng.getstate(),
+        "history": history(game),
+        "repr": repr(game),
+    }
