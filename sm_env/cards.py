@@ -26,9 +26,7 @@ SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 SUIT_MASK: tuple[int, ...] = tuple(0x1FFF << (13 * s) for s in range(NUM_SUITS))
 FULL_DECK = (1 << NUM_CARDS) - 1
 
-CARD_TEXT: tuple[str, ...] = tuple(
-    RANK_LETTERS[c % 13] + SUIT_LETTERS[c // 13] for c in range(NUM_CARDS)
-)
+CARD_TEXT: tuple[str, ...] = tuple(RANK_LETTERS[c % 13] + SUIT_LETTERS[c // 13] for c in range(NUM_CARDS))
 
 
 class CardError(ValueError):
@@ -64,8 +62,7 @@ def parse_card(card: int | str) -> int:
         if len(text) == 2 and text[0] in RANK_LETTERS and text[1] in SUIT_LETTERS:
             return SUIT_LETTERS.index(text[1]) * 13 + RANK_LETTERS.index(text[0])
         raise CardError(
-            f"unknown card {card!r}: write a rank 2-9, T (or 10), J, Q, K, A "
-            f"then a suit C, D, H, S, e.g. 'TH' or '10h'"
+            f"unknown card {card!r}: write a rank 2-9, T (or 10), J, Q, K, A then a suit C, D, H, S, e.g. 'TH' or '10h'"
         )
     try:
         value = operator.index(card)  # ints and numpy ints, not floats

@@ -110,8 +110,19 @@ class HandLog:
     """
 
     __slots__ = (
-        "number", "dealer", "quotas", "deal_hands", "kitty", "exchanges",
-        "trump", "discards", "shown", "tricks", "tricks_won", "balances", "scores",
+        "number",
+        "dealer",
+        "quotas",
+        "deal_hands",
+        "kitty",
+        "exchanges",
+        "trump",
+        "discards",
+        "shown",
+        "tricks",
+        "tricks_won",
+        "balances",
+        "scores",
     )
 
     def __init__(self, number: int, dealer: int, quotas: list[int], deal_hands: list[list[int]], kitty: list[int]):
@@ -154,7 +165,10 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
     """
     size, kitty_size = rules.hand_size, rules.kitty_size
     if not isinstance(deal, dict) or "hands" not in deal:
-        raise DealError(f"{where}: expected a dict with 'hands' (3 lists of {size} cards) and 'kitty' ({kitty_size} cards), got {deal!r:.80}")
+        raise DealError(
+            f"{where}: expected a dict with 'hands' (3 lists of {size} cards) and 'kitty' ({kitty_size} cards), "
+            f"got {deal!r:.80}"
+        )
     unknown = sorted(set(deal) - {"hands", "kitty"})
     if unknown:
         raise DealError(f"{where}: unknown key(s) {unknown}; a deal has 'hands' and 'kitty'")
@@ -186,7 +200,9 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
     for owner, cards in [(f"seat {i}", h) for i, h in enumerate(hands)] + [("the kitty", kitty)]:
         for c in cards:
             if c in seen:
-                raise DealError(f"{where}: card {CARD_TEXT[c]} appears twice ({seen[c]} and {owner}); every card is dealt once")
+                raise DealError(
+                    f"{where}: card {CARD_TEXT[c]} appears twice ({seen[c]} and {owner}); every card is dealt once"
+                )
             seen[c] = owner
     if rules.no_kitty_51 and 0 in seen:
         raise DealError(f"{where}: 2C is removed from the deck in no_kitty_51; deal the other 51 cards")
@@ -229,8 +245,10 @@ class Game:
         self.max_hands = max_hands
         if start_balances is not None:
             start_balances = list(start_balances)
-            if len(start_balances) != 3 or sum(start_balances) != 0 or any(
-                isinstance(b, bool) or not isinstance(b, int) for b in start_balances
+            if (
+                len(start_balances) != 3
+                or sum(start_balances) != 0
+                or any(isinstance(b, bool) or not isinstance(b, int) for b in start_balances)
             ):
                 raise ValueError(f"start_balances must be 3 integers summing to zero, got {start_balances!r}")
         if first_dealer is None:
@@ -345,8 +363,12 @@ class Game:
         allowed = " ".join(action_text(a) for a in from_mask(legal))
         if self.phase == TRUMP:
             reason = "the dealer must name trump (actions 52-55)"
-        elif self.phase == PLAY and self.trick and legal & SUIT_MASK[self.led_suit] == legal and action < NUM_CARDS and (
-            self.hands[self.current] >> action & 1
+        elif (
+            self.phase == PLAY
+            and self.trick
+            and legal & SUIT_MASK[self.led_suit] == legal
+            and action < NUM_CARDS
+            and (self.hands[self.current] >> action & 1)
         ):
             reason = f"{who} must follow {SUIT_NAMES[self.led_suit]}"
         elif action >= NUM_CARDS:
@@ -375,14 +397,16 @@ class Game:
             deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
             self.rng.shuffle(deck)
             size = rules.hand_size
-            deal_hands = [sorted(deck[i * size:(i + 1) * size]) for i in range(3)]
-            kitty = sorted(deck[3 * size:])
+            deal_hands = [sorted(deck[i * size : (i + 1) * size]) for i in range(3)]
+            kitty = sorted(deck[3 * size :])
         q = rules.quotas
         self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
         self.hands = [sum(1 << c for c in h) for h in deal_hands]
         self.kitty_mask = sum(1 << c for c in kitty)
         self.previous_balances = list(previous_balances) if previous_balances is not None else None
-        self.history.append(HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty)))
+        self.history.append(
+            HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty))
+        )
         self.trump = -1
         self.picked_up = False
         self.played = [0, 0, 0]
@@ -657,7 +681,7 @@ class Game:
         if self.phase == EXCHANGE:
             other.ex_pending = [list(p) for p in self.ex_pending]
             log = other.history[-1]
-            other.ex_logs = log.exchanges[len(log.exchanges) - len(self.ex_logs):]
+            other.ex_logs = log.exchanges[len(log.exchanges) - len(self.ex_logs) :]
         return other
 
     def __repr__(self) -> str:

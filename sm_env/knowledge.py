@@ -24,14 +24,18 @@ tuples are by absolute seat.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .game import EXCHANGE, OVER, Game
 from .rules import RuleSet
 
 
-@dataclass(frozen=True)
-class ExchangeView:
-    """One exchange as a player sees it; card lists are None where hidden."""
+class ExchangeView(NamedTuple):
+    """One exchange as a player sees it; card lists are None where hidden.
+
+    A NamedTuple (immutable, compared by value): built on every view, it is
+    about three times cheaper to create than a frozen dataclass.
+    """
 
     sender: int
     receiver: int
@@ -63,17 +67,46 @@ class PlayerView:
         (cards this player passed to / received from each seat in the
         exchange, as far as already known), shown (kitty cards shown to this
         player), discards (own discards if dealer, else None), kitty (the
-        kitty if dealer and taken, else None), kitty_taken, legal (legal
+        kitty if dealer and taken, else None), kitty_taken, discard_count
+        (how many cards the dealer has discarded: public), legal (legal
         action bit set; 0 unless this player is to act), to_send
         ((receiver, cards still to choose) pairs while this player sends in
         the exchange, else ()), winner, truncated.
     """
 
     __slots__ = (
-        "seat", "rules", "hand_number", "phase", "to_act", "dealer", "quotas", "tricks_won", "scores",
-        "previous_balances", "trump", "led_suit", "trick", "trick_leader", "tricks_played", "hand",
-        "hand_sizes", "played", "voids", "exchanges", "gave", "got", "shown", "discards", "kitty",
-        "kitty_taken", "legal", "to_send", "winner", "truncated", "_tricks",
+        "seat",
+        "rules",
+        "hand_number",
+        "phase",
+        "to_act",
+        "dealer",
+        "quotas",
+        "tricks_won",
+        "scores",
+        "previous_balances",
+        "trump",
+        "led_suit",
+        "trick",
+        "trick_leader",
+        "tricks_played",
+        "hand",
+        "hand_sizes",
+        "played",
+        "voids",
+        "exchanges",
+        "gave",
+        "got",
+        "shown",
+        "discards",
+        "kitty",
+        "kitty_taken",
+        "discard_count",
+        "legal",
+        "to_send",
+        "winner",
+        "truncated",
+        "_tricks",
     )
 
     seat: int
@@ -102,6 +135,7 @@ class PlayerView:
     discards: tuple[int, ...] | None
     kitty: int | None
     kitty_taken: bool
+    discard_count: int
     legal: int
     to_send: tuple[tuple[int, int], ...]
     winner: int | list[int] | None
@@ -173,6 +207,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.shown = shown
     is_dealer = seat == dealer
     view.discards = tuple(log.discards or ()) if is_dealer else None
+    view.discard_count = len(log.discards or ())
     view.kitty_taken = game.picked_up
     view.kitty = game.kitty_mask if is_dealer and game.picked_up else None
     acting = phase != OVER and game.current == seat
@@ -196,4 +231,3 @@ def _mask(cards: tuple[int, ...] | list[int]) -> int:
     for c in cards:
         mask |= 1 << c
     return mask
-

@@ -35,7 +35,7 @@ off   size  feature
 771   6     exchange counts / 17, pairs (from rel, to rel): (0,1) (0,2)
             (1,0) (1,2) (2,0) (2,1)
 777   2     cards I still have to choose for left, right (exchange) / 17
-779   1     discards still to make / 4 (dealer in the discard phase)
+779   1     discards the dealer still has to make / 4 (discard phase; public)
 780   1     tricks played this hand / 17
 781   1     kitty taken (1) or not (0)
 782   3     player to act[rel] one-hot (zeros when the game is over)
@@ -57,11 +57,32 @@ from .knowledge import PlayerView
 
 OBSERVATION_LAYOUT: tuple[tuple[str, int, int], ...] = ()
 _sizes = [
-    ("hand", 52), ("played", 156), ("trick", 156), ("gave", 104), ("got", 104), ("shown", 52),
-    ("discards", 52), ("kitty", 52), ("trump", 4), ("led_suit", 4), ("phase", 5), ("role", 3),
-    ("quotas", 3), ("tricks_won", 3), ("hand_sizes", 3), ("voids", 12), ("previous_balances", 3),
-    ("scores", 3), ("exchange_counts", 6), ("to_send", 2), ("discards_left", 1), ("tricks_played", 1),
-    ("kitty_taken", 1), ("to_act", 3), ("trick_leader", 3), ("hand_number", 1),
+    ("hand", 52),
+    ("played", 156),
+    ("trick", 156),
+    ("gave", 104),
+    ("got", 104),
+    ("shown", 52),
+    ("discards", 52),
+    ("kitty", 52),
+    ("trump", 4),
+    ("led_suit", 4),
+    ("phase", 5),
+    ("role", 3),
+    ("quotas", 3),
+    ("tricks_won", 3),
+    ("hand_sizes", 3),
+    ("voids", 12),
+    ("previous_balances", 3),
+    ("scores", 3),
+    ("exchange_counts", 6),
+    ("to_send", 2),
+    ("discards_left", 1),
+    ("tricks_played", 1),
+    ("kitty_taken", 1),
+    ("to_act", 3),
+    ("trick_leader", 3),
+    ("hand_number", 1),
 ]
 _offset = 0
 _layout = []
@@ -74,36 +95,70 @@ OFFSETS = {name: off for name, off, _ in OBSERVATION_LAYOUT}
 _CARD_PLANES = 14  # hand .. kitty: the first 14 * 52 = 728 entries
 _SCALARS = OFFSETS["trump"]
 _PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
-(_TRUMP, _LED, _PHASE, _ROLE, _QUOTAS, _TRICKS_WON, _HAND_SIZES, _VOIDS, _PREV, _SCORES, _COUNTS, _TO_SEND,
- _DISCARDS_LEFT, _TRICKS_PLAYED, _KITTY_TAKEN, _TO_ACT, _LEADER, _HAND_NUMBER) = (
-    off - _SCALARS for _, off, _ in OBSERVATION_LAYOUT if off >= _SCALARS
-)
+(
+    _TRUMP,
+    _LED,
+    _PHASE,
+    _ROLE,
+    _QUOTAS,
+    _TRICKS_WON,
+    _HAND_SIZES,
+    _VOIDS,
+    _PREV,
+    _SCORES,
+    _COUNTS,
+    _TO_SEND,
+    _DISCARDS_LEFT,
+    _TRICKS_PLAYED,
+    _KITTY_TAKEN,
+    _TO_ACT,
+    _LEADER,
+    _HAND_NUMBER,
+) = (off - _SCALARS for _, off, _ in OBSERVATION_LAYOUT if off >= _SCALARS)
+
+
+_PLANE_BYTES = _SCALARS // 8
+_TRICK_BASE = OFFSETS["trick"]
+_DISCARDS_BASE = OFFSETS["discards"]
+_KITTY_BASE = OFFSETS["kitty"]
+_NO_SCALARS = [0.0] * (OBSERVATION_SIZE - _SCALARS)
+_PAIR_SLOT = {pair: _COUNTS + i for i, pair in enumerate(_PAIRS)}
+_VOID_SUITS = tuple(tuple(s for s in range(4) if v >> s & 1) for v in range(16))
 
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation vector of a view (written into ``out`` if given)."""
+    """The observation vector of a view (written into ``out`` if given; every entry is written)."""
     if out is None:
-        out = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+        out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
     seat = view.seat
     left, right = (seat + 1) % 3, (seat + 2) % 3
-    order = (seat, left, right)
-    played = view.played
-    trick_planes = [0, 0, 0]
-    leader = view.trick_leader
-    for i, card in enumerate(view.trick):
-        trick_planes[((leader + i) - seat) % 3] = 1 << card
-    gave, got = view.gave, view.got
-    planes = (
-        view.hand, played[seat], played[left], played[right], trick_planes[0], trick_planes[1], trick_planes[2],
-        gave[left], gave[right], got[left], got[right], view.shown,
-        _mask(view.discards), view.kitty or 0,
+    played, gave, got = view.played, view.gave, view.got
+    # the 14 card planes as one 728-bit integer, plane k at bit 52 * k
+    big = (
+        view.hand
+        | played[seat] << 52
+        | played[left] << 104
+        | played[right] << 156
+        | gave[left] << 364
+        | gave[right] << 416
+        | got[left] << 468
+        | got[right] << 520
+        | view.shown << 572
     )
-    big = 0
-    for i in range(_CARD_PLANES - 1, -1, -1):
-        big = (big << 52) | planes[i]
-    bits = np.unpackbits(np.frombuffer(big.to_bytes(_CARD_PLANES * 52 // 8, "little"), dtype=np.uint8), bitorder="little")
-    out[:_SCALARS] = bits
-    x = [0.0] * (OBSERVATION_SIZE - _SCALARS)  # the scalar features, offsets relative to _SCALARS
+    leader = view.trick_leader
+    rel = (leader - seat) % 3
+    for card in view.trick:
+        big |= 1 << (_TRICK_BASE + 52 * rel + card)
+        rel = 0 if rel == 2 else rel + 1
+    discards = view.discards
+    if discards:
+        for card in discards:
+            big |= 1 << (_DISCARDS_BASE + card)
+    if view.kitty:
+        big |= view.kitty << _KITTY_BASE
+    planes = np.frombuffer(big.to_bytes(_PLANE_BYTES, "little"), dtype=np.uint8)
+    out[:_SCALARS] = np.unpackbits(planes, bitorder="little")
+    x = _NO_SCALARS[:]  # the scalar features, offsets relative to _SCALARS
     if view.trump >= 0:
         x[_TRUMP + view.trump] = 1.0
     if view.led_suit >= 0:
@@ -111,47 +166,42 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     phase = view.phase
     x[_PHASE + phase] = 1.0
     x[_ROLE + (seat - view.dealer) % 3] = 1.0
-    q, tw, hs, voids, sc = view.quotas, view.tricks_won, view.hand_sizes, view.voids, view.scores
-    prev = view.previous_balances
-    for r, s in enumerate(order):
-        x[_QUOTAS + r] = q[s] / 17.0
-        x[_TRICKS_WON + r] = tw[s] / 17.0
-        x[_HAND_SIZES + r] = hs[s] / 20.0
-        x[_SCORES + r] = max(-1.0, min(1.0, sc[s] / 32.0))
-        if prev is not None:
-            x[_PREV + r] = prev[s] / 17.0
-        v = voids[s]
+    q, tw, hs, sc = view.quotas, view.tricks_won, view.hand_sizes, view.scores
+    x[_QUOTAS], x[_QUOTAS + 1], x[_QUOTAS + 2] = q[seat] / 17.0, q[left] / 17.0, q[right] / 17.0
+    x[_TRICKS_WON], x[_TRICKS_WON + 1], x[_TRICKS_WON + 2] = tw[seat] / 17.0, tw[left] / 17.0, tw[right] / 17.0
+    x[_HAND_SIZES], x[_HAND_SIZES + 1], x[_HAND_SIZES + 2] = hs[seat] / 20.0, hs[left] / 20.0, hs[right] / 20.0
+    for r, s in ((0, seat), (1, left), (2, right)):
+        v = sc[s]
         if v:
-            for suit in range(4):
-                if v >> suit & 1:
-                    x[_VOIDS + 4 * r + suit] = 1.0
+            x[_SCORES + r] = 1.0 if v >= 32 else -1.0 if v <= -32 else v / 32.0
+    prev = view.previous_balances
+    if prev is not None:
+        x[_PREV], x[_PREV + 1], x[_PREV + 2] = prev[seat] / 17.0, prev[left] / 17.0, prev[right] / 17.0
+    voids = view.voids
+    if voids[0] or voids[1] or voids[2]:
+        for r, s in ((0, seat), (1, left), (2, right)):
+            for suit in _VOID_SUITS[voids[s]]:
+                x[_VOIDS + 4 * r + suit] = 1.0
     for ex in view.exchanges:
-        pair = ((ex.sender - seat) % 3, (ex.receiver - seat) % 3)
-        x[_COUNTS + _PAIRS.index(pair)] += ex.count / 17.0
+        x[_PAIR_SLOT[(ex.sender - seat) % 3, (ex.receiver - seat) % 3]] += ex.count / 17.0
     if phase == EXCHANGE:
         for receiver, left_to_choose in view.to_send:
             x[_TO_SEND + (receiver - seat) % 3 - 1] = left_to_choose / 17.0
-    elif phase == DISCARD and view.discards is not None:
-        x[_DISCARDS_LEFT] = (view.rules.kitty_size - len(view.discards)) / 4.0
+    elif phase == DISCARD:
+        x[_DISCARDS_LEFT] = (view.rules.kitty_size - view.discard_count) / 4.0
     x[_TRICKS_PLAYED] = view.tricks_played / 17.0
     if view.kitty_taken:
         x[_KITTY_TAKEN] = 1.0
     if phase != OVER:
         x[_TO_ACT + (view.to_act - seat) % 3] = 1.0
-    if phase == PLAY:
-        x[_LEADER + (leader - seat) % 3] = 1.0
-    x[_HAND_NUMBER] = min(1.0, view.hand_number / 100.0)
+        if phase == PLAY:
+            x[_LEADER + (leader - seat) % 3] = 1.0
+    hand_number = view.hand_number
+    x[_HAND_NUMBER] = 1.0 if hand_number >= 100 else hand_number / 100.0
     out[_SCALARS:] = x
     return out
 
 
-def _mask(cards: tuple[int, ...] | None) -> int:
-    mask = 0
-    for c in cards or ():
-        mask |= 1 << c
-    return mask
-
-
 def describe(obs: np.ndarray) -> dict[str, np.ndarray]:
     """Split an observation vector into its named features (for notebooks)."""
-    return {name: obs[off:off + size] for name, off, size in OBSERVATION_LAYOUT}
+    return {name: obs[off : off + size] for name, off, size in OBSERVATION_LAYOUT}

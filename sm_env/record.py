@@ -110,8 +110,18 @@ FORMAT = "sergeant-major-record/1"
 RECORD_KEYS = ("format", "rules", "seed", "first_dealer", "hands", "winner", "truncated")
 EXTRA_KEYS = ("max_hands", "start_balances")
 HAND_KEYS = (
-    "number", "dealer", "quotas", "deal", "exchanges", "trump", "discards",
-    "shown", "tricks", "tricks_won", "balances", "scores",
+    "number",
+    "dealer",
+    "quotas",
+    "deal",
+    "exchanges",
+    "trump",
+    "discards",
+    "shown",
+    "tricks",
+    "tricks_won",
+    "balances",
+    "scores",
 )
 
 
@@ -139,9 +149,7 @@ def hand_record(log: HandLog) -> dict[str, Any]:
     tricks = None
     if log.tricks is not None:
         # The open trick is left out until its first card is played.
-        tricks = [
-            {"leader": t.leader, "cards": _texts(t.cards), "winner": t.winner} for t in log.tricks if t.cards
-        ]
+        tricks = [{"leader": t.leader, "cards": _texts(t.cards), "winner": t.winner} for t in log.tricks if t.cards]
     return {
         "number": log.number,
         "dealer": log.dealer,
@@ -527,7 +535,10 @@ def _difference(a: Any, b: Any, path: str, key: str = "") -> tuple[str, Any, Any
             if found:
                 return found
     if (
-        isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and key in _ITEM_NAMES
+        isinstance(a, list)
+        and isinstance(b, list)
+        and len(a) == len(b)
+        and key in _ITEM_NAMES
         and all(isinstance(x, dict) for x in a + b)
     ):
         base = path.rsplit(", ", 1)[0] if ", " in path else ""

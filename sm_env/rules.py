@@ -157,7 +157,9 @@ class RuleSet:
         if self.trump_after_kitty and not self.pickup_before_discard:
             raise RulesError("trump_after_kitty needs pickup_before_discard (the dealer must hold the kitty to see it)")
         if self.no_kitty_51 and (self.pickup_before_discard or self.trump_after_kitty):
-            raise RulesError("no_kitty_51 has no kitty: pickup_before_discard and trump_after_kitty make no sense with it")
+            raise RulesError(
+                "no_kitty_51 has no kitty: pickup_before_discard and trump_after_kitty make no sense with it"
+            )
         if self.no_exchange and self.max_exchange is not None:
             raise RulesError("max_exchange limits the exchange; it makes no sense with no_exchange")
         limits = {

@@ -62,8 +62,16 @@ def test_higher_id_is_higher_card_within_a_suit():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("TH", "TH"), ("10H", "TH"), ("10h", "TH"), ("th", "TH"), ("as", "AS"), ("  qd ", "QD"),
-        ("2c", "2C"), ("10S", "TS"), ("Jc", "JC"), ("kH", "KH"),
+        ("TH", "TH"),
+        ("10H", "TH"),
+        ("10h", "TH"),
+        ("th", "TH"),
+        ("as", "AS"),
+        ("  qd ", "QD"),
+        ("2c", "2C"),
+        ("10S", "TS"),
+        ("Jc", "JC"),
+        ("kH", "KH"),
     ],
 )
 def test_parse_text_forms(text, expected):

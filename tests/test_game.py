@@ -115,7 +115,9 @@ def test_roles_and_quotas_follow_the_dealer(dealer):
     assert game.dealer == dealer and game.log.dealer == dealer
     expected = [0, 0, 0]
     expected[dealer], expected[eldest], expected[middle] = (
-        QUOTA_BY_ROLE["dealer"], QUOTA_BY_ROLE["eldest"], QUOTA_BY_ROLE["middle"],
+        QUOTA_BY_ROLE["dealer"],
+        QUOTA_BY_ROLE["eldest"],
+        QUOTA_BY_ROLE["middle"],
     )
     assert game.quotas == expected == game.log.quotas
     assert sum(game.quotas) == 16
@@ -200,8 +202,10 @@ def test_later_hands_are_dealt_at_random_after_the_given_deals():
         ({"hands": DEAL_E["hands"]}, "kitty has 0"),
         ({"hands": DEAL_E["hands"], "kitty": [*DEAL_E["kitty"], 0]}, "kitty has 5"),
         (
-            {"hands": [DEAL_E["hands"][0], DEAL_E["hands"][1][:15] + [DEAL_E["hands"][0][0]], DEAL_E["hands"][2]],
-             "kitty": DEAL_E["kitty"]},
+            {
+                "hands": [DEAL_E["hands"][0], DEAL_E["hands"][1][:15] + [DEAL_E["hands"][0][0]], DEAL_E["hands"][2]],
+                "kitty": DEAL_E["kitty"],
+            },
             "6H appears twice",
         ),
         ({"hands": [[*DEAL_E["hands"][0][:15], "XH"], *DEAL_E["hands"][1:]], "kitty": DEAL_E["kitty"]}, "'XH'"),
@@ -572,7 +576,10 @@ def test_two_up_one_down_higher_current_quota_first_then_hand_as_it_stands(first
     # the first exchange is complete before the second sender chooses
     entry = game.log.exchanges[0]
     assert (entry.sender, entry.receiver, entry.sent, sorted(entry.returned)) == (
-        0, 2, cards(first), sorted(cards(first_back))
+        0,
+        2,
+        cards(first),
+        sorted(cards(first_back)),
     )
     assert game.hands[0] == hand_mask(DEAL_E, 0) & ~mask(first) | mask(first_back)
     after_first = (hand_mask(DEAL_E, 2) | mask(first)) & ~mask(first_back)
@@ -581,7 +588,10 @@ def test_two_up_one_down_higher_current_quota_first_then_hand_as_it_stands(first
     act(game, second)
     entry = game.log.exchanges[1]
     assert (entry.sender, entry.receiver, entry.sent, sorted(entry.returned)) == (
-        1, 2, cards(second), sorted(cards(second_back))
+        1,
+        2,
+        cards(second),
+        sorted(cards(second_back)),
     )
     assert game.hands[1] == hand_mask(DEAL_E, 1) & ~mask(second) | mask(second_back)
     assert game.hands[2] == (after_first | mask(second)) & ~mask(second_back)

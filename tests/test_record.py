@@ -506,7 +506,7 @@ def test_malformed_records_are_named(long_record: dict[str, Any]) -> None:
         (lambda r: r.__setitem__("hands", []), "hands: empty"),
         (lambda r: r.__setitem__("truncated", "no"), "truncated: expected true or false"),
         (lambda r: r.__setitem__("max_hands", 0), "max_hands: expected null or a whole number"),
-        (lambda r: r["rules"].__setitem__("max_exchange", 3), "rules: the name \"standard\""),
+        (lambda r: r["rules"].__setitem__("max_exchange", 3), 'rules: the name "standard"'),
         (lambda r: r["rules"].__setitem__("no_such_option", 3), "rules: unknown rule option"),
         (lambda r: r["rules"].pop("quotas"), "rules: missing ['quotas']"),
         (lambda r: r["rules"].__setitem__("win_tricks", None), "rules: option 'win_tricks' is null"),

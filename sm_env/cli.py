@@ -1,0 +1,289 @@
+"""The ``sergeant-major`` command.
+
+Subcommands::
+
+    sergeant-major random [--seed N] [--rules R] [--max-hands N] [--verbose] [--save PATH] [--unicode]
+        play one game with uniformly random legal actions and print the final
+        table (every hand with --verbose); --save writes the game record (JSON)
+    sergeant-major replay PATH [--verbose]
+        load a record file, re-play it with the engine and print a summary,
+        or the first illegal action or inconsistent field
+    sergeant-major rules [--json]
+        list the rule presets and their options
+
+``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
+JSON object of rule options such as ``'{"max_exchange": 3}'``.
+
+Exit status: 0 on success; 1 when ``replay`` reads a record that does not
+replay; 2 for a usage error or a bad input (unknown preset, bad option,
+missing or unreadable file), with a one-line message and no traceback.
+
+Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
+and sets ``handler`` with ``set_defaults``, and list it in ``_SUBCOMMANDS``.
+A handler takes the parsed arguments and returns the exit status; it raises
+:class:`CliError` for a user mistake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .game import OVER, PLAY, Game
+from .render import render_table
+from .rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
+
+PROG = "sergeant-major"
+
+
+class CliError(Exception):
+    """A user mistake: printed as ``sergeant-major: error: ...`` with exit status 2."""
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def parse_rules(text: str) -> RuleSet:
+    """A rule set from a preset name or a JSON object of options (CliError if neither)."""
+    stripped = text.strip()
+    try:
+        if stripped.startswith("{"):
+            try:
+                options = json.loads(stripped)
+            except json.JSONDecodeError as err:
+                raise CliError(f"--rules: not a valid JSON object ({err.msg} at column {err.colno}): {text}") from None
+            return RuleSet.from_any(options)
+        return RuleSet.from_any(stripped)
+    except RulesError as err:
+        raise CliError(f"--rules: {err}") from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _seats(values: Sequence[int]) -> str:
+    return " ".join(f"player_{s} {v:+d}" for s, v in enumerate(values))
+
+
+def _winner_text(winner: Any, truncated: bool, hands: int) -> str:
+    if winner is not None:
+        seats = winner if isinstance(winner, list) else [winner]
+        return "won by " + ", ".join(f"player_{s}" for s in seats)
+    if truncated:
+        return f"stopped after {hands} hands with no winner (truncated)"
+    return "not finished"
+
+
+def _options_text(rules: RuleSet) -> str:
+    """The options of a rule set that differ from the standard game."""
+    changed = []
+    for key in OPTION_NAMES:
+        value = getattr(rules, key)
+        if value != getattr(STANDARD, key):
+            if key == "quotas":
+                shown = "-".join(str(q) for q in value)
+            else:
+                shown = "on" if value is True else "off" if value is None or value is False else value
+            changed.append(f"{key}={shown}")
+    return ", ".join(changed) or "(the standard game)"
+
+
+# ---------------------------------------------------------------------- random
+
+
+def _add_random(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "random",
+        help="play one game with random legal actions",
+        description="Play one game in which every player picks a uniformly random legal action.",
+    )
+    parser.add_argument("--seed", type=_int, default=None, help="seed of the game and the players (default: random)")
+    parser.add_argument("--rules", default="standard", help="preset name or JSON object of options (default standard)")
+    parser.add_argument("--max-hands", type=_positive_int, default=100, help="stop after this many hands (default 100)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="show the table of every hand and its result")
+    parser.add_argument("--save", metavar="PATH", help="write the game record (JSON) to PATH")
+    parser.add_argument("--unicode", action="store_true", help="draw suits as symbols in the hands")
+    parser.set_defaults(handler=cmd_random)
+
+
+def cmd_random(args: argparse.Namespace, out: Any = None) -> int:
+    """Play a random game; print the final table and a summary; optionally save the record."""
+    out = out or sys.stdout
+    rules = parse_rules(args.rules)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    game = Game(rules, seed=seed, max_hands=args.max_hands)
+    players = random.Random(f"{PROG} random players:{seed}")
+    described = rules.name if rules == STANDARD else f"{rules.name} ({_options_text(rules)})"
+    print(f"Random game: rules {described}, seed {seed}, max hands {args.max_hands}", file=out)
+    while game.phase != OVER:
+        hand = game.hand_number
+        if args.verbose and game.phase == PLAY and game.tricks_played == 0 and not game.trick:
+            print(file=out)
+            print(render_table(game, unicode_suits=args.unicode), file=out)
+        game.apply(players.choice(game.legal_actions()))
+        if args.verbose and (game.hand_number != hand or game.phase == OVER):
+            log = game.history[hand - 1]
+            print(
+                f"Hand {hand} (dealer player_{log.dealer}, trump {'CDHS'[log.trump]}): tricks {log.tricks_won}, "
+                f"balances {_seats(log.balances)}, scores {_seats(log.scores)}",
+                file=out,
+            )
+    print(file=out)
+    print(render_table(game, unicode_suits=args.unicode), file=out)
+    print(file=out)
+    plural = "s" if game.hand_number != 1 else ""
+    if game.winner is not None:
+        outcome = f"{_winner_text(game.winner, False, game.hand_number)} after {game.hand_number} hand{plural}"
+    else:
+        outcome = f"stopped after {game.hand_number} hand{plural} with no winner (truncated)"
+    print(f"Game {outcome}; scores {_seats(game.scores)}", file=out)
+    if args.save:
+        from .record import save_record
+
+        try:
+            save_record(game, args.save)
+        except OSError as err:
+            raise CliError(f"cannot write the record to {args.save}: {err.strerror or err}") from None
+        print(f"Record saved to {args.save}", file=out)
+    return 0
+
+
+# ---------------------------------------------------------------------- replay
+
+
+def _add_replay(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="re-play and check a game record file",
+        description="Re-play a game record with the engine and check every field. Exit status 1 if it does not replay.",
+    )
+    parser.add_argument("path", help="record file (JSON), e.g. written by 'random --save'")
+    parser.add_argument("--verbose", "-v", action="store_true", help="print one line per hand")
+    parser.set_defaults(handler=cmd_replay)
+
+
+def cmd_replay(args: argparse.Namespace, out: Any = None) -> int:
+    """Load, replay and summarise a record; 1 (with the error) when it does not replay."""
+    out = out or sys.stdout
+    from .record import RecordError, ReplayError, load_record, replay
+
+    try:
+        record = load_record(args.path)
+    except FileNotFoundError:
+        raise CliError(f"no such record file: {args.path}") from None
+    except IsADirectoryError:
+        raise CliError(f"{args.path} is a directory, not a record file") from None
+    except OSError as err:
+        raise CliError(f"cannot read {args.path}: {err.strerror or err}") from None
+    except RecordError as err:
+        raise CliError(str(err)) from None
+    try:
+        replayed = replay(record)
+    except ReplayError as err:
+        print(f"{args.path}: does not replay: {err}", file=out)
+        return 1
+    hands = replayed["hands"]
+    if args.verbose:
+        for hand in hands:
+            status = (
+                f"tricks {hand['tricks_won']}, balances {_seats(hand['balances'])}, scores {_seats(hand['scores'])}"
+                if hand.get("scores") is not None
+                else "in progress"
+            )
+            trump = hand["trump"] or "-"
+            print(f"Hand {hand['number']} (dealer player_{hand['dealer']}, trump {trump}): {status}", file=out)
+    finished = [h for h in hands if h.get("scores") is not None]
+    scores = finished[-1]["scores"] if finished else [0, 0, 0]
+    rules = replayed["rules"].get("name", "custom")
+    print(
+        f"{args.path}: replays OK: rules {rules}, seed {replayed.get('seed')}, {len(hands)} "
+        f"hand{'s' if len(hands) != 1 else ''}, {_winner_text(replayed['winner'], replayed['truncated'], len(hands))}; "
+        f"scores {_seats(scores)}",
+        file=out,
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------- rules
+
+
+def _add_rules(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "rules", help="list the rule presets", description="List the rule presets and the options each one sets."
+    )
+    parser.add_argument("--json", action="store_true", help="print every preset's full option dict as JSON")
+    parser.set_defaults(handler=cmd_rules)
+
+
+def cmd_rules(args: argparse.Namespace, out: Any = None) -> int:
+    """List the presets (name and the options that differ from the standard game)."""
+    out = out or sys.stdout
+    if args.json:
+        print(json.dumps({name: rules.options() for name, rules in PRESETS.items()}, indent=2), file=out)
+        return 0
+    width = max(len(name) for name in PRESETS)
+    for name, rules in PRESETS.items():
+        print(f"{name:<{width}}  {_options_text(rules)}", file=out)
+    print(f"\nUse a name with --rules, or a JSON object of options: {', '.join(OPTION_NAMES)}", file=out)
+    return 0
+
+
+# ---------------------------------------------------------------------- main
+
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Sergeant Major (3-5-8): play, replay and inspect games.",
+        epilog="Run 'sergeant-major COMMAND --help' for the options of a command.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for add in _SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (argparse exits with 2 on usage errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except CliError as err:
+        print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into a command that stopped reading (head)
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # so that the interpreter does not fail flushing it at exit
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,557 @@
+# noqa: D212, D415
+"""
+# Sergeant Major (3-5-8)
+
+A PettingZoo AEC environment for the three-player trick-taking card game
+Sergeant Major, modelled on PettingZoo's classic environments. The rules are
+those of ``RULES.md`` (the standard game) plus the named variants of
+:mod:`sm_env.rules`.
+
+| Import             | `from sm_env import env`                      |
+|--------------------|-----------------------------------------------|
+| Registry           | `make("aec", "sm_env/sergeant_major-v0")`     |
+| Actions            | Discrete                                      |
+| Parallel API       | No                                            |
+| Manual Control     | No                                            |
+| Agents             | `agents= ['player_0', 'player_1', 'player_2']` |
+| Agents             | 3                                             |
+| Action Shape       | Discrete(56)                                  |
+| Action Values      | [0, 55]                                       |
+| Observation Shape  | (789,)                                        |
+| Observation Values | [-1, 1]                                       |
+
+Each hand the dealer must take 8 tricks, the player on its left (eldest) 5
+and the third player (middle) 3. A player who took more tricks than its quota
+in one hand is *up* and, in the next hand, passes unwanted cards to a player
+who was *down*, who must return its highest cards of the same suits. The
+dealer names trump and exchanges 4 cards with the kitty, then 16 tricks are
+played (follow suit if able; no obligation to trump). The first player to
+take 12 or more tricks in one hand wins the game.
+
+Decisions are taken one at a time by the agent in ``agent_selection``, which
+is always the engine's player to act. The same agent may act several times in
+a row: an up player chooses its exchange cards one by one, and the dealer
+names trump and then discards 4 cards one by one.
+
+### Action Space
+
+One `gymnasium.spaces.Discrete(56)` space, the same for every agent:
+
+| ids   | meaning                                                                  |
+|-------|--------------------------------------------------------------------------|
+| 0-51  | a card, by card id: play it to the trick (play phase), discard it (the   |
+|       | dealer, discard phase) or send it (an up player, exchange phase)         |
+| 52-55 | name trump: 52 clubs, 53 diamonds, 54 hearts, 55 spades (the dealer)     |
+
+Card id = `suit * 13 + (rank - 2)` with suits C=0, D=1, H=2, S=3 and ranks
+2..14 (J=11, Q=12, K=13, A=14): 0 = 2C, 12 = AC, 13 = 2D, 51 = AS.
+
+An illegal action raises :class:`IllegalEnvActionError` (a subclass of
+:class:`sm_env.game.IllegalActionError`, itself a ``ValueError``) whose message
+names the action, the phase and the legal actions; the environment is left
+exactly as it was. There is no penalty-and-terminate behaviour
+(PettingZoo's ``TerminateIllegalWrapper`` is deliberately not used).
+
+### Observation Space
+
+`observe(agent)` returns a dict:
+
+| key           | space                         | meaning                                   |
+|---------------|-------------------------------|-------------------------------------------|
+| `observation` | `Box(-1, 1, (789,), float32)` | what this agent knows, relative to its    |
+|               |                               | seat (layout below)                       |
+| `action_mask` | `Box(0, 1, (56,), int8)`      | 1 exactly for the legal actions; all 0    |
+|               |                               | for an agent not to act, and for everyone |
+|               |                               | once the game is over                     |
+
+The observation layout (offset, size, feature) is documented feature by
+feature in :mod:`sm_env.observation` (``OBSERVATION_LAYOUT`` holds it in
+code): own hand, cards played by each seat, the open trick, cards passed and
+received in the exchange, kitty cards shown, own discards, the kitty (dealer,
+once taken), trump, led suit, phase, role, quotas, tricks won, hand sizes,
+voids shown in play, previous balances, running scores, exchange counts,
+cards still to choose, discards left, tricks played, kitty taken, player to
+act, trick leader, hand number. Seats are relative: self, left, right.
+
+The observation is built from :func:`sm_env.knowledge.player_view` (the one
+place that decides what a player may know) by
+:func:`sm_env.observation.encode`. It holds only the agent's own hand, what
+was played, what it sent, received, discarded or was shown, and public counts
+and scores: two games that differ only in cards an agent cannot see give it
+identical observations. Both arrays are fresh on every call; the caller may
+keep or modify them.
+
+### Rewards
+
+`reward="balance"` (default): when a hand ends, every agent receives its
+balance for that hand, tricks taken minus quota (zero-sum). All other steps
+reward 0. The sum over a game is the final running score.
+
+`reward="result"`: 0 on every step except the last one of a game that was
+won under the rules: the winners share +1 and the losers share -1 (one
+winner: +1 for it, -0.5 for each loser; two winners: +0.5 each, -1 for the
+loser; everybody sharing the win: 0). A truncated game rewards 0.
+`reward="result"` needs `episode="game"`.
+
+### Episode end
+
+A game won under the rules sets `terminations` for every agent. A game that
+nobody has won after `max_hands` hands sets `truncations` for every agent.
+With `episode="hand"` the episode is one hand and ends with `terminations`
+for every agent, whatever the engine says about the game.
+
+### Arguments
+
+```python
+env(rules="standard", episode="game", max_hands=100, reward="balance", render_mode=None)
+```
+
+`rules`: a preset name of :data:`sm_env.rules.PRESETS` (``"standard"``,
+``"woburn"``, ``"canadian"``, ...), a :class:`~sm_env.rules.RuleSet`, or a
+dict of RULES.md section 9 option names (the ``rules`` field of a record).
+
+`episode`: ``"game"`` (a whole game, hand after hand) or ``"hand"`` (one
+hand; every episode is a new game whose hand 1 has no exchange, unless the
+reset option ``start_balances`` gives one).
+
+`max_hands`: truncate a game that nobody has won after this many hands
+(default 100; ``None``: no limit). Ignored with ``episode="hand"``.
+
+`reward`: ``"balance"`` or ``"result"`` (above).
+
+`render_mode`: ``None``, ``"ansi"`` (``render()`` returns the table as text,
+seen by the player to act, or by a spectator once the game is over) or
+``"human"`` (prints it, after every step too).
+
+`max_cycles`: accepted only because ``pettingzoo.make`` passes it when asked
+to; games end by the rules and ``max_hands``, so any value other than None
+or -1 is ignored with a warning.
+
+`reset(seed=None, options=None)`: `seed` seeds the game (same seed and same
+actions give the same game); a reset without a seed continues a random stream
+seeded by the last seeded reset. `options` may hold ``"first_dealer"`` (seat
+0-2) and ``"deals"`` (a list of deals for hands 1, 2, ...: ``{"hands": [[16
+cards] x 3 by absolute seat], "kitty": [4 cards]}``, cards as ids or text
+such as ``"TH"``) and, beyond INTERFACE.md, ``"start_balances"`` (the
+balances of an imaginary previous hand, e.g. ``[2, -1, -1]``, so that hand 1
+starts with an exchange: with ``episode="hand"`` this is how single hands with
+an exchange are studied; the record keeps it, so it replays). Any other key
+is ignored with a ``UserWarning`` naming the known options (PettingZoo's
+``api_test`` probes ``reset`` with a made-up option). A bad option raises (``DealError`` for a malformed
+deal) and leaves the environment as it was.
+
+### Extras on the unwrapped environment (`env.unwrapped`)
+
+`record()`: the game so far as a JSON-ready record
+(:func:`sm_env.record.game_record`; replay it with :func:`sm_env.replay`).
+`game`: the engine (:class:`sm_env.game.Game`), for tools that need the full
+state (a spectator, a search agent); reading it is the caller's
+responsibility, since it holds every hidden card. `legal_actions()`: the
+legal action ids of the player to act. `action_mask(agent=None)`: the mask
+without building the observation. `infos[agent]` holds only public facts:
+``{"phase": "play", "hand": 3}``, plus ``"winner"`` and ``"truncated"`` once
+the game is over.
+
+### Version History
+
+* v0: Initial release.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+import warnings
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+
+from .game import NUM_ACTIONS, OVER, PHASE_NAMES, Game, IllegalActionError
+from .knowledge import player_view
+from .observation import OBSERVATION_SIZE, encode
+from .render import render_table
+from .rules import RuleSet
+
+__all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "env", "raw_env"]
+
+AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
+_SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
+_EPISODES = ("game", "hand")
+_REWARDS = ("balance", "result")
+_OPTION_KEYS = ("first_dealer", "deals", "start_balances")
+_MASK_BYTES = (NUM_ACTIONS + 7) // 8
+# _BYTE_BITS[b]: the 8 mask entries (0/1 bytes, lowest bit first) of one byte of the legal bit set
+_BYTE_BITS: tuple[bytes, ...] = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+def _mask_array(legal: int) -> np.ndarray:
+    """The int8 action mask (a fresh, writable array) of a legal-action bit set."""
+    mask = np.frombuffer(
+        bytearray(b"".join([_BYTE_BITS[b] for b in legal.to_bytes(_MASK_BYTES, "little")])), dtype=np.int8
+    )
+    return mask if _MASK_BYTES * 8 == NUM_ACTIONS else mask[:NUM_ACTIONS]
+
+
+class IllegalEnvActionError(IllegalActionError):
+    """An illegal action given to ``step``; the environment is unchanged.
+
+    Subclass of :class:`sm_env.game.IllegalActionError` with the engine's message.
+    """
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Sergeant Major AEC environment, wrapped like PettingZoo's classic ones.
+
+    Keywords are those of :class:`raw_env`. The only wrapper is PettingZoo's
+    ``OrderEnforcingWrapper`` (using the environment before ``reset`` is a clear
+    error), in a subclass with fast paths once reset. Illegal actions raise
+    instead of terminating, and out-of-range actions get the same clear error
+    as any other illegal action, so ``TerminateIllegalWrapper`` and
+    ``AssertOutOfBoundsWrapper`` are not used.
+    """
+    return FastOrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class FastOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with the same checks and fast paths after reset.
+
+    The base wrapper reaches every attribute of the inner environment through
+    ``__getattr__`` and every method through two wrapper layers, which costs
+    more than a decision of the game itself. Here the attributes an agent loop
+    reads (``agent_selection``, ``agents``, ``rewards``, ``terminations``,
+    ``truncations``, ``infos``, ``_cumulative_rewards``) are properties, and
+    ``last``, ``observe`` and ``step`` call the inner environment directly once
+    ``reset`` was called. Before reset everything behaves (and fails) exactly
+    as in the base wrapper.
+    """
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As ``AECEnv.last``; an error before reset."""
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
+        """As the inner ``observe``; an error before reset."""
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def step(self, action: int | None) -> None:
+        """As the inner ``step``; an error before reset, a warning once no agent is left."""
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    def __str__(self) -> str:
+        """The environment's name, as PettingZoo's own ``OrderEnforcingWrapper`` prints it."""
+        return str(self.env)
+
+
+def _forward(name: str) -> property:
+    def get(self: FastOrderEnforcingWrapper) -> Any:
+        if self.__dict__.get("_has_reset"):
+            return getattr(self.env, name)
+        raise AttributeError(name)  # -> OrderEnforcingWrapper.__getattr__: "cannot be accessed before reset"
+
+    def set(self: FastOrderEnforcingWrapper, value: Any) -> None:
+        setattr(self.env, name, value)
+
+    return property(get, set, doc=f"The inner environment's ``{name}`` (after reset).")
+
+
+for _name in ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards"):
+    setattr(FastOrderEnforcingWrapper, _name, _forward(_name))
+
+
+class raw_env(AECEnv):
+    """The unwrapped environment; see the module docstring for spaces, rewards and arguments."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "sergeant_major_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: RuleSet | str | dict[str, Any] | None = "standard",
+        episode: str = "game",
+        max_hands: int | None = 100,
+        reward: str = "balance",
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = RuleSet.from_any(rules)
+        if episode not in _EPISODES:
+            raise ValueError(f"episode must be 'game' (a whole game) or 'hand' (one hand), got {episode!r}")
+        if reward not in _REWARDS:
+            raise ValueError(
+                f"reward must be 'balance' (tricks - quota at the end of each hand) or 'result' "
+                f"(+1 shared by the winners, -1 by the losers, at the end of the game), got {reward!r}"
+            )
+        if reward == "result" and episode == "hand":
+            raise ValueError(
+                "reward='result' rewards winning the game, but episode='hand' ends after one hand: "
+                "use reward='balance' with episode='hand', or episode='game' with reward='result'"
+            )
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
+            raise ValueError(f"max_hands must be a whole number >= 1 or None (no limit), got {max_hands!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if max_cycles is not None and max_cycles != -1:
+            warnings.warn(
+                f"sergeant_major_v0 ignores max_cycles={max_cycles}: games end by the rules or after max_hands hands "
+                f"(max_hands={max_hands})",
+                stacklevel=2,
+            )
+        self.episode = episode
+        self.reward_mode = reward
+        self.max_hands = max_hands
+        self.render_mode = render_mode
+        self._game_max_hands = 1 if episode == "hand" else max_hands
+
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low=-1.0, high=1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for agent in AGENTS
+        }
+        self.game: Game | None = None
+        self._seed_rng = random.Random()
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
+        self.agent_selection = AGENTS[0]
+        self._rewarded = False
+        self._info_key: tuple[int, int] = (-1, -1)
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The (cached) observation space: Dict(observation Box(-1, 1, (789,)), action_mask Box(0, 1, (56,)))."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The (cached) action space of an agent: Discrete(56)."""
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game (see the module docstring for ``seed`` and ``options``).
+
+        The new game is built before anything changes, so a bad option raises
+        and leaves the environment as it was.
+        """
+        first_dealer = deals = start_balances = None
+        if options:
+            if not isinstance(options, dict):
+                raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+            unknown = sorted(str(k) for k in options if k not in _OPTION_KEYS)
+            if unknown:
+                # A warning, not an error: PettingZoo's api_test probes reset() with a made-up option.
+                warnings.warn(
+                    f"unknown reset option(s) {unknown} ignored; the options are {list(_OPTION_KEYS)}",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            first_dealer = options.get("first_dealer")
+            deals = options.get("deals")
+            start_balances = options.get("start_balances")
+        if seed is not None:
+            try:
+                seed = operator.index(seed)
+            except TypeError:
+                raise ValueError(f"seed must be an integer or None, got {seed!r}") from None
+            seed_rng = random.Random(f"sm_env.reset:{seed}")
+            game_seed = seed
+        else:
+            seed_rng = random.Random()
+            seed_rng.setstate(self._seed_rng.getstate())
+            game_seed = seed_rng.getrandbits(64)
+        game = Game(
+            self.rules,
+            seed=game_seed,
+            first_dealer=first_dealer,
+            deals=deals,
+            max_hands=self._game_max_hands,
+            start_balances=start_balances,
+        )
+        # Everything below cannot fail: swap the new game in.
+        if seed is None:
+            game.seed = None  # the record's seed is the one given to reset (None when none was given)
+        self._seed_rng = seed_rng
+        self.game = game
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self._rewarded = False
+        self._info_key = (-1, -1)
+        self._skip_agent_selection = None
+        self._update_infos()
+        self.agent_selection = AGENTS[game.current]
+
+    # ------------------------------------------------------------------ step
+
+    def step(self, action: int | None) -> None:
+        """Apply the action of ``agent_selection`` (see the module docstring).
+
+        Raises IllegalEnvActionError, naming the action and the legal ones,
+        without changing anything, if the action is not legal.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        hand = game.hand_number
+        try:
+            game.apply(action)
+        except IllegalActionError as err:
+            raise IllegalEnvActionError(str(err)) from None
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewarded:
+            rewards = self.rewards
+            for a in rewards:
+                rewards[a] = 0.0
+            self._rewarded = False
+        if game.phase == OVER:
+            self._end_hand(hand)
+            self._end_game()
+        else:
+            if game.hand_number != hand:
+                self._end_hand(hand)
+            self.agent_selection = AGENTS[game.current]
+            if game.phase != self._info_key[0] or game.hand_number != self._info_key[1]:
+                self._update_infos()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_hand(self, hand: int) -> None:
+        """Give the balance rewards of the hand that just ended."""
+        if self.reward_mode != "balance":
+            return
+        balances = self.game.history[hand - 1].balances
+        rewards = self.rewards
+        cumulative = self._cumulative_rewards
+        for seat, agent in enumerate(AGENTS):
+            value = float(balances[seat])
+            rewards[agent] = value
+            cumulative[agent] += value
+        self._rewarded = True
+
+    def _end_game(self) -> None:
+        """Set terminations or truncations for everybody (and the result rewards)."""
+        game = self.game
+        won = game.winners is not None
+        if self.episode == "hand" or won:
+            self.terminations = dict.fromkeys(AGENTS, True)
+        else:
+            self.truncations = dict.fromkeys(AGENTS, True)
+        if self.reward_mode == "result" and won:
+            winners = game.winners
+            losers = 3 - len(winners)
+            for seat, agent in enumerate(AGENTS):
+                if losers == 0:
+                    value = 0.0
+                elif seat in winners:
+                    value = 1.0 / len(winners)
+                else:
+                    value = -1.0 / losers
+                self.rewards[agent] = value
+                self._cumulative_rewards[agent] += value
+            self._rewarded = True
+        self._update_infos()
+
+    def _update_infos(self) -> None:
+        """Public information only: phase, hand number and, at the end, the outcome."""
+        game = self.game
+        info: dict[str, Any] = {"phase": PHASE_NAMES[game.phase], "hand": game.hand_number}
+        if game.phase == OVER:
+            info["winner"] = game.winner
+            info["truncated"] = game.truncated
+        self._info_key = (game.phase, game.hand_number)
+        self.infos = {agent: dict(info) for agent in self.agents}
+
+    # ------------------------------------------------------------------ observe
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 (789,), "action_mask": int8 (56,)}`` for an agent (fresh arrays)."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before observe()")
+        view = player_view(game, _SEAT[agent])
+        legal = view.legal
+        return {
+            "observation": encode(view),
+            "action_mask": _mask_array(legal) if legal else np.zeros(NUM_ACTIONS, np.int8),
+        }
+
+    def action_mask(self, agent: str | None = None) -> np.ndarray:
+        """The action mask of an agent (default: the one to act), without building the observation."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before action_mask()")
+        seat = game.current_player
+        if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
+            return np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return _mask_array(game.legal_mask())
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the player to act (empty once the game is over)."""
+        if self.game is None:
+            raise RuntimeError("call reset() before legal_actions()")
+        return self.game.legal_actions()
+
+    # ------------------------------------------------------------------ record, render
+
+    def record(self) -> dict[str, Any]:
+        """The game so far as a JSON-ready record (``sm_env.record.game_record``)."""
+        if self.game is None:
+            raise RuntimeError("call reset() before record()")
+        from .record import game_record
+
+        return game_record(self.game)
+
+    def render(self) -> str | None:
+        """``"ansi"``: the table as text (player to act's view, spectator once over); ``"human"``: print it."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode "
+                "(use sm_env.env(render_mode='ansi') or 'human')."
+            )
+            return None
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        game = self.game
+        seat = game.current_player
+        text = render_table(game) if seat is None else render_table(player_view(game, seat))
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""

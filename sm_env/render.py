@@ -1,0 +1,262 @@
+"""Text rendering of the table: one player's view, or the whole table.
+
+:func:`render_table` draws either
+
+- a **player's view** (a :class:`~sm_env.knowledge.PlayerView`, or a game
+  and a seat, which goes through :func:`~sm_env.knowledge.player_view`, so a
+  player's picture never shows more than that player may know), or
+- the **whole table** (a game and no seat: every hand, the kitty and the
+  discards), for debugging and spectating.
+
+Layout of a player's view (one line each, in this order; lines that do not
+apply are left out), here player_0 in hand 3::
+
+    Sergeant Major [standard]  hand 3  phase: play  trump: H (hearts)
+      seat      role    quota  tricks  score  cards
+      player_0  eldest      5       3     +2     12  <- you, to act
+      player_1  dealer      8       5     -1     11
+      player_2  middle      3       2     -1     11
+    Previous hand balances: player_0 +2, player_1 -1, player_2 -1
+    Exchange: player_0 -> player_1 2 cards: sent 3C 4D, returned AC KD
+    Exchange: player_0 -> player_2 1 card
+    Kitty: taken by the dealer (player_1)
+    Shown to you (the dealer took them): AD
+    Last trick: player_1 AS, player_2 3S, player_0 KS -> player_1
+    Trick 9 (led by player_2): player_2 TH, player_0 ?, player_1 ?
+    player_0 hand (12): S: A K 9  H: Q 7 2  D: J  C: 8 6 5 4 3
+    To act: player_0 (play) - legal: QH 7H 2H
+
+An exchange shows its cards only to its sender and receiver (the receiver
+once the round is complete); the dealer sees ``Kitty (taken): ...`` and
+``Your discards: ...``. Once the game is over, ``Last hand: balances ...``
+and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
+``(whole table)`` in the header) shows every exchange in full, the kitty's
+cards, the discards, the shown cards and all three hands.
+
+In the exchange the line reads ``To act: player_0 (exchange: choose 1 card
+for player_2, then 2 cards for player_1)``; naming trump it lists the
+action ids (``52=clubs 53=diamonds 54=hearts 55=spades``).
+
+Hands are grouped by suit, spades first, high cards first. Roles and quotas
+are those of the current hand; scores are running scores.
+"""
+
+from __future__ import annotations
+
+from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, SUIT_SYMBOLS, from_mask, mask_text
+from .game import DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, Game, action_text
+from .knowledge import PlayerView, player_view
+
+__all__ = ["hand_text", "render_table"]
+
+
+def _name(seat: int) -> str:
+    return f"player_{seat}"
+
+
+def hand_text(mask: int, unicode_suits: bool = False) -> str:
+    """A set of cards grouped by suit, spades first, high first: ``S: A K 9  H: Q 7 2  D: -  C: 8``."""
+    groups = []
+    for suit in (3, 2, 1, 0):
+        cards = from_mask(mask & SUIT_MASK[suit])
+        ranks = " ".join(RANK_LETTERS[c % 13] for c in reversed(cards)) or "-"
+        label = SUIT_SYMBOLS[suit] if unicode_suits else SUIT_LETTERS[suit]
+        groups.append(f"{label}: {ranks}")
+    return "  ".join(groups)
+
+
+def _cards(cards: list[int] | tuple[int, ...] | None) -> str:
+    return " ".join(CARD_TEXT[c] for c in cards) if cards else "-"
+
+
+def render_table(source: PlayerView | Game, seat: int | None = None, *, unicode_suits: bool = False) -> str:
+    """The table as text.
+
+    Args:
+        source: a PlayerView (that player's picture), or a Game.
+        seat: with a Game, draw that seat's view (through ``player_view``);
+            None draws the whole table (every hand, kitty, discards).
+        unicode_suits: write suits as symbols in the hands (display only).
+    """
+    if isinstance(source, PlayerView):
+        if seat is not None and seat != source.seat:
+            raise ValueError(f"the view is seat {source.seat}'s; cannot draw it for seat {seat}")
+        return _render_view(source, unicode_suits)
+    if isinstance(source, Game):
+        if seat is None:
+            return _render_spectator(source, unicode_suits)
+        if seat not in (0, 1, 2):
+            raise ValueError(f"seat must be 0, 1 or 2 (or None for the whole table), got {seat!r}")
+        return _render_view(player_view(source, seat), unicode_suits)
+    raise TypeError(f"render_table needs a PlayerView or a Game, got {type(source).__name__}")
+
+
+# ---------------------------------------------------------------------- shared parts
+
+
+def _header(rules_name: str, hand_number: int, phase: int, trump: int) -> str:
+    trump_text = f"{SUIT_LETTERS[trump]} ({SUIT_NAMES[trump]})" if trump >= 0 else "not named"
+    return f"Sergeant Major [{rules_name}]  hand {hand_number}  phase: {PHASE_NAMES[phase]}  trump: {trump_text}"
+
+
+def _seat_table(
+    dealer: int, quotas, tricks_won, scores, hand_sizes, to_act: int | None, viewer: int | None
+) -> list[str]:
+    lines = ["  seat      role    quota  tricks  score  cards"]
+    for s in range(3):
+        marks = []
+        if s == viewer:
+            marks.append("you")
+        if s == to_act:
+            marks.append("to act")
+        note = f"  <- {', '.join(marks)}" if marks else ""
+        role = ROLE_NAMES[(s - dealer) % 3]
+        lines.append(
+            f"  {_name(s):<8}  {role:<6}  {quotas[s]:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
+        )
+    return lines
+
+
+def _trick_lines(tricks, phase: int, trick_cards, trick_leader: int) -> list[str]:
+    """The last completed trick and the open one (public)."""
+    lines = []
+    done = [t for t in tricks if t.winner is not None]
+    if done:
+        last = done[-1]
+        plays = ", ".join(f"{_name((last.leader + i) % 3)} {CARD_TEXT[c]}" for i, c in enumerate(last.cards))
+        lines.append(f"Last trick: {plays} -> {_name(last.winner)}")
+    if phase == PLAY:
+        plays = []
+        for i in range(3):
+            who = _name((trick_leader + i) % 3)
+            plays.append(f"{who} {CARD_TEXT[trick_cards[i]] if i < len(trick_cards) else '?'}")
+        lines.append(f"Trick {len(done) + 1} (led by {_name(trick_leader)}): {', '.join(plays)}")
+    return lines
+
+
+def _to_act_line(phase: int, to_act: int, dealer: int, legal: int | None, to_send, discards_left: int | None) -> str:
+    if phase == EXCHANGE:
+        parts = [f"{n} card{'s' if n != 1 else ''} for {_name(r)}" for r, n in to_send if n > 0]
+        what = "exchange: choose " + (", then ".join(parts) if parts else "the cards to send")
+    elif phase == TRUMP:
+        what = "name trump"
+    elif phase == DISCARD:
+        what = "discard" + (f": {discards_left} more" if discards_left is not None else "")
+    else:
+        what = "play"
+    line = f"To act: {_name(to_act)} ({what})"
+    if legal and phase == TRUMP:
+        line += " - legal: " + " ".join(f"{a}={action_text(a)[6:]}" for a in from_mask(legal))
+    elif legal:
+        line += " - legal: " + " ".join(CARD_TEXT[a] for a in reversed(from_mask(legal)))
+    return line
+
+
+def _end_line(winner, truncated: bool, hand_number: int) -> str:
+    if winner is not None:
+        seats = winner if isinstance(winner, list) else [winner]
+        return "Game over: won by " + ", ".join(_name(s) for s in seats)
+    if truncated:
+        return f"Game over: stopped after {hand_number} hands with no winner (truncated)"
+    return "Game over"
+
+
+def _result_line(quotas, tricks_won) -> str:
+    return "Last hand: balances " + ", ".join(f"{_name(s)} {tricks_won[s] - quotas[s]:+d}" for s in range(3))
+
+
+def _balances_line(previous_balances) -> list[str]:
+    if previous_balances is None:
+        return []
+    return ["Previous hand balances: " + ", ".join(f"{_name(s)} {previous_balances[s]:+d}" for s in range(3))]
+
+
+# ---------------------------------------------------------------------- a player's view
+
+
+def _render_view(view: PlayerView, unicode_suits: bool) -> str:
+    me = view.seat
+    lines = [_header(view.rules.name, view.hand_number, view.phase, view.trump)]
+    lines += _seat_table(view.dealer, view.quotas, view.tricks_won, view.scores, view.hand_sizes, view.to_act, me)
+    lines += _balances_line(view.previous_balances)
+    for ex in view.exchanges:
+        text = f"Exchange: {_name(ex.sender)} -> {_name(ex.receiver)} {ex.count} card{'s' if ex.count != 1 else ''}"
+        if ex.sent is not None:
+            text += f": sent {_cards(ex.sent)}"
+            text += ", returned " + (_cards(ex.returned) if ex.returned is not None else "(not yet)")
+        lines.append(text)
+    if view.phase != OVER and view.rules.kitty_size:
+        dealer_name = _name(view.dealer)
+        if view.kitty is not None:
+            lines.append(f"Kitty (taken): {mask_text(view.kitty)}")
+        else:
+            lines.append(f"Kitty: {'taken by' if view.kitty_taken else 'face down, for'} the dealer ({dealer_name})")
+    if view.discards is not None and view.discards:
+        lines.append(f"Your discards: {_cards(view.discards)}")
+    if view.shown:
+        lines.append(f"Shown to you (the dealer took them): {mask_text(view.shown)}")
+    lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader)
+    lines.append(f"{_name(me)} hand ({view.hand.bit_count()}): {hand_text(view.hand, unicode_suits)}")
+    if view.phase == OVER:
+        lines.append(_result_line(view.quotas, view.tricks_won))
+        lines.append(_end_line(view.winner, view.truncated, view.hand_number))
+    else:
+        discards_left = None
+        if view.phase == DISCARD and view.discards is not None:
+            discards_left = view.rules.kitty_size - len(view.discards)
+        lines.append(
+            _to_act_line(
+                view.phase,
+                view.to_act,
+                view.dealer,
+                view.legal if view.to_act == me else 0,
+                view.to_send,
+                discards_left,
+            )
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- the whole table
+
+
+def _render_spectator(game: Game, unicode_suits: bool) -> str:
+    log = game.history[-1]
+    phase = game.phase
+    to_act = game.current_player
+    hands = game.hands
+    sizes = tuple(h.bit_count() for h in hands)
+    lines = [_header(game.rules.name, game.hand_number, phase, game.trump) + "  (whole table)"]
+    lines += _seat_table(game.dealer, game.quotas, game.tricks_won, game.scores, sizes, to_act, None)
+    lines += _balances_line(game.previous_balances)
+    for ex in log.exchanges:
+        returned = _cards(ex.returned) if ex.returned is not None else "(not yet)"
+        lines.append(
+            f"Exchange: {_name(ex.sender)} -> {_name(ex.receiver)} {ex.count} card{'s' if ex.count != 1 else ''}: "
+            f"sent {_cards(ex.sent)}, returned {returned}"
+        )
+    if game.rules.kitty_size:
+        state = "taken" if game.picked_up else "face down"
+        lines.append(f"Kitty ({state}): {_cards(sorted(log.kitty, reverse=True))}")
+    if log.discards:
+        lines.append(f"Discards ({_name(game.dealer)}): {_cards(log.discards)}")
+    for to, cards in log.shown or ():
+        lines.append(f"Shown to {_name(to)}: {_cards(cards)}")
+    trick_cards = game.trick if phase == PLAY else []
+    lines += _trick_lines(log.tricks or (), phase, trick_cards, game.leader)
+    for s in range(3):
+        lines.append(f"{_name(s)} hand ({sizes[s]}): {hand_text(hands[s], unicode_suits)}")
+    if phase == OVER:
+        lines.append(_result_line(game.quotas, game.tricks_won))
+        lines.append(_end_line(game.winner, game.truncated, game.hand_number))
+    else:
+        discards_left = game.rules.kitty_size - len(log.discards) if phase == DISCARD else None
+        to_send = ()
+        if phase == EXCHANGE:
+            to_send = tuple(
+                (receiver, count - len(game.ex_pending[i]))
+                for i, (receiver, count) in enumerate(game.ex_targets)
+                if i >= game.ex_target
+            )
+        lines.append(_to_act_line(phase, to_act, game.dealer, game.legal_mask(), to_send, discards_left))
+    return "\n".join(lines)

@@ -1,0 +1,159 @@
+"""The ``sergeant-major`` command line (sm_env/cli.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sm_env.cli import build_parser, main, parse_rules
+from sm_env.record import load_record, replay
+from sm_env.rules import PRESETS
+
+
+def test_random_game_prints_the_final_table_and_a_summary(capsys):
+    assert main(["random", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Random game: rules standard, seed 3, max hands 100")
+    assert "(whole table)" in out and "phase: over" in out
+    assert "Game won by player_" in out or "Game stopped after 100 hands with no winner (truncated); scores" in out
+    assert out.count("Sergeant Major [") == 1  # only the final table without --verbose
+
+
+def test_random_game_is_reproducible_from_its_seed(capsys):
+    main(["random", "--seed", "8", "--max-hands", "3"])
+    first = capsys.readouterr().out
+    main(["random", "--seed", "8", "--max-hands", "3"])
+    assert capsys.readouterr().out == first
+
+
+def test_random_without_seed_prints_the_seed_it_used(capsys):
+    assert main(["random", "--max-hands", "1"]) == 0
+    out = capsys.readouterr().out
+    seed = int(out.split("seed ")[1].split(",")[0])
+    main(["random", "--max-hands", "1", "--seed", str(seed)])
+    assert capsys.readouterr().out == out
+
+
+def test_random_verbose_shows_every_hand(capsys):
+    assert main(["random", "--seed", "5", "--max-hands", "3", "--verbose", "--unicode"]) == 0
+    out = capsys.readouterr().out
+    hands = out.count("\nHand ")
+    assert 1 <= hands <= 3
+    assert out.count("Sergeant Major [") == hands + 1  # the table at the start of each hand's play, and the end
+    assert "\u2660" in out  # unicode suits
+
+
+def test_random_save_writes_a_record_that_replays(tmp_path, capsys):
+    path = tmp_path / "game.json"
+    assert main(["random", "--seed", "4", "--rules", "woburn", "--max-hands", "5", "--save", str(path)]) == 0
+    assert f"Record saved to {path}" in capsys.readouterr().out
+    record = load_record(path)
+    assert record["seed"] == 4 and record["rules"]["name"] == "woburn" and record["max_hands"] == 5
+    replay(record)
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "replays OK" in out and "rules woburn" in out and "seed 4" in out
+
+
+def test_random_rules_as_json(capsys):
+    rules = '{"max_exchange": 2, "no_kitty_51": true}'
+    assert main(["random", "--seed", "1", "--max-hands", "2", "--rules", rules]) == 0
+    out = capsys.readouterr().out
+    assert "rules custom (quotas=8-6-3, max_exchange=2, no_kitty_51=on)" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["random", "--rules", "nope"], "unknown rule preset 'nope'"),
+        (["random", "--rules", "{bad json"], "not a valid JSON object"),
+        (["random", "--rules", '{"max_exchang": 3}'], "unknown rule option"),
+        (["random", "--rules", '{"quotas": [8, 5, 4]}'], "sum to 17"),
+    ],
+)
+def test_bad_rules_exit_2_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major random: error: ") and message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["nope"], ["random", "--seed", "x"], ["random", "--max-hands", "0"], ["replay"], ["rules", "--bogus"]],
+)
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: sergeant-major" in err and "Traceback" not in err
+
+
+def test_save_to_a_bad_path_is_a_clear_error(tmp_path, capsys):
+    target = tmp_path / "missing-dir" / "game.json"
+    assert main(["random", "--seed", "1", "--max-hands", "1", "--save", str(target)]) == 2
+    assert "cannot write the record" in capsys.readouterr().err
+
+
+def test_replay_missing_file_and_bad_json(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "nope.json")]) == 2
+    assert "no such record file" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["replay", str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["replay", str(tmp_path)]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_replay_reports_an_illegal_action_with_status_1(tmp_path, capsys):
+    path = tmp_path / "game.json"
+    main(["random", "--seed", "2", "--max-hands", "2", "--save", str(path)])
+    capsys.readouterr()
+    record = json.loads(path.read_text())
+    trick = record["hands"][0]["tricks"][3]
+    trick["cards"][0], trick["cards"][1] = trick["cards"][1], trick["cards"][0]  # out of turn: someone else's card
+    path.write_text(json.dumps(record))
+    assert main(["replay", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "does not replay" in out and "hand 1" in out
+
+
+def test_replay_verbose_lists_hands(tmp_path, capsys):
+    path = tmp_path / "game.json"
+    main(["random", "--seed", "6", "--max-hands", "3", "--save", str(path)])
+    capsys.readouterr()
+    assert main(["replay", "-v", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Hand ") == len(load_record(path)["hands"])
+
+
+def test_rules_lists_every_preset(capsys):
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    for name in PRESETS:
+        assert name in out
+    assert "max_exchange=3" in out  # woburn
+    assert main(["rules", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert set(listed) == set(PRESETS)
+    assert listed["woburn"]["max_exchange"] == 3
+
+
+def test_parse_rules_and_parser_are_reusable():
+    assert parse_rules("Woburn") is PRESETS["woburn"]
+    assert parse_rules('{"win_tricks": 16}').win_tricks == 16
+    parser = build_parser()
+    args = parser.parse_args(["random", "--seed", "1"])
+    assert args.command == "random" and args.seed == 1 and args.max_hands == 100
+
+
+def test_console_script_is_declared():
+    from pathlib import Path
+
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["sergeant-major"] == "sm_env.cli:main"
