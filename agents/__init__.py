@@ -1,0 +1,119 @@
+"""Agents: one interface (:class:`~agents.base.Agent`) and a registry of specs.
+
+Specs accepted by :func:`make_agent`:
+
+==========================  ===============================================
+``random``                  uniform over the legal actions
+``heuristic``               the rule-based player (:mod:`agents.heuristic`)
+``pimc``                    Monte Carlo search (:mod:`agents.pimc`), with
+                            optional parameters: ``pimc:samples=20``,
+                            ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``
+``human``                   a person at the terminal (:mod:`agents.human`)
+``ppo:path/to/checkpoint``  a trained policy (``training.policy_agent.PPOAgent``)
+==========================  ===============================================
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+
+from .base import Agent, act, observation_for
+
+KNOWN_AGENTS = ("random", "heuristic", "pimc", "human", "ppo:PATH")
+
+__all__ = ["Agent", "AgentSpecError", "KNOWN_AGENTS", "act", "make_agent", "observation_for", "parse_spec"]
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that names no known agent or has bad parameters."""
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
+    """Split ``kind:rest`` into (kind, rest, key=value parameters of rest)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"agent spec must be a non-empty string; known agents: {', '.join(KNOWN_AGENTS)}")
+    kind, _, rest = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    params: dict[str, str] = {}
+    if rest and kind != "ppo":
+        for part in rest.split(","):
+            key, eq, value = part.partition("=")
+            if not eq or not key.strip():
+                raise AgentSpecError(f"agent spec {spec!r}: parameters are key=value pairs separated by commas")
+            params[key.strip().lower()] = value.strip()
+    return kind, rest, params
+
+
+def _no_params(kind: str, params: dict[str, str]) -> None:
+    if params:
+        raise AgentSpecError(f"agent {kind!r} takes no parameters, got {sorted(params)}")
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build an agent from a spec string (see the module docstring)."""
+    kind, rest, params = parse_spec(spec)
+    factory = _FACTORIES.get(kind)
+    if factory is None:
+        raise AgentSpecError(f"unknown agent {spec!r}; known agents: {', '.join(KNOWN_AGENTS)}")
+    try:
+        return factory(rest, params, seed)
+    except AgentSpecError:
+        raise
+    except ValueError as err:
+        raise AgentSpecError(f"agent spec {spec!r}: {err}") from None
+
+
+def _random(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .random_agent import RandomAgent
+
+    _no_params("random", params)
+    return RandomAgent(seed)
+
+
+def _heuristic(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .heuristic import HeuristicAgent
+
+    _no_params("heuristic", params)
+    return HeuristicAgent(seed)
+
+
+def _pimc(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .pimc import make_pimc
+
+    return make_pimc(seed, **params)
+
+
+def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .human import HumanAgent
+
+    _no_params("human", params)
+    return HumanAgent(seed=seed)
+
+
+def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    path = rest.strip()
+    if not path:
+        raise AgentSpecError("agent spec 'ppo' needs a checkpoint: ppo:path/to/checkpoint")
+    try:
+        module = importlib.import_module("training.policy_agent")
+    except ImportError as err:
+        raise AgentSpecError(
+            f"ppo agents need the training extra (training/policy_agent.py with torch and stable-baselines3): {err}"
+        ) from None
+    if not os.path.exists(path):
+        raise AgentSpecError(f"ppo agent: checkpoint file not found: {path}")
+    build = getattr(module, "PPOAgent", None)
+    if build is None:
+        raise AgentSpecError("training.policy_agent has no PPOAgent class")
+    return build(path, seed=seed)
+
+
+_FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
+    "random": _random,
+    "heuristic": _heuristic,
+    "pimc": _pimc,
+    "human": _human,
+    "ppo": _ppo,
+}

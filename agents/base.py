@@ -1,0 +1,69 @@
+"""The one agent interface used by evaluation, training opponents and human play.
+
+An agent sees a seat's :class:`~sm_env.knowledge.PlayerView` (everything that
+seat may know, nothing more) and returns one legal action id: a card 0-51 or a
+trump 52-55. Agents that need the observation vector (trained policies) set
+``needs_observation = True``; callers then also pass
+``{"observation": encode(view), "action_mask": mask}``, and only then, so
+that rule-based agents cost nothing extra.
+
+Agents are seeded: ``reset(seed)`` before a game makes every later choice a
+function of the seed and the views seen.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from sm_env.game import NUM_ACTIONS
+from sm_env.knowledge import PlayerView
+from sm_env.observation import encode
+
+
+class Agent:
+    """Base class of every agent.
+
+    Attributes:
+        name: short label used in tables and records.
+        needs_observation: True when :meth:`act` wants the observation dict.
+    """
+
+    name: str = "agent"
+    needs_observation: bool = False
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game; reseeds the agent's random generator."""
+        self.rng = random.Random(seed)
+
+    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
+        """A legal action id for the seat of ``view`` (which is to act)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def observation_for(view: PlayerView) -> dict[str, np.ndarray]:
+    """The observation dict of the environment for a view (vector + action mask)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    legal = view.legal
+    while legal:
+        low = legal & -legal
+        action = low.bit_length() - 1
+        if action < NUM_ACTIONS:
+            mask[action] = 1
+        legal ^= low
+    return {"observation": encode(view), "action_mask": mask}
+
+
+def act(agent: Agent, view: PlayerView) -> int:
+    """Ask ``agent`` for an action, building the observation only if it needs one."""
+    if agent.needs_observation:
+        return agent.act(view, observation_for(view))
+    return agent.act(view)

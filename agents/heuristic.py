@@ -1,0 +1,383 @@
+"""A rule-based player that a club player would recognise.
+
+It plays only from what its seat knows (a :class:`~sm_env.knowledge.PlayerView`)
+and is fully deterministic. Its rules:
+
+Exchange (sending cards as the up player)
+    The receiver must give back its highest card of the suit of each card
+    sent (RULES.md 4), so a sent card x of suit s comes back as
+    ``max(x, receiver's top card in s)``: the length of every suit is
+    unchanged and the card can only improve. The player therefore sends the
+    card with the largest expected gain: a low card in a suit where high
+    cards (A, K, Q, ...) are still out, since the receiver may hold them and
+    must hand over its best one. A card above every outstanding card of its
+    suit (an ace) gains nothing and is never sent while another card can
+    gain. A second card of the same suit to the same receiver gains less (it
+    fetches the receiver's second best), so it is discounted. When the
+    sender is the dealer (it names trump after the exchange), gains in the
+    suit it would name as trump count 1.5 times. Two suggestions one might
+    expect are deliberately not followed: sending a singleton cannot create
+    a void (a card of the same suit always comes back), and sending low cards
+    of one's own future trump suit is good, not bad (length is kept and the
+    receiver's best trump comes over).
+
+Trump (dealer)
+    Names its longest suit, and among equally long suits the strongest:
+    the score is 3 points a card plus honours (A 1.5, K 1.0, Q 0.6, J 0.3),
+    so one more card outweighs all but the very best honours. (Measured in
+    duplicate play, length first beats a score that weighs honours as
+    much as length.)
+
+Discards (dealer, 4 cards)
+    Never a trump while a side card is left, never a master (a card above
+    every outstanding card of its suit, e.g. an ace). Prefers emptying a
+    short side suit entirely (a void lets it ruff that suit later): the
+    shortest side suit that can be emptied with the discards left goes
+    first, lowest card first; otherwise the lowest side card of its
+    shortest side suit.
+
+Play of the tricks
+    *Counting.* It counts the trumps and the other cards still out (not in
+    its hand, not played, not among its own discards) and remembers the
+    voids each opponent has shown.
+
+    *Leading.* With at least as many trumps as are still out (and an
+    opponent who may hold one) it draws trumps: the top trump if it is
+    master, otherwise a low trump when it holds two more than are out. Then
+    it cashes side-suit masters, choosing a suit where no opponent is known
+    to be able to ruff and where most cards are still out. With a master
+    trump left it draws. Otherwise it leads a low singleton to make a void
+    (when it holds trumps), else the lowest card of its longest side suit.
+
+    *Following suit.* Last to play: the cheapest card that wins, else the
+    lowest. Second to play: the cheapest master card that wins (when the
+    last player is not known to be able to ruff), else it ducks with its
+    lowest card.
+
+    *Void in the led suit.* It trumps in with the cheapest trump that wins
+    (over-trumping if the trick is already trumped); second to play, when
+    the last player is void too and may over-trump, it uses the lowest trump
+    above every outstanding trump if it has one. Every trick counts one for
+    its own quota, so a winning ruff is always worth a low trump. When it
+    cannot or need not win, it throws its least useful card: no trump, no
+    master, low cards first, from its shortest suit (towards a void).
+
+Quotas
+    The balance is ``tricks - quota`` and being up next hand earns the
+    exchange, so every extra trick is worth the same whatever the quota;
+    the player therefore always plays for tricks, and a player far over its
+    quota keeps fighting too (it may be racing to the 12 tricks that win the
+    game).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sm_env.cards import FULL_DECK, SUIT_MASK
+from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE
+from sm_env.knowledge import PlayerView
+
+from .base import Agent
+
+_HONOUR = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5)  # by rank index 0 (2) .. 12 (A)
+# Rough chance that a card of this rank (index 0 = 2 .. 12 = A) takes a trick.
+_TRICK_VALUE = (0.02, 0.02, 0.03, 0.03, 0.04, 0.05, 0.07, 0.1, 0.18, 0.3, 0.5, 0.75, 1.0)
+
+
+def _low(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
+
+
+def _high(mask: int) -> int:
+    return mask.bit_length() - 1
+
+
+def _above(mask: int, card: int) -> int:
+    """Cards of ``mask`` in the suit of ``card`` that rank above it."""
+    return (mask >> (card + 1) << (card + 1)) & SUIT_MASK[card // 13]
+
+
+def deck_of(rules: Any) -> int:
+    """The cards in play under a rule set (2C is removed with no_kitty_51)."""
+    return FULL_DECK & ~1 if getattr(rules, "no_kitty_51", False) else FULL_DECK
+
+
+def outstanding_of(view: PlayerView) -> int:
+    """Cards that may still be in an opponent's hand, as far as this seat knows."""
+    played = view.played[0] | view.played[1] | view.played[2]
+    out = deck_of(view.rules) & ~view.hand & ~played
+    if view.discards:
+        for c in view.discards:
+            out &= ~(1 << c)
+    return out
+
+
+# ---------------------------------------------------------------- trump, discards
+
+
+def trump_scores(hand: int) -> list[float]:
+    """Score of each suit as trump: 3 points a card plus honours."""
+    scores = []
+    for s in range(4):
+        cards = hand & SUIT_MASK[s]
+        score = 3.0 * cards.bit_count()
+        while cards:
+            low = cards & -cards
+            score += _HONOUR[(low.bit_length() - 1) % 13]
+            cards ^= low
+        scores.append(score)
+    return scores
+
+
+def choose_trump(hand: int) -> int:
+    """The suit (0-3) to name: the best trump score, ties to the higher top card."""
+    scores = trump_scores(hand)
+    return max(range(4), key=lambda s: (scores[s], _high(hand & SUIT_MASK[s]), -s))
+
+
+def choose_discard(hand: int, trump: int, outstanding: int, left: int) -> int:
+    """The next card to discard (``left`` discards still to make, this one included)."""
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    side = hand & ~trump_mask
+    keep = 0  # masters: above every outstanding card of their suit
+    for s in range(4):
+        cards = side & SUIT_MASK[s]
+        if cards:
+            top = _high(cards)
+            if not _above(outstanding, top):
+                keep |= 1 << top
+                # a run below the top is master too (A K with the rest out below)
+                nxt = cards ^ (1 << top)
+                while nxt and not _above(outstanding, _high(nxt)):
+                    keep |= 1 << _high(nxt)
+                    nxt ^= 1 << _high(nxt)
+    free = side & ~keep
+    if free:
+        lengths = [(free & SUIT_MASK[s]).bit_count() for s in range(4)]
+        voidable = [s for s in range(4) if lengths[s] and not (side & keep & SUIT_MASK[s]) and lengths[s] <= left]
+        if voidable:
+            s = min(voidable, key=lambda s: (lengths[s], s))
+            return _low(free & SUIT_MASK[s])
+        s = min((s for s in range(4) if lengths[s]), key=lambda s: (lengths[s], _low(free & SUIT_MASK[s])))
+        return _low(free & SUIT_MASK[s])
+    if side:
+        return min((c for c in range(52) if side >> c & 1), key=lambda c: (c % 13, c))
+    return _low(hand)
+
+
+# ---------------------------------------------------------------- exchange
+
+
+def send_gain(card: int, outstanding: int, p_hold: float, pending_same_suit: int) -> float:
+    """Expected gain in trick value from sending ``card``: the receiver returns its
+    best card of the suit if that is higher (the ``pending_same_suit``-th best if
+    cards of this suit are already on their way)."""
+    higher = _above(outstanding, card)
+    if not higher:
+        return 0.0
+    base = _TRICK_VALUE[card % 13]
+    gain = 0.0
+    none_above = 1.0
+    while higher:
+        top = _high(higher)
+        gain += none_above * p_hold * (_TRICK_VALUE[top % 13] - base)
+        none_above *= 1.0 - p_hold
+        higher ^= 1 << top
+    return gain * (0.5 ** pending_same_suit)
+
+
+def choose_send(hand: int, outstanding: int, receiver_size: int, pending: int, trump_hint: int) -> int:
+    """The next card to send to a receiver (``pending``: cards already chosen for it)."""
+    unknown = max(1, outstanding.bit_count())
+    p_hold = min(1.0, receiver_size / unknown)
+    best, best_key = -1, None
+    cards = hand
+    while cards:
+        low = cards & -cards
+        c = low.bit_length() - 1
+        cards ^= low
+        s = c // 13
+        gain = send_gain(c, outstanding, p_hold, (pending & SUIT_MASK[s]).bit_count())
+        if s == trump_hint:
+            gain *= 1.5
+        key = (gain, -(c % 13), -s)
+        if best_key is None or key > best_key:
+            best, best_key = c, key
+    return best
+
+
+# ---------------------------------------------------------------- play
+
+
+def _can_ruff(seat: int, suit: int, trump: int, voids: tuple[int, ...] | list[int], trumps_out: int) -> bool:
+    """Whether ``seat`` is known void in ``suit`` and may still hold a trump."""
+    return bool(trumps_out) and bool(voids[seat] >> suit & 1) and not voids[seat] >> trump & 1
+
+
+def _throw(hand: int, trump: int, outstanding: int) -> int:
+    """The least useful card: no trump, no master, low first, shortest suit first."""
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    pool = hand & ~trump_mask or hand
+    best, best_key = -1, None
+    cards = pool
+    while cards:
+        low = cards & -cards
+        c = low.bit_length() - 1
+        cards ^= low
+        s = c // 13
+        master = not _above(outstanding, c)
+        key = (master, c % 13 >= 10, (hand & SUIT_MASK[s]).bit_count(), c % 13)
+        if best_key is None or key < best_key:
+            best, best_key = c, key
+    return best
+
+
+def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, ...] | list[int]) -> int:
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    mine_t = hand & trump_mask
+    out_t = outstanding & trump_mask
+    opp_trumps = out_t and not (voids[left] >> trump & 1 and voids[right] >> trump & 1) if trump >= 0 else False
+    if mine_t and opp_trumps:
+        n_mine, n_out = mine_t.bit_count(), out_t.bit_count()
+        top = _high(mine_t)
+        if n_mine >= n_out:
+            if top > _high(out_t):
+                return top
+            if n_mine >= n_out + 2:
+                return _low(mine_t)
+    # cash side masters where no one is known to ruff
+    best, best_key = -1, None
+    for s in range(4):
+        if s == trump:
+            continue
+        cards = hand & SUIT_MASK[s]
+        if not cards:
+            continue
+        top = _high(cards)
+        if _above(outstanding, top):
+            continue
+        out_s = (outstanding & SUIT_MASK[s]).bit_count()
+        ruff = trump >= 0 and opp_trumps and (
+            _can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2
+        )
+        if ruff:
+            continue
+        key = (out_s, top % 13)
+        if best_key is None or key > best_key:
+            best, best_key = top, key
+    if best >= 0:
+        return best
+    if mine_t and opp_trumps and _high(mine_t) > _high(out_t):
+        return _high(mine_t)
+    side = hand & ~trump_mask
+    if side:
+        lengths = [(side & SUIT_MASK[s]).bit_count() for s in range(4)]
+        if mine_t:
+            singles = [s for s in range(4) if lengths[s] == 1 and _above(outstanding, _high(side & SUIT_MASK[s]))]
+            if singles:
+                s = min(singles, key=lambda s: (_high(side & SUIT_MASK[s]) % 13, s))
+                return _high(side & SUIT_MASK[s])
+        s = max((s for s in range(4) if lengths[s]), key=lambda s: (lengths[s], -(_low(side & SUIT_MASK[s]) % 13), s))
+        return _low(side & SUIT_MASK[s])
+    return _high(mine_t) if mine_t and _high(mine_t) > _high(out_t) else _low(mine_t)
+
+
+def choose_play(
+    seat: int,
+    hand: int,
+    trick: tuple[int, ...] | list[int],
+    trump: int,
+    outstanding: int,
+    voids: tuple[int, ...] | list[int],
+) -> int:
+    """The card to play. ``trick``: cards of the open trick in play order
+    (the leader's first); ``outstanding``: cards that may be in an opponent's
+    hand; ``voids``: 4-bit suit sets of shown voids by seat."""
+    n = len(trick)
+    if n == 0:
+        return _lead(seat, hand, trump, outstanding, voids)
+    led = trick[0] // 13
+    win = trick[0]
+    for c in trick[1:]:
+        s = c // 13
+        if s == win // 13:
+            if c > win:
+                win = c
+        elif s == trump:
+            win = c
+    last = n == 2
+    nxt = (seat + 1) % 3
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    out_t = outstanding & trump_mask
+    follow = hand & SUIT_MASK[led]
+    if follow:
+        if win // 13 != led:  # trumped: following cannot win
+            return _low(follow)
+        higher = _above(follow, win)
+        if not higher:
+            return _low(follow)
+        if last:
+            return _low(higher)
+        if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
+            return _low(follow)
+        out_led = outstanding & SUIT_MASK[led]
+        masters = higher
+        while masters and _above(out_led, _low(masters)):
+            masters ^= masters & -masters
+        if masters:
+            return _low(masters)
+        return _low(follow)
+    mine_t = hand & trump_mask
+    if mine_t:
+        if win // 13 == trump:
+            over = _above(mine_t, win)
+            if over:
+                if not last and _can_ruff(nxt, led, trump, voids, out_t):
+                    safe = _above(over, _high(out_t)) if out_t else over
+                    if safe:
+                        return _low(safe)
+                return _low(over)
+            return _throw(hand, trump, outstanding)
+        if not last and _can_ruff(nxt, led, trump, voids, out_t):
+            safe = _above(mine_t, _high(out_t)) if out_t else mine_t
+            if safe:
+                return _low(safe)
+        return _low(mine_t)
+    return _throw(hand, trump, outstanding)
+
+
+# ---------------------------------------------------------------- the agent
+
+
+def heuristic_action(view: PlayerView) -> int:
+    """The heuristic's action for a view whose seat is to act."""
+    phase = view.phase
+    if phase == PLAY:
+        return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
+    if phase == TRUMP:
+        return TRUMP_ACTION_BASE + choose_trump(view.hand)
+    if phase == DISCARD:
+        left = view.rules.kitty_size - len(view.discards or ())
+        return choose_discard(view.hand, view.trump, outstanding_of(view), left)
+    if phase == EXCHANGE:
+        receiver, _ = view.to_send[0]
+        pending = 0
+        for ex in view.exchanges:
+            if ex.sender == view.seat and ex.receiver == receiver and ex.returned is None and ex.sent:
+                for c in ex.sent:
+                    pending |= 1 << c
+        trump_hint = choose_trump(view.hand | pending) if view.seat == view.dealer else -1
+        outstanding = outstanding_of(view) & ~pending
+        return choose_send(view.hand, outstanding, view.hand_sizes[receiver], pending, trump_hint)
+    raise ValueError(f"heuristic: nothing to do in phase {phase} (seat {view.seat} is not to act)")
+
+
+class HeuristicAgent(Agent):
+    """The rule-based player described in this module's docstring (deterministic)."""
+
+    name = "heuristic"
+
+    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
+        return heuristic_action(view)

@@ -1,0 +1,184 @@
+"""A person at the terminal, behind the same agent interface as the bots.
+
+On each turn the player sees its own picture of the table (through
+:func:`sm_env.render.render_table` when that module is present, else a
+simple local layout): hand sorted by suit, the trick, trump, quotas, tricks
+and scores, and a numbered list of the legal actions. It answers with
+
+- a card as text: ``TH``, ``10h``, ``as`` (rank then suit);
+- a number from the list;
+- in the trump phase: a suit letter ``C``/``D``/``H``/``S`` or name
+  (``hearts``);
+- ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop.
+
+A wrong answer gets a clear message and a new prompt, never a traceback.
+Input and output streams are injectable, for tests and other front ends.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from sm_env.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardError, from_mask, parse_card
+from sm_env.game import DISCARD, EXCHANGE, NUM_CARDS, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, TRUMP_ACTION_BASE
+from sm_env.knowledge import PlayerView
+
+from .base import Agent
+
+
+class HumanQuit(Exception):
+    """The person stopped the game (``quit`` or end of input)."""
+
+
+HELP = """Answer with a card such as TH, 10h or as (rank then suit: 2-9, T or 10, J, Q, K, A;
+suit C, D, H, S), or with the number of an action in the list.
+To name trump: a suit letter (C, D, H, S) or its name (clubs, diamonds, hearts, spades).
+'quit' stops the game."""
+
+
+def _render(view: PlayerView, unicode_suits: bool) -> str:
+    try:
+        from sm_env.render import render_table
+    except ImportError:
+        return _simple_render(view)
+    return render_table(view, unicode_suits=unicode_suits)
+
+
+def _simple_render(view: PlayerView) -> str:
+    """A plain picture of the table for when sm_env.render is absent."""
+    trump = f"{SUIT_LETTERS[view.trump]} ({SUIT_NAMES[view.trump]})" if view.trump >= 0 else "not named"
+    lines = [f"hand {view.hand_number}  phase: {PHASE_NAMES[view.phase]}  trump: {trump}"]
+    for s in range(3):
+        mark = "  <- you" if s == view.seat else ""
+        lines.append(
+            f"  player_{s}  {ROLE_NAMES[view.role(s)]:<7} quota {view.quotas[s]}  tricks {view.tricks_won[s]}  "
+            f"score {view.scores[s]:+d}  cards {view.hand_sizes[s]}{mark}"
+        )
+    if view.trick:
+        played = ", ".join(f"player_{(view.trick_leader + i) % 3} {CARD_TEXT[c]}" for i, c in enumerate(view.trick))
+        lines.append(f"Trick: {played}")
+    lines.append("Your hand: " + hand_by_suit(view.hand))
+    return "\n".join(lines)
+
+
+def hand_by_suit(mask: int) -> str:
+    """Cards grouped by suit, spades first, high cards first."""
+    groups = []
+    for suit in (3, 2, 1, 0):
+        cards = [CARD_TEXT[c] for c in reversed(from_mask(mask & SUIT_MASK[suit]))]
+        groups.append(f"{SUIT_LETTERS[suit]}: {' '.join(c[0] for c in cards) or '-'}")
+    return "  ".join(groups)
+
+
+def _action_label(action: int) -> str:
+    if action >= TRUMP_ACTION_BASE:
+        suit = action - TRUMP_ACTION_BASE
+        return f"{SUIT_LETTERS[suit]} ({SUIT_NAMES[suit]})"
+    return CARD_TEXT[action]
+
+
+def _prompt(view: PlayerView) -> str:
+    phase = view.phase
+    if phase == TRUMP:
+        return "Name trump (C, D, H, S or a number): "
+    if phase == DISCARD:
+        return "Card to discard (e.g. 3C or a number): "
+    if phase == EXCHANGE:
+        receiver = view.to_send[0][0] if view.to_send else None
+        who = f" to player_{receiver}" if receiver is not None else ""
+        return f"Card to send{who} (e.g. 3C or a number): "
+    return "Card to play (e.g. TH or a number): "
+
+
+def numbered_actions(view: PlayerView) -> list[int]:
+    """The legal actions in the order they are numbered for the player: cards
+    as the hand is shown (spades first, high first), trumps C, D, H, S."""
+    return sorted(from_mask(view.legal), key=lambda a: (a >= TRUMP_ACTION_BASE, -(a // 13), -a) if a < NUM_CARDS
+                  else (True, 0, a))
+
+
+def parse_answer(text: str, view: PlayerView) -> int:
+    """The action an answer names, or ValueError with a message for the player."""
+    legal = numbered_actions(view)
+    answer = text.strip()
+    if not answer:
+        raise ValueError("please type a card (like TH) or a number from the list")
+    if answer.isdigit():
+        number = int(answer)
+        if not 1 <= number <= len(legal):
+            raise ValueError(f"no action number {number}: choose 1-{len(legal)}")
+        return legal[number - 1]
+    if view.phase == TRUMP:
+        word = answer.lower().removeprefix("trump").strip()
+        for suit in range(4):
+            if word in (SUIT_LETTERS[suit].lower(), SUIT_NAMES[suit], SUIT_NAMES[suit][:-1]):
+                return TRUMP_ACTION_BASE + suit
+        raise ValueError(f"{answer!r} is not a suit: type C, D, H or S (or clubs, diamonds, hearts, spades)")
+    try:
+        card = parse_card(answer)
+    except CardError:
+        raise ValueError(
+            f"{answer!r} is not a card: write a rank (2-9, T or 10, J, Q, K, A) then a suit (C, D, H, S), "
+            f"e.g. TH or 10h, or a number from the list"
+        ) from None
+    if not view.hand >> card & 1:
+        raise ValueError(f"you do not hold {CARD_TEXT[card]}")
+    if not view.legal >> card & 1:
+        if view.phase == PLAY and view.trick:
+            led = view.led_suit
+            follow = " ".join(CARD_TEXT[c] for c in from_mask(view.hand & SUIT_MASK[led]))
+            raise ValueError(f"you must follow {SUIT_NAMES[led]}: play one of {follow}")
+        raise ValueError(f"{CARD_TEXT[card]} cannot be played now")
+    return card
+
+
+class HumanAgent(Agent):
+    """Asks a person for each action; see the module docstring."""
+
+    name = "human"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        input_stream: TextIO | None = None,
+        output_stream: TextIO | None = None,
+        unicode_suits: bool = False,
+    ) -> None:
+        super().__init__(seed)
+        self.input = input_stream if input_stream is not None else sys.stdin
+        self.output = output_stream if output_stream is not None else sys.stdout
+        self.unicode_suits = unicode_suits
+
+    def say(self, text: str) -> None:
+        """Write a line to the person."""
+        print(text, file=self.output, flush=True)
+
+    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
+        legal = numbered_actions(view)
+        if not legal:
+            raise ValueError(f"human: seat {view.seat} is not to act")
+        self.say("")
+        self.say(_render(view, self.unicode_suits))
+        self.say("Legal: " + "  ".join(f"{i}) {_action_label(a)}" for i, a in enumerate(legal, 1)))
+        while True:
+            self.output.write(_prompt(view))
+            self.output.flush()
+            line = self.input.readline()
+            if not line:
+                self.say("")
+                raise HumanQuit("end of input")
+            answer = line.strip()
+            if answer.lower() in ("quit", "exit", "q"):
+                raise HumanQuit("quit")
+            if answer.lower() in ("help", "?", "h"):
+                self.say(HELP)
+                continue
+            try:
+                action = parse_answer(answer, view)
+            except ValueError as err:
+                self.say(f"  {err}")
+                continue
+            if action < NUM_CARDS and len(legal) > 1:
+                self.say(f"  you chose {CARD_TEXT[action]}")
+            return action

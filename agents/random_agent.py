@@ -1,0 +1,22 @@
+"""A uniformly random legal player (the floor every baseline must beat)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sm_env.cards import from_mask
+from sm_env.knowledge import PlayerView
+
+from .base import Agent
+
+
+class RandomAgent(Agent):
+    """Picks uniformly among the legal actions with its own seeded RNG."""
+
+    name = "random"
+
+    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
+        legal = from_mask(view.legal)
+        if not legal:
+            raise ValueError(f"{self.name}: no legal action for seat {view.seat} (is it to act?)")
+        return self.rng.choice(legal)

@@ -1,0 +1,310 @@
+"""Sampling full deals consistent with what one player knows, and turning a
+sampled deal into an engine :class:`~sm_env.game.Game` for search.
+
+Only a :class:`~sm_env.knowledge.PlayerView` is read: the real game's hidden
+cards are never touched.
+
+Where an unseen card can be
+    Every card the player cannot place for certain is *unknown*. It lies in
+    one of four locations: the hand of the opponent on the left, the hand of
+    the opponent on the right, the kitty (while nobody has taken it), or
+    *out* (the dealer's discards when the player is not the dealer, and
+    cards an opponent has chosen in an exchange round that has not completed
+    yet). Each location holds a known number of cards (hand sizes are
+    public; the kitty has ``kitty_size`` cards until taken; *out* takes the
+    rest).
+
+What narrows a card's locations (each rule is conservative: it only drops a
+location that is impossible)
+    - A void shown in play: that opponent holds no card of the suit.
+    - A card the player sent to receiver R that R did not give back stays
+      with R; if a later exchange round (two up players) had R give cards to
+      the other up player S2, it may have gone to S2 instead. If R or S2 is
+      the dealer it may also have been discarded.
+    - A card the player, as receiver, returned to sender S is with S (or
+      among S's discards if S is the dealer).
+    - A kitty card shown to the player (show rule) is with the dealer (or
+      among its discards when the dealer discards after taking the kitty).
+    - When R returned cards of suit s, R keeps no card of s above the lowest
+      one it returned: an unknown card above that stays out of R's hand for
+      the rest of the hand (a later round makes R return any such card it
+      receives; a higher kitty card is shown to the player, so known). If R is the
+      dealer, its discards hold no such card either.
+
+Sampling
+    Cards are dealt one at a time in random order to one of their allowed
+    locations, chosen with probability proportional to the room left there,
+    among the locations that keep the rest of the deal possible (checked
+    exactly with Hall's condition over the 15 sets of locations). Without
+    constraints this is a uniform random deal; with them it is close to
+    uniform over the consistent deals, and never inconsistent.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask
+from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, HandLog, TrickLog
+from sm_env.knowledge import PlayerView
+
+from .heuristic import deck_of
+
+LEFT, RIGHT, KITTY, OUT = 0, 1, 2, 3
+LOCATION_NAMES = ("left", "right", "kitty", "out")
+_ALL = 0b1111
+
+# For an assignment of a card whose allowed set is t to location l, the sets of
+# locations L whose slack must be >= 1 beforehand: l in L and t not a subset of L.
+_CHECKS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(L for L in range(1, 16) if L >> loc & 1 and t & ~L) for loc in range(4)) for t in range(16)
+)
+
+
+class WorldError(ValueError):
+    """The view's facts admit no deal (a bug in the inference, or a corrupt view)."""
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Where each unknown card may be, and how many cards each location holds.
+
+    ``allowed[c]`` is a 4-bit set over (LEFT, RIGHT, KITTY, OUT), 0 for a
+    card that is not unknown. ``seats`` maps LEFT and RIGHT to absolute seats.
+    """
+
+    seat: int
+    seats: tuple[int, int]
+    unknown: int
+    allowed: tuple[int, ...]
+    capacity: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class World:
+    """One full deal consistent with a view: every seat's hand (the viewer's
+    own included), the kitty while it is not taken, and the cards out of play
+    that the viewer cannot see (another dealer's discards, cards chosen in an
+    exchange round not yet completed)."""
+
+    hands: tuple[int, int, int]
+    kitty: int
+    out: int
+
+
+def _flag(view: PlayerView, seat: int) -> int:
+    return 1 << (LEFT if seat == (view.seat + 1) % 3 else RIGHT)
+
+
+def constraints_of(view: PlayerView) -> Constraints:
+    """The locations each unknown card may be in, from the view alone."""
+    me = view.seat
+    left, right = (me + 1) % 3, (me + 2) % 3
+    rules = view.rules
+    dealer = view.dealer
+    after_exchange = view.phase != EXCHANGE
+    played = view.played[0] | view.played[1] | view.played[2]
+    known = view.hand | played | (view.kitty or 0)
+    for c in view.discards or ():
+        known |= 1 << c
+    for ex in view.exchanges:  # my own cards chosen in a round not yet completed
+        if ex.sender == me and ex.returned is None and ex.sent:
+            for c in ex.sent:
+                known |= 1 << c
+    unknown = deck_of(rules) & ~known
+    n_unknown = unknown.bit_count()
+    cap_kitty = 0 if view.kitty_taken else rules.kitty_size
+    cap_out = n_unknown - view.hand_sizes[left] - view.hand_sizes[right] - cap_kitty
+    capacity = (view.hand_sizes[left], view.hand_sizes[right], cap_kitty, cap_out)
+    if cap_out < 0:
+        raise WorldError(f"seat {me}: {n_unknown} unknown cards cannot fill hands and kitty {capacity}")
+    base = sum(1 << loc for loc in range(4) if capacity[loc] > 0)
+    allowed = [base if unknown >> c & 1 else 0 for c in range(52)]
+
+    def restrict(cards: int, mask: int) -> None:
+        for c in from_mask(cards & unknown):
+            allowed[c] &= mask
+
+    for seat in (left, right):
+        for s in range(4):
+            if view.voids[seat] >> s & 1:
+                restrict(SUIT_MASK[s], _ALL & ~_flag(view, seat))
+    exchanges = view.exchanges
+    for i, ex in enumerate(exchanges):
+        if ex.returned is None or ex.sent is None:
+            continue
+        if ex.sender == me:
+            receiver = ex.receiver
+            holders = {receiver}
+            for later in exchanges[i + 1:]:
+                done = not (view.phase == EXCHANGE and later.sender == view.to_act)
+                if later.receiver == receiver and later.sender != me and done:
+                    holders.add(later.sender)
+            mask = 0
+            for h in holders:
+                mask |= _flag(view, h)
+            if after_exchange and dealer in holders:
+                mask |= 1 << OUT
+            kept = 0
+            for c in ex.sent:
+                kept |= 1 << c
+            for c in ex.returned:
+                kept &= ~(1 << c)
+            restrict(kept, mask)
+            lowest = [99] * 4
+            for c in ex.returned:
+                lowest[c // 13] = min(lowest[c // 13], c)
+            drop = _flag(view, receiver)
+            if after_exchange and receiver == dealer:
+                drop |= 1 << OUT
+            for s in range(4):
+                if lowest[s] < 99:
+                    above = SUIT_MASK[s] & ~((1 << (lowest[s] + 1)) - 1) & ~view.shown
+                    restrict(above, _ALL & ~drop)
+        elif ex.receiver == me:
+            mask = _flag(view, ex.sender)
+            if after_exchange and ex.sender == dealer:
+                mask |= 1 << OUT
+            returned = 0
+            for c in ex.returned:
+                returned |= 1 << c
+            restrict(returned, mask)
+    if view.shown:
+        mask = _flag(view, dealer)
+        if rules.pickup_before_discard:
+            mask |= 1 << OUT
+        restrict(view.shown, mask)
+    cons = Constraints(me, (left, right), unknown, tuple(allowed), capacity)
+    _check_feasible(cons)
+    return cons
+
+
+def _slacks(cons: Constraints) -> list[int]:
+    need = [0] * 16
+    counts = [0] * 16
+    for c in from_mask(cons.unknown):
+        counts[cons.allowed[c]] += 1
+    for L in range(16):
+        total = 0
+        for t in range(1, 16):
+            if counts[t] and not t & ~L:
+                total += counts[t]
+        need[L] = total
+    cap = cons.capacity
+    return [sum(cap[loc] for loc in range(4) if L >> loc & 1) - need[L] for L in range(16)]
+
+
+def _check_feasible(cons: Constraints) -> None:
+    slack = _slacks(cons)
+    bad = [L for L in range(1, 16) if slack[L] < 0]
+    empty = [CARD_TEXT[c] for c in from_mask(cons.unknown) if cons.allowed[c] == 0]
+    if bad or empty or slack[15] != 0:
+        where = [LOCATION_NAMES[loc] for loc in range(4) if bad and bad[0] >> loc & 1]
+        raise WorldError(
+            f"seat {cons.seat}: no deal fits what it knows (capacities {cons.capacity}; "
+            f"cards with no place {empty}; overfull locations {where}; slack {slack[15]})"
+        )
+
+
+def sample_world(view: PlayerView, rng: random.Random, cons: Constraints | None = None) -> World:
+    """One deal consistent with the view (pass ``cons`` to reuse constraints)."""
+    if cons is None:
+        cons = constraints_of(view)
+    slack = _slacks(cons)
+    room = list(cons.capacity)
+    allowed = cons.allowed
+    cards = from_mask(cons.unknown)
+    rng.shuffle(cards)
+    placed = [0, 0, 0, 0]
+    for c in cards:
+        t = allowed[c]
+        checks = _CHECKS[t]
+        options = []
+        weights = 0
+        for loc in range(4):
+            if t >> loc & 1 and room[loc]:
+                ok = True
+                for L in checks[loc]:
+                    if slack[L] < 1:
+                        ok = False
+                        break
+                if ok:
+                    options.append(loc)
+                    weights += room[loc]
+        if not options:  # cannot happen when the constraints were feasible
+            raise WorldError(f"seat {cons.seat}: sampling got stuck at {CARD_TEXT[c]}")
+        pick = rng.randrange(weights)
+        for loc in options:
+            pick -= room[loc]
+            if pick < 0:
+                break
+        room[loc] -= 1
+        placed[loc] |= 1 << c
+        for L in range(1, 16):
+            if L >> loc & 1:
+                slack[L] -= 1
+            if not t & ~L:
+                slack[L] += 1
+    hands = [0, 0, 0]
+    hands[cons.seat] = view.hand
+    hands[cons.seats[0]] = placed[LEFT]
+    hands[cons.seats[1]] = placed[RIGHT]
+    return World((hands[0], hands[1], hands[2]), placed[KITTY], placed[OUT])
+
+
+def world_from_view(view: PlayerView, world: World) -> Game:
+    """A Game in the view's public state with the sampled hidden cards.
+
+    Supports the trump, discard and play phases (the exchange keeps state
+    the view does not carry in engine form). The game ends (truncated) at
+    the end of the current hand, so a rollout stops there with
+    ``tricks_won`` intact.
+    """
+    phase = view.phase
+    if phase not in (TRUMP, DISCARD, PLAY):
+        raise ValueError(f"world_from_view supports the trump, discard and play phases, not phase {phase}")
+    if phase == OVER or view.to_act is None:
+        raise ValueError("world_from_view: nobody is to act")
+    game = Game(view.rules, seed=0, first_dealer=view.dealer, max_hands=view.hand_number)
+    game.hand_number = view.hand_number
+    game.max_hands = view.hand_number
+    game.scores = list(view.scores)
+    game.dealer = view.dealer
+    game.quotas = list(view.quotas)
+    game.hands = list(world.hands)
+    if view.kitty_taken:
+        kitty = view.kitty if view.kitty is not None else 0
+    else:
+        kitty = world.kitty
+    game.kitty_mask = kitty
+    game.previous_balances = None if view.previous_balances is None else list(view.previous_balances)
+    game.trump = view.trump
+    game.picked_up = view.kitty_taken
+    game.played = list(view.played)
+    game.voids = list(view.voids)
+    game.trick = list(view.trick)
+    game.led_suit = view.led_suit
+    game.leader = view.trick_leader
+    game.tricks_won = list(view.tricks_won)
+    game.tricks_played = view.tricks_played
+    game.ex_rounds = []
+    game.ex_round = 0
+    game.phase = phase
+    game.current = view.to_act
+    game.winners = None
+    game.truncated = False
+    log = HandLog(view.hand_number, view.dealer, list(view.quotas), [[], [], []], from_mask(kitty))
+    log.trump = view.trump if view.trump >= 0 else None
+    if phase != TRUMP:
+        if view.discards is not None:
+            log.discards = list(view.discards)
+        else:  # another dealer's discards: only their number matters to the engine
+            log.discards = from_mask(world.out)[: view.rules.kitty_size]
+    log.shown = [] if view.kitty_taken else None
+    if phase == PLAY:
+        trick = TrickLog(view.trick_leader)
+        trick.cards = list(view.trick)
+        log.tricks = [trick]
+    game.history = [log]
+    return game

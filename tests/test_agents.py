@@ -1,0 +1,308 @@
+"""Agents: legality, determinism, strength, the registry, and the world sampler."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents import AgentSpecError, act, make_agent
+from agents.heuristic import HeuristicAgent, choose_discard, choose_play, choose_send, choose_trump, deck_of
+from agents.pimc import PimcAgent, rollout
+from agents.random_agent import RandomAgent
+from agents.world_sampler import (
+    KITTY,
+    LEFT,
+    OUT,
+    RIGHT,
+    World,
+    WorldError,
+    constraints_of,
+    sample_world,
+    world_from_view,
+)
+from sm_env.cards import SUIT_MASK, from_mask, parse_card
+from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
+from sm_env.knowledge import player_view
+
+RULE_SETS = [
+    "standard",
+    {"pickup_before_discard": True},
+    {"pickup_before_discard": True, "trump_after_kitty": True},
+    "woburn",
+    "6-3-8",
+]
+START_BALANCES = [None, [2, -1, -1], [-1, 2, -1], [1, 1, -2], [3, -2, -1], [-4, 2, 2], [0, 3, -3], [-2, -1, 3]]
+
+
+def play_game(agents, seed: int, rules="standard", max_hands: int = 3, start_balances=None) -> list[int]:
+    """Play a game with one agent per seat; checks every action is legal; returns the actions."""
+    game = Game(rules, seed=seed, max_hands=max_hands, start_balances=start_balances)
+    for i, agent in enumerate(agents):
+        agent.reset(seed * 3 + i)
+    actions = []
+    while game.current_player is not None:
+        seat = game.current_player
+        view = player_view(game, seat)
+        action = act(agents[seat], view)
+        assert isinstance(action, int)
+        assert game.legal_mask() >> action & 1, f"{agents[seat]} played illegal {action} in {game}"
+        game.apply(action)
+        actions.append(action)
+    return actions
+
+
+@pytest.mark.parametrize("rules", RULE_SETS)
+def test_random_and_heuristic_play_only_legal_actions(rules):
+    for seed in range(12):
+        balances = START_BALANCES[seed % len(START_BALANCES)]
+        play_game([RandomAgent(), HeuristicAgent(), RandomAgent()], seed, rules, 3, balances)
+        play_game([HeuristicAgent(), HeuristicAgent(), HeuristicAgent()], seed, rules, 3, balances)
+
+
+@pytest.mark.parametrize("rules", ["standard", {"pickup_before_discard": True, "trump_after_kitty": True}, "6-3-8"])
+def test_pimc_plays_only_legal_actions(rules):
+    for seed in range(2):
+        balances = START_BALANCES[(seed + 1) % len(START_BALANCES)]
+        play_game([PimcAgent(samples=1, bid=True), HeuristicAgent(), PimcAgent(samples=2)], seed, rules, 1, balances)
+
+
+def test_agents_are_deterministic_under_a_seed():
+    for make in (lambda: RandomAgent(), lambda: HeuristicAgent(), lambda: PimcAgent(samples=2)):
+        first = play_game([make(), make(), make()], 5, max_hands=1, start_balances=[2, -1, -1])
+        again = play_game([make(), make(), make()], 5, max_hands=1, start_balances=[2, -1, -1])
+        assert first == again
+    a = play_game([RandomAgent()] * 3, 5, max_hands=1)
+    b = play_game([RandomAgent()] * 3, 6, max_hands=1)
+    assert a != b
+
+
+def test_heuristic_beats_random_by_a_wide_margin():
+    from training.evaluate import evaluate
+
+    result = evaluate(["heuristic", "random"], deals=60, mode="hand", seed=3, workers=1, progress=False)
+    diff = result.pairwise[("heuristic", "random")]
+    assert diff.lo > 1.5, diff  # about +3 tricks a hand in practice
+    assert result.stats["heuristic"]["all"]["balance"].lo > 0
+
+
+# ---------------------------------------------------------------- heuristic rules
+
+
+def c(text: str) -> int:
+    return parse_card(text)
+
+
+def m(text: str) -> int:
+    return sum(1 << parse_card(t) for t in text.split())
+
+
+def test_heuristic_trump_and_discard_choices():
+    hand = m("2H 3H 5H 8H JH AC KC 4D 9S 3S 7C 6D 8D 2S TS QD")
+    assert choose_trump(hand) == 2  # five hearts
+    # trump hearts: discards go to empty a short side suit, never the AC
+    outstanding = (1 << 52) - 1 & ~hand
+    first = choose_discard(hand, 2, outstanding, 4)
+    assert first not in (c("AC"), c("2H"))
+    assert first // 13 != 2
+
+
+def test_heuristic_sends_a_card_that_can_fetch_a_high_card():
+    hand = m("AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S AH KH 2C")
+    outstanding = (1 << 52) - 1 & ~hand
+    # aces/kings gain nothing; the 2C can fetch the receiver's best club
+    assert choose_send(hand, outstanding, 16, 0, -1) == c("2C")
+
+
+def test_heuristic_play_follows_ducks_and_ruffs():
+    full = (1 << 52) - 1
+    hand = m("AH 4H 2S 3D")
+    out = full & ~hand
+    voids = (0, 0, 0)
+    # last to play: cheapest winner
+    assert choose_play(0, m("AH KH 4H 2S"), (c("QH"), c("3H")), 3, full & ~m("AH KH 4H 2S QH 3H"), voids) == c("KH")
+    # cannot beat: duck low
+    assert choose_play(0, hand, (c("KS"), c("AS")), 1, out, voids) == c("2S")
+    # void in the led suit with trumps: ruff with the lowest trump when last
+    assert choose_play(0, m("2D 9D 5H"), (c("AC"), c("KC")), 1, full & ~m("2D 9D 5H AC KC"), voids) == c("2D")
+
+
+# ---------------------------------------------------------------- registry
+
+
+def test_make_agent_specs():
+    assert isinstance(make_agent("random", seed=1), RandomAgent)
+    assert isinstance(make_agent("heuristic"), HeuristicAgent)
+    p = make_agent("pimc:samples=3", seed=2)
+    assert isinstance(p, PimcAgent) and p.samples == 3
+    p = make_agent("pimc:seconds=0.2,bid=1")
+    assert p.seconds == 0.2 and p.bid and p.name == "pimc:seconds=0.2,bid=1"
+    assert make_agent("pimc").name == "pimc" and not make_agent("pimc:bid=0").bid
+    assert make_agent("human").name == "human"
+    with pytest.raises(AgentSpecError, match="known agents: random, heuristic, pimc"):
+        make_agent("alphazero")
+    with pytest.raises(AgentSpecError, match="unknown parameter"):
+        make_agent("pimc:depth=3")
+    with pytest.raises(AgentSpecError, match="bad parameter value"):
+        make_agent("pimc:samples=many")
+    with pytest.raises(AgentSpecError, match="takes no parameters"):
+        make_agent("random:x=1")
+    with pytest.raises(AgentSpecError, match="ppo"):
+        make_agent("ppo:/nonexistent/model.zip")
+    with pytest.raises(AgentSpecError, match="checkpoint"):
+        make_agent("ppo")
+
+
+# ---------------------------------------------------------------- world sampler
+
+
+def _location_of(game: Game, seat: int, card: int) -> int:
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    if game.hands[left] >> card & 1:
+        return LEFT
+    if game.hands[right] >> card & 1:
+        return RIGHT
+    if not game.picked_up and game.kitty_mask >> card & 1:
+        return KITTY
+    return OUT
+
+
+def _check_world(view, world: World, cons) -> None:
+    """Everything the seat knows holds in the sampled world."""
+    me = view.seat
+    rules = view.rules
+    played = view.played[0] | view.played[1] | view.played[2]
+    assert world.hands[me] == view.hand
+    for s in range(3):
+        assert world.hands[s].bit_count() == view.hand_sizes[s]
+        assert not world.hands[s] & played
+        if s != me:
+            for suit in range(4):
+                if view.voids[s] >> suit & 1:
+                    assert not world.hands[s] & SUIT_MASK[suit]
+    parts = [world.hands[0], world.hands[1], world.hands[2], world.kitty, world.out]
+    union = 0
+    for part in parts:
+        assert not union & part, "a card in two places"
+        union |= part
+    assert not union & played
+    kitty_size = 0 if view.kitty_taken else rules.kitty_size
+    assert world.kitty.bit_count() == kitty_size
+    assert not world.out & (world.kitty | played | view.hand)
+    assert union | played | cons.unknown | view.hand == union | played  # every unknown card placed
+    # the cards placed match the per-card constraints
+    left, right = cons.seats
+    for card in from_mask(cons.unknown):
+        loc = (
+            LEFT
+            if world.hands[left] >> card & 1
+            else RIGHT
+            if world.hands[right] >> card & 1
+            else KITTY
+            if world.kitty >> card & 1
+            else OUT
+        )
+        assert cons.allowed[card] >> loc & 1
+    # known cards: shown kitty cards are with the dealer (or discarded after pickup)
+    for card in from_mask(view.shown & ~played):
+        assert world.hands[view.dealer] >> card & 1 or (rules.pickup_before_discard and world.out >> card & 1)
+    # cards I returned as receiver are with the sender (or its discards if it dealt)
+    for ex in view.exchanges:
+        if ex.receiver == me and ex.returned is not None:
+            for card in ex.returned:
+                if not played >> card & 1:
+                    assert world.hands[ex.sender] >> card & 1 or (ex.sender == view.dealer and world.out >> card & 1)
+
+
+def _random_states(n_games: int, seed: int):
+    """(game, seat) pairs over random games with exchanges, discards and shows."""
+    rng = random.Random(seed)
+    heuristic = HeuristicAgent()
+    for i in range(n_games):
+        rules = RULE_SETS[i % len(RULE_SETS)]
+        balances = START_BALANCES[i % len(START_BALANCES)]
+        game = Game(rules, seed=seed * 1000 + i, max_hands=2, start_balances=balances)
+        while game.current_player is not None:
+            yield game
+            view = player_view(game, game.current_player)
+            game.apply(rng.choice(game.legal_actions()) if rng.random() < 0.4 else heuristic.act(view))
+
+
+def test_world_sampler_never_contradicts_knowledge_and_admits_the_truth():
+    rng = random.Random(1)
+    states = 0
+    shown = exchanged = 0
+    for game in _random_states(150, 7):
+        if rng.random() > 0.3:
+            continue
+        states += 1
+        for seat in range(3):
+            view = player_view(game, seat)
+            cons = constraints_of(view)
+            # the truth is one of the worlds allowed (nothing over-constrained)
+            for card in from_mask(cons.unknown):
+                assert cons.allowed[card] >> _location_of(game, seat, card) & 1, (game, seat, card)
+            world = sample_world(view, rng, cons)
+            _check_world(view, world, cons)
+            shown += bool(view.shown)
+            exchanged += any(ex.sent is not None for ex in view.exchanges)
+    assert states > 2000 and shown > 0 and exchanged > 500
+
+
+def test_world_from_view_with_the_true_cards_replays_the_real_game():
+    deck_cache = {}
+    for n, game in enumerate(_random_states(40, 11)):
+        if game.phase not in (TRUMP, DISCARD, PLAY) or n % 3:
+            continue
+        seat = game.current_player
+        view = player_view(game, seat)
+        out = 0
+        if seat != game.dealer and game.log.discards:
+            for card in game.log.discards:
+                out |= 1 << card
+        truth = World(tuple(game.hands), 0 if game.picked_up else game.kitty_mask, out)
+        world = world_from_view(view, truth)
+        assert world.legal_mask() == game.legal_mask()
+        assert world.current_player == game.current_player
+        real = game.clone()
+        real.max_hands = real.hand_number
+        deck = deck_cache.setdefault(game.rules, deck_of(game.rules))
+        dealer_out = sum(1 << c for c in game.log.discards or ())
+        rollout(real, deck, dealer_out)
+        rollout(world, deck, dealer_out)
+        assert real.phase == world.phase == OVER
+        assert real.tricks_won == world.tricks_won
+
+
+def test_world_sampler_places_sent_cards_and_bounds_the_receiver():
+    # seat 0 (up 1) sends 2C to seat 2 (down 1), which must return its best club, QC.
+    hands = [
+        "2C 3C 4C 5C 6C 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD",
+        "KC AC 9C TC JC KD AD QH KH AH 5S 6S 7S 8S 9S TS",
+        "QC 7C 8C 2H 3H 4H 5H 6H 7H 8H 9H TH JH 2S 3S 4S",
+    ]
+    deal = {"hands": [h.split() for h in hands], "kitty": "JS QS KS AS".split()}
+    game = Game(seed=0, first_dealer=1, deals=[deal], start_balances=[1, 0, -1], max_hands=1)
+    assert game.phase == EXCHANGE and game.current_player == 0
+    game.apply(c("2C"))
+    assert game.hands[0] >> c("QC") & 1
+    view = player_view(game, 0)
+    cons = constraints_of(view)
+    assert cons.allowed[c("2C")] == 1 << RIGHT  # seat 2 kept it (right of seat 0)
+    assert not cons.allowed[c("QC")]  # known: back in seat 0's hand
+    for card in ("KC", "AC"):  # seat 2 returned QC, so it holds nothing higher
+        assert not cons.allowed[c(card)] >> RIGHT & 1
+    rng = random.Random(0)
+    for _ in range(50):
+        world = sample_world(view, rng, cons)
+        _check_world(view, world, cons)
+        assert world.hands[2] >> c("2C") & 1
+        assert not world.hands[2] & m("KC AC")
+
+
+def test_sampler_reports_impossible_views():
+    game = Game(seed=0, first_dealer=0, max_hands=1)
+    view = player_view(game, 1)
+    object.__setattr__(view, "hand_sizes", (16, 16, 30))
+    with pytest.raises(WorldError):
+        constraints_of(view)

@@ -1,0 +1,144 @@
+"""Duplicate evaluation: schedule, determinism, figures and outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from training import evaluate as ev
+
+
+def _strip(result: ev.EvalResult) -> dict:
+    data = result.to_dict()
+    data.pop("timing")
+    data.pop("elapsed_seconds")
+    data["config"].pop("workers")
+    return data
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_schedule_gives_every_agent_every_seat(n):
+    seatings = ev.schedule(n)
+    assert len(seatings) == (6 if n == 3 else 3)
+    assert len(set(seatings)) == len(seatings)
+    for agent in range(n):
+        assert {seat for s in seatings for seat in range(3) if s[seat] == agent} == {0, 1, 2}
+    if n == 2:
+        assert all(sorted(s) == [0, 1, 1] for s in seatings)
+    with pytest.raises(ValueError):
+        ev.schedule(1)
+
+
+@pytest.mark.parametrize("mode", ["hand", "game"])
+def test_every_deal_is_played_in_every_seating_with_the_same_cards(mode):
+    config = ev._Config(("heuristic", "random", "pimc:samples=1"), mode, 4, ev.RuleSet(), 0, None, 3)
+    ev._init_worker(config)
+    for index in range(3):
+        deal = ev._play_deal(index)
+        assert [tuple(s["seating"]) for s in deal["seatings"]] == ev.schedule(3)
+        for agent in range(3):
+            seats = {seat for s in deal["seatings"] for seat in range(3) if s["seating"][seat] == agent}
+            assert seats == {0, 1, 2}
+        # the same first dealer in every seating (hence the same deal sequence)
+        assert len({s["hands"][0][0] for s in deal["seatings"]}) == 1
+        if mode == "hand":
+            assert all(len(s["hands"]) == 1 and s["hands"][0][0] == 0 for s in deal["seatings"])
+
+
+def test_same_seed_gives_same_deals():
+    from sm_env.game import Game
+
+    seed = ev.deal_seed(9, 4)
+    assert seed == ev.deal_seed(9, 4) != ev.deal_seed(9, 5)
+    a, b = Game(seed=seed, max_hands=3), Game(seed=seed, max_hands=3)
+    assert a.log.deal_hands == b.log.deal_hands and a.first_dealer == b.first_dealer
+
+
+def test_heuristic_beats_random_and_figures_are_consistent():
+    result = ev.evaluate(["heuristic", "random"], deals=40, mode="hand", seed=1, workers=1, progress=False)
+    h, r = result.stats["heuristic"], result.stats["random"]
+    assert result.pairwise[("heuristic", "random")].lo > 1.0
+    for stats in (h, r):
+        for role in ("all", "dealer", "eldest", "middle"):
+            e = stats[role]["balance"]
+            assert e.lo <= e.mean <= e.hi
+    # two agents: heuristic alone against two randoms, in 3 rotations
+    assert result.counts["heuristic"]["all"]["hands"] == 3 * 40
+    assert result.counts["random"]["all"]["hands"] == 6 * 40
+    for role in ("dealer", "eldest", "middle"):
+        assert result.counts["heuristic"][role]["hands"] == 40
+    # balances sum to zero over the three seats of every hand
+    total = 3 * 40 * h["all"]["balance"].mean + 6 * 40 * r["all"]["balance"].mean
+    assert abs(total) < 1e-9
+    assert result.ratings["heuristic"]["mu"] > result.ratings["random"]["mu"]
+    assert "heuristic - random" in result.table()
+
+
+def test_results_do_not_depend_on_workers():
+    kwargs = dict(deals=6, mode="game", seed=5, max_hands=4, progress=False, bootstrap=200)
+    one = ev.evaluate(["heuristic", "random", "random"], workers=1, **kwargs)
+    two = ev.evaluate(["heuristic", "random", "random"], workers=2, **kwargs)
+    assert _strip(one) == _strip(two)
+    assert one.agents == ["heuristic", "random", "random#2"]
+    again = ev.evaluate(["heuristic", "random", "random"], workers=1, **kwargs)
+    assert _strip(again) == _strip(one)
+
+
+def test_hand_mode_with_an_exchange_and_game_mode_win_rates():
+    result = ev.evaluate(
+        ["heuristic", "random"], deals=5, mode="hand", seed=2, workers=1, start_balances=(2, -1, -1), progress=False
+    )
+    assert result.config["start_balances"] == [2, -1, -1]
+    game = ev.evaluate(["heuristic", "random"], deals=4, mode="game", seed=2, workers=1, max_hands=30, progress=False)
+    win = game.stats["heuristic"]["all"]["win_rate"]
+    assert 0.0 <= win.lo <= win.mean <= win.hi <= 1.0
+    assert game.counts["heuristic"]["all"]["games"] == 3 * 4
+
+
+def test_bad_arguments_are_clear():
+    with pytest.raises(ValueError, match="known agents"):
+        ev.evaluate(["heuristic", "nonsense"], deals=1, workers=1, progress=False)
+    with pytest.raises(ValueError, match="2 or 3 agents"):
+        ev.evaluate(["heuristic"], deals=1, workers=1, progress=False)
+    with pytest.raises(ValueError, match="mode"):
+        ev.evaluate(["heuristic", "random"], deals=1, mode="match", workers=1, progress=False)
+    with pytest.raises(ValueError, match="human"):
+        ev.evaluate(["heuristic", "human"], deals=1, workers=1, progress=False)
+
+
+def test_cli_prints_a_table_and_saves_json_csv_png(tmp_path, capsys):
+    out = tmp_path / "eval"
+    code = ev.main(
+        [
+            "--agents",
+            "heuristic",
+            "random",
+            "--deals",
+            "8",
+            "--mode",
+            "hand",
+            "--workers",
+            "1",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--bootstrap",
+            "200",
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "balance/hand" in printed and "heuristic - random" in printed
+    data = json.loads((out / "result.json").read_text())
+    assert data["config"]["deals"] == 8 and data["agents"] == ["heuristic", "random"]
+    assert set(data["stats"]["heuristic"]) == {"all", "dealer", "eldest", "middle"}
+    rows = list(csv.DictReader((out / "result.csv").open()))
+    assert (
+        len(rows) == 8 and rows[0]["agent"] == "heuristic" and float(rows[0]["balance_lo"]) <= float(rows[0]["balance"])
+    )
+    assert (out / "balance_by_role.png").read_bytes()[:4] == b"\x89PNG"
+    assert ev.main(["--agents", "heuristic", "bogus", "--deals", "1", "--no-progress", "--out", str(out)]) == 2

@@ -1,0 +1,129 @@
+"""The human player: scripted input, clear messages, clean exit."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from agents import play
+from agents.heuristic import heuristic_action
+from agents.human import HumanAgent, HumanQuit, numbered_actions, parse_answer
+from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask
+from sm_env.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.knowledge import player_view
+
+
+def following_state():
+    """A view of a player who must follow suit and also holds other suits."""
+    for seed in range(100):
+        game = Game(seed=seed, first_dealer=0, max_hands=1)
+        while game.current_player is not None:
+            view = player_view(game, game.current_player)
+            if game.phase == PLAY and view.trick:
+                follow = view.hand & SUIT_MASK[view.led_suit]
+                if follow and view.hand & ~follow:
+                    return game, view
+            game.apply(heuristic_action(view))
+    raise AssertionError("no following state found")
+
+
+def run_human(view, text: str) -> tuple[int | None, str]:
+    out = io.StringIO()
+    human = HumanAgent(input_stream=io.StringIO(text), output_stream=out)
+    try:
+        action = human.act(view)
+    except HumanQuit:
+        action = None
+    return action, out.getvalue()
+
+
+def test_bad_inputs_get_messages_and_a_new_prompt():
+    game, view = following_state()
+    follow = from_mask(view.hand & SUIT_MASK[view.led_suit])
+    other = next(c for c in from_mask(view.hand) if c not in follow)
+    missing = next(c for c in range(52) if not view.hand >> c & 1)
+    legal = numbered_actions(view)
+    script = (
+        "\n".join(["zz", "1X", CARD_TEXT[missing], CARD_TEXT[other].lower(), "0", str(len(legal) + 1), "", "help", "1"])
+        + "\n"
+    )
+    action, text = run_human(view, script)
+    assert action == legal[0] and game.legal_mask() >> action & 1
+    assert "is not a card" in text
+    assert f"you do not hold {CARD_TEXT[missing]}" in text
+    assert "you must follow" in text and CARD_TEXT[follow[0]] in text
+    assert f"no action number 0: choose 1-{len(legal)}" in text
+    assert f"no action number {len(legal) + 1}" in text
+    assert "Answer with a card" in text  # help
+    assert "Traceback" not in text
+    # the table is shown: trump, quotas and the hand
+    assert "trump" in text and "quota" in text
+
+
+def test_cards_by_text_ten_forms_and_numbers():
+    _, view = following_state()
+    follow = from_mask(view.hand & SUIT_MASK[view.led_suit])
+    card = follow[-1]
+    text = CARD_TEXT[card]
+    assert parse_answer(text, view) == card
+    assert parse_answer(text.lower(), view) == card
+    if text[0] == "T":
+        assert parse_answer("10" + text[1], view) == card
+    legal = numbered_actions(view)
+    assert [parse_answer(str(i), view) for i in range(1, len(legal) + 1)] == legal
+
+
+def test_trump_by_letter_or_name():
+    game = Game(seed=1, first_dealer=0, max_hands=1)
+    view = player_view(game, 0)
+    assert view.phase == TRUMP
+    assert parse_answer("H", view) == TRUMP_ACTION_BASE + 2
+    assert parse_answer("hearts", view) == TRUMP_ACTION_BASE + 2
+    assert parse_answer("spade", view) == TRUMP_ACTION_BASE + 3
+    assert parse_answer("1", view) == TRUMP_ACTION_BASE
+    with pytest.raises(ValueError, match="not a suit"):
+        parse_answer("AS", view)
+    action, text = run_human(view, "purple\nd\n")
+    assert action == TRUMP_ACTION_BASE + 1 and "not a suit" in text
+
+
+def test_end_of_input_and_quit_stop_cleanly():
+    _, view = following_state()
+    assert run_human(view, "")[0] is None
+    assert run_human(view, "zz\nquit\n")[0] is None
+
+
+def test_play_main_eof_exits_cleanly_and_saves_the_record(tmp_path):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    code = play.main(["--seed", "4", "--record", str(path)], input_stream=io.StringIO(""), output_stream=out)
+    assert code == 0
+    text = out.getvalue()
+    assert "Game stopped" in text and "Traceback" not in text
+    assert json.loads(path.read_text())["format"] == "sergeant-major-record/1"
+
+
+def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    script = io.StringIO("1\n" * 200)
+    code = play.main(
+        ["--seat", "2", "--seed", "8", "--max-hands", "1", "--opponents", "heuristic", "random", "--record", str(path)],
+        input_stream=script,
+        output_stream=out,
+    )
+    assert code == 0
+    text = out.getvalue()
+    assert "Hand 1 over" in text and "Game over" in text
+    record = json.loads(path.read_text())
+    assert record["hands"][0]["tricks_won"] is not None and sum(record["hands"][0]["tricks_won"]) == 16
+    from sm_env.record import replay
+
+    assert replay(record) == record
+
+
+def test_play_main_rejects_bad_specs(capsys):
+    assert play.main(["--opponents", "heuristic", "nobody"], input_stream=io.StringIO("")) == 2
+    assert "known agents" in capsys.readouterr().err

@@ -1,0 +1,1 @@
+"""Training: single-seat wrapper, opponent pool, PPO trainer, duplicate evaluation, config schema."""

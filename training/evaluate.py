@@ -1,0 +1,595 @@
+"""Duplicate evaluation: the same deals replayed with the agents in every
+seating, so that the luck of the cards cancels out.
+
+Seatings (one *deal* is played once per seating):
+
+- three distinct agents: all 6 permutations over the three seats;
+- two agents ``[A, B]``: A against two copies of B, in the 3 rotations
+  (A at seat 0, 1 and 2).
+
+So on every deal every agent sits in every seat, and in every role.
+
+Modes:
+
+- ``hand``: one hand per game, dealt by seat ``dealer`` (default 0), from
+  the deal's seed; with ``start_balances`` the hand opens with the exchange
+  those (imaginary previous-hand) balances call for.
+- ``game``: whole games (first to 12 tricks under the standard rules),
+  truncated after ``max_hands`` hands (default 30). Each seating of a deal
+  gets the same game seed, hence the same first dealer and the same deal
+  sequence (the engine draws only the first dealer and the random deals
+  from its RNG).
+
+Reported per agent, overall and per role (dealer, eldest, middle):
+
+- ``balance``: mean balance (tricks - quota) per hand played;
+- ``tricks``: mean tricks per hand;
+- ``win_rate``: overall, the share of games the agent won (a hand-mode game
+  is won by taking 12 tricks in its one hand); per role, the share of hands
+  played in that role that won the game.
+
+Each with a 95% percentile bootstrap confidence interval over deals (the
+seatings of one deal are correlated, so deals are the unit resampled; each
+figure is a ratio of sums over the resampled deals). Also: the pairwise
+difference of mean balance between agents (with its CI), an openskill
+Plackett-Luce rating (each hand in hand mode, each game in game mode, is a
+three-player free-for-all ranked by balance, or by the win then the final
+score; two copies of one agent each get updated and the agent takes the
+mean of their updates), and the time per decision of each agent.
+
+Results are deterministic for a given seed whatever the number of workers
+(every random choice is seeded from the seed and the deal index; timing
+figures aside, and agents budgeted by time aside).
+
+Command line::
+
+    python -m training.evaluate --agents heuristic pimc random --deals 1000 \\
+        --mode hand --workers 2 --seed 0 --out runs/eval/first
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import itertools
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents import Agent, act, make_agent
+from sm_env.game import Game
+from sm_env.knowledge import player_view
+from sm_env.rules import RuleSet
+
+ROLES = ("dealer", "eldest", "middle")
+METRICS = ("balance", "tricks", "win_rate")
+
+
+def schedule(n_agents: int) -> list[tuple[int, int, int]]:
+    """Seatings as agent index by seat: 6 permutations of 3 agents, or the 3
+    rotations of agent 0 against two copies of agent 1."""
+    if n_agents == 3:
+        return list(itertools.permutations(range(3)))
+    if n_agents == 2:
+        return [(0, 1, 1), (1, 0, 1), (1, 1, 0)]
+    raise ValueError(f"duplicate evaluation needs 2 or 3 agents, got {n_agents}")
+
+
+def _derive(*keys: int) -> int:
+    return int(np.random.SeedSequence([k & 0xFFFFFFFF for k in keys]).generate_state(1)[0])
+
+
+def deal_seed(seed: int, index: int) -> int:
+    """The game seed of deal ``index`` (the same in every seating)."""
+    return _derive(seed, index, 0x5EED)
+
+
+# ---------------------------------------------------------------- playing
+
+
+@dataclass(frozen=True)
+class _Config:
+    specs: tuple[str, ...]
+    mode: str
+    seed: int
+    rules: Any
+    dealer: int
+    start_balances: tuple[int, int, int] | None
+    max_hands: int
+
+
+_STATE: dict[str, Any] = {}
+
+
+def _init_worker(config: _Config) -> None:
+    _STATE["config"] = config
+    _STATE["agents"] = {}
+
+
+def _agent(index: int, copy: int) -> Agent:
+    agents: dict[tuple[int, int], Agent] = _STATE["agents"]
+    key = (index, copy)
+    if key not in agents:
+        agents[key] = make_agent(_STATE["config"].specs[index])
+    return agents[key]
+
+
+def _play_deal(index: int) -> dict[str, Any]:
+    """Play one deal in every seating; plain data out (for pickling)."""
+    config: _Config = _STATE["config"]
+    seed = deal_seed(config.seed, index)
+    seatings = []
+    n = len(config.specs)
+    seconds = [0.0] * n
+    decisions = [0] * n
+    for k, seating in enumerate(schedule(n)):
+        copies: dict[int, int] = {}
+        seat_agents = []
+        for seat, who in enumerate(seating):
+            agent = _agent(who, copies.get(who, 0))
+            copies[who] = copies.get(who, 0) + 1
+            agent.reset(_derive(config.seed, index, k, seat))
+            seat_agents.append(agent)
+        if config.mode == "hand":
+            game = Game(config.rules, seed=seed, first_dealer=config.dealer, max_hands=1,
+                        start_balances=config.start_balances)
+        else:
+            game = Game(config.rules, seed=seed, max_hands=config.max_hands)
+        while True:
+            seat = game.current_player
+            if seat is None:
+                break
+            view = player_view(game, seat)
+            start = time.perf_counter()
+            action = act(seat_agents[seat], view)
+            seconds[seating[seat]] += time.perf_counter() - start
+            decisions[seating[seat]] += 1
+            game.apply(action)
+        hands = [(log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history]
+        seatings.append({
+            "seating": list(seating),
+            "hands": hands,
+            "winners": list(game.winners or []),
+            "scores": list(game.scores),
+            "truncated": game.truncated,
+        })
+    return {"index": index, "seatings": seatings, "seconds": seconds, "decisions": decisions}
+
+
+# ---------------------------------------------------------------- aggregation
+
+
+@dataclass
+class Estimate:
+    """A figure with its 95% bootstrap confidence interval."""
+
+    mean: float
+    lo: float
+    hi: float
+
+    def text(self, signed: bool = True, digits: int = 3) -> str:
+        fmt = f"{{:{'+' if signed else ''}.{digits}f}}"
+        return f"{fmt.format(self.mean)} [{fmt.format(self.lo)}, {fmt.format(self.hi)}]"
+
+    def to_dict(self) -> dict[str, float]:
+        return {"mean": self.mean, "lo": self.lo, "hi": self.hi}
+
+
+@dataclass
+class EvalResult:
+    """The outcome of :func:`evaluate` (see the module docstring for the figures).
+
+    ``agents``: the labels (specs, with ``#2`` etc. where a spec repeats);
+    ``stats[agent][role][metric]`` with role ``all`` or a role name;
+    ``counts[agent][role]``: hands (and games under ``all``) behind them;
+    ``pairwise[(a, b)]``: mean balance of a minus that of b;
+    ``ratings[agent]``: openskill mu, sigma and ordinal (mu - 3 sigma).
+    """
+
+    agents: list[str]
+    config: dict[str, Any]
+    stats: dict[str, dict[str, dict[str, Estimate]]]
+    counts: dict[str, dict[str, dict[str, int]]]
+    pairwise: dict[tuple[str, str], Estimate]
+    ratings: dict[str, dict[str, float]]
+    timing: dict[str, dict[str, float]]
+    elapsed: float
+    deal_balances: list[list[float]] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "sergeant-major-eval/1",
+            "config": copy.deepcopy(self.config),
+            "agents": list(self.agents),
+            "stats": {
+                a: {r: {m: e.to_dict() for m, e in ms.items()} for r, ms in roles.items()}
+                for a, roles in self.stats.items()
+            },
+            "counts": copy.deepcopy(self.counts),
+            "pairwise": [{"a": a, "b": b, "balance_difference": e.to_dict()} for (a, b), e in self.pairwise.items()],
+            "ratings": copy.deepcopy(self.ratings),
+            "timing": copy.deepcopy(self.timing),
+            "elapsed_seconds": self.elapsed,
+        }
+
+    def table(self) -> str:
+        """A plain-text report: per agent and role, pairwise differences, ratings, timing."""
+        cfg = self.config
+        width = max(len(a) for a in self.agents) + 2
+        lines = [
+            f"duplicate evaluation: {cfg['deals']} deals x {len(cfg['seatings'])} seatings, mode {cfg['mode']}, "
+            f"rules {cfg['rules']}, seed {cfg['seed']} ({self.elapsed:.1f} s)",
+            "95% bootstrap CIs over deals",
+            "",
+            f"{'agent':<{width}}{'role':<8}{'balance/hand':<28}{'tricks/hand':<28}{'win rate':<26}{'hands':>7}",
+        ]
+        for a in self.agents:
+            for role in ("all", *ROLES):
+                s = self.stats[a][role]
+                lines.append(
+                    f"{a if role == 'all' else '':<{width}}{role:<8}{s['balance'].text():<28}"
+                    f"{s['tricks'].text(False):<28}{s['win_rate'].text(False):<26}{self.counts[a][role]['hands']:>7}"
+                )
+        lines.append("")
+        lines.append("balance difference per hand (row minus column agent):")
+        for (a, b), e in self.pairwise.items():
+            lines.append(f"  {a} - {b}: {e.text()}")
+        lines.append("")
+        lines.append("openskill (Plackett-Luce) ratings:")
+        for a in sorted(self.agents, key=lambda x: -self.ratings[x]["ordinal"]):
+            r = self.ratings[a]
+            lines.append(f"  {a:<{width}} mu {r['mu']:6.2f}  sigma {r['sigma']:5.2f}  ordinal {r['ordinal']:6.2f}")
+        lines.append("")
+        lines.append("time per decision:")
+        for a in self.agents:
+            t = self.timing[a]
+            lines.append(f"  {a:<{width}} {t['ms_per_decision']:8.3f} ms  ({int(t['decisions'])} decisions)")
+        return "\n".join(lines)
+
+    def save(self, out_dir: str | os.PathLike[str]) -> dict[str, str]:
+        """Write ``result.json``, ``result.csv`` and ``balance_by_role.png``; returns their paths."""
+        out = os.fspath(out_dir)
+        os.makedirs(out, exist_ok=True)
+        paths = {
+            "json": os.path.join(out, "result.json"),
+            "csv": os.path.join(out, "result.csv"),
+            "png": os.path.join(out, "balance_by_role.png"),
+        }
+        tmp = paths["json"] + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(self.to_dict(), handle, indent=2)
+            handle.write("\n")
+        os.replace(tmp, paths["json"])
+        with open(paths["csv"], "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            header = ["agent", "role", "hands"]
+            for m in METRICS:
+                header += [m, f"{m}_lo", f"{m}_hi"]
+            writer.writerow(header)
+            for a in self.agents:
+                for role in ("all", *ROLES):
+                    row: list[Any] = [a, role, self.counts[a][role]["hands"]]
+                    for m in METRICS:
+                        e = self.stats[a][role][m]
+                        row += [f"{e.mean:.6f}", f"{e.lo:.6f}", f"{e.hi:.6f}"]
+                    writer.writerow(row)
+        self.plot(paths["png"])
+        return paths
+
+    def plot(self, path: str) -> None:
+        """Bar chart of mean balance by role per agent, with CI error bars."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        groups = ("all", *ROLES)
+        n = len(self.agents)
+        width = 0.8 / n
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for i, a in enumerate(self.agents):
+            means = [self.stats[a][g]["balance"].mean for g in groups]
+            lo = [self.stats[a][g]["balance"].mean - self.stats[a][g]["balance"].lo for g in groups]
+            hi = [self.stats[a][g]["balance"].hi - self.stats[a][g]["balance"].mean for g in groups]
+            xs = [x + (i - (n - 1) / 2) * width for x in range(len(groups))]
+            ax.bar(xs, means, width, yerr=[lo, hi], capsize=3, label=a)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(groups)
+        ax.set_ylabel("mean balance per hand (tricks - quota)")
+        ax.set_title(f"duplicate evaluation, {self.config['deals']} deals ({self.config['mode']} mode), 95% CI")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+
+def _labels(specs: Sequence[str]) -> list[str]:
+    labels = []
+    for i, spec in enumerate(specs):
+        repeat = sum(1 for s in specs[:i] if s == spec)
+        labels.append(spec if repeat == 0 else f"{spec}#{repeat + 1}")
+    return labels
+
+
+def _bootstrap(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> Estimate:
+    """Ratio of sums over deals, with a percentile CI from resampled deal weights."""
+    total = den.sum()
+    mean = float(num.sum() / total) if total else float("nan")
+    if not total:
+        return Estimate(mean, float("nan"), float("nan"))
+    nums = weights @ num
+    dens = weights @ den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = nums / dens
+    ratios = ratios[np.isfinite(ratios)]
+    lo, hi = np.percentile(ratios, [2.5, 97.5]) if len(ratios) else (float("nan"), float("nan"))
+    return Estimate(mean, float(lo), float(hi))
+
+
+def _diff_bootstrap(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray, weights: np.ndarray) -> Estimate:
+    mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diffs = (weights @ na) / (weights @ da) - (weights @ nb) / (weights @ db)
+    diffs = diffs[np.isfinite(diffs)]
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    return Estimate(mean, float(lo), float(hi))
+
+
+def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[str, dict[str, float]]:
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating(name=label) for label in labels]
+
+    def rank_of(values: list[float]) -> list[int]:
+        return [1 + sum(1 for w in values if w > v) for v in values]
+
+    for deal in deals:
+        for seating in deal["seatings"]:
+            who = seating["seating"]
+            if mode == "hand":
+                matches = [rank_of([float(b) for b in balances]) for _, _, balances in seating["hands"]]
+            else:
+                winners = set(seating["winners"])
+                matches = [rank_of([(s in winners) * 1000.0 + seating["scores"][s] for s in range(3)])]
+            for ranks in matches:
+                teams = [[model.rating(mu=ratings[w].mu, sigma=ratings[w].sigma)] for w in who]
+                new = model.rate(teams, ranks=ranks)
+                for agent in set(who):
+                    seats = [s for s in range(3) if who[s] == agent]
+                    mu = ratings[agent].mu + sum(new[s][0].mu - ratings[agent].mu for s in seats) / len(seats)
+                    sigma = sum(new[s][0].sigma for s in seats) / len(seats)
+                    ratings[agent] = model.rating(mu=mu, sigma=sigma, name=labels[agent])
+    return {
+        labels[i]: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for i, r in enumerate(ratings)
+    }
+
+
+def _aggregate(
+    deals: list[dict[str, Any]], labels: list[str], mode: str, seed: int, bootstrap: int
+) -> tuple[dict, dict, dict, list[list[float]]]:
+    n = len(labels)
+    d = len(deals)
+    # per deal, agent, role (3 = all): sums of balance, tricks, wins; counts of hands and games
+    bal = np.zeros((d, n, 4))
+    tricks = np.zeros((d, n, 4))
+    wins = np.zeros((d, n, 4))
+    hands = np.zeros((d, n, 4))
+    games = np.zeros((d, n))
+    for i, deal in enumerate(deals):
+        for seating in deal["seatings"]:
+            who = seating["seating"]
+            winners = set(seating["winners"])
+            last = len(seating["hands"]) - 1
+            for h, (dealer, won, balances) in enumerate(seating["hands"]):
+                for s in range(3):
+                    a, r = who[s], (s - dealer) % 3
+                    for role in (r, 3):
+                        bal[i, a, role] += balances[s]
+                        tricks[i, a, role] += won[s]
+                        hands[i, a, role] += 1
+                        if h == last and s in winners:
+                            wins[i, a, role] += 1
+            for s in range(3):
+                games[i, who[s]] += 1
+    rng = np.random.default_rng(_derive(seed, 0xB007))
+    weights = np.concatenate([rng.multinomial(d, np.full(d, 1.0 / d), size=min(500, bootstrap - b))
+                              for b in range(0, bootstrap, 500)]).astype(float)
+    stats: dict[str, dict[str, dict[str, Estimate]]] = {}
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for a, label in enumerate(labels):
+        stats[label] = {}
+        counts[label] = {}
+        for role_index, role in enumerate((*ROLES, "all")):
+            den = hands[:, a, role_index]
+            win_den = games[:, a] if role == "all" else den
+            stats[label][role] = {
+                "balance": _bootstrap(bal[:, a, role_index], den, weights),
+                "tricks": _bootstrap(tricks[:, a, role_index], den, weights),
+                "win_rate": _bootstrap(wins[:, a, role_index], win_den, weights),
+            }
+            counts[label][role] = {"hands": int(den.sum())}
+            if role == "all":
+                counts[label][role]["games"] = int(games[:, a].sum())
+        stats[label] = {"all": stats[label]["all"], **{r: stats[label][r] for r in ROLES}}
+        counts[label] = {"all": counts[label]["all"], **{r: counts[label][r] for r in ROLES}}
+    pairwise = {}
+    for a, b in itertools.combinations(range(n), 2):
+        pairwise[(labels[a], labels[b])] = _diff_bootstrap(
+            bal[:, a, 3], hands[:, a, 3], bal[:, b, 3], hands[:, b, 3], weights
+        )
+    per_deal = (bal[:, :, 3] / np.maximum(hands[:, :, 3], 1)).tolist()
+    return stats, counts, pairwise, per_deal
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def evaluate(
+    agents: Sequence[str],
+    deals: int = 1000,
+    mode: str = "hand",
+    seed: int = 0,
+    workers: int | None = None,
+    *,
+    rules: RuleSet | str | dict[str, Any] | None = None,
+    dealer: int = 0,
+    start_balances: Sequence[int] | None = None,
+    max_hands: int = 30,
+    bootstrap: int = 2000,
+    progress: bool = True,
+) -> EvalResult:
+    """Duplicate evaluation of 2 or 3 agent specs over ``deals`` deals.
+
+    ``mode``: ``"hand"`` (single hands dealt by ``dealer``, optionally opened
+    by the exchange of ``start_balances``) or ``"game"`` (whole games,
+    truncated after ``max_hands``). ``workers``: processes (default
+    min(2, cpu count); 1 plays in this process). Results depend only on the
+    arguments, not on ``workers``.
+    """
+    specs = [str(a) for a in agents]
+    schedule(len(specs))  # validates the number of agents
+    for spec in specs:
+        if spec.strip().lower().startswith("human"):
+            raise ValueError("a human cannot sit in a duplicate evaluation; use agents.play for that")
+        make_agent(spec)  # fail fast on a bad spec, before any process starts
+    if mode not in ("hand", "game"):
+        raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
+    if deals < 1:
+        raise ValueError(f"deals must be >= 1, got {deals}")
+    if not 0 <= dealer <= 2:
+        raise ValueError(f"dealer must be a seat 0-2, got {dealer}")
+    if max_hands < 1:
+        raise ValueError(f"max_hands must be >= 1, got {max_hands}")
+    rule_set = RuleSet.from_any(rules)
+    balances = None if start_balances is None else tuple(int(b) for b in start_balances)
+    if balances is not None:
+        Game(rule_set, seed=0, first_dealer=dealer, start_balances=balances)  # validates them
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    workers = max(1, min(int(workers), deals))
+    config = _Config(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    bar = _progress(deals, progress)
+    try:
+        if workers == 1:
+            _init_worker(config)
+            for index in range(deals):
+                results.append(_play_deal(index))
+                bar.update(1)
+        else:
+            ctx = mp.get_context("spawn")
+            with ctx.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
+                for result in pool.imap(_play_deal, range(deals), chunksize=1):
+                    results.append(result)
+                    bar.update(1)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    labels = _labels(specs)
+    stats, counts, pairwise, per_deal = _aggregate(results, labels, mode, seed, bootstrap)
+    ratings = _ratings(results, mode, labels)
+    seconds = np.sum([r["seconds"] for r in results], axis=0)
+    decisions = np.sum([r["decisions"] for r in results], axis=0)
+    timing = {
+        labels[i]: {
+            "decisions": int(decisions[i]),
+            "seconds": float(seconds[i]),
+            "ms_per_decision": float(1000 * seconds[i] / decisions[i]) if decisions[i] else 0.0,
+        }
+        for i in range(len(specs))
+    }
+    config_dict = {
+        "agents": specs,
+        "deals": deals,
+        "mode": mode,
+        "seed": seed,
+        "workers": workers,
+        "rules": rule_set.name,
+        "rule_options": rule_set.options(),
+        "dealer": dealer if mode == "hand" else None,
+        "start_balances": None if balances is None else list(balances),
+        "max_hands": max_hands if mode == "game" else 1,
+        "bootstrap": bootstrap,
+        "seatings": [list(s) for s in schedule(len(specs))],
+    }
+    return EvalResult(labels, config_dict, stats, counts, pairwise, ratings, timing, elapsed, per_deal)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency of the training extra
+        return _NoBar()
+    return tqdm(total=total, desc="deals", unit="deal", leave=False)
+
+
+def _balances_arg(text: str) -> tuple[int, int, int]:
+    try:
+        values = tuple(int(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"start balances are three integers like 2,-1,-1, got {text!r}") from None
+    if len(values) != 3 or sum(values) != 0:
+        raise argparse.ArgumentTypeError(f"start balances are three integers summing to 0, got {text!r}")
+    return values  # type: ignore[return-value]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: run an evaluation, print the table, save JSON, CSV and PNG."""
+    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", nargs="+", required=True, help="2 or 3 agent specs (random, heuristic, pimc...)")
+    parser.add_argument("--deals", type=int, default=1000)
+    parser.add_argument("--mode", choices=("hand", "game"), default="hand")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
+    parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
+    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat")
+    parser.add_argument("--start-balances", type=_balances_arg, default=None,
+                        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)")
+    parser.add_argument("--max-hands", type=int, default=30, help="game mode: truncate after this many hands")
+    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        result = evaluate(
+            args.agents, args.deals, args.mode, args.seed, args.workers, rules=args.rules, dealer=args.dealer,
+            start_balances=args.start_balances, max_hands=args.max_hands, bootstrap=args.bootstrap,
+            progress=not args.no_progress,
+        )
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(result.table())
+    out = args.out
+    if out is None:
+        name = "-".join(a.replace(":", "_").replace("/", "_").replace("=", "") for a in args.agents)
+        out = os.path.join("runs", "eval", f"{name}-{args.mode}-{args.seed}")
+    paths = result.save(out)
+    print(f"\nsaved {paths['json']}, {paths['csv']}, {paths['png']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
