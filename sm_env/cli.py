@@ -10,6 +10,10 @@ Subcommands::
         or the first illegal action or inconsistent field
     sergeant-major rules [--json]
         list the rule presets and their options
+    sergeant-major play | eval | train [OPTIONS]
+        human play (agents.play), duplicate evaluation (training.evaluate)
+        and self-play training (training.train); OPTIONS go to that module
+        (try --help)
 
 ``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
 JSON object of rule options such as ``'{"max_exchange": 3}'``.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import random
@@ -250,7 +255,36 @@ def cmd_rules(args: argparse.Namespace, out: Any = None) -> int:
 
 # ---------------------------------------------------------------------- main
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules)
+# Commands that live in the higher layers (agents/, training/): the
+# rest of the command line is handed to that module's ``main(argv)``, imported
+# only when the command runs, so that sm_env never imports what sits above it.
+_DELEGATED = {
+    "play": ("agents.play", "play a game in the terminal against two agents"),
+    "eval": ("training.evaluate", "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
+    "train": ("training.train", "self-play training from a config file"),
+}
+
+
+def _add_delegated(subparsers: Any) -> None:
+    for name, (module, text) in _DELEGATED.items():
+        parser = subparsers.add_parser(name, help=text, add_help=False, description=text)
+        parser.add_argument("args", nargs=argparse.REMAINDER, help=f"options of {module} (try --help)")
+        parser.set_defaults(handler=_run_delegated, module=module)
+
+
+def _run_delegated(args: argparse.Namespace) -> int:
+    try:
+        module = importlib.import_module(args.module)
+    except ImportError as err:
+        raise CliError(
+            f"{args.command} needs {args.module} ({err}); install the project with its extras: "
+            "pip install -e '.[train]' from a checkout"
+        ) from None
+    status = module.main(list(args.args))
+    return 0 if status is None else int(status)
+
+
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules, _add_delegated)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -270,7 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse exits with 2 on usage errors)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _DELEGATED:  # argparse's REMAINDER would not pass on a leading --option
+        args = argparse.Namespace(command=argv[0], module=_DELEGATED[argv[0]][0], args=argv[1:], handler=_run_delegated)
+    else:
+        args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except CliError as err:

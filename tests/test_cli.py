@@ -157,3 +157,15 @@ def test_console_script_is_declared():
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"]["sergeant-major"] == "sm_env.cli:main"
+
+
+def test_delegated_commands_pass_their_options_on(tmp_path, capsys):
+    status = main(
+        ["eval", "--agents", "heuristic", "random", "--deals", "3", "--workers", "1", "--out", str(tmp_path / "ev")]
+    )
+    assert status == 0
+    assert "heuristic" in capsys.readouterr().out
+    assert (tmp_path / "ev" / "result.json").exists()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["play", "--help"])
+    assert exit_info.value.code == 0
