@@ -1,0 +1,436 @@
+"""Training: the single-seat wrapper, the config schema, checkpoints and resume,
+the trained-policy agent, and a short run that must learn something."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+import torch  # noqa: E402
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+from agents import act, make_agent  # noqa: E402
+from sm_env.game import NUM_ACTIONS, Game  # noqa: E402
+from sm_env.knowledge import player_view  # noqa: E402
+from sm_env.observation import OBSERVATION_SIZE, encode  # noqa: E402
+from training.config import ConfigError, apply_overrides, config_from_dict, load_config  # noqa: E402
+from training.policy_agent import (  # noqa: E402
+    NumpyPolicy,
+    PolicyLoadError,
+    PPOAgent,
+    export_policy,
+    legal_mask_array,
+)
+from training.single_agent import ActionMaskVecEnv, SingleSeatEnv, make_vec_env  # noqa: E402
+from training.train import Trainer, main, numpy_policy, policy_arrays, train  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def tiny_config(**sections):
+    """A config small enough for a test: small net, short rollouts, no evaluation."""
+    data = {
+        "env": {"exchange_start": 0.5},
+        "opponents": {
+            "mix": {"random": 1.0, "heuristic": 1.0, "snapshots": 2.0},
+            "snapshot_every": 128,
+            "pool_size": 2,
+        },
+        "ppo": {"n_steps": 64, "batch_size": 64, "net_arch": [32], "lr_schedule": "linear"},
+        "train": {
+            "total_timesteps": 512,
+            "n_envs": 2,
+            "segment_steps": 128,
+            "checkpoint_every": 256,
+            "progress_bar": False,
+            "keep_checkpoints": 1,
+        },
+        "eval": {"final_deals": 0, "deals": 5, "opponents": ["random"]},
+    }
+    for key, value in sections.items():
+        if isinstance(value, dict):
+            data.setdefault(key, {}).update(value)
+        else:
+            data[key] = value
+    return config_from_dict(data)
+
+
+def random_snapshot(seed: int = 0, hidden: int = 16) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "mlp_extractor.policy_net.0.weight": rng.normal(size=(hidden, OBSERVATION_SIZE)).astype(np.float32) * 0.1,
+        "mlp_extractor.policy_net.0.bias": np.zeros(hidden, np.float32),
+        "action_net.weight": rng.normal(size=(NUM_ACTIONS, hidden)).astype(np.float32),
+        "action_net.bias": np.zeros(NUM_ACTIONS, np.float32),
+    }
+
+
+# ---------------------------------------------------------------------------- the wrapper
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"episode": "game", "max_hands": 4, "dense_reward": True},
+        {"exchange_start": 1.0, "learner_seats": ["dealer"], "opponents": {"heuristic": 1.0}},
+        {"episode": "game", "max_hands": 3, "reward": "result"},
+    ],
+)
+def test_env_passes_gymnasium_checker(kwargs):
+    check_env(SingleSeatEnv(**kwargs), skip_render_check=True)
+
+
+@pytest.mark.parametrize("episode", ["hand", "game"])
+def test_mask_is_never_zero_and_matches_the_engine(episode):
+    env = SingleSeatEnv(
+        episode=episode, max_hands=5, exchange_start=0.5, opponents={"random": 1.0, "heuristic": 1.0, "snapshots": 1.0}
+    )
+    env.add_snapshot("s0", random_snapshot())
+    rng = np.random.default_rng(1)
+    steps = 0
+    for episode_index in range(25 if episode == "hand" else 4):
+        obs, info = env.reset(seed=episode_index)
+        done = False
+        total = 0.0
+        while not done:
+            mask = env.action_masks()
+            assert mask.dtype == np.int8 and mask.shape == (NUM_ACTIONS,)
+            assert mask.any(), "the learner was handed an all-zero mask"
+            assert env.game.current == env.seat
+            assert np.array_equal(mask, legal_mask_array(env.game.legal_mask()))
+            assert np.array_equal(mask, info["action_mask"])
+            assert np.array_equal(obs, encode(player_view(env.game, env.seat)))
+            obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            assert "illegal_action" not in info
+            total += reward
+            done = terminated or truncated
+            steps += 1
+        assert env.action_masks().any()  # after the end: all ones, never zero
+        assert total == env.game.scores[env.seat]  # balance rewards sum to the learner's score
+    assert steps > 100
+
+
+def test_dense_reward_pays_the_same_total_sooner():
+    totals = {}
+    for dense in (False, True):
+        env = SingleSeatEnv(dense_reward=dense, opponents={"heuristic": 1.0})
+        obs, _ = env.reset(seed=3)
+        rewards = []
+        while True:
+            obs, reward, terminated, truncated, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+            rewards.append(reward)
+            if terminated or truncated:
+                break
+        totals[dense] = rewards
+    assert sum(totals[False]) == sum(totals[True])
+    assert all(r == 0 for r in totals[False][:-1])
+    assert sum(1 for r in totals[True][:-1] if r > 0) > 0 or sum(totals[True]) <= 0
+
+
+def test_learner_role_and_seeding():
+    env = SingleSeatEnv(learner_seats=["middle"])
+    for seed in range(5):
+        _, info = env.reset(seed=seed)
+        assert info["role"] == "middle"
+    a, b = SingleSeatEnv(), SingleSeatEnv()
+    oa, _ = a.reset(seed=42)
+    ob, _ = b.reset(seed=42)
+    assert np.array_equal(oa, ob) and a.seat == b.seat
+
+
+def test_illegal_action_is_replaced_and_flagged():
+    env = SingleSeatEnv()
+    env.reset(seed=0)
+    illegal = next(a for a in range(NUM_ACTIONS) if not env.action_masks()[a])
+    _, _, _, _, info = env.step(illegal)
+    assert info["illegal_action"] is True
+
+
+def test_vec_env_mask_cache_matches_the_envs():
+    venv = make_vec_env({"episode": "hand"}, 3, "dummy", seed=5, pool_kwargs={"mix": {"random": 1.0}})
+    venv.reset()
+    inner = venv.venv
+    assert isinstance(inner, ActionMaskVecEnv)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        masks = np.stack(venv.env_method("action_masks"))
+        direct = np.stack([e.action_masks() for e in inner.venv.envs])
+        assert np.array_equal(masks, direct) and masks.any(axis=1).all()
+        venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    venv.close()
+
+
+# ---------------------------------------------------------------------------- config
+
+
+def test_shipped_configs_are_valid():
+    for name in ("quickstart", "full", "eval"):
+        path = os.path.join(ROOT, "configs", f"{name}.yaml")
+        if name == "eval":
+            from training.config import load_eval_config
+
+            load_eval_config(path)
+        else:
+            load_config(path)
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ({"ppo": {"learnin_rate": 1e-3}}, ["unknown key 'ppo.learnin_rate'", "learning_rate"]),
+        ({"bogus": 1}, ["unknown key 'bogus'", "allowed keys"]),
+        ({"ppo": {"learning_rate": "fast"}}, ["ppo.learning_rate", "expected a number", "'fast'"]),
+        ({"train": {"n_envs": 2.5}}, ["train.n_envs", "whole number"]),
+        ({"train": {"progress_bar": "yes"}}, ["train.progress_bar", "true or false"]),
+        ({"ppo": {"learning_rate": -1}}, ["ppo.learning_rate", "must be > 0"]),
+        ({"ppo": {"gamma": 1.5}}, ["ppo.gamma", "(0, 1]"]),
+        ({"env": {"episode": "round"}}, ["env.episode", "'hand', 'game'", "'round'"]),
+        ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
+        ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
+        ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
+        ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
+        ({"ppo": {"batch_size": 10**6}}, ["ppo.batch_size", "n_steps * train.n_envs"]),
+    ],
+)
+def test_bad_configs_give_clear_errors(data, words):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict(data, "my.yaml")
+    message = str(err.value)
+    assert message.startswith("my.yaml: ")
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_config_files_and_overrides(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found: .*missing.yaml"):
+        load_config(str(tmp_path / "missing.yaml"))
+    path = tmp_path / "c.yaml"
+    path.write_text("ppo:\n  learning_rate: 3e-4\ntrain:\n  total_timesteps: 1e6\n")
+    cfg = load_config(
+        str(path),
+        ["ppo.learning_rate=1e-4", "opponents.mix={random: 1, heuristic: 3}", "env.learner_seats=[dealer, middle]"],
+    )
+    assert cfg.ppo.learning_rate == 1e-4 and cfg.train.total_timesteps == 1_000_000
+    assert cfg.opponents.mix == {"random": 1.0, "heuristic": 3.0}
+    assert cfg.env.learner_seats == ["dealer", "middle"]
+    with pytest.raises(ConfigError, match="key=value"):
+        apply_overrides({}, ["ppo.learning_rate"])
+    with pytest.raises(ConfigError, match="unknown key 'ppo.lr'"):
+        load_config(str(path), ["ppo.lr=1"])
+    path.write_text("- just\n- a list\n")
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        load_config(str(path))
+
+
+def test_main_reports_config_errors(tmp_path, capsys):
+    assert main(["--config", str(tmp_path / "nope.yaml")]) == 2
+    assert "config file not found" in capsys.readouterr().err
+    path = tmp_path / "c.yaml"
+    path.write_text("opponents:\n  mix: {heuristc: 1}\n")
+    assert main(["--config", str(path), "--run-dir", str(tmp_path / "run")]) == 2
+    assert "opponents.mix" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path / "nothing-here")]) == 2
+
+
+# ---------------------------------------------------------------------------- checkpoints
+
+
+def _params(trainer):
+    return {k: v.clone() for k, v in trainer.model.policy.state_dict().items()}
+
+
+def test_resume_continues_exactly(tmp_path):
+    cfg = tiny_config()
+    whole = train(cfg, str(tmp_path / "whole"), quiet=True)
+    whole.close()
+    part = train(cfg, str(tmp_path / "part"), quiet=True, stop_after_segments=2)
+    assert part.model.num_timesteps == 256
+    part.close()
+    resumed = train(cfg, str(tmp_path / "part"), resume=True, quiet=True)
+    resumed.close()
+    assert resumed.model.num_timesteps == whole.model.num_timesteps == 512
+    a, b = _params(whole), _params(resumed)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    oa = whole.model.policy.optimizer.state_dict()["state"]
+    ob = resumed.model.policy.optimizer.state_dict()["state"]
+    assert all(torch.equal(oa[k]["exp_avg"], ob[k]["exp_avg"]) for k in oa)
+    assert [n for n, _ in whole.snapshots] == [n for n, _ in resumed.snapshots] == ["step_384", "step_512"]
+    # and the run really moved: the weights differ from a fresh model's
+    fresh = Trainer(cfg, str(tmp_path / "fresh"))
+    assert not all(torch.equal(a[k], fresh.model.policy.state_dict()[k]) for k in a)
+    fresh.close()
+
+
+def test_checkpoint_contents_and_atomic_files(tmp_path):
+    cfg = tiny_config(train={"total_timesteps": 256})
+    trainer = train(cfg, str(tmp_path), quiet=True)
+    trainer.close()
+    latest = tmp_path / "checkpoints" / "latest.zip"
+    with zipfile.ZipFile(latest) as archive:
+        names = set(archive.namelist())
+        meta = json.loads(archive.read("sm_policy.json"))
+    assert {"policy.pth", "policy.optimizer.pth", "sm_training_state.pt", "sm_policy.json"} <= names
+    assert meta["observation_size"] == OBSERVATION_SIZE and meta["action_count"] == NUM_ACTIONS
+    assert not [f for f in os.listdir(tmp_path / "checkpoints") if f.startswith(".tmp")]
+    from training.train import read_training_state
+
+    state = read_training_state(str(latest))
+    assert state["num_timesteps"] == 256 and set(state["rng"]) == {"python", "numpy", "torch"}
+    assert len(state["snapshots"]) == 2
+
+
+# ---------------------------------------------------------------------------- the policy agent
+
+
+def test_ppo_agent_loads_and_plays_legal_actions(tmp_path):
+    cfg = tiny_config(train={"total_timesteps": 128})
+    trainer = train(cfg, str(tmp_path), quiet=True)
+    final = trainer.save_final()
+    trainer.close()
+    for path in (final, str(tmp_path / "final_policy.pt"), str(tmp_path / "checkpoints" / "latest.zip")):
+        agent = make_agent(f"ppo:{path}", seed=3)
+        assert agent.needs_observation
+        others = [make_agent("heuristic", 0), make_agent("random", 1)]
+        for seed in range(3):
+            game = Game(seed=seed, max_hands=2)
+            while not game.is_over:
+                seat = game.current
+                view = player_view(game, seat)
+                action = act(agent, view) if seat == 0 else act(others[seat - 1], view)
+                assert game.legal_mask() >> action & 1
+                game.apply(action)
+    # the numpy forward pass equals SB3's own (argmax of the masked logits)
+    agent = PPOAgent(final)
+    game = Game(seed=9)
+    view = player_view(game, game.current)
+    obs = encode(view)
+    sb3_action, _ = trainer.model.predict(obs, deterministic=True, action_masks=legal_mask_array(view.legal))
+    assert agent.act(view) == int(sb3_action)
+
+
+def test_ppo_agent_rejects_wrong_files(tmp_path):
+    with pytest.raises(PolicyLoadError, match="not found"):
+        PPOAgent(tmp_path / "missing.zip")
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"not a zip at all")
+    with pytest.raises(PolicyLoadError):
+        PPOAgent(junk)
+    arrays = random_snapshot()
+    arrays["mlp_extractor.policy_net.0.weight"] = arrays["mlp_extractor.policy_net.0.weight"][:, :100]
+    with pytest.raises(PolicyLoadError, match="observation"):
+        NumpyPolicy.from_state_dict(arrays)
+    arrays = random_snapshot()
+    arrays["action_net.weight"] = arrays["action_net.weight"][:50]
+    arrays["action_net.bias"] = arrays["action_net.bias"][:50]
+    with pytest.raises(PolicyLoadError, match="50 actions"):
+        NumpyPolicy.from_state_dict(arrays)
+    # a torch file holding anything but plain tensors is refused (weights_only)
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "sergeant-major-policy/1", "state_dict": object()}, evil)
+    with pytest.raises(PolicyLoadError):
+        PPOAgent(evil)
+    good = tmp_path / "good.pt"
+    export_policy(NumpyPolicy.from_state_dict(random_snapshot()), str(good))
+    assert PPOAgent(good).policy.net_arch == [16]
+
+
+# ---------------------------------------------------------------------------- learning
+
+
+def _mean_balance(policy, episodes=400):
+    env = SingleSeatEnv(opponents={"random": 1.0})
+    total = 0.0
+    for i in range(episodes):
+        obs, _ = env.reset(seed=100_000 + i)
+        done = False
+        while not done:
+            action = policy.choose(obs, env.game.legal_mask(), deterministic=True)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            total += reward
+            done = terminated or truncated
+    return total / episodes
+
+
+def test_short_training_beats_the_untrained_policy(tmp_path):
+    """A minute-scale PPO run on single hands against random opponents must
+    raise the learner's mean balance (fixed seeds: deterministic)."""
+    cfg = config_from_dict(
+        {
+            "seed": 2,
+            "env": {"reward_scale": 0.25, "dense_reward": True},
+            "opponents": {"mix": {"random": 1.0}},
+            "ppo": {"n_steps": 64, "batch_size": 256, "net_arch": [64], "learning_rate": 3e-3},
+            "train": {
+                "total_timesteps": 65536,
+                "n_envs": 16,
+                "segment_steps": 8192,
+                "progress_bar": False,
+                "checkpoint_every": 10**9,
+                "keep_checkpoints": 0,
+            },
+            "eval": {"final_deals": 0},
+        }
+    )
+    trainer = Trainer(cfg, str(tmp_path))
+    before = _mean_balance(numpy_policy(trainer.model, cfg))
+    while trainer.model.num_timesteps < cfg.train.total_timesteps:
+        trainer.train_segment()
+    after = _mean_balance(numpy_policy(trainer.model, cfg))
+    trainer.close()
+    print(f"mean balance before {before:+.3f} after {after:+.3f}")
+    assert after - before > 0.3, (before, after)
+    assert after > 0.4, (before, after)  # a random learner averages about 0 here
+
+
+def test_snapshots_join_the_pool(tmp_path):
+    cfg = tiny_config(train={"total_timesteps": 256})
+    trainer = train(cfg, str(tmp_path), quiet=True)
+    names = trainer.venv.env_method("snapshot_names")
+    assert all(n == ["step_128", "step_256"] for n in names)
+    arrays = policy_arrays(trainer.model)
+    assert set(arrays) == {
+        "mlp_extractor.policy_net.0.weight",
+        "mlp_extractor.policy_net.0.bias",
+        "action_net.weight",
+        "action_net.bias",
+    }
+    trainer.close()
+
+
+def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
+    config = tmp_path / "tiny.yaml"
+    config.write_text(
+        "name: tiny\n"
+        "env: {exchange_start: 0.5}\n"
+        "opponents: {mix: {heuristic: 1, snapshots: 1}, snapshot_every: 128}\n"
+        "ppo: {n_steps: 64, batch_size: 64, net_arch: [16]}\n"
+        "train: {total_timesteps: 128, n_envs: 2, segment_steps: 128, checkpoint_every: 128}\n"
+        "eval: {every: 128, deals: 2, final_deals: 3, opponents: [heuristic]}\n"
+    )
+    run = tmp_path / "run"
+    assert main(["--config", str(config), "--run-dir", str(run), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "final model" in out and "heuristic  dealer" in out
+    for name in ("config.yaml", "final_model.zip", "final_policy.pt", "final_eval.json", "eval.jsonl"):
+        assert (run / name).is_file(), name
+    # the same folder again is refused; --resume continues it (here: longer)
+    assert main(["--config", str(config), "--run-dir", str(run), "--quiet"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=256"]) == 0
+    from training.train import read_training_state
+
+    assert read_training_state(str(run / "checkpoints" / "latest.zip"))["num_timesteps"] == 256
+    capsys.readouterr()
+    eval_config = tmp_path / "eval.yaml"
+    eval_config.write_text("eval: {final_deals: 3, opponents: [random]}\n")
+    assert main(["--evaluate", str(run / "final_model.zip"), "--eval-config", str(eval_config)]) == 0
+    assert "random     all" in capsys.readouterr().out
+    assert main(["--evaluate", str(tmp_path / "nope.zip"), "--eval-config", str(eval_config)]) == 2

@@ -1,0 +1,303 @@
+"""A trained policy as an agent: ``PPOAgent(path, seed)``.
+
+Loads what :mod:`training.train` writes, without ever unpickling code:
+
+- an SB3 zip (``final_model.zip``, a checkpoint, any ``MaskablePPO.save``
+  file): only its ``policy.pth`` entry is read, with
+  ``torch.load(weights_only=True)``, plus the plain-JSON ``sm_policy.json``
+  entry that the trainer adds (network sizes and activation). The zip's
+  ``data`` entry (SB3's cloudpickled objects) is never deserialised;
+- a ``.pt`` export (:func:`export_policy`): a dict of tensors and plain
+  values read with ``torch.load(weights_only=True)``.
+
+What is loaded is validated: the network must take the 789-entry observation
+of :mod:`sm_env.observation` and give one logit per action of the action
+space (56), with consistent layer shapes and finite weights. Anything else is
+a :class:`PolicyLoadError` naming the file and what is wrong.
+
+The network runs in numpy (one observation at a time is faster than torch
+here, and needs no torch threads), so this agent is cheap enough to be an
+opponent inside the training environment (frozen snapshots of the learner).
+
+Agent interface (see ``agents/base.py``): ``needs_observation = True``,
+``reset(seed)`` and ``act(view, observation=None) -> int`` (``observation`` is
+the environment's dict or the bare vector). The action mask is built from
+``view.legal``; by default the agent plays the most probable legal action
+(``deterministic=True``); with ``deterministic=False`` it samples from the
+masked distribution with its own seeded RNG.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sm_env.game import NUM_ACTIONS
+from sm_env.observation import OBSERVATION_SIZE, encode
+
+POLICY_FORMAT = "sergeant-major-policy/1"
+META_ENTRY = "sm_policy.json"  # plain JSON entry the trainer adds to SB3 zips
+ACTIVATIONS = ("tanh", "relu")
+
+
+class PolicyLoadError(ValueError):
+    """A policy file that is missing, unreadable or not a valid policy."""
+
+
+def legal_mask_array(legal: int, size: int = NUM_ACTIONS) -> np.ndarray:
+    """A 0/1 int8 array of length ``size`` from a legal-action bit set."""
+    raw = np.frombuffer(legal.to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little")[:size].view(np.int8)
+
+
+class NumpyPolicy:
+    """The actor part of an SB3 MLP policy, evaluated with numpy.
+
+    ``hidden`` is a list of (weight [out, in], bias [out]) pairs, ``head`` the
+    action layer (weight [56, last], bias [56]).
+    """
+
+    def __init__(self, hidden: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray],
+                 activation: str = "tanh") -> None:
+        if activation not in ACTIVATIONS:
+            raise PolicyLoadError(f"unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
+        # stored transposed for x @ W
+        self.hidden = [(np.ascontiguousarray(w.T, dtype=np.float32), np.asarray(b, dtype=np.float32))
+                       for w, b in hidden]
+        self.head = (np.ascontiguousarray(head[0].T, dtype=np.float32), np.asarray(head[1], dtype=np.float32))
+        self.activation = activation
+        self._act = np.tanh if activation == "tanh" else (lambda x: np.maximum(x, 0.0, out=x))
+
+    @property
+    def net_arch(self) -> list[int]:
+        return [w.shape[1] for w, _ in self.hidden]
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        x = obs
+        act = self._act
+        for w, b in self.hidden:
+            x = act(x @ w + b)
+        w, b = self.head
+        return x @ w + b
+
+    def choose(self, obs: np.ndarray, legal: int, deterministic: bool = True, rng: random.Random | None = None) -> int:
+        """A legal action for one observation; ``legal`` is the legal-action bit set."""
+        logits = self.logits(obs).astype(np.float64)
+        mask = legal_mask_array(legal, logits.shape[-1]).astype(bool)
+        if not mask.any():
+            raise ValueError("no legal action: the player is not to act")
+        logits[~mask] = -np.inf
+        if deterministic:
+            return int(np.argmax(logits))
+        logits -= logits.max()
+        p = np.exp(logits)
+        cum = np.cumsum(p)
+        u = (rng or random).random() * cum[-1]
+        return int(min(np.searchsorted(cum, u, side="right"), len(cum) - 1))
+
+    # -- (de)serialisation ---------------------------------------------------
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Plain arrays in SB3 key naming (weights [out, in]); picklable and small."""
+        out: dict[str, np.ndarray] = {}
+        for i, (w, b) in enumerate(self.hidden):
+            out[f"mlp_extractor.policy_net.{2 * i}.weight"] = w.T.copy()
+            out[f"mlp_extractor.policy_net.{2 * i}.bias"] = b.copy()
+        out["action_net.weight"] = self.head[0].T.copy()
+        out["action_net.bias"] = self.head[1].copy()
+        return out
+
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any], activation: str = "tanh", where: str = "policy") -> NumpyPolicy:
+        """Build from an SB3 policy state dict (tensors or arrays), validating shapes."""
+        def arr(key: str) -> np.ndarray:
+            value = state[key]
+            if hasattr(value, "detach"):
+                value = value.detach().cpu().numpy()
+            value = np.asarray(value, dtype=np.float32)
+            if not np.all(np.isfinite(value)):
+                raise PolicyLoadError(f"{where}: {key} has non-finite values")
+            return value
+
+        if not isinstance(state, Mapping):
+            raise PolicyLoadError(f"{where}: expected a state dict of tensors, got {type(state).__name__}")
+        for key in ("action_net.weight", "action_net.bias"):
+            if key not in state:
+                raise PolicyLoadError(f"{where}: missing {key!r}; this is not an SB3 actor-critic MLP policy")
+        hidden = []
+        i = 0
+        while f"mlp_extractor.policy_net.{i}.weight" in state:
+            w, b = arr(f"mlp_extractor.policy_net.{i}.weight"), arr(f"mlp_extractor.policy_net.{i}.bias")
+            hidden.append((w, b))
+            i += 2
+        head = (arr("action_net.weight"), arr("action_net.bias"))
+        prev = OBSERVATION_SIZE
+        for n, (w, b) in enumerate(hidden + [head]):
+            if w.ndim != 2 or b.shape != (w.shape[0],):
+                raise PolicyLoadError(f"{where}: layer {n} has inconsistent shapes {w.shape} / {b.shape}")
+            if w.shape[1] != prev:
+                what = "the observation size" if n == 0 else "the previous layer"
+                raise PolicyLoadError(
+                    f"{where}: layer {n} takes {w.shape[1]} inputs but {what} is {prev}"
+                    + (f" (this game's observation has {OBSERVATION_SIZE} entries)" if n == 0 else "")
+                )
+            prev = w.shape[0]
+        if prev != NUM_ACTIONS:
+            raise PolicyLoadError(f"{where}: the policy has {prev} actions; this game has {NUM_ACTIONS}")
+        return cls(hidden, head, activation)
+
+
+# ---------------------------------------------------------------------------- files
+
+def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    import torch
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if "policy.pth" not in names:
+                raise PolicyLoadError(f"{path}: no 'policy.pth' in the zip; not an SB3 model file")
+            meta: dict[str, Any] = {}
+            if META_ENTRY in names:
+                try:
+                    meta = json.loads(archive.read(META_ENTRY).decode())
+                except ValueError as err:
+                    raise PolicyLoadError(f"{path}: {META_ENTRY} is not valid JSON: {err}") from None
+            raw = archive.read("policy.pth")
+    except zipfile.BadZipFile:
+        raise PolicyLoadError(f"{path}: not a zip file (expected an SB3 .zip or a .pt export)") from None
+    try:
+        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - any failure is a bad file
+        raise PolicyLoadError(f"{path}: policy.pth could not be loaded as plain tensors: {err}") from None
+    return state, meta
+
+
+def _read_pt(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    import torch
+
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise PolicyLoadError(f"{path}: could not be loaded as plain tensors (weights_only): {err}") from None
+    if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
+        raise PolicyLoadError(f"{path}: not a {POLICY_FORMAT} file (missing or wrong 'format')")
+    state = blob.get("state_dict")
+    meta = {k: v for k, v in blob.items() if k != "state_dict"}
+    return state, meta
+
+
+def load_numpy_policy(path: str | os.PathLike[str]) -> tuple[NumpyPolicy, dict[str, Any]]:
+    """Load and validate a policy file; returns the policy and its metadata."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise PolicyLoadError(f"policy file not found: {path}")
+    sb3 = False
+    if zipfile.is_zipfile(path):  # torch.save files are zips too; SB3's hold policy.pth
+        with zipfile.ZipFile(path) as archive:
+            sb3 = "policy.pth" in archive.namelist()
+    state, meta = _read_zip(path) if sb3 else _read_pt(path)
+    if meta:
+        if meta.get("observation_size", OBSERVATION_SIZE) != OBSERVATION_SIZE:
+            raise PolicyLoadError(
+                f"{path}: trained on observations of size {meta.get('observation_size')}; "
+                f"this game's observation has {OBSERVATION_SIZE} entries"
+            )
+        if meta.get("action_count", NUM_ACTIONS) != NUM_ACTIONS:
+            raise PolicyLoadError(
+                f"{path}: trained with {meta.get('action_count')} actions; this game has {NUM_ACTIONS}"
+            )
+    activation = meta.get("activation", "tanh")  # SB3's default for MlpPolicy
+    return NumpyPolicy.from_state_dict(state, activation, where=path), meta
+
+
+def policy_metadata(net_arch: list[int], activation: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "format": POLICY_FORMAT,
+        "observation_size": OBSERVATION_SIZE,
+        "action_count": NUM_ACTIONS,
+        "net_arch": list(net_arch),
+        "activation": activation,
+        **extra,
+    }
+
+
+def add_metadata_to_zip(path: str, meta: dict[str, Any]) -> None:
+    """Add (or replace) the plain-JSON metadata entry of an SB3 zip."""
+    with zipfile.ZipFile(path, "a") as archive:
+        if META_ENTRY in archive.namelist():  # pragma: no cover - the trainer writes fresh zips
+            raise PolicyLoadError(f"{path} already has {META_ENTRY}")
+        archive.writestr(META_ENTRY, json.dumps(meta, indent=1))
+
+
+def export_policy(policy: NumpyPolicy, path: str, **extra: Any) -> None:
+    """Write a standalone ``.pt`` policy (tensors and plain values only), atomically."""
+    import torch
+
+    blob = policy_metadata(policy.net_arch, policy.activation, **extra)
+    blob["state_dict"] = {k: torch.from_numpy(v) for k, v in policy.arrays().items()}
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=directory)
+    os.close(fd)
+    try:
+        torch.save(blob, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------------------- agent
+
+class PPOAgent:
+    """A trained policy playing through the agent interface.
+
+    Args:
+        path: an SB3 ``.zip`` written by the trainer (or any MaskablePPO MLP
+            model) or a ``.pt`` export.
+        seed: seed of the RNG used when sampling (``deterministic=False``).
+        deterministic: play the most probable legal action (default).
+    """
+
+    needs_observation = True
+
+    def __init__(self, path: str | os.PathLike[str], seed: int | None = None, deterministic: bool = True) -> None:
+        self.path = os.fspath(path)
+        self.policy, self.meta = load_numpy_policy(self.path)
+        self.deterministic = deterministic
+        self.rng = random.Random(seed)
+        self.name = f"ppo:{self.path}"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game; reseeds the sampling RNG (agents interface)."""
+        self.rng = random.Random(seed)
+
+    def act(self, view: Any, observation: Any = None) -> int:
+        """The chosen legal action for ``view``; ``observation`` may be the
+        environment's dict (``{"observation": ..., "action_mask": ...}``), the
+        bare vector, or None (then it is encoded from the view)."""
+        if isinstance(observation, Mapping):
+            observation = observation.get("observation")
+        if observation is None:
+            observation = encode(view)
+        return self.policy.choose(observation, view.legal, self.deterministic, self.rng)
+
+    def __repr__(self) -> str:
+        return f"<PPOAgent {self.path} net {self.policy.net_arch} {self.policy.activation}>"
+
+
+PolicyAgent = PPOAgent  # the name agents.make_agent("ppo:PATH") looks for
+
+
+def make_policy_agent(path: str | os.PathLike[str], seed: int | None = None, deterministic: bool = True) -> PPOAgent:
+    """``agents.make_agent("ppo:PATH", seed)`` builds its agent with this."""
+    return PPOAgent(path, seed=seed, deterministic=deterministic)
