@@ -677,14 +677,22 @@ def test_episode_hand_flags():
     assert all(e.terminations.values()) and not any(e.truncations.values())
 
 
-def test_presets_play_through():
-    for name in PRESETS:
-        e = sm_env.env(rules=name, max_hands=3)
-        e.reset(seed=1)
-        play_random(e, random.Random(1))
-        record = e.unwrapped.record()
-        assert record["rules"]["name"] == name
-        replay(record)
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_presets_play_render_and_replay(name):
+    e = sm_env.env(rules=name, max_hands=3, render_mode="ansi")
+    e.reset(seed=1)
+    play_random(e, random.Random(1))
+    text = e.render()
+    assert f"Sergeant Major [{name}]" in text and "Game over:" in text
+    record = e.unwrapped.record()
+    assert record["rules"]["name"] == name
+    assert replay(record) == record
+
+
+@pytest.mark.filterwarnings(*API_WARNINGS)
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_api_test_every_preset(name):
+    api_test(sm_env.env(rules=name), num_cycles=300)
 
 
 # ---------------------------------------------------------------------- rendering
