@@ -9,7 +9,7 @@ Specs accepted by :func:`make_agent`:
                             optional parameters: ``pimc:samples=20``,
                             ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``
 ``human``                   a person at the terminal (:mod:`agents.human`)
-``ppo:path/to/checkpoint``  a trained policy (``training.policy_agent.PPOAgent``)
+``ppo:path/to/checkpoint``  a trained policy (``agents.ppo_agent.PPOAgent``)
 ==========================  ===============================================
 """
 
@@ -97,16 +97,14 @@ def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     if not path:
         raise AgentSpecError("agent spec 'ppo' needs a checkpoint: ppo:path/to/checkpoint")
     try:
-        module = importlib.import_module("training.policy_agent")
+        module = importlib.import_module("agents.ppo_agent")
     except ImportError as err:
-        raise AgentSpecError(
-            f"ppo agents need the training extra (training/policy_agent.py with torch and stable-baselines3): {err}"
-        ) from None
+        raise AgentSpecError(f"ppo agents need the training extra (torch; pip install -e '.[train]'): {err}") from None
     if not os.path.exists(path):
         raise AgentSpecError(f"ppo agent: checkpoint file not found: {path}")
     build = getattr(module, "PPOAgent", None)
     if build is None:
-        raise AgentSpecError("training.policy_agent has no PPOAgent class")
+        raise AgentSpecError("agents.ppo_agent has no PPOAgent class")
     return build(path, seed=seed)
 
 

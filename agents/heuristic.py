@@ -184,7 +184,7 @@ def send_gain(card: int, outstanding: int, p_hold: float, pending_same_suit: int
         gain += none_above * p_hold * (_TRICK_VALUE[top % 13] - base)
         none_above *= 1.0 - p_hold
         higher ^= 1 << top
-    return gain * (0.5 ** pending_same_suit)
+    return gain * (0.5**pending_same_suit)
 
 
 def choose_send(hand: int, outstanding: int, receiver_size: int, pending: int, trump_hint: int) -> int:
@@ -259,8 +259,10 @@ def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, 
         if _above(outstanding, top):
             continue
         out_s = (outstanding & SUIT_MASK[s]).bit_count()
-        ruff = trump >= 0 and opp_trumps and (
-            _can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2
+        ruff = (
+            trump >= 0
+            and opp_trumps
+            and (_can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2)
         )
         if ruff:
             continue

@@ -94,8 +94,9 @@ def _prompt(view: PlayerView) -> str:
 def numbered_actions(view: PlayerView) -> list[int]:
     """The legal actions in the order they are numbered for the player: cards
     as the hand is shown (spades first, high first), trumps C, D, H, S."""
-    return sorted(from_mask(view.legal), key=lambda a: (a >= TRUMP_ACTION_BASE, -(a // 13), -a) if a < NUM_CARDS
-                  else (True, 0, a))
+    return sorted(
+        from_mask(view.legal), key=lambda a: (a >= TRUMP_ACTION_BASE, -(a // 13), -a) if a < NUM_CARDS else (True, 0, a)
+    )
 
 
 def parse_answer(text: str, view: PlayerView) -> int:

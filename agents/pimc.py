@@ -168,4 +168,3 @@ def make_pimc(seed: int | None = None, **params: str) -> PimcAgent:
     except ValueError as err:
         raise ValueError(f"pimc: bad parameter value ({err}); e.g. pimc:samples=20 or pimc:seconds=0.5") from None
     return PimcAgent(seed, **kwargs)
-

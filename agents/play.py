@@ -39,9 +39,7 @@ def _save(game: Game, path: str, out: TextIO) -> bool:
 
 def _hand_summary(game: Game, number: int) -> str:
     log = game.history[number - 1]
-    parts = [
-        f"player_{s}: {log.tricks_won[s]} tricks (quota {log.quotas[s]}, {log.balances[s]:+d})" for s in range(3)
-    ]
+    parts = [f"player_{s}: {log.tricks_won[s]} tricks (quota {log.quotas[s]}, {log.balances[s]:+d})" for s in range(3)]
     scores = ", ".join(f"player_{s} {log.scores[s]:+d}" for s in range(3))
     return f"\n=== Hand {number} over: " + "; ".join(parts) + f"\n=== Scores: {scores}"
 
@@ -52,8 +50,13 @@ def main(
     """Run one game with a person at ``--seat``; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m agents.play", description="Play Sergeant Major against agents.")
     parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
-    parser.add_argument("--opponents", nargs=2, default=["heuristic", "heuristic"], metavar="SPEC",
-                        help="the two other players, in seat order (default: heuristic heuristic)")
+    parser.add_argument(
+        "--opponents",
+        nargs=2,
+        default=["heuristic", "heuristic"],
+        metavar="SPEC",
+        help="the two other players, in seat order (default: heuristic heuristic)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents (default: random)")
     parser.add_argument("--rules", default="standard", help="rule preset (default standard)")
     parser.add_argument("--max-hands", type=int, default=100, help="stop after this many hands (default 100)")

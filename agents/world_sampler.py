@@ -137,7 +137,7 @@ def constraints_of(view: PlayerView) -> Constraints:
         if ex.sender == me:
             receiver = ex.receiver
             holders = {receiver}
-            for later in exchanges[i + 1:]:
+            for later in exchanges[i + 1 :]:
                 done = not (view.phase == EXCHANGE and later.sender == view.to_act)
                 if later.receiver == receiver and later.sender != me and done:
                     holders.add(later.sender)

@@ -40,8 +40,7 @@ def _ids(paths: list[Path]) -> list[str]:
 
 def test_notebooks_exist() -> None:
     names = {p.name for p in NOTEBOOKS}
-    for name in ("01_rules_and_environment.ipynb", "02_baselines.ipynb", "03_training.ipynb",
-                 "04_game_analysis.ipynb"):
+    for name in ("01_rules_and_environment.ipynb", "02_baselines.ipynb", "03_training.ipynb", "04_game_analysis.ipynb"):
         assert name in names
 
 
@@ -95,6 +94,10 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     )
     client.execute()  # raises CellExecutionError naming the cell on any error
     nbformat.write(nb, copy)
-    assert any("image/png" in out.get("data", {}) for cell in nb.cells if cell.cell_type == "code"
-               for out in cell.get("outputs", [])), "the notebook drew no figure"
+    assert any(
+        "image/png" in out.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    ), "the notebook drew no figure"
     assert os.path.getsize(copy) > 0

@@ -89,25 +89,37 @@ class EnvConfig:
     """The learner's game (training/single_agent.py)."""
 
     rules: str | dict = _f(
-        "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of RULES.md section 9 options",
-        check=(_check_rules, "must be a rule preset name or a dict of rule options"))
+        "standard",
+        "rule set: a preset name ('standard', 'woburn', ...) or a dict of RULES.md section 9 options",
+        check=(_check_rules, "must be a rule preset name or a dict of rule options"),
+    )
     episode: Literal["hand", "game"] = _f(
-        "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand")
+        "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand"
+    )
     max_hands: int = _f(100, "game episodes: truncate a game nobody has won after this many hands", check=_POSITIVE)
     reward: Literal["balance", "result"] = _f(
-        "balance", "'balance': tricks - quota at the end of every hand; 'result': winning the game "
-        "(+1 shared by winners, -1 by losers; needs episode: game)")
+        "balance",
+        "'balance': tricks - quota at the end of every hand; 'result': winning the game "
+        "(+1 shared by winners, -1 by losers; needs episode: game)",
+    )
     reward_scale: float = _f(1.0, "rewards are multiplied by this (balances run about -8..+8)", check=_POSITIVE)
     dense_reward: bool = _f(
-        False, "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when "
-        "the hand ends (the same total per hand; easier credit assignment)")
+        False,
+        "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when "
+        "the hand ends (the same total per hand; easier credit assignment)",
+    )
     learner_seats: str | list = _f(
-        "all", "roles the learner plays in the first hand of an episode: 'all' or a list of "
+        "all",
+        "roles the learner plays in the first hand of an episode: 'all' or a list of "
         "'dealer', 'eldest', 'middle' (one drawn per episode; one shared policy)",
-        check=(_check_seats, "must be 'all' or a non-empty list of distinct roles from dealer, eldest, middle"))
+        check=(_check_seats, "must be 'all' or a non-empty list of distinct roles from dealer, eldest, middle"),
+    )
     exchange_start: float = _f(
-        0.0, "hand episodes: probability that the hand starts with an exchange (random previous balances), "
-        "so that exchange decisions are trained", check=_PROBABILITY)
+        0.0,
+        "hand episodes: probability that the hand starts with an exchange (random previous balances), "
+        "so that exchange decisions are trained",
+        check=_PROBABILITY,
+    )
 
 
 @dataclass
@@ -115,14 +127,16 @@ class OpponentsConfig:
     """Who plays the two other seats: baselines and frozen snapshots of the learner."""
 
     mix: dict[str, float] = _f(
-        None, "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', "
+        None,
+        "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', "
         "...) and 'snapshots' (a frozen copy of the learner from the pool); each opponent seat draws "
         "independently every episode; until the first snapshot exists its weight goes to the others",
         check=(_check_mix, "must map opponent names to weights >= 0 with a positive sum"),
-        factory=lambda: {"random": 1.0})
+        factory=lambda: {"random": 1.0},
+    )
     snapshot_every: int = _f(
-        100_000, "learner timesteps between snapshots added to the pool (checked after every segment)",
-        check=_POSITIVE)
+        100_000, "learner timesteps between snapshots added to the pool (checked after every segment)", check=_POSITIVE
+    )
     pool_size: int = _f(10, "snapshots kept in the pool (oldest dropped)", check=_POSITIVE)
     snapshot_deterministic: bool = _f(False, "snapshots play their most probable action instead of sampling")
 
@@ -134,8 +148,7 @@ class PretrainConfig:
     masked), and the value network learns the teacher's returns."""
 
     teacher: str | None = _f(None, "agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
-    decisions: int = _f(200_000, "teacher decisions collected (in the training env, same opponents)",
-                        check=_POSITIVE)
+    decisions: int = _f(200_000, "teacher decisions collected (in the training env, same opponents)", check=_POSITIVE)
     epochs: int = _f(4, "passes over the collected decisions", check=_POSITIVE)
     batch_size: int = _f(256, "minibatch size", check=_AT_LEAST_2)
     learning_rate: float = _f(1e-3, "Adam learning rate of the warm start", check=_POSITIVE)
@@ -148,7 +161,8 @@ class PPOConfig:
 
     learning_rate: float = _f(3e-4, "Adam learning rate", check=_POSITIVE)
     lr_schedule: Literal["constant", "linear"] = _f(
-        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps")
+        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
+    )
     n_steps: int = _f(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", check=_POSITIVE)
     batch_size: int = _f(512, "minibatch size", check=_AT_LEAST_2)
     n_epochs: int = _f(4, "passes over each rollout", check=_POSITIVE)
@@ -160,9 +174,12 @@ class PPOConfig:
     max_grad_norm: float = _f(0.5, "gradient clipping", check=_POSITIVE)
     target_kl: float | None = _f(None, "stop an update early beyond this KL (null: never)", check=_POSITIVE)
     normalize_advantage: bool = _f(True, "normalise advantages per minibatch")
-    net_arch: list[int] = _f(None, "hidden layer sizes of the policy and of the value network",
-                             check=(_check_net, "must be a non-empty list of positive sizes"),
-                             factory=lambda: [256, 256])
+    net_arch: list[int] = _f(
+        None,
+        "hidden layer sizes of the policy and of the value network",
+        check=(_check_net, "must be a non-empty list of positive sizes"),
+        factory=lambda: [256, 256],
+    )
     activation: Literal["tanh", "relu"] = _f("tanh", "activation of the hidden layers")
 
 
@@ -173,13 +190,18 @@ class TrainConfig:
     total_timesteps: int = _f(200_000, "learner decisions to train for", check=_POSITIVE)
     n_envs: int = _f(8, "parallel environments", check=_POSITIVE)
     vec_env: Literal["dummy", "subproc"] = _f(
-        "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each")
+        "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
+    )
     segment_steps: int = _f(
-        16_384, "learner timesteps per training segment (rounded up to whole rollouts); snapshots, "
+        16_384,
+        "learner timesteps per training segment (rounded up to whole rollouts); snapshots, "
         "evaluations and checkpoints happen between segments; envs restart every segment so that "
-        "--resume continues exactly", check=_POSITIVE)
-    checkpoint_every: int = _f(100_000, "timesteps between checkpoints (the last segment always writes one)",
-                               check=_POSITIVE)
+        "--resume continues exactly",
+        check=_POSITIVE,
+    )
+    checkpoint_every: int = _f(
+        100_000, "timesteps between checkpoints (the last segment always writes one)", check=_POSITIVE
+    )
     keep_checkpoints: int = _f(3, "numbered checkpoints kept besides checkpoints/latest.zip", check=_NON_NEGATIVE)
     torch_threads: int = _f(1, "torch CPU threads (1 is best with 2 cores and small networks)", check=_POSITIVE)
     progress_bar: bool = _f(True, "show a tqdm progress bar")
@@ -190,16 +212,21 @@ class EvalConfig:
     """Duplicate evaluation of the learner against baselines, per role."""
 
     every: int = _f(0, "timesteps between evaluations during training (0: only at the end)", check=_NON_NEGATIVE)
-    opponents: list[str] = _f(None, "baseline agents to evaluate against (the learner plays one seat, "
-                              "the baseline the two others)", factory=lambda: ["heuristic", "random"])
+    opponents: list[str] = _f(
+        None,
+        "baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
+        factory=lambda: ["heuristic", "random"],
+    )
     deals: int = _f(200, "deals per evaluation during training", check=_POSITIVE)
     final_deals: int = _f(2000, "deals of the final evaluation (0: none)", check=_NON_NEGATIVE)
     mode: Literal["hand", "game"] = _f("hand", "evaluate single hands ('hand') or whole games ('game')")
     max_hands: int = _f(30, "game mode: hands per game at most", check=_POSITIVE)
     start_balances: list[int] | None = _f(
-        None, "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every "
+        None,
+        "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every "
         "hand opens with that exchange (null: no exchange)",
-        check=(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0"))
+        check=(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0"),
+    )
     seed: int = _f(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
     workers: int = _f(1, "evaluation worker processes", check=_POSITIVE)
 
@@ -227,16 +254,24 @@ class EvalFileConfig:
     """An evaluation of a trained policy (configs/eval.yaml):
     ``python -m training.train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
-    policy: str | None = _f(None, "policy file (final_model.zip, a checkpoint or a .pt export); "
-                                  "--evaluate PATH overrides it")
+    policy: str | None = _f(
+        None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
+    )
     rules: str | dict = _f(
-        "standard", "rule set of the evaluation games (as env.rules)",
-        check=(_check_rules, "must be a rule preset name or a dict of rule options"))
-    eval: EvalConfig = _f(None, "evaluation settings (as the eval section of a training config; "
-                          "final_deals is the number of deals, every is ignored)", factory=EvalConfig)
+        "standard",
+        "rule set of the evaluation games (as env.rules)",
+        check=(_check_rules, "must be a rule preset name or a dict of rule options"),
+    )
+    eval: EvalConfig = _f(
+        None,
+        "evaluation settings (as the eval section of a training config; "
+        "final_deals is the number of deals, every is ignored)",
+        factory=EvalConfig,
+    )
 
 
 # ---------------------------------------------------------------------------- validation
+
 
 def _type_name(tp: Any) -> str:
     origin = typing.get_origin(tp)
@@ -252,8 +287,14 @@ def _type_name(tp: Any) -> str:
     if origin is dict:
         args = typing.get_args(tp)
         return f"a mapping of {_type_name(args[0])} to {_type_name(args[1])}" if args else "a mapping"
-    return {int: "a whole number", float: "a number", bool: "true or false", str: "a text", list: "a list",
-            dict: "a mapping"}.get(tp, getattr(tp, "__name__", str(tp)))
+    return {
+        int: "a whole number",
+        float: "a number",
+        bool: "true or false",
+        str: "a text",
+        list: "a list",
+        dict: "a mapping",
+    }.get(tp, getattr(tp, "__name__", str(tp)))
 
 
 _NO = object()
@@ -334,8 +375,10 @@ def _build(cls: type, data: Any, where: str, source: str) -> Any:
         if key not in names:
             close = difflib.get_close_matches(str(key), names, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{prefix}unknown key {dotted!r}{hint}; allowed keys"
-                              f"{' in ' + repr(where) if where else ''}: {', '.join(names)}")
+            raise ConfigError(
+                f"{prefix}unknown key {dotted!r}{hint}; allowed keys"
+                f"{' in ' + repr(where) if where else ''}: {', '.join(names)}"
+            )
         tp = hints[key]
         fld = next(f for f in dataclasses.fields(cls) if f.name == key)
         if dataclasses.is_dataclass(tp):
@@ -343,8 +386,10 @@ def _build(cls: type, data: Any, where: str, source: str) -> Any:
             continue
         out = _coerce(value, tp)
         if out is _NO:
-            raise ConfigError(f"{prefix}{dotted}: expected {_type_name(tp)}, got {value!r:.80} "
-                              f"({type(value).__name__}); {dotted}: {fld.metadata['doc']}")
+            raise ConfigError(
+                f"{prefix}{dotted}: expected {_type_name(tp)}, got {value!r:.80} "
+                f"({type(value).__name__}); {dotted}: {fld.metadata['doc']}"
+            )
         check = fld.metadata.get("check")
         if check is not None and out is not None:
             predicate, allowed = check
@@ -361,11 +406,15 @@ def _build(cls: type, data: Any, where: str, source: str) -> Any:
 def _cross_checks(cfg: Config, source: str) -> None:
     prefix = f"{source}: " if source else ""
     if cfg.env.reward == "result" and cfg.env.episode == "hand":
-        raise ConfigError(f"{prefix}env.reward: 'result' rewards winning a game and needs env.episode: game "
-                          "(one hand is not a game); use reward: balance with episode: hand")
+        raise ConfigError(
+            f"{prefix}env.reward: 'result' rewards winning a game and needs env.episode: game "
+            "(one hand is not a game); use reward: balance with episode: hand"
+        )
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
-        raise ConfigError(f"{prefix}ppo.batch_size: must be at most ppo.n_steps * train.n_envs = "
-                          f"{cfg.ppo.n_steps * cfg.train.n_envs}, got {cfg.ppo.batch_size}")
+        raise ConfigError(
+            f"{prefix}ppo.batch_size: must be at most ppo.n_steps * train.n_envs = "
+            f"{cfg.ppo.n_steps * cfg.train.n_envs}, got {cfg.ppo.batch_size}"
+        )
 
 
 def config_from_dict(data: Any, source: str = "") -> Config:
@@ -428,8 +477,9 @@ def read_yaml(path: str) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of sections (env, ppo, ...), "
-                          f"got {type(data).__name__}")
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of sections (env, ppo, ...), got {type(data).__name__}"
+        )
     return data
 
 

@@ -139,8 +139,9 @@ def _play_deal(index: int) -> dict[str, Any]:
             agent.reset(_derive(config.seed, index, k, seat))
             seat_agents.append(agent)
         if config.mode == "hand":
-            game = Game(config.rules, seed=seed, first_dealer=config.dealer, max_hands=1,
-                        start_balances=config.start_balances)
+            game = Game(
+                config.rules, seed=seed, first_dealer=config.dealer, max_hands=1, start_balances=config.start_balances
+            )
         else:
             game = Game(config.rules, seed=seed, max_hands=config.max_hands)
         while True:
@@ -154,13 +155,15 @@ def _play_deal(index: int) -> dict[str, Any]:
             decisions[seating[seat]] += 1
             game.apply(action)
         hands = [(log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history]
-        seatings.append({
-            "seating": list(seating),
-            "hands": hands,
-            "winners": list(game.winners or []),
-            "scores": list(game.scores),
-            "truncated": game.truncated,
-        })
+        seatings.append(
+            {
+                "seating": list(seating),
+                "hands": hands,
+                "winners": list(game.winners or []),
+                "scores": list(game.scores),
+                "truncated": game.truncated,
+            }
+        )
     return {"index": index, "seatings": seatings, "seconds": seconds, "decisions": decisions}
 
 
@@ -369,9 +372,7 @@ def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[
                     mu = ratings[agent].mu + sum(new[s][0].mu - ratings[agent].mu for s in seats) / len(seats)
                     sigma = sum(new[s][0].sigma for s in seats) / len(seats)
                     ratings[agent] = model.rating(mu=mu, sigma=sigma, name=labels[agent])
-    return {
-        labels[i]: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for i, r in enumerate(ratings)
-    }
+    return {labels[i]: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for i, r in enumerate(ratings)}
 
 
 def _aggregate(
@@ -402,8 +403,9 @@ def _aggregate(
             for s in range(3):
                 games[i, who[s]] += 1
     rng = np.random.default_rng(_derive(seed, 0xB007))
-    weights = np.concatenate([rng.multinomial(d, np.full(d, 1.0 / d), size=min(500, bootstrap - b))
-                              for b in range(0, bootstrap, 500)]).astype(float)
+    weights = np.concatenate(
+        [rng.multinomial(d, np.full(d, 1.0 / d), size=min(500, bootstrap - b)) for b in range(0, bootstrap, 500)]
+    ).astype(float)
     stats: dict[str, dict[str, dict[str, Estimate]]] = {}
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for a, label in enumerate(labels):
@@ -565,16 +567,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
     parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
     parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat")
-    parser.add_argument("--start-balances", type=_balances_arg, default=None,
-                        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)")
+    parser.add_argument(
+        "--start-balances",
+        type=_balances_arg,
+        default=None,
+        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)",
+    )
     parser.add_argument("--max-hands", type=int, default=30, help="game mode: truncate after this many hands")
     parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     try:
         result = evaluate(
-            args.agents, args.deals, args.mode, args.seed, args.workers, rules=args.rules, dealer=args.dealer,
-            start_balances=args.start_balances, max_hands=args.max_hands, bootstrap=args.bootstrap,
+            args.agents,
+            args.deals,
+            args.mode,
+            args.seed,
+            args.workers,
+            rules=args.rules,
+            dealer=args.dealer,
+            start_balances=args.start_balances,
+            max_hands=args.max_hands,
+            bootstrap=args.bootstrap,
             progress=not args.no_progress,
         )
     except ValueError as err:
@@ -592,4 +606,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -62,12 +62,11 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
+from agents.ppo_agent import NumpyPolicy, legal_mask_array
 from sm_env.game import NUM_ACTIONS, OVER, Game
 from sm_env.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, encode
 from sm_env.rules import RuleSet
-
-from .policy_agent import NumpyPolicy, legal_mask_array
 
 ROLES = ("dealer", "eldest", "middle")
 EPISODES = ("hand", "game")
@@ -76,6 +75,7 @@ SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
 
 
 # ---------------------------------------------------------------------------- opponents
+
 
 class RandomOpponent:
     """Uniformly random legal action straight from the engine's bit set."""
@@ -147,8 +147,9 @@ class OpponentPool:
     Each opponent seat draws its opponent independently at every reset.
     """
 
-    def __init__(self, mix: Mapping[str, float] | None = None, pool_size: int = 10,
-                 snapshot_deterministic: bool = False) -> None:
+    def __init__(
+        self, mix: Mapping[str, float] | None = None, pool_size: int = 10, snapshot_deterministic: bool = False
+    ) -> None:
         mix = dict(mix or {"random": 1.0})
         if not mix or any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
             raise ValueError(f"opponent mix needs non-negative weights with a positive sum, got {mix}")
@@ -159,7 +160,7 @@ class OpponentPool:
 
     def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str) -> None:
         self.snapshots.append((name, NumpyPolicy.from_state_dict(arrays, activation, where=f"snapshot {name}")))
-        del self.snapshots[:-self.pool_size]
+        del self.snapshots[: -self.pool_size]
 
     def snapshot_names(self) -> list[str]:
         return [name for name, _ in self.snapshots]
@@ -184,6 +185,7 @@ class OpponentPool:
 
 
 # ---------------------------------------------------------------------------- env
+
 
 def role_indices(learner_seats: str | Sequence[str]) -> tuple[int, ...]:
     if learner_seats == "all":
@@ -273,8 +275,14 @@ class SingleSeatEnv(gym.Env):
         if self.exchange_start > 0 and rng.random() < self.exchange_start:
             start = self._previous_balances(rng, (seat - role) % 3)
         self.seat = seat
-        self.game = Game(self.rules, seed=rng.randrange(2**62), first_dealer=(seat - role) % 3,
-                         deals=options.get("deals"), max_hands=self.max_hands, start_balances=start)
+        self.game = Game(
+            self.rules,
+            seed=rng.randrange(2**62),
+            first_dealer=(seat - role) % 3,
+            deals=options.get("deals"),
+            max_hands=self.max_hands,
+            start_balances=start,
+        )
         self.opponents = {s: self._opponent(self.pool.draw(rng), s, rng) for s in range(3) if s != seat}
         self._credited = 0
         self._hand_credit = 0
@@ -387,6 +395,7 @@ class SingleSeatEnv(gym.Env):
 
 # ---------------------------------------------------------------------------- vector env
 
+
 class ActionMaskVecEnv(VecEnvWrapper):
     """Caches each sub-env's mask (``info["action_mask"]``) so that
     ``env_method("action_masks")`` needs no call into the sub-envs."""
@@ -418,8 +427,13 @@ class ActionMaskVecEnv(VecEnvWrapper):
         return attr_name == "action_masks" or self.venv.has_attr(attr_name)
 
 
-def make_vec_env(env_kwargs: dict[str, Any], n_envs: int, kind: str = "dummy", seed: int | None = None,
-                 pool_kwargs: dict[str, Any] | None = None) -> VecEnv:
+def make_vec_env(
+    env_kwargs: dict[str, Any],
+    n_envs: int,
+    kind: str = "dummy",
+    seed: int | None = None,
+    pool_kwargs: dict[str, Any] | None = None,
+) -> VecEnv:
     """``n_envs`` copies of :class:`SingleSeatEnv` in a Dummy/SubprocVecEnv,
     with the mask cache and episode statistics (VecMonitor). Each env gets its
     own :class:`OpponentPool` built from ``pool_kwargs``."""
@@ -458,13 +472,18 @@ def benchmark(seconds: float = 3.0, **env_kwargs: Any) -> dict[str, float]:
                 episodes += 1
                 env.reset()
     elapsed = time.perf_counter() - start
-    return {"learner_steps_per_s": steps / elapsed, "engine_decisions_per_s": (env.decisions - first) / elapsed,
-            "episodes_per_s": episodes / elapsed}
+    return {
+        "learner_steps_per_s": steps / elapsed,
+        "engine_decisions_per_s": (env.decisions - first) / elapsed,
+        "episodes_per_s": episodes / elapsed,
+    }
 
 
 if __name__ == "__main__":  # python -m training.single_agent: speed of the training env
     for mix in ({"random": 1.0}, {"heuristic": 1.0}):
         for episode in ("hand", "game"):
             result = benchmark(episode=episode, opponents=mix)
-            print(f"opponents {list(mix)[0]:<9} episode {episode:<4}  "
-                  + "  ".join(f"{k} {v:,.0f}" for k, v in result.items()))
+            print(
+                f"opponents {list(mix)[0]:<9} episode {episode:<4}  "
+                + "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
+            )

@@ -64,10 +64,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.ppo_agent import META_ENTRY, NumpyPolicy, PPOAgent, export_policy, policy_metadata
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS
 
 from .config import Config, ConfigError, config_from_dict, load_config, load_eval_config, save_config
-from .policy_agent import META_ENTRY, NumpyPolicy, PPOAgent, export_policy, policy_metadata
 from .single_agent import ROLES, make_vec_env
 
 STATE_ENTRY = "sm_training_state.pt"
@@ -75,6 +75,7 @@ STATE_FORMAT = "sergeant-major-training-state/1"
 
 
 # ---------------------------------------------------------------------------- seeding and RNG state
+
 
 def seed_everything(seed: int) -> None:
     import torch
@@ -111,6 +112,7 @@ def segment_seed(seed: int, segment: int) -> int:
 
 
 # ---------------------------------------------------------------------------- model
+
 
 def _activation(name: str) -> Any:
     import torch
@@ -152,8 +154,10 @@ def build_model(cfg: Config, venv: Any) -> Any:
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,
         normalize_advantage=p.normalize_advantage,
-        policy_kwargs={"net_arch": {"pi": list(p.net_arch), "vf": list(p.net_arch)},
-                       "activation_fn": _activation(p.activation)},
+        policy_kwargs={
+            "net_arch": {"pi": list(p.net_arch), "vf": list(p.net_arch)},
+            "activation_fn": _activation(p.activation),
+        },
         seed=cfg.seed,
         device="cpu",
         verbose=0,
@@ -180,8 +184,9 @@ def numpy_policy(model: Any, cfg: Config) -> NumpyPolicy:
 _BITS = OFFSETS["trump"]  # the 728 card-plane entries before it are 0/1: stored bit-packed
 
 
-def collect_teacher_decisions(cfg: Config, env_kwargs: dict[str, Any], pool_kwargs: dict[str, Any],
-                              seed: int) -> dict[str, np.ndarray]:
+def collect_teacher_decisions(
+    cfg: Config, env_kwargs: dict[str, Any], pool_kwargs: dict[str, Any], seed: int
+) -> dict[str, np.ndarray]:
     """The teacher plays the learner's seat of the training env for
     ``pretrain.decisions`` decisions. Stored compactly (about 230 bytes a
     decision): card planes and masks bit-packed, the other features as
@@ -230,8 +235,14 @@ def collect_teacher_decisions(cfg: Config, env_kwargs: dict[str, Any], pool_kwar
             teacher.reset(seed + i)
             episode_start = i
             rewards = []
-    return {"bits": bits, "scalars": scalars, "masks": masks, "actions": actions, "returns": returns,
-            "n_actions": np.array(n_actions)}
+    return {
+        "bits": bits,
+        "scalars": scalars,
+        "masks": masks,
+        "actions": actions,
+        "returns": returns,
+        "n_actions": np.array(n_actions),
+    }
 
 
 def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int) -> dict[str, float]:
@@ -253,13 +264,13 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int) ->
         seen = correct = 0
         loss_sum = value_sum = 0.0
         for start in range(0, n, p.batch_size):
-            idx = order[start:start + p.batch_size]
+            idx = order[start : start + p.batch_size]
             obs = np.empty((len(idx), OBSERVATION_SIZE), dtype=np.float32)
             obs[:, :_BITS] = np.unpackbits(data["bits"][idx], axis=1, bitorder="little")[:, :_BITS]
             obs[:, _BITS:] = data["scalars"][idx]
             obs_t = torch.as_tensor(obs)
             actions = torch.as_tensor(data["actions"][idx])
-            masks = np.unpackbits(data["masks"][idx], axis=1, bitorder="little")[:, :int(data["n_actions"])]
+            masks = np.unpackbits(data["masks"][idx], axis=1, bitorder="little")[:, : int(data["n_actions"])]
             values, log_prob, _ = policy.evaluate_actions(obs_t, actions, action_masks=masks)
             loss = -log_prob.mean()
             value_loss = torch.nn.functional.mse_loss(values.flatten(), torch.as_tensor(data["returns"][idx]))
@@ -284,6 +295,7 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int) ->
 
 
 # ---------------------------------------------------------------------------- checkpoints
+
 
 def _atomic_model_zip(model: Any, path: str, meta: dict[str, Any], state: dict[str, Any] | None) -> None:
     """model.save to a temp file, add our entries, os.replace into ``path``."""
@@ -348,8 +360,11 @@ class Trainer:
             "exchange_start": cfg.env.exchange_start,
             "dense_reward": cfg.env.dense_reward,
         }
-        pool_kwargs = {"mix": cfg.opponents.mix, "pool_size": cfg.opponents.pool_size,
-                       "snapshot_deterministic": cfg.opponents.snapshot_deterministic}
+        pool_kwargs = {
+            "mix": cfg.opponents.mix,
+            "pool_size": cfg.opponents.pool_size,
+            "snapshot_deterministic": cfg.opponents.snapshot_deterministic,
+        }
         self.env_kwargs, self.pool_kwargs = env_kwargs, pool_kwargs
         self.venv = make_vec_env(env_kwargs, cfg.train.n_envs, cfg.train.vec_env, pool_kwargs=pool_kwargs)
         self.model = build_model(cfg, self.venv)
@@ -382,8 +397,9 @@ class Trainer:
             "segment": self.segment,
             "last": dict(self.last),
             "wall": self.wall,
-            "snapshots": [{"name": n, "arrays": {k: torch.from_numpy(v) for k, v in a.items()}}
-                          for n, a in self.snapshots],
+            "snapshots": [
+                {"name": n, "arrays": {k: torch.from_numpy(v) for k, v in a.items()}} for n, a in self.snapshots
+            ],
             "rng": rng_states(),
             "eval_history": json.dumps(self.eval_history),
             "config": json.dumps(self.cfg.to_dict()),
@@ -406,34 +422,40 @@ class Trainer:
 
     def _add_snapshot(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         self.snapshots.append((name, arrays))
-        del self.snapshots[:-self.cfg.opponents.pool_size]
+        del self.snapshots[: -self.cfg.opponents.pool_size]
         self.venv.env_method("add_snapshot", name, arrays, self.cfg.ppo.activation)
 
     def save_checkpoint(self) -> str:
         cfg = self.cfg
         directory = os.path.join(self.run_dir, "checkpoints")
         latest = os.path.join(directory, "latest.zip")
-        meta = policy_metadata(cfg.ppo.net_arch, cfg.ppo.activation, rules=cfg.env.rules,
-                               num_timesteps=int(self.model.num_timesteps))
+        meta = policy_metadata(
+            cfg.ppo.net_arch, cfg.ppo.activation, rules=cfg.env.rules, num_timesteps=int(self.model.num_timesteps)
+        )
         _atomic_model_zip(self.model, latest, meta, self._state())
         if cfg.train.keep_checkpoints > 0:
             numbered = os.path.join(directory, f"step_{self.model.num_timesteps:010d}.zip")
             shutil.copyfile(latest, numbered + ".tmp")
             os.replace(numbered + ".tmp", numbered)
             old = sorted(f for f in os.listdir(directory) if f.startswith("step_") and f.endswith(".zip"))
-            for name in old[:-cfg.train.keep_checkpoints]:
+            for name in old[: -cfg.train.keep_checkpoints]:
                 os.unlink(os.path.join(directory, name))
         self.last["checkpoint"] = int(self.model.num_timesteps)
         return latest
 
     def save_final(self) -> str:
         cfg = self.cfg
-        meta = policy_metadata(cfg.ppo.net_arch, cfg.ppo.activation, rules=cfg.env.rules,
-                               num_timesteps=int(self.model.num_timesteps))
+        meta = policy_metadata(
+            cfg.ppo.net_arch, cfg.ppo.activation, rules=cfg.env.rules, num_timesteps=int(self.model.num_timesteps)
+        )
         path = os.path.join(self.run_dir, "final_model.zip")
         _atomic_model_zip(self.model, path, meta, None)
-        export_policy(numpy_policy(self.model, cfg), os.path.join(self.run_dir, "final_policy.pt"),
-                      rules=cfg.env.rules, num_timesteps=int(self.model.num_timesteps))
+        export_policy(
+            numpy_policy(self.model, cfg),
+            os.path.join(self.run_dir, "final_policy.pt"),
+            rules=cfg.env.rules,
+            num_timesteps=int(self.model.num_timesteps),
+        )
         return path
 
     # -- training ------------------------------------------------------------------
@@ -551,6 +573,7 @@ def check_opponents(cfg: Config) -> None:
 
 # ---------------------------------------------------------------------------- evaluation
 
+
 def evaluate_policy_file(path: str, cfg: Config, deals: int) -> dict[str, Any]:
     """Evaluate a policy file against every ``eval.opponents`` baseline.
 
@@ -581,9 +604,17 @@ def project_evaluation(path: str, opponent: str, deals: int, cfg: Config) -> dic
     from .evaluate import evaluate
 
     policy = f"ppo:{path}"
-    result = evaluate([policy, opponent], deals=deals, mode=cfg.eval.mode, seed=cfg.eval.seed,
-                      workers=cfg.eval.workers, rules=cfg.env.rules, max_hands=cfg.eval.max_hands,
-                      start_balances=cfg.eval.start_balances, progress=False)
+    result = evaluate(
+        [policy, opponent],
+        deals=deals,
+        mode=cfg.eval.mode,
+        seed=cfg.eval.seed,
+        workers=cfg.eval.workers,
+        rules=cfg.env.rules,
+        max_hands=cfg.eval.max_hands,
+        start_balances=cfg.eval.start_balances,
+        progress=False,
+    )
     me, them = result.agents
     out: dict[str, Any] = {}
     for role in (*ROLES, "all"):
@@ -642,8 +673,10 @@ def role_advantage(path: str, opponent: str, deals: int, cfg: Config) -> dict[st
     for role, name in enumerate((*ROLES, "all")):
         d = diffs.mean(axis=1) if name == "all" else diffs[:, role]
         means = d[index].mean(axis=1)
-        out[name] = {"advantage": float(d.mean()),
-                     "advantage_ci": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]}
+        out[name] = {
+            "advantage": float(d.mean()),
+            "advantage_ci": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))],
+        }
     return out
 
 
@@ -651,13 +684,16 @@ def format_table(results: dict[str, Any]) -> str:
     def ci(pair: list[float]) -> str:
         return f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"
 
-    lines = [f"{'opponent':<11}{'role':<8}{'balance':>9}{'95% CI':>19}{'opp. bal':>10}"
-             f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"]
+    lines = [
+        f"{'opponent':<11}{'role':<8}{'balance':>9}{'95% CI':>19}{'opp. bal':>10}"
+        f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"
+    ]
     for opponent, per_role in results.items():
         for role in (*ROLES, "all"):
             r = per_role[role]
-            line = (f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}"
-                    f"{r['opponent_balance']:>+10.3f}")
+            line = (
+                f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}{r['opponent_balance']:>+10.3f}"
+            )
             if "advantage" in r:
                 verdict = "yes" if r["advantage_ci"][0] > 0 else ("NO" if r["advantage_ci"][1] < 0 else "unclear")
                 line += f"{r['advantage']:>+11.3f}{ci(r['advantage_ci']):>19}{verdict:>10}"
@@ -667,8 +703,10 @@ def format_table(results: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------------- entry point
 
-def train(cfg: Config, run_dir: str, resume: bool = False, quiet: bool = False,
-          stop_after_segments: int | None = None) -> Trainer:
+
+def train(
+    cfg: Config, run_dir: str, resume: bool = False, quiet: bool = False, stop_after_segments: int | None = None
+) -> Trainer:
     """Run (or continue) training; returns the finished :class:`Trainer`.
 
     ``stop_after_segments`` stops early after that many segments of this call
@@ -680,8 +718,13 @@ def train(cfg: Config, run_dir: str, resume: bool = False, quiet: bool = False,
     if cfg.train.progress_bar and not quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=cfg.train.total_timesteps, initial=int(model.num_timesteps), unit="step",
-                   dynamic_ncols=True, desc=cfg.name)
+        bar = tqdm(
+            total=cfg.train.total_timesteps,
+            initial=int(model.num_timesteps),
+            unit="step",
+            dynamic_ncols=True,
+            desc=cfg.name,
+        )
     callback = _Progress(bar, cfg.train.n_envs)
     segments = 0
     try:
@@ -704,14 +747,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", help="YAML config file (see configs/ and `python -m training.config`)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config field, e.g. --set ppo.learning_rate=1e-4 (repeatable)")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config field, e.g. --set ppo.learning_rate=1e-4 (repeatable)",
+    )
     parser.add_argument("--run-dir", help="run folder (default: <output_dir>/<name>)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--evaluate", metavar="POLICY",
-                        help="only evaluate a policy file (no training), with --eval-config settings")
-    parser.add_argument("--eval-config", metavar="FILE", default=None,
-                        help="evaluation settings for --evaluate (default: configs/eval.yaml if it exists)")
+    parser.add_argument(
+        "--evaluate", metavar="POLICY", help="only evaluate a policy file (no training), with --eval-config settings"
+    )
+    parser.add_argument(
+        "--eval-config",
+        metavar="FILE",
+        default=None,
+        help="evaluation settings for --evaluate (default: configs/eval.yaml if it exists)",
+    )
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="more overrides, like --set")
     args = parser.parse_args(argv)
     overrides = args.sets + args.overrides
@@ -731,8 +785,10 @@ def main(argv: list[str] | None = None) -> int:
             cfg = load_config(args.config, overrides)
             run_dir = args.run_dir or os.path.join(cfg.output_dir, cfg.name)
             if os.path.exists(os.path.join(run_dir, "checkpoints", "latest.zip")):
-                raise ConfigError(f"{run_dir} already holds a run: continue it with --resume {run_dir}, "
-                                  f"or start another with --set name=NEW_NAME")
+                raise ConfigError(
+                    f"{run_dir} already holds a run: continue it with --resume {run_dir}, "
+                    f"or start another with --set name=NEW_NAME"
+                )
         os.makedirs(run_dir, exist_ok=True)
         save_config(cfg, os.path.join(run_dir, "config.yaml"))
         started = time.perf_counter()
@@ -743,25 +799,29 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         latest = os.path.join(run_dir, "checkpoints", "latest.zip")
         where = f"the last checkpoint is {latest}" if os.path.isfile(latest) else "no checkpoint was written yet"
-        print(f"\ninterrupted: {where}; continue with: python -m training.train --resume {run_dir}",
-              file=sys.stderr)
+        print(f"\ninterrupted: {where}; continue with: python -m training.train --resume {run_dir}", file=sys.stderr)
         return 130
     try:
         model_path = trainer.save_final()
         elapsed = time.perf_counter() - started
         steps = trainer.model.num_timesteps
-        print(f"trained {steps} learner decisions in {trainer.wall:.0f} s of training "
-              f"({steps / max(trainer.wall, 1e-9):.0f} decisions/s); this call took {elapsed:.0f} s")
+        print(
+            f"trained {steps} learner decisions in {trainer.wall:.0f} s of training "
+            f"({steps / max(trainer.wall, 1e-9):.0f} decisions/s); this call took {elapsed:.0f} s"
+        )
         print(f"final model: {model_path} (load with agents.make_agent('ppo:{model_path}'))")
         if cfg.eval.final_deals > 0:
             results = trainer.evaluate(cfg.eval.final_deals, final=True)
             with open(os.path.join(run_dir, "final_eval.json"), "w", encoding="utf-8") as handle:
-                json.dump({"num_timesteps": int(steps), "deals": cfg.eval.final_deals, "results": results},
-                          handle, indent=1)
-            print(f"\nduplicate evaluation, {cfg.eval.final_deals} deals x 3 roles, mode {cfg.eval.mode}: "
-                  "balance = the policy's mean balance per hand against two copies of the opponent; "
-                  "opp. bal = the opponent's in the same games; advantage = the policy's balance minus the "
-                  "opponent's own balance in the same seat on the same deal (95% bootstrap CIs over deals)")
+                json.dump(
+                    {"num_timesteps": int(steps), "deals": cfg.eval.final_deals, "results": results}, handle, indent=1
+                )
+            print(
+                f"\nduplicate evaluation, {cfg.eval.final_deals} deals x 3 roles, mode {cfg.eval.mode}: "
+                "balance = the policy's mean balance per hand against two copies of the opponent; "
+                "opp. bal = the opponent's in the same games; advantage = the policy's balance minus the "
+                "opponent's own balance in the same seat on the same deal (95% bootstrap CIs over deals)"
+            )
             print(format_table(results))
     finally:
         trainer.close()
@@ -792,8 +852,10 @@ def evaluate_main(policy: str | None, eval_config: str | None, overrides: list[s
         return 2
     started = time.perf_counter()
     results = evaluate_policy_file(path, cfg, spec.eval.final_deals)
-    print(f"{path}: duplicate evaluation, {spec.eval.final_deals} deals x 3 roles, mode {spec.eval.mode} "
-          f"({time.perf_counter() - started:.0f} s)")
+    print(
+        f"{path}: duplicate evaluation, {spec.eval.final_deals} deals x 3 roles, mode {spec.eval.mode} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
     print(format_table(results))
     return 0
 

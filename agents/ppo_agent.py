@@ -65,13 +65,15 @@ class NumpyPolicy:
     action layer (weight [56, last], bias [56]).
     """
 
-    def __init__(self, hidden: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray],
-                 activation: str = "tanh") -> None:
+    def __init__(
+        self, hidden: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray], activation: str = "tanh"
+    ) -> None:
         if activation not in ACTIVATIONS:
             raise PolicyLoadError(f"unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
         # stored transposed for x @ W
-        self.hidden = [(np.ascontiguousarray(w.T, dtype=np.float32), np.asarray(b, dtype=np.float32))
-                       for w, b in hidden]
+        self.hidden = [
+            (np.ascontiguousarray(w.T, dtype=np.float32), np.asarray(b, dtype=np.float32)) for w, b in hidden
+        ]
         self.head = (np.ascontiguousarray(head[0].T, dtype=np.float32), np.asarray(head[1], dtype=np.float32))
         self.activation = activation
         self._act = np.tanh if activation == "tanh" else (lambda x: np.maximum(x, 0.0, out=x))
@@ -117,6 +119,7 @@ class NumpyPolicy:
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any], activation: str = "tanh", where: str = "policy") -> NumpyPolicy:
         """Build from an SB3 policy state dict (tensors or arrays), validating shapes."""
+
         def arr(key: str) -> np.ndarray:
             value = state[key]
             if hasattr(value, "detach"):
@@ -155,6 +158,7 @@ class NumpyPolicy:
 
 
 # ---------------------------------------------------------------------------- files
+
 
 def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     import torch
@@ -257,6 +261,7 @@ def export_policy(policy: NumpyPolicy, path: str, **extra: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- agent
+
 
 class PPOAgent:
     """A trained policy playing through the agent interface.
