@@ -10,6 +10,9 @@ Specs accepted by :func:`make_agent`:
                             ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``
 ``human``                   a person at the terminal (:mod:`agents.human`)
 ``ppo:path/to/checkpoint``  a trained policy (``agents.ppo_agent.PPOAgent``)
+``trained``                 the policy shipped with the package
+                            (``agents/policies/standard_v0.pt``, trained by
+                            ``configs/full.yaml`` for the standard rules)
 ==========================  ===============================================
 """
 
@@ -21,7 +24,7 @@ from collections.abc import Callable
 
 from .base import Agent, act, observation_for
 
-KNOWN_AGENTS = ("random", "heuristic", "pimc", "human", "ppo:PATH")
+KNOWN_AGENTS = ("random", "heuristic", "pimc", "human", "trained", "ppo:PATH")
 
 __all__ = ["Agent", "AgentSpecError", "KNOWN_AGENTS", "act", "make_agent", "observation_for", "parse_spec"]
 
@@ -92,6 +95,14 @@ def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     return HumanAgent(seed=seed)
 
 
+TRAINED_POLICY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies", "standard_v0.pt")
+
+
+def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    _no_params("trained", params)
+    return _ppo(TRAINED_POLICY, {}, seed)
+
+
 def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     path = rest.strip()
     if not path:
@@ -114,4 +125,5 @@ _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "pimc": _pimc,
     "human": _human,
     "ppo": _ppo,
+    "trained": _trained,
 }

@@ -306,3 +306,12 @@ def test_sampler_reports_impossible_views():
     object.__setattr__(view, "hand_sizes", (16, 16, 30))
     with pytest.raises(WorldError):
         constraints_of(view)
+
+
+def test_shipped_trained_policy_beats_the_heuristic():
+    """The policy in agents/policies (configs/full.yaml) must keep beating the heuristic overall."""
+    pytest.importorskip("torch")
+    from training.evaluate import evaluate
+
+    result = evaluate(["trained", "heuristic"], deals=300, mode="hand", seed=11, workers=1, progress=False)
+    assert result.pairwise[("trained", "heuristic")].lo > 0

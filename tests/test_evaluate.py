@@ -74,6 +74,14 @@ def test_heuristic_beats_random_and_figures_are_consistent():
     assert abs(total) < 1e-9
     assert result.ratings["heuristic"]["mu"] > result.ratings["random"]["mu"]
     assert "heuristic - random" in result.table()
+    # the per-role difference is the difference of the per-role means, and the heuristic wins every role
+    by_role = result.pairwise_roles[("heuristic", "random")]
+    assert set(by_role) == {"dealer", "eldest", "middle"}
+    for role, diff in by_role.items():
+        assert abs(diff.mean - (h[role]["balance"].mean - r[role]["balance"].mean)) < 1e-9
+        assert diff.lo <= diff.mean <= diff.hi and diff.lo > 0
+    assert "as dealer" in result.table()
+    assert result.to_dict()["pairwise"][0]["by_role"]["middle"]["mean"] == by_role["middle"].mean
 
 
 def test_results_do_not_depend_on_workers():

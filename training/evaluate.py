@@ -194,6 +194,8 @@ class EvalResult:
     ``stats[agent][role][metric]`` with role ``all`` or a role name;
     ``counts[agent][role]``: hands (and games under ``all``) behind them;
     ``pairwise[(a, b)]``: mean balance of a minus that of b;
+    ``pairwise_roles[(a, b)][role]``: the same difference within one role
+    (a as dealer against b as dealer on the same deals, and so on);
     ``ratings[agent]``: openskill mu, sigma and ordinal (mu - 3 sigma).
     """
 
@@ -206,6 +208,7 @@ class EvalResult:
     timing: dict[str, dict[str, float]]
     elapsed: float
     deal_balances: list[list[float]] = field(default_factory=list, repr=False)
+    pairwise_roles: dict[tuple[str, str], dict[str, Estimate]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,7 +220,15 @@ class EvalResult:
                 for a, roles in self.stats.items()
             },
             "counts": copy.deepcopy(self.counts),
-            "pairwise": [{"a": a, "b": b, "balance_difference": e.to_dict()} for (a, b), e in self.pairwise.items()],
+            "pairwise": [
+                {
+                    "a": a,
+                    "b": b,
+                    "balance_difference": e.to_dict(),
+                    "by_role": {r: x.to_dict() for r, x in self.pairwise_roles.get((a, b), {}).items()},
+                }
+                for (a, b), e in self.pairwise.items()
+            ],
             "ratings": copy.deepcopy(self.ratings),
             "timing": copy.deepcopy(self.timing),
             "elapsed_seconds": self.elapsed,
@@ -245,6 +256,8 @@ class EvalResult:
         lines.append("balance difference per hand (row minus column agent):")
         for (a, b), e in self.pairwise.items():
             lines.append(f"  {a} - {b}: {e.text()}")
+            for role, x in self.pairwise_roles.get((a, b), {}).items():
+                lines.append(f"    as {role:<7} {x.text()}")
         lines.append("")
         lines.append("openskill (Plackett-Luce) ratings:")
         for a in sorted(self.agents, key=lambda x: -self.ratings[x]["ordinal"]):
@@ -377,7 +390,7 @@ def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[
 
 def _aggregate(
     deals: list[dict[str, Any]], labels: list[str], mode: str, seed: int, bootstrap: int
-) -> tuple[dict, dict, dict, list[list[float]]]:
+) -> tuple[dict, dict, dict, dict, list[list[float]]]:
     n = len(labels)
     d = len(deals)
     # per deal, agent, role (3 = all): sums of balance, tricks, wins; counts of hands and games
@@ -425,12 +438,17 @@ def _aggregate(
         stats[label] = {"all": stats[label]["all"], **{r: stats[label][r] for r in ROLES}}
         counts[label] = {"all": counts[label]["all"], **{r: counts[label][r] for r in ROLES}}
     pairwise = {}
+    pairwise_roles = {}
     for a, b in itertools.combinations(range(n), 2):
         pairwise[(labels[a], labels[b])] = _diff_bootstrap(
             bal[:, a, 3], hands[:, a, 3], bal[:, b, 3], hands[:, b, 3], weights
         )
+        pairwise_roles[(labels[a], labels[b])] = {
+            role: _diff_bootstrap(bal[:, a, r], hands[:, a, r], bal[:, b, r], hands[:, b, r], weights)
+            for r, role in enumerate(ROLES)
+        }
     per_deal = (bal[:, :, 3] / np.maximum(hands[:, :, 3], 1)).tolist()
-    return stats, counts, pairwise, per_deal
+    return stats, counts, pairwise, pairwise_roles, per_deal
 
 
 # ---------------------------------------------------------------- entry points
@@ -499,7 +517,7 @@ def evaluate(
         bar.close()
     elapsed = time.perf_counter() - started
     labels = _labels(specs)
-    stats, counts, pairwise, per_deal = _aggregate(results, labels, mode, seed, bootstrap)
+    stats, counts, pairwise, pairwise_roles, per_deal = _aggregate(results, labels, mode, seed, bootstrap)
     ratings = _ratings(results, mode, labels)
     seconds = np.sum([r["seconds"] for r in results], axis=0)
     decisions = np.sum([r["decisions"] for r in results], axis=0)
@@ -525,7 +543,9 @@ def evaluate(
         "bootstrap": bootstrap,
         "seatings": [list(s) for s in schedule(len(specs))],
     }
-    return EvalResult(labels, config_dict, stats, counts, pairwise, ratings, timing, elapsed, per_deal)
+    return EvalResult(
+        labels, config_dict, stats, counts, pairwise, ratings, timing, elapsed, per_deal, pairwise_roles=pairwise_roles
+    )
 
 
 class _NoBar:
