@@ -33,13 +33,13 @@ import io
 import json
 import os
 import random
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from sm_env.atomic import atomic_path
 from sm_env.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE, encode
 
@@ -247,17 +247,8 @@ def export_policy(policy: NumpyPolicy, path: str, **extra: Any) -> None:
 
     blob = policy_metadata(policy.net_arch, policy.activation, **extra)
     blob["state_dict"] = {k: torch.from_numpy(v) for k, v in policy.arrays().items()}
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         torch.save(blob, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # ---------------------------------------------------------------------------- agent

@@ -70,14 +70,12 @@ reads one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from .atomic import atomic_path
 from .cards import CARD_TEXT, SUIT_LETTERS, CardError, parse_card
 from .game import (
     DISCARD,
@@ -782,31 +780,9 @@ def save_record(record_or_game: dict[str, Any] | Game | Any, path: str | os.Path
     leaves the old file as it was.
     """
     record = _as_record(record_or_game)
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, allow_nan=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
-        except OSError:
-            mode = 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable (POSIX)
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(record, handle, allow_nan=False)
+        handle.write("\n")
 
 
 def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -57,7 +57,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
 import zipfile
 from typing import Any
@@ -65,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from agents.ppo_agent import META_ENTRY, NumpyPolicy, PPOAgent, export_policy, policy_metadata
+from sm_env.atomic import atomic_path
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS
 
 from .config import Config, ConfigError, config_from_dict, load_config, load_eval_config, save_config
@@ -298,14 +298,12 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int) ->
 
 
 def _atomic_model_zip(model: Any, path: str, meta: dict[str, Any], state: dict[str, Any] | None) -> None:
-    """model.save to a temp file, add our entries, os.replace into ``path``."""
+    """model.save to a temporary file, add our entries, then rename it over ``path`` (sm_env.atomic)."""
     import torch
 
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".zip", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         model.save(tmp)
         with zipfile.ZipFile(tmp, "a") as archive:
             archive.writestr(META_ENTRY, json.dumps(meta, indent=1))
@@ -313,12 +311,6 @@ def _atomic_model_zip(model: Any, path: str, meta: dict[str, Any], state: dict[s
                 buffer = io.BytesIO()
                 torch.save(state, buffer)
                 archive.writestr(STATE_ENTRY, buffer.getvalue())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def read_training_state(path: str) -> dict[str, Any]:
@@ -435,8 +427,8 @@ class Trainer:
         _atomic_model_zip(self.model, latest, meta, self._state())
         if cfg.train.keep_checkpoints > 0:
             numbered = os.path.join(directory, f"step_{self.model.num_timesteps:010d}.zip")
-            shutil.copyfile(latest, numbered + ".tmp")
-            os.replace(numbered + ".tmp", numbered)
+            with atomic_path(numbered) as tmp:
+                shutil.copyfile(latest, tmp)
             old = sorted(f for f in os.listdir(directory) if f.startswith("step_") and f.endswith(".zip"))
             for name in old[: -cfg.train.keep_checkpoints]:
                 os.unlink(os.path.join(directory, name))
