@@ -187,10 +187,8 @@ class RuleSet:
         preset's ("Woburn" becomes "woburn"); otherwise, and for no name or
         "custom", the name is that of the preset whose options these are
         ("standard" when every option is standard), else "custom". Any other
-        user name is kept as given.
+        name given is replaced the same way: INTERFACE.md allows only these.
         """
-        if isinstance(self.name, str) and self.name.strip().lower() not in (*_PRESET_OPTIONS, "custom"):
-            return self.name
         key = (self.name or "").strip().lower()
         preset = _PRESET_OPTIONS.get(key)
         if preset is not None and self._matches(preset):
