@@ -8,6 +8,9 @@ Specs accepted by :func:`make_agent`:
 ``pimc``                    Monte Carlo search (:mod:`agents.pimc`), with
                             optional parameters: ``pimc:samples=20``,
                             ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``
+``ismcts``                  information-set MCTS (:mod:`agents.ismcts`):
+                            ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
+                            ``ismcts:iterations=400,c=0.5``
 ``human``                   a person at the terminal (:mod:`agents.human`)
 ``ppo:path/to/checkpoint``  a trained policy (``agents.ppo_agent.PPOAgent``)
 ``trained``                 the policy shipped with the package
@@ -24,7 +27,7 @@ from collections.abc import Callable
 
 from .base import Agent, act, observation_for
 
-KNOWN_AGENTS = ("random", "heuristic", "pimc", "human", "trained", "ppo:PATH")
+KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH")
 
 __all__ = ["Agent", "AgentSpecError", "KNOWN_AGENTS", "act", "make_agent", "observation_for", "parse_spec"]
 
@@ -88,6 +91,12 @@ def _pimc(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     return make_pimc(seed, **params)
 
 
+def _ismcts(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .ismcts import make_ismcts
+
+    return make_ismcts(seed, **params)
+
+
 def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     from .human import HumanAgent
 
@@ -123,6 +132,7 @@ _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "random": _random,
     "heuristic": _heuristic,
     "pimc": _pimc,
+    "ismcts": _ismcts,
     "human": _human,
     "ppo": _ppo,
     "trained": _trained,
