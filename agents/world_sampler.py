@@ -46,7 +46,7 @@ import random
 from dataclasses import dataclass
 
 from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask
-from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, HandLog, TrickLog
+from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.knowledge import PlayerView
 
 from .heuristic import deck_of
@@ -261,50 +261,34 @@ def world_from_view(view: PlayerView, world: World) -> Game:
     the end of the current hand, so a rollout stops there with
     ``tricks_won`` intact.
     """
-    phase = view.phase
-    if phase not in (TRUMP, DISCARD, PLAY):
-        raise ValueError(f"world_from_view supports the trump, discard and play phases, not phase {phase}")
-    if phase == OVER or view.to_act is None:
+    if view.to_act is None:
         raise ValueError("world_from_view: nobody is to act")
-    game = Game(view.rules, seed=0, first_dealer=view.dealer, max_hands=view.hand_number)
-    game.hand_number = view.hand_number
-    game.max_hands = view.hand_number
-    game.scores = list(view.scores)
-    game.dealer = view.dealer
-    game.quotas = list(view.quotas)
-    game.hands = list(world.hands)
-    if view.kitty_taken:
-        kitty = view.kitty if view.kitty is not None else 0
-    else:
-        kitty = world.kitty
-    game.kitty_mask = kitty
-    game.previous_balances = None if view.previous_balances is None else list(view.previous_balances)
-    game.trump = view.trump
-    game.picked_up = view.kitty_taken
-    game.played = list(view.played)
-    game.voids = list(view.voids)
-    game.trick = list(view.trick)
-    game.led_suit = view.led_suit
-    game.leader = view.trick_leader
-    game.tricks_won = list(view.tricks_won)
-    game.tricks_played = view.tricks_played
-    game.ex_rounds = []
-    game.ex_round = 0
-    game.phase = phase
-    game.current = view.to_act
-    game.winners = None
-    game.truncated = False
-    log = HandLog(view.hand_number, view.dealer, list(view.quotas), [[], [], []], from_mask(kitty))
-    log.trump = view.trump if view.trump >= 0 else None
-    if phase != TRUMP:
-        if view.discards is not None:
-            log.discards = list(view.discards)
-        else:  # another dealer's discards: only their number matters to the engine
-            log.discards = from_mask(world.out)[: view.rules.kitty_size]
-    log.shown = [] if view.kitty_taken else None
-    if phase == PLAY:
-        trick = TrickLog(view.trick_leader)
-        trick.cards = list(view.trick)
-        log.tricks = [trick]
-    game.history = [log]
-    return game
+    if view.phase not in (TRUMP, DISCARD, PLAY):
+        raise ValueError(f"world_from_view supports the trump, discard and play phases, not phase {view.phase}")
+    kitty = (view.kitty or 0) if view.kitty_taken else world.kitty
+    if view.phase == TRUMP:
+        discards = None
+    elif view.discards is not None:
+        discards = list(view.discards)
+    else:  # another dealer's discards: only their number matters to the engine
+        discards = from_mask(world.out)[: view.discard_count]
+    return Game.from_position(
+        view.rules,
+        hand_number=view.hand_number,
+        dealer=view.dealer,
+        scores=view.scores,
+        previous_balances=view.previous_balances,
+        phase=view.phase,
+        to_act=view.to_act,
+        hands=world.hands,
+        kitty=kitty,
+        kitty_taken=view.kitty_taken,
+        trump=view.trump,
+        discards=discards,
+        trick=view.trick,
+        trick_leader=view.trick_leader,
+        tricks_won=view.tricks_won,
+        tricks_played=view.tricks_played,
+        played=view.played,
+        voids=view.voids,
+    )

@@ -660,6 +660,84 @@ class Game:
             return best(list(seats), self.scores)
         return None
 
+    # ------------------------------------------------------------------ positions
+
+    @classmethod
+    def from_position(
+        cls,
+        rules: RuleSet | str | dict[str, Any] | None,
+        *,
+        hand_number: int,
+        dealer: int,
+        scores: Sequence[int],
+        previous_balances: Sequence[int] | None,
+        phase: int,
+        to_act: int,
+        hands: Sequence[int],
+        kitty: int,
+        kitty_taken: bool,
+        trump: int,
+        discards: Sequence[int] | None,
+        trick: Sequence[int],
+        trick_leader: int,
+        tricks_won: Sequence[int],
+        tricks_played: int,
+        played: Sequence[int],
+        voids: Sequence[int],
+    ) -> Game:
+        """A game set up in the middle of a hand, for search over sampled deals.
+
+        Only the trump, discard and play phases can be set up (an exchange
+        round in progress has state no player sees in full). ``hands`` and
+        ``kitty`` are bit sets; the kitty is the cards still to be taken, or
+        the dealer's known kitty once taken (0 if unknown). The game has no
+        history before this hand, and ends (truncated) when the hand ends,
+        so ``tricks_won`` and the balances of the hand can be read then.
+        """
+        if phase not in (TRUMP, DISCARD, PLAY):
+            raise ValueError(f"a position can be set up in the trump, discard or play phase, not {PHASE_NAMES[phase]}")
+        game = cls.__new__(cls)
+        game.rules = RuleSet.from_any(rules)
+        game.seed = None
+        game.rng = random.Random(0)
+        game.deal_queue = []
+        game.max_hands = hand_number
+        game.first_dealer = dealer
+        game.start_balances = None
+        game.scores = list(scores)
+        game.winners = None
+        game.truncated = False
+        game.hand_number = hand_number
+        game.dealer = dealer
+        q = game.rules.quotas
+        game.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
+        game.hands = list(hands)
+        game.kitty_mask = kitty
+        game.previous_balances = None if previous_balances is None else list(previous_balances)
+        game.trump = trump
+        game.picked_up = kitty_taken
+        game.played = list(played)
+        game.voids = list(voids)
+        game.trick = list(trick)
+        game.led_suit = trick[0] // 13 if trick else -1
+        game.leader = trick_leader
+        game.tricks_won = list(tricks_won)
+        game.tricks_played = tricks_played
+        game.ex_rounds = []
+        game.ex_round = 0
+        game.phase = phase
+        game.current = to_act
+        log = HandLog(hand_number, dealer, list(game.quotas), [[], [], []], from_mask(kitty))
+        log.trump = trump if trump >= 0 else None
+        log.discards = None if discards is None else list(discards)
+        log.shown = [] if kitty_taken else None
+        if phase == PLAY:
+            open_trick = TrickLog(trick_leader)
+            open_trick.cards = list(trick)
+            log.tricks = [open_trick]
+        game.history = [log]
+        return game
+
     # ------------------------------------------------------------------ copies
 
     def clone(self) -> Game:

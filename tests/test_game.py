@@ -738,3 +738,51 @@ def test_given_deals_and_dealer_make_the_seed_irrelevant_for_hand_one():
     a = Game(seed=1, deals=[DEAL_E], first_dealer=2)
     b = Game(seed=2, deals=[DEAL_E], first_dealer=2)
     assert history(a) == history(b)
+
+
+def test_from_position_continues_like_the_real_game():
+    """A position set up from a real game's state plays on exactly as the game does."""
+    rng = random.Random(5)
+    game = Game(seed=21, max_hands=3)
+    while game.hand_number < 2 or game.phase != PLAY or game.tricks_played < 4 or len(game.trick) != 1:
+        game.apply(rng.choice(game.legal_actions()))
+    position = Game.from_position(
+        game.rules,
+        hand_number=game.hand_number,
+        dealer=game.dealer,
+        scores=game.scores,
+        previous_balances=game.previous_balances,
+        phase=game.phase,
+        to_act=game.current,
+        hands=game.hands,
+        kitty=game.kitty_mask,
+        kitty_taken=game.picked_up,
+        trump=game.trump,
+        discards=game.log.discards,
+        trick=game.trick,
+        trick_leader=game.leader,
+        tricks_won=game.tricks_won,
+        tricks_played=game.tricks_played,
+        played=game.played,
+        voids=game.voids,
+    )
+    hand = game.hand_number
+    while game.hand_number == hand and game.phase != OVER:
+        action = rng.choice(game.legal_actions())
+        assert position.legal_mask() == game.legal_mask()
+        position.apply(action)
+        game.apply(action)
+    assert position.phase == OVER
+    # the position stops at the end of its hand: won like the real game, or else cut off there
+    assert position.winner == game.winner if game.winners is not None else position.truncated
+    assert position.log.tricks_won == game.history[hand - 1].tricks_won
+    assert position.scores == game.history[hand - 1].scores
+
+
+def test_from_position_refuses_the_exchange_phase():
+    with pytest.raises(ValueError, match="trump, discard or play phase"):
+        Game.from_position(
+            "standard", hand_number=2, dealer=0, scores=[0, 0, 0], previous_balances=[1, -1, 0], phase=EXCHANGE,
+            to_act=1, hands=[0, 0, 0], kitty=0, kitty_taken=False, trump=-1, discards=None, trick=[], trick_leader=1,
+            tricks_won=[0, 0, 0], tricks_played=0, played=[0, 0, 0], voids=[0, 0, 0],
+        )  # fmt: skip
