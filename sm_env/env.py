@@ -171,7 +171,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from .game import NUM_ACTIONS, OVER, PHASE_NAMES, Game, IllegalActionError
+from .game import NUM_ACTIONS, OVER, PHASE_NAMES, Game, IllegalActionError, check_seed
 from .knowledge import player_view
 from .observation import OBSERVATION_SIZE, encode
 from .render import render_table
@@ -381,6 +381,7 @@ class raw_env(AECEnv):
                 seed = operator.index(seed)
             except TypeError:
                 raise ValueError(f"seed must be an integer or None, got {seed!r}") from None
+            seed = check_seed(seed)  # the engine's range, checked before the seed is turned into text
             seed_rng = random.Random(f"sm_env.reset:{seed}")
             game_seed = seed
         else:

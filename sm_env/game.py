@@ -209,6 +209,79 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
     return hands, kitty
 
 
+SEED_LIMIT = 2**64
+"""Integer seeds lie in ``-(2**64) < seed < 2**64`` (so that a record's seed reads back from JSON)."""
+
+
+def check_seed(seed: Any) -> int | str | float | None:
+    """A game seed: None, an integer with ``abs(seed) < 2**64`` (numpy ints too), a string or a finite float.
+
+    Raises ValueError saying what is allowed (never printing a huge integer).
+    """
+    if seed is None or isinstance(seed, str):
+        return seed
+    if isinstance(seed, float):
+        if seed != seed or seed in (float("inf"), float("-inf")):
+            raise ValueError(f"seed must be finite, got {seed}; seeds are None, integers, strings or finite floats")
+        return seed
+    try:
+        if isinstance(seed, bool):
+            raise TypeError
+        value = operator.index(seed)
+    except TypeError:
+        raise ValueError(
+            f"seed must be None, an integer, a string or a finite float, got {type(seed).__name__}"
+        ) from None
+    if not -SEED_LIMIT < value < SEED_LIMIT:
+        raise ValueError(
+            f"seed has {value.bit_length()} bits; integer seeds must lie strictly between -2**64 and 2**64"
+        )
+    return value
+
+
+def check_start_balances(balances: Any, rules: RuleSet, first_dealer: int) -> list[int] | None:
+    """Balances of an imaginary hand 0 dealt by the seat before ``first_dealer``, checked.
+
+    Possible balances are those a real hand could have produced: seat ``s``
+    with quota ``q`` took ``t`` tricks, ``0 <= t <= tricks per hand``, so its
+    balance lies in ``-q .. tricks - q``, and the three sum to zero. Raises
+    ValueError naming what is wrong and what is allowed.
+    """
+    if balances is None:
+        return None
+    if isinstance(balances, (str, bytes, dict, set, frozenset)) or not isinstance(balances, Sequence):
+        raise ValueError(
+            f"start_balances must be a list of 3 integers (by absolute seat) or None, got {type(balances).__name__}"
+        )
+    values = list(balances)
+    if len(values) != 3:
+        raise ValueError(f"start_balances must be 3 integers (by absolute seat), got {len(values)} values")
+    checked = []
+    for seat, value in enumerate(values):
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            checked.append(operator.index(value))
+        except TypeError:
+            raise ValueError(
+                f"start_balances must be 3 integers summing to zero; seat {seat} has a {type(value).__name__}"
+            ) from None
+    tricks = rules.tricks_per_hand
+    previous_dealer = (first_dealer + 2) % 3
+    quotas = [rules.quotas[(seat - previous_dealer) % 3] for seat in range(3)]
+    for seat, (value, quota) in enumerate(zip(checked, quotas, strict=True)):
+        if not -quota <= value <= tricks - quota:
+            shown = value if abs(value) < 10**12 else "a number beyond +-10**12"
+            raise ValueError(
+                f"start_balances: seat {seat} had quota {quota} in the previous hand (dealt by seat "
+                f"{previous_dealer}, the seat before first dealer {first_dealer}) and {tricks} tricks per hand, "
+                f"so its balance must be {-quota}..{tricks - quota}, got {shown}"
+            )
+    if sum(checked) != 0:
+        raise ValueError(f"start_balances must sum to zero (tricks taken minus quotas), got {checked}")
+    return checked
+
+
 class Game:
     """One game of Sergeant Major, hand after hand, until it is won.
 
@@ -233,8 +306,8 @@ class Game:
         start_balances: Sequence[int] | None = None,
     ) -> None:
         self.rules = RuleSet.from_any(rules)
-        self.seed = seed
-        self.rng = random.Random(seed)
+        self.seed = check_seed(seed)
+        self.rng = random.Random(self.seed)
         if deals is None:
             deals = []
         if isinstance(deals, (str, bytes, dict)) or not isinstance(deals, Sequence):
@@ -243,19 +316,12 @@ class Game:
         if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
             raise ValueError(f"max_hands must be a whole number >= 1 or None, got {max_hands!r}")
         self.max_hands = max_hands
-        if start_balances is not None:
-            start_balances = list(start_balances)
-            if (
-                len(start_balances) != 3
-                or sum(start_balances) != 0
-                or any(isinstance(b, bool) or not isinstance(b, int) for b in start_balances)
-            ):
-                raise ValueError(f"start_balances must be 3 integers summing to zero, got {start_balances!r}")
         if first_dealer is None:
             first_dealer = self.rng.randrange(3)
         elif isinstance(first_dealer, bool) or not isinstance(first_dealer, int) or not 0 <= first_dealer <= 2:
             raise ValueError(f"first_dealer must be a seat 0, 1 or 2, got {first_dealer!r}")
         self.first_dealer = first_dealer
+        start_balances = check_start_balances(start_balances, self.rules, first_dealer)
         self.start_balances = start_balances
         self.scores = [0, 0, 0]
         self.history: list[HandLog] = []

@@ -82,12 +82,15 @@ from .game import (
     EXCHANGE,
     OVER,
     PLAY,
+    SEED_LIMIT,
     TRUMP,
     TRUMP_ACTION_BASE,
     DealError,
     Game,
     HandLog,
     IllegalActionError,
+    check_seed,
+    check_start_balances,
     normalize_deal,
 )
 from .rules import OPTION_NAMES, PRESETS, RulesError, RuleSet
@@ -211,8 +214,35 @@ def _fail(where: str, message: str) -> ReplayError:
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value)
+    try:
+        text = json.dumps(value)
+    except (ValueError, TypeError, RecursionError):  # NaN, huge integers, deep nesting: name the type only
+        return f"a {type(value).__name__}"
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+MAX_DEPTH = 32
+"""Deepest nesting of lists and objects a record may have (a real one is 6 deep)."""
+
+
+def _check_shape(record: Any) -> None:
+    """Reject, without recursion, nesting deeper than MAX_DEPTH and integers beyond the seed range."""
+    stack = [(record, "record", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, dict):
+            items = [(f"{where}, {key}" if isinstance(key, str) else where, item) for key, item in value.items()]
+        elif isinstance(value, list):
+            items = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        else:
+            if _is_int(value) and not -SEED_LIMIT < value < SEED_LIMIT:
+                raise _fail(where, f"an integer of {value.bit_length()} bits; no field of a record exceeds 2**64")
+            continue
+        if depth >= MAX_DEPTH:
+            raise _fail(
+                where[:60] + "...", f"nested more than {MAX_DEPTH} levels deep; a game record is about 6 levels deep"
+            )
+        stack.extend((item, path, depth + 1) for path, item in items)
 
 
 def _is_int(value: Any) -> bool:
@@ -450,6 +480,10 @@ def _parse_record(record: Any) -> _Record:
     seed = record["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, float, str))):
         raise _fail("seed", f"expected null, a number or a string, got {_show_type(seed)}")
+    try:
+        check_seed(seed)
+    except ValueError as err:
+        raise _fail("seed", str(err)) from None
     first_dealer = _seat(record["first_dealer"], "first_dealer")
     truncated = record["truncated"]
     if not isinstance(truncated, bool):
@@ -471,9 +505,14 @@ def _parse_record(record: Any) -> _Record:
             raise _fail("max_hands", f"expected null or a whole number >= 1, got {_show(max_hands)}")
     else:
         max_hands = len(hands) if truncated else None
-    start_balances = _ints3(record.get("start_balances"), "start_balances")
-    if start_balances is not None and sum(start_balances) != 0:
-        raise _fail("start_balances", f"balances sum to zero, got {start_balances}")
+    try:
+        start_balances = check_start_balances(
+            _ints3(record.get("start_balances"), "start_balances"), rules, first_dealer
+        )
+    except ValueError as err:
+        if isinstance(err, ReplayError):
+            raise
+        raise _fail("start_balances", str(err).removeprefix("start_balances: ")) from None
     return _Record(rules, seed, first_dealer, max_hands, start_balances, hands, winner, truncated)
 
 
@@ -732,6 +771,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     naming the hand and step of the first illegal action or inconsistent
     field, or where a malformed record is malformed.
     """
+    _check_shape(record)
     parsed = _parse_record(record)
     deals = [{"hands": h.deal[0], "kitty": h.deal[1]} for h in parsed.hands]
     try:
@@ -808,6 +848,12 @@ def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         raise RecordError(
             f"{target}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); expected a game record"
+        ) from None
+    except RecursionError:
+        raise RecordError(f"{target}: JSON nested too deeply to read; a game record is about 6 levels deep") from None
+    except ValueError as err:  # an integer too long for Python's int-string conversion
+        raise RecordError(
+            f"{target}: holds a number too long to read ({str(err).split(':')[0]}); no field of a game record needs one"
         ) from None
     if not isinstance(record, dict):
         raise RecordError(f"{target}: expected a JSON object (a game record), got {_show_type(record)}")

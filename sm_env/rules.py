@@ -129,6 +129,8 @@ class RuleSet:
     no_kitty_51: bool = False
 
     def __post_init__(self) -> None:
+        if self.name is not None and not isinstance(self.name, str):
+            raise RulesError(f"rule set 'name' must be a string or None, got {type(self.name).__name__}")
         for key in _BOOL_OPTIONS:
             value = getattr(self, key)
             if value is None:
@@ -143,10 +145,12 @@ class RuleSet:
         quotas = self.quotas
         if quotas is None:
             quotas = (8, 6, 3) if self.no_kitty_51 else (8, 5, 3)
-        try:
-            quotas = tuple(quotas)
-        except TypeError:
-            raise RulesError(f"rule option 'quotas' must be [dealer, eldest, middle], got {quotas!r}") from None
+        if not isinstance(quotas, (list, tuple)):
+            # a set or dict has no dependable order: the quotas are by role, so the order is the meaning
+            raise RulesError(
+                f"rule option 'quotas' must be an ordered list [dealer, eldest, middle], got {type(quotas).__name__}"
+            )
+        quotas = tuple(quotas)
         if len(quotas) != 3 or any(isinstance(q, bool) or not isinstance(q, int) or q < 0 for q in quotas):
             raise RulesError(f"rule option 'quotas' must be three whole numbers >= 0, got {list(quotas)}")
         if sum(quotas) != tricks:
@@ -234,10 +238,6 @@ class RuleSet:
             out[key] = list(value) if key == "quotas" else value
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """Alias of :meth:`options`."""
-        return self.options()
-
     @classmethod
     def from_any(cls, rules: RuleSet | str | dict[str, Any] | None) -> RuleSet:
         """A rule set from a preset name, a RuleSet or a dict of option names."""
@@ -251,6 +251,11 @@ class RuleSet:
                 raise RulesError(f"unknown rule preset {rules!r}; presets are {sorted(PRESETS)}")
             return PRESETS[key]
         if isinstance(rules, dict):
+            not_text = [key for key in rules if not isinstance(key, str)]
+            if not_text:
+                raise RulesError(
+                    f"rule option names must be strings, got {not_text!r:.80}; options are {list(OPTION_NAMES)}"
+                )
             unknown = sorted(set(rules) - set(OPTION_NAMES) - {"name"})
             if unknown:
                 raise RulesError(f"unknown rule option(s) {unknown}; options are {list(OPTION_NAMES)}")

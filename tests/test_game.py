@@ -786,3 +786,74 @@ def test_from_position_refuses_the_exchange_phase():
             to_act=1, hands=[0, 0, 0], kitty=0, kitty_taken=False, trump=-1, discards=None, trick=[], trick_leader=1,
             tricks_won=[0, 0, 0], tricks_played=0, played=[0, 0, 0], voids=[0, 0, 0],
         )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- start balances and seeds
+
+
+@pytest.mark.parametrize("first_dealer", range(3))
+def test_every_possible_start_balance_is_accepted_and_every_other_rejected(first_dealer):
+    # the previous hand was dealt by the seat before the first dealer: quota q_s, balance t_s - q_s, 0 <= t_s <= 16
+    previous = (first_dealer + 2) % 3
+    quota = [STANDARD_QUOTAS[(seat - previous) % 3] for seat in range(3)]
+    for b0 in range(-20, 21):
+        for b1 in range(-20, 21):
+            balances = [b0, b1, -b0 - b1]
+            possible = all(-quota[s] <= balances[s] <= 16 - quota[s] for s in range(3))
+            if possible:
+                game = Game(seed=1, first_dealer=first_dealer, start_balances=balances)
+                assert game.legal_mask() != 0 or game.phase == OVER  # never stuck
+            else:
+                with pytest.raises(ValueError, match="start_balances"):
+                    Game(seed=1, first_dealer=first_dealer, start_balances=balances)
+
+
+STANDARD_QUOTAS = (8, 5, 3)
+
+
+@pytest.mark.parametrize(
+    "balances, match",
+    [
+        ([20, -20, 0], "must be -"),
+        ([10**6, -(10**6), 0], "must be -"),
+        ([10**400, -(10**400), 0], r"beyond \+-10\*\*12"),
+        ("abc", "list of 3 integers"),
+        ({2, -1, -1}, "list of 3 integers"),
+        ([2, -1], "3 integers"),
+        ([2.0, -1, -1], "seat 0 has a float"),
+        ([1, 1, 1], "sum to zero"),
+    ],
+    ids=["20", "10**6", "10**400", "text", "set", "two", "float", "sum"],
+)
+def test_impossible_start_balances_are_a_clear_value_error(balances, match):
+    with pytest.raises(ValueError, match=match):
+        Game(seed=1, first_dealer=0, start_balances=balances)
+
+
+def test_start_balances_depend_on_who_dealt_the_previous_hand():
+    # with first dealer 0 the previous dealer is seat 2 (quota 8): seat 2 can be -8; seat 0 (quota 5) cannot
+    Game(first_dealer=0, start_balances=[4, 4, -8])
+    with pytest.raises(ValueError, match="seat 0 had quota 5"):
+        Game(first_dealer=0, start_balances=[-8, 4, 4])
+
+
+@pytest.mark.parametrize(
+    "seed, match",
+    [
+        (10**5000, "between -2\\*\\*64 and 2\\*\\*64"),
+        (2**64, "between"),
+        (float("nan"), "finite"),
+        (float("inf"), "finite"),
+        ([1], "None, an integer"),
+        (True, "None, an integer"),
+    ],
+    ids=["10**5000", "2**64", "nan", "inf", "list", "bool"],
+)
+def test_seeds_outside_the_allowed_kinds_are_a_clear_value_error(seed, match):
+    with pytest.raises(ValueError, match=match):
+        Game(seed=seed)
+
+
+def test_allowed_seeds_give_repeatable_games():
+    for seed in (0, 2**64 - 1, -(2**64) + 1, "seven", 1.5):
+        assert Game(seed=seed).history[0].deal_hands == Game(seed=seed).history[0].deal_hands

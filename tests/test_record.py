@@ -574,3 +574,48 @@ def test_failed_save_leaves_the_old_file_intact(tmp_path: Any, monkeypatch: pyte
         save_record({"format": FORMAT, "bad": object()}, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["game.json"]
+
+
+# ---------------------------------------------------------------------- hostile input
+
+
+def test_deeply_nested_json_is_a_clear_error(tmp_path: Any) -> None:
+    record = game_record(Game(seed=3))
+    nested: list[Any] = []
+    for _ in range(1000):
+        nested = [nested]
+    record["extra"] = nested
+    with pytest.raises(ReplayError, match="nested more than"):
+        replay(record)
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(RecordError, match="nested too deeply"):
+        load_record(path)
+
+
+def test_huge_integers_are_a_clear_error(tmp_path: Any) -> None:
+    record = game_record(Game(seed=3))
+    record["max_hands"] = 10**5000
+    with pytest.raises(ReplayError, match="max_hands: an integer of 16610 bits"):
+        replay(record)
+    path = tmp_path / "big.json"
+    path.write_text('{"seed": ' + "9" * 5000 + "}")
+    with pytest.raises(RecordError, match="number too long") as info:
+        load_record(path)
+    assert "set_int_max_str_digits" not in str(info.value)
+
+
+@pytest.mark.parametrize("seed", [float("nan"), float("inf"), float("-inf")])
+def test_nan_or_infinite_seed_is_rejected(seed: float) -> None:
+    record = game_record(Game(seed=3))
+    record["seed"] = seed
+    with pytest.raises(ReplayError, match="seed: seed must be finite"):
+        replay(record)
+
+
+def test_impossible_start_balances_in_a_record_are_rejected() -> None:
+    record = game_record(Game(seed=3, first_dealer=0, start_balances=[2, -1, -1]))
+    assert replay(record)["start_balances"] == [2, -1, -1]
+    record["start_balances"] = [20, -20, 0]
+    with pytest.raises(ReplayError, match="start_balances: seat 0 had quota 5"):
+        replay(record)
