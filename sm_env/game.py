@@ -36,7 +36,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, from_mask, parse_card
+from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, from_mask, parse_card, to_mask
 from .rules import RuleSet
 
 # Phases
@@ -49,6 +49,10 @@ NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
 
 ROLE_NAMES = ("dealer", "eldest", "middle")
+
+NO_SUIT = -1
+"""The value of ``trump`` before trump is named and of ``led_suit`` with no open
+trick, in the engine, the player view and the hand logs (a record writes null)."""
 
 
 class IllegalActionError(ValueError):
@@ -105,7 +109,8 @@ class TrickLog:
 class HandLog:
     """Everything that happened in one hand, as the record needs it.
 
-    Fields not yet known are None (trump, shown, tricks_won, balances, scores);
+    Fields not yet known are None (shown, tricks_won, balances, scores) or, for
+    trump, NO_SUIT;
     ``discards`` and ``tricks`` grow as the hand is played.
     """
 
@@ -132,7 +137,7 @@ class HandLog:
         self.deal_hands = deal_hands
         self.kitty = kitty
         self.exchanges: list[ExchangeLog] = []
-        self.trump: int | None = None
+        self.trump = NO_SUIT
         self.discards: list[int] | None = None
         self.shown: list[tuple[int, list[int]]] | None = None
         self.tricks: list[TrickLog] | None = None
@@ -239,13 +244,14 @@ def check_seed(seed: Any) -> int | str | float | None:
     return value
 
 
-def check_start_balances(balances: Any, rules: RuleSet, first_dealer: int) -> list[int] | None:
-    """Balances of an imaginary hand 0 dealt by the seat before ``first_dealer``, checked.
+def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
+    """Balances of an imaginary previous hand, checked: a list of 3 ints, or None.
 
-    Possible balances are those a real hand could have produced: seat ``s``
-    with quota ``q`` took ``t`` tricks, ``0 <= t <= tricks per hand``, so its
-    balance lies in ``-q .. tricks - q``, and the three sum to zero. Raises
-    ValueError naming what is wrong and what is allowed.
+    Possible balances are those a real hand with these quotas could have
+    produced, whoever dealt it: seat ``s`` with quota ``q`` took ``t``
+    tricks, ``0 <= t <= tricks per hand``, so its balance is ``t - q``, in
+    ``-q .. tricks - q``; the three sum to zero. Raises ValueError naming what
+    is wrong and what is allowed.
     """
     if balances is None:
         return None
@@ -266,20 +272,19 @@ def check_start_balances(balances: Any, rules: RuleSet, first_dealer: int) -> li
             raise ValueError(
                 f"start_balances must be 3 integers summing to zero; seat {seat} has a {type(value).__name__}"
             ) from None
-    tricks = rules.tricks_per_hand
-    previous_dealer = (first_dealer + 2) % 3
-    quotas = [rules.quotas[(seat - previous_dealer) % 3] for seat in range(3)]
-    for seat, (value, quota) in enumerate(zip(checked, quotas, strict=True)):
-        if not -quota <= value <= tricks - quota:
-            shown = value if abs(value) < 10**12 else "a number beyond +-10**12"
-            raise ValueError(
-                f"start_balances: seat {seat} had quota {quota} in the previous hand (dealt by seat "
-                f"{previous_dealer}, the seat before first dealer {first_dealer}) and {tricks} tricks per hand, "
-                f"so its balance must be {-quota}..{tricks - quota}, got {shown}"
-            )
+    if any(abs(value) > 10**6 for value in checked):
+        raise ValueError("start_balances: a balance beyond +-10**6; balances are tricks taken minus quota")
     if sum(checked) != 0:
         raise ValueError(f"start_balances must sum to zero (tricks taken minus quotas), got {checked}")
-    return checked
+    tricks, quotas = rules.tricks_per_hand, rules.quotas
+    for dealer in range(3):
+        if all(-quotas[(s - dealer) % 3] <= checked[s] <= tricks - quotas[(s - dealer) % 3] for s in range(3)):
+            return checked
+    ranges = ", ".join(f"{ROLE_NAMES[r]} {-quotas[r]}..{tricks - quotas[r]}" for r in range(3))
+    raise ValueError(
+        f"start_balances {checked} cannot come from a hand with quotas {list(quotas)} (dealer, eldest, middle) and "
+        f"{tricks} tricks, whoever dealt it: a balance is tricks taken minus quota ({ranges})"
+    )
 
 
 class Game:
@@ -321,7 +326,7 @@ class Game:
         elif isinstance(first_dealer, bool) or not isinstance(first_dealer, int) or not 0 <= first_dealer <= 2:
             raise ValueError(f"first_dealer must be a seat 0, 1 or 2, got {first_dealer!r}")
         self.first_dealer = first_dealer
-        start_balances = check_start_balances(start_balances, self.rules, first_dealer)
+        start_balances = check_start_balances(start_balances, self.rules)
         self.start_balances = start_balances
         self.scores = [0, 0, 0]
         self.history: list[HandLog] = []
@@ -384,8 +389,24 @@ class Game:
         """In the exchange phase: (receiver, cards still to choose for it)."""
         if self.phase != EXCHANGE:
             return None
-        receiver, count = self.ex_targets[self.ex_target]
-        return receiver, count - len(self.ex_pending[self.ex_target])
+        return self.cards_to_send()[0]
+
+    def cards_to_send(self) -> tuple[tuple[int, int], ...]:
+        """In the exchange phase: (receiver, cards still to choose for it) for each
+        receiver of the sender's round not yet served, in order; else ()."""
+        if self.phase != EXCHANGE:
+            return ()
+        chosen = self._round_exchanges
+        return tuple(
+            (receiver, count - (len(chosen[i].sent) if i < len(chosen) else 0))
+            for i, (receiver, count) in enumerate(self._receivers)
+            if i >= self._receiver_index
+        )
+
+    @property
+    def exchange_round(self) -> int:
+        """Index (0, 1) of the exchange round being played or last played in this hand."""
+        return self._exchange_round
 
     # ------------------------------------------------------------------ actions
 
@@ -456,7 +477,6 @@ class Game:
     def _start_hand(self, dealer: int, previous_balances: Sequence[int] | None) -> None:
         rules = self.rules
         self.hand_number += 1
-        self.dealer = dealer
         if self.deal_queue:
             deal_hands, kitty = self.deal_queue.pop(0)
         else:
@@ -465,29 +485,64 @@ class Game:
             size = rules.hand_size
             deal_hands = [sorted(deck[i * size : (i + 1) * size]) for i in range(3)]
             kitty = sorted(deck[3 * size :])
-        q = rules.quotas
-        self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
-        self.hands = [sum(1 << c for c in h) for h in deal_hands]
-        self.kitty_mask = sum(1 << c for c in kitty)
-        self.previous_balances = list(previous_balances) if previous_balances is not None else None
+        self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
         self.history.append(
             HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty))
         )
-        self.trump = -1
+        self._exchange_rounds = self._exchange_plan(previous_balances)
+        if self._exchange_rounds:
+            self._begin_exchange_round()
+        else:
+            self._after_exchange()
+
+    # Per-hand lists that a clone must copy (everything else per hand is an int, a bool or shared).
+    _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")
+
+    def _reset_hand_state(
+        self, dealer: int, hands: list[int], kitty: int, previous_balances: Sequence[int] | None
+    ) -> None:
+        """Declare every per-hand attribute, as at the deal of a hand dealt by ``dealer``.
+
+        Public (read by the view, the renderer and search; seat-indexed lists by
+        absolute seat, card sets as bit sets): ``dealer``, ``quotas``, ``hands``,
+        ``kitty_mask`` (the kitty; still known to the dealer once taken),
+        ``previous_balances`` (None in hand 1 unless start balances were
+        given), ``trump`` (NO_SUIT until named), ``picked_up`` (the dealer took
+        the kitty), ``played`` (cards each seat played this hand), ``voids``
+        (4-bit suit set per seat, shown in play), ``trick`` (cards of the open
+        trick in play order), ``led_suit`` (NO_SUIT with no open trick),
+        ``leader`` (of the open or next trick), ``tricks_won``,
+        ``tricks_played``, ``phase``, ``current`` (the seat to act).
+
+        Private, the exchange (read through :meth:`cards_to_send`):
+        ``_exchange_rounds`` (the plan: [(sender, [(receiver, count), ...])]),
+        ``_exchange_round`` (index of the round being played), ``_receivers``
+        (that round's [(receiver, count)]), ``_receiver_index`` (the receiver
+        the sender is choosing cards for) and ``_round_exchanges`` (the
+        round's ExchangeLog entries, one per receiver served so far).
+        """
+        q = self.rules.quotas
+        self.dealer = dealer
+        self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
+        self.hands = hands
+        self.kitty_mask = kitty
+        self.previous_balances = None if previous_balances is None else list(previous_balances)
+        self.trump = NO_SUIT
         self.picked_up = False
         self.played = [0, 0, 0]
         self.voids = [0, 0, 0]
         self.trick: list[int] = []
-        self.led_suit = -1
+        self.led_suit = NO_SUIT
         self.leader = (dealer + 1) % 3
         self.tricks_won = [0, 0, 0]
         self.tricks_played = 0
-        self.ex_rounds = self._exchange_plan(previous_balances)
-        self.ex_round = 0
-        if self.ex_rounds:
-            self._begin_exchange_round()
-        else:
-            self._after_exchange()
+        self.phase = EXCHANGE
+        self.current = dealer
+        self._exchange_rounds: list[tuple[int, list[tuple[int, int]]]] = []
+        self._exchange_round = 0
+        self._receivers: list[tuple[int, int]] = []
+        self._receiver_index = 0
+        self._round_exchanges: list[ExchangeLog] = []
 
     def _exchange_plan(self, balances: Sequence[int] | None) -> list[tuple[int, list[tuple[int, int]]]]:
         """Rounds of the exchange: [(sender, [(receiver, count), ...]), ...].
@@ -530,36 +585,34 @@ class Game:
         return rounds
 
     def _begin_exchange_round(self) -> None:
-        sender, targets = self.ex_rounds[self.ex_round]
+        sender, receivers = self._exchange_rounds[self._exchange_round]
         self.phase = EXCHANGE
         self.current = sender
-        self.ex_targets = targets
-        self.ex_target = 0
-        self.ex_pending: list[list[int]] = [[] for _ in targets]
-        self.ex_logs: list[ExchangeLog] = []
+        self._receivers = receivers
+        self._receiver_index = 0
+        self._round_exchanges = []
 
     def _send(self, card: int) -> None:
         sender = self.current
         self.hands[sender] ^= 1 << card
-        index = self.ex_target
-        pending = self.ex_pending[index]
-        if not pending:
-            receiver, count = self.ex_targets[index]
+        index = self._receiver_index
+        receiver, count = self._receivers[index]
+        if index == len(self._round_exchanges):  # the first card for this receiver opens its exchange
             entry = ExchangeLog(sender, receiver, count)
-            self.ex_logs.append(entry)
+            self._round_exchanges.append(entry)
             self.log.exchanges.append(entry)
-        pending.append(card)
-        self.ex_logs[index].sent.append(card)
-        if len(pending) == self.ex_targets[index][1]:
-            self.ex_target += 1
-            if self.ex_target == len(self.ex_targets):
+        sent = self._round_exchanges[index].sent
+        sent.append(card)
+        if len(sent) == count:
+            self._receiver_index += 1
+            if self._receiver_index == len(self._receivers):
                 self._complete_exchange_round()
 
     def _complete_exchange_round(self) -> None:
         """The cards move: each receiver returns its top n_s cards of each suit s."""
         sender = self.current
         back = 0
-        for entry in self.ex_logs:
+        for entry in self._round_exchanges:
             receiver = entry.receiver
             hand = self.hands[receiver]
             for card in entry.sent:
@@ -578,8 +631,8 @@ class Game:
             for card in returned:
                 back |= 1 << card
         self.hands[sender] |= back
-        self.ex_round += 1
-        if self.ex_round < len(self.ex_rounds):
+        self._exchange_round += 1
+        if self._exchange_round < len(self._exchange_rounds):
             self._begin_exchange_round()
         else:
             self._after_exchange()
@@ -774,27 +827,20 @@ class Game:
         game.winners = None
         game.truncated = False
         game.hand_number = hand_number
-        game.dealer = dealer
-        q = game.rules.quotas
-        game.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
-        game.hands = list(hands)
-        game.kitty_mask = kitty
-        game.previous_balances = None if previous_balances is None else list(previous_balances)
+        game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
         game.trump = trump
         game.picked_up = kitty_taken
         game.played = list(played)
         game.voids = list(voids)
         game.trick = list(trick)
-        game.led_suit = trick[0] // 13 if trick else -1
+        game.led_suit = trick[0] // 13 if trick else NO_SUIT
         game.leader = trick_leader
         game.tricks_won = list(tricks_won)
         game.tricks_played = tricks_played
-        game.ex_rounds = []
-        game.ex_round = 0
         game.phase = phase
         game.current = to_act
         log = HandLog(hand_number, dealer, list(game.quotas), [[], [], []], from_mask(kitty))
-        log.trump = trump if trump >= 0 else None
+        log.trump = trump
         log.discards = None if discards is None else list(discards)
         log.shown = [] if kitty_taken else None
         if phase == PLAY:
@@ -816,21 +862,16 @@ class Game:
         other.scores = list(self.scores)
         other.history = self.history[:-1] + [self.history[-1].copy()]
         other.winners = None if self.winners is None else list(self.winners)
-        other.quotas = list(self.quotas)
-        other.hands = list(self.hands)
-        other.played = list(self.played)
-        other.voids = list(self.voids)
-        other.trick = list(self.trick)
-        other.tricks_won = list(self.tricks_won)
-        if self.phase == EXCHANGE:
-            other.ex_pending = [list(p) for p in self.ex_pending]
-            log = other.history[-1]
-            other.ex_logs = log.exchanges[len(log.exchanges) - len(self.ex_logs) :]
+        for name in Game._HAND_LISTS:
+            setattr(other, name, list(getattr(self, name)))
+        # the round's entries are the last ones of the copied log (a new list even when empty)
+        exchanges = other.history[-1].exchanges
+        other._round_exchanges = exchanges[len(exchanges) - len(self._round_exchanges) :]
         return other
 
     def __repr__(self) -> str:
         who = "-" if self.phase == OVER else f"player_{self.current}"
-        trump = SUIT_LETTERS[self.trump] if self.trump >= 0 else "-"
+        trump = SUIT_LETTERS[self.trump] if self.trump != NO_SUIT else "-"
         return (
             f"<Game {self.rules.name} hand {self.hand_number} phase {PHASE_NAMES[self.phase]} "
             f"to act {who} trump {trump} tricks {self.tricks_won} scores {self.scores}>"

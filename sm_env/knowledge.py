@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .game import EXCHANGE, OVER, Game
+from .game import NO_SUIT, OVER, Game
 from .rules import RuleSet
 
 
@@ -59,7 +59,7 @@ class PlayerView:
     Attributes (absolute seats; card sets as bit sets):
         seat, rules, hand_number, phase, to_act (None when over), dealer,
         quotas, tricks_won, scores, previous_balances (None in hand 1),
-        trump (-1 before it is named), led_suit (-1 with no open trick),
+        trump (NO_SUIT = -1 before it is named), led_suit (NO_SUIT with no open trick),
         trick (cards of the open trick in play order), trick_leader,
         tricks_played, hand, hand_sizes, played (cards played this hand by
         each seat), voids (4-bit suit set per seat, shown in play),
@@ -172,7 +172,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.previous_balances = None if prev is None else tuple(prev)
     view.trump = game.trump
     view.trick = tuple(game.trick)
-    view.led_suit = game.led_suit if game.trick else -1
+    view.led_suit = game.led_suit if game.trick else NO_SUIT
     view.trick_leader = game.leader
     view.tricks_played = game.tricks_played
     hands = game.hands
@@ -212,14 +212,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.kitty = game.kitty_mask if is_dealer and game.picked_up else None
     acting = phase != OVER and game.current == seat
     view.legal = game.legal_mask() if acting else 0
-    if acting and phase == EXCHANGE:
-        view.to_send = tuple(
-            (receiver, count - len(game.ex_pending[i]))
-            for i, (receiver, count) in enumerate(game.ex_targets)
-            if i >= game.ex_target
-        )
-    else:
-        view.to_send = ()
+    view.to_send = game.cards_to_send() if acting else ()
     view.winner = game.winner
     view.truncated = game.truncated
     view._tricks = log.tricks or ()  # public trick logs only, never the deal

@@ -80,6 +80,7 @@ from .cards import CARD_TEXT, SUIT_LETTERS, CardError, parse_card
 from .game import (
     DISCARD,
     EXCHANGE,
+    NO_SUIT,
     OVER,
     PLAY,
     SEED_LIMIT,
@@ -165,7 +166,7 @@ def hand_record(log: HandLog) -> dict[str, Any]:
             }
             for e in log.exchanges
         ],
-        "trump": None if log.trump is None else SUIT_LETTERS[log.trump],
+        "trump": None if log.trump == NO_SUIT else SUIT_LETTERS[log.trump],
         "discards": None if log.discards is None else _texts(log.discards),
         "shown": None if log.shown is None else [{"to": to, "cards": _texts(cards)} for to, cards in log.shown],
         "tricks": tricks,
@@ -327,7 +328,7 @@ class _Hand:
     quotas: list[int]
     deal: tuple[list[list[int]], list[int]]
     exchanges: list[_Exchange]
-    trump: int | None
+    trump: int  # NO_SUIT until named
     discards: list[int] | None
     shown: list[tuple[int, list[int]]] | None
     tricks: list[_Trick] | None
@@ -443,7 +444,9 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
         for i, e in enumerate(_list(hand["exchanges"], f"{where}, exchanges"), 1)
     ]
     trump = hand["trump"]
-    if trump is not None:
+    if trump is None:
+        trump = NO_SUIT
+    else:
         if not isinstance(trump, str) or trump.strip().upper() not in tuple(SUIT_LETTERS):
             raise _fail(f"{where}, trump", f"expected null or a suit letter C, D, H or S, got {_show_type(trump)}")
         trump = SUIT_LETTERS.index(trump.strip().upper())
@@ -506,13 +509,11 @@ def _parse_record(record: Any) -> _Record:
     else:
         max_hands = len(hands) if truncated else None
     try:
-        start_balances = check_start_balances(
-            _ints3(record.get("start_balances"), "start_balances"), rules, first_dealer
-        )
+        start_balances = check_start_balances(_ints3(record.get("start_balances"), "start_balances"), rules)
     except ValueError as err:
         if isinstance(err, ReplayError):
             raise
-        raise _fail("start_balances", str(err).removeprefix("start_balances: ")) from None
+        raise _fail("start_balances", str(err)) from None
     return _Record(rules, seed, first_dealer, max_hands, start_balances, hands, winner, truncated)
 
 
@@ -696,7 +697,7 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
             f"{list(game.rules.quotas)} (dealer, eldest, middle) they are {log.quotas}",
         )
     _replay_exchanges(game, hand, log, where)
-    if hand.trump is not None:
+    if hand.trump != NO_SUIT:
         step = f"{where}, trump"
         _expect(game, number, TRUMP, step)
         _apply(game, TRUMP_ACTION_BASE + hand.trump, step)
@@ -725,7 +726,7 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
             if replayed is None:
                 why = f"the trick has {len(trick.cards)} card(s), so it has no winner yet (null)"
             else:
-                trump = SUIT_LETTERS[log.trump] if log.trump is not None else "none"
+                trump = SUIT_LETTERS[log.trump] if log.trump != NO_SUIT else "none"
                 why = f"seat {replayed} wins it (trump {trump})"
             raise _fail(f"{step}, winner", f"the record has {_show(trick.winner)}, but {why}")
     _check_fields(where, hand, log, ("tricks", "tricks_won", "balances", "scores"))

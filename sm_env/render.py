@@ -251,12 +251,5 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
         lines.append(_end_line(game.winner, game.truncated, game.hand_number))
     else:
         discards_left = game.rules.kitty_size - len(log.discards) if phase == DISCARD else None
-        to_send = ()
-        if phase == EXCHANGE:
-            to_send = tuple(
-                (receiver, count - len(game.ex_pending[i]))
-                for i, (receiver, count) in enumerate(game.ex_targets)
-                if i >= game.ex_target
-            )
-        lines.append(_to_act_line(phase, to_act, game.dealer, game.legal_mask(), to_send, discards_left))
+        lines.append(_to_act_line(phase, to_act, game.dealer, game.legal_mask(), game.cards_to_send(), discards_left))
     return "\n".join(lines)

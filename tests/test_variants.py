@@ -565,8 +565,8 @@ def run_exchange(game: Game, choose) -> None:
     while game.phase == EXCHANGE:
         sender = game.current_player
         start = list(game.hands)
-        round_index = game.ex_round
-        while game.phase == EXCHANGE and game.ex_round == round_index:
+        round_index = game.exchange_round
+        while game.phase == EXCHANGE and game.exchange_round == round_index:
             legal = game.legal_actions()
             assert set(legal) <= {c for c in range(NUM_CARDS) if start[sender] >> c & 1}
             for seat in range(3):
