@@ -9,7 +9,8 @@ rule set), hand sizes by 1/20 (a dealer holding the kitty before
 discarding), scores by 1/32 and clipped to [-1, 1]. Every entry lies in
 [-1, 1].
 
-Layout (offset, size, feature); ``OBSERVATION_LAYOUT`` holds it in code:
+Layout (offset, size, feature); ``OBSERVATION_LAYOUT`` holds it in code
+(derived from one table, ``_FEATURES``; a test checks this table against it):
 
 ====  ====  ================================================================
 off   size  feature
@@ -55,8 +56,9 @@ import numpy as np
 from .game import DISCARD, EXCHANGE, OVER, PLAY
 from .knowledge import PlayerView
 
-OBSERVATION_LAYOUT: tuple[tuple[str, int, int], ...] = ()
-_sizes = [
+# The layout in one table: (name, size), in order. Offsets, the docstring
+# table (checked by a test) and every shift in encode() derive from it.
+_FEATURES: tuple[tuple[str, int], ...] = (
     ("hand", 52),
     ("played", 156),
     ("trick", 156),
@@ -83,44 +85,51 @@ _sizes = [
     ("to_act", 3),
     ("trick_leader", 3),
     ("hand_number", 1),
-]
-_offset = 0
-_layout = []
-for _name, _size in _sizes:
-    _layout.append((_name, _offset, _size))
-    _offset += _size
-OBSERVATION_LAYOUT = tuple(_layout)
-OBSERVATION_SIZE = _offset
+)
+
+
+def _with_offsets(features: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int, int], ...]:
+    layout, offset = [], 0
+    for name, size in features:
+        layout.append((name, offset, size))
+        offset += size
+    return tuple(layout)
+
+
+OBSERVATION_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(_FEATURES)
+"""(name, offset, size) of every feature, in order."""
+OBSERVATION_SIZE = sum(size for _, size in _FEATURES)
 OFFSETS = {name: off for name, off, _ in OBSERVATION_LAYOUT}
-_CARD_PLANES = 14  # hand .. kitty: the first 14 * 52 = 728 entries
-_SCALARS = OFFSETS["trump"]
-_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
-(
-    _TRUMP,
-    _LED,
-    _PHASE,
-    _ROLE,
-    _QUOTAS,
-    _TRICKS_WON,
-    _HAND_SIZES,
-    _VOIDS,
-    _PREV,
-    _SCORES,
-    _COUNTS,
-    _TO_SEND,
-    _DISCARDS_LEFT,
-    _TRICKS_PLAYED,
-    _KITTY_TAKEN,
-    _TO_ACT,
-    _LEADER,
-    _HAND_NUMBER,
-) = (off - _SCALARS for _, off, _ in OBSERVATION_LAYOUT if off >= _SCALARS)
 
-
+# The card planes (52 entries each, hand .. kitty) come first; encode builds
+# them as one integer with plane k at bit 52 * k.
+_SCALARS = OFFSETS["trump"]  # first entry after the card planes
 _PLANE_BYTES = _SCALARS // 8
-_TRICK_BASE = OFFSETS["trick"]
-_DISCARDS_BASE = OFFSETS["discards"]
-_KITTY_BASE = OFFSETS["kitty"]
+_HAND, _PLAYED, _TRICK = OFFSETS["hand"], OFFSETS["played"], OFFSETS["trick"]
+_GAVE, _GOT, _SHOWN = OFFSETS["gave"], OFFSETS["got"], OFFSETS["shown"]
+_DISCARDS_BASE, _KITTY_BASE = OFFSETS["discards"], OFFSETS["kitty"]
+
+# The scalar features, as offsets relative to _SCALARS.
+_TRUMP = OFFSETS["trump"] - _SCALARS
+_LED = OFFSETS["led_suit"] - _SCALARS
+_PHASE = OFFSETS["phase"] - _SCALARS
+_ROLE = OFFSETS["role"] - _SCALARS
+_QUOTAS = OFFSETS["quotas"] - _SCALARS
+_TRICKS_WON = OFFSETS["tricks_won"] - _SCALARS
+_HAND_SIZES = OFFSETS["hand_sizes"] - _SCALARS
+_VOIDS = OFFSETS["voids"] - _SCALARS
+_PREV = OFFSETS["previous_balances"] - _SCALARS
+_SCORES = OFFSETS["scores"] - _SCALARS
+_COUNTS = OFFSETS["exchange_counts"] - _SCALARS
+_TO_SEND = OFFSETS["to_send"] - _SCALARS
+_DISCARDS_LEFT = OFFSETS["discards_left"] - _SCALARS
+_TRICKS_PLAYED = OFFSETS["tricks_played"] - _SCALARS
+_KITTY_TAKEN = OFFSETS["kitty_taken"] - _SCALARS
+_TO_ACT = OFFSETS["to_act"] - _SCALARS
+_LEADER = OFFSETS["trick_leader"] - _SCALARS
+_HAND_NUMBER = OFFSETS["hand_number"] - _SCALARS
+
+_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
 _NO_SCALARS = [0.0] * (OBSERVATION_SIZE - _SCALARS)
 _PAIR_SLOT = {pair: _COUNTS + i for i, pair in enumerate(_PAIRS)}
 _VOID_SUITS = tuple(tuple(s for s in range(4) if v >> s & 1) for v in range(16))
@@ -135,20 +144,20 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     played, gave, got = view.played, view.gave, view.got
     # the 14 card planes as one 728-bit integer, plane k at bit 52 * k
     big = (
-        view.hand
-        | played[seat] << 52
-        | played[left] << 104
-        | played[right] << 156
-        | gave[left] << 364
-        | gave[right] << 416
-        | got[left] << 468
-        | got[right] << 520
-        | view.shown << 572
+        view.hand << _HAND
+        | played[seat] << _PLAYED
+        | played[left] << _PLAYED + 52
+        | played[right] << _PLAYED + 104
+        | gave[left] << _GAVE
+        | gave[right] << _GAVE + 52
+        | got[left] << _GOT
+        | got[right] << _GOT + 52
+        | view.shown << _SHOWN
     )
     leader = view.trick_leader
     rel = (leader - seat) % 3
     for card in view.trick:
-        big |= 1 << (_TRICK_BASE + 52 * rel + card)
+        big |= 1 << (_TRICK + 52 * rel + card)
         rel = 0 if rel == 2 else rel + 1
     discards = view.discards
     if discards:

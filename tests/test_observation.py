@@ -42,6 +42,16 @@ def test_layout_matches_the_documented_table():
         assert f"\n{off:<6}{size:<6}" in doc, f"offset {off} size {size} is not in the docstring table"
 
 
+def test_documented_table_is_exactly_the_layout():
+    import re
+
+    import sm_env.observation as observation
+
+    rows = [(int(off), int(size)) for off, size in re.findall(r"^(\d+) +(\d+) +\S", observation.__doc__, re.MULTILINE)]
+    assert rows == [(off, size) for _, off, size in OBSERVATION_LAYOUT]
+    assert f"Total: {OBSERVATION_SIZE} entries" in observation.__doc__
+
+
 def test_describe_splits_by_layout():
     view = player_view(Game(seed=1), 0)
     parts = describe(encode(view))
