@@ -25,7 +25,7 @@ Order of a hand (standard): deal -> exchange rounds -> trump -> 4 discards ->
 take the kitty (show rule) -> 16 tricks. ``pickup_before_discard`` takes the
 kitty right after trump; with ``trump_after_kitty`` it is taken before trump.
 
-The history of the game is kept as :class:`HandLog` objects, from which
+The history of the game is kept as :class:`~sm_env.logs.HandLog` objects, from which
 :mod:`sm_env.record` writes the JSON record.
 """
 
@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, from_mask, parse_card, to_mask
+from .logs import NO_SUIT, ExchangeLog, HandLog, TrickLog
 from .rules import RuleSet
 
 # Phases
@@ -49,10 +50,6 @@ NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
 
 ROLE_NAMES = ("dealer", "eldest", "middle")
-
-NO_SUIT = -1
-"""The value of ``trump`` before trump is named and of ``led_suit`` with no open
-trick, in the engine, the player view and the hand logs (a record writes null)."""
 
 
 class IllegalActionError(ValueError):
@@ -74,92 +71,6 @@ def action_text(action: int) -> str:
     if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
     return f"action {action}"
-
-
-class ExchangeLog:
-    """One exchange between an up player (``sender``) and a down player."""
-
-    __slots__ = ("sender", "receiver", "count", "sent", "returned")
-
-    def __init__(self, sender: int, receiver: int, count: int) -> None:
-        self.sender = sender
-        self.receiver = receiver
-        self.count = count
-        self.sent: list[int] = []
-        self.returned: list[int] | None = None
-
-    def copy(self) -> ExchangeLog:
-        other = ExchangeLog(self.sender, self.receiver, self.count)
-        other.sent = list(self.sent)
-        other.returned = None if self.returned is None else list(self.returned)
-        return other
-
-
-class TrickLog:
-    """One trick: its leader, the cards in play order and the winner (None while open)."""
-
-    __slots__ = ("leader", "cards", "winner")
-
-    def __init__(self, leader: int) -> None:
-        self.leader = leader
-        self.cards: list[int] = []
-        self.winner: int | None = None
-
-
-class HandLog:
-    """Everything that happened in one hand, as the record needs it.
-
-    Fields not yet known are None (shown, tricks_won, balances, scores) or, for
-    trump, NO_SUIT;
-    ``discards`` and ``tricks`` grow as the hand is played.
-    """
-
-    __slots__ = (
-        "number",
-        "dealer",
-        "quotas",
-        "deal_hands",
-        "kitty",
-        "exchanges",
-        "trump",
-        "discards",
-        "shown",
-        "tricks",
-        "tricks_won",
-        "balances",
-        "scores",
-    )
-
-    def __init__(self, number: int, dealer: int, quotas: list[int], deal_hands: list[list[int]], kitty: list[int]):
-        self.number = number
-        self.dealer = dealer
-        self.quotas = quotas
-        self.deal_hands = deal_hands
-        self.kitty = kitty
-        self.exchanges: list[ExchangeLog] = []
-        self.trump = NO_SUIT
-        self.discards: list[int] | None = None
-        self.shown: list[tuple[int, list[int]]] | None = None
-        self.tricks: list[TrickLog] | None = None
-        self.tricks_won: list[int] | None = None
-        self.balances: list[int] | None = None
-        self.scores: list[int] | None = None
-
-    def copy(self) -> HandLog:
-        other = HandLog.__new__(HandLog)
-        for name in HandLog.__slots__:
-            setattr(other, name, getattr(self, name))
-        other.exchanges = [e.copy() for e in self.exchanges]
-        if self.discards is not None:
-            other.discards = list(self.discards)
-        if self.tricks is not None:
-            other.tricks = list(self.tricks)
-            last = self.tricks[-1] if self.tricks else None
-            if last is not None and last.winner is None:
-                open_trick = TrickLog(last.leader)
-                open_trick.cards = list(last.cards)
-                other.tricks[-1] = open_trick
-        return other
 
 
 def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list[list[int]], list[int]]:

@@ -23,34 +23,14 @@ tuples are by absolute seat.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
-from .game import NO_SUIT, OVER, Game
+from .game import OVER, Game
+from .logs import NO_SUIT, Exchange, Trick
 from .rules import RuleSet
 
-
-class ExchangeView(NamedTuple):
-    """One exchange as a player sees it; card lists are None where hidden.
-
-    A NamedTuple (immutable, compared by value): built on every view, it is
-    about three times cheaper to create than a frozen dataclass.
-    """
-
-    sender: int
-    receiver: int
-    count: int
-    sent: tuple[int, ...] | None
-    returned: tuple[int, ...] | None
-
-
-@dataclass(frozen=True)
-class TrickView:
-    """A trick of the current hand (public)."""
-
-    leader: int
-    cards: tuple[int, ...]
-    winner: int | None
+ExchangeView = Exchange
+"""An exchange as a player sees it (:class:`sm_env.logs.Exchange`; cards None where hidden)."""
+TrickView = Trick
+"""A trick of the current hand (:class:`sm_env.logs.Trick`; public)."""
 
 
 class PlayerView:
@@ -147,7 +127,7 @@ class PlayerView:
 
     def tricks(self) -> tuple[TrickView, ...]:
         """The tricks of the current hand so far (public), the open one last."""
-        return tuple(TrickView(t.leader, tuple(t.cards), t.winner) for t in self._tricks if t.cards)
+        return tuple(t.frozen() for t in self._tricks if t.cards)
 
     def __repr__(self) -> str:
         return f"<PlayerView seat {self.seat} hand {self.hand_number} phase {self.phase} to_act {self.to_act}>"
@@ -196,7 +176,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
             returned = tuple(entry.returned)
             got[entry.sender] |= _mask(sent)
             gave[entry.sender] |= _mask(returned)
-        exchanges.append(ExchangeView(entry.sender, entry.receiver, entry.count, sent, returned))
+        exchanges.append(Exchange(entry.sender, entry.receiver, entry.count, sent, returned))
     view.exchanges = tuple(exchanges)
     view.gave = tuple(gave)
     view.got = tuple(got)

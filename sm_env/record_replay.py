@@ -19,7 +19,6 @@ from .cards import SUIT_LETTERS, CardError, parse_card, texts
 from .game import (
     DISCARD,
     EXCHANGE,
-    NO_SUIT,
     OVER,
     PLAY,
     SEED_LIMIT,
@@ -33,6 +32,7 @@ from .game import (
     check_start_balances,
     normalize_deal,
 )
+from .logs import NO_SUIT, Exchange, Trick
 from .record_format import (
     EXTRA_KEYS,
     FORMAT,
@@ -131,32 +131,17 @@ def _cards_or_null(value: Any, where: str) -> list[int] | None:
 
 
 @dataclass
-class _Exchange:
-    sender: int
-    receiver: int
-    sent: list[int]
-    returned: list[int] | None
-
-
-@dataclass
-class _Trick:
-    leader: int
-    cards: list[int]
-    winner: int | None
-
-
-@dataclass
 class _Hand:
     raw: dict[str, Any]
     number: int
     dealer: int
     quotas: list[int]
     deal: tuple[list[list[int]], list[int]]
-    exchanges: list[_Exchange]
+    exchanges: list[Exchange]  # count is the number of cards sent
     trump: int  # NO_SUIT until named
     discards: list[int] | None
     shown: list[tuple[int, list[int]]] | None
-    tricks: list[_Trick] | None
+    tricks: list[Trick] | None
 
 
 @dataclass
@@ -207,7 +192,7 @@ def _parse_rules(value: Any) -> RuleSet:
     return rules
 
 
-def _parse_exchange(value: Any, where: str) -> _Exchange:
+def _parse_exchange(value: Any, where: str) -> Exchange:
     entry = _dict(value, where)
     sender = _seat(_get(entry, "from", where), f"{where}, from")
     receiver = _seat(_get(entry, "to", where), f"{where}, to")
@@ -217,10 +202,10 @@ def _parse_exchange(value: Any, where: str) -> _Exchange:
     if not sent:
         raise _fail(f"{where}, sent", "no card; an exchange is listed once its first card is chosen")
     returned = _cards_or_null(_get(entry, "returned", where), f"{where}, returned")
-    return _Exchange(sender, receiver, sent, returned)
+    return Exchange(sender, receiver, len(sent), tuple(sent), None if returned is None else tuple(returned))
 
 
-def _parse_trick(value: Any, where: str, last: bool) -> _Trick:
+def _parse_trick(value: Any, where: str, last: bool) -> Trick:
     entry = _dict(value, where)
     leader = _seat(_get(entry, "leader", where), f"{where}, leader")
     cards = _cards(_get(entry, "cards", where), where)
@@ -231,7 +216,7 @@ def _parse_trick(value: Any, where: str, last: bool) -> _Trick:
         raise _fail(where, f"{len(cards)} cards; a trick has 3")
     if len(cards) < 3 and not last:
         raise _fail(where, f"only {len(cards)} card(s), but more tricks follow; only the current trick is incomplete")
-    return _Trick(leader, cards, winner)
+    return Trick(leader, tuple(cards), winner)
 
 
 def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:

@@ -1,0 +1,138 @@
+"""Log types of a hand.
+
+Immutable, compared by value, shared by the player view
+(:mod:`sm_env.knowledge`) and parsed game records (:mod:`sm_env.record_replay`):
+
+- :class:`Exchange`: one exchange (card lists None where hidden);
+- :class:`Trick`: one trick (winner None while open).
+
+The engine's own logs grow while a hand is played, so they are mutable:
+:class:`ExchangeLog`, :class:`TrickLog` and :class:`HandLog`, from which
+:mod:`sm_env.record_format` writes the record. ``TrickLog.frozen()`` gives
+the immutable :class:`Trick`.
+
+"No trump yet" is :data:`NO_SUIT` (-1) everywhere in Python: engine, view
+and logs; only the JSON record writes it as null.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NO_SUIT = -1
+"""The value of ``trump`` before trump is named and of ``led_suit`` with no open
+trick, in the engine, the player view and the hand logs (a record writes null)."""
+
+
+class Exchange(NamedTuple):
+    """One exchange: ``sender`` (the up player) gives ``count`` cards to ``receiver``.
+
+    ``sent`` in the order chosen and ``returned``; None where hidden from the
+    player (view) or not yet known (returned before the cards move). A
+    NamedTuple: built on every view, it is about three times cheaper to
+    create than a frozen dataclass.
+    """
+
+    sender: int
+    receiver: int
+    count: int
+    sent: tuple[int, ...] | None
+    returned: tuple[int, ...] | None
+
+
+class Trick(NamedTuple):
+    """One trick: its leader, the cards in play order and the winner (None while open)."""
+
+    leader: int
+    cards: tuple[int, ...]
+    winner: int | None
+
+
+class ExchangeLog:
+    """One exchange between an up player (``sender``) and a down player."""
+
+    __slots__ = ("sender", "receiver", "count", "sent", "returned")
+
+    def __init__(self, sender: int, receiver: int, count: int) -> None:
+        self.sender = sender
+        self.receiver = receiver
+        self.count = count
+        self.sent: list[int] = []
+        self.returned: list[int] | None = None
+
+    def copy(self) -> ExchangeLog:
+        other = ExchangeLog(self.sender, self.receiver, self.count)
+        other.sent = list(self.sent)
+        other.returned = None if self.returned is None else list(self.returned)
+        return other
+
+
+class TrickLog:
+    """One trick: its leader, the cards in play order and the winner (None while open)."""
+
+    __slots__ = ("leader", "cards", "winner")
+
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+        self.cards: list[int] = []
+        self.winner: int | None = None
+
+    def frozen(self) -> Trick:
+        """The trick as it stands, immutable."""
+        return Trick(self.leader, tuple(self.cards), self.winner)
+
+
+class HandLog:
+    """Everything that happened in one hand, as the record needs it.
+
+    Fields not yet known are None (shown, tricks_won, balances, scores) or, for
+    trump, NO_SUIT;
+    ``discards`` and ``tricks`` grow as the hand is played.
+    """
+
+    __slots__ = (
+        "number",
+        "dealer",
+        "quotas",
+        "deal_hands",
+        "kitty",
+        "exchanges",
+        "trump",
+        "discards",
+        "shown",
+        "tricks",
+        "tricks_won",
+        "balances",
+        "scores",
+    )
+
+    def __init__(self, number: int, dealer: int, quotas: list[int], deal_hands: list[list[int]], kitty: list[int]):
+        self.number = number
+        self.dealer = dealer
+        self.quotas = quotas
+        self.deal_hands = deal_hands
+        self.kitty = kitty
+        self.exchanges: list[ExchangeLog] = []
+        self.trump = NO_SUIT
+        self.discards: list[int] | None = None
+        self.shown: list[tuple[int, list[int]]] | None = None
+        self.tricks: list[TrickLog] | None = None
+        self.tricks_won: list[int] | None = None
+        self.balances: list[int] | None = None
+        self.scores: list[int] | None = None
+
+    def copy(self) -> HandLog:
+        other = HandLog.__new__(HandLog)
+        for name in HandLog.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.exchanges = [e.copy() for e in self.exchanges]
+        if self.discards is not None:
+            other.discards = list(self.discards)
+        if self.tricks is not None:
+            other.tricks = list(self.tricks)
+            last = self.tricks[-1] if self.tricks else None
+            if last is not None and last.winner is None:
+                open_trick = TrickLog(last.leader)
+                open_trick.cards = list(last.cards)
+                other.tricks[-1] = open_trick
+        return other
