@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from sm_env.game import NUM_ACTIONS
 from sm_env.knowledge import PlayerView
-from sm_env.observation import encode
+from sm_env.observation import action_mask, encode
 
 
 class Agent:
@@ -51,15 +50,7 @@ class Agent:
 
 def observation_for(view: PlayerView) -> dict[str, np.ndarray]:
     """The observation dict of the environment for a view (vector + action mask)."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    legal = view.legal
-    while legal:
-        low = legal & -legal
-        action = low.bit_length() - 1
-        if action < NUM_ACTIONS:
-            mask[action] = 1
-        legal ^= low
-    return {"observation": encode(view), "action_mask": mask}
+    return {"observation": encode(view), "action_mask": action_mask(view.legal)}
 
 
 def act(agent: Agent, view: PlayerView) -> int:

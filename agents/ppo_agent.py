@@ -41,7 +41,7 @@ import numpy as np
 
 from sm_env.atomic import atomic_path
 from sm_env.game import NUM_ACTIONS
-from sm_env.observation import OBSERVATION_SIZE, encode
+from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 
 POLICY_FORMAT = "sergeant-major-policy/1"
 META_ENTRY = "sm_policy.json"  # plain JSON entry the trainer adds to SB3 zips
@@ -50,12 +50,6 @@ ACTIVATIONS = ("tanh", "relu")
 
 class PolicyLoadError(ValueError):
     """A policy file that is missing, unreadable or not a valid policy."""
-
-
-def legal_mask_array(legal: int, size: int = NUM_ACTIONS) -> np.ndarray:
-    """A 0/1 int8 array of length ``size`` from a legal-action bit set."""
-    raw = np.frombuffer(legal.to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little")[:size].view(np.int8)
 
 
 class NumpyPolicy:
@@ -93,7 +87,7 @@ class NumpyPolicy:
     def choose(self, obs: np.ndarray, legal: int, deterministic: bool = True, rng: random.Random | None = None) -> int:
         """A legal action for one observation; ``legal`` is the legal-action bit set."""
         logits = self.logits(obs).astype(np.float64)
-        mask = legal_mask_array(legal, logits.shape[-1]).astype(bool)
+        mask = action_mask(legal).astype(bool)
         if not mask.any():
             raise ValueError("no legal action: the player is not to act")
         logits[~mask] = -np.inf

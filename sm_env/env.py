@@ -173,7 +173,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .game import NUM_ACTIONS, OVER, PHASE_NAMES, Game, IllegalActionError, check_seed
 from .knowledge import player_view
-from .observation import OBSERVATION_SIZE, encode
+from .observation import OBSERVATION_SIZE, action_mask, encode
 from .render import render_table
 from .rules import RuleSet
 
@@ -184,17 +184,6 @@ _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 _EPISODES = ("game", "hand")
 _REWARDS = ("balance", "result")
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
-_MASK_BYTES = (NUM_ACTIONS + 7) // 8
-# _BYTE_BITS[b]: the 8 mask entries (0/1 bytes, lowest bit first) of one byte of the legal bit set
-_BYTE_BITS: tuple[bytes, ...] = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
-
-
-def _mask_array(legal: int) -> np.ndarray:
-    """The int8 action mask (a fresh, writable array) of a legal-action bit set."""
-    mask = np.frombuffer(
-        bytearray(b"".join([_BYTE_BITS[b] for b in legal.to_bytes(_MASK_BYTES, "little")])), dtype=np.int8
-    )
-    return mask if _MASK_BYTES * 8 == NUM_ACTIONS else mask[:NUM_ACTIONS]
 
 
 class IllegalEnvActionError(IllegalActionError):
@@ -507,7 +496,7 @@ class raw_env(AECEnv):
         legal = view.legal
         return {
             "observation": encode(view),
-            "action_mask": _mask_array(legal) if legal else np.zeros(NUM_ACTIONS, np.int8),
+            "action_mask": action_mask(legal) if legal else np.zeros(NUM_ACTIONS, np.int8),
         }
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
@@ -518,7 +507,7 @@ class raw_env(AECEnv):
         seat = game.current_player
         if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
             return np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return _mask_array(game.legal_mask())
+        return action_mask(game.legal_mask())
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty once the game is over)."""

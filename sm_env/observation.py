@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .game import DISCARD, EXCHANGE, OVER, PLAY
+from .game import DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY
 from .knowledge import PlayerView
 
 # The layout in one table: (name, size), in order. Offsets, the docstring
@@ -209,6 +209,19 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     x[_HAND_NUMBER] = 1.0 if hand_number >= 100 else hand_number / 100.0
     out[_SCALARS:] = x
     return out
+
+
+_MASK_BYTES = (NUM_ACTIONS + 7) // 8
+# _BYTE_BITS[b]: the 8 mask entries (0/1 bytes, lowest bit first) of one byte of the legal bit set
+_BYTE_BITS: tuple[bytes, ...] = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+def action_mask(legal: int) -> np.ndarray:
+    """The int8 0/1 action mask (a fresh, writable array of length 56) of a legal-action bit set."""
+    mask = np.frombuffer(
+        bytearray(b"".join([_BYTE_BITS[b] for b in legal.to_bytes(_MASK_BYTES, "little")])), dtype=np.int8
+    )
+    return mask if _MASK_BYTES * 8 == NUM_ACTIONS else mask[:NUM_ACTIONS]
 
 
 def describe(obs: np.ndarray) -> dict[str, np.ndarray]:

@@ -22,11 +22,11 @@ from agents.ppo_agent import (  # noqa: E402
     PolicyLoadError,
     PPOAgent,
     export_policy,
-    legal_mask_array,
 )
 from sm_env.game import NUM_ACTIONS, Game  # noqa: E402
 from sm_env.knowledge import player_view  # noqa: E402
 from sm_env.observation import OBSERVATION_SIZE, encode  # noqa: E402
+from sm_env.observation import action_mask as legal_mask_array  # noqa: E402
 from training.config import ConfigError, apply_overrides, config_from_dict, load_config  # noqa: E402
 from training.single_agent import ActionMaskVecEnv, SingleSeatEnv, make_vec_env  # noqa: E402
 from training.train import Trainer, main, numpy_policy, policy_arrays, train  # noqa: E402

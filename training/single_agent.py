@@ -62,10 +62,10 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from agents.ppo_agent import NumpyPolicy, legal_mask_array
+from agents.ppo_agent import NumpyPolicy
 from sm_env.game import NUM_ACTIONS, OVER, Game
 from sm_env.knowledge import player_view
-from sm_env.observation import OBSERVATION_SIZE, encode
+from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 from sm_env.rules import RuleSet
 
 ROLES = ("dealer", "eldest", "middle")
@@ -104,7 +104,7 @@ class AgentOpponent:
     def act(self, game: Game, seat: int) -> int:
         view = player_view(game, seat)
         if self.needs_observation:
-            obs = {"observation": encode(view), "action_mask": legal_mask_array(view.legal)}
+            obs = {"observation": encode(view), "action_mask": action_mask(view.legal)}
             return int(self.agent.act(view, obs))
         return int(self.agent.act(view))
 
@@ -379,7 +379,7 @@ class SingleSeatEnv(gym.Env):
         if game.phase == OVER:
             self._mask = self._all_ones
         else:
-            self._mask = legal_mask_array(game.legal_mask())
+            self._mask = action_mask(game.legal_mask())
         return encode(player_view(game, self.seat))
 
     def _info(self) -> dict[str, Any]:
