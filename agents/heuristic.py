@@ -74,8 +74,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import FULL_DECK, SUIT_MASK
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE
+from sm_env.cards import FULL_DECK, SUIT_MASK, from_mask, to_mask
+from sm_env.cards import highest as _high
+from sm_env.cards import lowest as _low
+from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, winning_card
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
@@ -83,14 +85,6 @@ from .base import Agent
 _HONOUR = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5)  # by rank index 0 (2) .. 12 (A)
 # Rough chance that a card of this rank (index 0 = 2 .. 12 = A) takes a trick.
 _TRICK_VALUE = (0.02, 0.02, 0.03, 0.03, 0.04, 0.05, 0.07, 0.1, 0.18, 0.3, 0.5, 0.75, 1.0)
-
-
-def _low(mask: int) -> int:
-    return (mask & -mask).bit_length() - 1
-
-
-def _high(mask: int) -> int:
-    return mask.bit_length() - 1
 
 
 def _above(mask: int, card: int) -> int:
@@ -122,10 +116,8 @@ def trump_scores(hand: int) -> list[float]:
     for s in range(4):
         cards = hand & SUIT_MASK[s]
         score = 3.0 * cards.bit_count()
-        while cards:
-            low = cards & -cards
-            score += _HONOUR[(low.bit_length() - 1) % 13]
-            cards ^= low
+        for c in from_mask(cards):
+            score += _HONOUR[c % 13]
         scores.append(score)
     return scores
 
@@ -192,11 +184,7 @@ def choose_send(hand: int, outstanding: int, receiver_size: int, pending: int, t
     unknown = max(1, outstanding.bit_count())
     p_hold = min(1.0, receiver_size / unknown)
     best, best_key = -1, None
-    cards = hand
-    while cards:
-        low = cards & -cards
-        c = low.bit_length() - 1
-        cards ^= low
+    for c in from_mask(hand):
         s = c // 13
         gain = send_gain(c, outstanding, p_hold, (pending & SUIT_MASK[s]).bit_count())
         if s == trump_hint:
@@ -220,11 +208,7 @@ def _throw(hand: int, trump: int, outstanding: int) -> int:
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     pool = hand & ~trump_mask or hand
     best, best_key = -1, None
-    cards = pool
-    while cards:
-        low = cards & -cards
-        c = low.bit_length() - 1
-        cards ^= low
+    for c in from_mask(pool):
         s = c // 13
         master = not _above(outstanding, c)
         key = (master, c % 13 >= 10, (hand & SUIT_MASK[s]).bit_count(), c % 13)
@@ -301,14 +285,7 @@ def choose_play(
     if n == 0:
         return _lead(seat, hand, trump, outstanding, voids)
     led = trick[0] // 13
-    win = trick[0]
-    for c in trick[1:]:
-        s = c // 13
-        if s == win // 13:
-            if c > win:
-                win = c
-        elif s == trump:
-            win = c
+    win = winning_card(trick, trump)
     last = n == 2
     nxt = (seat + 1) % 3
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
@@ -368,8 +345,7 @@ def heuristic_action(view: PlayerView) -> int:
         pending = 0
         for ex in view.exchanges:
             if ex.sender == view.seat and ex.receiver == receiver and ex.returned is None and ex.sent:
-                for c in ex.sent:
-                    pending |= 1 << c
+                pending |= to_mask(ex.sent)
         trump_hint = choose_trump(view.hand | pending) if view.seat == view.dealer else -1
         outstanding = outstanding_of(view) & ~pending
         return choose_send(view.hand, outstanding, view.hand_sizes[receiver], pending, trump_hint)

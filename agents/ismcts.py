@@ -57,7 +57,7 @@ import math
 import time
 from typing import Any
 
-from sm_env.cards import from_mask
+from sm_env.cards import from_mask, to_mask
 from sm_env.game import EXCHANGE, OVER, PLAY, Game
 from sm_env.knowledge import PlayerView
 
@@ -85,10 +85,7 @@ class Node:
 
 
 def _discard_mask(game: Game) -> int:
-    out = 0
-    for c in game.log.discards or ():
-        out |= 1 << c
-    return out
+    return to_mask(game.log.discards or ())
 
 
 class IsmctsAgent(Agent):

@@ -39,7 +39,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sm_env.cards import from_mask
+from sm_env.cards import from_mask, to_mask
 from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.knowledge import PlayerView
 
@@ -128,10 +128,8 @@ class PimcAgent(Agent):
         while True:
             world = sample_world(view, self.rng, cons)
             base = world_from_view(view, world)
-            dealer_out = 0
             if view.dealer == me:
-                for c in view.discards or ():
-                    dealer_out |= 1 << c
+                dealer_out = to_mask(view.discards or ())
             else:
                 dealer_out = world.out
             for action in legal:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask
+from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask, to_mask
 from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.knowledge import PlayerView
 
@@ -105,13 +105,10 @@ def constraints_of(view: PlayerView) -> Constraints:
     dealer = view.dealer
     after_exchange = view.phase != EXCHANGE
     played = view.played[0] | view.played[1] | view.played[2]
-    known = view.hand | played | (view.kitty or 0)
-    for c in view.discards or ():
-        known |= 1 << c
+    known = view.hand | played | (view.kitty or 0) | to_mask(view.discards or ())
     for ex in view.exchanges:  # my own cards chosen in a round not yet completed
         if ex.sender == me and ex.returned is None and ex.sent:
-            for c in ex.sent:
-                known |= 1 << c
+            known |= to_mask(ex.sent)
     unknown = deck_of(rules) & ~known
     n_unknown = unknown.bit_count()
     cap_kitty = 0 if view.kitty_taken else rules.kitty_size
@@ -146,12 +143,7 @@ def constraints_of(view: PlayerView) -> Constraints:
                 mask |= _flag(view, h)
             if after_exchange and dealer in holders:
                 mask |= 1 << OUT
-            kept = 0
-            for c in ex.sent:
-                kept |= 1 << c
-            for c in ex.returned:
-                kept &= ~(1 << c)
-            restrict(kept, mask)
+            restrict(to_mask(ex.sent) & ~to_mask(ex.returned), mask)
             lowest = [99] * 4
             for c in ex.returned:
                 lowest[c // 13] = min(lowest[c // 13], c)
@@ -166,10 +158,7 @@ def constraints_of(view: PlayerView) -> Constraints:
             mask = _flag(view, ex.sender)
             if after_exchange and ex.sender == dealer:
                 mask |= 1 << OUT
-            returned = 0
-            for c in ex.returned:
-                returned |= 1 << c
-            restrict(returned, mask)
+            restrict(to_mask(ex.returned), mask)
     if view.shown:
         mask = _flag(view, dealer)
         if rules.pickup_before_discard:

@@ -114,6 +114,16 @@ def from_mask(mask: int) -> list[int]:
     ]
 
 
+def lowest(mask: int) -> int:
+    """The lowest id in a non-empty bit set (-1 for an empty one)."""
+    return (mask & -mask).bit_length() - 1
+
+
+def highest(mask: int) -> int:
+    """The highest id in a non-empty bit set (-1 for an empty one)."""
+    return mask.bit_length() - 1
+
+
 def texts(cards: Iterable[int]) -> list[str]:
     """Texts of card ids, in the given order."""
     return [CARD_TEXT[c] for c in cards]

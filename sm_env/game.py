@@ -73,6 +73,25 @@ def action_text(action: int) -> str:
     return f"action {action}"
 
 
+def winning_card(cards: Sequence[int], trump: int) -> int:
+    """The card that wins a trick (so far): cards in play order, the first led.
+
+    The highest trump wins; with no trump in it, the highest card of the led
+    suit (RULES.md 6). This is the one place that decides who takes a trick.
+    """
+    best = cards[0]
+    best_suit = best // 13
+    for card in cards[1:]:
+        suit = card // 13
+        if suit == best_suit:
+            if card > best:
+                best = card
+        elif suit == trump:
+            best = card
+            best_suit = suit
+    return best
+
+
 def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list[list[int]], list[int]]:
     """Validate a deal ``{"hands": [[...], [...], [...]], "kitty": [...]}``.
 
@@ -525,9 +544,7 @@ class Game:
         back = 0
         for entry in self._round_exchanges:
             receiver = entry.receiver
-            hand = self.hands[receiver]
-            for card in entry.sent:
-                hand |= 1 << card
+            hand = self.hands[receiver] | to_mask(entry.sent)
             per_suit = [0, 0, 0, 0]
             for card in entry.sent:
                 per_suit[card // 13] += 1
@@ -539,8 +556,7 @@ class Game:
                     returned.append(top)
             self.hands[receiver] = hand
             entry.returned = returned
-            for card in returned:
-                back |= 1 << card
+            back |= to_mask(returned)
         self.hands[sender] |= back
         self._exchange_round += 1
         if self._exchange_round < len(self._exchange_rounds):
@@ -618,18 +634,7 @@ class Game:
         if len(trick) < 3:
             self.current = (seat + 1) % 3
             return
-        best = trick[0]
-        best_suit = self.led_suit
-        trump = self.trump
-        for c in trick[1:]:
-            suit = c // 13
-            if suit == best_suit:
-                if c > best:
-                    best = c
-            elif suit == trump:
-                best = c
-                best_suit = suit
-        winner = (self.leader + trick.index(best)) % 3
+        winner = (self.leader + trick.index(winning_card(trick, self.trump))) % 3
         tricks[-1].winner = winner
         self.tricks_won[winner] += 1
         self.tricks_played += 1

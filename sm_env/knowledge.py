@@ -23,6 +23,7 @@ tuples are by absolute seat.
 
 from __future__ import annotations
 
+from .cards import to_mask
 from .game import OVER, Game
 from .logs import NO_SUIT, Exchange, Trick
 from .rules import RuleSet
@@ -168,14 +169,14 @@ def player_view(game: Game, seat: int) -> PlayerView:
         if seat == entry.sender:
             sent = tuple(entry.sent)
             returned = None if entry.returned is None else tuple(entry.returned)
-            gave[entry.receiver] |= _mask(entry.sent)
+            gave[entry.receiver] |= to_mask(entry.sent)
             if returned is not None:
-                got[entry.receiver] |= _mask(returned)
+                got[entry.receiver] |= to_mask(returned)
         elif seat == entry.receiver and entry.returned is not None:
             sent = tuple(entry.sent)
             returned = tuple(entry.returned)
-            got[entry.sender] |= _mask(sent)
-            gave[entry.sender] |= _mask(returned)
+            got[entry.sender] |= to_mask(sent)
+            gave[entry.sender] |= to_mask(returned)
         exchanges.append(Exchange(entry.sender, entry.receiver, entry.count, sent, returned))
     view.exchanges = tuple(exchanges)
     view.gave = tuple(gave)
@@ -183,7 +184,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     shown = 0
     for to, cards in log.shown or ():
         if to == seat:
-            shown |= _mask(cards)
+            shown |= to_mask(cards)
     view.shown = shown
     is_dealer = seat == dealer
     view.discards = tuple(log.discards or ()) if is_dealer else None
@@ -197,10 +198,3 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.truncated = game.truncated
     view._tricks = log.tricks or ()  # public trick logs only, never the deal
     return view
-
-
-def _mask(cards: tuple[int, ...] | list[int]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask

@@ -63,6 +63,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents.ppo_agent import NumpyPolicy
+from sm_env.cards import lowest
 from sm_env.game import NUM_ACTIONS, OVER, Game
 from sm_env.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
@@ -90,7 +91,7 @@ class RandomOpponent:
         k = self.rng.randrange(legal.bit_count())
         for _ in range(k):
             legal &= legal - 1
-        return (legal & -legal).bit_length() - 1
+        return lowest(legal)
 
 
 class AgentOpponent:
@@ -300,7 +301,7 @@ class SingleSeatEnv(gym.Env):
         illegal = not (0 <= action < NUM_ACTIONS and game.legal_mask() >> action & 1)
         if illegal:
             legal = game.legal_mask()
-            action = (legal & -legal).bit_length() - 1
+            action = lowest(legal)
         game.apply(action)
         self.decisions += 1
         reward = self._advance()
@@ -466,7 +467,7 @@ def benchmark(seconds: float = 3.0, **env_kwargs: Any) -> dict[str, float]:
     while time.perf_counter() - start < seconds:
         for _ in range(100):
             legal = env.game.legal_mask()
-            _, _, terminated, truncated, _ = env.step((legal & -legal).bit_length() - 1)
+            _, _, terminated, truncated, _ = env.step(lowest(legal))
             steps += 1
             if terminated or truncated:
                 episodes += 1
