@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from sm_env.game import Game
+from sm_env.game import Game, result_text
 from sm_env.knowledge import player_view
 
 from . import AgentSpecError, act, make_agent
@@ -99,11 +99,11 @@ def main(
         print("\nGame stopped (interrupted).", file=out)
         status = 130
     if game.is_over:
-        if game.winners:
-            who = ", ".join("you" if s == args.seat else f"player_{s}" for s in game.winners)
-            print(f"Game over: won by {who}.", file=out)
-        else:
-            print(f"Game over: stopped after {game.hand_number} hands with no winner.", file=out)
+
+        def name(seat: int) -> str:
+            return "you" if seat == args.seat else f"player_{seat}"
+
+        print(f"Game over: {result_text(game.winner, game.truncated, game.hand_number, name)}.", file=out)
     _save(game, path, out)
     return status
 

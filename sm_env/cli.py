@@ -40,7 +40,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .game import OVER, PLAY, Game
+from .game import OVER, PLAY, Game, result_text
 from .render import render_table
 from .rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
 
@@ -88,15 +88,6 @@ def _int(text: str) -> int:
 
 def _seats(values: Sequence[int]) -> str:
     return " ".join(f"player_{s} {v:+d}" for s, v in enumerate(values))
-
-
-def _winner_text(winner: Any, truncated: bool, hands: int) -> str:
-    if winner is not None:
-        seats = winner if isinstance(winner, list) else [winner]
-        return "won by " + ", ".join(f"player_{s}" for s in seats)
-    if truncated:
-        return f"stopped after {hands} hands with no winner (truncated)"
-    return "not finished"
 
 
 def _options_text(rules: RuleSet) -> str:
@@ -158,7 +149,7 @@ def cmd_random(args: argparse.Namespace, out: Any = None) -> int:
     print(file=out)
     plural = "s" if game.hand_number != 1 else ""
     if game.winner is not None:
-        outcome = f"{_winner_text(game.winner, False, game.hand_number)} after {game.hand_number} hand{plural}"
+        outcome = f"{result_text(game.winner, False, game.hand_number)} after {game.hand_number} hand{plural}"
     else:
         outcome = f"stopped after {game.hand_number} hand{plural} with no winner (truncated)"
     print(f"Game {outcome}; scores {_seats(game.scores)}", file=out)
@@ -222,7 +213,7 @@ def cmd_replay(args: argparse.Namespace, out: Any = None) -> int:
     rules = replayed["rules"].get("name", "custom")
     print(
         f"{args.path}: replays OK: rules {rules}, seed {replayed.get('seed')}, {len(hands)} "
-        f"hand{'s' if len(hands) != 1 else ''}, {_winner_text(replayed['winner'], replayed['truncated'], len(hands))}; "
+        f"hand{'s' if len(hands) != 1 else ''}, {result_text(replayed['winner'], replayed['truncated'], len(hands))}; "
         f"scores {_seats(scores)}",
         file=out,
     )

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, from_mask, parse_card, to_mask
@@ -71,6 +71,19 @@ def action_text(action: int) -> str:
     if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
     return f"action {action}"
+
+
+def result_text(
+    winner: int | list[int] | None, truncated: bool, hands: int, name: Callable[[int], str] = "player_{}".format
+) -> str:
+    """The end of a game in words: ``won by player_0`` (a shared win lists every
+    winner), ``stopped after N hands with no winner (truncated)`` or ``not finished``."""
+    if winner is not None:
+        seats = winner if isinstance(winner, list) else [winner]
+        return "won by " + ", ".join(name(s) for s in seats)
+    if truncated:
+        return f"stopped after {hands} hand{'s' if hands != 1 else ''} with no winner (truncated)"
+    return "not finished"
 
 
 def winning_card(cards: Sequence[int], trump: int) -> int:
@@ -398,9 +411,7 @@ class Game:
         )
 
     def _end_text(self) -> str:
-        if self.winners is not None:
-            return "won by " + ", ".join(f"player_{s}" for s in self.winners)
-        return f"stopped after {self.hand_number} hands"
+        return result_text(self.winner, self.truncated, self.hand_number)
 
     # ------------------------------------------------------------------ a hand
 

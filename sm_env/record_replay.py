@@ -31,6 +31,7 @@ from .game import (
     check_seed,
     check_start_balances,
     normalize_deal,
+    result_text,
 )
 from .logs import NO_SUIT, Exchange, Trick
 from .record_format import (
@@ -440,11 +441,7 @@ def _state(game: Game) -> str:
 
 
 def _end_text(game: Game) -> str:
-    if game.winners is not None:
-        return "won by seat " + ", ".join(str(s) for s in game.winners)
-    if game.truncated:
-        return f"stopped at max_hands={game.max_hands}"
-    return "in progress"
+    return result_text(game.winner, game.truncated, game.hand_number, "seat {}".format)
 
 
 _WANTED = {EXCHANGE: "an exchange card", TRUMP: "naming trump", DISCARD: "a discard", PLAY: "a card to a trick"}

@@ -44,7 +44,7 @@ are those of the current hand; scores are running scores.
 from __future__ import annotations
 
 from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, SUIT_SYMBOLS, from_mask, mask_text
-from .game import DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, Game, action_text
+from .game import DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, Game, action_text, result_text
 from .knowledge import PlayerView, player_view
 
 __all__ = ["hand_text", "render_table"]
@@ -153,12 +153,9 @@ def _to_act_line(phase: int, to_act: int, dealer: int, legal: int | None, to_sen
 
 
 def _end_line(winner, truncated: bool, hand_number: int) -> str:
-    if winner is not None:
-        seats = winner if isinstance(winner, list) else [winner]
-        return "Game over: won by " + ", ".join(_name(s) for s in seats)
-    if truncated:
-        return f"Game over: stopped after {hand_number} hands with no winner (truncated)"
-    return "Game over"
+    if winner is None and not truncated:
+        return "Game over"
+    return "Game over: " + result_text(winner, truncated, hand_number, _name)
 
 
 def _result_line(quotas, tricks_won) -> str:

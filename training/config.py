@@ -39,6 +39,8 @@ from typing import Any, Literal, Union
 
 import yaml
 
+from sm_env.game import ROLE_NAMES
+
 
 class ConfigError(ValueError):
     """A config file or override that is not valid; the message names the key."""
@@ -59,7 +61,7 @@ _NON_NEGATIVE = (lambda v: v >= 0, "must be >= 0")
 _PROBABILITY = (lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1")
 _DISCOUNT = (lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")
 _AT_LEAST_2 = (lambda v: v >= 2, "must be >= 2")
-_ROLES = ("dealer", "eldest", "middle")
+_ROLES = ROLE_NAMES
 
 
 def _check_seats(value: Any) -> bool:

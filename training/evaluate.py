@@ -65,11 +65,11 @@ from typing import Any
 import numpy as np
 
 from agents import Agent, act, make_agent
-from sm_env.game import Game
+from sm_env.game import ROLE_NAMES, Game
 from sm_env.knowledge import player_view
 from sm_env.rules import RuleSet
 
-ROLES = ("dealer", "eldest", "middle")
+ROLES = ROLE_NAMES  # role names by role index (sm_env.game)
 METRICS = ("balance", "tricks", "win_rate")
 
 

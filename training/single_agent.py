@@ -64,12 +64,12 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents.ppo_agent import NumpyPolicy
 from sm_env.cards import lowest
-from sm_env.game import NUM_ACTIONS, OVER, Game
+from sm_env.game import NUM_ACTIONS, OVER, ROLE_NAMES, Game
 from sm_env.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 from sm_env.rules import RuleSet
 
-ROLES = ("dealer", "eldest", "middle")
+ROLES = ROLE_NAMES  # role names by role index (sm_env.game)
 EPISODES = ("hand", "game")
 REWARDS = ("balance", "result")
 SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
