@@ -1,4 +1,4 @@
-"""The ``sergeant-major`` command line (sm_env/cli.py)."""
+"""The ``sergeant-major`` command line (sm_cli)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sm_env.cli import build_parser, main, parse_rules
+from sm_cli import build_parser, main, parse_rules
 from sm_env.record import load_record, replay
 from sm_env.rules import PRESETS
 
@@ -156,7 +156,7 @@ def test_console_script_is_declared():
     import tomllib
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["sergeant-major"] == "sm_env.cli:main"
+    assert pyproject["project"]["scripts"]["sergeant-major"] == "sm_cli.cli:main"
 
 
 def test_delegated_commands_pass_their_options_on(tmp_path, capsys):
@@ -169,3 +169,45 @@ def test_delegated_commands_pass_their_options_on(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["play", "--help"])
     assert exit_info.value.code == 0
+
+
+def test_python_dash_m_sm_cli_runs_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "sm_cli", "rules"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "standard" in done.stdout and "woburn" in done.stdout
+
+
+def test_sm_env_never_imports_the_layers_above_it():
+    """The engine package is the ground floor: no module of sm_env imports agents, training or sm_cli."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "sm_env"
+    above = {"agents", "training", "sm_cli"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [f"{path.name}: {name}" for name in names if name.split(".")[0] in above]
+    assert found == []
+
+
+def test_the_core_commands_do_not_load_training(capsys):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from sm_cli import main; main(['rules']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('training', 'torch')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
