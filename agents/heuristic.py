@@ -74,11 +74,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import FULL_DECK, SUIT_MASK
+from sm_env.cards import SUIT_MASK
 from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
+from .unseen import outstanding_of
 
 _HONOUR = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5)  # by rank index 0 (2) .. 12 (A)
 # Rough chance that a card of this rank (index 0 = 2 .. 12 = A) takes a trick.
@@ -96,21 +97,6 @@ def _high(mask: int) -> int:
 def _above(mask: int, card: int) -> int:
     """Cards of ``mask`` in the suit of ``card`` that rank above it."""
     return (mask >> (card + 1) << (card + 1)) & SUIT_MASK[card // 13]
-
-
-def deck_of(rules: Any) -> int:
-    """The cards in play under a rule set (2C is removed with no_kitty_51)."""
-    return FULL_DECK & ~1 if getattr(rules, "no_kitty_51", False) else FULL_DECK
-
-
-def outstanding_of(view: PlayerView) -> int:
-    """Cards that may still be in an opponent's hand, as far as this seat knows."""
-    played = view.played[0] | view.played[1] | view.played[2]
-    out = deck_of(view.rules) & ~view.hand & ~played
-    if view.discards:
-        for c in view.discards:
-            out &= ~(1 << c)
-    return out
 
 
 # ---------------------------------------------------------------- trump, discards
