@@ -238,6 +238,8 @@ def load_numpy_policy(path: str | os.PathLike[str]) -> tuple[NumpyPolicy, dict[s
                 f"{path}: trained with {meta.get('action_count')} actions; this game has {NUM_ACTIONS}"
             )
     activation = meta.get("activation", "tanh")  # SB3's default for MlpPolicy
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise PolicyLoadError(f"{path}: unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
     return NumpyPolicy.from_state_dict(state, activation, where=path), meta
 
 

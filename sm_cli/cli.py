@@ -10,6 +10,9 @@ Subcommands::
         or the first illegal action or inconsistent field
     sergeant-major rules [--json]
         list the rule presets and their options
+    sergeant-major config [FILE [KEY=VALUE ...]]
+        list the training config fields with their defaults, or show FILE
+        resolved and validated (needs the training extra)
     sergeant-major play | eval | train [OPTIONS]
         a game against two agents, duplicate evaluation of agents and
         self-play training; the options are those of the function that does
@@ -256,6 +259,43 @@ def cmd_rules(args: argparse.Namespace, out: Any = None) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- config
+
+
+def _add_config(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="list the training config fields, or show a config file resolved",
+        description="Without FILE: every training config field with its type, default and meaning. With FILE: "
+        "the config read from FILE with the KEY=VALUE overrides applied and validated, as YAML.",
+    )
+    parser.add_argument("file", nargs="?", help="a config file, e.g. configs/quickstart.yaml")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides, e.g. ppo.learning_rate=1e-4")
+    parser.set_defaults(handler=cmd_config)
+
+
+def cmd_config(args: argparse.Namespace, out: Any = None) -> int:
+    """Print the documented config fields, or one config file resolved."""
+    out = out or sys.stdout
+    try:
+        import yaml
+
+        from training.config import ConfigError, describe, load_config
+    except ModuleNotFoundError as err:
+        raise CliError(f"needs the training extra ({err.name} is not installed): pip install -e '.[train]'") from None
+    if args.file is None:
+        if args.overrides:
+            raise CliError("KEY=VALUE overrides need a config FILE before them")
+        print(describe(), file=out)
+        return 0
+    try:
+        cfg = load_config(args.file, args.overrides)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="", file=out)
+    return 0
+
+
 # ---------------------------------------------------------------------- main
 
 # Commands whose work is done in agents/ or training/: the rest of the
@@ -309,7 +349,7 @@ def _run_delegated(args: argparse.Namespace) -> int:
     return 0 if status is None else int(status)
 
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules, _add_delegated)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules, _add_config, _add_delegated)
 
 
 def build_parser() -> argparse.ArgumentParser:

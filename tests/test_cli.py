@@ -211,3 +211,50 @@ def test_the_core_commands_do_not_load_training(capsys):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--agents", "heuristic", "random", "--start-balances", "20,-20,0"],
+        ["eval", "--agents", "random", "heuristic", "--start-balances", "1000000,-1000000,0"],
+        ["eval", "--agents", "heuristic", "nobody"],
+        ["play", "--opponents", "heuristic", "nobody"],
+        ["train", "--config", "no/such/config.yaml"],
+    ],
+)
+def test_every_subcommand_reports_bad_input_as_one_prefixed_line(argv, tmp_path, capsys):
+    """One style for every subcommand: 'sergeant-major COMMAND: error: ...' on one line, exit 2, no traceback."""
+    if argv[0] == "eval":
+        argv = argv + ["--deals", "2", "--workers", "1", "--no-progress", "--out", str(tmp_path / "ev")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sergeant-major {argv[0]}: error: "), err
+
+
+@pytest.mark.parametrize("command", ["play", "eval", "train"])
+def test_help_names_the_sergeant_major_command(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: sergeant-major {command}") and "python -m" not in out
+    if command == "eval":
+        assert "(default 1000)" in " ".join(out.split())
+
+
+def test_config_lists_the_fields_and_resolves_a_file(capsys):
+    pytest.importorskip("yaml")
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "ppo.learning_rate" in out and "train.total_timesteps" in out
+    from pathlib import Path
+
+    quickstart = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+    assert main(["config", str(quickstart), "ppo.learning_rate=0.5"]) == 0
+    assert "learning_rate: 0.5" in capsys.readouterr().out
+    assert main(["config", "no/such.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major config: error: ") and len(err.strip().splitlines()) == 1

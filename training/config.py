@@ -1,7 +1,7 @@
 """The training configuration: a dataclass schema loaded from YAML.
 
 A config file has these sections (every key is optional and has the
-default shown by ``python -m training.config``)::
+default shown by ``sergeant-major config``)::
 
     name: quickstart            # run name (the run folder is <output_dir>/<name>)
     output_dir: runs
@@ -252,7 +252,7 @@ class Config:
 @dataclass
 class EvalFileConfig:
     """An evaluation of a trained policy (configs/eval.yaml):
-    ``python -m training.train --evaluate POLICY --eval-config configs/eval.yaml``."""
+    ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
     policy: str | None = _f(
         None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
