@@ -5,7 +5,7 @@ and is fully deterministic. Its rules:
 
 Exchange (sending cards as the up player)
     The receiver must give back its highest card of the suit of each card
-    sent (RULES.md 4), so a sent card x of suit s comes back as
+    sent (docs/rules.md 4), so a sent card x of suit s comes back as
     ``max(x, receiver's top card in s)``: the length of every suit is
     unchanged and the card can only improve. The player therefore sends the
     card with the largest expected gain: a low card in a suit where high

@@ -90,7 +90,7 @@ class EnvConfig:
 
     rules: str | dict = _f(
         "standard",
-        "rule set: a preset name ('standard', 'woburn', ...) or a dict of RULES.md section 9 options",
+        "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options",
         check=(_check_rules, "must be a rule preset name or a dict of rule options"),
     )
     episode: Literal["hand", "game"] = _f(
