@@ -29,8 +29,8 @@ missing or unreadable file), with one line ``sergeant-major COMMAND: error:
 
 This package sits above ``sm_env``, ``agents`` and ``training`` and imports
 them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
-only when ``eval`` or ``train`` runs, so the other commands start fast and
-work with the core install alone.
+only when ``eval``, ``train`` or ``config`` runs, so the other commands start
+fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
 and sets ``handler`` with ``set_defaults``, and list it in ``_SUBCOMMANDS``.

@@ -218,6 +218,7 @@ def test_the_core_commands_do_not_load_training(capsys):
     [
         ["eval", "--agents", "heuristic", "random", "--start-balances", "20,-20,0"],
         ["eval", "--agents", "random", "heuristic", "--start-balances", "1000000,-1000000,0"],
+        ["eval", "--agents", "random", "heuristic", "--start-balances", f"{10**400},-{10**400},0"],
         ["eval", "--agents", "heuristic", "nobody"],
         ["play", "--opponents", "heuristic", "nobody"],
         ["train", "--config", "no/such/config.yaml"],
