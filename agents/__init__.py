@@ -21,7 +21,6 @@ Specs accepted by :func:`make_agent`:
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 
@@ -113,19 +112,14 @@ def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .ppo_agent import PPOAgent
+
     path = rest.strip()
     if not path:
         raise AgentSpecError("agent spec 'ppo' needs a checkpoint: ppo:path/to/checkpoint")
-    try:
-        module = importlib.import_module("agents.ppo_agent")
-    except ImportError as err:
-        raise AgentSpecError(f"ppo agents need the training extra (torch; pip install -e '.[train]'): {err}") from None
     if not os.path.exists(path):
         raise AgentSpecError(f"ppo agent: checkpoint file not found: {path}")
-    build = getattr(module, "PPOAgent", None)
-    if build is None:
-        raise AgentSpecError("agents.ppo_agent has no PPOAgent class")
-    return build(path, seed=seed)
+    return PPOAgent(path, seed=seed)
 
 
 _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {

@@ -5,7 +5,7 @@ and is fully deterministic. Its rules:
 
 Exchange (sending cards as the up player)
     The receiver must give back its highest card of the suit of each card
-    sent (RULES.md 4), so a sent card x of suit s comes back as
+    sent (docs/rules.md 4), so a sent card x of suit s comes back as
     ``max(x, receiver's top card in s)``: the length of every suit is
     unchanged and the card can only improve. The player therefore sends the
     card with the largest expected gain: a low card in a suit where high
@@ -74,13 +74,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import FULL_DECK, SUIT_MASK, from_mask, to_mask
+from sm_env.cards import SUIT_MASK, from_mask, to_mask
 from sm_env.cards import highest as _high
 from sm_env.cards import lowest as _low
 from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, winning_card
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
+from .unseen import outstanding_of
 
 _HONOUR = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5)  # by rank index 0 (2) .. 12 (A)
 # Rough chance that a card of this rank (index 0 = 2 .. 12 = A) takes a trick.
@@ -90,21 +91,6 @@ _TRICK_VALUE = (0.02, 0.02, 0.03, 0.03, 0.04, 0.05, 0.07, 0.1, 0.18, 0.3, 0.5, 0
 def _above(mask: int, card: int) -> int:
     """Cards of ``mask`` in the suit of ``card`` that rank above it."""
     return (mask >> (card + 1) << (card + 1)) & SUIT_MASK[card // 13]
-
-
-def deck_of(rules: Any) -> int:
-    """The cards in play under a rule set (2C is removed with no_kitty_51)."""
-    return FULL_DECK & ~1 if getattr(rules, "no_kitty_51", False) else FULL_DECK
-
-
-def outstanding_of(view: PlayerView) -> int:
-    """Cards that may still be in an opponent's hand, as far as this seat knows."""
-    played = view.played[0] | view.played[1] | view.played[2]
-    out = deck_of(view.rules) & ~view.hand & ~played
-    if view.discards:
-        for c in view.discards:
-            out &= ~(1 << c)
-    return out
 
 
 # ---------------------------------------------------------------- trump, discards

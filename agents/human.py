@@ -1,8 +1,7 @@
 """A person at the terminal, behind the same agent interface as the bots.
 
-On each turn the player sees its own picture of the table (through
-:func:`sm_env.render.render_table` when that module is present, else a
-simple local layout): hand sorted by suit, the trick, trump, quotas, tricks
+On each turn the player sees its own picture of the table (drawn by
+:func:`sm_env.render.render_table`): hand sorted by suit, the trick, trump, quotas, tricks
 and scores, and a numbered list of the legal actions. It answers with
 
 - a card as text: ``TH``, ``10h``, ``as`` (rank then suit);
@@ -21,8 +20,9 @@ import sys
 from typing import Any, TextIO
 
 from sm_env.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardError, from_mask, parse_card
-from sm_env.game import DISCARD, EXCHANGE, NUM_CARDS, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, TRUMP_ACTION_BASE
+from sm_env.game import DISCARD, EXCHANGE, NUM_CARDS, PLAY, TRUMP, TRUMP_ACTION_BASE
 from sm_env.knowledge import PlayerView
+from sm_env.render import render_table
 
 from .base import Agent
 
@@ -35,31 +35,6 @@ HELP = """Answer with a card such as TH, 10h or as (rank then suit: 2-9, T or 10
 suit C, D, H, S), or with the number of an action in the list.
 To name trump: a suit letter (C, D, H, S) or its name (clubs, diamonds, hearts, spades).
 'quit' stops the game."""
-
-
-def _render(view: PlayerView, unicode_suits: bool) -> str:
-    try:
-        from sm_env.render import render_table
-    except ImportError:
-        return _simple_render(view)
-    return render_table(view, unicode_suits=unicode_suits)
-
-
-def _simple_render(view: PlayerView) -> str:
-    """A plain picture of the table for when sm_env.render is absent."""
-    trump = f"{SUIT_LETTERS[view.trump]} ({SUIT_NAMES[view.trump]})" if view.trump >= 0 else "not named"
-    lines = [f"hand {view.hand_number}  phase: {PHASE_NAMES[view.phase]}  trump: {trump}"]
-    for s in range(3):
-        mark = "  <- you" if s == view.seat else ""
-        lines.append(
-            f"  player_{s}  {ROLE_NAMES[view.role(s)]:<7} quota {view.quotas[s]}  tricks {view.tricks_won[s]}  "
-            f"score {view.scores[s]:+d}  cards {view.hand_sizes[s]}{mark}"
-        )
-    if view.trick:
-        played = ", ".join(f"player_{(view.trick_leader + i) % 3} {CARD_TEXT[c]}" for i, c in enumerate(view.trick))
-        lines.append(f"Trick: {played}")
-    lines.append("Your hand: " + hand_by_suit(view.hand))
-    return "\n".join(lines)
 
 
 def hand_by_suit(mask: int) -> str:
@@ -160,7 +135,7 @@ class HumanAgent(Agent):
         if not legal:
             raise ValueError(f"human: seat {view.seat} is not to act")
         self.say("")
-        self.say(_render(view, self.unicode_suits))
+        self.say(render_table(view, unicode_suits=self.unicode_suits))
         self.say("Legal: " + "  ".join(f"{i}) {_action_label(a)}" for i, a in enumerate(legal, 1)))
         while True:
             self.output.write(_prompt(view))

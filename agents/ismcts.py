@@ -16,7 +16,7 @@ One tree is grown from the searching seat's information set. Each iteration:
    counts the selections at its parent in which its action was legal.
 3. *Expand*: add one child for a random legal action not tried yet.
 4. *Simulate*: play the hand out with the heuristic for all three seats
-   (:func:`agents.pimc.rollout`; each seat sees only its own hand and the
+   (:func:`agents.rollout.rollout`; each seat sees only its own hand and the
    public play, so the rollout is not clairvoyant, only the deal is).
 5. *Back up*: every node on the path adds the reward of the seat that chose
    the action leading to it.
@@ -62,8 +62,9 @@ from sm_env.game import EXCHANGE, OVER, PLAY, Game
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
-from .heuristic import deck_of, heuristic_action
-from .pimc import rollout
+from .heuristic import heuristic_action
+from .rollout import rollout
+from .unseen import deck_of
 from .world_sampler import constraints_of, sample_world, world_from_view
 
 

@@ -40,42 +40,14 @@ import time
 from typing import Any
 
 from sm_env.cards import from_mask, to_mask
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.game import DISCARD, EXCHANGE, PLAY
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
-from .heuristic import choose_discard, choose_play, choose_trump, deck_of, heuristic_action
+from .heuristic import heuristic_action
+from .rollout import rollout
+from .unseen import deck_of
 from .world_sampler import constraints_of, sample_world, world_from_view
-
-
-def rollout(game: Game, deck: int, dealer_out: int) -> None:
-    """Play ``game`` to its end with the heuristic for every seat.
-
-    ``dealer_out``: cards the dealer knows are out of play (its discards);
-    discards made during the rollout are added as they happen.
-    """
-    played = game.played[0] | game.played[1] | game.played[2]
-    while True:
-        phase = game.phase
-        if phase == PLAY:
-            seat = game.current
-            hand = game.hands[seat]
-            out = deck & ~hand & ~played
-            if seat == game.dealer:
-                out &= ~dealer_out
-            card = choose_play(seat, hand, game.trick, game.trump, out, game.voids)
-            game.apply(card)
-            played |= 1 << card
-        elif phase == DISCARD:
-            hand = game.hands[game.dealer]
-            left = game.rules.kitty_size - len(game.log.discards)
-            card = choose_discard(hand, game.trump, deck & ~hand & ~dealer_out, left)
-            game.apply(card)
-            dealer_out |= 1 << card
-        elif phase == TRUMP:
-            game.apply(TRUMP_ACTION_BASE + choose_trump(game.hands[game.dealer]))
-        else:
-            return
 
 
 class PimcAgent(Agent):

@@ -1,11 +1,11 @@
 """Play a game at the terminal: one person against two agents.
 
-    python -m agents.play --seat 0 --opponents heuristic pimc --seed 7
+    sergeant-major play --seat 0 --opponents heuristic pimc --seed 7
 
 The engine runs the game; the person answers at each of its turns (see
 :mod:`agents.human`). After every hand the result is shown. At the end (or
 when the person quits) the game record is saved as JSON
-(``sergeant-major-record/1``, INTERFACE.md) with ``sm_env.record``.
+(``sergeant-major-record/1``, see docs/interface.md) with ``sm_env.record``.
 """
 
 from __future__ import annotations
@@ -19,17 +19,15 @@ from typing import TextIO
 
 from sm_env.game import Game, result_text
 from sm_env.knowledge import player_view
+from sm_env.record import save_record
 
 from . import AgentSpecError, act, make_agent
 from .human import HumanAgent, HumanQuit
 
+PROG = "sergeant-major play"
+
 
 def _save(game: Game, path: str, out: TextIO) -> bool:
-    try:
-        from sm_env.record import save_record
-    except ImportError:
-        print("(sm_env.record is not available: the game record was not saved)", file=out)
-        return False
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     save_record(game, path)
@@ -48,7 +46,7 @@ def main(
     argv: Sequence[str] | None = None, input_stream: TextIO | None = None, output_stream: TextIO | None = None
 ) -> int:
     """Run one game with a person at ``--seat``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m agents.play", description="Play Sergeant Major against agents.")
+    parser = argparse.ArgumentParser(prog=PROG, description="Play Sergeant Major against agents.")
     parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
     parser.add_argument(
         "--opponents",
@@ -69,10 +67,10 @@ def main(
         opponents = [make_agent(spec, seed=seed + 1 + i) for i, spec in enumerate(args.opponents)]
         game = Game(args.rules, seed=seed, max_hands=args.max_hands)
     except (AgentSpecError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     if any(isinstance(a, HumanAgent) for a in opponents):
-        print("error: only one human seat is supported; give two agent specs as opponents", file=sys.stderr)
+        print(f"{PROG}: error: only one human seat is supported; give two agent specs as opponents", file=sys.stderr)
         return 2
     human = HumanAgent(seed=seed, input_stream=input_stream, output_stream=out, unicode_suits=args.unicode)
     agents = list(opponents)

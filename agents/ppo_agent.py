@@ -43,6 +43,8 @@ from sm_env.atomic import atomic_path
 from sm_env.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 
+from .base import Agent
+
 POLICY_FORMAT = "sergeant-major-policy/1"
 META_ENTRY = "sm_policy.json"  # plain JSON entry the trainer adds to SB3 zips
 ACTIVATIONS = ("tanh", "relu")
@@ -62,7 +64,7 @@ class NumpyPolicy:
     def __init__(
         self, hidden: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray], activation: str = "tanh"
     ) -> None:
-        if activation not in ACTIVATIONS:
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
             raise PolicyLoadError(f"unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
         # stored transposed for x @ W
         self.hidden = [
@@ -115,10 +117,17 @@ class NumpyPolicy:
         """Build from an SB3 policy state dict (tensors or arrays), validating shapes."""
 
         def arr(key: str) -> np.ndarray:
+            if key not in state:
+                raise PolicyLoadError(f"{where}: missing {key!r}; every layer needs a weight and a bias")
             value = state[key]
-            if hasattr(value, "detach"):
-                value = value.detach().cpu().numpy()
-            value = np.asarray(value, dtype=np.float32)
+            if getattr(value, "layout", None) is not None and str(value.layout) != "torch.strided":
+                raise PolicyLoadError(f"{where}: {key} is a {value.layout} tensor; only dense tensors are allowed")
+            try:
+                if hasattr(value, "detach"):
+                    value = value.detach().cpu().numpy()
+                value = np.asarray(value, dtype=np.float32)
+            except (TypeError, ValueError, RuntimeError) as err:
+                raise PolicyLoadError(f"{where}: {key} is not an array of numbers ({err})") from None
             if not np.all(np.isfinite(value)):
                 raise PolicyLoadError(f"{where}: {key} has non-finite values")
             return value
@@ -154,8 +163,16 @@ class NumpyPolicy:
 # ---------------------------------------------------------------------------- files
 
 
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as err:
+        raise PolicyLoadError(f"loading a trained policy needs torch (pip install -e '.[train]'): {err}") from None
+    return torch
+
+
 def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    import torch
+    torch = _torch()
 
     try:
         with zipfile.ZipFile(path) as archive:
@@ -168,6 +185,8 @@ def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
                     meta = json.loads(archive.read(META_ENTRY).decode())
                 except ValueError as err:
                     raise PolicyLoadError(f"{path}: {META_ENTRY} is not valid JSON: {err}") from None
+                if not isinstance(meta, dict):
+                    raise PolicyLoadError(f"{path}: {META_ENTRY} must hold a JSON object, got {type(meta).__name__}")
             raw = archive.read("policy.pth")
     except zipfile.BadZipFile:
         raise PolicyLoadError(f"{path}: not a zip file (expected an SB3 .zip or a .pt export)") from None
@@ -179,7 +198,7 @@ def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _read_pt(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    import torch
+    torch = _torch()
 
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
@@ -213,6 +232,8 @@ def load_numpy_policy(path: str | os.PathLike[str]) -> tuple[NumpyPolicy, dict[s
                 f"{path}: trained with {meta.get('action_count')} actions; this game has {NUM_ACTIONS}"
             )
     activation = meta.get("activation", "tanh")  # SB3's default for MlpPolicy
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise PolicyLoadError(f"{path}: unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
     return NumpyPolicy.from_state_dict(state, activation, where=path), meta
 
 
@@ -225,14 +246,6 @@ def policy_metadata(net_arch: list[int], activation: str, **extra: Any) -> dict[
         "activation": activation,
         **extra,
     }
-
-
-def add_metadata_to_zip(path: str, meta: dict[str, Any]) -> None:
-    """Add (or replace) the plain-JSON metadata entry of an SB3 zip."""
-    with zipfile.ZipFile(path, "a") as archive:
-        if META_ENTRY in archive.namelist():  # pragma: no cover - the trainer writes fresh zips
-            raise PolicyLoadError(f"{path} already has {META_ENTRY}")
-        archive.writestr(META_ENTRY, json.dumps(meta, indent=1))
 
 
 def export_policy(policy: NumpyPolicy, path: str, **extra: Any) -> None:
@@ -248,7 +261,7 @@ def export_policy(policy: NumpyPolicy, path: str, **extra: Any) -> None:
 # ---------------------------------------------------------------------------- agent
 
 
-class PPOAgent:
+class PPOAgent(Agent):
     """A trained policy playing through the agent interface.
 
     Args:
@@ -261,15 +274,11 @@ class PPOAgent:
     needs_observation = True
 
     def __init__(self, path: str | os.PathLike[str], seed: int | None = None, deterministic: bool = True) -> None:
+        super().__init__(seed)  # self.rng: the sampling RNG, reseeded by reset(seed)
         self.path = os.fspath(path)
         self.policy, self.meta = load_numpy_policy(self.path)
         self.deterministic = deterministic
-        self.rng = random.Random(seed)
         self.name = f"ppo:{self.path}"
-
-    def reset(self, seed: int | None = None) -> None:
-        """Start a new game; reseeds the sampling RNG (agents interface)."""
-        self.rng = random.Random(seed)
 
     def act(self, view: Any, observation: Any = None) -> int:
         """The chosen legal action for ``view``; ``observation`` may be the
@@ -283,11 +292,3 @@ class PPOAgent:
 
     def __repr__(self) -> str:
         return f"<PPOAgent {self.path} net {self.policy.net_arch} {self.policy.activation}>"
-
-
-PolicyAgent = PPOAgent  # the name agents.make_agent("ppo:PATH") looks for
-
-
-def make_policy_agent(path: str | os.PathLike[str], seed: int | None = None, deterministic: bool = True) -> PPOAgent:
-    """``agents.make_agent("ppo:PATH", seed)`` builds its agent with this."""
-    return PPOAgent(path, seed=seed, deterministic=deterministic)

@@ -49,7 +49,7 @@ from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask, to_mask
 from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.knowledge import PlayerView
 
-from .heuristic import deck_of
+from .unseen import deck_of
 
 LEFT, RIGHT, KITTY, OUT = 0, 1, 2, 3
 LOCATION_NAMES = ("left", "right", "kitty", "out")

@@ -1,6 +1,6 @@
 """Cards: ids, text, suits, ranks and bit-set helpers.
 
-Card id (RULES.md section 2): ``id = suit * 13 + (rank - 2)`` with suits
+Card id (docs/rules.md section 2): ``id = suit * 13 + (rank - 2)`` with suits
 0=C, 1=D, 2=H, 3=S and ranks 2..14 (J=11, Q=12, K=13, A=14). So 0 = 2C,
 12 = AC, 13 = 2D, 51 = AS. Within a suit a higher id is a higher card.
 

@@ -1,5 +1,5 @@
 """The Sergeant Major state machine: deal, exchange, trump, discards, tricks,
-scoring and the end of the game (RULES.md sections 1-9).
+scoring and the end of the game (docs/rules.md sections 1-9).
 
 Pure Python: no numpy, no PettingZoo. This module is the one place that
 decides legality (:meth:`Game.legal_mask`) and the one place that scores
@@ -90,7 +90,7 @@ def winning_card(cards: Sequence[int], trump: int) -> int:
     """The card that wins a trick (so far): cards in play order, the first led.
 
     The highest trump wins; with no trump in it, the highest card of the led
-    suit (RULES.md 6). This is the one place that decides who takes a trick.
+    suit (docs/rules.md section 6). This is the one place that decides who takes a trick.
     """
     best = cards[0]
     best_suit = best // 13
@@ -604,7 +604,7 @@ class Game:
             self._start_play()
 
     def _pickup(self) -> None:
-        """The dealer takes the kitty; the show rule (RULES.md 5.4) is applied."""
+        """The dealer takes the kitty; the show rule (docs/rules.md 5.4) is applied."""
         dealer = self.dealer
         self.hands[dealer] |= self.kitty_mask
         self.picked_up = True
@@ -678,7 +678,7 @@ class Game:
             self._start_hand((self.dealer + 1) % 3, balances)
 
     def _game_winners(self, balances: list[int]) -> list[int] | None:
-        """Winning seats if an end condition is met (RULES.md 8 and 9), else None."""
+        """Winning seats if an end condition is met (docs/rules.md 8 and 9), else None."""
         rules = self.rules
 
         def best(seats: list[int], figure: Sequence[int]) -> list[int]:

@@ -1,7 +1,7 @@
 """What one player knows: the single source for agents, the observation
 vector and the renderer. A leak of hidden cards can only happen here.
 
-A player may know (RULES.md 4.3, 5, 6 and INTERFACE.md):
+A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
 
 - its own hand; the public state (phase, whose turn, dealer, quotas, trump
   once named, tricks so far, cards played by each seat, tricks won,

@@ -3,7 +3,7 @@
 that one policy serves every seat.
 
 Relative seats: 0 = self, 1 = left (next clockwise), 2 = right.
-Card planes are 52 entries indexed by card id (RULES.md 2). Counts of
+Card planes are 52 entries indexed by card id (docs/rules.md 2). Counts of
 tricks and cards are scaled by 1/17 (the most tricks a hand can have in any
 rule set), hand sizes by 1/20 (a dealer holding the kitty before
 discarding), scores by 1/32 and clipped to [-1, 1]. Every entry lies in

@@ -1,6 +1,6 @@
 """Game records: the JSON format, writing a game as a record, and record files.
 
-Format ``"sergeant-major-record/1"`` (INTERFACE.md, "Game record (JSON)")::
+Format ``"sergeant-major-record/1"`` (docs/interface.md, "Game record (JSON)")::
 
     {
       "format": "sergeant-major-record/1",
@@ -29,7 +29,7 @@ Cards are two-character text (``"TH"``). ``sent``, ``discards`` and trick
 cards are in the order chosen or played; ``returned``, ``shown[].cards`` and
 the deal (hands and kitty) may be in any order. Seats are absolute (0-2).
 
-Two top-level fields are ours (INTERFACE.md leaves unnamed fields to us), so
+Two top-level fields are ours (docs/interface.md leaves unnamed fields to us), so
 that a record is enough to re-create the game:
 
 - ``max_hands``: the hand limit of the game (null: none). A game stopped by

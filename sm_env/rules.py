@@ -1,4 +1,4 @@
-"""The rule set: the standard game of RULES.md sections 1-8 plus the named
+"""The rule set: the standard game of docs/rules.md sections 1-8 plus the named
 variant options of section 9, presets, and validation.
 
 A :class:`RuleSet` is immutable. Build one with keywords, from a preset name
@@ -26,7 +26,7 @@ Options (all off in "standard"):
 ``no_kitty_51``             2C removed, 17 cards each, no kitty, no discards
 ==========================  ==================================================
 
-Decisions where RULES.md is open:
+Decisions where docs/rules.md is open:
 
 - ``win_tricks`` defaults to 12 unless another end condition (win_margin,
   target_score, dealer_makes_quota, fixed_hands) is set; then it is off
@@ -88,7 +88,7 @@ _STANDARD_VALUES: dict[str, Any] = {
 }
 
 
-# The named presets: the classic combinations of RULES.md section 9 (options
+# The named presets: the classic combinations of docs/rules.md section 9 (options
 # not listed keep their standard value).
 _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     "standard": {},
@@ -185,13 +185,13 @@ class RuleSet:
         object.__setattr__(self, "name", self._checked_name())
 
     def _checked_name(self) -> str:
-        """The name that describes these options (INTERFACE.md, record ``rules.name``).
+        """The name that describes these options (docs/interface.md, record ``rules.name``).
 
         A preset's name is kept only when the options are exactly that
         preset's ("Woburn" becomes "woburn"); otherwise, and for no name or
         "custom", the name is that of the preset whose options these are
         ("standard" when every option is standard), else "custom". Any other
-        name given is replaced the same way: INTERFACE.md allows only these.
+        name given is replaced the same way: docs/interface.md allows only these.
         """
         key = (self.name or "").strip().lower()
         preset = _PRESET_OPTIONS.get(key)

@@ -7,9 +7,11 @@ import random
 import pytest
 
 from agents import AgentSpecError, act, make_agent
-from agents.heuristic import HeuristicAgent, choose_discard, choose_play, choose_send, choose_trump, deck_of
-from agents.pimc import PimcAgent, rollout
+from agents.heuristic import HeuristicAgent, choose_discard, choose_play, choose_send, choose_trump
+from agents.pimc import PimcAgent
 from agents.random_agent import RandomAgent
+from agents.rollout import rollout
+from agents.unseen import deck_of
 from agents.world_sampler import (
     KITTY,
     LEFT,

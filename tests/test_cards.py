@@ -1,4 +1,4 @@
-"""Cards (RULES.md section 2): ids, text, parsing, printing and bit-set helpers."""
+"""Cards (docs/rules.md section 2): ids, text, parsing, printing and bit-set helpers."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from sm_env.cards import (
     [("2C", 0), ("AC", 12), ("2D", 13), ("AS", 51), ("TH", 2 * 13 + 8), ("JD", 13 + 9), ("QS", 39 + 10), ("KC", 11)],
 )
 def test_documented_ids(text, card_id):
-    # RULES.md 2: id = suit * 13 + (rank - 2), suits C D H S, J=11 Q=12 K=13 A=14
+    # docs/rules.md 2: id = suit * 13 + (rank - 2), suits C D H S, J=11 Q=12 K=13 A=14
     assert parse_card(text) == card_id
     assert card_text(card_id) == text
 

@@ -1,4 +1,4 @@
-"""The ``sergeant-major`` command line (sm_env/cli.py)."""
+"""The ``sergeant-major`` command line (sm_cli)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sm_env.cli import build_parser, main, parse_rules
+from sm_cli import build_parser, main, parse_rules
 from sm_env.record import load_record, replay
 from sm_env.rules import PRESETS
 
@@ -156,7 +156,7 @@ def test_console_script_is_declared():
     import tomllib
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["sergeant-major"] == "sm_env.cli:main"
+    assert pyproject["project"]["scripts"]["sergeant-major"] == "sm_cli.cli:main"
 
 
 def test_delegated_commands_pass_their_options_on(tmp_path, capsys):
@@ -169,3 +169,93 @@ def test_delegated_commands_pass_their_options_on(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["play", "--help"])
     assert exit_info.value.code == 0
+
+
+def test_python_dash_m_sm_cli_runs_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "sm_cli", "rules"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "standard" in done.stdout and "woburn" in done.stdout
+
+
+def test_sm_env_never_imports_the_layers_above_it():
+    """The engine package is the ground floor: no module of sm_env imports agents, training or sm_cli."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "sm_env"
+    above = {"agents", "training", "sm_cli"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [f"{path.name}: {name}" for name in names if name.split(".")[0] in above]
+    assert found == []
+
+
+def test_the_core_commands_do_not_load_training(capsys):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from sm_cli import main; main(['rules']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('training', 'torch')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--agents", "heuristic", "random", "--start-balances", "20,-20,0"],
+        ["eval", "--agents", "random", "heuristic", "--start-balances", "1000000,-1000000,0"],
+        ["eval", "--agents", "random", "heuristic", "--start-balances", f"{10**400},-{10**400},0"],
+        ["eval", "--agents", "heuristic", "nobody"],
+        ["play", "--opponents", "heuristic", "nobody"],
+        ["train", "--config", "no/such/config.yaml"],
+    ],
+)
+def test_every_subcommand_reports_bad_input_as_one_prefixed_line(argv, tmp_path, capsys):
+    """One style for every subcommand: 'sergeant-major COMMAND: error: ...' on one line, exit 2, no traceback."""
+    if argv[0] == "eval":
+        argv = argv + ["--deals", "2", "--workers", "1", "--no-progress", "--out", str(tmp_path / "ev")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sergeant-major {argv[0]}: error: "), err
+
+
+@pytest.mark.parametrize("command", ["play", "eval", "train"])
+def test_help_names_the_sergeant_major_command(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: sergeant-major {command}") and "python -m" not in out
+    if command == "eval":
+        assert "(default 1000)" in " ".join(out.split())
+
+
+def test_config_lists_the_fields_and_resolves_a_file(capsys):
+    pytest.importorskip("yaml")
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "ppo.learning_rate" in out and "train.total_timesteps" in out
+    from pathlib import Path
+
+    quickstart = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+    assert main(["config", str(quickstart), "ppo.learning_rate=0.5"]) == 0
+    assert "learning_rate: 0.5" in capsys.readouterr().out
+    assert main(["config", "no/such.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major config: error: ") and len(err.strip().splitlines()) == 1

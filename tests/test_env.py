@@ -24,7 +24,7 @@ from sm_env.rules import PRESETS, RulesError
 
 # PettingZoo's api_test warns for every dict observation of an env it does not list
 # as a classic dict-observation env (it lists its own by name); the dict is the
-# classic convention that INTERFACE.md requires.
+# classic convention that docs/interface.md requires.
 API_WARNINGS = [
     "ignore:Observation is not a NumPy array:UserWarning",
     "ignore:unknown reset option:UserWarning",
@@ -270,7 +270,7 @@ def test_seed_is_recorded_and_unseeded_resets_continue_a_stream():
     assert e.unwrapped.record()["seed"] == 7
     e.reset()
     first = e.unwrapped.record()
-    assert first["seed"] is None  # INTERFACE.md: null when reset got no seed
+    assert first["seed"] is None  # docs/interface.md: null when reset got no seed
     e.reset()
     second = e.unwrapped.record()
     assert first["hands"][0]["deal"] != second["hands"][0]["deal"]

@@ -1,4 +1,4 @@
-"""Hand-built deals for every rule of RULES.md sections 1-8.
+"""Hand-built deals for every rule of docs/rules.md sections 1-8.
 
 Seats are absolute. With ``first_dealer=0`` the dealer is seat 0 (quota 8), the
 eldest seat 1 (quota 5, leads the first trick) and the middle seat 2 (quota 3);

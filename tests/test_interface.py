@@ -1,9 +1,9 @@
-"""Conformance tests of the public contract (/work/shared/INTERFACE.md), written as an outside user.
+"""Conformance tests of the public contract (docs/interface.md), written as an outside user.
 
 Only public names are used: ``sm_env.env``, ``raw_env``, ``replay`` (and
 ``RuleSet``, the "rule-set object" the contract names), PettingZoo and
 gymnasium. Card ids, trick winners, exchanges and the show rule are
-re-derived here from RULES.md, independently of the engine, and every
+re-derived here from docs/rules.md, independently of the engine, and every
 record and mask the environment produces along a few games is checked
 against that reference.
 
@@ -48,7 +48,7 @@ HAND_KEYS = {
     "balances",
     "scores",
 }
-# RULES.md section 9, by name (quotas 9-5-2 / 9-2-5 are the one option "quotas"; the symmetric flag of
+# docs/rules.md section 9, by name (quotas 9-5-2 / 9-2-5 are the one option "quotas"; the symmetric flag of
 # target_score is "target_symmetric")
 SECTION_9 = {
     "pickup_before_discard",
@@ -83,11 +83,11 @@ QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572
 
 
-# ---------------------------------------------------------------------- an independent reference (RULES.md)
+# ---------------------------------------------------------------------- an independent reference (docs/rules.md)
 
 
 def cid(text: Any) -> int:
-    """Card id of RULES.md section 2: suit * 13 + rank - 2 (C, D, H, S; 2..A)."""
+    """Card id of docs/rules.md section 2: suit * 13 + rank - 2 (C, D, H, S; 2..A)."""
     t = str(text).strip().upper()
     if t.startswith("10"):
         t = "T" + t[2:]
@@ -108,7 +108,7 @@ def quotas_of(dealer: int) -> list[int]:
 
 
 def exchange_plan(prev: list[int] | None, quotas: list[int]) -> list[tuple[int, list[tuple[int, int]]]]:
-    """Rounds [(sender, [(receiver, count), ...])] of RULES.md section 4 (standard rules)."""
+    """Rounds [(sender, [(receiver, count), ...])] of docs/rules.md section 4 (standard rules)."""
     if prev is None:
         return []
     ups = [s for s in range(3) if prev[s] > 0]
@@ -152,7 +152,7 @@ def check_text(cards: list[str]) -> list[int]:
 
 
 def check_hand(hand: dict[str, Any], index: int, record: dict[str, Any], prev: list[int] | None, scores: list[int]):
-    """Check one hand entry against RULES.md; return None when finished, else the state to act in."""
+    """Check one hand entry against docs/rules.md; return None when finished, else the state to act in."""
     where = f"hand {index + 1}"
     assert HAND_KEYS <= set(hand), f"{where}: missing {HAND_KEYS - set(hand)}"
     assert hand["number"] == index + 1
@@ -268,7 +268,7 @@ def check_hand(hand: dict[str, Any], index: int, record: dict[str, Any], prev: l
 
 
 def check_record(record: dict[str, Any], max_hands: int | None = 100) -> dict[str, Any] | None:
-    """Check a standard-rules record against RULES.md and INTERFACE.md; return who acts now (None: over)."""
+    """Check a standard-rules record against docs/rules.md and docs/interface.md; return who acts now (None: over)."""
     assert TOP_KEYS <= set(record), f"missing {TOP_KEYS - set(record)}"
     assert record["format"] == FORMAT
     assert record["rules"] == STANDARD_RULES
@@ -339,7 +339,7 @@ def check_masks(e, state: dict[str, Any] | None, obs: dict[int, dict[str, np.nda
 
 
 def check_exchange_timing(before_obs, after_obs, before_state, action: int, record, stats: Counter) -> None:
-    """INTERFACE.md: the cards of a round move when the sender has chosen its last card for that round."""
+    """docs/interface.md: the cards of a round move when the sender has chosen its last card for that round."""
     sender, targets = before_state["round"]
     hand = record["hands"][before_state["hand"] - 1]
     entries = {(e["from"], e["to"]): e for e in hand["exchanges"]}
@@ -729,7 +729,7 @@ def _walked_game(seed: int) -> tuple[dict[str, Any], Counter, dict[str, bool], d
 
 @pytest.mark.parametrize("seed", WALK_SEEDS)
 def test_records_masks_and_exchange_timing_along_whole_games(seed):
-    """Every step of a few games: the record is the game of RULES.md as INTERFACE.md writes it,
+    """Every step of a few games: the record is the game of docs/rules.md as docs/interface.md writes it,
 
     the mask is exactly the legal set of the player to act, and exchange cards move only when
     the sender has chosen its last card of the round. At the end: terminations for a won game,
@@ -768,7 +768,7 @@ def test_record_of_an_unseeded_full_game_replays_to_itself():
 
 
 def test_replay_of_a_record_with_only_the_interface_fields_equals_it():
-    """A record another tool wrote with exactly the fields of INTERFACE.md replays to an equal record."""
+    """A record another tool wrote with exactly the fields of docs/interface.md replays to an equal record."""
     e = env()
     e.reset(seed=9)
     rng = random.Random(9)
@@ -878,7 +878,7 @@ def test_record_rules_name_and_win_tricks(rules, name, win_tricks):
     ids=repr,
 )
 def test_record_rules_name_is_standard_a_preset_or_custom(rules):
-    """INTERFACE.md: name is "standard" when no option is on, else the preset's name or "custom"."""
+    """docs/interface.md: name is "standard" when no option is on, else the preset's name or "custom"."""
     e = env(rules=rules)
     e.reset(seed=0)
     name = e.unwrapped.record()["rules"]["name"]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from agents import AgentSpecError, act, make_agent
-from agents.heuristic import HeuristicAgent, deck_of, heuristic_action
+from agents.heuristic import HeuristicAgent, heuristic_action
 from agents.ismcts import IsmctsAgent
-from agents.pimc import rollout
+from agents.rollout import rollout
+from agents.unseen import deck_of
 from sm_env.cards import SUIT_LETTERS, parse_card
 from sm_env.game import PLAY, TRUMP_ACTION_BASE, Game, TrickLog
 from sm_env.knowledge import player_view

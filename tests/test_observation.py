@@ -333,7 +333,7 @@ def _scramble_hidden(game: Game, seat: int, rng: random.Random) -> Game:
             if entry.returned is not None:
                 entry.returned = [(c + 5) % NUM_CARDS for c in entry.returned]
         elif seat == entry.receiver and entry.returned is None:
-            # the receiver learns the cards sent only when the round completes (INTERFACE.md)
+            # the receiver learns the cards sent only when the round completes (docs/interface.md)
             entry.sent = [(c + 3) % NUM_CARDS for c in entry.sent]
     return other
 

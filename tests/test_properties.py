@@ -1,7 +1,7 @@
 """Property tests over thousands of random games (random legal play).
 
 Every finished hand is re-derived from its deal with an independent
-implementation of RULES.md sections 1-8 (exchange plan and returns, show rule,
+implementation of docs/rules.md sections 1-8 (exchange plan and returns, show rule,
 follow suit, trick winners, scores, end of the game); a subset of games is also
 checked after every single action (cards accounted for, hand sizes, masks).
 """
@@ -15,7 +15,7 @@ from helpers import snapshot
 from sm_env.cards import FULL_DECK
 from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, TRUMP_MASK, Game
 
-QUOTAS = (8, 5, 3)  # dealer, eldest, middle (RULES.md 1)
+QUOTAS = (8, 5, 3)  # dealer, eldest, middle (docs/rules.md 1)
 SUITS = range(4)
 
 
@@ -24,7 +24,7 @@ def suit(c: int) -> int:
 
 
 def expected_plan(balances: list[int] | None, quotas: list[int]) -> list[list[tuple[int, int, int]]]:
-    """Exchange rounds [(sender, receiver, count), ...] from RULES.md 4."""
+    """Exchange rounds [(sender, receiver, count), ...] from docs/rules.md 4."""
     if balances is None:
         return []
     ups = [s for s in range(3) if balances[s] > 0]

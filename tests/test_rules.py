@@ -1,4 +1,4 @@
-"""The rule set: defaults (RULES.md 1-8), presets and options (section 9), validation."""
+"""The rule set: defaults (docs/rules.md 1-8), presets and options (section 9), validation."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_presets_are_valid_and_round_trip(name):
 def test_preset_contents():
     canadian = RuleSet.from_any("canadian")
     assert canadian.quotas == (9, 5, 2) and canadian.pickup_before_discard and canadian.target_score == 10
-    assert canadian.win_tricks is None  # replaced by the target score (RULES.md 9)
+    assert canadian.win_tricks is None  # replaced by the target score (docs/rules.md 9)
     six = RuleSet.from_any("6-3-8")
     assert six.no_kitty_51 and six.quotas == (8, 6, 3)
     assert six.tricks_per_hand == 17 and six.hand_size == 17 and six.kitty_size == 0

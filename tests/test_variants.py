@@ -1,4 +1,4 @@
-"""Every variant of RULES.md section 9, one option at a time, plus their
+"""Every variant of docs/rules.md section 9, one option at a time, plus their
 precedence, the rule-set validation and random-play properties of every preset.
 
 Outcomes are forced with "slot deals" (see :func:`plan_hand`): every seat holds
@@ -165,7 +165,7 @@ def roles(dealer: int, d: int, e: int, m: int) -> list[int]:
 
 
 def top_returns(hand: set[int], sent: list[int]) -> list[int]:
-    """RULES.md 4, step 2: for each suit, the receiver's n_s highest cards of that
+    """docs/rules.md 4, step 2: for each suit, the receiver's n_s highest cards of that
     suit, counting the received cards."""
     held = set(hand) | set(sent)
     back = []
@@ -176,7 +176,7 @@ def top_returns(hand: set[int], sent: list[int]) -> list[int]:
 
 
 def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous) -> list[tuple[int, int, int]]:
-    """(sender, receiver, count) in the order carried out: RULES.md 4 and max_exchange.
+    """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
 
     Ties in current quota go in role order dealer, eldest, middle (rules.py)."""
     if previous is None or rules.no_exchange:
@@ -204,7 +204,7 @@ def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous)
 
 
 def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tricks, balances, scores):
-    """RULES.md 8 and 9: the winners at the end of a hand, or None if play goes on."""
+    """docs/rules.md 8 and 9: the winners at the end of a hand, or None if play goes on."""
 
     def top(seats, figure):
         best = max(figure[s] for s in seats)
@@ -591,7 +591,7 @@ def check_returns(game: Game, deal: dict) -> None:
 
 @pytest.mark.parametrize("first_dealer", [0, 1, 2])
 def test_max_exchange_example_two_up_one_down(first_dealer):
-    # RULES.md 9: "8 up 2, 5 up 2, 3 down 4: 8 exchanges 2 with 3, then 5 exchanges 1 with 3"
+    # docs/rules.md 9: "8 up 2, 5 up 2, 3 down 4: 8 exchanges 2 with 3, then 5 exchanges 1 with 3"
     s8, s5, s3 = (seat_of(r, first_dealer) for r in (DEALER, ELDEST, MIDDLE))
     balances = by_role(first_dealer, 2, 2, -4)
     deal = exchange_deal(first_dealer)
@@ -610,7 +610,7 @@ def test_max_exchange_example_two_up_one_down(first_dealer):
 
 @pytest.mark.parametrize("first_dealer", [0, 1, 2])
 def test_max_exchange_example_one_up_two_down(first_dealer):
-    # RULES.md 9: "8 up 4, 5 and 3 down 2 each: 8 exchanges 2 with 3, then 1 with 5"
+    # docs/rules.md 9: "8 up 4, 5 and 3 down 2 each: 8 exchanges 2 with 3, then 1 with 5"
     s8, s5, s3 = (seat_of(r, first_dealer) for r in (DEALER, ELDEST, MIDDLE))
     balances = by_role(first_dealer, 4, -2, -2)
     deal = exchange_deal(10 + first_dealer)

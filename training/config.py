@@ -1,7 +1,7 @@
 """The training configuration: a dataclass schema loaded from YAML.
 
 A config file has these sections (every key is optional and has the
-default shown by ``python -m training.config``)::
+default shown by ``sergeant-major config``)::
 
     name: quickstart            # run name (the run folder is <output_dir>/<name>)
     output_dir: runs
@@ -92,7 +92,7 @@ class EnvConfig:
 
     rules: str | dict = _f(
         "standard",
-        "rule set: a preset name ('standard', 'woburn', ...) or a dict of RULES.md section 9 options",
+        "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options",
         check=(_check_rules, "must be a rule preset name or a dict of rule options"),
     )
     episode: Literal["hand", "game"] = _f(
@@ -254,7 +254,7 @@ class Config:
 @dataclass
 class EvalFileConfig:
     """An evaluation of a trained policy (configs/eval.yaml):
-    ``python -m training.train --evaluate POLICY --eval-config configs/eval.yaml``."""
+    ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
     policy: str | None = _f(
         None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"

@@ -43,7 +43,7 @@ figures aside, and agents budgeted by time aside).
 
 Command line::
 
-    python -m training.evaluate --agents heuristic pimc random --deals 1000 \\
+    sergeant-major eval --agents heuristic pimc random --deals 1000 \\
         --mode hand --workers 2 --seed 0 --out runs/eval/first
 """
 
@@ -578,9 +578,9 @@ def _balances_arg(text: str) -> tuple[int, int, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run an evaluation, print the table, save JSON, CSV and PNG."""
-    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="sergeant-major eval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", nargs="+", required=True, help="2 or 3 agent specs (random, heuristic, pimc...)")
-    parser.add_argument("--deals", type=int, default=1000)
+    parser.add_argument("--deals", type=int, default=1000, help="deals to play, each in every seating (default 1000)")
     parser.add_argument("--mode", choices=("hand", "game"), default="hand")
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
     parser.add_argument("--seed", type=int, default=0)
@@ -612,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress,
         )
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"sergeant-major eval: error: {err}", file=sys.stderr)
         return 2
     print(result.table())
     out = args.out

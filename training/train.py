@@ -1,10 +1,10 @@
 """Train a policy with MaskablePPO, from a config file to an evaluated result.
 
-    python -m training.train --config configs/quickstart.yaml
-    python -m training.train --config configs/quickstart.yaml --set ppo.learning_rate=1e-4 train.n_envs=4
-    python -m training.train --resume runs/quickstart            # continue exactly where it stopped
-    python -m training.train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
-    python -m training.train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
+    sergeant-major train --config configs/quickstart.yaml
+    sergeant-major train --config configs/quickstart.yaml --set ppo.learning_rate=1e-4 train.n_envs=4
+    sergeant-major train --resume runs/quickstart              # continue exactly where it stopped
+    sergeant-major train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
+    sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
 
 The path from config to result, top to bottom in :func:`train`:
 
@@ -736,8 +736,8 @@ def train(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", help="YAML config file (see configs/ and `python -m training.config`)")
+    parser = argparse.ArgumentParser(prog="sergeant-major train", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
     parser.add_argument(
         "--set",
@@ -786,12 +786,12 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         trainer = train(cfg, run_dir, resume=bool(args.resume), quiet=args.quiet)
     except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"sergeant-major train: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         latest = os.path.join(run_dir, "checkpoints", "latest.zip")
         where = f"the last checkpoint is {latest}" if os.path.isfile(latest) else "no checkpoint was written yet"
-        print(f"\ninterrupted: {where}; continue with: python -m training.train --resume {run_dir}", file=sys.stderr)
+        print(f"\ninterrupted: {where}; continue with: sergeant-major train --resume {run_dir}", file=sys.stderr)
         return 130
     try:
         model_path = trainer.save_final()
@@ -840,7 +840,7 @@ def evaluate_main(policy: str | None, eval_config: str | None, overrides: list[s
         cfg.eval = spec.eval
         PPOAgent(path)  # validates the file before any game is played
     except (ConfigError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"sergeant-major train: error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
     results = evaluate_policy_file(path, cfg, spec.eval.final_deals)

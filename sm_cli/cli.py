@@ -10,17 +10,27 @@ Subcommands::
         or the first illegal action or inconsistent field
     sergeant-major rules [--json]
         list the rule presets and their options
+    sergeant-major config [FILE [KEY=VALUE ...]]
+        list the training config fields with their defaults, or show FILE
+        resolved and validated (needs the training extra)
     sergeant-major play | eval | train [OPTIONS]
-        human play (agents.play), duplicate evaluation (training.evaluate)
-        and self-play training (training.train); OPTIONS go to that module
-        (try --help)
+        a game against two agents, duplicate evaluation of agents and
+        self-play training; the options are those of the function that does
+        the work (``agents.play.main``, ``training.evaluate.main``,
+        ``training.train.main``; try ``sergeant-major eval --help``)
 
 ``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
 JSON object of rule options such as ``'{"max_exchange": 3}'``.
 
 Exit status: 0 on success; 1 when ``replay`` reads a record that does not
 replay; 2 for a usage error or a bad input (unknown preset, bad option,
-missing or unreadable file), with a one-line message and no traceback.
+missing or unreadable file), with one line ``sergeant-major COMMAND: error:
+...`` on stderr and no traceback; 130 when interrupted.
+
+This package sits above ``sm_env``, ``agents`` and ``training`` and imports
+them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
+only when ``eval``, ``train`` or ``config`` runs, so the other commands start
+fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
 and sets ``handler`` with ``set_defaults``, and list it in ``_SUBCOMMANDS``.
@@ -32,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import random
@@ -40,9 +49,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .game import OVER, PLAY, Game, result_text
-from .render import render_table
-from .rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
+from sm_env.game import OVER, PLAY, Game, result_text
+from sm_env.record import RecordError, ReplayError, load_record, replay, save_record
+from sm_env.render import render_table
+from sm_env.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
 
 PROG = "sergeant-major"
 
@@ -154,8 +164,6 @@ def cmd_random(args: argparse.Namespace, out: Any = None) -> int:
         outcome = f"stopped after {game.hand_number} hand{plural} with no winner (truncated)"
     print(f"Game {outcome}; scores {_seats(game.scores)}", file=out)
     if args.save:
-        from .record import save_record
-
         try:
             save_record(game, args.save)
         except OSError as err:
@@ -181,8 +189,6 @@ def _add_replay(subparsers: Any) -> None:
 def cmd_replay(args: argparse.Namespace, out: Any = None) -> int:
     """Load, replay and summarise a record; 1 (with the error) when it does not replay."""
     out = out or sys.stdout
-    from .record import RecordError, ReplayError, load_record, replay
-
     try:
         record = load_record(args.path)
     except FileNotFoundError:
@@ -244,38 +250,97 @@ def cmd_rules(args: argparse.Namespace, out: Any = None) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- config
+
+
+def _add_config(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="list the training config fields, or show a config file resolved",
+        description="Without FILE: every training config field with its type, default and meaning. With FILE: "
+        "the config read from FILE with the KEY=VALUE overrides applied and validated, as YAML.",
+    )
+    parser.add_argument("file", nargs="?", help="a config file, e.g. configs/quickstart.yaml")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides, e.g. ppo.learning_rate=1e-4")
+    parser.set_defaults(handler=cmd_config)
+
+
+def cmd_config(args: argparse.Namespace, out: Any = None) -> int:
+    """Print the documented config fields, or one config file resolved."""
+    out = out or sys.stdout
+    try:
+        import yaml
+
+        from training.config import ConfigError, describe, load_config
+    except ModuleNotFoundError as err:
+        raise CliError(f"needs the training extra ({err.name} is not installed): pip install -e '.[train]'") from None
+    if args.file is None:
+        if args.overrides:
+            raise CliError("KEY=VALUE overrides need a config FILE before them")
+        print(describe(), file=out)
+        return 0
+    try:
+        cfg = load_config(args.file, args.overrides)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="", file=out)
+    return 0
+
+
 # ---------------------------------------------------------------------- main
 
-# Commands that live in the higher layers (agents/, training/): the
-# rest of the command line is handed to that module's ``main(argv)``, imported
-# only when the command runs, so that sm_env never imports what sits above it.
-_DELEGATED = {
-    "play": ("agents.play", "play a game in the terminal against two agents"),
-    "eval": ("training.evaluate", "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
-    "train": ("training.train", "self-play training from a config file"),
+# Commands whose work is done in agents/ or training/: the rest of the
+# command line goes to that function, which parses it and returns the exit
+# status. training needs the training extra (torch, SB3): it is imported
+# when its command runs, with a clear error when it is not installed.
+
+
+def _run_play(argv: list[str]) -> int:
+    from agents import play
+
+    return play.main(argv)
+
+
+def _run_eval(argv: list[str]) -> int:
+    from training import evaluate
+
+    return evaluate.main(argv)
+
+
+def _run_train(argv: list[str]) -> int:
+    from training import train
+
+    return train.main(argv)
+
+
+_DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
+    "play": (_run_play, "play a game in the terminal against two agents"),
+    "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
+    "train": (_run_train, "self-play training from a config file"),
 }
 
 
 def _add_delegated(subparsers: Any) -> None:
-    for name, (module, text) in _DELEGATED.items():
+    for name, (_, text) in _DELEGATED.items():
         parser = subparsers.add_parser(name, help=text, add_help=False, description=text)
-        parser.add_argument("args", nargs=argparse.REMAINDER, help=f"options of {module} (try --help)")
-        parser.set_defaults(handler=_run_delegated, module=module)
+        parser.add_argument("args", nargs=argparse.REMAINDER, help=f"options of {name} (try {PROG} {name} --help)")
+        parser.set_defaults(handler=_run_delegated)
 
 
 def _run_delegated(args: argparse.Namespace) -> int:
+    run = _DELEGATED[args.command][0]
     try:
-        module = importlib.import_module(args.module)
-    except ImportError as err:
+        status = run(list(args.args))
+    except ModuleNotFoundError as err:
+        if err.name is None or err.name.split(".")[0] in ("sm_env", "agents", "training", "sm_cli"):
+            raise
         raise CliError(
-            f"{args.command} needs {args.module} ({err}); install the project with its extras: "
-            "pip install -e '.[train]' from a checkout"
+            f"needs the training extra ({err.name} is not installed): pip install -e '.[train]' from a checkout"
         ) from None
-    status = module.main(list(args.args))
     return 0 if status is None else int(status)
 
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules, _add_delegated)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_random, _add_replay, _add_rules, _add_config, _add_delegated)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -297,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _DELEGATED:  # argparse's REMAINDER would not pass on a leading --option
-        args = argparse.Namespace(command=argv[0], module=_DELEGATED[argv[0]][0], args=argv[1:], handler=_run_delegated)
+        args = argparse.Namespace(command=argv[0], args=argv[1:], handler=_run_delegated)
     else:
         args = parser.parse_args(argv)
     try:
@@ -312,7 +377,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # so that the interpreter does not fail flushing it at exit
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

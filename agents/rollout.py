@@ -1,0 +1,43 @@
+"""Heuristic rollouts: play a game (a sampled world) to its end with the heuristic for every seat.
+
+Used by the search agents (:mod:`agents.pimc`, :mod:`agents.ismcts`) to value
+an action in a sampled deal. Each seat plays only from what it would know in
+that deal: its own hand, the public play and, for the dealer, its discards, so
+the rollout is not clairvoyant; only the deal is.
+"""
+
+from __future__ import annotations
+
+from sm_env.game import DISCARD, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+
+from .heuristic import choose_discard, choose_play, choose_trump
+
+
+def rollout(game: Game, deck: int, dealer_out: int) -> None:
+    """Play ``game`` to its end with the heuristic for every seat.
+
+    ``dealer_out``: cards the dealer knows are out of play (its discards);
+    discards made during the rollout are added as they happen.
+    """
+    played = game.played[0] | game.played[1] | game.played[2]
+    while True:
+        phase = game.phase
+        if phase == PLAY:
+            seat = game.current
+            hand = game.hands[seat]
+            out = deck & ~hand & ~played
+            if seat == game.dealer:
+                out &= ~dealer_out
+            card = choose_play(seat, hand, game.trick, game.trump, out, game.voids)
+            game.apply(card)
+            played |= 1 << card
+        elif phase == DISCARD:
+            hand = game.hands[game.dealer]
+            left = game.rules.kitty_size - len(game.log.discards)
+            card = choose_discard(hand, game.trump, deck & ~hand & ~dealer_out, left)
+            game.apply(card)
+            dealer_out |= 1 << card
+        elif phase == TRUMP:
+            game.apply(TRUMP_ACTION_BASE + choose_trump(game.hands[game.dealer]))
+        else:
+            return

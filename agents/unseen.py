@@ -1,0 +1,28 @@
+"""Which cards a seat has not seen: the deck of a rule set and the cards still out.
+
+Small helpers shared by the heuristic player, the world sampler and the
+search agents. They use only what a :class:`~sm_env.knowledge.PlayerView`
+shows (the rules, the own hand, the cards played, the own discards).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sm_env.cards import FULL_DECK
+from sm_env.knowledge import PlayerView
+
+
+def deck_of(rules: Any) -> int:
+    """The cards in play under a rule set (2C is removed with no_kitty_51)."""
+    return FULL_DECK & ~1 if getattr(rules, "no_kitty_51", False) else FULL_DECK
+
+
+def outstanding_of(view: PlayerView) -> int:
+    """Cards that may still be in an opponent's hand, as far as this seat knows."""
+    played = view.played[0] | view.played[1] | view.played[2]
+    out = deck_of(view.rules) & ~view.hand & ~played
+    if view.discards:
+        for c in view.discards:
+            out &= ~(1 << c)
+    return out

@@ -1,0 +1,42 @@
+"""The documents a user reads: links between them resolve, and nothing points at files the project
+does not ship (the rule book and the interface are docs/rules.md and docs/interface.md)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "notebooks" / "README.md"]
+
+
+def test_relative_links_resolve():
+    broken = []
+    for doc in DOCUMENTS:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
+            if "://" not in target and not (doc.parent / target).exists():
+                broken.append(f"{doc.relative_to(ROOT)} -> {target}")
+    assert broken == []
+
+
+def test_no_reference_to_documents_outside_the_project():
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    if not files:  # not a git checkout (an sdist): check the documents and the sources by walking
+        files = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.suffix in (".py", ".md", ".yaml", ".ipynb")]
+    pattern = re.compile(r"(?<![\w/.])(RULES|INTERFACE|ARCHITECTURE)\.md")
+    found = []
+    for name in files:
+        path = ROOT / name
+        if path.suffix not in (".py", ".md", ".yaml", ".ipynb", ".toml") or not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{name}:{number}")
+    assert found == []
+
+
+def test_rule_book_sections_are_the_ones_the_code_cites():
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (\d+)\. ", text, flags=re.M)
+    assert headings[:9] == [str(n) for n in range(1, 10)]  # "docs/rules.md section 9" and the like

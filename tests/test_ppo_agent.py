@@ -1,0 +1,139 @@
+"""agents/ppo_agent.py: malformed policy files give one clear PolicyLoadError, from the loader, from
+agents.make_agent, from `sergeant-major eval` and from `sergeant-major train --evaluate`, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import AgentSpecError, make_agent  # noqa: E402
+from agents.base import Agent  # noqa: E402
+from agents.ppo_agent import META_ENTRY, NumpyPolicy, PolicyLoadError, PPOAgent, export_policy  # noqa: E402
+from sm_cli import main as cli_main  # noqa: E402
+from sm_env.game import NUM_ACTIONS, Game  # noqa: E402
+from sm_env.knowledge import player_view  # noqa: E402
+from sm_env.observation import OBSERVATION_SIZE  # noqa: E402
+
+
+def _state(hidden: int = 8) -> dict[str, torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    return {
+        "mlp_extractor.policy_net.0.weight": torch.randn(hidden, OBSERVATION_SIZE, generator=gen),
+        "mlp_extractor.policy_net.0.bias": torch.randn(hidden, generator=gen),
+        "action_net.weight": torch.randn(NUM_ACTIONS, hidden, generator=gen),
+        "action_net.bias": torch.randn(NUM_ACTIONS, generator=gen),
+    }
+
+
+def _sb3_zip(path, state, meta) -> str:
+    """An SB3-like model zip: a policy.pth of tensors and the plain-JSON metadata entry."""
+    raw = io.BytesIO()
+    torch.save(state, raw)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("policy.pth", raw.getvalue())
+        if meta is not None:
+            archive.writestr(META_ENTRY, meta if isinstance(meta, str) else json.dumps(meta))
+    return str(path)
+
+
+def _missing_bias(state):
+    del state["mlp_extractor.policy_net.0.bias"]
+    return state
+
+
+def _sparse(state):
+    state["action_net.weight"] = state["action_net.weight"].to_sparse()
+    return state
+
+
+def _wrong_shape(state):
+    state["action_net.bias"] = state["action_net.bias"][:10]
+    return state
+
+
+def _too_few_inputs(state):
+    state["mlp_extractor.policy_net.0.weight"] = state["mlp_extractor.policy_net.0.weight"][:, :100]
+    return state
+
+
+def _text_weight(state):
+    state["action_net.bias"] = "not numbers"
+    return state
+
+
+MALFORMED = {
+    "meta is a list": (lambda s: s, [1, 2, 3], "must hold a JSON object"),
+    "meta is not JSON": (lambda s: s, "{oops", "not valid JSON"),
+    "missing bias": (_missing_bias, {"activation": "tanh"}, "missing 'mlp_extractor.policy_net.0.bias'"),
+    "sparse tensor": (_sparse, {"activation": "tanh"}, "only dense tensors"),
+    "wrong bias shape": (_wrong_shape, {"activation": "tanh"}, "inconsistent shapes"),
+    "wrong input size": (_too_few_inputs, {"activation": "tanh"}, "takes 100 inputs"),
+    "activation not a name": (lambda s: s, {"activation": ["tanh"]}, "unknown activation"),
+}
+
+
+@pytest.fixture(params=sorted(MALFORMED))
+def malformed(request, tmp_path):
+    change, meta, message = MALFORMED[request.param]
+    return _sb3_zip(tmp_path / "model.zip", change(_state()), meta), message
+
+
+def test_a_well_formed_zip_loads_and_plays(tmp_path):
+    agent = PPOAgent(_sb3_zip(tmp_path / "model.zip", _state(), {"activation": "relu"}), seed=1)
+    assert isinstance(agent, Agent) and agent.policy.net_arch == [8] and agent.policy.activation == "relu"
+    view = player_view(Game(seed=3), Game(seed=3).current)
+    assert view.legal >> agent.act(view) & 1
+
+
+def test_the_loader_names_what_is_wrong(malformed):
+    path, message = malformed
+    with pytest.raises(PolicyLoadError, match="model.zip") as info:
+        PPOAgent(path)
+    assert message in str(info.value)
+
+
+def test_a_plain_list_state_dict_in_a_pt_export_is_refused(tmp_path):
+    path = tmp_path / "bad.pt"
+    torch.save({"format": "sergeant-major-policy/1", "state_dict": [1, 2]}, path)
+    with pytest.raises(PolicyLoadError, match="expected a state dict"):
+        PPOAgent(path)
+
+
+def test_make_agent_turns_it_into_an_agent_spec_error(malformed):
+    path, message = malformed
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(f"ppo:{path}")
+    assert message in str(info.value)
+
+
+def _one_error_line(err: str, prefix: str, message: str) -> None:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(prefix) and message in lines[0], err
+
+
+def test_eval_prints_one_line(malformed, tmp_path, capsys):
+    path, message = malformed
+    argv = ["eval", "--agents", f"ppo:{path}", "random", "--deals", "1", "--workers", "1", "--no-progress"]
+    assert cli_main(argv + ["--out", str(tmp_path / "ev")]) == 2
+    _one_error_line(capsys.readouterr().err, "sergeant-major eval: error: ", message)
+
+
+def test_train_evaluate_prints_one_line(malformed, tmp_path, capsys):
+    path, message = malformed
+    assert cli_main(["train", "--evaluate", path, "--set", "eval.final_deals=1"]) == 2
+    _one_error_line(capsys.readouterr().err, "sergeant-major train: error: ", message)
+
+
+def test_export_round_trip_keeps_the_weights(tmp_path):
+    policy = NumpyPolicy.from_state_dict(_state())
+    export_policy(policy, str(tmp_path / "p.pt"))
+    again = PPOAgent(tmp_path / "p.pt").policy
+    obs = np.linspace(-1, 1, OBSERVATION_SIZE, dtype=np.float32)
+    assert np.allclose(again.logits(obs), policy.logits(obs))
