@@ -161,7 +161,9 @@ def _parse_rules(value: Any) -> RuleSet:
     options = _dict(value, "rules")
     missing = [key for key in ("name", *OPTION_NAMES) if key not in options]
     if missing:
-        raise _fail("rules", f"missing {missing}; a record's rules list 'name' and every option of docs/rules.md section 9")
+        raise _fail(
+            "rules", f"missing {missing}; a record's rules list 'name' and every option of docs/rules.md section 9"
+        )
     try:
         rules = RuleSet.from_any(dict(options))
     except (RulesError, TypeError) as err:
