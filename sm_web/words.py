@@ -1,0 +1,141 @@
+"""Plain words for the page: what to do now, how a hand and a game ended.
+
+Every text here is built from a :class:`~sm_env.knowledge.PlayerView` (what
+the human's seat may know) or from public results of a finished hand
+(tricks won, quotas, balances, scores), never from hidden cards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES
+from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
+from sm_env.scene import ROLES, phase_name
+
+_DOING = {EXCHANGE: "choosing cards to exchange", TRUMP: "naming trump", DISCARD: "discarding", PLAY: "playing"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def prompt(view: Any, names: Sequence[str]) -> str:
+    """What the seat of ``view`` is asked to do now, or who is acting, in plain words."""
+    me = view.seat
+    if view.phase == OVER:
+        return end_text(view.winner, view.truncated, view.hand_number, names, me)
+    if view.to_act != me:
+        who = names[view.to_act]
+        return f"{who} ({ROLES[view.role(view.to_act)]}) is {_DOING.get(view.phase, phase_name(view.phase))}..."
+    quota = view.quotas[me]
+    if view.phase == EXCHANGE:
+        parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]
+        up = view.previous_balances[me] if view.previous_balances is not None else 0
+        return (
+            f"Exchange: you took {up} more trick{'s' if up != 1 else ''} than your quota last hand, so you give "
+            f"cards away. Choose {' and then '.join(parts)}. For each card you send, the receiver must give you "
+            "back its highest card of that suit."
+        )
+    if view.phase == TRUMP:
+        return (
+            f"You deal this hand (quota {quota}). Name the trump suit; you have not seen the "
+            f"{_plural(view.rules.kitty_size, 'card')} of the kitty yet."
+            if view.rules.kitty_size and not view.kitty_taken
+            else f"You deal this hand (quota {quota}). Name the trump suit."
+        )
+    if view.phase == DISCARD:
+        left = view.rules.kitty_size - len(view.discards or ())
+        after = "" if view.kitty_taken else " Then you take the kitty."
+        return f"Discard {_plural(left, 'more card')} face down: they are out of play.{after}"
+    if view.phase == PLAY:
+        number = view.tricks_played + 1
+        need = f"you have {view.tricks_won[me]} of your quota of {quota}"
+        if not view.trick:
+            return f"Trick {number}: your lead, play any card ({need})."
+        suit = SUIT_NAMES[view.led_suit]
+        follow = view.hand & (0x1FFF << (13 * view.led_suit))
+        if follow:
+            return f"Trick {number}: follow {suit}; only {suit} can be played ({need})."
+        return f"Trick {number}: you have no {suit}, so any card may be played; a trump wins the trick ({need})."
+    return f"Your turn ({phase_name(view.phase)}): choose one of the buttons."
+
+
+def end_text(winner: Any, truncated: bool, hands: int, names: Sequence[str], me: int | None = None) -> str:
+    """How the game ended."""
+    if winner is not None:
+        seats = winner if isinstance(winner, list) else [winner]
+        who = " and ".join("you" if s == me else names[s] for s in seats)
+        verb = "win" if who == "you" else "won"
+        return f"Game over after {_plural(hands, 'hand')}: {who} {verb}."
+    if truncated:
+        return f"Game over: stopped after {_plural(hands, 'hand')} with no winner (the hand limit)."
+    return "Game stopped."
+
+
+def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) -> dict[str, Any]:
+    """The public result of finished hand ``number``: tricks, quotas, balances, scores and its last trick.
+
+    Only public facts: nothing of the deal, the kitty or the discards.
+    """
+    log = game.history[number - 1]
+    lines = []
+    for s in range(3):
+        who = "You" if s == me else names[s]
+        lines.append(
+            f"{who} ({ROLES[(s - log.dealer) % 3]}) took {_plural(log.tricks_won[s], 'trick')} "
+            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}."
+        )
+    last = log.tricks[-1] if log.tricks else None
+    up = [s for s in range(3) if log.balances[s] > 0]
+    if game.is_over:
+        after = end_text(game.winner, game.truncated, number, names, me)
+    elif up and not game.rules.no_exchange:
+        after = (
+            "Next hand: "
+            + " and ".join("you" if s == me else names[s] for s in up)
+            + " took more than the quota and will give cards to those who took fewer, receiving their best cards "
+            "of the same suits."
+        )
+    else:
+        after = "Next hand: nobody is up, so there is no exchange."
+    return {
+        "number": number,
+        "quotas": list(log.quotas),
+        "tricks_won": list(log.tricks_won),
+        "balances": list(log.balances),
+        "scores": list(log.scores),
+        "last_trick": None
+        if last is None
+        else {
+            "leader": last.leader,
+            "cards": [{"seat": (last.leader + i) % 3, "card": CARD_TEXT[c]} for i, c in enumerate(last.cards)],
+            "winner": last.winner,
+        },
+        "lines": lines,
+        "after": after,
+    }
+
+
+def describe_action(
+    seat: int, phase: int, action: int, viewer: int | None, names: Sequence[str], receiver: int | None = None
+) -> str:
+    """Plain words for one action, as ``viewer`` may see it (None: every hand is shown).
+
+    ``receiver`` is the seat a card is sent to in the exchange.
+    """
+    who = names[seat]
+    mine = viewer is None or viewer == seat
+    if phase == PLAY:
+        return f"{who} played {CARD_TEXT[action]}"
+    if phase == TRUMP and NUM_CARDS <= action < NUM_CARDS + 4:
+        return f"{who} named {SUIT_NAMES[action - NUM_CARDS]} trump"
+    if phase == EXCHANGE:
+        to = f" for {names[receiver]}" if receiver is not None else ""
+        return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} to send{to}"
+    if phase == DISCARD:
+        return f"{who} discarded {CARD_TEXT[action] if mine else 'a card'} face down"
+    if action < NUM_CARDS:  # a card in a phase this module does not know: named only to its owner
+        return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} ({phase_name(phase)})"
+    return f"{who}: {action_text(action)}"
