@@ -37,6 +37,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -79,11 +80,32 @@ class Config:
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=SECURITY_HEADERS)
+    return JSONResponse({"error": message}, status_code=status)
 
 
 def _json(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status, headers=SECURITY_HEADERS)
+    return JSONResponse(data, status_code=status)
+
+
+class SecurityHeaders:
+    """ASGI middleware: every response gets :data:`SECURITY_HEADERS` (no framing, no sniffing, own scripts only)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = list(message.get("headers", [])) + self.headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 async def _body(request: Request, limit: int = MAX_BODY) -> Any:
@@ -105,7 +127,8 @@ async def _body(request: Request, limit: int = MAX_BODY) -> Any:
 def create_app(config: Config | None = None, store: SessionStore | None = None) -> Starlette:
     """The app: routes above, sessions in ``store`` (one built from ``config`` if not given)."""
     config = config or Config()
-    store = store or SessionStore(config.max_sessions, config.idle_seconds, config.records_dir)
+    if store is None:
+        store = SessionStore(config.max_sessions, config.idle_seconds, config.records_dir)
 
     def session_of(request: Request) -> Session | None:
         return store.get(request.cookies.get(COOKIE))
@@ -123,7 +146,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
 
     def page(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def serve(request: Request) -> Response:
-            return FileResponse(os.path.join(STATIC, name), headers=SECURITY_HEADERS)
+            return FileResponse(os.path.join(STATIC, name))
 
         return serve
 
@@ -223,9 +246,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
 
         played, data = await run_in_threadpool(work)
         name = f"sergeant-major-seed{played.seed}.json"
-        headers = dict(SECURITY_HEADERS)
-        headers["Content-Disposition"] = f'attachment; filename="{name}"'
-        return JSONResponse(data, headers=headers)
+        return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def load_replay(request: Request) -> Response:
         body = await _body(request, MAX_RECORD_BODY)
@@ -297,6 +318,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
     routes = [
         Route("/", page("play.html")),
         Route("/replay", page("replay.html")),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/options", endpoint(options)),
         Route("/api/new", endpoint(new_game), methods=["POST"]),
         Route("/api/state", endpoint(state)),
@@ -309,7 +331,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
         Route("/api/{rest:path}", endpoint(not_found), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.store = store
     app.state.config = config
     return app

@@ -76,7 +76,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         nargs=2,
         default=["heuristic", "heuristic"],
         metavar="SPEC",
-        help="the opponents offered first on the page (default: heuristic heuristic; any agent spec, e.g. pimc, trained)",
+        help="opponents offered first on the page (default: heuristic heuristic; any agent spec: pimc, trained, ...)",
     )
     args = parser.parse_args(argv)
     from agents import AgentSpecError, make_agent

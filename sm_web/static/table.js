@@ -47,7 +47,7 @@ const SM = (() => {
     const acting = table.to_act === seat && !table.over;
     const bal = p.tricks - p.quota;
     const box = el("div", { class: `seat seat-${where}${acting ? " acting" : ""}`, dataset: { seat } },
-      el("h3", {}, p.name, " ", el("span", { class: "note" }, `(player_${seat}, ${p.role})`), acting ? " \u2190 to act" : ""),
+      el("h3", {}, p.name, " ", el("span", { class: "note" }, `\u00b7 ${p.role}`), acting ? " \u2190 to act" : ""),
       el("div", { class: "stats" }, "quota ", el("b", {}, p.quota), " \u00b7 tricks ", el("b", {}, p.tricks),
         ` (${bal >= 0 ? "+" : ""}${bal})`, " \u00b7 score ", el("b", {}, (p.score > 0 ? "+" : "") + p.score),
         " \u00b7 cards ", p.cards, p.voids.length ? ` \u00b7 void in ${p.voids.map((s) => SUITS[s]).join(" ")}` : ""));
@@ -57,7 +57,7 @@ const SM = (() => {
       box.append(el("div", { class: "cards hand", id: seat === table.seat ? "my-hand" : null },
         hand.map((c) => clickable ? card(c, { disabled: !legal.has(c), onclick: () => opts.onCard(c) }) : card(c))));
     } else {
-      box.append(el("div", { class: "cards" }, backs(p.cards)));
+      box.append(el("div", { class: "cards backs" }, backs(p.cards)));
     }
     return box;
   }
