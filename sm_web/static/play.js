@@ -68,6 +68,7 @@
 
   function received(data) {
     game = data.game;
+    document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
     if (data.event && data.event.hand_over) showHandOver(data.event.hand_over);
     draw();
     schedule();
@@ -80,10 +81,16 @@
     timer = setTimeout(step, wait);
   }
 
-  async function run(work) {
-    if (busy) return;
-    busy = true;
-    try { showError(""); await work(); } catch (err) { showError(err.message); } finally { busy = false; }
+  // Requests go one at a time. A click on a card while one is in flight is ignored; "stop" and "new game" wait.
+  let queue = Promise.resolve();
+  function run(work, wait = false) {
+    if (busy && !wait) return Promise.resolve();
+    const next = queue.then(async () => {
+      busy = true;
+      try { showError(""); await work(); } catch (err) { showError(err.message); } finally { busy = false; }
+    });
+    queue = next;
+    return next;
   }
 
   function step() { run(async () => received(await api("POST", "/api/step"))).then(schedule); }
@@ -98,7 +105,8 @@
     if (seedText !== "" && !/^\d+$/.test(seedText)) { showError("The seed must be a whole number (or empty for a random deal)."); return; }
     pausedForHand = false;
     $("hand-over").hidden = true;
-    await run(async () => received(await api("POST", "/api/new", body)));
+    clearTimeout(timer);
+    await run(async () => received(await api("POST", "/api/new", body)), true);
     schedule();
   }
 
@@ -121,7 +129,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("new-game").addEventListener("submit", newGame);
     $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
-    $("stop").addEventListener("click", () => run(async () => received(await api("POST", "/api/stop"))));
+    $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
     $("pace").addEventListener("change", schedule);
     start();
   });
