@@ -14,6 +14,9 @@ Subcommands::
         human play (agents.play), duplicate evaluation (training.evaluate)
         and self-play training (training.train); OPTIONS go to that module
         (try --help)
+    sergeant-major serve | view [OPTIONS]
+        play in a browser, or step through a record in a browser (sm_web;
+        the web extra)
 
 ``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
 JSON object of rule options such as ``'{"max_exchange": 3}'``.
@@ -262,6 +265,8 @@ _DELEGATED = {
     "play": ("agents.play", "play a game in the terminal against two agents"),
     "eval": ("training.evaluate", "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
     "train": ("training.train", "self-play training from a config file"),
+    "serve": ("sm_web:serve_main", "play in a browser against two agents (web extra)"),
+    "view": ("sm_web:view_main", "step through a game record in a browser (web extra)"),
 }
 
 
@@ -273,14 +278,15 @@ def _add_delegated(subparsers: Any) -> None:
 
 
 def _run_delegated(args: argparse.Namespace) -> int:
+    name, _, function = args.module.partition(":")  # "module" (its main) or "module:function"
     try:
-        module = importlib.import_module(args.module)
+        module = importlib.import_module(name)
     except ImportError as err:
         raise CliError(
             f"{args.command} needs {args.module} ({err}); install the project with its extras: "
             "pip install -e '.[train]' from a checkout"
         ) from None
-    status = module.main(list(args.args))
+    status = getattr(module, function or "main")(list(args.args))
     return 0 if status is None else int(status)
 
 

@@ -102,9 +102,10 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
         else:
             # every clickable card is legal; the others are disabled
             assert legal_cards.count() >= 1
-            assert page.locator("#my-hand button.card[disabled]").count() + legal_cards.count() == page.locator(
-                "#my-hand button.card"
-            ).count()
+            assert (
+                page.locator("#my-hand button.card[disabled]").count() + legal_cards.count()
+                == page.locator("#my-hand button.card").count()
+            )
             clicked.append(legal_cards.first.get_attribute("data-card"))
             legal_cards.first.click()
         page.wait_for_function(f"Number(document.body.dataset.updates) > {updates}")  # the click was answered
@@ -136,9 +137,7 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
     assert replay(record) == record
     hand = record["hands"][0]
     assert len(hand["tricks"]) == 16 and hand["scores"] is not None
-    mine = [
-        card for trick in hand["tricks"] for i, card in enumerate(trick["cards"]) if (trick["leader"] + i) % 3 == 1
-    ]
+    mine = [card for trick in hand["tricks"] for i, card in enumerate(trick["cards"]) if (trick["leader"] + i) % 3 == 1]
     discards = hand["discards"] if hand["dealer"] == 1 else []
     assert clicked == discards + mine  # exactly the cards clicked, in order
     saved = os.listdir(records)

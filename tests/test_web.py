@@ -405,3 +405,65 @@ def test_replay_viewer_refuses_bad_records_clearly(finished_record):
         for query, words in [("step=-1", "step must be"), ("step=x", "step must be"), ("view=3", "view must be")]:
             response = client.get(f"/api/replay/frame?{query}")
             assert response.status_code == 400 and words in response.json()["error"]
+
+
+def test_replay_marks_the_show_rule_only_for_the_seat_shown():
+    from helpers import make_deal
+
+    from sm_env.cards import parse_card
+    from sm_env.game import Game
+    from sm_env.record import game_record
+    from sm_web.replays import Timeline
+
+    deal = make_deal(
+        "3H 4H 5H 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2H 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2S 3S",
+        None,
+        "AH 4S 5S 6S",
+    )
+    game = Game(seed=1, first_dealer=0, deals=[deal], start_balances=[-1, 1, 0])
+    for card in ("2H", "CLUBS", "2C", "3C", "4C", "5C"):  # seat 1 sends 2H, seat 0 returns 5H; trump; discards
+        game.apply(52 if card == "CLUBS" else parse_card(card))
+    timeline = Timeline(game_record(game))
+    assert len(timeline) == 6
+    kinds = {viewer: [m["kind"] for m in timeline.frame(6, viewer)["event"]["marks"]] for viewer in (None, 0, 1, 2)}
+    assert kinds == {None: ["shown"], 0: [], 1: ["shown"], 2: []}
+    seat1 = timeline.frame(6, 1)
+    assert seat1["shown"] == [{"to": 1, "cards": ["AH"]}]
+    assert "AH" not in json.dumps(timeline.frame(6, 2))  # the third player is shown nothing
+    exchange = timeline.frame(1, None)["event"]["marks"]
+    assert exchange == [{"kind": "exchange", "text": "exchange player_1 -> player_0: sent 2H, returned 5H"}]
+    assert "1 card(s)" in timeline.frame(1, 2)["event"]["marks"][0]["text"]  # seat 2 sees only the count
+
+
+def test_view_command_preloads_a_record_and_serve_checks_its_arguments(finished_record, tmp_path, capsys):
+    from sm_env.record import save_record
+    from sm_web import serve_main, view_main
+
+    with TestClient(create_app(Config(records_dir=None, preload=finished_record))) as client:
+        assert client.get("/api/options").json()["preloaded"] is True
+        summary = client.post("/api/replay", json={"preloaded": True}).json()
+        assert summary["hands"] == len(finished_record["hands"])
+    with make_client() as client:
+        assert client.post("/api/replay", json={"preloaded": True}).status_code == 404
+    assert view_main([str(tmp_path / "missing.json")]) == 2
+    assert "not found" in capsys.readouterr().err
+    bad = json.loads(json.dumps(finished_record))
+    bad["winner"] = 2 if bad["winner"] != 2 else 1
+    save_record(bad, tmp_path / "bad.json")
+    assert view_main([str(tmp_path / "bad.json")]) == 2
+    assert "winner" in capsys.readouterr().err
+    assert serve_main(["--opponents", "heuristic", "nobody"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+    assert serve_main(["--opponents", "heuristic", "human"]) == 2
+    assert serve_main(["--port", "70000"]) == 2
+    assert "--port" in capsys.readouterr().err
+
+
+def test_serve_and_view_are_commands_of_sergeant_major(capsys):
+    from sm_env.cli import main
+
+    assert main(["serve", "--opponents", "heuristic", "nobody"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+    assert main(["view", "no-such-file.json"]) == 2
+    assert "not found" in capsys.readouterr().err
