@@ -32,7 +32,7 @@ from sm_env.record import game_record, save_record
 from sm_env.rules import RulesError, RuleSet
 from sm_env.scene import seat_table
 
-from .words import describe_action, hand_summary, prompt
+from .words import describe_action, hand_summary, news, prompt
 
 MAX_HANDS_LIMIT = 1000
 
@@ -81,7 +81,7 @@ class PlayedGame:
         hand = game.hand_number
         log = game.history[-1]
         closed = _closed_tricks(log)
-        moved = _moved_exchanges(log)
+        before = player_view(game, self.seat)
         receiver = game.exchange_to_send()[0] if phase == EXCHANGE else None
         game.apply(action)  # raises IllegalActionError before changing anything
         event: dict[str, Any] = {"hand": hand, "seat": seat}
@@ -90,8 +90,9 @@ class PlayedGame:
             winner = log.tricks[-1 if log.tricks[-1].winner is not None else -2].winner
             event["trick_winner"] = winner
             text += f"; {self.names[winner]} {'win' if winner == self.seat else 'wins'} the trick"
-        if _moved_exchanges(log) > moved:
-            text += "; the exchanged cards change hands"
+        if game.hand_number == hand and not game.is_over:
+            for line in news(before, player_view(game, self.seat), self.names):
+                text += f". {line}"
         event["text"] = text
         if game.hand_number != hand or game.is_over:
             self.last_hand = hand_summary(game, hand, self.names, self.seat)
@@ -118,10 +119,6 @@ class PlayedGame:
 
 def _closed_tricks(log: Any) -> int:
     return sum(1 for t in log.tricks or () if t.winner is not None)
-
-
-def _moved_exchanges(log: Any) -> int:
-    return sum(1 for e in log.exchanges if e.returned is not None)
 
 
 class Session:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES
+from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
 from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
-from sm_env.scene import ROLES, phase_name
+from sm_env.scene import ROLES, phase_name, sorted_cards
 
 _DOING = {EXCHANGE: "choosing cards to exchange", TRUMP: "naming trump", DISCARD: "discarding", PLAY: "playing"}
 
@@ -60,6 +60,47 @@ def prompt(view: Any, names: Sequence[str]) -> str:
             return f"Trick {number}: follow {suit}; only {suit} can be played ({need})."
         return f"Trick {number}: you have no {suit}, so any card may be played; a trump wins the trick ({need})."
     return f"Your turn ({phase_name(view.phase)}): choose one of the buttons."
+
+
+def news(before: Any, after: Any, names: Sequence[str]) -> list[str]:
+    """What one seat learns between two of its views of the same hand, as sentences.
+
+    Exchanges whose cards moved (what was sent and returned, where the seat
+    took part; only the count for the third player, when the exchange ends),
+    the kitty taken (its cards if the seat is the dealer) and kitty cards
+    shown to the seat. Built from the two views only.
+    """
+    me = after.seat
+
+    def who(seat: int) -> str:
+        return "you" if seat == me else names[seat]
+
+    lines = []
+    for i, e in enumerate(after.exchanges):
+        was = before.exchanges[i] if i < len(before.exchanges) else None
+        if e.returned is not None and (was is None or was.returned is None):
+            lines.append(
+                f"Exchange: {who(e.sender)} sent {' '.join(texts(e.sent))} to {who(e.receiver)}, who gave back "
+                f"{' '.join(texts(e.returned))}"
+            )
+    if before.phase == EXCHANGE and after.phase != EXCHANGE:
+        for e in after.exchanges:
+            if e.sent is None:
+                lines.append(
+                    f"Exchange: {names[e.sender]} gave {_plural(e.count, 'card')} to {names[e.receiver]} "
+                    "and got as many back"
+                )
+    if after.kitty_taken and not before.kitty_taken:
+        if after.kitty is not None:
+            lines.append(f"You take the kitty: {' '.join(sorted_cards(after.kitty))}")
+        else:
+            lines.append(f"{names[after.dealer]} takes the kitty")
+    if after.shown and not before.shown:
+        lines.append(
+            "Show rule: the dealer must show you these kitty cards, higher than the lowest card it gave back to "
+            f"you in their suit: {' '.join(sorted_cards(after.shown))}"
+        )
+    return lines
 
 
 def end_text(winner: Any, truncated: bool, hands: int, names: Sequence[str], me: int | None = None) -> str:
@@ -132,7 +173,7 @@ def describe_action(
     if phase == TRUMP and NUM_CARDS <= action < NUM_CARDS + 4:
         return f"{who} named {SUIT_NAMES[action - NUM_CARDS]} trump"
     if phase == EXCHANGE:
-        to = f" for {names[receiver]}" if receiver is not None else ""
+        to = "" if receiver is None else f" to {'you' if receiver == viewer else names[receiver]}"
         return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} to send{to}"
     if phase == DISCARD:
         return f"{who} discarded {CARD_TEXT[action] if mine else 'a card'} face down"

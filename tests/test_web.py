@@ -467,3 +467,35 @@ def test_serve_and_view_are_commands_of_sergeant_major(capsys):
     assert "unknown agent" in capsys.readouterr().err
     assert main(["view", "no-such-file.json"]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_news_tells_each_seat_what_it_learns_and_nothing_more():
+    from helpers import make_deal
+
+    from sm_env.cards import parse_card
+    from sm_env.game import Game
+    from sm_env.knowledge import player_view
+    from sm_web.words import news
+
+    deal = make_deal(
+        "3H 4H 5H 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2H 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2S 3S",
+        None,
+        "AH 4S 5S 6S",
+    )
+    game = Game(seed=1, first_dealer=0, deals=[deal], start_balances=[-1, 1, 0])
+    names = ["p0", "p1", "p2"]
+    said: dict[int, list[str]] = {0: [], 1: [], 2: []}
+    for card in ("2H", "CLUBS", "2C", "3C", "4C", "5C"):
+        before = [player_view(game, s) for s in range(3)]
+        game.apply(52 if card == "CLUBS" else parse_card(card))
+        for s in range(3):
+            said[s] += news(before[s], player_view(game, s), names)
+    assert said[1] == [
+        "Exchange: you sent 2H to p0, who gave back 5H",
+        "p0 takes the kitty",
+        "Show rule: the dealer must show you these kitty cards, higher than the lowest card it gave back to you in "
+        "their suit: AH",
+    ]
+    assert said[0] == ["Exchange: p1 sent 2H to you, who gave back 5H", "You take the kitty: 6S 5S 4S AH"]
+    assert said[2] == ["Exchange: p1 gave 1 card to p0 and got as many back", "p0 takes the kitty"]
