@@ -180,7 +180,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
 
         def start() -> dict[str, Any]:
             with session.lock:
-                return store.new_game(session, body).state()
+                return store.new_game(session, body, config.opponents).state()
 
         try:
             state = await run_in_threadpool(start)
@@ -279,7 +279,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
         session.replay = timeline
         summary = {
             "steps": len(timeline),
-            "hand_starts": [s for s, _g in timeline._starts],
+            "hand_starts": timeline.hand_starts,
             "rules": timeline.record["rules"].get("name", "custom"),
             "seed": timeline.record.get("seed"),
             "hands": len(timeline.record["hands"]),

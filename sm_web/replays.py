@@ -119,6 +119,11 @@ class Timeline:
             step.shown = [(to, list(cards)) for to, cards in log.shown]
         self.steps.append(step)
 
+    @property
+    def hand_starts(self) -> list[int]:
+        """The step at which each hand of the record starts (its deal)."""
+        return [step for step, _game in self._starts]
+
     def __len__(self) -> int:
         """Number of actions (the last step index)."""
         return len(self.steps)
@@ -141,7 +146,7 @@ class Timeline:
         table["step"] = index
         table["steps"] = len(self.steps)
         table["event"] = self._event(index, viewer)
-        table["hand_starts"] = [s for s, _g in self._starts]
+        table["hand_starts"] = self.hand_starts
         if game.is_over:
             table["result"] = end_text(game.winner, game.truncated, game.hand_number, self.names)
         return table

@@ -160,6 +160,11 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def sessions(self) -> list[Session]:
+        """The live sessions (a copy of the list)."""
+        with self._lock:
+            return list(self._sessions.values())
+
     def get(self, session_id: str | None) -> Session | None:
         """The live session with this id (its idle time restarts), or None."""
         self.expire()
@@ -214,9 +219,12 @@ class SessionStore:
 
     # ------------------------------------------------------------------ games
 
-    def new_game(self, session: Session, request: Any) -> PlayedGame:
-        """Start a game from a request dict (seat, opponents, rules, seed, max_hands); the old one is saved."""
-        played = build_game(request)
+    def new_game(self, session: Session, request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
+        """Start a game from a request dict (seat, opponents, rules, seed, max_hands); the old one is saved.
+
+        ``trusted``: the ``ppo:PATH`` specs that may be asked for (those the server was started with).
+        """
+        played = build_game(request, trusted)
         self.save(session.played)
         session.played = played
         return played
@@ -241,11 +249,13 @@ def _field(request: dict[str, Any], key: str, default: Any) -> Any:
     return request.get(key, default) if request.get(key) is not None else default
 
 
-def build_game(request: Any) -> PlayedGame:
+def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     """A new game from ``{"seat", "opponents", "rules", "seed", "max_hands"}`` (all optional).
 
     Defaults: seat 0, opponents heuristic heuristic, rules standard, a random
-    seed, max_hands 100. WebError 400 names the bad field and what is allowed.
+    seed, max_hands 100. A ``ppo:PATH`` opponent must be one of ``trusted``:
+    a page does not make the server open files of its choosing. WebError 400
+    names the bad field and what is allowed.
     """
     if not isinstance(request, dict):
         raise WebError(400, f"expected a JSON object with seat, opponents, rules, seed, max_hands; got {request!r:.60}")
@@ -265,8 +275,15 @@ def build_game(request: Any) -> PlayedGame:
             400, f"opponents must be a list of two agent specs such as ['heuristic', 'pimc'], got {opponents!r:.80}"
         )
     for spec in opponents:
-        if spec.strip().lower().startswith("human"):
+        kind = spec.strip().lower().partition(":")[0].strip()
+        if kind == "human":
             raise WebError(400, "opponents must be agents: the person at the page is the only human seat")
+        if kind == "ppo" and spec.strip() not in trusted:
+            raise WebError(
+                400,
+                f"opponent {spec!r}: a ppo:PATH agent can be chosen only if the server was started with it "
+                "(serve --opponents ppo:PATH ...); 'trained' is the shipped policy",
+            )
     rules_in = _field(request, "rules", "standard")
     try:
         rules = RuleSet.from_any(rules_in)

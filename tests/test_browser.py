@@ -22,6 +22,8 @@ try:
 except ImportError as err:
     pytest.skip(f"the browser test needs the web extra (uvicorn, playwright): {err}", allow_module_level=True)
 
+from web_helpers import cards_in, known_cards
+
 from sm_env.record import load_record, replay
 from sm_web.app import Config, create_app
 
@@ -69,13 +71,13 @@ def server(tmp_path):
             pytest.fail("the web server did not start")
         time.sleep(0.05)
     port = running.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", records
+    yield f"http://127.0.0.1:{port}", records, app.state.store
     running.should_exit = True
     thread.join(timeout=10)
 
 
 def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
-    base, records = server
+    base, records, store = server
     page = browser.new_page(viewport={"width": 1100, "height": 950}, bypass_csp=True)  # lets waits evaluate
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -88,12 +90,17 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
     page.click("#deal")
     clicked: list[str] = []
     reloaded = False
+    positions = 0
     for _ in range(200):
         page.wait_for_function(STATUS_READY, timeout=15000)
         status = page.evaluate("document.body.dataset.status")
         if status != "your-turn":
             break
         assert not page.is_hidden("#prompt") and page.inner_text("#prompt").strip()
+        (session,) = store.sessions()
+        shown = cards_in(page.content())  # the page as drawn holds no card seat 1 may not know
+        assert shown <= known_cards(session.played.game, 1), sorted(shown - known_cards(session.played.game, 1))
+        positions += 1
         legal_cards = page.locator("#my-hand button.card:not([disabled])")
         choices = page.locator("#choices button")
         updates = page.evaluate("Number(document.body.dataset.updates || 0)")
@@ -118,7 +125,7 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
             assert hand_after == hand_before
             page.select_option("#pace", "0")
             reloaded = True
-    assert reloaded
+    assert reloaded and positions >= 16
     page.wait_for_function(STATUS_READY, timeout=15000)
     assert page.evaluate("document.body.dataset.status") in ("hand-over", "over")
     assert page.is_visible("#hand-over")
@@ -147,7 +154,7 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
 
 
 def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tmp_path):
-    base, _records = server
+    base, _records, _store = server
     from agents import act, make_agent
     from sm_env.game import Game
     from sm_env.knowledge import player_view

@@ -161,6 +161,7 @@ def test_bad_requests_get_clear_errors_and_change_nothing():
             ({"opponents": ["heuristic"]}, "two agent specs"),
             ({"opponents": ["heuristic", "nobody"]}, "unknown agent"),
             ({"opponents": ["heuristic", "human"]}, "only human seat"),
+            ({"opponents": ["heuristic", "ppo:/etc/passwd"]}, "only if the server was started with it"),
             ({"rules": "no-such-rules"}, "unknown rule preset"),
             ({"rules": {"max_exchange": "many"}}, "rules:"),
             ({"seed": -1}, "seed must be"),
