@@ -7,8 +7,10 @@ Every game that finishes, is stopped, is replaced by a new one, expires or is
 still open when the server stops is saved as a standard record
 (:func:`sm_env.record.save_record`) when a records folder is set.
 
-What a session sends to its page is built by :func:`Session.state` from
-:func:`sm_env.knowledge.player_view` of the human's seat only.
+What a session sends to its page (:meth:`PlayedGame.state`, the events of
+:meth:`PlayedGame.apply`) is built from :func:`sm_env.knowledge.player_view`
+of the human's seat, plus public facts: the card of a play, who won a trick
+and the result of a finished hand (from the engine's hand log).
 
 Errors are :class:`WebError` with an HTTP status and a message that says what
 was wrong and what is allowed; a request that fails changes nothing.
