@@ -25,7 +25,8 @@ def prompt(view: Any, names: Sequence[str]) -> str:
     """What the seat of ``view`` is asked to do now, or who is acting, in plain words."""
     me = view.seat
     if view.phase == OVER:
-        return end_text(view.winner, view.truncated, view.hand_number, names, me)
+        ended = end_text(view.winner, view.truncated, view.hand_number, names, me)
+        return f"{ended} {end_rule_text(view.rules)}".strip() if view.winner is not None else ended
     if view.to_act != me:
         who = names[view.to_act]
         return f"{who} ({ROLES[view.role(view.to_act)]}) is {_DOING.get(view.phase, phase_name(view.phase))}..."
@@ -115,6 +116,23 @@ def end_text(winner: Any, truncated: bool, hands: int, names: Sequence[str], me:
     return "Game stopped."
 
 
+def end_rule_text(rules: Any) -> str:
+    """The rule set's end conditions in words (a description, not a decision: the engine decides)."""
+    parts = []
+    if getattr(rules, "win_tricks", None):
+        parts.append(f"a player takes {rules.win_tricks} or more tricks in one hand")
+    if getattr(rules, "win_margin", None):
+        parts.append(f"a player takes {rules.win_margin} or more tricks over its quota in one hand")
+    if getattr(rules, "target_score", None):
+        minus = f" (or -{rules.target_score})" if getattr(rules, "target_symmetric", False) else ""
+        parts.append(f"a running score reaches {rules.target_score}{minus}")
+    if getattr(rules, "dealer_makes_quota", None):
+        parts.append("the dealer makes its quota (from the third hand on)")
+    if getattr(rules, "fixed_hands", None):
+        parts.append(f"{rules.fixed_hands} hands have been played (the highest score wins)")
+    return "The game ends when " + "; or when ".join(parts) + "." if parts else ""
+
+
 def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) -> dict[str, Any]:
     """The public result of finished hand ``number``: tricks, quotas, balances, scores and its last trick.
 
@@ -132,6 +150,8 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
     up = [s for s in range(3) if log.balances[s] > 0]
     if game.is_over:
         after = end_text(game.winner, game.truncated, number, names, me)
+        if game.winner is not None:
+            after = f"{after} {end_rule_text(game.rules)}".strip()
     elif up and not game.rules.no_exchange:
         after = (
             "Next hand: "

@@ -88,7 +88,7 @@ def test_whole_game_through_http_then_the_record_replays(tmp_path):
                 break
         final = data["game"]
         assert final["over"] and final["winner"] is not None
-        assert "Game over" in final["prompt"]
+        assert "Game over" in final["prompt"] and "12 or more tricks in one hand" in final["prompt"]
         assert [h["number"] for h in hands_over] == list(range(1, final["hand_number"] + 1))
         assert any(h["balances"] != [0, 0, 0] for h in hands_over)
         response = client.get("/api/record")
