@@ -506,3 +506,27 @@ def test_news_tells_each_seat_what_it_learns_and_nothing_more():
     ]
     assert said[0] == ["Exchange: p1 sent 2H to you, who gave back 5H", "You take the kitty: 6S 5S 4S AH"]
     assert said[2] == ["Exchange: p1 gave 1 card to p0 and got as many back", "p0 takes the kitty"]
+
+
+def test_prompts_say_in_plain_words_what_to_do_in_each_phase():
+    import random
+
+    from sm_env.game import PHASE_NAMES, Game
+    from sm_env.knowledge import player_view
+    from sm_web.words import prompt
+
+    words = {"exchange": "Exchange: you took", "trump": "Name the trump suit", "discard": "Discard", "play": "Trick"}
+    names = ["p0", "p1", "p2"]
+    seen = set()
+    game = Game(seed=4, max_hands=6)
+    rng = random.Random(0)
+    while not game.is_over:
+        seat = game.current_player
+        phase = PHASE_NAMES[game.phase]
+        assert words[phase] in prompt(player_view(game, seat), names)
+        waiting = prompt(player_view(game, (seat + 1) % 3), names)
+        assert waiting.startswith(f"p{seat} (") and waiting.endswith("...")
+        seen.add(phase)
+        game.apply(rng.choice(game.legal_actions()))
+    assert seen == set(words)
+    assert prompt(player_view(game, 0), names).startswith("Game over")
