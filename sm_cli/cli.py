@@ -18,6 +18,9 @@ Subcommands::
         self-play training; the options are those of the function that does
         the work (``agents.play.main``, ``training.evaluate.main``,
         ``training.train.main``; try ``sergeant-major eval --help``)
+    sergeant-major serve | view [OPTIONS]
+        play in a browser, or step through a record in a browser (``sm_web``;
+        needs the web extra)
 
 ``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
 JSON object of rule options such as ``'{"max_exchange": 3}'``.
@@ -313,10 +316,24 @@ def _run_train(argv: list[str]) -> int:
     return train.main(argv)
 
 
+def _run_serve(argv: list[str]) -> int:
+    import sm_web
+
+    return sm_web.serve_main(argv)
+
+
+def _run_view(argv: list[str]) -> int:
+    import sm_web
+
+    return sm_web.view_main(argv)
+
+
 _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "play": (_run_play, "play a game in the terminal against two agents"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
     "train": (_run_train, "self-play training from a config file"),
+    "serve": (_run_serve, "play in a browser against two agents (web extra)"),
+    "view": (_run_view, "step through a game record in a browser (web extra)"),
 }
 
 
@@ -332,10 +349,11 @@ def _run_delegated(args: argparse.Namespace) -> int:
     try:
         status = run(list(args.args))
     except ModuleNotFoundError as err:
-        if err.name is None or err.name.split(".")[0] in ("sm_env", "agents", "training", "sm_cli"):
+        if err.name is None or err.name.split(".")[0] in ("sm_env", "agents", "training", "sm_cli", "sm_web"):
             raise
+        extra = "web" if args.command in ("serve", "view") else "train"
         raise CliError(
-            f"needs the training extra ({err.name} is not installed): pip install -e '.[train]' from a checkout"
+            f"needs the {extra} extra ({err.name} is not installed): pip install -e '.[{extra}]' from a checkout"
         ) from None
     return 0 if status is None else int(status)
 

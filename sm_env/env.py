@@ -120,8 +120,10 @@ reset option ``start_balances`` gives one).
 `reward`: ``"balance"`` or ``"result"`` (above).
 
 `render_mode`: ``None``, ``"ansi"`` (``render()`` returns the table as text,
-seen by the player to act, or by a spectator once the game is over) or
-``"human"`` (prints it, after every step too).
+seen by the player to act, or by a spectator once the game is over),
+``"human"`` (prints it, after every step too) or ``"rgb_array"`` (the same
+table as an RGB ``uint8`` array of shape (600, 960, 3), drawn by
+:mod:`sm_env.picture`; needs Pillow).
 
 `max_cycles`: accepted only because ``pettingzoo.make`` passes it when asked
 to; games end by the rules and ``max_hands``, so any value other than None
@@ -264,7 +266,7 @@ class raw_env(AECEnv):
     """The unwrapped environment; see the module docstring for spaces, rewards and arguments."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "sergeant_major_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -525,18 +527,23 @@ class raw_env(AECEnv):
 
         return game_record(self.game)
 
-    def render(self) -> str | None:
-        """``"ansi"``: the table as text (player to act's view, spectator once over); ``"human"``: print it."""
+    def render(self) -> str | np.ndarray | None:
+        """The table seen by the player to act (the whole table once over): ``"ansi"`` text, ``"human"``
+        printed, ``"rgb_array"`` an RGB picture (:func:`sm_env.picture.table_picture`)."""
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode "
-                "(use sm_env.env(render_mode='ansi') or 'human')."
+                "(use sm_env.env(render_mode='ansi'), 'human' or 'rgb_array')."
             )
             return None
         if self.game is None:
             raise RuntimeError("call reset() before render()")
         game = self.game
         seat = game.current_player
+        if self.render_mode == "rgb_array":
+            from .picture import table_picture
+
+            return table_picture(game) if seat is None else table_picture(player_view(game, seat))
         text = render_table(game) if seat is None else render_table(player_view(game, seat))
         if self.render_mode == "ansi":
             return text

@@ -168,7 +168,7 @@ def test_spaces_are_cached_and_describe_observations():
 
 def test_metadata_and_entry_module():
     assert raw_env.metadata == {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "sergeant_major_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -444,7 +444,7 @@ def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="max_hands"):
         raw_env(max_hands=0)
     with pytest.raises(ValueError, match="render_mode"):
-        raw_env(render_mode="rgb_array")
+        raw_env(render_mode="rgb")
     with pytest.raises(RulesError, match="unknown rule preset"):
         raw_env(rules="nope")
     with pytest.raises(RulesError, match="unknown rule option"):

@@ -1,0 +1,37 @@
+"""Play Sergeant Major in a browser, and step through saved games.
+
+A small local web app (Starlette, run by uvicorn): a person plays a whole
+game against two built-in agents, and a replay viewer steps through any game
+record. The page of a player only ever receives that seat's
+:class:`~sm_env.knowledge.PlayerView`, turned into JSON on the server
+(:mod:`sm_web.tables`); hidden hands and the kitty never reach it.
+
+Commands (``pip install -e '.[web]'``)::
+
+    sergeant-major serve [--host 127.0.0.1] [--port 8000] [--opponents heuristic pimc]
+    sergeant-major view RECORD.json [--host 127.0.0.1] [--port 8000]
+
+or ``python -m sm_web serve ...`` / ``python -m sm_web view ...``. In Python,
+:func:`sm_web.app.create_app` builds the app for any ASGI server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """``serve``: start the play page and the replay viewer; returns the exit status."""
+    from .cli import serve_main as run
+
+    return run(argv)
+
+
+def view_main(argv: Sequence[str] | None = None) -> int:
+    """``view RECORD.json``: start the server with a record open in the replay viewer."""
+    from .cli import view_main as run
+
+    return run(argv)
+
+
+__all__ = ["serve_main", "view_main"]

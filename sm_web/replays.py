@@ -1,0 +1,184 @@
+"""Step through a saved game record, action by action.
+
+A :class:`Timeline` checks a record with :func:`sm_env.record.replay`, then
+re-plays it with the engine and keeps, for every step, who acted and what
+happened. Step 0 is the deal of hand 1; step k is the table after k actions.
+The engine says which decision is due (its phase); the record's fields give
+the choice: the exchange's ``sent`` cards in the listed order, ``trump``,
+``discards`` and the trick cards in play order. A re-play that does not give
+back the same record (a rule set whose decisions this viewer does not know)
+is refused with a clear error.
+
+:meth:`Timeline.frame` is the table at a step, with every hand (``viewer``
+None) or as one seat saw it (through :func:`sm_env.knowledge.player_view`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sm_env.cards import CARD_TEXT, parse_card
+from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.knowledge import player_view
+from sm_env.record import ReplayError, game_record, replay
+from sm_env.rules import RuleSet
+from sm_env.scene import full_table, phase_name, seat_table
+
+from .words import describe_action, end_text
+
+MAX_STEPS = 100_000
+
+
+class Step:
+    """One action of the record and what it caused (public facts and the hidden card, kept apart)."""
+
+    __slots__ = ("hand", "seat", "phase", "action", "receiver", "trick_winner", "trick_number", "moved", "shown")
+
+    def __init__(self, hand: int, seat: int, phase: int, action: int, receiver: int | None) -> None:
+        self.hand = hand
+        self.seat = seat
+        self.phase = phase
+        self.action = action
+        self.receiver = receiver
+        self.trick_winner: int | None = None
+        self.trick_number = 0
+        self.moved: list[dict[str, Any]] = []  # exchanges whose cards changed hands with this step
+        self.shown: list[tuple[int, list[int]]] = []  # show rule: kitty cards shown when the kitty was taken
+
+
+def _decisions(hand: dict[str, Any]) -> dict[int, list[int]]:
+    """The record's choices of one hand, by the phase that asks for them."""
+    sent = [parse_card(c) for e in hand.get("exchanges") or () for c in e["sent"]]
+    trump = [] if hand.get("trump") is None else [TRUMP_ACTION_BASE + "CDHS".index(hand["trump"].upper())]
+    discards = [parse_card(c) for c in hand.get("discards") or ()]
+    plays = [parse_card(c) for t in hand.get("tricks") or () for c in t["cards"]]
+    return {EXCHANGE: sent, TRUMP: trump, DISCARD: discards, PLAY: plays}
+
+
+class Timeline:
+    """A checked record and the actions that re-play it."""
+
+    def __init__(self, record: Any) -> None:
+        if not isinstance(record, dict):
+            raise ReplayError(f"a game record is a JSON object, got {type(record).__name__}")
+        checked = replay(record)  # raises ReplayError naming the first bad field
+        self.record = checked
+        hands = checked["hands"]
+        max_hands = checked.get("max_hands", len(hands) if checked.get("truncated") else None)
+        start = Game(
+            RuleSet.from_any(checked["rules"]),
+            seed=checked.get("seed"),
+            first_dealer=checked["first_dealer"],
+            deals=[h["deal"] for h in hands],
+            max_hands=max_hands,
+            start_balances=checked.get("start_balances"),
+        )
+        self.names = [f"player_{s}" for s in range(3)]
+        self.steps: list[Step] = []
+        self._starts: list[tuple[int, Game]] = []  # (step, game at the start of each hand)
+        game = start
+        for hand in hands:
+            self._starts.append((len(self.steps), game.clone()))
+            queues = _decisions(hand)
+            number = hand["number"]
+            while not game.is_over and game.hand_number == number:
+                queue = queues.get(game.phase)
+                if not queue:
+                    break
+                self._apply(game, queue.pop(0))
+            left = [phase_name(p) for p, q in queues.items() if q]
+            if left:
+                raise ReplayError(f"hand {number}: this viewer cannot step through the {', '.join(left)} decisions")
+        if len(self.steps) > MAX_STEPS:
+            raise ReplayError(f"the record has {len(self.steps)} actions; the viewer shows at most {MAX_STEPS}")
+        again = game_record(game)
+        if any(again.get(k) != checked.get(k) for k in ("hands", "winner", "truncated")):
+            raise ReplayError(
+                "this viewer cannot step through this record (its rule set has decisions it does not know)"
+            )
+        self.final = game
+
+    def _apply(self, game: Game, action: int) -> None:
+        log = game.history[-1]
+        closed = sum(1 for t in log.tricks or () if t.winner is not None)
+        moved = {id(e) for e in log.exchanges if e.returned is not None}
+        had_shown = log.shown is not None
+        receiver = game.exchange_to_send()[0] if game.phase == EXCHANGE else None
+        step = Step(game.hand_number, game.current, game.phase, action, receiver)
+        game.apply(action)
+        tricks = [t for t in log.tricks or () if t.winner is not None]
+        if len(tricks) > closed:
+            step.trick_winner = tricks[-1].winner
+            step.trick_number = len(tricks)
+        step.moved = [
+            {"from": e.sender, "to": e.receiver, "sent": list(e.sent), "returned": list(e.returned)}
+            for e in log.exchanges
+            if e.returned is not None and id(e) not in moved
+        ]
+        if not had_shown and log.shown:
+            step.shown = [(to, list(cards)) for to, cards in log.shown]
+        self.steps.append(step)
+
+    @property
+    def hand_starts(self) -> list[int]:
+        """The step at which each hand of the record starts (its deal)."""
+        return [step for step, _game in self._starts]
+
+    def __len__(self) -> int:
+        """Number of actions (the last step index)."""
+        return len(self.steps)
+
+    def game_at(self, index: int) -> Game:
+        """The game after ``index`` actions (0 <= index <= len(self))."""
+        start_step, start = self._starts[0]
+        for step_no, game in self._starts:
+            if step_no <= index:
+                start_step, start = step_no, game
+        game = start.clone()
+        for step in self.steps[start_step:index]:
+            game.apply(step.action)
+        return game
+
+    def frame(self, index: int, viewer: int | None) -> dict[str, Any]:
+        """The table after ``index`` actions, with every hand (viewer None) or as seat ``viewer`` saw it."""
+        game = self.game_at(index)
+        table = full_table(game, self.names) if viewer is None else seat_table(player_view(game, viewer), self.names)
+        table["step"] = index
+        table["steps"] = len(self.steps)
+        table["event"] = self._event(index, viewer)
+        table["hand_starts"] = self.hand_starts
+        if game.is_over:
+            table["result"] = end_text(game.winner, game.truncated, game.hand_number, self.names)
+        return table
+
+    def _event(self, index: int, viewer: int | None) -> dict[str, Any] | None:
+        """What step ``index`` did, as ``viewer`` may see it; None at step 0."""
+        if index == 0:
+            return None
+        step = self.steps[index - 1]
+        text = describe_action(step.seat, step.phase, step.action, viewer, self.names, step.receiver)
+        marks = []
+        if step.trick_winner is not None:
+            marks.append({"kind": "trick", "text": f"{self.names[step.trick_winner]} wins trick {step.trick_number}"})
+        for e in step.moved:
+            if viewer is None or viewer in (e["from"], e["to"]):
+                detail = f"sent {' '.join(_texts(e['sent']))}, returned {' '.join(_texts(e['returned']))}"
+            else:
+                detail = f"{len(e['sent'])} card(s)"
+            marks.append(
+                {"kind": "exchange", "text": f"exchange {self.names[e['from']]} -> {self.names[e['to']]}: {detail}"}
+            )
+        for to, cards in step.shown:
+            if viewer is None or viewer == to:
+                text_cards = " ".join(_texts(cards))
+                marks.append(
+                    {
+                        "kind": "shown",
+                        "text": f"show rule: the dealer shows {text_cards} of the kitty to {self.names[to]}",
+                    }
+                )
+        return {"hand": step.hand, "seat": step.seat, "text": text, "marks": marks}
+
+
+def _texts(cards: list[int]) -> list[str]:
+    return [CARD_TEXT[c] for c in cards]

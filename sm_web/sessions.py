@@ -1,0 +1,361 @@
+"""Games kept per browser session: one person against two agents.
+
+A :class:`Session` holds at most one game (and a replay being watched). The
+:class:`SessionStore` hands sessions out by a random id (the page's cookie),
+bounds how many exist at once, and ends those idle longer than a limit.
+Every game that finishes, is stopped, is replaced by a new one, expires or is
+still open when the server stops is saved as a standard record
+(:func:`sm_env.record.save_record`) when a records folder is set.
+
+What a session sends to its page (:meth:`PlayedGame.state`, the events of
+:meth:`PlayedGame.apply`) is built from :func:`sm_env.knowledge.player_view`
+of the human's seat, plus public facts: the card of a play, who won a trick
+and the result of a finished hand (from the engine's hand log).
+
+Errors are :class:`WebError` with an HTTP status and a message that says what
+was wrong and what is allowed; a request that fails changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agents import AgentSpecError, act, make_agent
+from sm_env.cards import CardError, parse_card
+from sm_env.game import EXCHANGE, Game, IllegalActionError
+from sm_env.knowledge import player_view
+from sm_env.record import game_record, save_record
+from sm_env.rules import RulesError, RuleSet
+from sm_env.scene import seat_table
+
+from .words import describe_action, hand_summary, news, prompt
+
+MAX_HANDS_LIMIT = 1000
+
+
+class WebError(Exception):
+    """A request that cannot be served: ``status`` is the HTTP status, the message says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class PlayedGame:
+    """One game: the engine, the two agents, the human's seat and what the page has been told."""
+
+    def __init__(
+        self, seat: int, opponents: Sequence[str], rules: RuleSet, seed: int, max_hands: int, seeded: bool
+    ) -> None:
+        self.seat = seat
+        self.rules = rules
+        self.seed = seed
+        self.seeded = seeded
+        self.specs = list(opponents)
+        self.game = Game(rules, seed=seed, max_hands=max_hands)
+        self.agents: list[Any] = [None, None, None]
+        others = [s for s in range(3) if s != seat]
+        for i, (s, spec) in enumerate(zip(others, opponents, strict=True)):
+            agent = make_agent(spec, seed=seed + 1 + i)
+            agent.reset(seed + s)
+            self.agents[s] = agent
+        self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(3)]
+        self.log: list[str] = []  # what happened in the current hand, as the human may see it
+        self.last_hand: dict[str, Any] | None = None
+        self.stopped = False
+        self.saved_path: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Over by the rules (won or truncated) or stopped by the player."""
+        return self.game.is_over or self.stopped
+
+    def apply(self, seat: int, action: int) -> dict[str, Any]:
+        """Apply one action of ``seat``; returns the event as the human may see it (state unchanged on error)."""
+        game = self.game
+        phase = game.phase
+        hand = game.hand_number
+        log = game.history[-1]
+        closed = _closed_tricks(log)
+        before = player_view(game, self.seat)
+        receiver = game.exchange_to_send()[0] if phase == EXCHANGE else None
+        game.apply(action)  # raises IllegalActionError before changing anything
+        event: dict[str, Any] = {"hand": hand, "seat": seat}
+        text = describe_action(seat, phase, action, self.seat, self.names, receiver)
+        if _closed_tricks(log) > closed:
+            winner = log.tricks[-1 if log.tricks[-1].winner is not None else -2].winner
+            event["trick_winner"] = winner
+            text += f"; {self.names[winner]} {'win' if winner == self.seat else 'wins'} the trick"
+        if game.hand_number == hand and not game.is_over:
+            for line in news(before, player_view(game, self.seat), self.names):
+                text += f". {line}"
+        event["text"] = text
+        if game.hand_number != hand or game.is_over:
+            self.last_hand = hand_summary(game, hand, self.names, self.seat)
+            event["hand_over"] = self.last_hand
+            self.log = []
+        else:
+            self.log.append(text)
+        return event
+
+    def state(self) -> dict[str, Any]:
+        """What the page shows: the human seat's table, prompt, log and the last hand's result."""
+        view = player_view(self.game, self.seat)
+        table = seat_table(view, self.names)
+        table["prompt"] = prompt(view, self.names) if not self.stopped else "Game stopped. Start a new one."
+        table["your_turn"] = not self.finished and view.to_act == self.seat
+        table["log"] = list(self.log)
+        table["last_hand"] = self.last_hand
+        table["finished"] = self.finished
+        table["stopped"] = self.stopped
+        table["seed"] = self.seed if self.seeded or self.finished else None
+        table["opponents"] = list(self.specs)
+        return table
+
+
+def _closed_tricks(log: Any) -> int:
+    return sum(1 for t in log.tricks or () if t.winner is not None)
+
+
+class Session:
+    """One browser's games (at most one live) and the replay it is watching."""
+
+    def __init__(self, session_id: str, now: float) -> None:
+        self.id = session_id
+        self.lock = threading.Lock()
+        self.last_used = now
+        self.played: PlayedGame | None = None
+        self.replay: Any = None  # a sm_web.replays.Timeline
+
+
+class SessionStore:
+    """Sessions by id, at most ``max_sessions`` at once; idle ones expire after ``idle_seconds``.
+
+    ``records_dir``: where finished and abandoned games are saved (None: not saved).
+    ``clock``: seconds, monotonic (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        max_sessions: int = 64,
+        idle_seconds: float = 3600.0,
+        records_dir: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_sessions < 1:
+            raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
+        if idle_seconds <= 0:
+            raise ValueError(f"idle_seconds must be > 0, got {idle_seconds}")
+        self.max_sessions = max_sessions
+        self.idle_seconds = idle_seconds
+        self.records_dir = records_dir
+        self.clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def sessions(self) -> list[Session]:
+        """The live sessions (a copy of the list)."""
+        with self._lock:
+            return list(self._sessions.values())
+
+    def get(self, session_id: str | None) -> Session | None:
+        """The live session with this id (its idle time restarts), or None."""
+        self.expire()
+        if not session_id:
+            return None
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.last_used = self.clock()
+            return session
+
+    def create(self) -> Session:
+        """A new session; WebError 503 when ``max_sessions`` are live."""
+        self.expire()
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                minutes = self.idle_seconds / 60
+                raise WebError(
+                    503,
+                    f"the server already holds {self.max_sessions} live games (its limit); idle games end after "
+                    f"{minutes:g} minutes, so try again later",
+                )
+            session = Session(secrets.token_urlsafe(18), self.clock())
+            self._sessions[session.id] = session
+            return session
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session that never held anything (a request that failed to start one)."""
+        with self._lock:
+            self._sessions.pop(session_id, None)
+
+    def expire(self) -> list[str]:
+        """End the sessions idle for ``idle_seconds`` or more (their open games are saved); returns their ids."""
+        now = self.clock()
+        with self._lock:
+            old = [s for s in self._sessions.values() if now - s.last_used >= self.idle_seconds]
+            for session in old:
+                del self._sessions[session.id]
+        for session in old:
+            with session.lock:
+                self.save(session.played)
+        return [s.id for s in old]
+
+    def close(self) -> None:
+        """Save every open game and forget every session (the server stops)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            with session.lock:
+                self.save(session.played)
+
+    # ------------------------------------------------------------------ games
+
+    def new_game(self, session: Session, request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
+        """Start a game from a request dict (seat, opponents, rules, seed, max_hands); the old one is saved.
+
+        ``trusted``: the ``ppo:PATH`` specs that may be asked for (those the server was started with).
+        """
+        played = build_game(request, trusted)
+        self.save(session.played)
+        session.played = played
+        return played
+
+    def save(self, played: PlayedGame | None) -> str | None:
+        """Write the game's record to the records folder (once per game; None when not saved)."""
+        if played is None or self.records_dir is None or played.saved_path is not None:
+            return played.saved_path if played is not None else None
+        os.makedirs(self.records_dir, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        tag = secrets.token_hex(3)
+        path = os.path.join(self.records_dir, f"game-{stamp}-seed{played.seed}-{tag}.json")
+        save_record(played.game, path)
+        played.saved_path = path
+        return path
+
+
+# ---------------------------------------------------------------------- requests
+
+
+def _field(request: dict[str, Any], key: str, default: Any) -> Any:
+    return request.get(key, default) if request.get(key) is not None else default
+
+
+def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
+    """A new game from ``{"seat", "opponents", "rules", "seed", "max_hands"}`` (all optional).
+
+    Defaults: seat 0, opponents heuristic heuristic, rules standard, a random
+    seed, max_hands 100. A ``ppo:PATH`` opponent must be one of ``trusted``:
+    a page does not make the server open files of its choosing. WebError 400
+    names the bad field and what is allowed.
+    """
+    if not isinstance(request, dict):
+        raise WebError(400, f"expected a JSON object with seat, opponents, rules, seed, max_hands; got {request!r:.60}")
+    unknown = sorted(set(request) - {"seat", "opponents", "rules", "seed", "max_hands"})
+    if unknown:
+        raise WebError(400, f"unknown field(s) {unknown}; a new game takes seat, opponents, rules, seed, max_hands")
+    seat = _field(request, "seat", 0)
+    if isinstance(seat, bool) or seat not in (0, 1, 2):
+        raise WebError(400, f"seat must be 0, 1 or 2, got {seat!r}")
+    opponents = _field(request, "opponents", ["heuristic", "heuristic"])
+    if (
+        not isinstance(opponents, list)
+        or len(opponents) != 2
+        or not all(isinstance(o, str) and o.strip() for o in opponents)
+    ):
+        raise WebError(
+            400, f"opponents must be a list of two agent specs such as ['heuristic', 'pimc'], got {opponents!r:.80}"
+        )
+    for spec in opponents:
+        kind = spec.strip().lower().partition(":")[0].strip()
+        if kind == "human":
+            raise WebError(400, "opponents must be agents: the person at the page is the only human seat")
+        if kind == "ppo" and spec.strip() not in trusted:
+            raise WebError(
+                400,
+                f"opponent {spec!r}: a ppo:PATH agent can be chosen only if the server was started with it "
+                "(serve --opponents ppo:PATH ...); 'trained' is the shipped policy",
+            )
+    rules_in = _field(request, "rules", "standard")
+    try:
+        rules = RuleSet.from_any(rules_in)
+    except (RulesError, TypeError, ValueError) as err:
+        raise WebError(400, f"rules: {err}") from None
+    seed = request.get("seed")
+    seeded = seed is not None
+    if seeded and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise WebError(400, f"seed must be a whole number 0 <= seed < 2**63, or null for a random deal; got {seed!r}")
+    if not seeded:
+        seed = random.SystemRandom().randrange(2**31)
+    max_hands = _field(request, "max_hands", 100)
+    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or not 1 <= max_hands <= MAX_HANDS_LIMIT:
+        raise WebError(400, f"max_hands must be a whole number from 1 to {MAX_HANDS_LIMIT}, got {max_hands!r}")
+    try:
+        return PlayedGame(seat, [o.strip() for o in opponents], rules, seed, max_hands, seeded)
+    except AgentSpecError as err:
+        raise WebError(400, f"opponents: {err}") from None
+    except (ValueError, TypeError) as err:
+        raise WebError(400, f"cannot start this game: {err}") from None
+
+
+def parse_action(request: Any, played: PlayedGame) -> int:
+    """The action id of ``{"action": 12}`` or ``{"action": "AC"}`` (a card as text); WebError 400 otherwise."""
+    if not isinstance(request, dict) or set(request) != {"action"}:
+        raise WebError(
+            400, 'expected {"action": ID} with an action id (0-51 a card, 52-55 a trump) or card text like "TH"'
+        )
+    value = request["action"]
+    if isinstance(value, str):
+        try:
+            return parse_card(value)
+        except CardError as err:
+            raise WebError(400, str(err)) from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WebError(400, f"action must be an integer id or a card text like 'TH', got {value!r:.40}")
+    return value
+
+
+def human_act(played: PlayedGame, request: Any) -> dict[str, Any]:
+    """The human's action; WebError 409 when it is not the human's turn, 400 when illegal."""
+    action = parse_action(request, played)
+    game = played.game
+    if played.finished:
+        raise WebError(409, "the game is over; start a new game")
+    if game.current_player != played.seat:
+        raise WebError(409, f"it is not your turn: {played.names[game.current_player]} is to act (POST /api/step)")
+    try:
+        return played.apply(played.seat, action)
+    except IllegalActionError as err:
+        raise WebError(400, str(err)) from None
+
+
+def agent_step(played: PlayedGame) -> dict[str, Any]:
+    """One move of the agent to act; WebError 409 when the human is to act or the game is over."""
+    game = played.game
+    if played.finished:
+        raise WebError(409, "the game is over; start a new game")
+    seat = game.current_player
+    if seat == played.seat:
+        raise WebError(409, "it is your turn: choose an action (POST /api/act)")
+    action = act(played.agents[seat], player_view(game, seat))
+    return played.apply(seat, action)
+
+
+def record_of(played: PlayedGame) -> dict[str, Any]:
+    """The game's record, only once the game is finished or stopped (it holds every hand)."""
+    if not played.finished:
+        raise WebError(
+            409,
+            "the record shows every hand, so it can be downloaded when the game is over or stopped (POST /api/stop)",
+        )
+    return game_record(played.game)

@@ -1,0 +1,136 @@
+// The play page: one person against two agents. The server keeps the game; this page only draws what it is sent
+// (the human seat's view) and posts the person's clicks. Agents' moves are fetched one at a time, at a readable pace.
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  let pace = 0.8;       // seconds between two agent moves (the server's setting times the page's choice)
+  let game = null;      // the last state received
+  let busy = false;     // a request is in flight
+  let pausedForHand = false;
+  let timer = null;
+
+  function setStatus(status) { document.body.dataset.status = status; }
+
+  function showError(message) {
+    const box = $("error");
+    box.textContent = message || "";
+    box.hidden = !message;
+  }
+
+  async function api(method, path, body) {
+    const init = { method, headers: {} };
+    if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    const response = await fetch(path, init);
+    const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+    if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+    return data;
+  }
+
+  function draw() {
+    $("intro").hidden = !!game;
+    $("game").hidden = !game;
+    if (!game) { setStatus("idle"); return; }
+    $("prompt").textContent = game.prompt;
+    SM.render($("table"), game, { onCard: game.your_turn ? act : null });
+    const choices = $("choices");
+    choices.replaceChildren(...(game.your_turn ? game.choices : []).map((c) =>
+      SM.el("button", { type: "button", dataset: { action: c.action }, onclick: () => act(c.action) }, choiceLabel(c))));
+    $("log").replaceChildren(...game.log.map((line) => SM.el("li", {}, line)));
+    $("download").hidden = !game.finished;
+    $("watch").hidden = !game.finished;
+    $("stop").hidden = game.finished;
+    $("seed-note").textContent = game.seed !== null ? `seed ${game.seed}` : "";
+    if (pausedForHand) setStatus("hand-over");
+    else if (game.finished) setStatus("over");
+    else setStatus(game.your_turn ? "your-turn" : "waiting");
+  }
+
+  function choiceLabel(choice) {
+    const m = /^trump (\w+)$/.exec(choice.label);
+    if (m) { const letter = m[1][0].toUpperCase(); return `${SM.SUITS[letter]} ${m[1]}`; }
+    return choice.label;
+  }
+
+  function showHandOver(summary) {
+    pausedForHand = true;
+    $("hand-over-title").textContent = `Hand ${summary.number} is over`;
+    const body = $("hand-over-body");
+    const trick = summary.last_trick;
+    body.replaceChildren(
+      ...summary.lines.map((line) => SM.el("p", {}, line)),
+      trick ? SM.el("p", {}, "Last trick: ", ...trick.cards.map((pc) => SM.card(pc.card, { small: true })),
+        ` won by ${game.players[trick.winner].name}`) : "",
+      SM.el("p", {}, "Scores: " + summary.scores.map((s, i) => `${game.players[i].name} ${s > 0 ? "+" : ""}${s}`).join(", ")),
+      SM.el("p", {}, SM.el("b", {}, summary.after)));
+    $("hand-over").hidden = false;
+    $("continue").textContent = game.finished ? "See the table" : "Next hand";
+  }
+
+  function received(data) {
+    game = data.game;
+    document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+    if (data.event && data.event.hand_over) showHandOver(data.event.hand_over);
+    draw();
+    schedule();
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    if (!game || game.finished || game.your_turn || busy || pausedForHand) return;
+    const wait = pace * Number($("pace").value) * 1000;
+    timer = setTimeout(step, wait);
+  }
+
+  // Requests go one at a time. A click on a card while one is in flight is ignored; "stop" and "new game" wait.
+  let queue = Promise.resolve();
+  function run(work, wait = false) {
+    if (busy && !wait) return Promise.resolve();
+    const next = queue.then(async () => {
+      busy = true;
+      try { showError(""); await work(); } catch (err) { showError(err.message); } finally { busy = false; }
+    });
+    queue = next;
+    return next;
+  }
+
+  function step() { run(async () => received(await api("POST", "/api/step"))).then(schedule); }
+  function act(action) { run(async () => received(await api("POST", "/api/act", { action }))).then(schedule); }
+
+  async function newGame(event) {
+    event.preventDefault();
+    const form = $("new-game");
+    const seedText = form.seed.value.trim();
+    const body = { seat: Number(form.seat.value), opponents: [form.opp1.value.trim(), form.opp2.value.trim()], rules: form.rules.value,
+      seed: seedText === "" ? null : Number(seedText) };
+    if (seedText !== "" && !/^\d+$/.test(seedText)) { showError("The seed must be a whole number (or empty for a random deal)."); return; }
+    pausedForHand = false;
+    $("hand-over").hidden = true;
+    clearTimeout(timer);
+    await run(async () => received(await api("POST", "/api/new", body)), true);
+    schedule();
+  }
+
+  async function start() {
+    try {
+      const options = await api("GET", "/api/options");
+      pace = options.pace;
+      const form = $("new-game");
+      form.rules.replaceChildren(...options.presets.map((p) => SM.el("option", { value: p, selected: p === "standard" }, p)));
+      $("agent-kinds").replaceChildren(...options.agents.map((a) => SM.el("option", { value: a })));
+      form.opp1.value = options.opponents[0];
+      form.opp2.value = options.opponents[1];
+      const data = await api("GET", "/api/state");   // a reload resumes the game in progress
+      game = data.game;
+      draw();
+      schedule();
+    } catch (err) { showError(err.message); setStatus("idle"); }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("new-game").addEventListener("submit", newGame);
+    $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
+    $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
+    $("pace").addEventListener("change", schedule);
+    start();
+  });
+})();

@@ -1,0 +1,87 @@
+// The replay viewer: load a record, then step forward and back through every action, with every hand shown or only
+// what one seat could know. Frames are drawn by the server from the re-played game (sm_web/replays.py).
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  let info = null;   // {steps, hand_starts, ...} of the loaded record
+  let step = 0;
+  let auto = null;
+
+  function showError(message) { $("error").textContent = message || ""; $("error").hidden = !message; }
+
+  async function api(method, path, body) {
+    const init = { method, headers: {} };
+    if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = body; }
+    const response = await fetch(path, init);
+    const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+    if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+    return data;
+  }
+
+  async function load(text) {
+    showError("");
+    try {
+      info = await api("POST", "/api/replay", text);
+      $("viewer").hidden = false;
+      $("empty").hidden = true;
+      $("slider").max = info.steps;
+      await go(0);
+    } catch (err) { showError(err.message); }
+  }
+
+  async function go(target) {
+    if (!info) return;
+    step = Math.max(0, Math.min(info.steps, target));
+    try {
+      const frame = await api("GET", `/api/replay/frame?step=${step}&view=${$("view").value}`);
+      draw(frame);
+    } catch (err) { showError(err.message); }
+  }
+
+  function draw(frame) {
+    $("slider").value = frame.step;
+    $("position").textContent = `action ${frame.step} of ${frame.steps} \u00b7 hand ${frame.hand_number}`;
+    const event = frame.event;
+    $("event").textContent = frame.result || (event ? `Hand ${event.hand}: ${event.text}` : "The deal of hand 1. Step forward to see the first action.");
+    $("marks").replaceChildren(...(event ? event.marks : []).map((m) => SM.el("li", { class: `mark-${m.kind}` }, m.text)));
+    SM.render($("table"), frame, {});
+    document.body.dataset.status = "ready";
+    document.body.dataset.step = String(frame.step);
+  }
+
+  function handStart(direction) {
+    const starts = info.hand_starts;
+    if (direction < 0) return [...starts].reverse().find((s) => s < step) ?? 0;
+    return starts.find((s) => s > step) ?? info.steps;
+  }
+
+  function toggleAuto() {
+    if (auto) { clearInterval(auto); auto = null; $("auto").textContent = "Play"; return; }
+    $("auto").textContent = "Pause";
+    auto = setInterval(() => { if (step >= info.steps) toggleAuto(); else go(step + 1); }, 700);
+  }
+
+  document.addEventListener("DOMContentLoaded", async () => {
+    $("file").addEventListener("change", async () => { const f = $("file").files[0]; if (f) load(await f.text()); });
+    $("view").addEventListener("change", () => go(step));
+    $("first").addEventListener("click", () => go(0));
+    $("last").addEventListener("click", () => go(info.steps));
+    $("back").addEventListener("click", () => go(step - 1));
+    $("forward").addEventListener("click", () => go(step + 1));
+    $("prev-hand").addEventListener("click", () => go(handStart(-1)));
+    $("next-hand").addEventListener("click", () => go(handStart(1)));
+    $("auto").addEventListener("click", toggleAuto);
+    $("slider").addEventListener("input", () => go(Number($("slider").value)));
+    document.addEventListener("keydown", (e) => {
+      if (!info || e.target.tagName === "INPUT" && e.target.type !== "range") return;
+      if (e.key === "ArrowRight") go(step + 1); else if (e.key === "ArrowLeft") go(step - 1);
+    });
+    const from = new URLSearchParams(location.search).get("from");
+    if (from === "game") await load(JSON.stringify({ from_game: true }));
+    else {
+      const options = await api("GET", "/api/options").catch(() => ({}));
+      if (options.preloaded) await load(JSON.stringify({ preloaded: true }));
+    }
+    if (!info) document.body.dataset.status = "empty";
+  });
+})();

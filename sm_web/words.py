@@ -1,0 +1,202 @@
+"""Plain words for the page: what to do now, how a hand and a game ended.
+
+Every text here is built from a :class:`~sm_env.knowledge.PlayerView` (what
+the human's seat may know) or from public results of a finished hand
+(tricks won, quotas, balances, scores), never from hidden cards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
+from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
+from sm_env.scene import ROLES, phase_name, sorted_cards
+
+_DOING = {EXCHANGE: "choosing cards to exchange", TRUMP: "naming trump", DISCARD: "discarding", PLAY: "playing"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def prompt(view: Any, names: Sequence[str]) -> str:
+    """What the seat of ``view`` is asked to do now, or who is acting, in plain words."""
+    me = view.seat
+    if view.phase == OVER:
+        ended = end_text(view.winner, view.truncated, view.hand_number, names, me)
+        return f"{ended} {end_rule_text(view.rules)}".strip() if view.winner is not None else ended
+    if view.to_act != me:
+        who = names[view.to_act]
+        return f"{who} ({ROLES[view.role(view.to_act)]}) is {_DOING.get(view.phase, phase_name(view.phase))}..."
+    quota = view.quotas[me]
+    if view.phase == EXCHANGE:
+        parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]
+        up = view.previous_balances[me] if view.previous_balances is not None else 0
+        return (
+            f"Exchange: you took {up} more trick{'s' if up != 1 else ''} than your quota last hand, so you give "
+            f"cards away. Choose {' and then '.join(parts)}. For each card you send, the receiver must give you "
+            "back its highest card of that suit."
+        )
+    if view.phase == TRUMP:
+        return (
+            f"You deal this hand (quota {quota}). Name the trump suit; you have not seen the "
+            f"{_plural(view.rules.kitty_size, 'card')} of the kitty yet."
+            if view.rules.kitty_size and not view.kitty_taken
+            else f"You deal this hand (quota {quota}). Name the trump suit."
+        )
+    if view.phase == DISCARD:
+        left = view.rules.kitty_size - len(view.discards or ())
+        after = "" if view.kitty_taken else " Then you take the kitty."
+        return f"Discard {_plural(left, 'more card')} face down: they are out of play.{after}"
+    if view.phase == PLAY:
+        number = view.tricks_played + 1
+        need = f"you have {view.tricks_won[me]} of your quota of {quota}"
+        if not view.trick:
+            return f"Trick {number}: your lead, play any card ({need})."
+        suit = SUIT_NAMES[view.led_suit]
+        follow = view.hand & (0x1FFF << (13 * view.led_suit))
+        if follow:
+            return f"Trick {number}: follow {suit}; only {suit} can be played ({need})."
+        return f"Trick {number}: you have no {suit}, so any card may be played; a trump wins the trick ({need})."
+    return f"Your turn ({phase_name(view.phase)}): choose one of the buttons."
+
+
+def news(before: Any, after: Any, names: Sequence[str]) -> list[str]:
+    """What one seat learns between two of its views of the same hand, as sentences.
+
+    Exchanges whose cards moved (what was sent and returned, where the seat
+    took part; only the count for the third player, when the exchange ends),
+    the kitty taken (its cards if the seat is the dealer) and kitty cards
+    shown to the seat. Built from the two views only.
+    """
+    me = after.seat
+
+    def who(seat: int) -> str:
+        return "you" if seat == me else names[seat]
+
+    lines = []
+    for i, e in enumerate(after.exchanges):
+        was = before.exchanges[i] if i < len(before.exchanges) else None
+        if e.returned is not None and (was is None or was.returned is None):
+            lines.append(
+                f"Exchange: {who(e.sender)} sent {' '.join(texts(e.sent))} to {who(e.receiver)}, who gave back "
+                f"{' '.join(texts(e.returned))}"
+            )
+    if before.phase == EXCHANGE and after.phase != EXCHANGE:
+        for e in after.exchanges:
+            if e.sent is None:
+                lines.append(
+                    f"Exchange: {names[e.sender]} gave {_plural(e.count, 'card')} to {names[e.receiver]} "
+                    "and got as many back"
+                )
+    if after.kitty_taken and not before.kitty_taken:
+        if after.kitty is not None:
+            lines.append(f"You take the kitty: {' '.join(sorted_cards(after.kitty))}")
+        else:
+            lines.append(f"{names[after.dealer]} takes the kitty")
+    if after.shown and not before.shown:
+        lines.append(
+            "Show rule: the dealer must show you these kitty cards, higher than the lowest card it gave back to "
+            f"you in their suit: {' '.join(sorted_cards(after.shown))}"
+        )
+    return lines
+
+
+def end_text(winner: Any, truncated: bool, hands: int, names: Sequence[str], me: int | None = None) -> str:
+    """How the game ended."""
+    if winner is not None:
+        seats = winner if isinstance(winner, list) else [winner]
+        who = " and ".join("you" if s == me else names[s] for s in seats)
+        verb = "win" if who == "you" else "won"
+        return f"Game over after {_plural(hands, 'hand')}: {who} {verb}."
+    if truncated:
+        return f"Game over: stopped after {_plural(hands, 'hand')} with no winner (the hand limit)."
+    return "Game stopped."
+
+
+def end_rule_text(rules: Any) -> str:
+    """The rule set's end conditions in words (a description, not a decision: the engine decides)."""
+    parts = []
+    if getattr(rules, "win_tricks", None):
+        parts.append(f"a player takes {rules.win_tricks} or more tricks in one hand")
+    if getattr(rules, "win_margin", None):
+        parts.append(f"a player takes {rules.win_margin} or more tricks over its quota in one hand")
+    if getattr(rules, "target_score", None):
+        minus = f" (or -{rules.target_score})" if getattr(rules, "target_symmetric", False) else ""
+        parts.append(f"a running score reaches {rules.target_score}{minus}")
+    if getattr(rules, "dealer_makes_quota", None):
+        parts.append("the dealer makes its quota (from the third hand on)")
+    if getattr(rules, "fixed_hands", None):
+        parts.append(f"{rules.fixed_hands} hands have been played (the highest score wins)")
+    return "The game ends when " + "; or when ".join(parts) + "." if parts else ""
+
+
+def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) -> dict[str, Any]:
+    """The public result of finished hand ``number``: tricks, quotas, balances, scores and its last trick.
+
+    Only public facts: nothing of the deal, the kitty or the discards.
+    """
+    log = game.history[number - 1]
+    lines = []
+    for s in range(3):
+        who = "You" if s == me else names[s]
+        lines.append(
+            f"{who} ({ROLES[(s - log.dealer) % 3]}) took {_plural(log.tricks_won[s], 'trick')} "
+            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}."
+        )
+    last = log.tricks[-1] if log.tricks else None
+    up = [s for s in range(3) if log.balances[s] > 0]
+    if game.is_over:
+        after = end_text(game.winner, game.truncated, number, names, me)
+        if game.winner is not None:
+            after = f"{after} {end_rule_text(game.rules)}".strip()
+    elif up and not game.rules.no_exchange:
+        after = (
+            "Next hand: "
+            + " and ".join("you" if s == me else names[s] for s in up)
+            + " took more than the quota and will give cards to those who took fewer, receiving their best cards "
+            "of the same suits."
+        )
+    else:
+        after = "Next hand: nobody is up, so there is no exchange."
+    return {
+        "number": number,
+        "quotas": list(log.quotas),
+        "tricks_won": list(log.tricks_won),
+        "balances": list(log.balances),
+        "scores": list(log.scores),
+        "last_trick": None
+        if last is None
+        else {
+            "leader": last.leader,
+            "cards": [{"seat": (last.leader + i) % 3, "card": CARD_TEXT[c]} for i, c in enumerate(last.cards)],
+            "winner": last.winner,
+        },
+        "lines": lines,
+        "after": after,
+    }
+
+
+def describe_action(
+    seat: int, phase: int, action: int, viewer: int | None, names: Sequence[str], receiver: int | None = None
+) -> str:
+    """Plain words for one action, as ``viewer`` may see it (None: every hand is shown).
+
+    ``receiver`` is the seat a card is sent to in the exchange.
+    """
+    who = names[seat]
+    mine = viewer is None or viewer == seat
+    if phase == PLAY:
+        return f"{who} played {CARD_TEXT[action]}"
+    if phase == TRUMP and NUM_CARDS <= action < NUM_CARDS + 4:
+        return f"{who} named {SUIT_NAMES[action - NUM_CARDS]} trump"
+    if phase == EXCHANGE:
+        to = "" if receiver is None else f" to {'you' if receiver == viewer else names[receiver]}"
+        return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} to send{to}"
+    if phase == DISCARD:
+        return f"{who} discarded {CARD_TEXT[action] if mine else 'a card'} face down"
+    if action < NUM_CARDS:  # a card in a phase this module does not know: named only to its owner
+        return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} ({phase_name(phase)})"
+    return f"{who}: {action_text(action)}"

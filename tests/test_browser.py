@@ -1,0 +1,184 @@
+"""A real headless browser plays a whole hand by clicking, reloads mid-hand, stops, and the saved record replays.
+
+Needs the web extra (Playwright for Python) and a Chromium: Debian's
+``chromium`` package (``apt-get install chromium``) or Playwright's own
+(``playwright install chromium``); set ``SM_CHROMIUM`` to use another
+executable. Without them the test is skipped and says why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+
+import pytest
+
+try:
+    import uvicorn
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+except ImportError as err:
+    pytest.skip(f"the browser test needs the web extra (uvicorn, playwright): {err}", allow_module_level=True)
+
+from web_helpers import cards_in, known_cards
+
+from sm_env.record import load_record, replay
+from sm_web.app import Config, create_app
+
+STATUS_READY = "['your-turn', 'hand-over', 'over'].includes(document.body.dataset.status)"
+
+
+def _chromium() -> str | None:
+    """A Chromium executable: $SM_CHROMIUM, Debian's chromium, or None (Playwright's own, if installed)."""
+    if os.environ.get("SM_CHROMIUM"):
+        return os.environ["SM_CHROMIUM"]
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = _chromium()
+    with sync_playwright() as p:
+        try:
+            launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        except PlaywrightError as err:
+            pytest.skip(
+                "no Chromium for Playwright: install Debian's chromium (apt-get install chromium) or run "
+                f"'playwright install chromium', or set SM_CHROMIUM ({str(err).splitlines()[0]})"
+            )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    """The app on 127.0.0.1 at a free port, in a thread; yields (base url, records folder)."""
+    records = tmp_path / "records"
+    app = create_app(Config(pace=0, records_dir=str(records)))
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not running.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the web server did not start")
+        time.sleep(0.05)
+    port = running.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}", records, app.state.store
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
+    base, records, store = server
+    page = browser.new_page(viewport={"width": 1100, "height": 950}, bypass_csp=True)  # lets waits evaluate
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(base + "/")
+    page.select_option("select[name=seat]", "1")
+    page.fill("input[name=opp1]", "heuristic")
+    page.fill("input[name=opp2]", "random")
+    page.fill("input[name=seed]", "5")
+    page.select_option("#pace", "0")
+    page.click("#deal")
+    clicked: list[str] = []
+    reloaded = False
+    positions = 0
+    for _ in range(200):
+        page.wait_for_function(STATUS_READY, timeout=15000)
+        status = page.evaluate("document.body.dataset.status")
+        if status != "your-turn":
+            break
+        assert not page.is_hidden("#prompt") and page.inner_text("#prompt").strip()
+        (session,) = store.sessions()
+        shown = cards_in(page.content())  # the page as drawn holds no card seat 1 may not know
+        assert shown <= known_cards(session.played.game, 1), sorted(shown - known_cards(session.played.game, 1))
+        positions += 1
+        legal_cards = page.locator("#my-hand button.card:not([disabled])")
+        choices = page.locator("#choices button")
+        updates = page.evaluate("Number(document.body.dataset.updates || 0)")
+        if choices.count():
+            choices.first.click()
+        else:
+            # every clickable card is legal; the others are disabled
+            assert legal_cards.count() >= 1
+            assert (
+                page.locator("#my-hand button.card[disabled]").count() + legal_cards.count()
+                == page.locator("#my-hand button.card").count()
+            )
+            clicked.append(legal_cards.first.get_attribute("data-card"))
+            legal_cards.first.click()
+        page.wait_for_function(f"Number(document.body.dataset.updates) > {updates}")  # the click was answered
+        if len(clicked) == 6 and not reloaded:  # a reload in the middle of the hand resumes the game
+            hand_before = sorted(page.locator("#my-hand .card").evaluate_all("els => els.map(e => e.dataset.card)"))
+            page.reload()
+            page.wait_for_function(STATUS_READY, timeout=15000)
+            assert not page.is_visible("#intro")
+            hand_after = sorted(page.locator("#my-hand .card").evaluate_all("els => els.map(e => e.dataset.card)"))
+            assert hand_after == hand_before
+            page.select_option("#pace", "0")
+            reloaded = True
+    assert reloaded and positions >= 16
+    page.wait_for_function(STATUS_READY, timeout=15000)
+    assert page.evaluate("document.body.dataset.status") in ("hand-over", "over")
+    assert page.is_visible("#hand-over")
+    assert "Hand 1 is over" in page.inner_text("#hand-over-title")
+    assert "quota" in page.inner_text("#hand-over-body")
+    # stop the game: the record is saved and can be downloaded from the page
+    if page.evaluate("document.body.dataset.status") == "hand-over":
+        page.click("#continue")
+    if page.is_visible("#stop"):
+        page.click("#stop")
+    page.wait_for_selector("#download:not([hidden])")
+    with page.expect_download() as info:
+        page.click("#download")
+    path = info.value.path()
+    record = load_record(path)
+    assert replay(record) == record
+    hand = record["hands"][0]
+    assert len(hand["tricks"]) == 16 and hand["scores"] is not None
+    mine = [card for trick in hand["tricks"] for i, card in enumerate(trick["cards"]) if (trick["leader"] + i) % 3 == 1]
+    discards = hand["discards"] if hand["dealer"] == 1 else []
+    assert clicked == discards + mine  # exactly the cards clicked, in order
+    saved = os.listdir(records)
+    assert len(saved) == 1 and load_record(records / saved[0]) == record
+    assert not errors, errors
+    page.close()
+
+
+def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tmp_path):
+    base, _records, _store = server
+    from agents import act, make_agent
+    from sm_env.game import Game
+    from sm_env.knowledge import player_view
+    from sm_env.record import save_record
+
+    game = Game(seed=8, max_hands=2)
+    agents = [make_agent("heuristic", seed=s) for s in range(3)]
+    while not game.is_over:
+        game.apply(act(agents[game.current_player], player_view(game, game.current_player)))
+    path = tmp_path / "game.json"
+    save_record(game, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 950}, bypass_csp=True)  # lets waits evaluate
+    page.goto(base + "/replay")
+    page.set_input_files("#file", str(path))
+    page.wait_for_function("document.body.dataset.step === '0'")
+    for _ in range(5):
+        page.click("#forward")
+    page.wait_for_function("document.body.dataset.step === '5'")
+    assert page.locator("#table .seat .hand .card, #table .seat .cards .card:not(.back)").count() > 40
+    page.click("#back")
+    page.wait_for_function("document.body.dataset.step === '4'")
+    page.select_option("#view", "0")
+    page.wait_for_function("document.querySelectorAll('#table .card.back').length > 0")
+    page.click("#last")
+    page.wait_for_function("document.body.dataset.step !== '4'")
+    assert "Game over" in page.inner_text("#event")
+    page.close()

@@ -1,0 +1,532 @@
+"""The web app through HTTP: a whole game, bad requests, sessions, limits, expiry, reloads, no leaks, replays."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+try:
+    from starlette.testclient import TestClient
+except (ImportError, RuntimeError) as err:  # the web extra is missing
+    pytest.skip(f"the web extra is not installed ({err}): pip install -e '.[web]'", allow_module_level=True)
+
+from web_helpers import cards_in, known_cards, played_cards
+
+from sm_env.record import load_record, replay
+from sm_web.app import Config, create_app
+from sm_web.sessions import SessionStore
+
+SEED = 3  # with heuristic opponents and the moves below: 4 hands, with exchanges, won by player_0
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_client(tmp_path=None, **store_args) -> TestClient:
+    records = None if tmp_path is None else str(tmp_path / "records")
+    store = SessionStore(records_dir=records, **store_args)
+    return TestClient(create_app(Config(records_dir=records, pace=0), store))
+
+
+def the_game(client: TestClient):
+    """The engine's game behind the client's session (for checks only)."""
+    store = client.app.state.store
+    return store.get(client.cookies.get("sm_session")).played.game
+
+
+def move(client: TestClient, check=None) -> dict:
+    """One move: the human plays its highest legal card (or the first choice), or an agent moves.
+
+    ``check`` is called with every payload received (the state, then the move's answer).
+    """
+    state = client.get("/api/state").json()
+    if check is not None:
+        check(state)
+    game = state["game"]
+    if game["your_turn"]:
+        action = game["legal"][0] if game["legal"] else game["choices"][0]["action"]
+        response = client.post("/api/act", json={"action": action})
+    else:
+        response = client.post("/api/step")
+    assert response.status_code == 200, response.text
+    if check is not None:
+        check(response.json())
+    return response.json()
+
+
+def new_game(client: TestClient, **fields) -> dict:
+    body = {"seat": 0, "opponents": ["heuristic", "heuristic"], "seed": SEED}
+    body.update(fields)
+    response = client.post("/api/new", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()["game"]
+
+
+# ---------------------------------------------------------------------- a whole game
+
+
+def test_whole_game_through_http_then_the_record_replays(tmp_path):
+    with make_client(tmp_path) as client:
+        state = new_game(client)
+        assert state["seat"] == 0 and state["hand_number"] == 1 and not state["finished"]
+        assert client.get("/api/record").status_code == 409  # the record shows every hand: not while playing
+        hands_over = []
+        for _ in range(5000):
+            data = move(client)
+            if "hand_over" in data["event"]:
+                hands_over.append(data["event"]["hand_over"])
+            if data["game"]["finished"]:
+                break
+        final = data["game"]
+        assert final["over"] and final["winner"] is not None
+        assert "Game over" in final["prompt"] and "12 or more tricks in one hand" in final["prompt"]
+        assert [h["number"] for h in hands_over] == list(range(1, final["hand_number"] + 1))
+        assert any(h["balances"] != [0, 0, 0] for h in hands_over)
+        response = client.get("/api/record")
+        assert response.status_code == 200
+        assert "attachment" in response.headers["content-disposition"]
+        record = response.json()
+        assert replay(record) == record
+        assert record["winner"] == final["winner"]
+        assert any(h["exchanges"] for h in record["hands"])  # the game had an exchange
+        saved = os.listdir(tmp_path / "records")
+        assert len(saved) == 1
+        assert load_record(tmp_path / "records" / saved[0]) == record
+        assert client.post("/api/step").status_code == 409  # over: nothing more to do
+        assert client.post("/api/act", json={"action": 0}).status_code == 409
+
+
+def test_the_page_and_static_files_are_served():
+    with make_client() as client:
+        for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js", "/static/style.css"):
+            response = client.get(path)
+            assert response.status_code == 200, path
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert "script-src 'self'" in response.headers["content-security-policy"]
+        options = client.get("/api/options").json()
+        assert "standard" in options["presets"] and "pimc" in options["agents"] and "human" not in options["agents"]
+        assert client.get("/api/nothing").status_code == 404
+
+
+# ---------------------------------------------------------------------- bad requests
+
+
+def _snapshot(client: TestClient) -> str:
+    return json.dumps(client.get("/api/state").json(), sort_keys=True)
+
+
+def test_bad_requests_get_clear_errors_and_change_nothing():
+    with make_client() as client:
+        state = new_game(client, seat=1)
+        while not state["your_turn"]:
+            state = move(client)["game"]
+        before = _snapshot(client)
+        game = the_game(client)
+        held = set(state["hands"][1])
+        not_held = next(c for c in ("AS", "KS", "QS", "JS", "TS", "9S", "AH", "KH") if c not in held)
+        illegal_ids = [a for a in range(52) if not game.legal_mask() >> a & 1]
+        cases = [
+            ({"action": not_held}, 400, "does not hold"),
+            ({"action": illegal_ids[0]}, 400, "illegal action"),
+            ({"action": 99}, 400, "out of range"),
+            ({"action": -1}, 400, "out of range"),
+            ({"action": "ZZ"}, 400, "unknown card"),
+            ({"action": True}, 400, "integer id"),
+            ({"action": 1.5}, 400, "integer id"),
+            ({"card": "AS"}, 400, '{"action": ID}'),
+            ([1, 2], 400, '{"action": ID}'),
+            ("AS", 400, '{"action": ID}'),
+        ]
+        for body, status, words in cases:
+            response = client.post("/api/act", json=body)
+            assert response.status_code == status, (body, response.text)
+            assert words in response.json()["error"], (body, response.json())
+            assert _snapshot(client) == before, body
+        raw = [
+            (b"{not json", "application/json", 400, "not valid JSON"),
+            (b'{"action": 3}', "text/plain", 415, "Content-Type: application/json"),
+            (b"x" * 20000, "application/json", 413, "larger than"),
+        ]
+        for content, kind, status, words in raw:
+            response = client.post("/api/act", content=content, headers={"Content-Type": kind})
+            assert response.status_code == status and words in response.json()["error"]
+            assert _snapshot(client) == before
+        response = client.post("/api/step")  # the human is to act: no agent may move
+        assert response.status_code == 409 and "your turn" in response.json()["error"]
+        assert _snapshot(client) == before
+        bad_games = [
+            ({"seat": 3}, "seat must be 0, 1 or 2"),
+            ({"seat": True}, "seat must be 0, 1 or 2"),
+            ({"opponents": ["heuristic"]}, "two agent specs"),
+            ({"opponents": ["heuristic", "nobody"]}, "unknown agent"),
+            ({"opponents": ["heuristic", "human"]}, "only human seat"),
+            ({"opponents": ["heuristic", "ppo:/etc/passwd"]}, "only if the server was started with it"),
+            ({"rules": "no-such-rules"}, "unknown rule preset"),
+            ({"rules": {"max_exchange": "many"}}, "rules:"),
+            ({"seed": -1}, "seed must be"),
+            ({"seed": "7"}, "seed must be"),
+            ({"max_hands": 0}, "max_hands must be"),
+            ({"colour": "blue"}, "unknown field"),
+        ]
+        for fields, words in bad_games:
+            response = client.post("/api/new", json=fields)
+            assert response.status_code == 400, fields
+            assert words in response.json()["error"], (fields, response.json())
+            assert _snapshot(client) == before, fields
+        # the game goes on as before
+        assert client.post("/api/act", json={"action": state["legal"][0]}).status_code == 200
+
+
+def test_a_bad_first_request_creates_no_session():
+    with make_client(max_sessions=1) as client:
+        assert client.post("/api/new", json={"seat": 5}).status_code == 400
+        assert len(client.app.state.store) == 0
+        assert "sm_session" not in client.cookies
+        new_game(client)
+        assert len(client.app.state.store) == 1
+
+
+# ---------------------------------------------------------------------- sessions
+
+
+def test_two_sessions_are_isolated():
+    app = create_app(Config(records_dir=None, pace=0))
+    with TestClient(app) as alice, TestClient(app) as bob:
+        a_state = new_game(alice, seed=11)
+        assert bob.get("/api/state").json() == {"game": None}
+        assert bob.post("/api/step").status_code == 404
+        assert bob.post("/api/act", json={"action": 0}).status_code == 404
+        assert bob.get("/api/record").status_code == 404
+        b_state = new_game(bob, seed=12, seat=2)
+        assert alice.cookies["sm_session"] != bob.cookies["sm_session"]
+        before = _snapshot(alice)
+        for _ in range(40):
+            move(bob)
+        assert _snapshot(alice) == before
+        assert alice.get("/api/state").json()["game"]["hands"] == a_state["hands"]
+        assert bob.get("/api/state").json()["game"]["seat"] == 2 != a_state["seat"]
+        assert b_state["hands"][2] != a_state["hands"][0]
+        # a made-up session id is no session at all
+        mallory = TestClient(app, cookies={"sm_session": "made-up"})  # no "with": the server keeps running
+        assert mallory.get("/api/state").json() == {"game": None}
+        assert mallory.post("/api/stop").status_code == 404
+        assert _snapshot(alice) == before
+
+
+def test_live_games_are_bounded_and_idle_ones_expire_and_are_saved(tmp_path):
+    clock = Clock()
+    store = SessionStore(max_sessions=2, idle_seconds=600, records_dir=str(tmp_path), clock=clock)
+    app = create_app(Config(records_dir=str(tmp_path), pace=0), store)
+    with TestClient(app) as one, TestClient(app) as two, TestClient(app) as three:
+        new_game(one, seed=1)
+        for _ in range(5):
+            move(one)
+        clock.now += 300
+        new_game(two, seed=2)
+        response = three.post("/api/new", json={"seed": 3})
+        assert response.status_code == 503 and "limit" in response.json()["error"]
+        assert three.get("/api/state").json() == {"game": None}
+        clock.now += 300  # one has been idle 600 s, two only 300 s
+        assert one.get("/api/state").json() == {"game": None}  # expired
+        saved = os.listdir(tmp_path)
+        assert len(saved) == 1  # the abandoned game was saved as a record
+        record = load_record(tmp_path / saved[0])
+        assert replay(record) == record and record["winner"] is None
+        assert len(record["hands"][0]["tricks"] or []) >= 0
+        new_game(three, seed=3)  # room again
+        assert two.get("/api/state").json()["game"] is not None
+        assert len(store) == 2
+        clock.now += 601
+        store.expire()
+        assert len(store) == 0
+
+
+def test_reload_resumes_the_game_in_progress():
+    with make_client() as client:
+        new_game(client)
+        for _ in range(25):
+            move(client)
+        before = client.get("/api/state").json()
+        # a new connection (a reload, even a new tab) with the same cookie sees the same game and can go on
+        again = TestClient(client.app, cookies={"sm_session": client.cookies["sm_session"]})
+        assert again.get("/api/state").json() == before
+        after = move(again)["game"]
+        assert after != before["game"]
+
+
+def test_stop_saves_an_abandoned_game_which_can_be_downloaded_and_viewed(tmp_path):
+    with make_client(tmp_path) as client:
+        new_game(client)
+        for _ in range(12):
+            move(client)
+        state = client.post("/api/stop").json()["game"]
+        assert state["finished"] and state["stopped"] and not state["over"]
+        assert client.post("/api/step").status_code == 409
+        record = client.get("/api/record").json()
+        assert replay(record) == record and record["winner"] is None
+        assert len(os.listdir(tmp_path / "records")) == 1
+        summary = client.post("/api/replay", json={"from_game": True}).json()
+        assert summary["steps"] == 12
+
+
+# ---------------------------------------------------------------------- no leaks
+
+
+def _check_payload(client: TestClient, payload: dict, seat: int) -> int:
+    """Assert that a payload holds no card the seat may not know; returns how many cards it holds."""
+    game = the_game(client)
+    payload = json.loads(json.dumps(payload))
+    event = payload.get("event") or {}
+    hand_over = event.pop("hand_over", None)
+    state = payload.get("game") or payload
+    last_hand = state.pop("last_hand", None)
+    event_hand = event.get("hand", game.hand_number)
+    allowed = known_cards(game, seat)
+    if event_hand != game.hand_number:  # the last move of a hand: a public play of that hand
+        assert cards_in(event) <= played_cards(game, event_hand), event
+        event = {}
+    seen = cards_in(state) | cards_in(event)
+    assert seen <= allowed, f"leaked {sorted(seen - allowed)} at {game!r}"
+    for summary in (hand_over, last_hand):
+        if summary is not None:
+            assert cards_in(summary) <= played_cards(game, summary["number"])
+    return len(seen)
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_no_payload_holds_a_card_the_seat_may_not_know(seat):
+    with make_client() as client:
+        for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js"):
+            assert not cards_in(client.get(path).text), path
+        positions = exchanges = 0
+        for seed in range(100 * seat, 100 * seat + 20):  # games until enough positions, some with an exchange
+            state = new_game(client, seat=seat, opponents=["heuristic", "random"], seed=seed)
+            assert _check_payload(client, {"game": state}, seat) == 16
+            game = the_game(client)
+            while not game.is_over and positions < 250:
+                move(client, check=lambda payload: _check_payload(client, payload, seat))
+                exchanges += bool(game.log.exchanges)
+                positions += 1
+            if positions >= 250 and exchanges:
+                break
+        assert positions >= 250 and exchanges > 0  # many positions, some of them in or after an exchange
+
+
+def test_the_leak_check_can_fail():
+    """The check above flags a payload that shows the other hands (the replay's every-hand view)."""
+    from sm_env.scene import full_table
+
+    with make_client() as client:
+        new_game(client)
+        game = the_game(client)
+        with pytest.raises(AssertionError, match="leaked"):
+            _check_payload(client, {"game": full_table(game, ["a", "b", "c"])}, 0)
+
+
+# ---------------------------------------------------------------------- the replay viewer
+
+
+@pytest.fixture(scope="module")
+def finished_record() -> dict:
+    """A finished game with exchanges, played by three heuristic agents."""
+    from agents import act, make_agent
+    from sm_env.game import Game
+    from sm_env.knowledge import player_view
+    from sm_env.record import game_record
+
+    game = Game(seed=SEED)
+    players = [make_agent("heuristic", seed=s) for s in range(3)]
+    while not game.is_over:
+        seat = game.current_player
+        game.apply(act(players[seat], player_view(game, seat)))
+    record = game_record(game)
+    assert any(h["exchanges"] for h in record["hands"])
+    return record
+
+
+def test_replay_viewer_steps_through_every_action_and_marks_what_happened(finished_record):
+    record = finished_record
+    with make_client() as client:
+        summary = client.post("/api/replay", json=record).json()
+        actions = sum(
+            len(h["discards"]) + 1 + sum(len(e["sent"]) for e in h["exchanges"]) + 3 * len(h["tricks"])
+            for h in record["hands"]
+        )
+        assert summary["steps"] == actions and summary["hands"] == len(record["hands"])
+        assert summary["hand_starts"][0] == 0 and len(summary["hand_starts"]) == len(record["hands"])
+        kinds = set()
+        for step in range(summary["steps"] + 1):
+            frame = client.get(f"/api/replay/frame?step={step}&view=all").json()
+            assert frame["step"] == step and all(h is not None for h in frame["hands"])
+            if frame["event"]:
+                kinds.update(m["kind"] for m in frame["event"]["marks"])
+        assert {"trick", "exchange"} <= kinds
+        assert "won" in frame["result"]
+        # back and forth give the same frames
+        assert (
+            client.get("/api/replay/frame?step=40&view=1").json()
+            == client.get("/api/replay/frame?step=40&view=1").json()
+        )
+
+
+def test_replay_viewer_one_seat_mode_shows_only_what_that_seat_knew(finished_record):
+    record = finished_record
+    from sm_web.replays import Timeline
+
+    timeline = Timeline(record)
+    checked = 0
+    for step in range(0, len(timeline) + 1, 3):
+        game = timeline.game_at(step)
+        for seat in range(3):
+            frame = timeline.frame(step, seat)
+            event = frame.pop("event") or {}
+            hands = [h is not None for h in frame["hands"]]
+            assert hands == [s == seat for s in range(3)]
+            allowed = known_cards(game, seat)
+            if event and event["hand"] != game.hand_number:
+                allowed = allowed | played_cards(game, event["hand"])
+            assert cards_in(frame) | cards_in(event) <= allowed, (step, seat)
+            checked += 1
+    assert checked > 100
+
+
+def test_replay_viewer_refuses_bad_records_clearly(finished_record):
+    record = finished_record
+    bad = json.loads(json.dumps(record))
+    bad["hands"][0]["tricks"][0]["cards"][1] = bad["hands"][0]["tricks"][0]["cards"][0]
+    with make_client() as client:
+        response = client.post("/api/replay", json=bad)
+        assert response.status_code == 400 and "hand 1, trick 1" in response.json()["error"]
+        assert client.post("/api/replay", json=[1]).status_code == 400
+        assert client.get("/api/replay/frame?step=0").status_code == 404  # nothing loaded, no session
+        client.post("/api/replay", json=record)
+        for query, words in [("step=-1", "step must be"), ("step=x", "step must be"), ("view=3", "view must be")]:
+            response = client.get(f"/api/replay/frame?{query}")
+            assert response.status_code == 400 and words in response.json()["error"]
+
+
+def test_replay_marks_the_show_rule_only_for_the_seat_shown():
+    from helpers import make_deal
+
+    from sm_env.cards import parse_card
+    from sm_env.game import Game
+    from sm_env.record import game_record
+    from sm_web.replays import Timeline
+
+    deal = make_deal(
+        "3H 4H 5H 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2H 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2S 3S",
+        None,
+        "AH 4S 5S 6S",
+    )
+    game = Game(seed=1, first_dealer=0, deals=[deal], start_balances=[-1, 1, 0])
+    for card in ("2H", "CLUBS", "2C", "3C", "4C", "5C"):  # seat 1 sends 2H, seat 0 returns 5H; trump; discards
+        game.apply(52 if card == "CLUBS" else parse_card(card))
+    timeline = Timeline(game_record(game))
+    assert len(timeline) == 6
+    kinds = {viewer: [m["kind"] for m in timeline.frame(6, viewer)["event"]["marks"]] for viewer in (None, 0, 1, 2)}
+    assert kinds == {None: ["shown"], 0: [], 1: ["shown"], 2: []}
+    seat1 = timeline.frame(6, 1)
+    assert seat1["shown"] == [{"to": 1, "cards": ["AH"]}]
+    assert "AH" not in json.dumps(timeline.frame(6, 2))  # the third player is shown nothing
+    exchange = timeline.frame(1, None)["event"]["marks"]
+    assert exchange == [{"kind": "exchange", "text": "exchange player_1 -> player_0: sent 2H, returned 5H"}]
+    assert "1 card(s)" in timeline.frame(1, 2)["event"]["marks"][0]["text"]  # seat 2 sees only the count
+
+
+def test_view_command_preloads_a_record_and_serve_checks_its_arguments(finished_record, tmp_path, capsys):
+    from sm_env.record import save_record
+    from sm_web import serve_main, view_main
+
+    with TestClient(create_app(Config(records_dir=None, preload=finished_record))) as client:
+        assert client.get("/api/options").json()["preloaded"] is True
+        summary = client.post("/api/replay", json={"preloaded": True}).json()
+        assert summary["hands"] == len(finished_record["hands"])
+    with make_client() as client:
+        assert client.post("/api/replay", json={"preloaded": True}).status_code == 404
+    assert view_main([str(tmp_path / "missing.json")]) == 2
+    assert "not found" in capsys.readouterr().err
+    bad = json.loads(json.dumps(finished_record))
+    bad["winner"] = 2 if bad["winner"] != 2 else 1
+    save_record(bad, tmp_path / "bad.json")
+    assert view_main([str(tmp_path / "bad.json")]) == 2
+    assert "winner" in capsys.readouterr().err
+    assert serve_main(["--opponents", "heuristic", "nobody"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+    assert serve_main(["--opponents", "heuristic", "human"]) == 2
+    assert serve_main(["--port", "70000"]) == 2
+    assert "--port" in capsys.readouterr().err
+
+
+def test_serve_and_view_are_commands_of_sergeant_major(capsys):
+    from sm_env.cli import main
+
+    assert main(["serve", "--opponents", "heuristic", "nobody"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+    assert main(["view", "no-such-file.json"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_news_tells_each_seat_what_it_learns_and_nothing_more():
+    from helpers import make_deal
+
+    from sm_env.cards import parse_card
+    from sm_env.game import Game
+    from sm_env.knowledge import player_view
+    from sm_web.words import news
+
+    deal = make_deal(
+        "3H 4H 5H 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2H 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2S 3S",
+        None,
+        "AH 4S 5S 6S",
+    )
+    game = Game(seed=1, first_dealer=0, deals=[deal], start_balances=[-1, 1, 0])
+    names = ["p0", "p1", "p2"]
+    said: dict[int, list[str]] = {0: [], 1: [], 2: []}
+    for card in ("2H", "CLUBS", "2C", "3C", "4C", "5C"):
+        before = [player_view(game, s) for s in range(3)]
+        game.apply(52 if card == "CLUBS" else parse_card(card))
+        for s in range(3):
+            said[s] += news(before[s], player_view(game, s), names)
+    assert said[1] == [
+        "Exchange: you sent 2H to p0, who gave back 5H",
+        "p0 takes the kitty",
+        "Show rule: the dealer must show you these kitty cards, higher than the lowest card it gave back to you in "
+        "their suit: AH",
+    ]
+    assert said[0] == ["Exchange: p1 sent 2H to you, who gave back 5H", "You take the kitty: 6S 5S 4S AH"]
+    assert said[2] == ["Exchange: p1 gave 1 card to p0 and got as many back", "p0 takes the kitty"]
+
+
+def test_prompts_say_in_plain_words_what_to_do_in_each_phase():
+    import random
+
+    from sm_env.game import PHASE_NAMES, Game
+    from sm_env.knowledge import player_view
+    from sm_web.words import prompt
+
+    words = {"exchange": "Exchange: you took", "trump": "Name the trump suit", "discard": "Discard", "play": "Trick"}
+    names = ["p0", "p1", "p2"]
+    seen = set()
+    game = Game(seed=4, max_hands=6)
+    rng = random.Random(0)
+    while not game.is_over:
+        seat = game.current_player
+        phase = PHASE_NAMES[game.phase]
+        assert words[phase] in prompt(player_view(game, seat), names)
+        waiting = prompt(player_view(game, (seat + 1) % 3), names)
+        assert waiting.startswith(f"p{seat} (") and waiting.endswith("...")
+        seen.add(phase)
+        game.apply(rng.choice(game.legal_actions()))
+    assert seen == set(words)
+    assert prompt(player_view(game, 0), names).startswith("Game over")

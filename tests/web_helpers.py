@@ -1,0 +1,51 @@
+"""Helpers for the web tests: what a seat may know, computed from the game itself (not from player_view)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sm_env.cards import CARD_TEXT, from_mask
+from sm_env.game import Game
+
+CARD_PATTERN = re.compile(r"\b([2-9TJQKA][CDHS])\b")
+
+
+def cards_in(data: Any) -> set[str]:
+    """Every card text in a JSON payload (or an HTML string)."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    return set(CARD_PATTERN.findall(text))
+
+
+def known_cards(game: Game, seat: int) -> set[str]:
+    """The cards of the current hand that ``seat`` may know, by the rule book, read from the engine's state.
+
+    Its hand; every card played this hand; in the exchange what it sent (at
+    once) and what came back, or as receiver both once the round is done; as
+    dealer its discards and, once taken, the kitty; cards shown to it.
+    """
+    log = game.history[-1]
+    known = set(from_mask(game.hands[seat]))
+    for trick in log.tricks or ():
+        known.update(trick.cards)
+    for e in log.exchanges:
+        if seat == e.sender:
+            known.update(e.sent)
+            known.update(e.returned or ())
+        elif seat == e.receiver and e.returned is not None:
+            known.update(e.sent)
+            known.update(e.returned)
+    if seat == game.dealer:
+        known.update(log.discards or ())
+        if game.picked_up:
+            known.update(log.kitty)
+    for to, cards in log.shown or ():
+        if to == seat:
+            known.update(cards)
+    return {CARD_TEXT[c] for c in known}
+
+
+def played_cards(game: Game, hand_number: int) -> set[str]:
+    """The cards played to tricks in one hand (public once played)."""
+    return {CARD_TEXT[c] for t in game.history[hand_number - 1].tricks or () for c in t.cards}
