@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-EPISODES: tuple[str, ...] = ("game", "hand")
+EPISODES: tuple[str, ...] = ("hand", "game")
 REWARDS: tuple[str, ...] = ("balance", "result")
 
 
