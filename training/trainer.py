@@ -147,14 +147,19 @@ def numpy_policy(model: Any, cfg: Config) -> NumpyPolicy:
 
 
 def check_opponents(cfg: Config) -> None:
-    """Every opponent name must be an agent that ``agents.make_agent`` knows."""
-    names = [n for n in cfg.opponents.mix if n not in (SNAPSHOTS, "random")]
-    for key, group in (("opponents.mix", names), ("eval.opponents", [n for n in cfg.eval.opponents if n != "random"])):
-        for name in group:
+    """Every agent the config names (opponents, evaluation baselines, the warm-start teacher)
+    must be one that ``agents.make_agent`` can build."""
+    groups = [
+        ("opponents.mix", [n for n in cfg.opponents.mix if n not in (SNAPSHOTS, "random")]),
+        ("eval.opponents", [n for n in cfg.eval.opponents if n != "random"]),
+        ("pretrain.teacher", [cfg.pretrain.teacher] if cfg.pretrain.teacher else []),
+    ]
+    for key, names in groups:
+        for name in names:
             try:
                 make_baseline(name, 0)
             except Exception as err:  # noqa: BLE001 - report any failure with the key
-                raise ConfigError(f"{key}: opponent {name!r} is not available: {err}") from None
+                raise ConfigError(f"{key}: agent {name!r} is not available: {err}") from None
 
 
 class Trainer:
