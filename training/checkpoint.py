@@ -23,6 +23,7 @@ import io
 import json
 import os
 import random
+import warnings
 import zipfile
 from typing import Any
 
@@ -91,7 +92,9 @@ def read_training_state(path: str) -> dict[str, Any]:
     except (OSError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
         raise CheckpointError(f"{path}: not a training checkpoint ({err})") from None
     try:
-        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about odd pickles: the error below says it all
+            warnings.simplefilter("ignore")
+            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception:  # noqa: BLE001 - torch's own message advises unsafe loading: never relay it
         raise CheckpointError(
             f"{path}: {STATE_ENTRY} is corrupt or holds more than tensors and plain values; "
@@ -132,7 +135,9 @@ def load_weights(model: Any, path: str, net_arch: list[int], activation: str) ->
                 f"{wanted!r}; resume with the config the run was trained with"
             )
     try:
-        model.set_parameters(path, exact_match=True, device="cpu")  # weights + optimizer, weights_only
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.set_parameters(path, exact_match=True, device="cpu")  # weights + optimizer, weights_only
     except (RuntimeError, ValueError, KeyError) as err:
         if "size mismatch" in str(err) or "Missing key" in str(err) or "Unexpected key" in str(err):
             raise CheckpointError(
