@@ -373,3 +373,19 @@ def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
     assert main(["--evaluate", str(run / "final_model.zip"), "--eval-config", str(eval_config)]) == 0
     assert "random     all" in capsys.readouterr().out
     assert main(["--evaluate", str(tmp_path / "nope.zip"), "--eval-config", str(eval_config)]) == 2
+
+
+def test_eval_log_has_no_duplicate_after_a_kill_between_evaluation_and_checkpoint(tmp_path):
+    cfg = tiny_config(eval={"every": 128, "deals": 2}, train={"checkpoint_every": 10**6, "total_timesteps": 384})
+    trainer = train(cfg, str(tmp_path), quiet=True, stop_after_segments=1)  # evaluated at 128, checkpoint at 128
+    trainer.close()
+    log = tmp_path / "eval.jsonl"
+    # the run goes on, evaluates at 256 and is killed before its next checkpoint
+    line = log.read_text().splitlines()[0].replace('"num_timesteps": 128', '"num_timesteps": 256')
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    resumed = train(cfg, str(tmp_path), resume=True, quiet=True)
+    resumed.close()
+    steps = [json.loads(text)["num_timesteps"] for text in log.read_text().splitlines()]
+    assert steps == [128, 256, 384]
+    assert [entry["num_timesteps"] for entry in resumed.eval_history] == steps
