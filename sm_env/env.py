@@ -4,7 +4,7 @@
 
 A PettingZoo AEC environment for the three-player trick-taking card game
 Sergeant Major, modelled on PettingZoo's classic environments. The rules are
-those of ``RULES.md`` (the standard game) plus the named variants of
+those of ``docs/rules.md`` (the standard game) plus the named variants of
 :mod:`sm_env.rules`.
 
 | Import             | `from sm_env import env`                      |
@@ -108,7 +108,7 @@ env(rules="standard", episode="game", max_hands=100, reward="balance", render_mo
 
 `rules`: a preset name of :data:`sm_env.rules.PRESETS` (``"standard"``,
 ``"woburn"``, ``"canadian"``, ...), a :class:`~sm_env.rules.RuleSet`, or a
-dict of RULES.md section 9 option names (the ``rules`` field of a record).
+dict of rule option names (docs/rules.md) (the ``rules`` field of a record).
 
 `episode`: ``"game"`` (a whole game, hand after hand) or ``"hand"`` (one
 hand; every episode is a new game whose hand 1 has no exchange, unless the
@@ -132,7 +132,7 @@ actions give the same game); a reset without a seed continues a random stream
 seeded by the last seeded reset. `options` may hold ``"first_dealer"`` (seat
 0-2) and ``"deals"`` (a list of deals for hands 1, 2, ...: ``{"hands": [[16
 cards] x 3 by absolute seat], "kitty": [4 cards]}``, cards as ids or text
-such as ``"TH"``) and, beyond INTERFACE.md, ``"start_balances"`` (the
+such as ``"TH"``) and, beyond docs/interface.md, ``"start_balances"`` (the
 balances of an imaginary previous hand, e.g. ``[2, -1, -1]``, so that hand 1
 starts with an exchange: with ``episode="hand"`` this is how single hands with
 an exchange are studied; the record keeps it, so it replays). Any other key

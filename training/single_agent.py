@@ -12,7 +12,7 @@ PettingZoo environment, and computes exactly what that environment would give
 the same seat:
 
 - observation: ``observation.encode(player_view(game, seat))`` (789 floats in
-  [-1, 1]); the action space is ``Discrete(56)`` (INTERFACE.md);
+  [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
 - reward, from the learner's point of view, in the env's reward modes:
   ``"balance"`` (default) gives the learner's balance (tricks - quota) of each
   hand when that hand ends; ``"result"`` (``episode="game"`` only) gives, when
