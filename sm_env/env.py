@@ -478,8 +478,9 @@ class raw_env(AECEnv):
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before observe()")
-        seat = _SEAT.get(agent) if isinstance(agent, str) else None
-        if seat is None:
+        try:
+            seat = _SEAT[agent]
+        except (KeyError, TypeError):
             seat = self._seat(agent)  # raises: not an agent name
         view = player_view(game, seat)
         legal = view.legal
