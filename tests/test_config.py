@@ -141,10 +141,11 @@ def test_save_config_round_trips_atomically(tmp_path):
     cfg = load_config(os.path.join(ROOT, "configs", "quickstart.yaml"), ["ppo.learning_rate=1e-4"])
     path = tmp_path / "config.yaml"
     path.write_text("old")
+    (tmp_path / "config.yaml.tmp").mkdir()  # a fixed temporary name would collide with this
     save_config(cfg, str(path))
     assert load_config(str(path)) == cfg
     assert yaml.safe_load(path.read_text())["ppo"]["learning_rate"] == 1e-4
-    assert os.listdir(tmp_path) == ["config.yaml"]  # no temporary file left
+    assert sorted(os.listdir(tmp_path)) == ["config.yaml", "config.yaml.tmp"]  # no temporary file left
 
 
 def test_describe_lists_every_field_with_its_documentation():

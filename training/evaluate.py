@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents import Agent, act, make_agent
+from sm_env.atomic import atomic_path
 from sm_env.game import Game
 from sm_env.knowledge import player_view
 from sm_env.rules import RuleSet
@@ -274,7 +275,7 @@ class EvalResult:
         return "\n".join(lines)
 
     def save(self, out_dir: str | os.PathLike[str]) -> dict[str, str]:
-        """Write ``result.json``, ``result.csv`` and ``balance_by_role.png``; returns their paths."""
+        """Write ``result.json``, ``result.csv`` and ``balance_by_role.png`` (each atomically); returns their paths."""
         out = os.fspath(out_dir)
         os.makedirs(out, exist_ok=True)
         paths = {
@@ -282,12 +283,10 @@ class EvalResult:
             "csv": os.path.join(out, "result.csv"),
             "png": os.path.join(out, "balance_by_role.png"),
         }
-        tmp = paths["json"] + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
+        with atomic_path(paths["json"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             json.dump(self.to_dict(), handle, indent=2)
             handle.write("\n")
-        os.replace(tmp, paths["json"])
-        with open(paths["csv"], "w", newline="", encoding="utf-8") as handle:
+        with atomic_path(paths["csv"]) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             header = ["agent", "role", "hands"]
             for m in METRICS:
@@ -300,7 +299,8 @@ class EvalResult:
                         e = self.stats[a][role][m]
                         row += [f"{e.mean:.6f}", f"{e.lo:.6f}", f"{e.hi:.6f}"]
                     writer.writerow(row)
-        self.plot(paths["png"])
+        with atomic_path(paths["png"]) as tmp:
+            self.plot(tmp)
         return paths
 
     def plot(self, path: str) -> None:
