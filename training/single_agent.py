@@ -3,13 +3,17 @@
 :class:`SingleSeatEnv` lets one learner play one seat of a Sergeant Major game
 while the other two seats are played, inside :meth:`SingleSeatEnv.step`, by
 opponents drawn from an :class:`OpponentPool` (baseline agents and frozen
-snapshots of the learner). Every transition is therefore from the learner's
-point of view only: a rollout never mixes two players' observations.
+snapshots of the learner). Every opponent is a plain
+:class:`agents.base.Agent` that sees only its ``player_view``; a snapshot is a
+:class:`SnapshotAgent` around the learner's numpy policy. Every transition
+is from the learner's point of view only: a rollout never mixes two
+players' observations.
 
 It drives the engine directly (``Game.apply``, ``knowledge.player_view``,
 ``observation.encode``), which is several times faster than stepping the
 PettingZoo environment, and computes exactly what that environment would give
-the same seat:
+the same seat (episodes and rewards are those of :mod:`sm_env.episode`, as
+in the environment):
 
 - observation: ``observation.encode(player_view(game, seat))`` (789 floats in
   [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
