@@ -59,8 +59,9 @@ def time_summary(trainer: Trainer, elapsed: float) -> str:
 
 def outputs_summary(run_dir: str, final_eval: bool) -> str:
     """Every output of a run and how to look at it."""
+    policy = f"ppo:{run_dir}/final_model.zip"
     rows = [
-        ("final_model.zip", f"the trained policy: sergeant-major play --agents ppo:{run_dir}/final_model.zip ..."),
+        ("final_model.zip", f"the trained policy; play against it: sergeant-major play --opponents {policy} {policy}"),
         ("final_policy.pt", "the same policy as plain tensors (agents.make_agent('ppo:PATH') loads either)"),
     ]
     if final_eval:
