@@ -6,9 +6,9 @@
     sergeant-major train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
     sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
 
-A new run goes to ``<output_dir>/<name>``; if that folder is already used,
-to the first free ``<name>-2``, ``<name>-3``, ... (the folder used is
-printed), so the same command can be run again. ``--run-dir DIR`` picks the
+A new run goes to <output_dir>/<name>; if that folder is already used,
+to the first free <name>-2, <name>-3, ... (the folder used is
+printed), so the same command can be run again. --run-dir DIR picks the
 folder itself and refuses one that already holds a run.
 """
 
@@ -77,7 +77,12 @@ def outputs_summary(run_dir: str, final_eval: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the training command line; returns the exit status (2: bad input, 130: interrupted)."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Train a policy with MaskablePPO, from a config file to an evaluated result.",
+        epilog="examples:\n" + __doc__.split("\n\n")[1] + "\n\n" + __doc__.split("\n\n")[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--config", help="YAML config file (see configs/ and `python -m training.config`)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
     parser.add_argument(
