@@ -173,6 +173,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
+from .episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
 from .game import NUM_ACTIONS, OVER, PHASE_NAMES, Game, IllegalActionError, check_seed
 from .knowledge import player_view
 from .observation import OBSERVATION_SIZE, action_mask, encode
@@ -183,8 +184,6 @@ __all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "env"
 
 AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
-_EPISODES = ("game", "hand")
-_REWARDS = ("balance", "result")
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
 
 
@@ -283,20 +282,7 @@ class raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
-        if episode not in _EPISODES:
-            raise ValueError(f"episode must be 'game' (a whole game) or 'hand' (one hand), got {episode!r}")
-        if reward not in _REWARDS:
-            raise ValueError(
-                f"reward must be 'balance' (tricks - quota at the end of each hand) or 'result' "
-                f"(+1 shared by the winners, -1 by the losers, at the end of the game), got {reward!r}"
-            )
-        if reward == "result" and episode == "hand":
-            raise ValueError(
-                "reward='result' rewards winning the game, but episode='hand' ends after one hand: "
-                "use reward='balance' with episode='hand', or episode='game' with reward='result'"
-            )
-        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
-            raise ValueError(f"max_hands must be a whole number >= 1 or None (no limit), got {max_hands!r}")
+        check_episode(episode, reward, max_hands)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         if max_cycles is not None and max_cycles != -1:
@@ -309,7 +295,7 @@ class raw_env(AECEnv):
         self.reward_mode = reward
         self.max_hands = max_hands
         self.render_mode = render_mode
-        self._game_max_hands = 1 if episode == "hand" else max_hands
+        self._game_max_hands = engine_max_hands(episode, max_hands)
 
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -338,11 +324,11 @@ class raw_env(AECEnv):
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The (cached) observation space: Dict(observation Box(-1, 1, (789,)), action_mask Box(0, 1, (56,)))."""
-        return self.observation_spaces[agent]
+        return self.observation_spaces[AGENTS[self._seat(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
         """The (cached) action space of an agent: Discrete(56)."""
-        return self.action_spaces[agent]
+        return self.action_spaces[AGENTS[self._seat(agent)]]
 
     # ------------------------------------------------------------------ reset
 
@@ -445,11 +431,10 @@ class raw_env(AECEnv):
         """Give the balance rewards of the hand that just ended."""
         if self.reward_mode != "balance":
             return
-        balances = self.game.history[hand - 1].balances
+        values = hand_rewards(self.game.history[hand - 1].balances)
         rewards = self.rewards
         cumulative = self._cumulative_rewards
-        for seat, agent in enumerate(AGENTS):
-            value = float(balances[seat])
+        for agent, value in zip(AGENTS, values, strict=True):
             rewards[agent] = value
             cumulative[agent] += value
         self._rewarded = True
@@ -458,20 +443,11 @@ class raw_env(AECEnv):
         """Set terminations or truncations for everybody (and the result rewards)."""
         game = self.game
         won = game.winners is not None
-        if self.episode == "hand" or won:
-            self.terminations = dict.fromkeys(AGENTS, True)
-        else:
-            self.truncations = dict.fromkeys(AGENTS, True)
+        terminated, truncated = episode_end(self.episode, won)
+        self.terminations = dict.fromkeys(AGENTS, terminated)
+        self.truncations = dict.fromkeys(AGENTS, truncated)
         if self.reward_mode == "result" and won:
-            winners = game.winners
-            losers = 3 - len(winners)
-            for seat, agent in enumerate(AGENTS):
-                if losers == 0:
-                    value = 0.0
-                elif seat in winners:
-                    value = 1.0 / len(winners)
-                else:
-                    value = -1.0 / losers
+            for agent, value in zip(AGENTS, result_rewards(game.winners), strict=True):
                 self.rewards[agent] = value
                 self._cumulative_rewards[agent] += value
             self._rewarded = True
@@ -494,18 +470,32 @@ class raw_env(AECEnv):
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before observe()")
-        view = player_view(game, _SEAT[agent])
+        try:
+            seat = _SEAT[agent]
+        except (KeyError, TypeError):
+            seat = self._seat(agent)  # raises: not an agent name
+        view = player_view(game, seat)
         legal = view.legal
         return {
             "observation": encode(view),
             "action_mask": action_mask(legal) if legal else np.zeros(NUM_ACTIONS, np.int8),
         }
 
+    @staticmethod
+    def _seat(agent: Any) -> int:
+        """The seat of an agent name; a clear error for anything else."""
+        try:
+            return _SEAT[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
+
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The action mask of an agent (default: the one to act), without building the observation."""
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before action_mask()")
+        if agent is not None:
+            self._seat(agent)
         seat = game.current_player
         if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
             return np.zeros(NUM_ACTIONS, dtype=np.int8)

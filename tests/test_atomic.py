@@ -42,3 +42,33 @@ def test_new_file_gets_ordinary_permissions(tmp_path):
             handle.write(b"x")
     assert target.read_bytes() == b"x"
     assert os.stat(target).st_mode & 0o777 == 0o644
+
+
+def test_a_killed_writers_temporary_file_is_swept_at_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    target = tmp_path / "latest.zip"
+    code = (
+        "import os, sys\n"
+        "from sm_env.atomic import atomic_path\n"
+        "with atomic_path(sys.argv[1]) as tmp:\n"
+        "    open(tmp, 'w').write('half')\n"
+        "    os._exit(9)  # killed mid-write: no clean-up runs\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    for _ in range(3):
+        assert subprocess.run([sys.executable, "-c", code, str(target)], env=env).returncode == 9
+    left = [name for name in os.listdir(tmp_path) if name != "latest.zip"]
+    # each killed writer swept its dead predecessor's file: only the last one is left
+    assert len(left) == 1 and left[0].startswith(".latest.") and left[0].endswith(".tmp.zip")
+    # a living writer's file and files of other naming are kept
+    alive = tmp_path / f".latest.{os.getppid()}.abc123.tmp.zip"
+    alive.write_text("in progress")
+    other = tmp_path / ".rec.abc.tmp.json"
+    other.write_text("not ours")
+    with atomic_path(target) as tmp:
+        with open(tmp, "w") as handle:
+            handle.write("whole")
+    assert target.read_text() == "whole"
+    assert sorted(os.listdir(tmp_path)) == sorted(["latest.zip", alive.name, other.name])

@@ -765,3 +765,17 @@ def test_unknown_reset_option_warns_and_is_ignored():
     plain = sm_env.env()
     plain.reset(seed=3)
     assert e.unwrapped.record()["hands"] == plain.unwrapped.record()["hands"]
+
+
+@pytest.mark.parametrize("agent", ["player_9", "player_3", 0, None, "Player_0"])
+def test_bad_agent_names_get_a_clear_error(agent: object) -> None:
+    from sm_env import env as make_env
+
+    e = make_env()
+    e.reset(seed=1)
+    calls = [e.observe, e.observation_space, e.action_space]
+    if agent is not None:  # action_mask(None) means "the agent to act"
+        calls.append(e.unwrapped.action_mask)
+    for call in calls:
+        with pytest.raises(ValueError, match=r"unknown agent .*player_0.*player_1.*player_2"):
+            call(agent)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -150,3 +151,12 @@ def test_cli_prints_a_table_and_saves_json_csv_png(tmp_path, capsys):
     )
     assert (out / "balance_by_role.png").read_bytes()[:4] == b"\x89PNG"
     assert ev.main(["--agents", "heuristic", "bogus", "--deals", "1", "--no-progress", "--out", str(out)]) == 2
+
+
+def test_saved_results_are_written_atomically(tmp_path):
+    result = ev.evaluate(["heuristic", "random"], deals=4, seed=1, workers=1, bootstrap=100, progress=False)
+    (tmp_path / "result.json.tmp").mkdir()  # a fixed temporary name would collide with this
+    (tmp_path / "result.json").write_text("old")
+    paths = result.save(tmp_path)
+    assert json.loads((tmp_path / "result.json").read_text())["agents"] == result.agents
+    assert sorted(os.listdir(tmp_path)) == sorted(["result.json.tmp", *(os.path.basename(p) for p in paths.values())])

@@ -27,9 +27,10 @@ from sm_env.game import NUM_ACTIONS, Game  # noqa: E402
 from sm_env.knowledge import player_view  # noqa: E402
 from sm_env.observation import OBSERVATION_SIZE, encode  # noqa: E402
 from sm_env.observation import action_mask as legal_mask_array  # noqa: E402
-from training.config import ConfigError, apply_overrides, config_from_dict, load_config  # noqa: E402
+from training.cli import main  # noqa: E402
+from training.config import config_from_dict  # noqa: E402
 from training.single_agent import ActionMaskVecEnv, SingleSeatEnv, make_vec_env  # noqa: E402
-from training.train import Trainer, main, numpy_policy, policy_arrays, train  # noqa: E402
+from training.trainer import Trainer, numpy_policy, policy_arrays, train  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -168,68 +169,6 @@ def test_vec_env_mask_cache_matches_the_envs():
     venv.close()
 
 
-# ---------------------------------------------------------------------------- config
-
-
-def test_shipped_configs_are_valid():
-    for name in ("quickstart", "full", "eval"):
-        path = os.path.join(ROOT, "configs", f"{name}.yaml")
-        if name == "eval":
-            from training.config import load_eval_config
-
-            load_eval_config(path)
-        else:
-            load_config(path)
-
-
-@pytest.mark.parametrize(
-    "data, words",
-    [
-        ({"ppo": {"learnin_rate": 1e-3}}, ["unknown key 'ppo.learnin_rate'", "learning_rate"]),
-        ({"bogus": 1}, ["unknown key 'bogus'", "allowed keys"]),
-        ({"ppo": {"learning_rate": "fast"}}, ["ppo.learning_rate", "expected a number", "'fast'"]),
-        ({"train": {"n_envs": 2.5}}, ["train.n_envs", "whole number"]),
-        ({"train": {"progress_bar": "yes"}}, ["train.progress_bar", "true or false"]),
-        ({"ppo": {"learning_rate": -1}}, ["ppo.learning_rate", "must be > 0"]),
-        ({"ppo": {"gamma": 1.5}}, ["ppo.gamma", "(0, 1]"]),
-        ({"env": {"episode": "round"}}, ["env.episode", "'hand', 'game'", "'round'"]),
-        ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
-        ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
-        ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
-        ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
-        ({"ppo": {"batch_size": 10**6}}, ["ppo.batch_size", "n_steps * train.n_envs"]),
-    ],
-)
-def test_bad_configs_give_clear_errors(data, words):
-    with pytest.raises(ConfigError) as err:
-        config_from_dict(data, "my.yaml")
-    message = str(err.value)
-    assert message.startswith("my.yaml: ")
-    for word in words:
-        assert word in message, (word, message)
-
-
-def test_config_files_and_overrides(tmp_path):
-    with pytest.raises(ConfigError, match="config file not found: .*missing.yaml"):
-        load_config(str(tmp_path / "missing.yaml"))
-    path = tmp_path / "c.yaml"
-    path.write_text("ppo:\n  learning_rate: 3e-4\ntrain:\n  total_timesteps: 1e6\n")
-    cfg = load_config(
-        str(path),
-        ["ppo.learning_rate=1e-4", "opponents.mix={random: 1, heuristic: 3}", "env.learner_seats=[dealer, middle]"],
-    )
-    assert cfg.ppo.learning_rate == 1e-4 and cfg.train.total_timesteps == 1_000_000
-    assert cfg.opponents.mix == {"random": 1.0, "heuristic": 3.0}
-    assert cfg.env.learner_seats == ["dealer", "middle"]
-    with pytest.raises(ConfigError, match="key=value"):
-        apply_overrides({}, ["ppo.learning_rate"])
-    with pytest.raises(ConfigError, match="unknown key 'ppo.lr'"):
-        load_config(str(path), ["ppo.lr=1"])
-    path.write_text("- just\n- a list\n")
-    with pytest.raises(ConfigError, match="top level must be a mapping"):
-        load_config(str(path))
-
-
 def test_main_reports_config_errors(tmp_path, capsys):
     assert main(["--config", str(tmp_path / "nope.yaml")]) == 2
     assert "config file not found" in capsys.readouterr().err
@@ -280,7 +219,7 @@ def test_checkpoint_contents_and_atomic_files(tmp_path):
     assert {"policy.pth", "policy.optimizer.pth", "sm_training_state.pt", "sm_policy.json"} <= names
     assert meta["observation_size"] == OBSERVATION_SIZE and meta["action_count"] == NUM_ACTIONS
     assert not [f for f in os.listdir(tmp_path / "checkpoints") if f.startswith(".tmp")]
-    from training.train import read_training_state
+    from training.checkpoint import read_training_state
 
     state = read_training_state(str(latest))
     assert state["num_timesteps"] == 256 and set(state["rng"]) == {"python", "numpy", "torch"}
@@ -425,7 +364,7 @@ def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
     assert main(["--config", str(config), "--run-dir", str(run), "--quiet"]) == 2
     assert "--resume" in capsys.readouterr().err
     assert main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=256"]) == 0
-    from training.train import read_training_state
+    from training.checkpoint import read_training_state
 
     assert read_training_state(str(run / "checkpoints" / "latest.zip"))["num_timesteps"] == 256
     capsys.readouterr()
@@ -434,3 +373,19 @@ def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
     assert main(["--evaluate", str(run / "final_model.zip"), "--eval-config", str(eval_config)]) == 0
     assert "random     all" in capsys.readouterr().out
     assert main(["--evaluate", str(tmp_path / "nope.zip"), "--eval-config", str(eval_config)]) == 2
+
+
+def test_eval_log_has_no_duplicate_after_a_kill_between_evaluation_and_checkpoint(tmp_path):
+    cfg = tiny_config(eval={"every": 128, "deals": 2}, train={"checkpoint_every": 10**6, "total_timesteps": 384})
+    trainer = train(cfg, str(tmp_path), quiet=True, stop_after_segments=1)  # evaluated at 128, checkpoint at 128
+    trainer.close()
+    log = tmp_path / "eval.jsonl"
+    # the run goes on, evaluates at 256 and is killed before its next checkpoint
+    line = log.read_text().splitlines()[0].replace('"num_timesteps": 128', '"num_timesteps": 256')
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    resumed = train(cfg, str(tmp_path), resume=True, quiet=True)
+    resumed.close()
+    steps = [json.loads(text)["num_timesteps"] for text in log.read_text().splitlines()]
+    assert steps == [128, 256, 384]
+    assert [entry["num_timesteps"] for entry in resumed.eval_history] == steps

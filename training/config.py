@@ -1,4 +1,4 @@
-"""The training configuration: a dataclass schema loaded from YAML.
+"""The training configuration: a typed schema (pydantic v2) loaded from YAML.
 
 A config file has these sections (every key is optional and has the
 default shown by ``sergeant-major config``)::
@@ -14,430 +14,483 @@ default shown by ``sergeant-major config``)::
     eval:      {...}            # EvalConfig: periodic duplicate evaluation
 
 :func:`load_config` validates everything and raises :class:`ConfigError`
-with the file, the dotted key and what is allowed for an unknown key, a wrong
+naming where the bad value came from (the file, or the ``--set`` override),
+the dotted key, the value and what is allowed, for an unknown key, a wrong
 type, an impossible value or a missing file. Single fields can be overridden
 from the command line, ``ppo.learning_rate=1e-4`` (see :func:`apply_overrides`;
 values are read as YAML, so ``opponents.mix={random: 1, heuristic: 2}`` works).
 
 Numbers written as ``3e-4`` (which YAML 1.1 reads as text) are accepted for
-number fields; ``1e6`` is accepted for whole-number fields.
+number fields; ``1e6`` is accepted for whole-number fields. Booleans must be
+``true`` or ``false``; numbers are never read as booleans or the reverse.
 
-Each field's documentation is the ``doc`` entry of its metadata;
-:func:`describe` prints them all.
+Each field's documentation is its pydantic ``description``; :func:`describe`
+prints them all.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import sys
-import types
-import typing
-from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from sm_env.game import ROLE_NAMES
+from sm_env.atomic import atomic_path
+from sm_env.episode import EPISODES, REWARDS, check_episode
+from sm_env.game import ROLE_NAMES as ROLES
 
 
 class ConfigError(ValueError):
-    """A config file or override that is not valid; the message names the key."""
+    """A config file or override that is not valid; the message names the key.
+
+    ``key`` is the dotted key at fault (None when the whole file is) and
+    ``detail`` the message without its source prefix.
+    """
+
+    def __init__(self, message: str, key: str | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.detail = message if detail is None else detail
 
 
-def _f(default: Any, doc: str, *, check: Any = None, factory: Any = None) -> Any:
-    meta = {"doc": doc}
-    if check is not None:
-        meta["check"] = check
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+def _error(source: str, key: str | None, detail: str) -> ConfigError:
+    return ConfigError(f"{source}: {detail}" if source else detail, key, detail)
 
 
-# (predicate, description of what is allowed)
-_POSITIVE = (lambda v: v > 0, "must be > 0")
-_NON_NEGATIVE = (lambda v: v >= 0, "must be >= 0")
-_PROBABILITY = (lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1")
-_DISCOUNT = (lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")
-_AT_LEAST_2 = (lambda v: v >= 2, "must be >= 2")
-_ROLES = ROLE_NAMES
+# ---------------------------------------------------------------------------- field types
+# Each BeforeValidator accepts exactly the YAML values that mean the type and
+# raises ValueError("expected ...") otherwise; AfterValidators check ranges.
 
 
-def _check_seats(value: Any) -> bool:
-    if value == "all":
-        return True
-    items = [value] if isinstance(value, str) else value
-    return bool(items) and all(r in _ROLES for r in items) and len(set(items)) == len(items)
+def _whole(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            number = float(value.replace("_", ""))
+        except ValueError:
+            number = None
+        if number is not None and number.is_integer():
+            return int(number)
+    raise ValueError("expected a whole number")
 
 
-def _check_mix(value: dict[str, float]) -> bool:
-    return bool(value) and all(w >= 0 for w in value.values()) and sum(value.values()) > 0
+def _number(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.replace("_", ""))
+        except ValueError:
+            pass
+    raise ValueError("expected a number")
 
 
-def _check_rules(value: Any) -> bool:
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError("expected true or false")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected a text")
+
+
+def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return convert(value)
+        except ValueError as err:
+            raise ValueError(f"{err} or null") from None
+
+    return check
+
+
+def _list_of(convert: Callable[[Any], Any], what: str) -> Callable[[Any], list[Any]]:
+    def check(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list of {what}")
+        try:
+            return [convert(v) for v in value]
+        except ValueError:
+            raise ValueError(f"expected a list of {what}") from None
+
+    return check
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if isinstance(value, str) and value in choices:
+            return value
+        raise ValueError("expected one of " + ", ".join(repr(c) for c in choices))
+
+    return check
+
+
+def _rule(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
+    def check(value: Any) -> Any:
+        if value is not None and not predicate(value):
+            raise ValueError(allowed)
+        return value
+
+    return AfterValidator(check)
+
+
+def _rules(value: Any) -> str | dict:
     from sm_env.rules import RuleSet
 
-    RuleSet.from_any(value)  # raises RulesError with its own message
-    return True
+    if not isinstance(value, (str, dict)):
+        raise ValueError("expected a rule preset name or a dict of rule options")
+    RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
+    return value
 
 
-def _check_net(value: list[int]) -> bool:
-    return len(value) >= 1 and all(n >= 1 for n in value)
+def _seats(value: Any) -> str | list[str]:
+    if value == "all":
+        return value
+    items = [value] if isinstance(value, str) else value
+    if not (isinstance(items, list) and items and all(r in ROLES for r in items) and len(set(items)) == len(items)):
+        raise ValueError("must be 'all' or a non-empty list of distinct roles from dealer, eldest, middle")
+    return value
 
 
-@dataclass
-class EnvConfig:
+def _mix(value: Any) -> dict[str, float]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError("expected a mapping of opponent names to weights")
+    mix = {k: _number(v) for k, v in value.items()}
+    if not mix or any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
+        raise ValueError("must map opponent names to weights >= 0 with a positive sum")
+    return mix
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+Number = Annotated[float, BeforeValidator(_number)]
+Flag = Annotated[bool, BeforeValidator(_flag)]
+Text = Annotated[str, BeforeValidator(_text)]
+Positive = _rule(lambda v: v > 0, "must be > 0")
+NonNegative = _rule(lambda v: v >= 0, "must be >= 0")
+Probability = _rule(lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1")
+AtLeast2 = _rule(lambda v: v >= 2, "must be >= 2")
+Rules = Annotated[str | dict, BeforeValidator(_rules)]
+
+
+class _Section(BaseModel):
+    """A config section: unknown keys are errors; a missing or null section is all defaults."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mapping(cls, data: Any) -> Any:
+        if data is None:
+            return {}
+        if not isinstance(data, (dict, BaseModel)):
+            raise ValueError(f"must be a mapping of keys to values, got {data!r:.60}")
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (as YAML writes them)."""
+        return self.model_dump()
+
+
+class EnvConfig(_Section):
     """The learner's game (training/single_agent.py)."""
 
-    rules: str | dict = _f(
+    rules: Rules = Field(
         "standard",
-        "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options",
-        check=(_check_rules, "must be a rule preset name or a dict of rule options"),
+        description="rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options",
     )
-    episode: Literal["hand", "game"] = _f(
-        "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand"
+    episode: Annotated[str, BeforeValidator(_one_of(EPISODES))] = Field(
+        "hand",
+        description="'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand",
     )
-    max_hands: int = _f(100, "game episodes: truncate a game nobody has won after this many hands", check=_POSITIVE)
-    reward: Literal["balance", "result"] = _f(
+    max_hands: Annotated[Whole, Positive] = Field(
+        100, description="game episodes: truncate a game nobody has won after this many hands"
+    )
+    reward: Annotated[str, BeforeValidator(_one_of(REWARDS))] = Field(
         "balance",
-        "'balance': tricks - quota at the end of every hand; 'result': winning the game "
+        description="'balance': tricks - quota at the end of every hand; 'result': winning the game "
         "(+1 shared by winners, -1 by losers; needs episode: game)",
     )
-    reward_scale: float = _f(1.0, "rewards are multiplied by this (balances run about -8..+8)", check=_POSITIVE)
-    dense_reward: bool = _f(
+    reward_scale: Annotated[Number, Positive] = Field(
+        1.0, description="rewards are multiplied by this (balances run about -8..+8)"
+    )
+    dense_reward: Flag = Field(
         False,
-        "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when "
+        description="reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when "
         "the hand ends (the same total per hand; easier credit assignment)",
     )
-    learner_seats: str | list = _f(
+    learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = Field(
         "all",
-        "roles the learner plays in the first hand of an episode: 'all' or a list of "
+        description="roles the learner plays in the first hand of an episode: 'all' or a list of "
         "'dealer', 'eldest', 'middle' (one drawn per episode; one shared policy)",
-        check=(_check_seats, "must be 'all' or a non-empty list of distinct roles from dealer, eldest, middle"),
     )
-    exchange_start: float = _f(
+    exchange_start: Annotated[Number, Probability] = Field(
         0.0,
-        "hand episodes: probability that the hand starts with an exchange (random previous balances), "
-        "so that exchange decisions are trained",
-        check=_PROBABILITY,
+        description="hand episodes: probability that the hand starts with an exchange (random previous "
+        "balances), so that exchange decisions are trained",
     )
 
 
-@dataclass
-class OpponentsConfig:
+class OpponentsConfig(_Section):
     """Who plays the two other seats: baselines and frozen snapshots of the learner."""
 
-    mix: dict[str, float] = _f(
-        None,
-        "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', "
+    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = Field(
+        default_factory=lambda: {"random": 1.0},
+        description="weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', "
         "...) and 'snapshots' (a frozen copy of the learner from the pool); each opponent seat draws "
         "independently every episode; until the first snapshot exists its weight goes to the others",
-        check=(_check_mix, "must map opponent names to weights >= 0 with a positive sum"),
-        factory=lambda: {"random": 1.0},
     )
-    snapshot_every: int = _f(
-        100_000, "learner timesteps between snapshots added to the pool (checked after every segment)", check=_POSITIVE
+    snapshot_every: Annotated[Whole, Positive] = Field(
+        100_000, description="learner timesteps between snapshots added to the pool (checked after every segment)"
     )
-    pool_size: int = _f(10, "snapshots kept in the pool (oldest dropped)", check=_POSITIVE)
-    snapshot_deterministic: bool = _f(False, "snapshots play their most probable action instead of sampling")
+    pool_size: Annotated[Whole, Positive] = Field(10, description="snapshots kept in the pool (oldest dropped)")
+    snapshot_deterministic: Flag = Field(
+        False, description="snapshots play their most probable action instead of sampling"
+    )
 
 
-@dataclass
-class PretrainConfig:
+class PretrainConfig(_Section):
     """Optional warm start by imitation: before PPO, the policy learns to copy a
     teacher agent playing the learner's seat (cross-entropy on its actions,
     masked), and the value network learns the teacher's returns."""
 
-    teacher: str | None = _f(None, "agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
-    decisions: int = _f(200_000, "teacher decisions collected (in the training env, same opponents)", check=_POSITIVE)
-    epochs: int = _f(4, "passes over the collected decisions", check=_POSITIVE)
-    batch_size: int = _f(256, "minibatch size", check=_AT_LEAST_2)
-    learning_rate: float = _f(1e-3, "Adam learning rate of the warm start", check=_POSITIVE)
-    value: bool = _f(True, "also fit the value network to the teacher's returns")
+    teacher: Annotated[str | None, BeforeValidator(_optional(_text))] = Field(
+        None, description="agent spec to imitate, e.g. 'heuristic' (null: no warm start)"
+    )
+    decisions: Annotated[Whole, Positive] = Field(
+        200_000, description="teacher decisions collected (in the training env, same opponents)"
+    )
+    epochs: Annotated[Whole, Positive] = Field(4, description="passes over the collected decisions")
+    batch_size: Annotated[Whole, AtLeast2] = Field(256, description="minibatch size")
+    learning_rate: Annotated[Number, Positive] = Field(1e-3, description="Adam learning rate of the warm start")
+    value: Flag = Field(True, description="also fit the value network to the teacher's returns")
 
 
-@dataclass
-class PPOConfig:
+class PPOConfig(_Section):
     """MaskablePPO (sb3-contrib) hyper-parameters."""
 
-    learning_rate: float = _f(3e-4, "Adam learning rate", check=_POSITIVE)
-    lr_schedule: Literal["constant", "linear"] = _f(
-        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
+    learning_rate: Annotated[Number, Positive] = Field(3e-4, description="Adam learning rate")
+    lr_schedule: Annotated[str, BeforeValidator(_one_of(("constant", "linear")))] = Field(
+        "constant", description="'linear' decays the learning rate to 0 over train.total_timesteps"
     )
-    n_steps: int = _f(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", check=_POSITIVE)
-    batch_size: int = _f(512, "minibatch size", check=_AT_LEAST_2)
-    n_epochs: int = _f(4, "passes over each rollout", check=_POSITIVE)
-    gamma: float = _f(1.0, "discount (episodes are short and end for sure: 1.0 is fine)", check=_DISCOUNT)
-    gae_lambda: float = _f(0.95, "GAE lambda", check=_PROBABILITY)
-    clip_range: float = _f(0.2, "PPO clipping", check=_POSITIVE)
-    ent_coef: float = _f(0.01, "entropy bonus", check=_NON_NEGATIVE)
-    vf_coef: float = _f(0.5, "value loss weight", check=_NON_NEGATIVE)
-    max_grad_norm: float = _f(0.5, "gradient clipping", check=_POSITIVE)
-    target_kl: float | None = _f(None, "stop an update early beyond this KL (null: never)", check=_POSITIVE)
-    normalize_advantage: bool = _f(True, "normalise advantages per minibatch")
-    net_arch: list[int] = _f(
-        None,
-        "hidden layer sizes of the policy and of the value network",
-        check=(_check_net, "must be a non-empty list of positive sizes"),
-        factory=lambda: [256, 256],
+    n_steps: Annotated[Whole, Positive] = Field(
+        256, description="steps per env per rollout (rollout size = n_steps * train.n_envs)"
     )
-    activation: Literal["tanh", "relu"] = _f("tanh", "activation of the hidden layers")
+    batch_size: Annotated[Whole, AtLeast2] = Field(512, description="minibatch size")
+    n_epochs: Annotated[Whole, Positive] = Field(4, description="passes over each rollout")
+    gamma: Annotated[Number, _rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")] = Field(
+        1.0, description="discount (episodes are short and end for sure: 1.0 is fine)"
+    )
+    gae_lambda: Annotated[Number, Probability] = Field(0.95, description="GAE lambda")
+    clip_range: Annotated[Number, Positive] = Field(0.2, description="PPO clipping")
+    ent_coef: Annotated[Number, NonNegative] = Field(0.01, description="entropy bonus")
+    vf_coef: Annotated[Number, NonNegative] = Field(0.5, description="value loss weight")
+    max_grad_norm: Annotated[Number, Positive] = Field(0.5, description="gradient clipping")
+    target_kl: Annotated[float | None, BeforeValidator(_optional(_number)), Positive] = Field(
+        None, description="stop an update early beyond this KL (null: never)"
+    )
+    normalize_advantage: Flag = Field(True, description="normalise advantages per minibatch")
+    net_arch: Annotated[
+        list[int],
+        BeforeValidator(_list_of(_whole, "whole numbers")),
+        _rule(lambda v: len(v) >= 1 and all(n >= 1 for n in v), "must be a non-empty list of positive sizes"),
+    ] = Field(
+        default_factory=lambda: [256, 256], description="hidden layer sizes of the policy and of the value network"
+    )
+    activation: Annotated[str, BeforeValidator(_one_of(("tanh", "relu")))] = Field(
+        "tanh", description="activation of the hidden layers"
+    )
 
 
-@dataclass
-class TrainConfig:
+class TrainConfig(_Section):
     """Length of the run, vectorisation, checkpoints."""
 
-    total_timesteps: int = _f(200_000, "learner decisions to train for", check=_POSITIVE)
-    n_envs: int = _f(8, "parallel environments", check=_POSITIVE)
-    vec_env: Literal["dummy", "subproc"] = _f(
-        "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
+    total_timesteps: Annotated[Whole, Positive] = Field(200_000, description="learner decisions to train for")
+    n_envs: Annotated[Whole, Positive] = Field(8, description="parallel environments")
+    vec_env: Annotated[str, BeforeValidator(_one_of(("dummy", "subproc")))] = Field(
+        "dummy", description="'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
     )
-    segment_steps: int = _f(
+    segment_steps: Annotated[Whole, Positive] = Field(
         16_384,
-        "learner timesteps per training segment (rounded up to whole rollouts); snapshots, "
+        description="learner timesteps per training segment (rounded up to whole rollouts); snapshots, "
         "evaluations and checkpoints happen between segments; envs restart every segment so that "
         "--resume continues exactly",
-        check=_POSITIVE,
     )
-    checkpoint_every: int = _f(
-        100_000, "timesteps between checkpoints (the last segment always writes one)", check=_POSITIVE
+    checkpoint_every: Annotated[Whole, Positive] = Field(
+        100_000, description="timesteps between checkpoints (the last segment always writes one)"
     )
-    keep_checkpoints: int = _f(3, "numbered checkpoints kept besides checkpoints/latest.zip", check=_NON_NEGATIVE)
-    torch_threads: int = _f(1, "torch CPU threads (1 is best with 2 cores and small networks)", check=_POSITIVE)
-    progress_bar: bool = _f(True, "show a tqdm progress bar")
+    keep_checkpoints: Annotated[Whole, NonNegative] = Field(
+        3, description="numbered checkpoints kept besides checkpoints/latest.zip"
+    )
+    torch_threads: Annotated[Whole, Positive] = Field(
+        1, description="torch CPU threads (1 is best with 2 cores and small networks)"
+    )
+    progress_bar: Flag = Field(True, description="show a tqdm progress bar")
 
 
-@dataclass
-class EvalConfig:
+class EvalConfig(_Section):
     """Duplicate evaluation of the learner against baselines, per role."""
 
-    every: int = _f(0, "timesteps between evaluations during training (0: only at the end)", check=_NON_NEGATIVE)
-    opponents: list[str] = _f(
-        None,
-        "baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
-        factory=lambda: ["heuristic", "random"],
+    every: Annotated[Whole, NonNegative] = Field(
+        0, description="timesteps between evaluations during training (0: only at the end)"
     )
-    deals: int = _f(200, "deals per evaluation during training", check=_POSITIVE)
-    final_deals: int = _f(2000, "deals of the final evaluation (0: none)", check=_NON_NEGATIVE)
-    mode: Literal["hand", "game"] = _f("hand", "evaluate single hands ('hand') or whole games ('game')")
-    max_hands: int = _f(30, "game mode: hands per game at most", check=_POSITIVE)
-    start_balances: list[int] | None = _f(
+    opponents: Annotated[list[str], BeforeValidator(_list_of(_text, "agent names"))] = Field(
+        default_factory=lambda: ["heuristic", "random"],
+        description="baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
+    )
+    deals: Annotated[Whole, Positive] = Field(200, description="deals per evaluation during training")
+    final_deals: Annotated[Whole, NonNegative] = Field(2000, description="deals of the final evaluation (0: none)")
+    mode: Annotated[str, BeforeValidator(_one_of(("hand", "game")))] = Field(
+        "hand", description="evaluate single hands ('hand') or whole games ('game')"
+    )
+    max_hands: Annotated[Whole, Positive] = Field(30, description="game mode: hands per game at most")
+    start_balances: Annotated[
+        list[int] | None,
+        BeforeValidator(_optional(_list_of(_whole, "whole numbers"))),
+        _rule(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0"),
+    ] = Field(
         None,
-        "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every "
+        description="hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every "
         "hand opens with that exchange (null: no exchange)",
-        check=(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0"),
     )
-    seed: int = _f(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
-    workers: int = _f(1, "evaluation worker processes", check=_POSITIVE)
+    seed: Whole = Field(20240101, description="seed of the evaluation deals (the same deals at every evaluation)")
+    workers: Annotated[Whole, Positive] = Field(1, description="evaluation worker processes")
 
 
-@dataclass
-class Config:
+class Config(_Section):
     """A training run."""
 
-    name: str = _f("run", "run name: the run folder is <output_dir>/<name>")
-    output_dir: str = _f("runs", "folder of run folders (relative to the working directory)")
-    seed: int = _f(0, "seed of everything: python random, numpy, torch, environments")
-    env: EnvConfig = _f(None, "the learner's game", factory=EnvConfig)
-    opponents: OpponentsConfig = _f(None, "opponent pool", factory=OpponentsConfig)
-    pretrain: PretrainConfig = _f(None, "optional warm start by imitation of a teacher", factory=PretrainConfig)
-    ppo: PPOConfig = _f(None, "MaskablePPO hyper-parameters", factory=PPOConfig)
-    train: TrainConfig = _f(None, "length, vectorisation, checkpoints", factory=TrainConfig)
-    eval: EvalConfig = _f(None, "evaluation", factory=EvalConfig)
+    name: Text = Field("run", description="run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = Field("runs", description="folder of run folders (relative to the working directory)")
+    seed: Whole = Field(0, description="seed of everything: python random, numpy, torch, environments")
+    env: EnvConfig = Field(default_factory=EnvConfig, description="the learner's game")
+    opponents: OpponentsConfig = Field(default_factory=OpponentsConfig, description="opponent pool")
+    pretrain: PretrainConfig = Field(
+        default_factory=PretrainConfig, description="optional warm start by imitation of a teacher"
+    )
+    ppo: PPOConfig = Field(default_factory=PPOConfig, description="MaskablePPO hyper-parameters")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="length, vectorisation, checkpoints")
+    eval: EvalConfig = Field(default_factory=EvalConfig, description="evaluation")
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
-
-@dataclass
-class EvalFileConfig:
+class EvalFileConfig(_Section):
     """An evaluation of a trained policy (configs/eval.yaml):
     ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
-    policy: str | None = _f(
-        None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
+    policy: Annotated[str | None, BeforeValidator(_optional(_text))] = Field(
+        None, description="policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
     )
-    rules: str | dict = _f(
-        "standard",
-        "rule set of the evaluation games (as env.rules)",
-        check=(_check_rules, "must be a rule preset name or a dict of rule options"),
-    )
-    eval: EvalConfig = _f(
-        None,
-        "evaluation settings (as the eval section of a training config; "
+    rules: Rules = Field("standard", description="rule set of the evaluation games (as env.rules)")
+    eval: EvalConfig = Field(
+        default_factory=EvalConfig,
+        description="evaluation settings (as the eval section of a training config; "
         "final_deals is the number of deals, every is ignored)",
-        factory=EvalConfig,
     )
 
 
 # ---------------------------------------------------------------------------- validation
 
 
-def _type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
-    if origin in (Union, types.UnionType):
-        return " or ".join(_type_name(a) for a in typing.get_args(tp))
-    if tp is type(None):
-        return "null"
-    if origin is list:
-        args = typing.get_args(tp)
-        return f"a list of {_type_name(args[0])}" if args else "a list"
-    if origin is dict:
-        args = typing.get_args(tp)
-        return f"a mapping of {_type_name(args[0])} to {_type_name(args[1])}" if args else "a mapping"
-    return {
-        int: "a whole number",
-        float: "a number",
-        bool: "true or false",
-        str: "a text",
-        list: "a list",
-        dict: "a mapping",
-    }.get(tp, getattr(tp, "__name__", str(tp)))
+def _section_model(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The section class at ``path`` (a pydantic error location) below ``model``."""
+    for part in path:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        annotation = getattr(field, "annotation", None)
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
 
 
-_NO = object()
+def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
+    """One pydantic error as a ConfigError naming the key, the value and what is allowed."""
+    loc = tuple(err["loc"])
+    dotted = ".".join(str(part) for part in loc)
+    value = err.get("input")
+    if err["type"] == "extra_forbidden":
+        section = _section_model(model, loc[:-1])
+        names = list(section.model_fields) if section is not None else []
+        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        where = ".".join(str(part) for part in loc[:-1])
+        return _error(
+            source,
+            dotted,
+            f"unknown key {dotted!r}{hint}; allowed keys{' in ' + repr(where) if where else ''}: {', '.join(names)}",
+        )
+    cause = (err.get("ctx") or {}).get("error")
+    detail = str(cause) if cause is not None else err["msg"]
+    if not loc:
+        return _error(source, None, f"the config {detail}")
+    text = f"{dotted}: {detail}, got {value!r:.80}"
+    if detail.startswith("expected"):
+        text += f" ({type(value).__name__})"
+        section = _section_model(model, loc[:-1])
+        field = section.model_fields.get(loc[-1]) if section is not None and isinstance(loc[-1], str) else None
+        if field is not None and field.description:
+            text += f"; {dotted}: {field.description}"
+    return _error(source, dotted, text)
 
 
-def _coerce(value: Any, tp: Any) -> Any:
-    """``value`` as type ``tp``, or _NO."""
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        return value if any(value == a and type(value) is type(a) for a in typing.get_args(tp)) else _NO
-    if origin in (Union, types.UnionType):
-        for arg in typing.get_args(tp):
-            out = _coerce(value, arg)
-            if out is not _NO:
-                return out
-        return _NO
-    if tp is type(None):
-        return None if value is None else _NO
-    if tp is bool:
-        return value if isinstance(value, bool) else _NO
-    if tp is int:
-        if isinstance(value, bool):
-            return _NO
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                number = float(value.replace("_", ""))
-            except ValueError:
-                return _NO
-            return int(number) if number.is_integer() else _NO
-        return _NO
-    if tp is float:
-        if isinstance(value, bool):
-            return _NO
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value.replace("_", ""))
-            except ValueError:
-                return _NO
-        return _NO
-    if tp is str:
-        return value if isinstance(value, str) else _NO
-    if tp is list or origin is list:
-        if not isinstance(value, list):
-            return _NO
-        args = typing.get_args(tp)
-        if not args:
-            return list(value)
-        out = [_coerce(v, args[0]) for v in value]
-        return _NO if any(o is _NO for o in out) else out
-    if tp is dict or origin is dict:
-        if not isinstance(value, dict):
-            return _NO
-        args = typing.get_args(tp)
-        if not args:
-            return dict(value)
-        out = {_coerce(k, args[0]): _coerce(v, args[1]) for k, v in value.items()}
-        return _NO if any(k is _NO or v is _NO for k, v in out.items()) else out
-    return value if isinstance(value, tp) else _NO
-
-
-def _build(cls: type, data: Any, where: str, source: str) -> Any:
-    prefix = f"{source}: " if source else ""
-    if data is None and where:
-        data = {}
+def _validate(model: type[BaseModel], data: Any, source: str) -> Any:
     if not isinstance(data, dict):
-        raise ConfigError(f"{prefix}{where or 'the config'} must be a mapping of keys to values, got {data!r:.60}")
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    kwargs = {}
-    for key, value in data.items():
-        dotted = f"{where}.{key}" if where else str(key)
-        if key not in names:
-            close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(
-                f"{prefix}unknown key {dotted!r}{hint}; allowed keys"
-                f"{' in ' + repr(where) if where else ''}: {', '.join(names)}"
-            )
-        tp = hints[key]
-        fld = next(f for f in dataclasses.fields(cls) if f.name == key)
-        if dataclasses.is_dataclass(tp):
-            kwargs[key] = _build(tp, value, dotted, source)
-            continue
-        out = _coerce(value, tp)
-        if out is _NO:
-            raise ConfigError(
-                f"{prefix}{dotted}: expected {_type_name(tp)}, got {value!r:.80} "
-                f"({type(value).__name__}); {dotted}: {fld.metadata['doc']}"
-            )
-        check = fld.metadata.get("check")
-        if check is not None and out is not None:
-            predicate, allowed = check
-            try:
-                ok = predicate(out)
-            except ValueError as err:
-                raise ConfigError(f"{prefix}{dotted}: {err}") from None
-            if not ok:
-                raise ConfigError(f"{prefix}{dotted}: {allowed}, got {out!r:.80}")
-        kwargs[key] = out
-    return cls(**kwargs)
+        raise _error(source, None, f"the config must be a mapping of keys to values, got {data!r:.60}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _explain(model, exc.errors()[0], source) from None
 
 
 def _cross_checks(cfg: Config, source: str) -> None:
-    prefix = f"{source}: " if source else ""
-    if cfg.env.reward == "result" and cfg.env.episode == "hand":
-        raise ConfigError(
-            f"{prefix}env.reward: 'result' rewards winning a game and needs env.episode: game "
-            "(one hand is not a game); use reward: balance with episode: hand"
-        )
+    env = cfg.env
+    try:
+        check_episode(env.episode, env.reward, env.max_hands)  # the env's own rules (sm_env.episode)
+    except ValueError as err:
+        raise _error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
-        raise ConfigError(
-            f"{prefix}ppo.batch_size: must be at most ppo.n_steps * train.n_envs = "
-            f"{cfg.ppo.n_steps * cfg.train.n_envs}, got {cfg.ppo.batch_size}"
+        raise _error(
+            source,
+            "ppo.batch_size",
+            f"ppo.batch_size: must be at most ppo.n_steps * train.n_envs = "
+            f"{cfg.ppo.n_steps * cfg.train.n_envs}, got {cfg.ppo.batch_size}",
         )
 
 
 def config_from_dict(data: Any, source: str = "") -> Config:
     """A validated :class:`Config` from a plain dict (as YAML gives it)."""
-    cfg = _build(Config, data, "", source)
+    cfg = _validate(Config, data, source)
     _cross_checks(cfg, source)
     return cfg
+
+
+def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
+    """A validated :class:`EvalFileConfig` from a plain dict (as YAML gives it)."""
+    return _validate(EvalFileConfig, data, source)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"ppo.learning_rate=1e-4"`` -> (["ppo", "learning_rate"], 1e-4 as YAML reads it)."""
     if "=" not in text:
-        raise ConfigError(f"override {text!r}: expected key=value, e.g. ppo.learning_rate=1e-4")
+        raise ConfigError(f"--set {text}: expected key=value, e.g. ppo.learning_rate=1e-4")
     key, raw = text.split("=", 1)
     key = key.strip()
     if not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"override {text!r}: the key must be a dotted name like ppo.learning_rate")
+        raise ConfigError(f"--set {text}: the key must be a dotted name like ppo.learning_rate")
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as err:
-        raise ConfigError(f"override {text!r}: the value is not valid YAML: {err}") from None
+        raise ConfigError(f"--set {text}: the value is not valid YAML: {err}") from None
     return key.split("."), value
 
 
@@ -452,7 +505,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             if child is None:
                 child = node[part] = {}
             elif not isinstance(child, dict):
-                raise ConfigError(f"override {text!r}: {part!r} is not a section")
+                raise ConfigError(f"--set {text}: {part!r} is not a section")
             node = child
         node[path[-1]] = value
     return data
@@ -485,51 +538,73 @@ def read_yaml(path: str) -> dict[str, Any]:
     return data
 
 
+def _blame(err: ConfigError, overrides: list[str]) -> ConfigError:
+    """The error as the fault of the ``--set`` override that set its key, if one did."""
+    if err.key is None:
+        return err
+    for text in reversed(overrides):
+        key = ".".join(parse_override(text)[0])
+        if err.key == key or err.key.startswith(key + ".") or key.startswith(err.key + "."):
+            return ConfigError(f"--set {text}: {err.detail}", err.key, err.detail)
+    return err
+
+
 def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
-    """Read, override and validate a config (``path`` None: the defaults)."""
+    """Read, override and validate a config (``path`` None: the defaults).
+
+    An invalid value set by an override is reported as the override's fault
+    (``--set KEY=VALUE: ...``), one from the file as the file's.
+    """
+    overrides = list(overrides or [])
     data = read_yaml(path) if path is not None else {}
-    if overrides:
-        data = apply_overrides(data, overrides)
-    return config_from_dict(data, path or "")
+    data = apply_overrides(data, overrides)
+    try:
+        return config_from_dict(data, path or "")
+    except ConfigError as err:
+        raise _blame(err, overrides) from None
 
 
-def load_eval_config(path: str, overrides: list[str] | None = None) -> EvalFileConfig:
-    """Read, override and validate an evaluation config (configs/eval.yaml)."""
-    data = read_yaml(path)
-    if overrides:
-        data = apply_overrides(data, overrides)
-    return _build(EvalFileConfig, data, "", path)
+def load_eval_config(path: str | None, overrides: list[str] | None = None) -> EvalFileConfig:
+    """Read, override and validate an evaluation config (configs/eval.yaml; None: the defaults)."""
+    overrides = list(overrides or [])
+    data = read_yaml(path) if path is not None else {}
+    data = apply_overrides(data, overrides)
+    try:
+        return eval_config_from_dict(data, path or "")
+    except ConfigError as err:
+        raise _blame(err, overrides) from None
+
+
+def config_text(cfg: Config) -> str:
+    """The resolved config as YAML text."""
+    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
 
 
 def save_config(cfg: Config, path: str) -> None:
-    """Write the resolved config as YAML (atomically)."""
-    text = yaml.safe_dump(cfg.to_dict(), sort_keys=False)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    """Write the resolved config as YAML, atomically (sm_env.atomic)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(config_text(cfg))
 
 
-def describe(cls: type = Config, prefix: str = "") -> str:
-    """Every field with its type, default and documentation (one per line)."""
+def describe(model: type[BaseModel] = Config, prefix: str = "") -> str:
+    """Every field with its default and documentation (one per line)."""
     lines = []
-    hints = typing.get_type_hints(cls)
-    for fld in dataclasses.fields(cls):
-        tp = hints[fld.name]
-        name = prefix + fld.name
-        if dataclasses.is_dataclass(tp):
-            lines.append(f"{name}:  # {fld.metadata['doc']}")
-            lines.append(describe(tp, name + "."))
+    for name, field in model.model_fields.items():
+        dotted = prefix + name
+        section = _section_model(model, (name,))
+        if section is not None:
+            lines.append(f"{dotted}:  # {field.description}")
+            lines.append(describe(section, dotted + "."))
             continue
-        default = fld.default if fld.default is not dataclasses.MISSING else fld.default_factory()
-        lines.append(f"{name} = {default!r}  ({_type_name(tp)})  {fld.metadata['doc']}")
+        default = field.get_default(call_default_factory=True)
+        lines.append(f"{dotted} = {default!r}  {field.description}")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":  # python -m training.config [file.yaml [k=v ...]]
     if len(sys.argv) > 1:
         try:
-            print(yaml.safe_dump(load_config(sys.argv[1], sys.argv[2:]).to_dict(), sort_keys=False))
+            print(config_text(load_config(sys.argv[1], sys.argv[2:])))
         except ConfigError as err:
             sys.exit(f"error: {err}")
     else:

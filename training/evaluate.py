@@ -60,16 +60,21 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agents import Agent, act, make_agent
+from sm_env.atomic import atomic_path
 from sm_env.game import ROLE_NAMES, Game
 from sm_env.knowledge import player_view
 from sm_env.rules import RuleSet
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.game)
+
+if TYPE_CHECKING:
+    from .config import Config
+
 METRICS = ("balance", "tricks", "win_rate")
 
 
@@ -271,7 +276,7 @@ class EvalResult:
         return "\n".join(lines)
 
     def save(self, out_dir: str | os.PathLike[str]) -> dict[str, str]:
-        """Write ``result.json``, ``result.csv`` and ``balance_by_role.png``; returns their paths."""
+        """Write ``result.json``, ``result.csv`` and ``balance_by_role.png`` (each atomically); returns their paths."""
         out = os.fspath(out_dir)
         os.makedirs(out, exist_ok=True)
         paths = {
@@ -279,12 +284,10 @@ class EvalResult:
             "csv": os.path.join(out, "result.csv"),
             "png": os.path.join(out, "balance_by_role.png"),
         }
-        tmp = paths["json"] + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
+        with atomic_path(paths["json"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             json.dump(self.to_dict(), handle, indent=2)
             handle.write("\n")
-        os.replace(tmp, paths["json"])
-        with open(paths["csv"], "w", newline="", encoding="utf-8") as handle:
+        with atomic_path(paths["csv"]) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             header = ["agent", "role", "hands"]
             for m in METRICS:
@@ -297,7 +300,8 @@ class EvalResult:
                         e = self.stats[a][role][m]
                         row += [f"{e.mean:.6f}", f"{e.lo:.6f}", f"{e.hi:.6f}"]
                     writer.writerow(row)
-        self.plot(paths["png"])
+        with atomic_path(paths["png"]) as tmp:
+            self.plot(tmp)
         return paths
 
     def plot(self, path: str) -> None:
@@ -334,6 +338,17 @@ def _labels(specs: Sequence[str]) -> list[str]:
         repeat = sum(1 for s in specs[:i] if s == spec)
         labels.append(spec if repeat == 0 else f"{spec}#{repeat + 1}")
     return labels
+
+
+def _bootstrap_weights(deals: int, seed: int, bootstrap: int) -> np.ndarray:
+    """``bootstrap`` resamplings of the deals as weights (deal counts), drawn from ``seed``."""
+    rng = np.random.default_rng(_derive(seed, 0xB007))
+    return np.concatenate(
+        [
+            rng.multinomial(deals, np.full(deals, 1.0 / deals), size=min(500, bootstrap - b))
+            for b in range(0, bootstrap, 500)
+        ]
+    ).astype(float)
 
 
 def _bootstrap(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> Estimate:
@@ -415,10 +430,7 @@ def _aggregate(
                             wins[i, a, role] += 1
             for s in range(3):
                 games[i, who[s]] += 1
-    rng = np.random.default_rng(_derive(seed, 0xB007))
-    weights = np.concatenate(
-        [rng.multinomial(d, np.full(d, 1.0 / d), size=min(500, bootstrap - b)) for b in range(0, bootstrap, 500)]
-    ).astype(float)
+    weights = _bootstrap_weights(d, seed, bootstrap)
     stats: dict[str, dict[str, dict[str, Estimate]]] = {}
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for a, label in enumerate(labels):
@@ -548,6 +560,153 @@ def evaluate(
     )
 
 
+# ---------------------------------------------------------------- a trained policy against baselines
+
+
+def evaluate_policy_file(path: str, cfg: Config, deals: int, progress: bool = False) -> dict[str, Any]:
+    """Evaluate a policy file against every ``eval.opponents`` baseline.
+
+    Two duplicate measurements per opponent, both per role:
+
+    - ``training.evaluate.evaluate([policy, opponent])`` (the project's
+      evaluator: the policy against two copies of the opponent, in the 3
+      rotations of every deal): the policy's mean balance per role with its
+      95% bootstrap CI (``balance``, ``balance_ci``), the opponent's in the
+      same evaluation (``opponent_balance``), the game win rate, and the
+      overall balance difference policy - opponent with its CI;
+    - hand mode only, :func:`role_advantage`: on the same deal, the policy's
+      balance in a role minus the opponent's balance in that role when it
+      plays all three seats itself (``advantage`` with ``advantage_ci``),
+      the direct test of "plays this role better than the opponent would".
+
+    ``progress``: a line per opponent and a bar per measurement (stderr).
+    """
+    results: dict[str, Any] = {}
+    for opponent in cfg.eval.opponents:
+        if progress:
+            print(f"evaluating against {opponent}: {deals} deals, mode {cfg.eval.mode}", file=sys.stderr)
+        results[opponent] = project_evaluation(path, opponent, deals, cfg, progress)
+        if cfg.eval.mode == "hand":
+            adv = role_advantage(
+                f"ppo:{path}",
+                opponent,
+                deals,
+                rules=cfg.env.rules,
+                seed=cfg.eval.seed,
+                start_balances=cfg.eval.start_balances,
+                progress=progress,
+            )
+            for role in (*ROLES, "all"):
+                results[opponent][role].update(adv[role])
+    return results
+
+
+def project_evaluation(path: str, opponent: str, deals: int, cfg: Config, progress: bool = False) -> dict[str, Any]:
+    """:func:`evaluate` of the policy file against two copies of ``opponent``, per role."""
+    policy = f"ppo:{path}"
+    result = evaluate(
+        [policy, opponent],
+        deals=deals,
+        mode=cfg.eval.mode,
+        seed=cfg.eval.seed,
+        workers=cfg.eval.workers,
+        rules=cfg.env.rules,
+        max_hands=cfg.eval.max_hands,
+        start_balances=cfg.eval.start_balances,
+        progress=progress,
+    )
+    me, them = result.agents
+    out: dict[str, Any] = {}
+    for role in (*ROLES, "all"):
+        mine, theirs = result.stats[me][role], result.stats[them][role]
+        out[role] = {
+            "balance": mine["balance"].mean,
+            "balance_ci": [mine["balance"].lo, mine["balance"].hi],
+            "opponent_balance": theirs["balance"].mean,
+            "win_rate": mine["win_rate"].mean,
+            "hands": result.counts[me][role]["hands"],
+        }
+    diff = result.pairwise[(me, them)]
+    out["all"]["difference"] = diff.mean
+    out["all"]["difference_ci"] = [diff.lo, diff.hi]
+    return out
+
+
+def role_advantage(
+    policy: str,
+    opponent: str,
+    deals: int,
+    *,
+    rules: RuleSet | str | dict[str, Any] | None = None,
+    seed: int = 0,
+    start_balances: Sequence[int] | None = None,
+    bootstrap: int = 2000,
+    progress: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Per role, hand mode: the policy's balance minus the opponent's, same deal, same seat.
+
+    For every deal (game seed :func:`deal_seed`; seat 0 deals) the opponent
+    first plays all three seats; then, for each role, the policy (an agent
+    spec, e.g. ``ppo:PATH``) takes that seat against two copies of the
+    opponent, with the same agent seeds. Returns per role (and ``all``) the
+    mean ``advantage`` with its 95% bootstrap CI over deals
+    (``advantage_ci``), resampled as in :func:`evaluate`.
+    """
+    learner = make_agent(policy)
+    players = [make_agent(opponent) for _ in range(3)]
+    start = None if start_balances is None else list(start_balances)
+
+    def play(index: int, learner_seat: int | None) -> list[int]:
+        game = Game(rules, seed=deal_seed(seed, index), first_dealer=0, max_hands=1, start_balances=start)
+        agents = list(players)
+        if learner_seat is not None:
+            agents[learner_seat] = learner
+        for s, agent in enumerate(agents):
+            agent.reset(_derive(seed, index, s))
+        while (s := game.current_player) is not None:
+            game.apply(act(agents[s], player_view(game, s)))
+        return game.scores
+
+    diffs = np.zeros((deals, 3))
+    bar = _progress(deals, progress, "role advantage")
+    for i in range(deals):
+        base = play(i, None)
+        for role in range(3):  # seat 0 deals: seat r has role r
+            diffs[i, role] = play(i, role)[role] - base[role]
+        bar.update(1)
+    bar.close()
+    weights = _bootstrap_weights(deals, seed, bootstrap)
+    ones = np.ones(deals)
+    out: dict[str, dict[str, Any]] = {}
+    for role, name in enumerate((*ROLES, "all")):
+        estimate = _bootstrap(diffs.mean(axis=1) if name == "all" else diffs[:, role], ones, weights)
+        out[name] = {"advantage": estimate.mean, "advantage_ci": [estimate.lo, estimate.hi]}
+    return out
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The table of :func:`evaluate_policy_file`'s results, one line per opponent and role."""
+
+    def ci(pair: list[float]) -> str:
+        return f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"
+
+    lines = [
+        f"{'opponent':<11}{'role':<8}{'balance':>9}{'95% CI':>19}{'opp. bal':>10}"
+        f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"
+    ]
+    for opponent, per_role in results.items():
+        for role in (*ROLES, "all"):
+            r = per_role[role]
+            line = (
+                f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}{r['opponent_balance']:>+10.3f}"
+            )
+            if "advantage" in r:
+                verdict = "yes" if r["advantage_ci"][0] > 0 else ("NO" if r["advantage_ci"][1] < 0 else "unclear")
+                line += f"{r['advantage']:>+11.3f}{ci(r['advantage_ci']):>19}{verdict:>10}"
+            lines.append(line)
+    return "\n".join(lines)
+
+
 class _NoBar:
     def update(self, n: int) -> None:
         pass
@@ -556,14 +715,14 @@ class _NoBar:
         pass
 
 
-def _progress(total: int, enabled: bool) -> Any:
+def _progress(total: int, enabled: bool, desc: str = "deals") -> Any:
     if not enabled:
         return _NoBar()
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency of the training extra
         return _NoBar()
-    return tqdm(total=total, desc="deals", unit="deal", leave=False)
+    return tqdm(total=total, desc=desc, unit="deal", leave=False)
 
 
 def _balances_arg(text: str) -> tuple[int, int, int]:

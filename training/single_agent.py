@@ -3,13 +3,17 @@
 :class:`SingleSeatEnv` lets one learner play one seat of a Sergeant Major game
 while the other two seats are played, inside :meth:`SingleSeatEnv.step`, by
 opponents drawn from an :class:`OpponentPool` (baseline agents and frozen
-snapshots of the learner). Every transition is therefore from the learner's
-point of view only: a rollout never mixes two players' observations.
+snapshots of the learner). Every opponent is a plain
+:class:`agents.base.Agent` that sees only its ``player_view``; a snapshot is a
+:class:`SnapshotAgent` around the learner's numpy policy. Every transition
+is from the learner's point of view only: a rollout never mixes two
+players' observations.
 
 It drives the engine directly (``Game.apply``, ``knowledge.player_view``,
 ``observation.encode``), which is several times faster than stepping the
 PettingZoo environment, and computes exactly what that environment would give
-the same seat:
+the same seat (episodes and rewards are those of :mod:`sm_env.episode`, as
+in the environment):
 
 - observation: ``observation.encode(player_view(game, seat))`` (789 floats in
   [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
@@ -62,71 +66,41 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
+from agents import Agent, act
 from agents.ppo_agent import NumpyPolicy
-from sm_env.cards import lowest
+from sm_env.episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
 from sm_env.game import NUM_ACTIONS, OVER, ROLE_NAMES, Game
-from sm_env.knowledge import player_view
+from sm_env.knowledge import PlayerView, player_view
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 from sm_env.rules import RuleSet
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.game)
-EPISODES = ("hand", "game")
-REWARDS = ("balance", "result")
 SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
 
 
 # ---------------------------------------------------------------------------- opponents
 
 
-class RandomOpponent:
-    """Uniformly random legal action straight from the engine's bit set."""
+class SnapshotAgent(Agent):
+    """A frozen snapshot of the learner as an agent: its numpy policy
+    (:class:`agents.ppo_agent.NumpyPolicy`) sampling, or playing its argmax.
 
-    name = "random"
+    It encodes the view itself into a reused buffer, so callers need not build
+    the observation dict (``needs_observation`` is False)."""
 
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def act(self, game: Game, seat: int) -> int:
-        legal = game.legal_mask()
-        k = self.rng.randrange(legal.bit_count())
-        for _ in range(k):
-            legal &= legal - 1
-        return lowest(legal)
-
-
-class AgentOpponent:
-    """Any agent of the agents interface (``act(view, observation)``)."""
-
-    def __init__(self, agent: Any, name: str) -> None:
-        self.agent = agent
-        self.name = name
-        self.needs_observation = bool(getattr(agent, "needs_observation", False))
-
-    def act(self, game: Game, seat: int) -> int:
-        view = player_view(game, seat)
-        if self.needs_observation:
-            obs = {"observation": encode(view), "action_mask": action_mask(view.legal)}
-            return int(self.agent.act(view, obs))
-        return int(self.agent.act(view))
-
-
-class PolicyOpponent:
-    """A frozen snapshot of the learner (numpy network), sampling or argmax."""
-
-    def __init__(self, policy: NumpyPolicy, rng: random.Random, deterministic: bool, name: str) -> None:
+    def __init__(self, policy: NumpyPolicy, seed: int | None, deterministic: bool, name: str) -> None:
+        super().__init__(seed)
         self.policy = policy
-        self.rng = rng
         self.deterministic = deterministic
         self.name = name
         self._obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
 
-    def act(self, game: Game, seat: int) -> int:
-        view = player_view(game, seat)
+    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
         encode(view, self._obs)
         return self.policy.choose(self._obs, view.legal, self.deterministic, self.rng)
 
 
-def make_baseline(name: str, seed: int) -> Any:
+def make_baseline(name: str, seed: int) -> Agent:
     """A baseline agent by spec through ``agents.make_agent`` (the registry)."""
     from agents import make_agent
 
@@ -219,20 +193,15 @@ class SingleSeatEnv(gym.Env):
         exchange_start: float = 0.0,
         dense_reward: bool = False,
         opponents: OpponentPool | Mapping[str, float] | None = None,
-        baseline_factory: Callable[[str, int], Any] | None = None,
+        baseline_factory: Callable[[str, int], Agent] | None = None,
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
-        if reward == "result" and episode == "hand":
-            raise ValueError("reward='result' rewards winning the game: it needs episode='game'")
+        check_episode(episode, reward, max_hands)
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
         self.episode = episode
-        self.max_hands = 1 if episode == "hand" else (None if max_hands is None else int(max_hands))
+        self.max_hands = engine_max_hands(episode, max_hands)
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
         self.roles = role_indices(learner_seats)
@@ -244,10 +213,11 @@ class SingleSeatEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self._all_ones = np.ones(NUM_ACTIONS, dtype=np.int8)
         self._rng = random.Random(0)
-        self._baselines: dict[tuple[str, int], AgentOpponent] = {}
+        self._baselines: dict[tuple[str, int], Agent] = {}
         self.game: Game | None = None
         self.seat = 0
-        self.opponents: dict[int, Any] = {}
+        self.opponents: dict[int, Agent] = {}
+        self.opponent_names: dict[int, str] = {}  # the pool's name of each opponent (a baseline spec or a snapshot)
         self._mask = self._all_ones
         self._credited = 0
         self._hand_credit = 0
@@ -284,7 +254,12 @@ class SingleSeatEnv(gym.Env):
             max_hands=self.max_hands,
             start_balances=start,
         )
-        self.opponents = {s: self._opponent(self.pool.draw(rng), s, rng) for s in range(3) if s != seat}
+        self.opponents, self.opponent_names = {}, {}
+        for s in range(3):
+            if s != seat:
+                kind = self.pool.draw(rng)
+                self.opponents[s] = self._opponent(kind, s, rng)
+                self.opponent_names[s] = self._kind_name(kind)
         self._credited = 0
         self._hand_credit = 0
         reward = self._advance()  # opponents who act before the learner
@@ -301,16 +276,13 @@ class SingleSeatEnv(gym.Env):
         illegal = not (0 <= action < NUM_ACTIONS and game.legal_mask() >> action & 1)
         if illegal:
             legal = game.legal_mask()
-            action = lowest(legal)
+            action = (legal & -legal).bit_length() - 1
         game.apply(action)
         self.decisions += 1
         reward = self._advance()
         terminated = truncated = False
         if game.phase == OVER:
-            if self.episode == "hand" or not game.truncated:
-                terminated = True
-            else:
-                truncated = True
+            terminated, truncated = episode_end(self.episode, game.winners is not None)
         obs = self._observe()
         info = self._info()
         if illegal:
@@ -322,21 +294,23 @@ class SingleSeatEnv(gym.Env):
         return self._mask
 
     # -- internals ---------------------------------------------------------------
-    def _opponent(self, kind: str, seat: int, rng: random.Random) -> Any:
-        if kind == "random":
-            return RandomOpponent(random.Random(rng.randrange(2**62)))
+    def _kind_name(self, kind: str) -> str:
+        if kind.startswith(SNAPSHOTS + ":"):
+            return self.pool.snapshots[int(kind.split(":", 1)[1])][0]
+        return kind
+
+    def _opponent(self, kind: str, seat: int, rng: random.Random) -> Agent:
+        """The agent of one opponent seat for this episode, seeded from ``rng``."""
+        agent_seed = rng.randrange(2**62)
         if kind.startswith(SNAPSHOTS + ":"):
             name, policy = self.pool.snapshots[int(kind.split(":", 1)[1])]
-            return PolicyOpponent(policy, random.Random(rng.randrange(2**62)), self.pool.snapshot_deterministic, name)
+            return SnapshotAgent(policy, agent_seed, self.pool.snapshot_deterministic, name)
         key = (kind, seat)
-        opponent = self._baselines.get(key)
-        agent_seed = rng.randrange(2**62)
-        if opponent is None:
-            opponent = self._baselines[key] = AgentOpponent(self.baseline_factory(kind, agent_seed), kind)
-        reset = getattr(opponent.agent, "reset", None)
-        if reset is not None:
-            reset(agent_seed)
-        return opponent
+        agent = self._baselines.get(key)
+        if agent is None:
+            agent = self._baselines[key] = self.baseline_factory(kind, agent_seed)
+        agent.reset(agent_seed)
+        return agent
 
     def _previous_balances(self, rng: random.Random, dealer: int) -> list[int]:
         """Balances of an imaginary previous hand dealt by the seat right of ``dealer``."""
@@ -355,13 +329,13 @@ class SingleSeatEnv(gym.Env):
         opponents = self.opponents
         while game.phase != OVER and game.current != seat:
             s = game.current
-            game.apply(opponents[s].act(game, s))
+            game.apply(act(opponents[s], player_view(game, s)))
             self.decisions += 1
         reward = 0.0
         if self.reward_mode == "balance":
             history = game.history
             while self._credited < len(history) and history[self._credited].balances is not None:
-                reward += history[self._credited].balances[seat] - self._hand_credit
+                reward += hand_rewards(history[self._credited].balances)[seat] - self._hand_credit
                 self._hand_credit = 0
                 self._credited += 1
             if self.dense_reward and game.phase != OVER:
@@ -370,9 +344,7 @@ class SingleSeatEnv(gym.Env):
                 self._hand_credit = tricks
         elif game.phase == OVER and self._credited == 0:
             self._credited = 1
-            winners = game.winners
-            if winners is not None and len(winners) < 3:  # as sm_env.env: winners share +1, losers -1
-                reward = 1.0 / len(winners) if seat in winners else -1.0 / (3 - len(winners))
+            reward = result_rewards(game.winners)[seat]
         return reward
 
     def _observe(self) -> np.ndarray:
@@ -390,7 +362,7 @@ class SingleSeatEnv(gym.Env):
             info["balance"] = game.scores[self.seat]
             info["hands"] = game.hand_number
             info["first_role"] = ROLES[(self.seat - game.first_dealer) % 3]
-            info["opponents"] = [self.opponents[s].name for s in sorted(self.opponents)]
+            info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
         return info
 
 
@@ -452,39 +424,3 @@ def make_vec_env(
     if seed is not None:
         venv.seed(seed)
     return VecMonitor(ActionMaskVecEnv(venv), info_keywords=("first_role",))
-
-
-def benchmark(seconds: float = 3.0, **env_kwargs: Any) -> dict[str, float]:
-    """Steps per second of one env, the learner playing its lowest legal action:
-    learner decisions (env steps) and engine decisions (all seats)."""
-    import time
-
-    env = SingleSeatEnv(**env_kwargs)
-    env.reset(seed=0)
-    steps = episodes = 0
-    start = time.perf_counter()
-    first = env.decisions
-    while time.perf_counter() - start < seconds:
-        for _ in range(100):
-            legal = env.game.legal_mask()
-            _, _, terminated, truncated, _ = env.step(lowest(legal))
-            steps += 1
-            if terminated or truncated:
-                episodes += 1
-                env.reset()
-    elapsed = time.perf_counter() - start
-    return {
-        "learner_steps_per_s": steps / elapsed,
-        "engine_decisions_per_s": (env.decisions - first) / elapsed,
-        "episodes_per_s": episodes / elapsed,
-    }
-
-
-if __name__ == "__main__":  # python -m training.single_agent: speed of the training env
-    for mix in ({"random": 1.0}, {"heuristic": 1.0}):
-        for episode in ("hand", "game"):
-            result = benchmark(episode=episode, opponents=mix)
-            print(
-                f"opponents {list(mix)[0]:<9} episode {episode:<4}  "
-                + "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
-            )

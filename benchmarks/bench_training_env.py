@@ -1,0 +1,54 @@
+"""Speed of the training environment (training/single_agent.py).
+
+The learner plays its lowest legal action; prints learner decisions (env
+steps), engine decisions (all seats) and episodes per second, for random and
+heuristic opponents and hand and game episodes.
+
+    python benchmarks/bench_training_env.py [--seconds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from training.single_agent import SingleSeatEnv
+
+
+def bench(seconds: float, **env_kwargs: Any) -> dict[str, float]:
+    """Steps per second of one env over about ``seconds`` seconds."""
+    env = SingleSeatEnv(**env_kwargs)
+    env.reset(seed=0)
+    steps = episodes = 0
+    first = env.decisions
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(100):
+            legal = env.game.legal_mask()
+            _, _, terminated, truncated, _ = env.step((legal & -legal).bit_length() - 1)
+            steps += 1
+            if terminated or truncated:
+                episodes += 1
+                env.reset()
+    elapsed = time.perf_counter() - start
+    return {
+        "learner_steps_per_s": steps / elapsed,
+        "engine_decisions_per_s": (env.decisions - first) / elapsed,
+        "episodes_per_s": episodes / elapsed,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per configuration")
+    args = parser.parse_args()
+    for opponent in ("random", "heuristic"):
+        for episode in ("hand", "game"):
+            result = bench(args.seconds, episode=episode, opponents={opponent: 1.0})
+            figures = "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
+            print(f"opponents {opponent:<9} episode {episode:<4}  {figures}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""training.checkpoint: a damaged, hostile or mismatched checkpoint fails in one clear line."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from training.checkpoint import STATE_ENTRY, CheckpointError, read_training_state  # noqa: E402
+from training.cli import main  # noqa: E402
+
+CONFIG = (
+    "opponents: {mix: {random: 1}}\n"
+    "ppo: {n_steps: 64, batch_size: 64, net_arch: [16]}\n"
+    "train: {total_timesteps: 128, n_envs: 2, segment_steps: 128, checkpoint_every: 128, progress_bar: false}\n"
+    "eval: {final_deals: 0, opponents: [random]}\n"
+)
+
+
+class Hostile:
+    """Unpickling this would run code: weights_only loading refuses it."""
+
+    def __reduce__(self):
+        return (print, ("pwned",))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ckpt")
+    config = root / "c.yaml"
+    config.write_text(CONFIG)
+    assert main(["--config", str(config), "--run-dir", str(root / "run"), "--quiet"]) == 0
+    return root / "run"
+
+
+def _rewrite(src, dst, entry: str, data: bytes | None) -> None:
+    """Copy a zip, replacing (or, with None, dropping) one entry."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            if item.filename == entry:
+                if data is not None:
+                    zout.writestr(entry, data)
+            else:
+                zout.writestr(item, zin.read(item.filename))
+
+
+def _damaged_run(run, tmp_path, entry: str, data: bytes | None):
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    latest = copy / "checkpoints" / "latest.zip"
+    _rewrite(run / "checkpoints" / "latest.zip", latest, entry, data)
+    return copy
+
+
+@pytest.mark.parametrize(
+    "entry, data",
+    [
+        (STATE_ENTRY, pickle.dumps(Hostile())),
+        (STATE_ENTRY, b"\x80\x04 not a pickle at all"),
+        (STATE_ENTRY, None),
+        ("policy.pth", pickle.dumps(Hostile())),
+        ("policy.pth", b"garbage"),
+    ],
+    ids=["hostile-state", "corrupt-state", "no-state", "hostile-weights", "corrupt-weights"],
+)
+def test_a_damaged_or_hostile_checkpoint_fails_in_one_line(run, tmp_path, capsys, recwarn, entry, data):
+    damaged = _damaged_run(run, tmp_path, entry, data)
+    assert main(["--resume", str(damaged), "--quiet"]) == 2
+    assert not recwarn.list  # no warning either: one line is all the user sees
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "weights_only" not in err and "Traceback" not in err and "pwned" not in captured.out + err
+
+
+def test_a_state_of_the_wrong_shape_is_refused(run, tmp_path):
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save({"format": "sergeant-major-training-state/1", "num_timesteps": "many"}, buffer)
+    damaged = _damaged_run(run, tmp_path, STATE_ENTRY, buffer.getvalue())
+    with pytest.raises(CheckpointError, match="no valid 'num_timesteps'"):
+        read_training_state(str(damaged / "checkpoints" / "latest.zip"))
+
+
+def test_weights_that_do_not_fit_the_config_fail_in_one_line(run, tmp_path, capsys):
+    damaged = _damaged_run(run, tmp_path, "sm_policy.json", None)  # no metadata: torch sees the mismatch
+    assert main(["--resume", str(damaged), "--quiet", "--set", "ppo.net_arch=[8]"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "do not fit the network of the config" in err and "[8]" in err, err

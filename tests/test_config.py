@@ -1,0 +1,155 @@
+"""training.config: the typed schema, its error messages, overrides and saving."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from training.config import (
+    Config,
+    ConfigError,
+    EvalFileConfig,
+    apply_overrides,
+    config_from_dict,
+    describe,
+    load_config,
+    load_eval_config,
+    save_config,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_shipped_configs_are_valid():
+    for name in ("quickstart", "full", "eval"):
+        path = os.path.join(ROOT, "configs", f"{name}.yaml")
+        if name == "eval":
+            from training.config import load_eval_config
+
+            load_eval_config(path)
+        else:
+            load_config(path)
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ({"ppo": {"learnin_rate": 1e-3}}, ["unknown key 'ppo.learnin_rate'", "learning_rate"]),
+        ({"bogus": 1}, ["unknown key 'bogus'", "allowed keys"]),
+        ({"ppo": {"learning_rate": "fast"}}, ["ppo.learning_rate", "expected a number", "'fast'"]),
+        ({"train": {"n_envs": 2.5}}, ["train.n_envs", "whole number"]),
+        ({"train": {"progress_bar": "yes"}}, ["train.progress_bar", "true or false"]),
+        ({"ppo": {"learning_rate": -1}}, ["ppo.learning_rate", "must be > 0"]),
+        ({"ppo": {"gamma": 1.5}}, ["ppo.gamma", "(0, 1]"]),
+        ({"env": {"episode": "round"}}, ["env.episode", "'hand', 'game'", "'round'"]),
+        ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
+        ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
+        ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
+        ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
+        ({"ppo": {"batch_size": 10**6}}, ["ppo.batch_size", "n_steps * train.n_envs"]),
+    ],
+)
+def test_bad_configs_give_clear_errors(data, words):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict(data, "my.yaml")
+    message = str(err.value)
+    assert message.startswith("my.yaml: ")
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_config_files_and_overrides(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found: .*missing.yaml"):
+        load_config(str(tmp_path / "missing.yaml"))
+    path = tmp_path / "c.yaml"
+    path.write_text("ppo:\n  learning_rate: 3e-4\ntrain:\n  total_timesteps: 1e6\n")
+    cfg = load_config(
+        str(path),
+        ["ppo.learning_rate=1e-4", "opponents.mix={random: 1, heuristic: 3}", "env.learner_seats=[dealer, middle]"],
+    )
+    assert cfg.ppo.learning_rate == 1e-4 and cfg.train.total_timesteps == 1_000_000
+    assert cfg.opponents.mix == {"random": 1.0, "heuristic": 3.0}
+    assert cfg.env.learner_seats == ["dealer", "middle"]
+    with pytest.raises(ConfigError, match="key=value"):
+        apply_overrides({}, ["ppo.learning_rate"])
+    with pytest.raises(ConfigError, match="unknown key 'ppo.lr'"):
+        load_config(str(path), ["ppo.lr=1"])
+    path.write_text("- just\n- a list\n")
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        load_config(str(path))
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ({"train": {"n_envs": True}}, ["train.n_envs", "whole number", "True"]),
+        ({"ppo": {"learning_rate": True}}, ["ppo.learning_rate", "expected a number"]),
+        ({"train": {"progress_bar": 1}}, ["train.progress_bar", "true or false"]),
+        ({"name": 5}, ["name", "expected a text"]),
+        ({"ppo": {"net_arch": [64, "wide"]}}, ["ppo.net_arch", "list of whole numbers"]),
+        ({"ppo": {"net_arch": []}}, ["ppo.net_arch", "non-empty list"]),
+        ({"ppo": {"target_kl": "high"}}, ["ppo.target_kl", "expected a number or null"]),
+        ({"ppo": {"target_kl": 0}}, ["ppo.target_kl", "must be > 0"]),
+        ({"eval": {"start_balances": [1, 1, 1]}}, ["eval.start_balances", "summing to 0"]),
+        ({"opponents": {"mix": {"random": "lots"}}}, ["opponents.mix", "expected a number"]),
+        ({"env": "hand"}, ["env", "mapping of keys to values"]),
+        ({"env": {"max_hands": 0}}, ["env.max_hands", "must be > 0", "got 0"]),
+    ],
+)
+def test_more_bad_values_name_the_key_the_value_and_what_is_allowed(data, words):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict(data, "my.yaml")
+    message = str(err.value)
+    assert message.startswith("my.yaml: ")
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_numbers_written_as_text_and_null_sections_are_accepted():
+    cfg = config_from_dict({"ppo": {"learning_rate": "3e-4", "target_kl": None}, "train": {"total_timesteps": "1e6"}})
+    assert cfg.ppo.learning_rate == 3e-4 and cfg.ppo.target_kl is None
+    assert cfg.train.total_timesteps == 1_000_000 and isinstance(cfg.train.total_timesteps, int)
+    assert config_from_dict({"env": None}).env == Config().env
+
+
+def test_a_set_typo_is_blamed_on_the_set_option_not_the_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("ppo:\n  learning_rate: 3e-4\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(str(path), ["ppo.lerning_rate=1e-4"])
+    message = str(err.value)
+    assert message.startswith("--set ppo.lerning_rate=1e-4: unknown key 'ppo.lerning_rate'"), message
+    assert "did you mean 'learning_rate'" in message and str(path) not in message
+    with pytest.raises(ConfigError, match=r"^--set train.n_envs=0: train.n_envs: must be > 0"):
+        load_config(str(path), ["train.n_envs=0"])
+    # a bad value in the file is still the file's fault, even with other overrides
+    path.write_text("ppo:\n  gamma: 2\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: ppo.gamma"):
+        load_config(str(path), ["train.n_envs=4"])
+
+
+def test_eval_config_defaults_overrides_and_errors(tmp_path):
+    spec = load_eval_config(None, ["eval.final_deals=7"])
+    assert isinstance(spec, EvalFileConfig) and spec.eval.final_deals == 7 and spec.rules == "standard"
+    with pytest.raises(ConfigError, match=r"^--set eval.mode=round: eval.mode: expected one of 'hand', 'game'"):
+        load_eval_config(None, ["eval.mode=round"])
+
+
+def test_save_config_round_trips_atomically(tmp_path):
+    cfg = load_config(os.path.join(ROOT, "configs", "quickstart.yaml"), ["ppo.learning_rate=1e-4"])
+    path = tmp_path / "config.yaml"
+    path.write_text("old")
+    (tmp_path / "config.yaml.tmp").mkdir()  # a fixed temporary name would collide with this
+    save_config(cfg, str(path))
+    assert load_config(str(path)) == cfg
+    assert yaml.safe_load(path.read_text())["ppo"]["learning_rate"] == 1e-4
+    assert sorted(os.listdir(tmp_path)) == ["config.yaml", "config.yaml.tmp"]  # no temporary file left
+
+
+def test_describe_lists_every_field_with_its_documentation():
+    text = describe()
+    for section in ("env", "opponents", "pretrain", "ppo", "train", "eval"):
+        for name, field in type(getattr(Config(), section)).model_fields.items():
+            assert f"{section}.{name} = " in text and field.description in text
