@@ -76,7 +76,7 @@ def test_a_damaged_or_hostile_checkpoint_fails_in_one_line(run, tmp_path, capsys
     assert not recwarn.list  # no warning either: one line is all the user sees
     captured = capsys.readouterr()
     err = captured.err
-    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert err.startswith("sergeant-major train: error: ") and err.count("\n") == 1, err
     assert "weights_only" not in err and "Traceback" not in err and "pwned" not in captured.out + err
 
 

@@ -70,7 +70,7 @@ def test_resume_with_a_bad_override_leaves_the_run_resumable(tmp_path, capsys):
         capsys.readouterr()
         assert main(["--resume", str(run), "--quiet", "--set", override]) == 2, override
         err = capsys.readouterr().err
-        assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+        assert err.startswith("sergeant-major train: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
         assert (run / "config.yaml").read_text() == saved, override  # not persisted
     assert main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=256"]) == 0
     assert load_config(str(run / "config.yaml")).train.total_timesteps == 256  # persisted once it worked

@@ -468,7 +468,7 @@ def test_view_command_preloads_a_record_and_serve_checks_its_arguments(finished_
 
 
 def test_serve_and_view_are_commands_of_sergeant_major(capsys):
-    from sm_env.cli import main
+    from sm_cli import main
 
     assert main(["serve", "--opponents", "heuristic", "nobody"]) == 2
     assert "unknown agent" in capsys.readouterr().err
