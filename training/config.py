@@ -30,14 +30,24 @@ prints them all.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
-import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from sm_env.atomic import atomic_path
 from sm_env.episode import EPISODES, REWARDS, check_episode
@@ -66,36 +76,25 @@ def _error(source: str, key: str | None, detail: str) -> ConfigError:
 # raises ValueError("expected ...") otherwise; AfterValidators check ranges.
 
 
-def _whole(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            number = float(value.replace("_", ""))
-        except ValueError:
-            number = None
-        if number is not None and number.is_integer():
-            return int(number)
-    raise ValueError("expected a whole number")
-
-
 def _number(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
         try:
-            return float(value.replace("_", ""))
+            return float(value.replace("_", "") if isinstance(value, str) else value)
         except ValueError:
             pass
     raise ValueError("expected a number")
 
 
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
+def _whole(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise ValueError("expected true or false")
+    try:
+        number = _number(value)
+    except ValueError:
+        number = None
+    if number is None or not number.is_integer():
+        raise ValueError("expected a whole number")
+    return int(number)
 
 
 def _text(value: Any) -> str:
@@ -104,40 +103,21 @@ def _text(value: Any) -> str:
     raise ValueError("expected a text")
 
 
-def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
-        if value is None:
-            return None
-        try:
-            return convert(value)
-        except ValueError as err:
-            raise ValueError(f"{err} or null") from None
-
-    return check
-
-
 def _list_of(convert: Callable[[Any], Any], what: str) -> Callable[[Any], list[Any]]:
     def check(value: Any) -> list[Any]:
-        if not isinstance(value, list):
-            raise ValueError(f"expected a list of {what}")
         try:
-            return [convert(v) for v in value]
-        except ValueError:
-            raise ValueError(f"expected a list of {what}") from None
+            if isinstance(value, list):
+                return [convert(v) for v in value]
+        except (ValueError, ValidationError):
+            pass
+        raise ValueError(f"expected a list of {what}")
 
     return check
 
 
-def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        if isinstance(value, str) and value in choices:
-            return value
-        raise ValueError("expected one of " + ", ".join(repr(c) for c in choices))
+def _check(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
+    """A check pydantic's own constraints cannot state; ``allowed`` is the message."""
 
-    return check
-
-
-def _rule(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
     def check(value: Any) -> Any:
         if value is not None and not predicate(value):
             raise ValueError(allowed)
@@ -175,13 +155,15 @@ def _mix(value: Any) -> dict[str, float]:
 
 Whole = Annotated[int, BeforeValidator(_whole)]
 Number = Annotated[float, BeforeValidator(_number)]
-Flag = Annotated[bool, BeforeValidator(_flag)]
-Text = Annotated[str, BeforeValidator(_text)]
-Positive = _rule(lambda v: v > 0, "must be > 0")
-NonNegative = _rule(lambda v: v >= 0, "must be >= 0")
-Probability = _rule(lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1")
-AtLeast2 = _rule(lambda v: v >= 2, "must be >= 2")
+Flag = StrictBool  # true or false only: numbers are never read as booleans
+Text = StrictStr
+Agents = Annotated[list[str], BeforeValidator(_list_of(_text, "agent names"))]
 Rules = Annotated[str | dict, BeforeValidator(_rules)]
+Wholes = BeforeValidator(_list_of(_whole, "whole numbers"))
+Sizes = Annotated[list[int], Wholes, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
+Balances = Annotated[
+    list[int], Wholes, _check(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0")
+]
 
 
 class _Section(BaseModel):
@@ -210,21 +192,19 @@ class EnvConfig(_Section):
         "standard",
         description="rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options",
     )
-    episode: Annotated[str, BeforeValidator(_one_of(EPISODES))] = Field(
+    episode: Literal[EPISODES] = Field(
         "hand",
         description="'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand",
     )
-    max_hands: Annotated[Whole, Positive] = Field(
-        100, description="game episodes: truncate a game nobody has won after this many hands"
+    max_hands: Whole = Field(
+        100, gt=0, description="game episodes: truncate a game nobody has won after this many hands"
     )
-    reward: Annotated[str, BeforeValidator(_one_of(REWARDS))] = Field(
+    reward: Literal[REWARDS] = Field(
         "balance",
         description="'balance': tricks - quota at the end of every hand; 'result': winning the game "
         "(+1 shared by winners, -1 by losers; needs episode: game)",
     )
-    reward_scale: Annotated[Number, Positive] = Field(
-        1.0, description="rewards are multiplied by this (balances run about -8..+8)"
-    )
+    reward_scale: Number = Field(1.0, gt=0, description="rewards are multiplied by this (balances run about -8..+8)")
     dense_reward: Flag = Field(
         False,
         description="reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when "
@@ -235,8 +215,10 @@ class EnvConfig(_Section):
         description="roles the learner plays in the first hand of an episode: 'all' or a list of "
         "'dealer', 'eldest', 'middle' (one drawn per episode; one shared policy)",
     )
-    exchange_start: Annotated[Number, Probability] = Field(
+    exchange_start: Number = Field(
         0.0,
+        ge=0,
+        le=1,
         description="hand episodes: probability that the hand starts with an exchange (random previous "
         "balances), so that exchange decisions are trained",
     )
@@ -251,10 +233,10 @@ class OpponentsConfig(_Section):
         "...) and 'snapshots' (a frozen copy of the learner from the pool); each opponent seat draws "
         "independently every episode; until the first snapshot exists its weight goes to the others",
     )
-    snapshot_every: Annotated[Whole, Positive] = Field(
-        100_000, description="learner timesteps between snapshots added to the pool (checked after every segment)"
+    snapshot_every: Whole = Field(
+        100_000, gt=0, description="learner timesteps between snapshots added to the pool (checked after every segment)"
     )
-    pool_size: Annotated[Whole, Positive] = Field(10, description="snapshots kept in the pool (oldest dropped)")
+    pool_size: Whole = Field(10, gt=0, description="snapshots kept in the pool (oldest dropped)")
     snapshot_deterministic: Flag = Field(
         False, description="snapshots play their most probable action instead of sampling"
     )
@@ -265,107 +247,84 @@ class PretrainConfig(_Section):
     teacher agent playing the learner's seat (cross-entropy on its actions,
     masked), and the value network learns the teacher's returns."""
 
-    teacher: Annotated[str | None, BeforeValidator(_optional(_text))] = Field(
-        None, description="agent spec to imitate, e.g. 'heuristic' (null: no warm start)"
+    teacher: Text | None = Field(None, description="agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
+    decisions: Whole = Field(
+        200_000, gt=0, description="teacher decisions collected (in the training env, same opponents)"
     )
-    decisions: Annotated[Whole, Positive] = Field(
-        200_000, description="teacher decisions collected (in the training env, same opponents)"
-    )
-    epochs: Annotated[Whole, Positive] = Field(4, description="passes over the collected decisions")
-    batch_size: Annotated[Whole, AtLeast2] = Field(256, description="minibatch size")
-    learning_rate: Annotated[Number, Positive] = Field(1e-3, description="Adam learning rate of the warm start")
+    epochs: Whole = Field(4, gt=0, description="passes over the collected decisions")
+    batch_size: Whole = Field(256, ge=2, description="minibatch size")
+    learning_rate: Number = Field(1e-3, gt=0, description="Adam learning rate of the warm start")
     value: Flag = Field(True, description="also fit the value network to the teacher's returns")
 
 
 class PPOConfig(_Section):
     """MaskablePPO (sb3-contrib) hyper-parameters."""
 
-    learning_rate: Annotated[Number, Positive] = Field(3e-4, description="Adam learning rate")
-    lr_schedule: Annotated[str, BeforeValidator(_one_of(("constant", "linear")))] = Field(
+    learning_rate: Number = Field(3e-4, gt=0, description="Adam learning rate")
+    lr_schedule: Literal[("constant", "linear")] = Field(
         "constant", description="'linear' decays the learning rate to 0 over train.total_timesteps"
     )
-    n_steps: Annotated[Whole, Positive] = Field(
-        256, description="steps per env per rollout (rollout size = n_steps * train.n_envs)"
-    )
-    batch_size: Annotated[Whole, AtLeast2] = Field(512, description="minibatch size")
-    n_epochs: Annotated[Whole, Positive] = Field(4, description="passes over each rollout")
-    gamma: Annotated[Number, _rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")] = Field(
-        1.0, description="discount (episodes are short and end for sure: 1.0 is fine)"
-    )
-    gae_lambda: Annotated[Number, Probability] = Field(0.95, description="GAE lambda")
-    clip_range: Annotated[Number, Positive] = Field(0.2, description="PPO clipping")
-    ent_coef: Annotated[Number, NonNegative] = Field(0.01, description="entropy bonus")
-    vf_coef: Annotated[Number, NonNegative] = Field(0.5, description="value loss weight")
-    max_grad_norm: Annotated[Number, Positive] = Field(0.5, description="gradient clipping")
-    target_kl: Annotated[float | None, BeforeValidator(_optional(_number)), Positive] = Field(
-        None, description="stop an update early beyond this KL (null: never)"
-    )
+    n_steps: Whole = Field(256, gt=0, description="steps per env per rollout (rollout size = n_steps * train.n_envs)")
+    batch_size: Whole = Field(512, ge=2, description="minibatch size")
+    n_epochs: Whole = Field(4, gt=0, description="passes over each rollout")
+    gamma: Number = Field(1.0, gt=0, le=1, description="discount (episodes are short and end for sure: 1.0 is fine)")
+    gae_lambda: Number = Field(0.95, ge=0, le=1, description="GAE lambda")
+    clip_range: Number = Field(0.2, gt=0, description="PPO clipping")
+    ent_coef: Number = Field(0.01, ge=0, description="entropy bonus")
+    vf_coef: Number = Field(0.5, ge=0, description="value loss weight")
+    max_grad_norm: Number = Field(0.5, gt=0, description="gradient clipping")
+    target_kl: Number | None = Field(None, gt=0, description="stop an update early beyond this KL (null: never)")
     normalize_advantage: Flag = Field(True, description="normalise advantages per minibatch")
-    net_arch: Annotated[
-        list[int],
-        BeforeValidator(_list_of(_whole, "whole numbers")),
-        _rule(lambda v: len(v) >= 1 and all(n >= 1 for n in v), "must be a non-empty list of positive sizes"),
-    ] = Field(
+    net_arch: Sizes = Field(
         default_factory=lambda: [256, 256], description="hidden layer sizes of the policy and of the value network"
     )
-    activation: Annotated[str, BeforeValidator(_one_of(("tanh", "relu")))] = Field(
-        "tanh", description="activation of the hidden layers"
-    )
+    activation: Literal[("tanh", "relu")] = Field("tanh", description="activation of the hidden layers")
 
 
 class TrainConfig(_Section):
     """Length of the run, vectorisation, checkpoints."""
 
-    total_timesteps: Annotated[Whole, Positive] = Field(200_000, description="learner decisions to train for")
-    n_envs: Annotated[Whole, Positive] = Field(8, description="parallel environments")
-    vec_env: Annotated[str, BeforeValidator(_one_of(("dummy", "subproc")))] = Field(
+    total_timesteps: Whole = Field(200_000, gt=0, description="learner decisions to train for")
+    n_envs: Whole = Field(8, gt=0, description="parallel environments")
+    vec_env: Literal[("dummy", "subproc")] = Field(
         "dummy", description="'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
     )
-    segment_steps: Annotated[Whole, Positive] = Field(
+    segment_steps: Whole = Field(
         16_384,
+        gt=0,
         description="learner timesteps per training segment (rounded up to whole rollouts); snapshots, "
         "evaluations and checkpoints happen between segments; envs restart every segment so that "
         "--resume continues exactly",
     )
-    checkpoint_every: Annotated[Whole, Positive] = Field(
-        100_000, description="timesteps between checkpoints (the last segment always writes one)"
+    checkpoint_every: Whole = Field(
+        100_000, gt=0, description="timesteps between checkpoints (the last segment always writes one)"
     )
-    keep_checkpoints: Annotated[Whole, NonNegative] = Field(
-        3, description="numbered checkpoints kept besides checkpoints/latest.zip"
-    )
-    torch_threads: Annotated[Whole, Positive] = Field(
-        1, description="torch CPU threads (1 is best with 2 cores and small networks)"
-    )
+    keep_checkpoints: Whole = Field(3, ge=0, description="numbered checkpoints kept besides checkpoints/latest.zip")
+    torch_threads: Whole = Field(1, gt=0, description="torch CPU threads (1 is best with 2 cores and small networks)")
     progress_bar: Flag = Field(True, description="show a tqdm progress bar")
 
 
 class EvalConfig(_Section):
     """Duplicate evaluation of the learner against baselines, per role."""
 
-    every: Annotated[Whole, NonNegative] = Field(
-        0, description="timesteps between evaluations during training (0: only at the end)"
-    )
-    opponents: Annotated[list[str], BeforeValidator(_list_of(_text, "agent names"))] = Field(
+    every: Whole = Field(0, ge=0, description="timesteps between evaluations during training (0: only at the end)")
+    opponents: Agents = Field(
         default_factory=lambda: ["heuristic", "random"],
         description="baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
     )
-    deals: Annotated[Whole, Positive] = Field(200, description="deals per evaluation during training")
-    final_deals: Annotated[Whole, NonNegative] = Field(2000, description="deals of the final evaluation (0: none)")
-    mode: Annotated[str, BeforeValidator(_one_of(("hand", "game")))] = Field(
+    deals: Whole = Field(200, gt=0, description="deals per evaluation during training")
+    final_deals: Whole = Field(2000, ge=0, description="deals of the final evaluation (0: none)")
+    mode: Literal[("hand", "game")] = Field(
         "hand", description="evaluate single hands ('hand') or whole games ('game')"
     )
-    max_hands: Annotated[Whole, Positive] = Field(30, description="game mode: hands per game at most")
-    start_balances: Annotated[
-        list[int] | None,
-        BeforeValidator(_optional(_list_of(_whole, "whole numbers"))),
-        _rule(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0"),
-    ] = Field(
+    max_hands: Whole = Field(30, gt=0, description="game mode: hands per game at most")
+    start_balances: Balances | None = Field(
         None,
         description="hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every "
         "hand opens with that exchange (null: no exchange)",
     )
     seed: Whole = Field(20240101, description="seed of the evaluation deals (the same deals at every evaluation)")
-    workers: Annotated[Whole, Positive] = Field(1, description="evaluation worker processes")
+    workers: Whole = Field(1, gt=0, description="evaluation worker processes")
 
 
 class Config(_Section):
@@ -388,7 +347,7 @@ class EvalFileConfig(_Section):
     """An evaluation of a trained policy (configs/eval.yaml):
     ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
-    policy: Annotated[str | None, BeforeValidator(_optional(_text))] = Field(
+    policy: Text | None = Field(
         None, description="policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
     )
     rules: Rules = Field("standard", description="rule set of the evaluation games (as env.rules)")
@@ -413,14 +372,39 @@ def _section_model(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseMo
     return model
 
 
+_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+_PLAIN = {"bool_type": "expected true or false", "string_type": "expected a text"}
+
+
+def _allowed(err: dict[str, Any], field: Any) -> str:
+    """What a field allows, in words, from pydantic's error and the field's own declaration (one formatter
+    for every field: bounds, choices, strict types, and the messages of the checks above)."""
+    kind = err["type"]
+    if kind == "literal_error" and field is not None:
+        return "expected one of " + ", ".join(repr(choice) for choice in get_args(field.annotation))
+    bounds = {
+        k: getattr(m, k) for m in getattr(field, "metadata", ()) for k in _BOUNDS if getattr(m, k, None) is not None
+    }
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") and bounds:
+        if len(bounds) == 1:
+            ((name, limit),) = bounds.items()
+            return f"must be {_BOUNDS[name]} {limit}"
+        low = f"({bounds['gt']}" if "gt" in bounds else f"[{bounds.get('ge')}"
+        high = f"{bounds['lt']})" if "lt" in bounds else f"{bounds.get('le')}]"
+        return f"must be in {low}, {high}"
+    cause = (err.get("ctx") or {}).get("error")
+    return str(cause) if cause is not None else _PLAIN.get(kind, err["msg"])
+
+
 def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
     """One pydantic error as a ConfigError naming the key, the value and what is allowed."""
     loc = tuple(err["loc"])
     dotted = ".".join(str(part) for part in loc)
     value = err.get("input")
+    section = _section_model(model, loc[:-1])
+    names = list(section.model_fields) if section is not None else []
+    field = section.model_fields.get(loc[-1]) if section is not None and isinstance(loc[-1], str) else None
     if err["type"] == "extra_forbidden":
-        section = _section_model(model, loc[:-1])
-        names = list(section.model_fields) if section is not None else []
         close = difflib.get_close_matches(str(loc[-1]), names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         where = ".".join(str(part) for part in loc[:-1])
@@ -429,15 +413,14 @@ def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> Config
             dotted,
             f"unknown key {dotted!r}{hint}; allowed keys{' in ' + repr(where) if where else ''}: {', '.join(names)}",
         )
-    cause = (err.get("ctx") or {}).get("error")
-    detail = str(cause) if cause is not None else err["msg"]
+    detail = _allowed(err, field)
     if not loc:
         return _error(source, None, f"the config {detail}")
     text = f"{dotted}: {detail}, got {value!r:.80}"
     if detail.startswith("expected"):
+        if field is not None and field.default is None:
+            text = f"{dotted}: {detail} or null, got {value!r:.80}"
         text += f" ({type(value).__name__})"
-        section = _section_model(model, loc[:-1])
-        field = section.model_fields.get(loc[-1]) if section is not None and isinstance(loc[-1], str) else None
         if field is not None and field.description:
             text += f"; {dotted}: {field.description}"
     return _error(source, dotted, text)
@@ -496,7 +479,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Set dotted keys in a raw config dict (validated later with the rest)."""
-    data = _deep_copy(data)
+    data = copy.deepcopy(data)
     for text in overrides:
         path, value = parse_override(text)
         node = data
@@ -508,14 +491,6 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 raise ConfigError(f"--set {text}: {part!r} is not a section")
             node = child
         node[path[-1]] = value
-    return data
-
-
-def _deep_copy(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _deep_copy(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_deep_copy(v) for v in data]
     return data
 
 
@@ -549,30 +524,25 @@ def _blame(err: ConfigError, overrides: list[str]) -> ConfigError:
     return err
 
 
-def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
-    """Read, override and validate a config (``path`` None: the defaults).
-
-    An invalid value set by an override is reported as the override's fault
-    (``--set KEY=VALUE: ...``), one from the file as the file's.
-    """
+def _load(validate: Callable[[Any, str], Any], path: str | None, overrides: list[str] | None) -> Any:
+    """Read ``path`` (None: the defaults), apply the overrides, validate; an invalid value set by an
+    override is reported as the override's fault (``--set KEY=VALUE: ...``), one from the file as the file's."""
     overrides = list(overrides or [])
-    data = read_yaml(path) if path is not None else {}
-    data = apply_overrides(data, overrides)
+    data = apply_overrides(read_yaml(path) if path is not None else {}, overrides)
     try:
-        return config_from_dict(data, path or "")
+        return validate(data, path or "")
     except ConfigError as err:
         raise _blame(err, overrides) from None
+
+
+def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
+    """Read, override and validate a training config (see :func:`_load`)."""
+    return _load(config_from_dict, path, overrides)
 
 
 def load_eval_config(path: str | None, overrides: list[str] | None = None) -> EvalFileConfig:
     """Read, override and validate an evaluation config (configs/eval.yaml; None: the defaults)."""
-    overrides = list(overrides or [])
-    data = read_yaml(path) if path is not None else {}
-    data = apply_overrides(data, overrides)
-    try:
-        return eval_config_from_dict(data, path or "")
-    except ConfigError as err:
-        raise _blame(err, overrides) from None
+    return _load(eval_config_from_dict, path, overrides)
 
 
 def config_text(cfg: Config) -> str:
@@ -599,13 +569,3 @@ def describe(model: type[BaseModel] = Config, prefix: str = "") -> str:
         default = field.get_default(call_default_factory=True)
         lines.append(f"{dotted} = {default!r}  {field.description}")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":  # python -m training.config [file.yaml [k=v ...]]
-    if len(sys.argv) > 1:
-        try:
-            print(config_text(load_config(sys.argv[1], sys.argv[2:])))
-        except ConfigError as err:
-            sys.exit(f"error: {err}")
-    else:
-        print(describe())
