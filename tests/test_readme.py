@@ -20,3 +20,19 @@ def test_readme_python_example_runs(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Game over:" in done.stdout
     assert (tmp_path / "game.json").exists()
+
+
+def test_readme_test_command_is_the_one_ci_runs():
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    ci = open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()
+    commands = [line for line in re.findall(r"```bash\n(.*?)```", readme, flags=re.S) if "pytest" in line]
+    assert [c.strip() for c in commands] == ["python -m pytest"]
+    assert [line for line in ci.splitlines() if "pytest" in line and not line.startswith("#")] == ["python -m pytest"]
+
+
+def test_readme_paths_after_the_quickstart_are_those_the_quickstart_makes():
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    assert "runs/full/" not in readme  # a newcomer has no such run
+    assert "training.train --evaluate" not in readme  # the one command is sergeant-major
+    for path in re.findall(r"runs/quickstart/[\w./]+", readme):
+        assert path.split("/", 2)[2].rstrip(".") in ("final_model.zip", "tb", "final_eval.json", "eval.jsonl"), path
