@@ -22,13 +22,24 @@ Specs accepted by :func:`make_agent`:
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 
 from .base import Agent, act, observation_for
 
 KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH")
 
-__all__ = ["Agent", "AgentSpecError", "KNOWN_AGENTS", "act", "make_agent", "observation_for", "parse_spec"]
+__all__ = [
+    "Agent",
+    "AgentSpecError",
+    "KNOWN_AGENTS",
+    "act",
+    "fresh_seed",
+    "make_agent",
+    "make_opponent",
+    "observation_for",
+    "parse_spec",
+]
 
 
 class AgentSpecError(ValueError):
@@ -68,6 +79,22 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         raise
     except ValueError as err:
         raise AgentSpecError(f"agent spec {spec!r}: {err}") from None
+
+
+def make_opponent(spec: str, seed: int | None = None) -> Agent:
+    """An agent for a seat that a program plays (next to a person, in an evaluation, in training):
+    any spec but ``human`` (AgentSpecError naming the agents allowed)."""
+    if parse_spec(spec)[0] == "human":
+        allowed = ", ".join(k for k in KNOWN_AGENTS if k != "human")
+        raise AgentSpecError(
+            f"'human' cannot take this seat (the person playing is the only human seat); give an agent: {allowed}"
+        )
+    return make_agent(spec, seed)
+
+
+def fresh_seed() -> int:
+    """A seed for a game and its agents when the user gave none (0 <= seed < 2**31, from the OS)."""
+    return random.SystemRandom().randrange(2**31)
 
 
 def _random(rest: str, params: dict[str, str], seed: int | None) -> Agent:

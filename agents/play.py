@@ -21,7 +21,7 @@ from sm_env.game import Game, result_text
 from sm_env.knowledge import player_view
 from sm_env.record import save_record
 
-from . import AgentSpecError, act, make_agent
+from . import AgentSpecError, act, fresh_seed, make_opponent
 from .human import HumanAgent, HumanQuit
 
 PROG = "sergeant-major play"
@@ -62,15 +62,12 @@ def main(
     parser.add_argument("--unicode", action="store_true", help="show suits as symbols")
     args = parser.parse_args(argv)
     out = output_stream if output_stream is not None else sys.stdout
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    seed = args.seed if args.seed is not None else fresh_seed()
     try:
-        opponents = [make_agent(spec, seed=seed + 1 + i) for i, spec in enumerate(args.opponents)]
+        opponents = [make_opponent(spec, seed=seed + 1 + i) for i, spec in enumerate(args.opponents)]
         game = Game(args.rules, seed=seed, max_hands=args.max_hands)
     except (AgentSpecError, ValueError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
-    if any(isinstance(a, HumanAgent) for a in opponents):
-        print(f"{PROG}: error: only one human seat is supported; give two agent specs as opponents", file=sys.stderr)
         return 2
     human = HumanAgent(seed=seed, input_stream=input_stream, output_stream=out, unicode_suits=args.unicode)
     agents = list(opponents)

@@ -139,7 +139,9 @@ def cmd_random(args: argparse.Namespace, out: Any = None) -> int:
     """Play a random game; print the final table and a summary; optionally save the record."""
     out = out or sys.stdout
     rules = parse_rules(args.rules)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    from agents import fresh_seed
+
+    seed = args.seed if args.seed is not None else fresh_seed()
     game = Game(rules, seed=seed, max_hands=args.max_hands)
     players = random.Random(f"{PROG} random players:{seed}")
     described = rules.name if rules == STANDARD else f"{rules.name} ({_options_text(rules)})"

@@ -79,13 +79,11 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         help="opponents offered first on the page (default: heuristic heuristic; any agent spec: pimc, trained, ...)",
     )
     args = parser.parse_args(argv)
-    from agents import AgentSpecError, make_agent
+    from agents import AgentSpecError, make_opponent
 
     for spec in args.opponents:
         try:
-            if spec.strip().lower().startswith("human"):
-                raise AgentSpecError("the person at the page is the human; give agents as opponents")
-            make_agent(spec, seed=0)
+            make_opponent(spec, seed=0)
         except AgentSpecError as err:
             return _fail("sergeant-major serve", f"--opponents: {err}")
     return _run("sergeant-major serve", args, None, args.opponents, "/")

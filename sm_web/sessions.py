@@ -19,14 +19,13 @@ was wrong and what is allowed; a request that fails changes nothing.
 from __future__ import annotations
 
 import os
-import random
 import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents import AgentSpecError, act, make_agent
+from agents import AgentSpecError, act, fresh_seed, make_opponent
 from sm_env.cards import CardError, parse_card
 from sm_env.game import EXCHANGE, Game, IllegalActionError
 from sm_env.knowledge import player_view
@@ -62,7 +61,7 @@ class PlayedGame:
         self.agents: list[Any] = [None, None, None]
         others = [s for s in range(3) if s != seat]
         for i, (s, spec) in enumerate(zip(others, opponents, strict=True)):
-            agent = make_agent(spec, seed=seed + 1 + i)
+            agent = make_opponent(spec, seed=seed + 1 + i)  # AgentSpecError for "human"
             agent.reset(seed + s)
             self.agents[s] = agent
         self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(3)]
@@ -278,8 +277,6 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
         )
     for spec in opponents:
         kind = spec.strip().lower().partition(":")[0].strip()
-        if kind == "human":
-            raise WebError(400, "opponents must be agents: the person at the page is the only human seat")
         if kind == "ppo" and spec.strip() not in trusted:
             raise WebError(
                 400,
@@ -296,7 +293,7 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     if seeded and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
         raise WebError(400, f"seed must be a whole number 0 <= seed < 2**63, or null for a random deal; got {seed!r}")
     if not seeded:
-        seed = random.SystemRandom().randrange(2**31)
+        seed = fresh_seed()
     max_hands = _field(request, "max_hands", 100)
     if isinstance(max_hands, bool) or not isinstance(max_hands, int) or not 1 <= max_hands <= MAX_HANDS_LIMIT:
         raise WebError(400, f"max_hands must be a whole number from 1 to {MAX_HANDS_LIMIT}, got {max_hands!r}")

@@ -317,3 +317,21 @@ def test_shipped_trained_policy_beats_the_heuristic():
 
     result = evaluate(["trained", "heuristic"], deals=300, mode="hand", seed=11, workers=1, progress=False)
     assert result.pairwise[("trained", "heuristic")].lo > 0
+
+
+def test_make_opponent_refuses_a_human_and_builds_any_agent():
+    from agents import AgentSpecError, make_opponent
+
+    for spec in ("human", " Human ", "HUMAN"):
+        with pytest.raises(AgentSpecError, match="'human' cannot take this seat.*heuristic"):
+            make_opponent(spec)
+    assert type(make_opponent("heuristic", seed=1)).__name__ == "HeuristicAgent"
+    with pytest.raises(AgentSpecError, match="unknown agent"):
+        make_opponent("wizard")
+
+
+def test_fresh_seeds_are_in_range_and_vary():
+    from agents import fresh_seed
+
+    seeds = {fresh_seed() for _ in range(20)}
+    assert all(0 <= s < 2**31 for s in seeds) and len(seeds) > 1

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents import Agent, act, make_agent
+from agents import Agent, act, make_agent, make_opponent
 from sm_env.atomic import atomic_path
 from sm_env.game import ROLE_NAMES, Game
 from sm_env.knowledge import player_view
@@ -491,9 +491,7 @@ def evaluate(
     specs = [str(a) for a in agents]
     schedule(len(specs))  # validates the number of agents
     for spec in specs:
-        if spec.strip().lower().startswith("human"):
-            raise ValueError("a human cannot sit in a duplicate evaluation; use agents.play for that")
-        make_agent(spec)  # fail fast on a bad spec, before any process starts
+        make_opponent(spec)  # fail fast on a bad spec (or 'human'), before any process starts
     if mode not in ("hand", "game"):
         raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
     if deals < 1:
