@@ -70,6 +70,8 @@ from sm_env.game import ROLE_NAMES, Game
 from sm_env.knowledge import player_view
 from sm_env.rules import RuleSet
 
+from .progress import progress_bar
+
 ROLES = ROLE_NAMES  # role names by role index (sm_env.game)
 
 if TYPE_CHECKING:
@@ -510,7 +512,7 @@ def evaluate(
     config = _Config(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
-    bar = _progress(deals, progress)
+    bar = progress_bar(deals, "deals", "deal", enabled=progress)
     try:
         if workers == 1:
             _init_worker(config)
@@ -666,7 +668,7 @@ def role_advantage(
         return game.scores
 
     diffs = np.zeros((deals, 3))
-    bar = _progress(deals, progress, "role advantage")
+    bar = progress_bar(deals, "role advantage", "deal", enabled=progress)
     for i in range(deals):
         base = play(i, None)
         for role in range(3):  # seat 0 deals: seat r has role r
@@ -703,24 +705,6 @@ def format_table(results: dict[str, Any]) -> str:
                 line += f"{r['advantage']:>+11.3f}{ci(r['advantage_ci']):>19}{verdict:>10}"
             lines.append(line)
     return "\n".join(lines)
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress(total: int, enabled: bool, desc: str = "deals") -> Any:
-    if not enabled:
-        return _NoBar()
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency of the training extra
-        return _NoBar()
-    return tqdm(total=total, desc=desc, unit="deal", leave=False)
 
 
 def _balances_arg(text: str) -> tuple[int, int, int]:

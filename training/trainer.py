@@ -67,6 +67,7 @@ from .checkpoint import (
 )
 from .config import Config, ConfigError, save_config
 from .evaluate import evaluate_policy_file
+from .progress import progress_bar
 from .single_agent import ROLES, SNAPSHOTS, make_baseline, make_vec_env
 from .warm_start import warm_start
 
@@ -421,15 +422,8 @@ def train(
     model = trainer.model
     bar = None
     if cfg.train.progress_bar and not quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=planned_timesteps(int(model.num_timesteps), cfg.train.total_timesteps, trainer.segment_steps),
-            initial=int(model.num_timesteps),
-            unit="step",
-            dynamic_ncols=True,
-            desc=cfg.name,
-        )
+        total = planned_timesteps(int(model.num_timesteps), cfg.train.total_timesteps, trainer.segment_steps)
+        bar = progress_bar(total, cfg.name, "step", initial=int(model.num_timesteps), leave=True)
     callback = ProgressCallback(bar, cfg.train.n_envs)
     segments = 0
     try:

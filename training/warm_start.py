@@ -22,6 +22,7 @@ from sm_env.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS
 
 from .config import Config
+from .progress import progress_bar
 from .single_agent import SNAPSHOTS, OpponentPool, SingleSeatEnv
 
 _BITS = OFFSETS["trump"]  # the 728 card-plane entries before it are 0/1: stored bit-packed
@@ -143,29 +144,12 @@ def warm_start(
     statistics plus ``collect_seconds`` and ``seconds``. ``progress``: show a bar for each."""
     started = time.perf_counter()
     p = cfg.pretrain
-    with _bar(progress, p.decisions, f"warm start: {p.teacher} plays", "decision") as bar:
+    with progress_bar(p.decisions, f"warm start: {p.teacher} plays", "decision", enabled=progress) as bar:
         data = collect_teacher_decisions(cfg, env_kwargs, pool_kwargs, seed=cfg.seed + 7, bar=bar)
     collected = time.perf_counter() - started
-    with _bar(progress, p.decisions * p.epochs, f"warm start: imitating ({p.epochs} epochs)", "decision") as bar:
+    with progress_bar(
+        p.decisions * p.epochs, f"warm start: imitating ({p.epochs} epochs)", "decision", enabled=progress
+    ) as bar:
         stats = pretrain(model, cfg, data, seed=cfg.seed + 11, bar=bar)
     stats.update(collect_seconds=collected, seconds=time.perf_counter() - started)
     return stats
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def __enter__(self) -> _NoBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def _bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
-    if not enabled:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True, leave=False)
