@@ -721,22 +721,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run an evaluation, print the table, save JSON, CSV and PNG."""
     parser = argparse.ArgumentParser(prog="sergeant-major eval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", nargs="+", required=True, help="2 or 3 agent specs (random, heuristic, pimc...)")
-    parser.add_argument("--deals", type=int, default=1000, help="deals to play, each in every seating (default 1000)")
-    parser.add_argument("--mode", choices=("hand", "game"), default="hand")
+    parser.add_argument(
+        "--deals",
+        type=int,
+        default=1000,
+        help="deals to play, each in every seating (default 1000: about 15 s for heuristic against random; "
+        "with pimc use 40 or fewer)",
+    )
+    parser.add_argument(
+        "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
+    )
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
     parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
-    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat")
+    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
     parser.add_argument(
         "--start-balances",
         type=_balances_arg,
         default=None,
         help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)",
     )
-    parser.add_argument("--max-hands", type=int, default=30, help="game mode: truncate after this many hands")
-    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--max-hands", type=int, default=30, help="game mode: truncate after this many hands (default 30)"
+    )
+    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
         result = evaluate(
