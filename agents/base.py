@@ -14,6 +14,7 @@ function of the seed and the views seen.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,3 +59,20 @@ def act(agent: Agent, view: PlayerView) -> int:
     if agent.needs_observation:
         return agent.act(view, observation_for(view))
     return agent.act(view)
+
+
+def flag(text: str) -> bool:
+    """A spec parameter as a yes/no: ``0``, ``false``, ``no`` and ``off`` are no, anything else yes."""
+    return text.strip().lower() not in ("0", "false", "no", "off")
+
+
+def typed_params(agent: str, params: dict[str, str], types: dict[str, Callable[[str], Any]], example: str) -> dict:
+    """Spec parameters (text) converted by ``types`` (name -> converter); ValueError naming the agent, the
+    known parameters, or the bad value with an ``example`` of good ones."""
+    unknown = sorted(set(params) - set(types))
+    if unknown:
+        raise ValueError(f"{agent}: unknown parameter(s) {unknown}; known: {sorted(types)}")
+    try:
+        return {name: types[name](value) for name, value in params.items()}
+    except ValueError as err:
+        raise ValueError(f"{agent}: bad parameter value ({err}); e.g. {example}") from None

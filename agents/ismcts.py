@@ -61,7 +61,7 @@ from sm_env.cards import from_mask, to_mask
 from sm_env.game import EXCHANGE, OVER, PLAY, Game
 from sm_env.knowledge import PlayerView
 
-from .base import Agent
+from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
 from .rollout import rollout
 from .unseen import deck_of
@@ -194,22 +194,6 @@ class IsmctsAgent(Agent):
 
 def make_ismcts(seed: int | None = None, **params: str) -> IsmctsAgent:
     """An IsmctsAgent from spec parameters given as text (``iterations``, ``seconds``, ``c``, ``bid``)."""
-    known = {"iterations", "seconds", "c", "bid"}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise ValueError(f"ismcts: unknown parameter(s) {unknown}; known: {sorted(known)}")
-    kwargs: dict[str, Any] = {}
-    try:
-        if "iterations" in params:
-            kwargs["iterations"] = int(params["iterations"])
-        if "seconds" in params:
-            kwargs["seconds"] = float(params["seconds"])
-        if "c" in params:
-            kwargs["c"] = float(params["c"])
-        if "bid" in params:
-            kwargs["bid"] = params["bid"].strip().lower() not in ("0", "false", "no", "off")
-    except ValueError as err:
-        raise ValueError(
-            f"ismcts: bad parameter value ({err}); e.g. ismcts:iterations=200, ismcts:seconds=0.2 or c=0.3"
-        ) from None
+    types = {"iterations": int, "seconds": float, "c": float, "bid": flag}
+    kwargs = typed_params("ismcts", params, types, "ismcts:iterations=200, ismcts:seconds=0.2 or c=0.3")
     return IsmctsAgent(seed, **kwargs)

@@ -43,7 +43,7 @@ from sm_env.cards import from_mask, to_mask
 from sm_env.game import DISCARD, EXCHANGE, PLAY
 from sm_env.knowledge import PlayerView
 
-from .base import Agent
+from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
 from .rollout import rollout
 from .unseen import deck_of
@@ -123,18 +123,7 @@ class PimcAgent(Agent):
 
 def make_pimc(seed: int | None = None, **params: str) -> PimcAgent:
     """A PimcAgent from spec parameters given as text (``samples``, ``seconds``, ``bid``)."""
-    known = {"samples", "seconds", "bid"}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise ValueError(f"pimc: unknown parameter(s) {unknown}; known: {sorted(known)}")
-    kwargs: dict[str, Any] = {}
-    try:
-        if "samples" in params:
-            kwargs["samples"] = int(params["samples"])
-        if "seconds" in params:
-            kwargs["seconds"] = float(params["seconds"])
-        if "bid" in params:
-            kwargs["bid"] = params["bid"].strip().lower() not in ("0", "false", "no", "off")
-    except ValueError as err:
-        raise ValueError(f"pimc: bad parameter value ({err}); e.g. pimc:samples=20 or pimc:seconds=0.5") from None
+    kwargs = typed_params(
+        "pimc", params, {"samples": int, "seconds": float, "bid": flag}, "pimc:samples=20 or pimc:seconds=0.5"
+    )
     return PimcAgent(seed, **kwargs)

@@ -335,3 +335,17 @@ def test_fresh_seeds_are_in_range_and_vary():
 
     seeds = {fresh_seed() for _ in range(20)}
     assert all(0 <= s < 2**31 for s in seeds) and len(seeds) > 1
+
+
+def test_spec_parameters_are_typed_in_one_place():
+    from agents.base import flag, typed_params
+
+    types = {"samples": int, "seconds": float, "bid": flag}
+    assert typed_params("x", {"samples": "7", "bid": "off"}, types, "x:samples=3") == {"samples": 7, "bid": False}
+    assert flag("yes") and flag("1") and not flag(" No ")
+    with pytest.raises(
+        ValueError, match=r"x: unknown parameter\(s\) \['depth'\]; known: \['bid', 'samples', 'seconds'\]"
+    ):
+        typed_params("x", {"depth": "3"}, types, "x:samples=3")
+    with pytest.raises(ValueError, match="x: bad parameter value .*; e.g. x:samples=3"):
+        typed_params("x", {"seconds": "soon"}, types, "x:samples=3")
