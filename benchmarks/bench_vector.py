@@ -10,7 +10,9 @@ by side, in decisions/s and microseconds per decision:
 - ``sm_env`` ``raw_env`` with an observation and a mask every decision;
 - ``VectorGame`` (``--num-games`` slots): ``legal_mask()`` + ``step()``, and
   the same with ``observe()`` at every step (into a reused buffer, as a
-  trainer does; ``--fresh`` allocates a new array each time).
+  trainer does; ``--fresh`` allocates a new array each time); in the calling
+  thread, and with ``parallel=True`` when ``--threads`` is above 1 (the
+  ratios use the faster of the two).
 
 Ratios are to OpenSpiel with its observer (the issue's peer) and, for the
 stepping figure, also to OpenSpiel stepping alone. Needs ``pip install
@@ -118,8 +120,8 @@ def raw_env_runner() -> Callable[[float], int]:
     return run
 
 
-def vector_runner(num_games: int, observe: bool, fresh: bool) -> Callable[[float], int]:
-    game = VectorGame(num_games, seed=0)
+def vector_runner(num_games: int, observe: bool, fresh: bool, parallel: bool) -> Callable[[float], int]:
+    game = VectorGame(num_games, seed=0, parallel=parallel)
     game.reset()
     state = np.arange(1, num_games + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     actions = np.zeros(num_games, dtype=np.int64)
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per run (default 3)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure, best kept (default 3)")
     parser.add_argument("--num-games", type=int, default=1024, help="VectorGame slots (default 1024)")
-    parser.add_argument("--threads", type=int, default=2, help="numba threads (default 2)")
+    parser.add_argument("--threads", type=int, default=2, help="numba threads for parallel=True (default 2)")
     parser.add_argument("--fresh", action="store_true", help="observe() into a fresh array every step")
     args = parser.parse_args(argv)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
@@ -173,8 +175,15 @@ def main(argv: list[str] | None = None) -> None:
     os_step = add("OpenSpiel oh_hell: step + legal_actions", openspiel_runner(False))
     os_obs = add("OpenSpiel oh_hell: + observer every decision", openspiel_runner(True))
     raw = add("sm_env raw_env: step + observe", raw_env_runner())
-    vec_step = add("VectorGame: step + legal_mask", vector_runner(args.num_games, False, args.fresh))
-    vec_obs = add("VectorGame: step + legal_mask + observe", vector_runner(args.num_games, True, args.fresh))
+    vec_step = add("VectorGame: step + legal_mask", vector_runner(args.num_games, False, args.fresh, False))
+    vec_obs = add("VectorGame: step + legal_mask + observe", vector_runner(args.num_games, True, args.fresh, False))
+    if numba.get_num_threads() > 1:
+        threads = numba.get_num_threads()
+        par_step = add(
+            f"  parallel={threads} threads: step + legal_mask", vector_runner(args.num_games, False, args.fresh, True)
+        )
+        par_obs = add(f"  parallel={threads} threads: + observe", vector_runner(args.num_games, True, args.fresh, True))
+        vec_step, vec_obs = max(vec_step, par_step), max(vec_obs, par_obs)
     if os_obs:
         print(f"ratio VectorGame step + mask / OpenSpiel with observer:  {vec_step / os_obs:6.1f} x  (target >= 14)")
         print(f"ratio VectorGame + observe / OpenSpiel with observer:    {vec_obs / os_obs:6.1f} x  (target >= 7)")

@@ -34,6 +34,9 @@ Interface::
   move (the others keep their game; their action is ignored). An illegal
   action raises :class:`VectorActionError` naming the slot, the action and
   the legal ones, and no slot moves.
+- ``parallel=True`` runs the kernels in numba's threads (``prange`` over
+  the slots); the default runs them in the calling thread, which is faster
+  on a busy machine with few cores.
 - ``observe(rows=None, seats=None, out=None)``: the observations of some
   slots, of the player to act or of given seats; ``out`` (float32 [len, O])
   is filled instead of a fresh array.
@@ -90,6 +93,7 @@ class VectorGame:
         seed: int | None = None,
         episode: str = "game",
         max_hands: int | None = 100,
+        parallel: bool = False,
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a whole number >= 1, got {num_games!r}")
@@ -117,7 +121,13 @@ class VectorGame:
         self._rows = np.arange(n, dtype=np.int64)
         self._to_act = np.full(n, -1, dtype=np.int64)
         self._done = np.zeros(n, dtype=np.bool_)
+        self._no_final = np.full(n, -1, dtype=np.int64)
+        self._final_obs = np.zeros((1, OBSERVATION_SIZE), dtype=np.float32)
         self._has_reset = False
+        self.parallel = bool(parallel)
+        self._step = k.step_games_parallel if parallel else k.step_games
+        self._legal = k.legal_masks_parallel if parallel else k.legal_masks
+        self._observe = k.observe_games_parallel if parallel else k.observe_games
 
     @staticmethod
     def _check_seed(seed: Any) -> int:
@@ -173,6 +183,12 @@ class VectorGame:
         return self._done & (self._st[:, k.S_FIN_TRUNCATED] != 0)
 
     @property
+    def final_observations(self) -> np.ndarray:
+        """float32 [N, O]: after ``step(..., final_seats=...)``, row i holds the final observation
+        of ``final_seats[i]`` where ``done[i]`` (other rows are stale)."""
+        return self._final_obs
+
+    @property
     def winners(self) -> np.ndarray:
         """int32 [N]: among the slots done at the last step, the bit set of winning seats (0: none)."""
         return np.where(self._done, self._st[:, k.S_FIN_WINNERS], 0)
@@ -182,7 +198,7 @@ class VectorGame:
         self._need_reset()
         if out is None:
             out = np.empty((self.num_games, NUM_ACTIONS), dtype=np.int8)
-        k.legal_masks(self._st, self._cm, out)
+        self._legal(self._st, self._cm, out)
         return out
 
     def observe(
@@ -203,13 +219,20 @@ class VectorGame:
             out = np.empty((len(rows), OBSERVATION_SIZE), dtype=np.float32)
         elif out.shape != (len(rows), OBSERVATION_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous float32 array of shape {(len(rows), OBSERVATION_SIZE)}")
-        k.observe_games(self._st, self._cm, self._cfg, seats, rows, out)
+        self._observe(self._st, self._cm, self._cfg, seats, rows, out)
         return out
 
     # ------------------------------------------------------------------ step
 
-    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Play one action in every (active) slot; returns (rewards float32 [N, 3], done bool [N])."""
+    def step(
+        self, actions: np.ndarray, active: np.ndarray | None = None, final_seats: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Play one action in every (active) slot; returns (rewards float32 [N, 3], done bool [N]).
+
+        ``final_seats`` (int [N], -1 for none): for each slot whose game ends
+        at this step, the observation of that seat at the end of the game is
+        written into :attr:`final_observations` (before the slot is reset).
+        """
         self._need_reset()
         n = self.num_games
         actions = np.asarray(actions)
@@ -228,10 +251,18 @@ class VectorGame:
         bad = k.first_illegal(self._st, self._cm, actions, active)
         if bad >= 0:
             raise self._illegal(bad, int(actions[bad]))
+        if final_seats is None:
+            final_seats = self._no_final
+        else:
+            final_seats = np.asarray(final_seats, dtype=np.int64)
+            if final_seats.shape != (n,) or final_seats.min() < -1 or final_seats.max() > 2:
+                raise ValueError(f"final_seats must be seats 0-2 (or -1) of shape ({n},)")
+            if self._final_obs.shape[0] != n:
+                self._final_obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
         rewards = np.empty((n, NUM_PLAYERS), dtype=np.float32)
         done = np.empty(n, dtype=np.bool_)
-        full = k.step_games(self._st, self._cm, self._rng, self._rng_start, self._cfg, self._log, actions, active,
-                            rewards, done)  # fmt: skip
+        state = (self._st, self._cm, self._rng, self._rng_start, self._cfg, self._log)
+        full = self._step(*state, actions, active, rewards, done, final_seats, self._final_obs)
         if full:
             grown = np.zeros((n, 2 * self._log.shape[1]), dtype=np.int8)
             grown[:, : self._log.shape[1]] = self._log

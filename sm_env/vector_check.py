@@ -51,9 +51,10 @@ def lockstep(
     max_hands: int = 15,
     all_seats: bool = False,
     replay_every: int = 10,
+    parallel: bool = False,
 ) -> LockstepResult:
     """Play ``num_games`` random games in lockstep; raises LockstepError at the first difference."""
-    vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands)
+    vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
     vec.reset()
     hands_per_game = vec.game_max_hands
 
@@ -92,7 +93,8 @@ def lockstep(
                         raise LockstepError(f"{where}: observation of seat {s} differs at {diff.tolist()[:10]}")
             legal_ids = np.flatnonzero(masks[i])
             actions[i] = legal_ids[rng.integers(len(legal_ids))]
-        rewards, done = vec.step(actions)
+        final_seats = rng.integers(3, size=num_slots)
+        rewards, done = vec.step(actions, final_seats=final_seats)
         truncated, winners = vec.truncated, vec.winners
         decisions += num_slots
         for i, game in enumerate(games):
@@ -116,6 +118,9 @@ def lockstep(
                     f"{where}: end winners {winners[i]:#b} truncated {truncated[i]}, "
                     f"reference {ref_winners:#b} {game.truncated}"
                 )
+            encode(player_view(game, int(final_seats[i])), obs_ref)
+            if not np.array_equal(vec.final_observations[i].view(np.uint32), obs_ref.view(np.uint32)):
+                raise LockstepError(f"{where}: final observation of seat {final_seats[i]} differs")
             record = vec.finished_record(i)
             if record != game_record(game):
                 raise LockstepError(f"{where}: the finished record differs from the reference game's")

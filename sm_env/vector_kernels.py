@@ -130,6 +130,9 @@ _OBS_SIZE = OBSERVATION_SIZE
 _PAIR_SLOT = np.array([-1, 0, 1, 2, -1, 3, 4, 5, -1], dtype=np.int64)
 
 _ONE = np.uint64(1)
+# _BYTE_BITS_F32[b] / _BYTE_BITS_I8[b]: the 8 bits of byte b, lowest first, as 0/1 entries
+_BYTE_BITS_F32 = np.array([[(b >> k) & 1 for k in range(8)] for b in range(256)], dtype=np.float32)
+_BYTE_BITS_I8 = np.array([[(b >> k) & 1 for k in range(8)] for b in range(256)], dtype=np.int8)
 _SUIT_MASKS = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.uint64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -662,39 +665,55 @@ def first_illegal(st, cm, actions, active):
     return -1
 
 
-@njit(cache=True, parallel=True)
-def step_games(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done):
+@njit(cache=True, inline="always")
+def _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
+    """One slot of step_games; returns 1 when its action log is full."""
+    rewards[i, 0] = 0.0
+    rewards[i, 1] = 0.0
+    rewards[i, 2] = 0.0
+    done[i] = False
+    if not active[i]:
+        return 0
+    a = actions[i]
+    k = st[i, S_LOG_LEN]
+    log[i, k] = a
+    st[i, S_LOG_LEN] = k + 1
+    _apply(i, st, cm, rng, cfg, a, rewards[i])
+    if st[i, S_PHASE] == OVER:
+        done[i] = True
+        if final_seats[i] >= 0:
+            encode_row(i, final_seats[i], st, cm, cfg, final_out[i])
+        st[i, S_FIN_LOG_LEN] = st[i, S_LOG_LEN]
+        st[i, S_FIN_HANDS] = st[i, S_HAND_NO]
+        st[i, S_FIN_WINNERS] = st[i, S_WINNERS]
+        st[i, S_FIN_TRUNCATED] = st[i, S_TRUNCATED]
+        rng_start[i, 1] = rng_start[i, 0]
+        start_game(i, st, cm, rng, rng_start, cfg)
+    return 1 if k + 1 >= log.shape[1] else 0
+
+
+@njit(cache=True)
+def step_games(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
     """Apply ``actions[i]`` in every active slot (all legal: see first_illegal).
 
-    Writes the hand balances paid into ``rewards[i]`` and ``done[i]``; a slot
-    whose game ended keeps its length in S_FIN_* and holds a new game.
-    Returns True when some slot's action log is full (the caller grows it).
+    Writes the hand balances paid into ``rewards[i]`` and ``done[i]``. A slot
+    whose game ended writes the final observation of ``final_seats[i]`` (if
+    >= 0) into ``final_out[i]``, keeps the ended game's facts in S_FIN_* and
+    holds a new game. Returns True when some slot's action log is full (the
+    caller grows it before the next step).
     """
-    n = actions.shape[0]
-    cap = log.shape[1]
     full = 0
-    for i in prange(n):
-        rewards[i, 0] = 0.0
-        rewards[i, 1] = 0.0
-        rewards[i, 2] = 0.0
-        done[i] = False
-        if not active[i]:
-            continue
-        a = actions[i]
-        k = st[i, S_LOG_LEN]
-        log[i, k] = a
-        st[i, S_LOG_LEN] = k + 1
-        if k + 1 >= cap:
-            full += 1
-        _apply(i, st, cm, rng, cfg, a, rewards[i])
-        if st[i, S_PHASE] == OVER:
-            done[i] = True
-            st[i, S_FIN_LOG_LEN] = st[i, S_LOG_LEN]
-            st[i, S_FIN_HANDS] = st[i, S_HAND_NO]
-            st[i, S_FIN_WINNERS] = st[i, S_WINNERS]
-            st[i, S_FIN_TRUNCATED] = st[i, S_TRUNCATED]
-            rng_start[i, 1] = rng_start[i, 0]
-            start_game(i, st, cm, rng, rng_start, cfg)
+    for i in range(actions.shape[0]):
+        full += _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out)
+    return full > 0
+
+
+@njit(cache=True, parallel=True)
+def step_games_parallel(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
+    """step_games over the slots in parallel threads."""
+    full = 0
+    for i in prange(actions.shape[0]):
+        full += _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out)
     return full > 0
 
 
@@ -704,14 +723,28 @@ def start_games(st, cm, rng, rng_start, cfg):
         start_game(i, st, cm, rng, rng_start, cfg)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, inline="always")
+def _legal_one(i, st, cm, out):
+    legal = _legal_bits(i, st, cm)
+    width = out.shape[1]
+    for b in range((width + 7) // 8):
+        bits = _BYTE_BITS_I8[(legal >> np.uint64(8 * b)) & np.uint64(0xFF)]
+        for k in range(min(8, width - 8 * b)):
+            out[i, 8 * b + k] = bits[k]
+
+
+@njit(cache=True)
 def legal_masks(st, cm, out):
     """out[i, a] = 1 exactly for the legal actions of slot i."""
-    width = out.shape[1]
+    for i in range(st.shape[0]):
+        _legal_one(i, st, cm, out)
+
+
+@njit(cache=True, parallel=True)
+def legal_masks_parallel(st, cm, out):
+    """legal_masks over the slots in parallel threads."""
     for i in prange(st.shape[0]):
-        bits = _legal_bits(i, st, cm)
-        for a in range(width):
-            out[i, a] = (bits >> np.uint64(a)) & _ONE
+        _legal_one(i, st, cm, out)
 
 
 @njit(cache=True)
@@ -731,8 +764,14 @@ def game_deals(start, cfg, num_hands):
 
 @njit(cache=True, inline="always")
 def _plane(row, base, mask):
-    for c in range(52):
-        row[base + c] = np.float32((mask >> np.uint64(c)) & _ONE)
+    """row[base + c] = 1.0 for each card c in the bit set, else 0.0 (52 entries, 8 at a time)."""
+    for b in range(6):
+        bits = _BYTE_BITS_F32[(mask >> np.uint64(8 * b)) & np.uint64(0xFF)]
+        for k in range(8):
+            row[base + 8 * b + k] = bits[k]
+    bits = _BYTE_BITS_F32[(mask >> np.uint64(48)) & np.uint64(0xF)]
+    for k in range(4):
+        row[base + 48 + k] = bits[k]
 
 
 @njit(cache=True)
@@ -743,9 +782,8 @@ def encode_row(i, seat, st, cm, cfg, row):
     phase = st[i, S_PHASE]
     dealer = st[i, S_DEALER]
     acting = phase != OVER and st[i, S_CUR] == seat
-    # exchange knowledge: gave / got by seat
-    gave = np.zeros(3, dtype=np.uint64)
-    got = np.zeros(3, dtype=np.uint64)
+    # exchange knowledge: cards given to / got from the left and right seats
+    gave_left = gave_right = got_left = got_right = np.uint64(0)
     for s in range(3):
         for r in range(3):
             if st[i, S_EX_STARTED + s * 3 + r] == 0:
@@ -753,26 +791,41 @@ def encode_row(i, seat, st, cm, cfg, row):
             sent = cm[i, C_SENT + s * 3 + r]
             ret = cm[i, C_RET + s * 3 + r]
             if seat == s:
-                gave[r] |= sent
-                got[r] |= ret
+                if r == left:
+                    gave_left |= sent
+                    got_left |= ret
+                else:
+                    gave_right |= sent
+                    got_right |= ret
             elif seat == r and ret != 0:
-                got[s] |= sent
-                gave[s] |= ret
+                if s == left:
+                    got_left |= sent
+                    gave_left |= ret
+                else:
+                    got_right |= sent
+                    gave_right |= ret
     _plane(row, 0, cm[i, C_HAND + seat])
     _plane(row, 52, cm[i, C_PLAYED + seat])
     _plane(row, 104, cm[i, C_PLAYED + left])
     _plane(row, 156, cm[i, C_PLAYED + right])
-    trick = np.zeros(3, dtype=np.uint64)
+    trick0 = trick1 = trick2 = np.uint64(0)  # by relative seat
     rel = (st[i, S_LEADER] - seat) % 3
     for k in range(st[i, S_TRICK_LEN]):
-        trick[rel] |= _bit(st[i, S_TRICK + k])
+        bit = _bit(st[i, S_TRICK + k])
+        if rel == 0:
+            trick0 |= bit
+        elif rel == 1:
+            trick1 |= bit
+        else:
+            trick2 |= bit
         rel = 0 if rel == 2 else rel + 1
-    for k in range(3):
-        _plane(row, _OBS_TRICK + 52 * k, trick[k])
-    _plane(row, _OBS_GAVE, gave[left])
-    _plane(row, _OBS_GAVE + 52, gave[right])
-    _plane(row, _OBS_GOT, got[left])
-    _plane(row, _OBS_GOT + 52, got[right])
+    _plane(row, _OBS_TRICK, trick0)
+    _plane(row, _OBS_TRICK + 52, trick1)
+    _plane(row, _OBS_TRICK + 104, trick2)
+    _plane(row, _OBS_GAVE, gave_left)
+    _plane(row, _OBS_GAVE + 52, gave_right)
+    _plane(row, _OBS_GOT, got_left)
+    _plane(row, _OBS_GOT + 52, got_right)
     _plane(row, _OBS_SHOWN, cm[i, C_SHOWN + seat])
     is_dealer = seat == dealer
     _plane(row, _OBS_DISCARDS, cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
@@ -823,12 +876,17 @@ def encode_row(i, seat, st, cm, cfg, row):
     row[_OBS_HAND_NO] = 1.0 if hand_no >= 100 else hand_no / 100.0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def observe_games(st, cm, cfg, seats, rows, out):
     """out[k] = observation of slot rows[k] seen by seats[k] (-1: the player to act)."""
+    for k in range(rows.shape[0]):
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        encode_row(rows[k], seat, st, cm, cfg, out[k])
+
+
+@njit(cache=True, parallel=True)
+def observe_games_parallel(st, cm, cfg, seats, rows, out):
+    """observe_games over the slots in parallel threads."""
     for k in prange(rows.shape[0]):
-        i = rows[k]
-        seat = seats[k]
-        if seat < 0:
-            seat = st[i, S_CUR]
-        encode_row(i, seat, st, cm, cfg, out[k])
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        encode_row(rows[k], seat, st, cm, cfg, out[k])

@@ -39,6 +39,10 @@ def test_lockstep_every_seat_observation(preset: str) -> None:
     lockstep(preset, num_games=4, num_slots=4, seed=5, max_hands=3, all_seats=True)
 
 
+def test_lockstep_parallel_kernels() -> None:
+    lockstep("woburn", num_games=12, num_slots=8, seed=2, max_hands=3, parallel=True)
+
+
 @pytest.mark.parametrize("preset", ["standard", "6-3-8"])
 def test_lockstep_hand_episodes(preset: str) -> None:
     result = lockstep(preset, num_games=40, num_slots=20, seed=7, episode="hand", max_hands=100)
