@@ -31,30 +31,9 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
-from numba import njit, prange
 
 from sm_env.vector import VectorGame
-
-
-@njit(cache=True, parallel=True)
-def random_legal(mask, state, out):
-    """A uniformly random legal action per row (xorshift64 per row in ``state``)."""
-    for i in prange(mask.shape[0]):
-        s = state[i]
-        s ^= s << np.uint64(13)
-        s ^= s >> np.uint64(7)
-        s ^= s << np.uint64(17)
-        state[i] = s
-        n = 0
-        for a in range(mask.shape[1]):
-            n += mask[i, a]
-        k = int(s % np.uint64(n))
-        for a in range(mask.shape[1]):
-            if mask[i, a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
+from sm_env.vector_kernels import random_legal
 
 
 def timed(run: Callable[[float], int], seconds: float, repeats: int) -> float:

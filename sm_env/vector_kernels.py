@@ -391,7 +391,7 @@ def _begin_exchange_round(i, st):
     st[i, S_EX_PEND + 1] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _send(i, st, cm, cfg, card):
     sender = st[i, S_CUR]
     r = st[i, S_EX_ROUND]
@@ -445,7 +445,7 @@ def _after_exchange(i, st, cm, cfg):
     st[i, S_CUR] = st[i, S_DEALER]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _name_trump(i, st, cm, cfg, suit):
     st[i, S_TRUMP] = suit
     if cfg[K_KITTY_SIZE] == 0:
@@ -456,7 +456,7 @@ def _name_trump(i, st, cm, cfg, suit):
     st[i, S_PHASE] = DISCARD
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _discard(i, st, cm, cfg, card):
     bit = _bit(card)
     cm[i, C_HAND + st[i, S_DEALER]] ^= bit
@@ -489,7 +489,7 @@ def _pickup(i, st, cm):
         cm[i, C_SHOWN + sender] |= shown
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start_play(i, st):
     st[i, S_PHASE] = PLAY
     leader = (st[i, S_DEALER] + 1) % 3
@@ -497,7 +497,7 @@ def _start_play(i, st):
     st[i, S_CUR] = leader
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _play(i, st, cm, rng, cfg, card, reward):
     """Play a card; returns True when the hand ended (its balances written into ``reward``)."""
     seat = st[i, S_CUR]
@@ -639,7 +639,7 @@ def legal_bits_of(st, cm, i):
     return _legal_bits(i, st, cm)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply(i, st, cm, rng, cfg, action, reward):
     """Apply a legal action; a hand that ends writes its balances into ``reward``."""
     phase = st[i, S_PHASE]
@@ -759,6 +759,27 @@ def game_deals(start, cfg, num_hands):
     return first, decks
 
 
+@njit(cache=True)
+def random_legal(mask, state, out):
+    """out[i] = a uniformly random legal action of mask row i (xorshift64 generator per row in ``state``)."""
+    for i in range(mask.shape[0]):
+        s = state[i]
+        s ^= s << np.uint64(13)
+        s ^= s >> np.uint64(7)
+        s ^= s << np.uint64(17)
+        state[i] = s
+        n = 0
+        for a in range(mask.shape[1]):
+            n += mask[i, a]
+        k = int(s % np.uint64(n))
+        for a in range(mask.shape[1]):
+            if mask[i, a]:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+
+
 # ---------------------------------------------------------------------------- observation
 
 
@@ -774,7 +795,7 @@ def _plane(row, base, mask):
         row[base + 48 + k] = bits[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def encode_row(i, seat, st, cm, cfg, row):
     """observation.encode(knowledge.player_view(game, seat)) of slot i, into ``row``."""
     left = (seat + 1) % 3
