@@ -361,9 +361,7 @@ class RolloutBatch:
             raise ValueError(f"position {row}: rules {game.rules.name}, but the batch plays {self.rules.name}")
         if self._cfg is None:
             self._cfg = vk.rules_config(self.rules, None)
-        st, cm = self._st[row], self._cm[row]
-        st[:] = 0
-        cm[:] = 0
+        st = [0] * vk.NUM_S
         st[vk.S_PHASE] = game.phase
         st[vk.S_CUR] = game.current
         st[vk.S_DEALER] = game.dealer
@@ -378,12 +376,15 @@ class RolloutBatch:
         st[vk.S_TW : vk.S_TW + 3] = game.tricks_won
         st[vk.S_Q : vk.S_Q + 3] = game.quotas
         st[vk.S_SC : vk.S_SC + 3] = game.scores
-        st[vk.S_PICKED] = game.picked_up
+        st[vk.S_PICKED] = int(game.picked_up)
         st[vk.S_DISC_COUNT] = len(game.log.discards or ())
         st[vk.S_VOID : vk.S_VOID + 3] = game.voids
+        cm = [0] * vk.NUM_C
         cm[vk.C_HAND : vk.C_HAND + 3] = game.hands
         cm[vk.C_KITTY] = game.kitty_mask
         cm[vk.C_PLAYED : vk.C_PLAYED + 3] = game.played
+        self._st[row] = st
+        self._cm[row] = cm
         self._deck[row] = deck
         self._dealer_out[row] = dealer_out
 
