@@ -761,23 +761,48 @@ def game_deals(start, cfg, num_hands):
 
 @njit(cache=True)
 def random_legal(mask, state, out):
-    """out[i] = a uniformly random legal action of mask row i (xorshift64 generator per row in ``state``)."""
+    """out[i] = a uniformly random legal action of int8 mask row i (xorshift64 generator per row in ``state``).
+
+    The row is read 8 entries at a time (a uint64 word of eight 0/1 bytes: its
+    popcount is the number of legal actions among them).
+    """
+    words = mask.shape[1] // 8
     for i in range(mask.shape[0]):
         s = state[i]
         s ^= s << np.uint64(13)
         s ^= s >> np.uint64(7)
         s ^= s << np.uint64(17)
         state[i] = s
+        row = mask[i]
         n = 0
-        for a in range(mask.shape[1]):
-            n += mask[i, a]
-        k = int(s % np.uint64(n))
-        for a in range(mask.shape[1]):
-            if mask[i, a]:
+        for w in range(words):
+            n += _count(_word(row, w))
+        for a in range(8 * words, mask.shape[1]):
+            n += row[a]
+        k = int(((s >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))  # 0..n-1
+        a = 0
+        while True:
+            if a % 8 == 0 and a + 8 <= 8 * words:
+                c = _count(_word(row, a // 8))
+                if k >= c:
+                    k -= c
+                    a += 8
+                    continue
+            if row[a]:
                 if k == 0:
                     out[i] = a
                     break
                 k -= 1
+            a += 1
+
+
+@njit(cache=True, inline="always")
+def _word(row, w):
+    """Eight int8 mask entries as one uint64 (little-endian)."""
+    x = np.uint64(0)
+    for b in range(8):
+        x |= np.uint64(row[8 * w + b]) << np.uint64(8 * b)
+    return x
 
 
 # ---------------------------------------------------------------------------- observation
