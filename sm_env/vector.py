@@ -43,16 +43,19 @@ Interface::
 
 Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
 starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's
-output function). Each game draws its first dealer (``next % 3``) and then,
-for each hand, a Fisher-Yates shuffle of the deck (51 cards without 2C with
-``no_kitty_51``), dealt as seat 0, 1, 2 then the kitty; the next game in the
-slot continues the stream. So a slot's games depend only on (seed, slot,
-the actions played in that slot): same seed + same actions give the same
-games, records and observations, whatever the number of slots or the other
-slots' actions. ``reset(seed)`` restarts every stream; ``seed=None`` at
-construction draws a seed from the OS (``VectorGame.seed`` tells which).
-The deals differ from ``Game(seed=...)``'s; :meth:`VectorGame.deals` gives
-them as ``Game(deals=..., first_dealer=...)`` takes them.
+output function); ``below(n) = (next >> 32) * n >> 32`` is a number
+0..n-1. Each game draws its first dealer (``below(3)``) and then, for each
+hand, shuffles the deck (cards in id order; 51 without 2C with
+``no_kitty_51``) by swapping card ``k`` with card ``below(k + 1)`` for
+``k`` from the last down to 1, and deals it in order: seat 0, 1, 2, then
+the kitty. The next game in the slot continues the stream. So a slot's
+games depend only on (seed, slot, the actions played in that slot): same
+seed + same actions give the same games, records and observations,
+whatever the number of slots or the other slots' actions. ``reset(seed)``
+restarts every stream; ``seed=None`` at construction draws a seed from the
+OS (``VectorGame.seed`` tells which). The deals differ from
+``Game(seed=...)``'s; :meth:`VectorGame.deals` gives them as
+``Game(deals=..., first_dealer=...)`` takes them.
 
 Layout of the state (struct of arrays, one row per game; card sets as
 uint64 bit sets): see :mod:`sm_env.vector_kernels`.

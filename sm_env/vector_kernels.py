@@ -206,8 +206,8 @@ def _next(rng, i):
 
 @njit(cache=True, inline="always")
 def _below(rng, i, n):
-    """A number 0..n-1 from slot i's generator."""
-    return int(_next(rng, i) % np.uint64(n))
+    """A number 0..n-1 from slot i's generator: the top 32 bits scaled to n (no division)."""
+    return int(((_next(rng, i) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
 @njit(cache=True)
