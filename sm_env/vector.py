@@ -145,10 +145,16 @@ class VectorGame:
     # ------------------------------------------------------------------ reset, queries
 
     def reset(self, seed: int | None = None) -> None:
-        """Deal a new game in every slot; ``seed`` (default: the constructor's) restarts every slot's stream."""
+        """Deal a new game in every slot.
+
+        With ``seed``, and at the first reset (the constructor's seed), every
+        slot's stream starts afresh; a later reset without a seed continues
+        the streams, so it deals new games (as ``env().reset()`` does).
+        """
         if seed is not None:
             self.seed = self._check_seed(seed)
-        self._rng[:] = k.slot_states(np.uint64(self.seed), self.num_games)
+        if seed is not None or not self._has_reset:
+            self._rng[:] = k.slot_states(np.uint64(self.seed), self.num_games)
         self._st[:] = 0
         self._log[:] = 0
         self._done[:] = False

@@ -108,7 +108,7 @@ class LearnerVectorEnv(VectorEnv):
             self._seat_rng = np.random.default_rng(seed)
             self._opp_state[:] = np.random.default_rng([seed, 1]).integers(1, 2**63, size=self.num_envs)
         else:
-            self.game.reset()
+            self.game.reset()  # the games' streams go on: new games
         self._has_reset = True
         self.seats[:] = self._seat_rng.integers(3, size=self.num_envs)
         reward = np.zeros(self.num_envs, dtype=np.float64)

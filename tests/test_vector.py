@@ -88,6 +88,13 @@ def test_reset_with_seed_restarts_the_streams() -> None:
     g.step(_random_actions(g, np.random.default_rng(0)))
     g.reset(seed=1)
     assert [g.record(i) for i in range(4)] == first
+    g.reset()  # no seed: the streams go on, new games
+    second = [g.record(i) for i in range(4)]
+    assert all(a["hands"][0]["deal"] != b["hands"][0]["deal"] for a, b in zip(first, second, strict=True))
+    h = VectorGame(4, seed=1)
+    h.reset()
+    h.reset()
+    assert [h.record(i) for i in range(4)] == second
     g.reset(seed=2)
     assert [g.record(i) for i in range(4)] != first
 
