@@ -1,0 +1,74 @@
+"""The compiled heuristic rollout plays exactly agents.pimc.rollout's cards."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from agents.heuristic import deck_of
+from agents.pimc import rollout
+from agents.rollout_kernel import RolloutBatch
+from sm_env.game import DISCARD, PLAY, TRUMP, Game
+
+
+def positions(rules: str, count: int, seed: int) -> list[tuple[Game, int]]:
+    """Random positions in the trump, discard or play phase of hand 1-3 (the hand ends the game),
+    with the dealer's known-out cards (its discards so far)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        hands = rng.randint(1, 3)
+        game = Game(rules, seed=rng.randrange(10**9), max_hands=hands)
+        stop = rng.randrange(60)
+        steps = 0
+        while not game.is_over:
+            if game.hand_number == hands and game.phase in (TRUMP, DISCARD, PLAY) and steps >= stop:
+                break
+            game.apply(rng.choice(game.legal_actions()))
+            steps += 1
+        if game.is_over:
+            continue
+        discards = sum(1 << c for c in game.log.discards or ())
+        out.append((game, discards))
+    return out
+
+
+def python_rollout(game: Game, deck: int, dealer_out: int) -> tuple[list[int], list[int]]:
+    clone = game.clone()
+    actions: list[int] = []
+    apply = clone.apply
+
+    def logged(action: int) -> None:
+        actions.append(action)
+        apply(action)
+
+    clone.apply = logged  # type: ignore[method-assign]
+    rollout(clone, deck, dealer_out)
+    return actions, list(clone.tricks_won)
+
+
+@pytest.mark.parametrize("rules", ["standard", "canadian", "6-3-8", "woburn", "all-sixteen"])
+def test_rollouts_play_the_reference_cards(rules: str) -> None:
+    found = positions(rules, 150, seed=len(rules))
+    batch = RolloutBatch(rules, len(found))
+    deck = deck_of(batch.rules)
+    for row, (game, dealer_out) in enumerate(found):
+        batch.load(row, game, deck, dealer_out)
+    tricks = batch.run()
+    for row, (game, dealer_out) in enumerate(found):
+        actions, tricks_won = python_rollout(game, deck, dealer_out)
+        got = [int(a) for a in batch.actions[row] if a >= 0]
+        assert got == actions, f"position {row}: {got} != {actions}"
+        assert tricks[row].tolist() == tricks_won
+
+
+def test_batch_checks_its_rules_and_positions() -> None:
+    batch = RolloutBatch("standard", 1)
+    with pytest.raises(RuntimeError, match="load"):
+        batch.run()
+    game = Game("woburn", seed=1)
+    with pytest.raises(ValueError, match="rules"):
+        batch.load(0, game, deck_of(game.rules), 0)
+    assert np.all(batch.actions == -1)

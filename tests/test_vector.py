@@ -1,0 +1,172 @@
+"""The batched engine (sm_env.vector) against the reference Game, in lockstep.
+
+The 10,000-game version of the lockstep check is ``benchmarks/lockstep_vector.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sm_env import replay
+from sm_env.game import Game
+from sm_env.knowledge import player_view
+from sm_env.observation import encode
+from sm_env.record import game_record
+from sm_env.rules import PRESETS
+from sm_env.vector import VectorActionError, VectorGame
+from sm_env.vector_check import LockstepError, lockstep
+
+
+def _random_actions(game: VectorGame, rng: np.random.Generator) -> np.ndarray:
+    mask = game.legal_mask()
+    return np.array([rng.choice(np.flatnonzero(row)) for row in mask], dtype=np.int64)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_lockstep_every_preset(preset: str) -> None:
+    # fixed-N presets need N hands to end by the rules; the others are cut at 3 hands (truncation tested too).
+    # A small sample for CI; benchmarks/lockstep_vector.py runs 10,000 games.
+    fixed = PRESETS[preset].fixed_hands
+    max_hands = fixed + 1 if fixed else 3
+    games = 3 if fixed else 24
+    result = lockstep(preset, num_games=games, num_slots=3 if fixed else 8, seed=3, max_hands=max_hands)
+    assert result.games >= games and result.hands > games
+
+
+@pytest.mark.parametrize("preset", ["standard", "woburn", "6-3-8"])
+def test_lockstep_every_seat_observation(preset: str) -> None:
+    lockstep(preset, num_games=4, num_slots=4, seed=5, max_hands=3, all_seats=True)
+
+
+def test_lockstep_parallel_kernels() -> None:
+    lockstep("woburn", num_games=12, num_slots=8, seed=2, max_hands=3, parallel=True)
+
+
+@pytest.mark.parametrize("preset", ["standard", "6-3-8"])
+def test_lockstep_hand_episodes(preset: str) -> None:
+    result = lockstep(preset, num_games=40, num_slots=20, seed=7, episode="hand", max_hands=100)
+    assert result.hands == result.games  # one hand per episode
+
+
+def test_lockstep_detects_a_difference(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a reference that differs (another first dealer) must be caught
+    original = VectorGame.deals
+
+    def shifted(self: VectorGame, slot: int, num_hands: int, finished: bool = False):
+        first, deals = original(self, slot, num_hands, finished)
+        return (first + 1) % 3, deals
+
+    monkeypatch.setattr(VectorGame, "deals", shifted)
+    with pytest.raises(LockstepError):
+        lockstep("standard", num_games=2, num_slots=2, max_hands=2)
+
+
+def test_same_seed_same_games_whatever_the_other_slots() -> None:
+    a = VectorGame(3, seed=11, max_hands=3)
+    b = VectorGame(5, seed=11, max_hands=3)
+    a.reset()
+    b.reset()
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(1)
+    for _ in range(150):
+        actions_a = _random_actions(a, rng_a)
+        actions_b = _random_actions(b, rng_b)
+        actions_b[1] = actions_a[1]  # slot 1 plays the same actions in both
+        a.step(actions_a)
+        b.step(actions_b)
+    assert a.record(1) == b.record(1)
+    assert a.record(0) != b.record(0)
+    c = VectorGame(3, seed=12, max_hands=3)
+    c.reset()
+    assert c.record(1)["hands"][0]["deal"] != a.deals(1, 1)
+
+
+def test_reset_with_seed_restarts_the_streams() -> None:
+    g = VectorGame(4, seed=1)
+    g.reset()
+    first = [g.record(i) for i in range(4)]
+    g.step(_random_actions(g, np.random.default_rng(0)))
+    g.reset(seed=1)
+    assert [g.record(i) for i in range(4)] == first
+    g.reset()  # no seed: the streams go on, new games
+    second = [g.record(i) for i in range(4)]
+    assert all(a["hands"][0]["deal"] != b["hands"][0]["deal"] for a, b in zip(first, second, strict=True))
+    h = VectorGame(4, seed=1)
+    h.reset()
+    h.reset()
+    assert [h.record(i) for i in range(4)] == second
+    g.reset(seed=2)
+    assert [g.record(i) for i in range(4)] != first
+
+
+def test_illegal_action_raises_and_nothing_moves() -> None:
+    g = VectorGame(4, seed=2)
+    g.reset()
+    actions = _random_actions(g, np.random.default_rng(0))
+    mask = g.legal_mask()
+    illegal = int(np.flatnonzero(mask[2] == 0)[0])
+    actions[2] = illegal
+    before = (g._st.copy(), g._cm.copy(), g._rng.copy())
+    with pytest.raises(VectorActionError, match="slot 2"):
+        g.step(actions)
+    with pytest.raises(VectorActionError, match="out of range|action ids"):
+        g.step(np.full(4, 99))
+    with pytest.raises(VectorActionError, match="shape"):
+        g.step(actions[:3])
+    with pytest.raises(VectorActionError, match="integer"):
+        g.step(actions.astype(np.float64))
+    assert all(np.array_equal(x, y) for x, y in zip(before, (g._st, g._cm, g._rng), strict=True))
+
+
+def test_use_before_reset_and_bad_arguments() -> None:
+    g = VectorGame(2)
+    with pytest.raises(RuntimeError, match="reset"):
+        g.legal_mask()
+    with pytest.raises(ValueError, match="num_games"):
+        VectorGame(0)
+    with pytest.raises(ValueError, match="episode"):
+        VectorGame(2, episode="trick")
+    with pytest.raises(ValueError, match="max_hands"):
+        VectorGame(2, max_hands=0)
+    g.reset()
+    with pytest.raises(ValueError, match="slot"):
+        g.record(2)
+    with pytest.raises(ValueError, match="done"):
+        g.finished_record(0)
+
+
+def test_active_slots_only_move() -> None:
+    g = VectorGame(3, seed=4)
+    g.reset()
+    before = [g.record(i) for i in range(3)]
+    actions = _random_actions(g, np.random.default_rng(0))
+    actions[1] = -1  # ignored: slot 1 is not active
+    g.step(actions, active=np.array([True, False, True]))
+    after = [g.record(i) for i in range(3)]
+    assert after[1] == before[1]
+    assert after[0] != before[0] and after[2] != before[2]
+
+
+def test_records_replay_mid_game_and_observations_match() -> None:
+    g = VectorGame(4, rules="woburn", seed=9, max_hands=6)
+    g.reset()
+    rng = np.random.default_rng(3)
+    for _ in range(230):
+        g.step(_random_actions(g, rng))
+    obs = g.observe()
+    for i in range(4):
+        record = g.record(i)
+        replay(record)
+        game = g.game(i)
+        assert game_record(game) == record
+        expected = encode(player_view(game, game.current))
+        assert np.array_equal(obs[i].view(np.uint32), expected.view(np.uint32))
+
+
+def test_deals_feed_the_reference_game() -> None:
+    g = VectorGame(2, rules="6-3-8", seed=5)
+    g.reset()
+    first, deals = g.deals(0, 2)
+    game = Game("6-3-8", first_dealer=first, deals=deals, max_hands=100)
+    assert game_record(game) == g.record(0)
+    assert all(0 not in hand for hand in deals[0]["hands"]) and deals[0]["kitty"] == []
