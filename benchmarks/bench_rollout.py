@@ -16,9 +16,9 @@ import argparse
 import random
 import time
 
-from agents.heuristic import deck_of
-from agents.pimc import rollout
+from agents.rollout import rollout
 from agents.rollout_kernel import RolloutBatch
+from agents.unseen import deck_of
 from sm_env.game import DISCARD, PLAY, TRUMP, Game
 
 
