@@ -65,7 +65,6 @@ class RLlibAgent(Agent):
 
     def __init__(self, path: str, seed: int | None = None, deterministic: bool = True) -> None:
         super().__init__(seed)
-        import torch
         from ray.rllib.core.rl_module.rl_module import RLModule
 
         paths = module_paths(path)
@@ -74,11 +73,29 @@ class RLlibAgent(Agent):
                 f"rllib agent: {path} holds modules {sorted(paths)}; expected one module or one per role "
                 f"{list(ROLE_NAMES)}"
             )
-        self.modules = {name: RLModule.from_checkpoint(p) for name, p in paths.items()}
-        for module in self.modules.values():
-            module.eval()
+        self._setup({name: RLModule.from_checkpoint(p) for name, p in paths.items()}, deterministic, "rllib")
+
+    @classmethod
+    def from_modules(cls, modules: dict[str, Any], name: str = "rllib", deterministic: bool = True) -> RLlibAgent:
+        """An agent over RLlib modules already built (one, or one per role), e.g. frozen league copies."""
+        if len(modules) > 1 and set(modules) != set(ROLE_NAMES):
+            raise RLlibLoadError(
+                f"rllib agent: expected one module or one per role {list(ROLE_NAMES)}, got {sorted(modules)}"
+            )
+        agent = cls.__new__(cls)
+        Agent.__init__(agent, None)
+        agent._setup(dict(modules), deterministic, name)
+        return agent
+
+    def _setup(self, modules: dict[str, Any], deterministic: bool, name: str) -> None:
+        import torch
+
+        for module in modules.values():
+            if hasattr(module, "eval"):
+                module.eval()
+        self.modules = modules
         self.deterministic = deterministic
-        self.name = "rllib"
+        self.name = name
         self._torch = torch
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:

@@ -112,7 +112,9 @@ class TurnBasedEnv(MultiAgentEnv):
         agent = self._to_id[seat]
         others = sorted(set(action_dict) - {agent})
         if agent not in action_dict or others:
-            raise ValueError(f"it is {agent}'s turn: give exactly {{{agent!r}: action}}, got keys {sorted(action_dict)}")
+            raise ValueError(
+                f"it is {agent}'s turn: give exactly {{{agent!r}: action}}, got keys {sorted(action_dict)}"
+            )
         action = action_dict[agent]
         aec.step(int(action) if isinstance(action, (int, np.integer)) else action)
         rewards = {self._to_id[a]: float(r) for a, r in aec.rewards.items() if r}
