@@ -479,14 +479,17 @@ def evaluate(
     max_hands: int = 30,
     bootstrap: int = 2000,
     progress: bool = True,
+    ray: str | None = None,
 ) -> EvalResult:
     """Duplicate evaluation of 2 or 3 agent specs over ``deals`` deals.
 
     ``mode``: ``"hand"`` (single hands dealt by ``dealer``, optionally opened
     by the exchange of ``start_balances``) or ``"game"`` (whole games,
     truncated after ``max_hands``). ``workers``: processes (default
-    min(2, cpu count); 1 plays in this process). Results depend only on the
-    arguments, not on ``workers``.
+    min(2, cpu count); 1 plays in this process). ``ray``: play the deals as
+    Ray tasks instead (:mod:`training.ray_eval`): ``""`` a local Ray
+    instance, else a cluster address; ``workers`` is then ignored. Results
+    depend only on the other arguments, not on ``workers`` or ``ray``.
     """
     specs = [str(a) for a in agents]
     schedule(len(specs))  # validates the number of agents
@@ -514,7 +517,11 @@ def evaluate(
     results: list[dict[str, Any]] = []
     bar = _progress(deals, progress)
     try:
-        if workers == 1:
+        if ray is not None:
+            from .ray_eval import play_deals_on_ray
+
+            results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
+        elif workers == 1:
             _init_worker(config)
             for index in range(deals):
                 results.append(_play_deal(index))
@@ -546,7 +553,8 @@ def evaluate(
         "deals": deals,
         "mode": mode,
         "seed": seed,
-        "workers": workers,
+        "workers": workers if ray is None else None,
+        "ray": ray,
         "rules": rule_set.name,
         "rule_options": rule_set.options(),
         "dealer": dealer if mode == "hand" else None,
@@ -742,6 +750,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=1000, help="deals to play, each in every seating (default 1000)")
     parser.add_argument("--mode", choices=("hand", "game"), default="hand")
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="play the deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS "
+        "(ray start --head prints it); same results as --workers N for the same seed",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
     parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
@@ -769,6 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_hands=args.max_hands,
             bootstrap=args.bootstrap,
             progress=not args.no_progress,
+            ray=args.ray,
         )
     except ValueError as err:
         print(f"sergeant-major eval: error: {err}", file=sys.stderr)
