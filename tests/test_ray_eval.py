@@ -28,9 +28,10 @@ def test_chunks_cover_every_deal_once():
 
 @pytest.mark.parametrize("mode", ["hand", "game"])
 def test_eval_on_ray_equals_one_local_worker(local_ray, mode):
-    kwargs = {"deals": 12, "mode": mode, "seed": 7, "max_hands": 3, "bootstrap": 200, "progress": False}
-    local = ev.evaluate(["heuristic", "random", "pimc:samples=2"], workers=1, **kwargs)
-    on_ray = ev.evaluate(["heuristic", "random", "pimc:samples=2"], ray="", **kwargs)
+    agents = ["heuristic", "random", "pimc:samples=2"] if mode == "hand" else ["heuristic", "random"]
+    kwargs = {"deals": 10, "mode": mode, "seed": 7, "max_hands": 3, "bootstrap": 200, "progress": False}
+    local = ev.evaluate(agents, workers=1, **kwargs)
+    on_ray = ev.evaluate(agents, ray="", **kwargs)
     assert _strip(on_ray) == _strip(local)
     assert on_ray.config["ray"] == "" and on_ray.config["workers"] is None
 
