@@ -216,3 +216,104 @@ def test_rllib_agent_spec_errors():
         make_agent("rllib:")
     with pytest.raises(AgentSpecError, match="not found"):
         make_agent("rllib:/no/such/policy")
+
+
+def test_league_env_hides_opponent_seats_and_pays_the_learner_everything():
+    from training.rllib_league import LeagueEnv, collect_stats_on_runner
+
+    for seed in range(3):
+        env = LeagueEnv({"episode": "game", "max_hands": 2, "league": {"mix": {"random": 1.0}}})
+        obs, _ = env.reset(seed=seed)
+        rng = random.Random(seed)
+        (learner,) = obs
+        total = 0.0
+        while True:
+            assert set(obs) == {learner}, "only the learner seat is seen when both others are league opponents"
+            obs, rewards, terminated, truncated, _ = env.step(
+                {learner: int(rng.choice(np.flatnonzero(obs[learner]["action_mask"])))}
+            )
+            assert set(rewards) <= {learner}
+            total += sum(rewards.values())
+            if terminated["__all__"] or truncated["__all__"]:
+                assert set(obs) == {learner}
+                break
+        assert total == env.aec.game.scores[AGENTS.index(learner)]  # every hand's balance, opponents' moves too
+        stats = collect_stats_on_runner(type("Runner", (), {"env": env})())
+        assert sum(stats["counts"]) == len(env.aec.game.history)
+
+
+def test_league_snapshots_join_and_leave_the_pool():
+    import torch
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from agents.rllib_module import ActionMaskingPPOModule
+    from training.rllib_league import LeagueEnv, add_snapshot_on_runner
+
+    env = LeagueEnv({"episode": "hand", "league": {"mix": {"snapshots": 1.0}}})
+    module = RLModuleSpec(
+        module_class=ActionMaskingPPOModule,
+        observation_space=env.observation_spaces["player_0"],
+        action_space=env.action_spaces["player_0"],
+        model_config={"fcnet_hiddens": [8]},
+    ).build()
+    runner = type("Runner", (), {"env": env, "module": {"shared": module}})()
+    obs, _ = env.reset(seed=0)
+    assert len(obs) == 1  # no snapshot yet: 'snapshots' falls back to self-play (all three seats learn)
+    state = {k: np.zeros_like(v) for k, v in module.get_state().items()}
+    for i in (1, 2, 3):
+        assert add_snapshot_on_runner(runner, f"snapshot_{i}", {"shared": state}, keep=2) == min(i, 2)
+    assert sorted(env.snapshots) == ["snapshot_2", "snapshot_3"]
+    frozen = env.snapshots["snapshot_3"].modules["shared"]
+    assert all(torch.count_nonzero(p) == 0 for p in frozen.parameters())
+    assert any(torch.count_nonzero(p) for p in module.parameters()), "the learner's own module is not touched"
+    env.reset(seed=1)
+    seen, rng = set(), random.Random(1)
+    obs, _ = env.reset(seed=2)
+    while obs:
+        (agent,) = obs
+        seen.add(agent)
+        obs, _, terminated, truncated, _ = env.step({agent: int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))})
+        if terminated["__all__"] or truncated["__all__"]:
+            break
+    assert len(seen) == 1  # the two other seats were frozen copies
+
+
+def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
+    from agents import make_agent
+    from training.rllib_config import rllib_config_from_dict
+    from training.rllib_trainer import train_rllib
+
+    cfg = rllib_config_from_dict(
+        {
+            "env": {"episode": "hand"},
+            "policies": "per_role",
+            "league": {"mix": {"self": 1.0, "heuristic": 1.0}, "snapshot_every": 0},
+            "ppo": {"train_batch_size": 300, "minibatch_size": 100, "num_epochs": 1, "hiddens": [16]},
+            "train": {"iterations": 1},
+            "eval": {"opponents": ["random"], "final_deals": 3},
+        }
+    )
+    summary = train_rllib(cfg, str(tmp_path / "run"), quiet=True)
+    assert set(ROLE_NAMES) <= set(os.listdir(summary["policy"]))
+    assert set(make_agent(f"rllib:{summary['policy']}").modules) == set(ROLE_NAMES)
+    assert set(summary["final_eval"]["random"]) == {*ROLE_NAMES, "all"}
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tags = EventAccumulator(str(tmp_path / "run" / "tb")).Reload().Tags()["scalars"]
+    for tag in ("rollout/balance_dealer", "rollout/quota_rate", "time/decisions_per_second"):
+        assert tag in tags
+    for tag in ("eval/random/dealer_balance", "eval/random/middle_advantage", "eval/random/win_rate"):
+        assert tag in tags
+    assert any(t.startswith("train/dealer/") for t in tags)
+
+
+def test_rllib_config_errors_name_the_key():
+    from training.config import ConfigError
+    from training.rllib_config import rllib_config_from_dict
+
+    with pytest.raises(ConfigError, match="policies: 'per_role' needs env.episode: hand"):
+        rllib_config_from_dict({"env": {"episode": "game"}, "policies": "per_role"})
+    with pytest.raises(ConfigError, match="ppo.minibatch_size"):
+        rllib_config_from_dict({"ppo": {"train_batch_size": 100, "minibatch_size": 200}})
+    with pytest.raises(ConfigError, match="unknown"):
+        rllib_config_from_dict({"ppo": {"learning_rate": 1}})
