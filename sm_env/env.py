@@ -50,7 +50,11 @@ An illegal action raises :class:`IllegalEnvActionError` (a subclass of
 :class:`sm_env.game.IllegalActionError`, itself a ``ValueError``) whose message
 names the action, the phase and the legal actions; the environment is left
 exactly as it was. There is no penalty-and-terminate behaviour
-(PettingZoo's ``TerminateIllegalWrapper`` is deliberately not used).
+(PettingZoo's ``TerminateIllegalWrapper`` is deliberately not used; wrap the
+env in it, ``TerminateIllegalWrapper(env, illegal_reward=-1)``, for tools that
+sample actions without the mask). :mod:`sm_env.wrappers` adapts the
+observation to other libraries (a Box observation with the mask in the info,
+RLlib's key names) and :mod:`sm_env.rllib_env` is the RLlib adapter.
 
 ### Observation Space
 
