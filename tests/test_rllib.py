@@ -317,3 +317,51 @@ def test_rllib_config_errors_name_the_key():
         rllib_config_from_dict({"ppo": {"train_batch_size": 100, "minibatch_size": 200}})
     with pytest.raises(ConfigError, match="unknown"):
         rllib_config_from_dict({"ppo": {"learning_rate": 1}})
+
+
+@pytest.fixture
+def exported_policy(tmp_path):
+    """An (untrained) module saved as RLlib saves one: a folder holding a ``shared`` module checkpoint."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from agents.rllib_module import ActionMaskingPPOModule
+
+    env = TurnBasedEnv({"episode": "hand"})
+    module = RLModuleSpec(
+        module_class=ActionMaskingPPOModule,
+        observation_space=env.observation_spaces["player_0"],
+        action_space=env.action_spaces["player_0"],
+        model_config={"fcnet_hiddens": [8]},
+    ).build()
+    path = tmp_path / "policy"
+    module.save_to_path(str(path / "shared"))
+    return str(path)
+
+
+def test_exported_policy_plays_whole_games_as_an_agent(exported_policy):
+    from agents import make_agent
+    from training.evaluate import evaluate
+
+    for path in (exported_policy, os.path.join(exported_policy, "shared")):
+        assert set(make_agent(f"rllib:{path}").modules) == {"shared"}
+    result = evaluate(
+        [f"rllib:{exported_policy}", "random"], deals=2, mode="game", max_hands=2, workers=1, progress=False
+    )
+    assert result.counts[result.agents[0]]["all"]["hands"] > 0
+
+
+def test_browser_takes_a_trusted_rllib_policy_only(exported_policy):
+    from sm_web.sessions import WebError, build_game
+
+    spec = f"rllib:{exported_policy}"
+    game = build_game({"opponents": [spec, "random"], "seed": 1}, trusted=[spec])
+    assert game is not None
+    with pytest.raises(WebError, match="rllib:PATH agent can be chosen only if the server was started with it"):
+        build_game({"opponents": [spec, "random"], "seed": 1})
+
+
+def test_a_folder_without_a_module_is_a_clear_error(tmp_path):
+    from agents import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match="holds no RLlib module checkpoint"):
+        make_agent(f"rllib:{tmp_path}")
