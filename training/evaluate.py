@@ -37,14 +37,15 @@ three-player free-for-all ranked by balance, or by the win then the final
 score; two copies of one agent each get updated and the agent takes the
 mean of their updates), and the time per decision of each agent.
 
-Results are deterministic for a given seed whatever the number of workers
-(every random choice is seeded from the seed and the deal index; timing
+Results are deterministic for a given seed whatever the number of workers,
+and the same on Ray (``--ray [ADDRESS]``, :mod:`training.ray_eval`) (every random choice is seeded from the seed and the deal index; timing
 figures aside, and agents budgeted by time aside).
 
 Command line::
 
     sergeant-major eval --agents heuristic pimc random --deals 1000 \\
         --mode hand --workers 2 --seed 0 --out runs/eval/first
+    sergeant-major eval --agents pimc ismcts heuristic --deals 10000 --ray HEAD:6379
 """
 
 from __future__ import annotations
