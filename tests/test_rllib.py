@@ -365,3 +365,16 @@ def test_a_folder_without_a_module_is_a_clear_error(tmp_path):
 
     with pytest.raises(AgentSpecError, match="holds no RLlib module checkpoint"):
         make_agent(f"rllib:{tmp_path}")
+
+
+def test_train_command_line_errors_are_one_line(tmp_path, capsys):
+    from training.cli import main
+
+    assert main(["--backend", "rllib", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "sergeant-major train --backend rllib: error: config file not found" in capsys.readouterr().err
+    config = tmp_path / "c.yaml"
+    config.write_text("policies: per_role\nenv: {episode: game}\n")
+    assert main(["--backend", "rllib", "--config", str(config)]) == 2
+    assert "policies: 'per_role' needs env.episode: hand" in capsys.readouterr().err
+    assert main(["--backend", "rllib", "--resume", str(tmp_path)]) == 2
+    assert "cannot resume" in capsys.readouterr().err

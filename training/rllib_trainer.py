@@ -384,9 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.resume:
             run_dir = args.resume
-            cfg = load_rllib_config(os.path.join(run_dir, "config.yaml"), args.sets)
             if latest_checkpoint(run_dir) is None:
-                raise ConfigError(f"cannot resume {run_dir}: no checkpoint in it")
+                raise ConfigError(f"cannot resume {run_dir}: no RLlib checkpoint in {run_dir}/checkpoints")
+            cfg = load_rllib_config(os.path.join(run_dir, "config.yaml"), args.sets)
         else:
             cfg = load_rllib_config(args.config, args.sets)
             if args.run_dir:
