@@ -38,8 +38,9 @@ score; two copies of one agent each get updated and the agent takes the
 mean of their updates), and the time per decision of each agent.
 
 Results are deterministic for a given seed whatever the number of workers,
-and the same on Ray (``--ray [ADDRESS]``, :mod:`training.ray_eval`) (every random choice is seeded from the seed and the deal index; timing
-figures aside, and agents budgeted by time aside).
+and the same on Ray (``--ray [ADDRESS]``, :mod:`training.ray_eval`): every
+random choice is seeded from the seed and the deal index (timing figures
+aside, and agents budgeted by time aside).
 
 Command line::
 
