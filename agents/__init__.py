@@ -13,6 +13,10 @@ Specs accepted by :func:`make_agent`:
                             ``ismcts:iterations=400,c=0.5``
 ``human``                   a person at the terminal (:mod:`agents.human`)
 ``ppo:path/to/checkpoint``  a trained policy (``agents.ppo_agent.PPOAgent``)
+``rllib:path/to/policy``    an RLlib policy exported by
+                            ``sergeant-major train --backend rllib``
+                            (``agents.rllib_agent.RLlibAgent``; needs
+                            ``pip install -e ".[rllib]"``)
 ``trained``                 the policy shipped with the package
                             (``agents/policies/standard_v0.pt``, trained by
                             ``configs/full.yaml`` for the standard rules)
@@ -27,7 +31,7 @@ from collections.abc import Callable
 
 from .base import Agent, act, observation_for
 
-KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH")
+KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH", "rllib:PATH")
 
 __all__ = [
     "Agent",
@@ -42,6 +46,9 @@ __all__ = [
 ]
 
 
+_PATH_KINDS = ("ppo", "rllib")  # specs whose rest is a path, not key=value parameters
+
+
 class AgentSpecError(ValueError):
     """An agent spec that names no known agent or has bad parameters."""
 
@@ -53,7 +60,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     kind, _, rest = spec.strip().partition(":")
     kind = kind.strip().lower()
     params: dict[str, str] = {}
-    if rest and kind != "ppo":
+    if rest and kind not in _PATH_KINDS:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
@@ -149,6 +156,19 @@ def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     return PPOAgent(path, seed=seed)
 
 
+def _rllib(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    path = rest.strip()
+    if not path:
+        raise AgentSpecError("agent spec 'rllib' needs an exported policy: rllib:path/to/policy")
+    if not os.path.exists(path):
+        raise AgentSpecError(f"rllib agent: policy folder not found: {path}")
+    try:
+        from .rllib_agent import RLlibAgent
+    except ImportError as err:
+        raise AgentSpecError(f"rllib agent needs ray[rllib] and torch: pip install -e '.[rllib]' ({err})") from None
+    return RLlibAgent(path, seed=seed)
+
+
 _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "random": _random,
     "heuristic": _heuristic,
@@ -157,4 +177,5 @@ _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "human": _human,
     "ppo": _ppo,
     "trained": _trained,
+    "rllib": _rllib,
 }

@@ -6,6 +6,7 @@ Public names::
     from sm_env import replay            # re-play and check a game record (sm_env.record)
     from sm_env import RuleSet, PRESETS  # rule sets and variant presets (sm_env.rules)
     from sm_env import Game              # the rules engine (sm_env.game)
+    from sm_env import PHASE_NAMES       # phase names by index (the env's info["phase"])
     from sm_env import render_table      # text picture of a player's view or the whole table
 
 Importing the package registers the environment with PettingZoo's registry
@@ -21,13 +22,14 @@ import pettingzoo
 
 from .cards import CardError, card_text, from_mask, mask_text, parse_card, parse_cards, to_mask
 from .env import IllegalEnvActionError, env, raw_env
-from .game import DealError, Game, GameOverError, IllegalActionError, action_text
+from .game import PHASE_NAMES, DealError, Game, GameOverError, IllegalActionError, action_text
 from .record import ReplayError, game_record, load_record, replay, save_record
 from .render import render_table
 from .rules import PRESETS, RulesError, RuleSet
 
 __all__ = [
     "ENV_ID",
+    "PHASE_NAMES",
     "PRESETS",
     "CardError",
     "DealError",

@@ -50,7 +50,11 @@ An illegal action raises :class:`IllegalEnvActionError` (a subclass of
 :class:`sm_env.game.IllegalActionError`, itself a ``ValueError``) whose message
 names the action, the phase and the legal actions; the environment is left
 exactly as it was. There is no penalty-and-terminate behaviour
-(PettingZoo's ``TerminateIllegalWrapper`` is deliberately not used).
+(PettingZoo's ``TerminateIllegalWrapper`` is deliberately not used; wrap the
+env in it, ``TerminateIllegalWrapper(env, illegal_reward=-1)``, for tools that
+sample actions without the mask). :mod:`sm_env.wrappers` adapts the
+observation to other libraries (a Box observation with the mask in the info,
+RLlib's key names) and :mod:`sm_env.rllib_env` is the RLlib adapter.
 
 ### Observation Space
 
@@ -150,9 +154,27 @@ deal) and leaves the environment as it was.
 state (a spectator, a search agent); reading it is the caller's
 responsibility, since it holds every hidden card. `legal_actions()`: the
 legal action ids of the player to act. `action_mask(agent=None)`: the mask
-without building the observation. `infos[agent]` holds only public facts:
-``{"phase": "play", "hand": 3}``, plus ``"winner"`` and ``"truncated"`` once
-the game is over.
+without building the observation.
+
+### Infos
+
+`infos[agent]` holds only public facts, with the same keys and numeric types
+on every step (so that TorchRL, Tianshou and RLlib can store them; nothing is
+ever ``None`` or text):
+
+| key         | type                 | meaning                                                |
+|-------------|----------------------|--------------------------------------------------------|
+| `phase`     | `int`                | phase index into ``sm_env.PHASE_NAMES``: 0 exchange,   |
+|             |                      | 1 trump, 2 discard, 3 play, 4 over                     |
+| `hand`      | `int`                | hand number, from 1                                    |
+| `winners`   | `int8` array (3,)    | by seat: 1 for each winner of the game, all 0 while it |
+|             |                      | runs and when nobody won                               |
+| `truncated` | `bool`               | the episode was truncated (equals ``truncations``)     |
+
+`PHASE_NAMES[info["phase"]]` gives the phase's name; the engine's
+``game.winner`` (a seat, a list of seats or None) the winner in the record's
+form. With ``episode="hand"`` an episode always terminates, so ``truncated``
+stays False even when the one-hand game has no winner.
 
 ### Version History
 
@@ -174,7 +196,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
-from .game import NUM_ACTIONS, OVER, PHASE_NAMES, Game, IllegalActionError, check_seed
+from .game import NUM_ACTIONS, OVER, Game, IllegalActionError, check_seed
 from .knowledge import player_view
 from .observation import OBSERVATION_SIZE, action_mask, encode
 from .render import render_table
@@ -454,14 +476,17 @@ class raw_env(AECEnv):
         self._update_infos()
 
     def _update_infos(self) -> None:
-        """Public information only: phase, hand number and, at the end, the outcome."""
+        """Public information only, fixed keys and numeric values (see "Infos" in the module docstring)."""
         game = self.game
-        info: dict[str, Any] = {"phase": PHASE_NAMES[game.phase], "hand": game.hand_number}
-        if game.phase == OVER:
-            info["winner"] = game.winner
-            info["truncated"] = game.truncated
+        winners = np.zeros(3, dtype=np.int8)
+        if game.winners is not None:
+            winners[list(game.winners)] = 1
+        truncated = bool(self.truncations[AGENTS[0]])
         self._info_key = (game.phase, game.hand_number)
-        self.infos = {agent: dict(info) for agent in self.agents}
+        self.infos = {
+            agent: {"phase": game.phase, "hand": game.hand_number, "winners": winners.copy(), "truncated": truncated}
+            for agent in self.agents
+        }
 
     # ------------------------------------------------------------------ observe
 

@@ -254,7 +254,7 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     """A new game from ``{"seat", "opponents", "rules", "seed", "max_hands"}`` (all optional).
 
     Defaults: seat 0, opponents heuristic heuristic, rules standard, a random
-    seed, max_hands 100. A ``ppo:PATH`` opponent must be one of ``trusted``:
+    seed, max_hands 100. A ``ppo:PATH`` or ``rllib:PATH`` opponent must be one of ``trusted``:
     a page does not make the server open files of its choosing. WebError 400
     names the bad field and what is allowed.
     """
@@ -277,11 +277,11 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
         )
     for spec in opponents:
         kind = spec.strip().lower().partition(":")[0].strip()
-        if kind == "ppo" and spec.strip() not in trusted:
+        if kind in ("ppo", "rllib") and spec.strip() not in trusted:
             raise WebError(
                 400,
-                f"opponent {spec!r}: a ppo:PATH agent can be chosen only if the server was started with it "
-                "(serve --opponents ppo:PATH ...); 'trained' is the shipped policy",
+                f"opponent {spec!r}: a {kind}:PATH agent can be chosen only if the server was started with it "
+                f"(serve --opponents {kind}:PATH ...); 'trained' is the shipped policy",
             )
     rules_in = _field(request, "rules", "standard")
     try:

@@ -17,7 +17,7 @@ import sm_env
 from sm_env import sergeant_major_v0
 from sm_env.cards import CARD_TEXT, from_mask
 from sm_env.env import AGENTS, IllegalEnvActionError, raw_env
-from sm_env.game import NUM_ACTIONS, DealError, IllegalActionError
+from sm_env.game import NUM_ACTIONS, PHASE_NAMES, DealError, IllegalActionError
 from sm_env.observation import OBSERVATION_SIZE
 from sm_env.record import game_record, replay
 from sm_env.rules import PRESETS, RulesError
@@ -248,7 +248,7 @@ def _trajectory(e, seed: int, actions_seed: int, steps: int) -> tuple[list, dict
             break
         agent = e.agent_selection
         obs, reward, term, trunc, info = e.last()
-        out.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, term, trunc, info))
+        out.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, term, trunc, repr(info)))
         if term or trunc:
             e.step(None)
         else:
@@ -511,16 +511,53 @@ def test_infos_hold_only_public_information():
     seen_phases = set()
     while e.agents:
         agent = e.agent_selection
+        for info in e.infos.values():
+            assert set(info) == {"phase", "hand", "winners", "truncated"}
+            assert type(info["phase"]) is int and type(info["hand"]) is int and type(info["truncated"]) is bool
+            assert info["winners"].dtype == np.int8 and info["winners"].shape == (3,)
+            assert info["hand"] == e.unwrapped.game.hand_number
+            assert info["truncated"] == e.truncations[agent]
         info = e.infos[agent]
-        assert set(info) <= {"phase", "hand", "winner", "truncated"}
-        assert info["hand"] == e.unwrapped.game.hand_number
-        seen_phases.add(info["phase"])
+        seen_phases.add(PHASE_NAMES[info["phase"]])
         if e.terminations[agent] or e.truncations[agent]:
-            assert info["phase"] == "over" and "truncated" in info
+            assert PHASE_NAMES[info["phase"]] == "over"
+            winners = e.unwrapped.game.winners or []
+            assert info["winners"].tolist() == [int(seat in winners) for seat in range(3)]
             e.step(None)
         else:
+            assert not info["winners"].any()
             e.step(rng.choice(e.unwrapped.legal_actions()))
     assert {"trump", "discard", "play", "over"} <= seen_phases
+
+
+def test_infos_are_fresh_per_agent():
+    e = sm_env.env()
+    e.reset(seed=3)
+    e.infos["player_0"]["winners"][:] = 1
+    assert not e.infos["player_1"]["winners"].any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hand_episode_infos_agree_with_terminations(seed):
+    e = sm_env.env(episode="hand")
+    e.reset(seed=seed)
+    play_to_end(e, random.Random(seed))
+    assert all(e.terminations.values()) and not any(e.truncations.values())
+    for info in e.infos.values():
+        assert info["truncated"] is False and PHASE_NAMES[info["phase"]] == "over"
+
+
+def test_won_game_infos_name_the_winners():
+    e = sm_env.env(rules={"target_score": 2})
+    for seed in range(20):
+        e.reset(seed=seed)
+        play_to_end(e, random.Random(seed))
+        if e.unwrapped.game.winners is not None:
+            expected = [int(seat in e.unwrapped.game.winners) for seat in range(3)]
+            assert e.infos["player_0"]["winners"].tolist() == expected and sum(expected) >= 1
+            assert e.infos["player_0"]["truncated"] is False
+            return
+    raise AssertionError("no won game found")
 
 
 def test_same_agent_acts_several_times_in_a_row():
@@ -641,7 +678,9 @@ def test_max_hands_truncation_sets_truncations_not_terminations():
             assert all(e.truncations.values()) and not any(e.terminations.values())
             assert e.unwrapped.record()["truncated"] is True
             assert len(e.unwrapped.record()["hands"]) == 2
-            assert e.infos["player_0"] == {"phase": "over", "hand": 2, "winner": None, "truncated": True}
+            info = e.infos["player_0"]
+            assert (info["phase"], info["hand"], info["truncated"]) == (PHASE_NAMES.index("over"), 2, True)
+            assert info["winners"].tolist() == [0, 0, 0]
             return
     raise AssertionError("no truncated game found")
 

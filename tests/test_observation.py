@@ -277,7 +277,7 @@ def test_no_leak_through_the_env_with_alternative_deals():
             np.testing.assert_array_equal(a["observation"], b["observation"])
             np.testing.assert_array_equal(a["action_mask"], b["action_mask"])
             assert envs[0].agent_selection == envs[1].agent_selection
-            assert envs[0].infos[agent] == envs[1].infos[agent]
+            assert repr(envs[0].infos[agent]) == repr(envs[1].infos[agent])
             for e in envs:
                 e.step(action)
             assert envs[0].rewards == envs[1].rewards

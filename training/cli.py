@@ -5,6 +5,7 @@
     sergeant-major train --resume runs/quickstart            # continue exactly where it stopped
     sergeant-major train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
     sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
+    sergeant-major train --backend rllib --config configs/rllib_quickstart.yaml [--address HEAD:6379]
 
 A new run goes to <output_dir>/<name>; if that folder is already used,
 to the first free <name>-2, <name>-3, ... (the folder used is
@@ -75,13 +76,37 @@ def outputs_summary(run_dir: str, final_eval: bool) -> str:
     return f"outputs in {run_dir}:\n" + "\n".join(f"  {name:<16} {what}" for name, what in rows)
 
 
+def _backend(argv: list[str]) -> str | None:
+    """The value of ``--backend`` in ``argv`` (None when not given)."""
+    for i, arg in enumerate(argv):
+        if arg == "--backend" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--backend="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the training command line; returns the exit status (2: bad input, 130: interrupted)."""
+    """Run the training command line; returns the exit status (2: bad input, 130: interrupted).
+
+    ``--backend rllib`` hands the whole command line to :func:`training.rllib_trainer.main`.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _backend(argv) == "rllib":
+        from .rllib_trainer import main as rllib_main
+
+        return rllib_main(argv)
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Train a policy with MaskablePPO, from a config file to an evaluated result.",
         epilog="examples:\n" + __doc__.split("\n\n")[1] + "\n\n" + __doc__.split("\n\n")[2],
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("sb3", "rllib"),
+        default="sb3",
+        help="sb3: MaskablePPO on this machine (default); rllib: RLlib PPO on Ray (configs/rllib_*.yaml, --address)",
     )
     parser.add_argument("--config", help="YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")

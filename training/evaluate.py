@@ -37,14 +37,16 @@ three-player free-for-all ranked by balance, or by the win then the final
 score; two copies of one agent each get updated and the agent takes the
 mean of their updates), and the time per decision of each agent.
 
-Results are deterministic for a given seed whatever the number of workers
-(every random choice is seeded from the seed and the deal index; timing
-figures aside, and agents budgeted by time aside).
+Results are deterministic for a given seed whatever the number of workers,
+and the same on Ray (``--ray [ADDRESS]``, :mod:`training.ray_eval`): every
+random choice is seeded from the seed and the deal index (timing figures
+aside, and agents budgeted by time aside).
 
 Command line::
 
     sergeant-major eval --agents heuristic pimc random --deals 1000 \\
         --mode hand --workers 2 --seed 0 --out runs/eval/first
+    sergeant-major eval --agents pimc ismcts heuristic --deals 10000 --ray HEAD:6379
 """
 
 from __future__ import annotations
@@ -481,14 +483,17 @@ def evaluate(
     max_hands: int = 30,
     bootstrap: int = 2000,
     progress: bool = True,
+    ray: str | None = None,
 ) -> EvalResult:
     """Duplicate evaluation of 2 or 3 agent specs over ``deals`` deals.
 
     ``mode``: ``"hand"`` (single hands dealt by ``dealer``, optionally opened
     by the exchange of ``start_balances``) or ``"game"`` (whole games,
     truncated after ``max_hands``). ``workers``: processes (default
-    min(2, cpu count); 1 plays in this process). Results depend only on the
-    arguments, not on ``workers``.
+    min(2, cpu count); 1 plays in this process). ``ray``: play the deals as
+    Ray tasks instead (:mod:`training.ray_eval`): ``""`` a local Ray
+    instance, else a cluster address; ``workers`` is then ignored. Results
+    depend only on the other arguments, not on ``workers`` or ``ray``.
     """
     specs = [str(a) for a in agents]
     schedule(len(specs))  # validates the number of agents
@@ -514,7 +519,11 @@ def evaluate(
     results: list[dict[str, Any]] = []
     bar = progress_bar(deals, "deals", "deal", enabled=progress)
     try:
-        if workers == 1:
+        if ray is not None:
+            from .ray_eval import play_deals_on_ray
+
+            results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
+        elif workers == 1:
             _init_worker(config)
             for index in range(deals):
                 results.append(_play_deal(index))
@@ -546,7 +555,8 @@ def evaluate(
         "deals": deals,
         "mode": mode,
         "seed": seed,
-        "workers": workers,
+        "workers": workers if ray is None else None,
+        "ray": ray,
         "rules": rule_set.name,
         "rule_options": rule_set.options(),
         "dealer": dealer if mode == "hand" else None,
@@ -732,6 +742,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
     )
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="play the deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS "
+        "(ray start --head prints it); same results as --workers N for the same seed",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
     parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
@@ -761,6 +780,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_hands=args.max_hands,
             bootstrap=args.bootstrap,
             progress=not args.no_progress,
+            ray=args.ray,
         )
     except ValueError as err:
         print(f"sergeant-major eval: error: {err}", file=sys.stderr)
