@@ -20,37 +20,28 @@ SB3 trainer's config, and ``--set KEY=VALUE`` overrides work the same way.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BeforeValidator, Field
 
 from sm_env.atomic import atomic_path
-from sm_env.episode import REWARDS, check_episode
+from sm_env.episode import EPISODES, REWARDS, check_episode
 
 from .config import (
-    ConfigError,
     EvalConfig,
     Flag,
-    NonNegative,
     Number,
-    Positive,
-    Probability,
     Rules,
+    Sizes,
     Text,
     Whole,
-    _blame,
     _error,
-    _list_of,
+    _load,
     _mix,
-    _one_of,
-    _optional,
     _Section,
     _validate,
-    _whole,
-    apply_overrides,
+    config_text,
     describe,
-    read_yaml,
 )
 
 
@@ -58,13 +49,9 @@ class RLlibEnvConfig(_Section):
     """The game of every episode (sm_env.rllib_env.TurnBasedEnv)."""
 
     rules: Rules = Field("standard", description="a preset name or a dict of rule options (docs/rules.md)")
-    episode: Annotated[str, BeforeValidator(_one_of(("hand", "game")))] = Field(
-        "hand", description="'hand' (one hand per episode) or 'game' (a whole game)"
-    )
-    max_hands: Annotated[int | None, BeforeValidator(_optional(_whole))] = Field(
-        30, description="game episodes: truncate after this many hands"
-    )
-    reward: Annotated[str, BeforeValidator(_one_of(REWARDS))] = Field(
+    episode: Literal[EPISODES] = Field("hand", description="'hand' (one hand per episode) or 'game' (a whole game)")
+    max_hands: Whole | None = Field(30, gt=0, description="game episodes: truncate after this many hands")
+    reward: Literal[REWARDS] = Field(
         "balance", description="'balance' (tricks - quota each hand) or 'result' (game episodes: the win)"
     )
 
@@ -77,25 +64,25 @@ class LeagueConfig(_Section):
         description="weights of who plays the two other seats: 'self' (the live learner: self-play), "
         "'snapshots' (a frozen copy of the learner; 'self' while there is none) or a built-in agent spec",
     )
-    snapshot_every: Annotated[Whole, NonNegative] = Field(
-        5, description="iterations between frozen copies of the learner joining the pool (0: never)"
+    snapshot_every: Whole = Field(
+        5, ge=0, description="iterations between frozen copies of the learner joining the pool (0: never)"
     )
-    pool_size: Annotated[Whole, Positive] = Field(4, description="frozen copies kept (the oldest leaves)")
+    pool_size: Whole = Field(4, gt=0, description="frozen copies kept (the oldest leaves)")
 
 
 class RLlibPPOConfig(_Section):
     """PPO hyper-parameters, with RLlib's names."""
 
-    lr: Annotated[Number, Positive] = Field(3e-4, description="learning rate")
-    gamma: Annotated[Number, Probability] = Field(1.0, description="discount factor")
-    lambda_: Annotated[Number, Probability] = Field(0.95, description="GAE lambda")
-    clip_param: Annotated[Number, Positive] = Field(0.2, description="PPO clip range")
-    entropy_coeff: Annotated[Number, NonNegative] = Field(0.001, description="entropy bonus")
-    vf_loss_coeff: Annotated[Number, NonNegative] = Field(0.5, description="value loss weight")
-    train_batch_size: Annotated[Whole, Positive] = Field(2000, description="env steps per iteration")
-    minibatch_size: Annotated[Whole, Positive] = Field(250, description="minibatch size")
-    num_epochs: Annotated[Whole, Positive] = Field(4, description="passes over each batch")
-    hiddens: Annotated[list[int], BeforeValidator(_list_of(_whole, "whole numbers"))] = Field(
+    lr: Number = Field(3e-4, gt=0, description="learning rate")
+    gamma: Number = Field(1.0, ge=0, le=1, description="discount factor")
+    lambda_: Number = Field(0.95, ge=0, le=1, description="GAE lambda")
+    clip_param: Number = Field(0.2, gt=0, description="PPO clip range")
+    entropy_coeff: Number = Field(0.001, ge=0, description="entropy bonus")
+    vf_loss_coeff: Number = Field(0.5, ge=0, description="value loss weight")
+    train_batch_size: Whole = Field(2000, gt=0, description="env steps per iteration")
+    minibatch_size: Whole = Field(250, gt=0, description="minibatch size")
+    num_epochs: Whole = Field(4, gt=0, description="passes over each batch")
+    hiddens: Sizes = Field(
         default_factory=lambda: [256, 256], description="hidden layers of the policy and value networks"
     )
 
@@ -103,16 +90,16 @@ class RLlibPPOConfig(_Section):
 class RLlibTrainConfig(_Section):
     """Length, parallelism, checkpoints."""
 
-    iterations: Annotated[Whole, Positive] = Field(50, description="training iterations (algo.train() calls)")
-    num_env_runners: Annotated[Whole, NonNegative] = Field(
-        0, description="remote env runners (0: sample in the driver; best on 2 cores; raise it on a cluster)"
+    iterations: Whole = Field(50, gt=0, description="training iterations (algo.train() calls)")
+    num_env_runners: Whole = Field(
+        0, ge=0, description="remote env runners (0: sample in the driver; best on 2 cores; raise it on a cluster)"
     )
-    envs_per_runner: Annotated[Whole, Positive] = Field(8, description="environments per env runner")
-    checkpoint_every: Annotated[Whole, Positive] = Field(5, description="iterations between checkpoints")
-    keep_checkpoints: Annotated[Whole, Positive] = Field(2, description="checkpoints kept (the newest)")
-    torch_threads: Annotated[Whole, Positive] = Field(1, description="torch CPU threads of the driver")
-    num_cpus: Annotated[int | None, BeforeValidator(_optional(_whole))] = Field(
-        None, description="CPUs of a local Ray instance (null: all); ignored with --address"
+    envs_per_runner: Whole = Field(8, gt=0, description="environments per env runner")
+    checkpoint_every: Whole = Field(5, gt=0, description="iterations between checkpoints")
+    keep_checkpoints: Whole = Field(2, gt=0, description="checkpoints kept (the newest)")
+    torch_threads: Whole = Field(1, gt=0, description="torch CPU threads of the driver")
+    num_cpus: Whole | None = Field(
+        None, gt=0, description="CPUs of a local Ray instance (null: all); ignored with --address"
     )
     progress: Flag = Field(True, description="print a line per iteration")
 
@@ -124,7 +111,7 @@ class RLlibConfig(_Section):
     output_dir: Text = Field("runs", description="folder of run folders")
     seed: Whole = Field(0, description="seed of torch, RLlib and the environments")
     env: RLlibEnvConfig = Field(default_factory=RLlibEnvConfig, description="the game")
-    policies: Annotated[str, BeforeValidator(_one_of(("shared", "per_role")))] = Field(
+    policies: Literal[("shared", "per_role")] = Field(
         "shared",
         description="'shared': one policy for the three seats; 'per_role': one per role (needs env.episode: hand)",
     )
@@ -154,18 +141,13 @@ def rllib_config_from_dict(data: Any, source: str = "") -> RLlibConfig:
 
 def load_rllib_config(path: str | None = None, overrides: list[str] | None = None) -> RLlibConfig:
     """Read, override and validate an RLlib config (``path`` None: the defaults)."""
-    overrides = list(overrides or [])
-    data = apply_overrides(read_yaml(path) if path is not None else {}, overrides)
-    try:
-        return rllib_config_from_dict(data, path or "")
-    except ConfigError as err:
-        raise _blame(err, overrides) from None
+    return _load(rllib_config_from_dict, path, overrides)
 
 
 def save_rllib_config(cfg: RLlibConfig, path: str) -> None:
     """Write the resolved config as YAML, atomically."""
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        handle.write(config_text(cfg))
 
 
 if __name__ == "__main__":  # python -m training.rllib_config
