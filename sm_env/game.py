@@ -105,6 +105,20 @@ def winning_card(cards: Sequence[int], trump: int) -> int:
     return best
 
 
+def chip_changes(balances: Sequence[int]) -> list[int]:
+    """The chips each seat wins (+) or pays (-) in a hand, by seat (docs/rules.md 10.7).
+
+    Every up player (balance > 0) wins from every down player (balance < 0)
+    as many chips as the up player's surplus; a seat at zero neither wins
+    nor pays. Zero-sum. Balances +2, -1, -1 give +4, -2, -2; +1, +1, -2 give
+    +1, +1, -2.
+    """
+    ups = [b for b in balances if b > 0]
+    downs = sum(1 for b in balances if b < 0)
+    paid = sum(ups)
+    return [b * downs if b > 0 else -paid if b < 0 else 0 for b in balances]
+
+
 def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list[list[int]], list[int]]:
     """Validate a deal ``{"hands": [[...], [...], [...]], "kitty": [...]}``.
 
@@ -659,11 +673,17 @@ class Game:
     # ------------------------------------------------------------------ scoring
 
     def _end_hand(self) -> None:
-        """Score the hand (the one place that scores) and go on or end the game."""
+        """Score the hand (the one place that scores) and go on or end the game.
+
+        The running score adds the balances, or with ``chips`` the chip changes.
+        """
         balances = [self.tricks_won[s] - self.quotas[s] for s in range(3)]
-        for s in range(3):
-            self.scores[s] += balances[s]
         log = self.log
+        changes = balances
+        if self.rules.chips:
+            changes = log.chips = chip_changes(balances)
+        for s in range(3):
+            self.scores[s] += changes[s]
         log.tricks_won = list(self.tricks_won)
         log.balances = balances
         log.scores = list(self.scores)
@@ -695,12 +715,13 @@ class Game:
             if hit:
                 return best(hit, balances)
         if rules.target_score is not None:
-            target = rules.target_score
+            target = rules.target_score  # running scores: chip totals with chips
             hit = [s for s in seats if self.scores[s] >= target]
             if hit or (rules.target_symmetric and any(self.scores[s] <= -target for s in seats)):
                 return best(list(seats), self.scores)
         if rules.dealer_makes_quota and self.hand_number >= 3:
-            if self.tricks_won[self.dealer] >= self.quotas[self.dealer]:
+            surplus = self.tricks_won[self.dealer] - self.quotas[self.dealer]
+            if surplus > 0 or (surplus == 0 and rules.dealer_makes_quota is True):  # "up": more than its quota
                 return [self.dealer]
         if rules.fixed_hands is not None and self.hand_number >= rules.fixed_hands:
             return best(list(seats), self.scores)

@@ -85,8 +85,8 @@ class TrickLog:
 class HandLog:
     """Everything that happened in one hand, as the record needs it.
 
-    Fields not yet known are None (shown, tricks_won, balances, scores) or, for
-    trump, NO_SUIT;
+    Fields not yet known are None (shown, tricks_won, balances, chips, scores)
+    or, for trump, NO_SUIT; ``chips`` stays None unless the rules use chips;
     ``discards`` and ``tricks`` grow as the hand is played.
     """
 
@@ -103,6 +103,7 @@ class HandLog:
         "tricks",
         "tricks_won",
         "balances",
+        "chips",
         "scores",
     )
 
@@ -119,6 +120,7 @@ class HandLog:
         self.tricks: list[TrickLog] | None = None
         self.tricks_won: list[int] | None = None
         self.balances: list[int] | None = None
+        self.chips: list[int] | None = None
         self.scores: list[int] | None = None
 
     def copy(self) -> HandLog:

@@ -37,10 +37,10 @@ from .logs import NO_SUIT, Exchange, Trick
 from .record_format import (
     EXTRA_KEYS,
     FORMAT,
-    HAND_KEYS,
     RECORD_KEYS,
     ReplayError,
     game_record,
+    hand_keys,
     hand_record,
     is_int,
     show,
@@ -162,7 +162,8 @@ def _parse_rules(value: Any) -> RuleSet:
     missing = [key for key in ("name", *OPTION_NAMES) if key not in options]
     if missing:
         raise _fail(
-            "rules", f"missing {missing}; a record's rules list 'name' and every option of docs/rules.md section 9"
+            "rules",
+            f"missing {missing}; a record's rules list 'name' and every option of docs/rules.md sections 9 and 10",
         )
     try:
         rules = RuleSet.from_any(dict(options))
@@ -225,8 +226,10 @@ def _parse_trick(value: Any, where: str, last: bool) -> Trick:
 def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     where = f"hand {index + 1}"
     hand = _dict(value, where)
-    for key in HAND_KEYS:
+    for key in hand_keys(rules):
         _get(hand, key, where)
+    if not rules.chips and "chips" in hand:
+        raise _fail(f"{where}, chips", "a record has 'chips' only when the rules' chips option is on")
     number = hand["number"]
     if number != index + 1 or not is_int(number):
         raise _fail(
@@ -278,8 +281,9 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     if hand["tricks"] is not None:
         items = _list(hand["tricks"], f"{where}, tricks")
         tricks = [_parse_trick(t, f"{where}, trick {i}", i == len(items)) for i, t in enumerate(items, 1)]
-    for key in ("tricks_won", "balances", "scores"):
-        _ints3(hand[key], f"{where}, {key}")
+    for key in ("tricks_won", "balances", "scores", "chips"):
+        if key in hand:
+            _ints3(hand[key], f"{where}, {key}")
     return _Hand(hand, number, dealer, quotas, deal_norm, exchanges, trump, discards, shown, tricks)
 
 
@@ -402,8 +406,8 @@ def _difference(a: Any, b: Any, path: str, key: str = "") -> tuple[str, Any, Any
     return path, a, b
 
 
-def _check_fields(where: str, hand: _Hand, log: HandLog, keys: tuple[str, ...]) -> None:
-    replayed = hand_record(log)
+def _check_fields(where: str, hand: _Hand, log: HandLog, rules: RuleSet, keys: tuple[str, ...]) -> None:
+    replayed = hand_record(log, rules)
     for key in keys:
         ours = _canon_field(key, hand.raw[key])
         theirs = _canon_field(key, replayed[key])
@@ -413,11 +417,11 @@ def _check_fields(where: str, hand: _Hand, log: HandLog, keys: tuple[str, ...]) 
             raise _fail(path, f"the record has {show(a)}, but the replay gives {show(b)}")
 
 
-def _canon_record(record: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+def _canon_record(record: dict[str, Any], keys: list[str], rules: RuleSet) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in keys:
         if key == "hands":
-            out[key] = [{k: _canon_field(k, h[k]) for k in HAND_KEYS} for h in record[key]]
+            out[key] = [{k: _canon_field(k, h[k]) for k in hand_keys(rules)} for h in record[key]]
         else:
             out[key] = record[key]
     return out
@@ -488,7 +492,7 @@ def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str) -> None
                     f"chooses cards for seat {receiver} (previous balances decide who exchanges, and in what order)",
                 )
             _apply(game, card, card_step)
-    _check_fields(where, hand, log, ("exchanges",))
+    _check_fields(where, hand, log, game.rules, ("exchanges",))
 
 
 def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
@@ -515,7 +519,7 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
         step = f"{where}, discard {k}"
         _expect(game, number, DISCARD, step)
         _apply(game, card, step)
-    _check_fields(where, hand, log, ("trump", "discards", "shown"))
+    _check_fields(where, hand, log, game.rules, ("trump", "discards", "shown"))
     for t, trick in enumerate(hand.tricks or [], 1):
         step = f"{where}, trick {t}"
         for k, card in enumerate(trick.cards, 1):
@@ -539,7 +543,12 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
                 trump = SUIT_LETTERS[log.trump] if log.trump != NO_SUIT else "none"
                 why = f"seat {replayed} wins it (trump {trump})"
             raise _fail(f"{step}, winner", f"the record has {show(trick.winner)}, but {why}")
-    _check_fields(where, hand, log, ("tricks", "tricks_won", "balances", "scores"))
+    scored = (
+        ("tricks", "tricks_won", "balances", "chips", "scores")
+        if game.rules.chips
+        else ("tricks", "tricks_won", "balances", "scores")
+    )
+    _check_fields(where, hand, log, game.rules, scored)
     if not last and log.scores is None:
         raise _fail(where, f"the hand is not finished ({_state(game)}), but hand {number + 1} follows")
 
@@ -602,7 +611,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     _check_end(game, parsed)
     out = game_record(game)
     keys = [key for key in (*RECORD_KEYS, *EXTRA_KEYS) if key in record]
-    found = _difference(_canon_record(record, keys), _canon_record(out, keys), "")
+    found = _difference(_canon_record(record, keys, parsed.rules), _canon_record(out, keys, parsed.rules), "")
     if found:  # a safety net: the checks above should have caught it
         path, a, b = found
         raise _fail(path or "record", f"the record has {show(a)}, but the replay gives {show(b)}")

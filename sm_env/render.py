@@ -29,7 +29,8 @@ apply are left out), here player_0 in hand 3::
 An exchange shows its cards only to its sender and receiver (the receiver
 once the round is complete); the dealer sees ``Kitty (taken): ...`` and
 ``Your discards: ...``. Once the game is over, ``Last hand: balances ...``
-and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
+(with the ``chips`` option followed by ``; chips ...``, the hand's chip
+changes) and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
 ``(whole table)`` in the header) shows every exchange in full, the kitty's
 cards, the discards, the shown cards and all three hands.
 
@@ -38,13 +39,26 @@ for player_2, then 2 cards for player_1)``; naming trump it lists the
 action ids (``52=clubs 53=diamonds 54=hearts 55=spades``).
 
 Hands are grouped by suit, spades first, high cards first. Roles and quotas
-are those of the current hand; scores are running scores.
+are those of the current hand; scores are running scores (chip totals with
+the ``chips`` option).
 """
 
 from __future__ import annotations
 
 from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, SUIT_SYMBOLS, from_mask, mask_text
-from .game import DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, Game, action_text, result_text
+from .game import (
+    DISCARD,
+    EXCHANGE,
+    OVER,
+    PHASE_NAMES,
+    PLAY,
+    ROLE_NAMES,
+    TRUMP,
+    Game,
+    action_text,
+    chip_changes,
+    result_text,
+)
 from .knowledge import PlayerView, player_view
 
 __all__ = ["hand_text", "render_table"]
@@ -158,8 +172,12 @@ def _end_line(winner, truncated: bool, hand_number: int) -> str:
     return "Game over: " + result_text(winner, truncated, hand_number, _name)
 
 
-def _result_line(quotas, tricks_won) -> str:
-    return "Last hand: balances " + ", ".join(f"{_name(s)} {tricks_won[s] - quotas[s]:+d}" for s in range(3))
+def _result_line(quotas, tricks_won, chips: bool) -> str:
+    balances = [tricks_won[s] - quotas[s] for s in range(3)]
+    line = "Last hand: balances " + ", ".join(f"{_name(s)} {balances[s]:+d}" for s in range(3))
+    if chips:
+        line += "; chips " + ", ".join(f"{_name(s)} {c:+d}" for s, c in enumerate(chip_changes(balances)))
+    return line
 
 
 def _balances_line(previous_balances) -> list[str]:
@@ -195,7 +213,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
     lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader)
     lines.append(f"{_name(me)} hand ({view.hand.bit_count()}): {hand_text(view.hand, unicode_suits)}")
     if view.phase == OVER:
-        lines.append(_result_line(view.quotas, view.tricks_won))
+        lines.append(_result_line(view.quotas, view.tricks_won, view.rules.chips))
         lines.append(_end_line(view.winner, view.truncated, view.hand_number))
     else:
         discards_left = None
@@ -244,7 +262,7 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     for s in range(3):
         lines.append(f"{_name(s)} hand ({sizes[s]}): {hand_text(hands[s], unicode_suits)}")
     if phase == OVER:
-        lines.append(_result_line(game.quotas, game.tricks_won))
+        lines.append(_result_line(game.quotas, game.tricks_won, game.rules.chips))
         lines.append(_end_line(game.winner, game.truncated, game.hand_number))
     else:
         discards_left = game.rules.kitty_size - len(log.discards) if phase == DISCARD else None

@@ -1,5 +1,5 @@
 """The rule set: the standard game of docs/rules.md sections 1-8 plus the named
-variant options of section 9, presets, and validation.
+variant options of sections 9 and 10, presets, and validation.
 
 A :class:`RuleSet` is immutable. Build one with keywords, from a preset name
 or from a plain dict (as a config file or a game record gives it)::
@@ -21,10 +21,16 @@ Options (all off in "standard"):
 ``win_margin``              N: first to take N+ tricks over quota wins
 ``target_score``            N: first whose running score reaches N wins
 ``target_symmetric``        with target_score: reaching -N also ends the game
-``dealer_makes_quota``      from hand 3 on, a dealer making quota wins
+``dealer_makes_quota``      from hand 3 on, a dealer making quota wins: true
+                            (or "made") at least its quota, "up" more than it
 ``fixed_hands``             N: exactly N hands, highest score wins
 ``no_kitty_51``             2C removed, 17 cards each, no kitty, no discards
+``chips``                   chip scoring: every up player wins its surplus
+                            from every down player (section 10.7)
 ==========================  ==================================================
+
+Section 10 options not listed here are not implemented yet; asking for one
+is refused as an unknown option.
 
 Decisions where docs/rules.md is open:
 
@@ -40,6 +46,9 @@ Decisions where docs/rules.md is open:
   scores.
 - Equal quotas (a custom triple): where an order "by current quota" is
   needed, ties go in role order dealer, eldest, middle.
+- ``dealer_makes_quota`` is kept as ``True`` (``"made"`` is read as
+  ``True``) or ``"up"``; ``"up"`` is refused when the dealer's quota is all
+  the tricks of a hand (it could never take more).
 """
 
 from __future__ import annotations
@@ -60,15 +69,17 @@ OPTION_NAMES = (
     "dealer_makes_quota",
     "fixed_hands",
     "no_kitty_51",
+    "chips",
 )
 _BOOL_OPTIONS = (
     "pickup_before_discard",
     "trump_after_kitty",
     "no_exchange",
     "target_symmetric",
-    "dealer_makes_quota",
     "no_kitty_51",
+    "chips",
 )
+
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
 
 
@@ -85,6 +96,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "dealer_makes_quota": False,
     "fixed_hands": None,
     "no_kitty_51": False,
+    "chips": False,
 }
 
 
@@ -103,6 +115,9 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     "dealer-makes-quota": {"dealer_makes_quota": True},
     "fixed-9": {"fixed_hands": 9},
     "fixed-12": {"fixed_hands": 12},
+    # section 10
+    "dealer-makes-quota-up": {"dealer_makes_quota": "up"},
+    "chips-12": {"chips": True, "fixed_hands": 12},
 }
 
 
@@ -124,9 +139,10 @@ class RuleSet:
     win_margin: int | None = None
     target_score: int | None = None
     target_symmetric: bool = False
-    dealer_makes_quota: bool = False
+    dealer_makes_quota: bool | str = False
     fixed_hands: int | None = None
     no_kitty_51: bool = False
+    chips: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -137,6 +153,7 @@ class RuleSet:
                 object.__setattr__(self, key, False)
             elif not isinstance(value, bool):
                 raise RulesError(f"rule option {key!r} must be true or false, got {value!r}")
+        self._check_dealer_makes_quota()
         for key in _INT_OPTIONS:
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -180,9 +197,26 @@ class RuleSet:
                 raise RulesError(f"rule option {key!r} must be {allowed} or null, got {value}")
         if self.target_symmetric and self.target_score is None:
             raise RulesError("target_symmetric needs target_score")
+        if self.dealer_makes_quota == "up" and quotas[0] >= tricks:
+            raise RulesError(
+                f"dealer_makes_quota 'up' needs the dealer to take more than its quota {quotas[0]}, but a hand has "
+                f"only {tricks} tricks: lower the dealer's quota or use dealer_makes_quota true"
+            )
         if self.win_tricks is None and not self._other_end_condition():
             object.__setattr__(self, "win_tricks", 12)
         object.__setattr__(self, "name", self._checked_name())
+
+    def _check_dealer_makes_quota(self) -> None:
+        value = self.dealer_makes_quota
+        if value is None or value is False:
+            object.__setattr__(self, "dealer_makes_quota", False)
+        elif value is True or value == "made":
+            object.__setattr__(self, "dealer_makes_quota", True)
+        elif value != "up":
+            raise RulesError(
+                f'rule option \'dealer_makes_quota\' must be false, true (or "made": at least its quota) or "up" '
+                f"(more than its quota), got {value!r}"
+            )
 
     def _checked_name(self) -> str:
         """The name that describes these options (docs/interface.md, record ``rules.name``).

@@ -126,7 +126,9 @@ def end_rule_text(rules: Any) -> str:
     if getattr(rules, "target_score", None):
         minus = f" (or -{rules.target_score})" if getattr(rules, "target_symmetric", False) else ""
         parts.append(f"a running score reaches {rules.target_score}{minus}")
-    if getattr(rules, "dealer_makes_quota", None):
+    if getattr(rules, "dealer_makes_quota", None) == "up":
+        parts.append("the dealer takes more than its quota (from the third hand on)")
+    elif getattr(rules, "dealer_makes_quota", None):
         parts.append("the dealer makes its quota (from the third hand on)")
     if getattr(rules, "fixed_hands", None):
         parts.append(f"{rules.fixed_hands} hands have been played (the highest score wins)")
@@ -144,7 +146,8 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
         who = "You" if s == me else names[s]
         lines.append(
             f"{who} ({ROLES[(s - log.dealer) % 3]}) took {_plural(log.tricks_won[s], 'trick')} "
-            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}."
+            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}"
+            + (f", chips {log.chips[s]:+d}." if log.chips is not None else ".")
         )
     last = log.tricks[-1] if log.tricks else None
     up = [s for s in range(3) if log.balances[s] > 0]
@@ -167,6 +170,7 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
         "tricks_won": list(log.tricks_won),
         "balances": list(log.balances),
         "scores": list(log.scores),
+        "chips": None if log.chips is None else list(log.chips),
         "last_trick": None
         if last is None
         else {

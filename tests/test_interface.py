@@ -64,6 +64,8 @@ SECTION_9 = {
     "fixed_hands",
     "no_kitty_51",
 }
+# the options of section 10 implemented so far (every option is listed in a record's rules)
+SECTION_10 = {"chips"}
 STANDARD_RULES = {
     "name": "standard",
     "pickup_before_discard": False,
@@ -78,6 +80,7 @@ STANDARD_RULES = {
     "dealer_makes_quota": False,
     "fixed_hands": None,
     "no_kitty_51": False,
+    "chips": False,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572
@@ -837,11 +840,11 @@ def test_replay_names_hand_and_step_of_the_first_problem(how):
 # ---------------------------------------------------------------------- record fields
 
 
-def test_record_rules_of_the_standard_game_list_every_section_9_option():
+def test_record_rules_of_the_standard_game_list_every_section_9_and_10_option():
     e = env()
     e.reset(seed=0)
     rules = e.unwrapped.record()["rules"]
-    assert set(rules) == SECTION_9 | {"name"}
+    assert set(rules) == SECTION_9 | SECTION_10 | {"name"}
     assert rules == STANDARD_RULES
 
 
@@ -867,7 +870,7 @@ def test_record_rules_name_and_win_tricks(rules, name, win_tricks):
     e = env(rules=rules)
     e.reset(seed=0)
     got = e.unwrapped.record()["rules"]
-    assert set(got) == SECTION_9 | {"name"}
+    assert set(got) == SECTION_9 | SECTION_10 | {"name"}
     assert got["name"] == name and got["win_tricks"] == win_tricks
     assert isinstance(got["quotas"], list) and len(got["quotas"]) == 3
 

@@ -1,5 +1,6 @@
-"""Every variant of docs/rules.md section 9, one option at a time, plus their
-precedence, the rule-set validation and random-play properties of every preset.
+"""Every variant of docs/rules.md section 9 (and the options of section 10 that
+are implemented), one option at a time, plus their precedence, the rule-set
+validation and random-play properties of every preset.
 
 Outcomes are forced with "slot deals" (see :func:`plan_hand`): every seat holds
 exactly four cards of each suit, so every trick is played in one suit and the
@@ -31,6 +32,7 @@ from sm_env.game import (
     Game,
     GameOverError,
     IllegalActionError,
+    chip_changes,
 )
 from sm_env.rules import PRESETS, RulesError, RuleSet
 
@@ -221,7 +223,9 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
         met = any(scores[s] >= n for s in seats) or (rules.target_symmetric and any(scores[s] <= -n for s in seats))
         conditions.append((list(seats) if met else [], scores))
     if rules.dealer_makes_quota:
-        met = hand_number >= 3 and tricks[dealer] >= quotas[dealer]
+        # true: at least its quota; "up" (docs/rules.md 10.7): more than its quota
+        need = quotas[dealer] + (1 if rules.dealer_makes_quota == "up" else 0)
+        met = hand_number >= 3 and tricks[dealer] >= need
         conditions.append(([dealer] if met else [], tricks))
     if rules.fixed_hands is not None:
         conditions.append((list(seats) if hand_number >= rules.fixed_hands else [], scores))
@@ -329,9 +333,19 @@ def check_history(game: Game) -> None:
             leader = winner
         assert hands == [set(), set(), set()]
         assert played | set(discards) == deck and len(played) == 3 * n_tricks
-        # score
+        # score: balances, or with chips every up player wins its surplus from every down player
         balances = [tricks[s] - quotas[s] for s in range(3)]
-        scores = [scores[s] + balances[s] for s in range(3)]
+        if rules.chips:
+            chips = [0, 0, 0]
+            for up in (s for s in range(3) if balances[s] > 0):
+                for down in (s for s in range(3) if balances[s] < 0):
+                    chips[up] += balances[up]
+                    chips[down] -= balances[up]
+            assert log.chips == chips
+            scores = [scores[s] + chips[s] for s in range(3)]
+        else:
+            assert log.chips is None
+            scores = [scores[s] + balances[s] for s in range(3)]
         assert log.tricks_won == tricks and log.balances == balances and log.scores == scores
         assert sum(balances) == 0 and sum(scores) == 0
         # end of the game exactly when an end condition is met
@@ -813,6 +827,112 @@ def test_dealer_makes_quota_missed_in_third_hand_goes_on():
     assert game.winner == 0 and game.hand_number == 4
 
 
+def test_dealer_makes_quota_up_needs_more_than_the_quota():
+    """docs/rules.md 10.7: with "up" the dealer must take more than its quota; true keeps "at least"."""
+    even = [8, 5, 3]
+    hands = [roles(0, *even), roles(1, 9, 4, 3), roles(2, 8, 6, 2), roles(0, 9, 5, 2)]
+    up = {"dealer_makes_quota": "up", "no_exchange": True}
+    game, plans = planned_game(up, hands)
+    for plan in plans[:3]:
+        play_plan(game, plan)
+        # hand 2: +1 but before the third hand; hand 3: exactly the quota, not more
+        assert not game.is_over
+    play_plan(game, plans[3])
+    assert game.winner == 0 and game.hand_number == 4 and not game.truncated
+    made = {"dealer_makes_quota": True, "no_exchange": True}
+    game = play_planned(made, hands[:3])
+    assert game.winner == 2 and game.hand_number == 3  # the same third hand ends the game with "at least"
+
+
+def test_dealer_makes_quota_values():
+    assert RuleSet(dealer_makes_quota="made") == RuleSet(dealer_makes_quota=True) == PRESETS["dealer-makes-quota"]
+    assert RuleSet(dealer_makes_quota=None).dealer_makes_quota is False
+    up = PRESETS["dealer-makes-quota-up"]
+    assert up.dealer_makes_quota == "up" and up.win_tricks is None and up.options()["dealer_makes_quota"] == "up"
+    assert RuleSet.from_any({"dealer_makes_quota": "up"}).name == "dealer-makes-quota-up"
+    assert RuleSet(dealer_makes_quota="up", quotas=(15, 1, 0)).quotas == (15, 1, 0)  # 16 > 15 can still be taken
+    with pytest.raises(RulesError, match="more than its quota 16"):
+        RuleSet(dealer_makes_quota="up", quotas=(16, 0, 0))
+
+
+# --------------------------------------------------------------------- chips
+
+
+@pytest.mark.parametrize(
+    "balances, chips",
+    [
+        ([2, -1, -1], [4, -2, -2]),  # one up: wins its surplus from each of two down players
+        ([1, 1, -2], [1, 1, -2]),  # two up: each wins its own surplus from the one down player
+        ([3, 2, -5], [3, 2, -5]),
+        ([0, 3, -3], [0, 3, -3]),  # a seat at zero neither wins nor pays
+        ([-1, 4, -3], [-4, 8, -4]),  # every down player pays the whole surplus, whatever its deficit
+        ([0, 0, 0], [0, 0, 0]),
+    ],
+)
+def test_chip_changes(balances, chips):
+    assert chip_changes(balances) == chips and sum(chip_changes(balances)) == 0
+
+
+def test_chips_decide_fixed_hands_where_balances_would_tie():
+    # hand 1: seat 0 deals and goes +2 against two downs (+4 chips); hand 2: seat 1 deals and goes +3
+    # against one down, seat 0 at zero (+3 chips). Balances: 2, 2, -4 (a shared win); chips: 4, 1, -5.
+    tricks = [roles(0, 10, 4, 2), roles(1, 11, 2, 3)]
+    game = play_planned({"chips": True, "fixed_hands": 2, "no_exchange": True}, tricks)
+    assert [log.balances for log in game.history] == [[2, -1, -1], [0, 3, -3]]
+    assert [log.chips for log in game.history] == [[4, -2, -2], [0, 3, -3]]
+    assert game.scores == [4, 1, -5] and game.winner == 0
+    plain = play_planned({"fixed_hands": 2, "no_exchange": True}, tricks)
+    assert plain.scores == [2, 2, -4] and plain.winner == [0, 1] and all(log.chips is None for log in plain.history)
+
+
+def test_chips_reach_the_target_score():
+    tricks = [roles(0, 10, 4, 2)]  # +2 against two downs: 4 chips, exactly the target
+    game = play_planned({"chips": True, "target_score": 4}, tricks)
+    assert game.is_over and game.winner == 0 and game.scores == [4, -2, -2]
+    game = play_planned({"chips": True, "target_score": 5}, tricks)
+    assert not game.is_over and game.scores == [4, -2, -2]
+    game = play_planned({"target_score": 4}, tricks)
+    assert not game.is_over and game.scores == [2, -1, -1]
+
+
+def test_chips_12_preset():
+    rules = PRESETS["chips-12"]
+    assert rules.chips and rules.fixed_hands == 12 and rules.win_tricks is None
+    game = random_game(rules, 5)
+    check_history(game)
+    assert game.hand_number == 12 and not game.truncated
+
+
+def _caught(rules, seeds=range(40), max_hands: int = 30) -> bool:
+    """True when check_history finds a planted engine bug in one of some random games."""
+    for seed in seeds:
+        try:
+            check_history(random_game(rules, seed, max_hands=max_hands))
+        except AssertionError:
+            return True
+    return False
+
+
+def test_planted_bugs_in_section_10_options_are_caught(monkeypatch):
+    assert not _caught("chips-12", range(3)) and not _caught("dealer-makes-quota-up", range(5))
+    with monkeypatch.context() as patch:  # chips scored as plain balances
+        patch.setattr("sm_env.game.chip_changes", lambda balances: list(balances))
+        assert _caught("chips-12", range(3))
+    with monkeypatch.context() as patch:  # a down player pays its own deficit instead of the surplus
+        patch.setattr("sm_env.game.chip_changes", lambda b: [x * sum(1 for y in b if y < 0) if x > 0 else x for x in b])
+        assert _caught("chips-12", range(5))
+    original = Game._game_winners
+
+    def at_least(self, balances):  # "up" read as "at least its quota"
+        if self.hand_number >= 3 and self.tricks_won[self.dealer] == self.quotas[self.dealer]:
+            return [self.dealer]
+        return original(self, balances)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Game, "_game_winners", at_least)
+        assert _caught("dealer-makes-quota-up")
+
+
 # --------------------------------------------------------------------- fixed_hands
 
 
@@ -983,6 +1103,12 @@ def test_other_end_conditions_replace_twelve_unless_win_tricks_given():
         {"fixed_hands": "9"},
         {"no_exchange": True, "max_exchange": 3},
         {"no_kitty_51": True, "pickup_before_discard": True},
+        {"dealer_makes_quota": "yes"},
+        {"dealer_makes_quota": "UP"},
+        {"dealer_makes_quota": 1},
+        {"dealer_makes_quota": "up", "quotas": [16, 0, 0]},
+        {"chips": "yes"},
+        {"chips": 1},
     ],
 )
 def test_invalid_rule_sets_are_rejected(options):
