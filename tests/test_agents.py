@@ -33,6 +33,8 @@ RULE_SETS = [
     {"pickup_before_discard": True, "trump_after_kitty": True},
     "woburn",
     "6-3-8",
+    "chips-12",
+    "dealer-makes-quota-up",
 ]
 START_BALANCES = [None, [2, -1, -1], [-1, 2, -1], [1, 1, -2], [3, -2, -1], [-4, 2, 2], [0, 3, -3], [-2, -1, 3]]
 
@@ -62,7 +64,9 @@ def test_random_and_heuristic_play_only_legal_actions(rules):
         play_game([HeuristicAgent(), HeuristicAgent(), HeuristicAgent()], seed, rules, 3, balances)
 
 
-@pytest.mark.parametrize("rules", ["standard", {"pickup_before_discard": True, "trump_after_kitty": True}, "6-3-8"])
+@pytest.mark.parametrize(
+    "rules", ["standard", {"pickup_before_discard": True, "trump_after_kitty": True}, "6-3-8", "chips-12"]
+)
 def test_pimc_plays_only_legal_actions(rules):
     for seed in range(2):
         balances = START_BALANCES[(seed + 1) % len(START_BALANCES)]

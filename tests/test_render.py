@@ -91,3 +91,18 @@ def test_naming_trump_lists_the_action_ids_and_the_end_names_the_winner():
         assert last[-1] == "Game over: won by " + ", ".join(f"player_{s}" for s in winners)
     assert last[-2].startswith("Last hand: balances player_0 ")
     assert all(from_mask(hand) == [] for hand in game.hands)  # every card was played
+
+
+def test_chips_show_in_the_last_hand_line():
+    game = Game(rules="chips-12", seed=2, max_hands=1)
+    rng = random.Random(2)
+    while game.phase != OVER:
+        game.apply(rng.choice(game.legal_actions()))
+    chips = game.history[-1].chips
+    want = "; chips " + ", ".join(f"player_{s} {c:+d}" for s, c in enumerate(chips))
+    for text in (render_table(game, 0), render_table(game)):
+        assert text.splitlines()[-2].endswith(want)
+    plain = Game(rules="fixed-12", seed=2, max_hands=1)
+    while plain.phase != OVER:
+        plain.apply(rng.choice(plain.legal_actions()))
+    assert "chips" not in render_table(plain, 0)
