@@ -39,7 +39,8 @@ class PlayerView:
 
     Attributes (absolute seats; card sets as bit sets):
         seat, rules, hand_number, phase, to_act (None when over), dealer,
-        quotas, tricks_won, scores, previous_balances (None in hand 1),
+        quotas, tricks_won, scores (running scores: chip totals with the
+        ``chips`` option), previous_balances (None in hand 1),
         trump (NO_SUIT = -1 before it is named), led_suit (NO_SUIT with no open trick),
         trick (cards of the open trick in play order), trick_leader,
         tricks_played, hand, hand_sizes, played (cards played this hand by

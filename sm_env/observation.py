@@ -32,7 +32,8 @@ off   size  feature
 750   3     hand sizes[rel] / 20
 753   12    voids[rel][suit]: 1 where that seat showed out of the suit
 765   3     previous hand's balances[rel] / 17 (what drives the exchange)
-768   3     running scores[rel] / 32, clipped to [-1, 1]
+768   3     running scores[rel] / 32, clipped to [-1, 1] (chip totals with
+            the ``chips`` option)
 771   6     exchange counts / 17, pairs (from rel, to rel): (0,1) (0,2)
             (1,0) (1,2) (2,0) (2,1)
 777   2     cards I still have to choose for left, right (exchange) / 17
