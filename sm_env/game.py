@@ -105,6 +105,36 @@ def winning_card(cards: Sequence[int], trump: int) -> int:
     return best
 
 
+def hand_order(rules: RuleSet) -> tuple[str, ...]:
+    """The stages of a hand before the play of the tricks, in order (docs/rules.md 4, 5, 9 and 10.1).
+
+    Stages: ``exchange`` (each up player sends and its cards come back),
+    ``send`` and ``return`` (with ``trump_after_send``: every up player
+    sends, then after trump every return is made), ``trump``, ``kitty``
+    (the dealer takes it; the show rule) and ``discard``. Standard:
+    exchange, trump, discard, kitty. Without a kitty there is no kitty or
+    discard stage; a hand without an exchange skips its stages.
+    """
+    kitty: tuple[str, ...] = ()
+    if rules.kitty_size:
+        kitty = ("kitty", "discard") if rules.pickup_before_discard else ("discard", "kitty")
+    if rules.kitty_before_exchange:
+        if rules.trump_before_exchange:
+            return ("trump", "kitty", "discard", "exchange")
+        if rules.trump_after_kitty:
+            return ("kitty", "trump", "discard", "exchange")
+        if rules.trump_after_send:
+            return ("kitty", "discard", "send", "trump", "return")
+        return ("kitty", "discard", "exchange", "trump")
+    if rules.trump_before_exchange:
+        return ("trump", "exchange", *kitty)
+    if rules.trump_after_send:
+        return ("send", "trump", "return", *kitty)
+    if rules.trump_after_kitty:
+        return ("exchange", "kitty", "trump", "discard")
+    return ("exchange", "trump", *kitty)
+
+
 def chip_changes(balances: Sequence[int]) -> list[int]:
     """The chips each seat wins (+) or pays (-) in a hand, by seat (docs/rules.md 10.7).
 
@@ -268,6 +298,7 @@ class Game:
         start_balances: Sequence[int] | None = None,
     ) -> None:
         self.rules = RuleSet.from_any(rules)
+        self._order = hand_order(self.rules)
         self.seed = check_seed(seed)
         self.rng = random.Random(self.seed)
         if deals is None:
@@ -361,6 +392,11 @@ class Game:
         )
 
     @property
+    def exchange_pending(self) -> bool:
+        """Whether this hand's exchange has cards still to send or to return (False once done, or with none)."""
+        return bool(self._exchange_rounds) and not self._returns_done and self.phase != OVER
+
+    @property
     def exchange_round(self) -> int:
         """Index (0, 1) of the exchange round being played or last played in this hand."""
         return self._exchange_round
@@ -445,10 +481,7 @@ class Game:
             HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty))
         )
         self._exchange_rounds = self._exchange_plan(previous_balances)
-        if self._exchange_rounds:
-            self._begin_exchange_round()
-        else:
-            self._after_exchange()
+        self._next_stage()
 
     # Per-hand lists that a clone must copy (everything else per hand is an int, a bool or shared).
     _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")
@@ -475,6 +508,10 @@ class Game:
         (that round's [(receiver, count)]), ``_receiver_index`` (the receiver
         the sender is choosing cards for) and ``_round_exchanges`` (the
         round's ExchangeLog entries, one per receiver served so far).
+
+        Private, the order of the hand: ``_stage`` (index into
+        :func:`hand_order` of the stage being played; -1 before the first)
+        and ``_returns_done`` (every exchanged card has been returned).
         """
         q = self.rules.quotas
         self.dealer = dealer
@@ -498,6 +535,8 @@ class Game:
         self._receivers: list[tuple[int, int]] = []
         self._receiver_index = 0
         self._round_exchanges: list[ExchangeLog] = []
+        self._stage = -1
+        self._returns_done = False
 
     def _exchange_plan(self, balances: Sequence[int] | None) -> list[tuple[int, list[tuple[int, int]]]]:
         """Rounds of the exchange: [(sender, [(receiver, count), ...]), ...].
@@ -564,36 +603,71 @@ class Game:
                 self._complete_exchange_round()
 
     def _complete_exchange_round(self) -> None:
-        """The cards move: each receiver returns its top n_s cards of each suit s."""
-        sender = self.current
-        back = 0
+        """The sender has chosen every card of its round: the cards move.
+
+        Each sent card goes into its receiver's hand. In a plain exchange the
+        receivers return at once; with ``trump_after_send`` (the ``send``
+        stage) the returns wait for the ``return`` stage.
+        """
         for entry in self._round_exchanges:
-            receiver = entry.receiver
-            hand = self.hands[receiver] | to_mask(entry.sent)
-            per_suit = [0, 0, 0, 0]
-            for card in entry.sent:
-                per_suit[card // 13] += 1
-            returned = []
-            for suit in range(4):
-                for _ in range(per_suit[suit]):
-                    top = (hand & SUIT_MASK[suit]).bit_length() - 1
-                    hand ^= 1 << top
-                    returned.append(top)
-            self.hands[receiver] = hand
-            entry.returned = returned
-            back |= to_mask(returned)
-        self.hands[sender] |= back
+            self.hands[entry.receiver] |= to_mask(entry.sent)
+            entry.delivered = True
+        if self._order[self._stage] == "exchange":
+            for entry in self._round_exchanges:
+                self._return(entry)
         self._exchange_round += 1
         if self._exchange_round < len(self._exchange_rounds):
             self._begin_exchange_round()
         else:
-            self._after_exchange()
+            self._returns_done = self._order[self._stage] == "exchange"
+            self._next_stage()
 
-    def _after_exchange(self) -> None:
-        if self.rules.trump_after_kitty:
-            self._pickup()
-        self.phase = TRUMP
-        self.current = self.dealer
+    def _return(self, entry: ExchangeLog) -> None:
+        """The receiver returns its top n_s cards of each suit s sent, from its hand as it stands."""
+        hand = self.hands[entry.receiver]
+        per_suit = [0, 0, 0, 0]
+        for card in entry.sent:
+            per_suit[card // 13] += 1
+        returned = []
+        for suit in range(4):
+            for _ in range(per_suit[suit]):
+                top = (hand & SUIT_MASK[suit]).bit_length() - 1
+                hand ^= 1 << top
+                returned.append(top)
+        self.hands[entry.receiver] = hand
+        self.hands[entry.sender] |= to_mask(returned)
+        entry.returned = returned
+
+    def _next_stage(self) -> None:
+        """Go on to the next stage of :func:`hand_order` that needs a decision (or to the play)."""
+        order = self._order
+        while True:
+            self._stage += 1
+            if self._stage == len(order):
+                self._start_play()
+                return
+            stage = order[self._stage]
+            if stage == "exchange" or stage == "send":
+                if self._exchange_rounds:
+                    self._begin_exchange_round()
+                    return
+                self._returns_done = True
+            elif stage == "return":
+                for entry in self.log.exchanges:
+                    self._return(entry)
+                self._returns_done = True
+            elif stage == "kitty":
+                if not self.picked_up:
+                    self._pickup()
+            elif stage == "trump":
+                self.phase = TRUMP
+                self.current = self.dealer
+                return
+            else:  # discard
+                self.log.discards = []
+                self.phase = DISCARD
+                self.current = self.dealer
+                return
 
     def _name_trump(self, suit: int) -> None:
         self.trump = suit
@@ -601,24 +675,18 @@ class Game:
         if self.rules.kitty_size == 0:
             self.log.discards = []
             self.log.shown = []
-            self._start_play()
-            return
-        if self.rules.pickup_before_discard and not self.picked_up:
-            self._pickup()
-        self.phase = DISCARD
-        self.log.discards = []
+        self._next_stage()
 
     def _discard(self, card: int) -> None:
         self.hands[self.dealer] ^= 1 << card
         discards = self.log.discards
         discards.append(card)
         if len(discards) == self.rules.kitty_size:
-            if not self.picked_up:
-                self._pickup()
-            self._start_play()
+            self._next_stage()
 
     def _pickup(self) -> None:
-        """The dealer takes the kitty; the show rule (docs/rules.md 5.4) is applied."""
+        """The dealer takes the kitty; the show rule (docs/rules.md 5.4) is applied
+        (to the exchanges made so far: none when the kitty comes before the exchange)."""
         dealer = self.dealer
         self.hands[dealer] |= self.kitty_mask
         self.picked_up = True
@@ -765,6 +833,7 @@ class Game:
             raise ValueError(f"a position can be set up in the trump, discard or play phase, not {PHASE_NAMES[phase]}")
         game = cls.__new__(cls)
         game.rules = RuleSet.from_any(rules)
+        game._order = hand_order(game.rules)
         game.seed = None
         game.rng = random.Random(0)
         game.deal_queue = []
@@ -787,6 +856,8 @@ class Game:
         game.tricks_played = tricks_played
         game.phase = phase
         game.current = to_act
+        game._stage = len(game._order) if phase == PLAY else game._order.index("trump" if phase == TRUMP else "discard")
+        game._returns_done = True
         log = HandLog(hand_number, dealer, list(game.quotas), [[], [], []], from_mask(kitty))
         log.trump = trump
         log.discards = None if discards is None else list(discards)

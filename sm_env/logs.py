@@ -51,18 +51,20 @@ class Trick(NamedTuple):
 class ExchangeLog:
     """One exchange between an up player (``sender``) and a down player."""
 
-    __slots__ = ("sender", "receiver", "count", "sent", "returned")
+    __slots__ = ("sender", "receiver", "count", "sent", "delivered", "returned")
 
     def __init__(self, sender: int, receiver: int, count: int) -> None:
         self.sender = sender
         self.receiver = receiver
         self.count = count
         self.sent: list[int] = []
+        self.delivered = False  # the sent cards are in the receiver's hand (the sender's round is complete)
         self.returned: list[int] | None = None
 
     def copy(self) -> ExchangeLog:
         other = ExchangeLog(self.sender, self.receiver, self.count)
         other.sent = list(self.sent)
+        other.delivered = self.delivered
         other.returned = None if self.returned is None else list(self.returned)
         return other
 

@@ -29,7 +29,8 @@ off   size  feature
 741   3     my role one-hot: dealer, eldest, middle
 744   3     quotas[rel] / 17
 747   3     tricks won this hand[rel] / 17
-750   3     hand sizes[rel] / 20
+750   3     hand sizes[rel] / 20, clipped to 1 (with ``trump_after_send`` a
+            receiver holds its received cards until it returns them)
 753   12    voids[rel][suit]: 1 where that seat showed out of the suit
 765   3     previous hand's balances[rel] / 17 (what drives the exchange)
 768   3     running scores[rel] / 32, clipped to [-1, 1] (chip totals with
@@ -179,7 +180,11 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     q, tw, hs, sc = view.quotas, view.tricks_won, view.hand_sizes, view.scores
     x[_QUOTAS], x[_QUOTAS + 1], x[_QUOTAS + 2] = q[seat] / 17.0, q[left] / 17.0, q[right] / 17.0
     x[_TRICKS_WON], x[_TRICKS_WON + 1], x[_TRICKS_WON + 2] = tw[seat] / 17.0, tw[left] / 17.0, tw[right] / 17.0
-    x[_HAND_SIZES], x[_HAND_SIZES + 1], x[_HAND_SIZES + 2] = hs[seat] / 20.0, hs[left] / 20.0, hs[right] / 20.0
+    x[_HAND_SIZES], x[_HAND_SIZES + 1], x[_HAND_SIZES + 2] = (
+        min(hs[seat] / 20.0, 1.0),
+        min(hs[left] / 20.0, 1.0),
+        min(hs[right] / 20.0, 1.0),
+    )
     for r, s in ((0, seat), (1, left), (2, right)):
         v = sc[s]
         if v:

@@ -30,6 +30,7 @@ from .game import (
     IllegalActionError,
     check_seed,
     check_start_balances,
+    hand_order,
     normalize_deal,
     result_text,
 )
@@ -470,7 +471,8 @@ def _apply(game: Game, action: int, step: str) -> None:
         raise _fail(step, str(err)) from None
 
 
-def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str, check: bool) -> None:
+    """The sends of the record's exchanges; ``check``: then compare the exchanges (their cards are back)."""
     for e_index, entry in enumerate(hand.exchanges, 1):
         step = f"{where}, exchange {e_index}"
         for c_index, card in enumerate(entry.sent, 1):
@@ -492,7 +494,8 @@ def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str) -> None
                     f"chooses cards for seat {receiver} (previous balances decide who exchanges, and in what order)",
                 )
             _apply(game, card, card_step)
-    _check_fields(where, hand, log, game.rules, ("exchanges",))
+    if check:
+        _check_fields(where, hand, log, game.rules, ("exchanges",))
 
 
 def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
@@ -510,16 +513,19 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
             f"the record has {hand.quotas}, but with seat {log.dealer} dealing and quotas "
             f"{list(game.rules.quotas)} (dealer, eldest, middle) they are {log.quotas}",
         )
-    _replay_exchanges(game, hand, log, where)
-    if hand.trump != NO_SUIT:
-        step = f"{where}, trump"
-        _expect(game, number, TRUMP, step)
-        _apply(game, TRUMP_ACTION_BASE + hand.trump, step)
-    for k, card in enumerate(hand.discards or [], 1):
-        step = f"{where}, discard {k}"
-        _expect(game, number, DISCARD, step)
-        _apply(game, card, step)
-    _check_fields(where, hand, log, game.rules, ("trump", "discards", "shown"))
+    for stage in hand_order(game.rules):  # the record's actions in the order of the rules' phases
+        if stage in ("exchange", "send"):
+            _replay_exchanges(game, hand, log, where, check=stage == "exchange")
+        elif stage == "trump" and hand.trump != NO_SUIT:
+            step = f"{where}, trump"
+            _expect(game, number, TRUMP, step)
+            _apply(game, TRUMP_ACTION_BASE + hand.trump, step)
+        elif stage == "discard":
+            for k, card in enumerate(hand.discards or [], 1):
+                step = f"{where}, discard {k}"
+                _expect(game, number, DISCARD, step)
+                _apply(game, card, step)
+    _check_fields(where, hand, log, game.rules, ("exchanges", "trump", "discards", "shown"))
     for t, trick in enumerate(hand.tricks or [], 1):
         step = f"{where}, trick {t}"
         for k, card in enumerate(trick.cards, 1):

@@ -27,6 +27,10 @@ Options (all off in "standard"):
 ``no_kitty_51``             2C removed, 17 cards each, no kitty, no discards
 ``chips``                   chip scoring: every up player wins its surplus
                             from every down player (section 10.7)
+``trump_before_exchange``   the dealer names trump before the exchange
+``kitty_before_exchange``   kitty and discards before the exchange (sets
+                            pickup_before_discard); no show rule
+``trump_after_send``        sends, then trump, then returns
 ==========================  ==================================================
 
 Section 10 options not listed here are not implemented yet; asking for one
@@ -46,6 +50,11 @@ Decisions where docs/rules.md is open:
   scores.
 - Equal quotas (a custom triple): where an order "by current quota" is
   needed, ties go in role order dealer, eldest, middle.
+- ``kitty_before_exchange`` implies ``pickup_before_discard``: the rule set
+  turns it on (so a record lists it as true).
+- The phase-order options (section 10.1) are refused with ``no_exchange``
+  (with no exchange there is nothing to order them against), and
+  ``kitty_before_exchange`` with ``no_kitty_51`` (no kitty).
 - ``dealer_makes_quota`` is kept as ``True`` (``"made"`` is read as
   ``True``) or ``"up"``; ``"up"`` is refused when the dealer's quota is all
   the tricks of a hand (it could never take more).
@@ -70,6 +79,9 @@ OPTION_NAMES = (
     "fixed_hands",
     "no_kitty_51",
     "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
 )
 _BOOL_OPTIONS = (
     "pickup_before_discard",
@@ -78,6 +90,9 @@ _BOOL_OPTIONS = (
     "target_symmetric",
     "no_kitty_51",
     "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
 )
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
@@ -97,6 +112,9 @@ _STANDARD_VALUES: dict[str, Any] = {
     "fixed_hands": None,
     "no_kitty_51": False,
     "chips": False,
+    "trump_before_exchange": False,
+    "kitty_before_exchange": False,
+    "trump_after_send": False,
 }
 
 
@@ -118,6 +136,14 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     # section 10
     "dealer-makes-quota-up": {"dealer_makes_quota": "up"},
     "chips-12": {"chips": True, "fixed_hands": 12},
+    "9-2-5-variation": {
+        "quotas": (9, 2, 5),
+        "kitty_before_exchange": True,
+        "pickup_before_discard": True,
+        "trump_after_send": True,
+        "target_score": 15,
+        "target_symmetric": True,
+    },
 }
 
 
@@ -143,6 +169,9 @@ class RuleSet:
     fixed_hands: int | None = None
     no_kitty_51: bool = False
     chips: bool = False
+    trump_before_exchange: bool = False
+    kitty_before_exchange: bool = False
+    trump_after_send: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -175,6 +204,7 @@ class RuleSet:
                 f"quotas {list(quotas)} sum to {sum(quotas)}, but a hand has {tricks} tricks: they must sum to {tricks}"
             )
         object.__setattr__(self, "quotas", quotas)
+        self._check_phase_order()
         if self.trump_after_kitty and not self.pickup_before_discard:
             raise RulesError("trump_after_kitty needs pickup_before_discard (the dealer must hold the kitty to see it)")
         if self.no_kitty_51 and (self.pickup_before_discard or self.trump_after_kitty):
@@ -205,6 +235,22 @@ class RuleSet:
         if self.win_tricks is None and not self._other_end_condition():
             object.__setattr__(self, "win_tricks", 12)
         object.__setattr__(self, "name", self._checked_name())
+
+    def _check_phase_order(self) -> None:
+        """docs/rules.md 10.1: at most one trump timing; kitty_before_exchange implies pickup_before_discard."""
+        timings = [k for k in ("trump_before_exchange", "trump_after_send", "trump_after_kitty") if getattr(self, k)]
+        if len(timings) > 1:
+            raise RulesError(
+                f"{' and '.join(timings)} each say when trump is named: use at most one of trump_before_exchange, "
+                f"trump_after_send and trump_after_kitty"
+            )
+        order = [k for k in ("trump_before_exchange", "kitty_before_exchange", "trump_after_send") if getattr(self, k)]
+        if order and self.no_exchange:
+            raise RulesError(f"{order[0]} orders the phases around the exchange; it makes no sense with no_exchange")
+        if self.kitty_before_exchange:
+            if self.no_kitty_51:
+                raise RulesError("kitty_before_exchange takes the kitty, but no_kitty_51 has none")
+            object.__setattr__(self, "pickup_before_discard", True)
 
     def _check_dealer_makes_quota(self) -> None:
         value = self.dealer_makes_quota

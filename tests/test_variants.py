@@ -177,6 +177,16 @@ def top_returns(hand: set[int], sent: list[int]) -> list[int]:
     return sorted(back)
 
 
+def returns_from(held: set[int], sent: list[int]) -> list[int]:
+    """docs/rules.md 4 and 10.1: for each suit, the n_s highest cards of ``held``, the receiver's
+    hand as it stands (the sent cards already in it)."""
+    back = []
+    for suit in range(4):
+        n = sum(1 for c in sent if c // 13 == suit)
+        back += sorted((c for c in held if c // 13 == suit), reverse=True)[:n]
+    return sorted(back)
+
+
 def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous) -> list[tuple[int, int, int]]:
     """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
 
@@ -203,6 +213,26 @@ def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous)
             given[sender] += k
             taken[receiver] += k
     return out
+
+
+def reference_order(rules: RuleSet) -> list[str]:
+    """docs/rules.md 4, 5, 9 and 10.1: the stages of a hand before the play, in order."""
+    kitty = [] if rules.no_kitty_51 else ["kitty", "discard"] if rules.pickup_before_discard else ["discard", "kitty"]
+    if rules.kitty_before_exchange:  # kitty, discards, exchange; trump where its option puts it
+        if rules.trump_before_exchange:
+            return ["trump", "kitty", "discard", "exchange"]
+        if rules.trump_after_kitty:
+            return ["kitty", "trump", "discard", "exchange"]
+        if rules.trump_after_send:
+            return ["kitty", "discard", "send", "trump", "return"]
+        return ["kitty", "discard", "exchange", "trump"]
+    if rules.trump_before_exchange:
+        return ["trump", "exchange", *kitty]
+    if rules.trump_after_send:
+        return ["send", "trump", "return", *kitty]
+    if rules.trump_after_kitty:
+        return ["exchange", "kitty", "trump", "discard"]
+    return ["exchange", "trump", *kitty]
 
 
 def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tricks, balances, scores):
@@ -265,52 +295,67 @@ def check_history(game: Game) -> None:
         kitty = set(log.kitty)
         assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == kitty_size
         assert set().union(*hands, kitty) == deck and sum(map(len, hands)) + len(kitty) == len(deck)
-        # exchange: who, how many, in which order, and the returned cards
-        plan = expected_exchanges(rules, quotas, dealer, previous)
-        assert [(e.sender, e.receiver, e.count) for e in log.exchanges] == plan
-        given, taken = [0, 0, 0], [0, 0, 0]
-        i = 0
-        while i < len(log.exchanges):
-            sender = log.exchanges[i].sender
-            round_entries = []
-            while i < len(log.exchanges) and log.exchanges[i].sender == sender:
-                round_entries.append(log.exchanges[i])
-                i += 1
-            chosen = [c for e in round_entries for c in e.sent]
-            assert len(set(chosen)) == len(chosen) and set(chosen) <= hands[sender]  # from the hand as it stood
-            for e in round_entries:
-                assert len(e.sent) == e.count
-                want = top_returns(hands[e.receiver], e.sent)
-                assert sorted(e.returned) == want
-                hands[e.receiver] = (hands[e.receiver] | set(e.sent)) - set(want)
-                hands[sender] = (hands[sender] - set(e.sent)) | set(want)
-                given[sender] += e.count
-                taken[e.receiver] += e.count
-        if rules.max_exchange is not None:
-            assert max(given + taken) <= rules.max_exchange
-        assert [len(h) for h in hands] == [size] * 3
         if log.tricks_won is None:
             assert last and not game.is_over
             return
-        # trump, discards, kitty, show rule
-        assert log.trump in range(4)
-        discards = list(log.discards)
-        assert len(discards) == kitty_size == len(set(discards))
-        if rules.pickup_before_discard:
-            assert set(discards) <= hands[dealer] | kitty
-        else:
-            assert set(discards) <= hands[dealer]
-        hands[dealer] = (hands[dealer] | kitty) - set(discards)
-        assert len(hands[dealer]) == size
-        shown = []
+        # exchange plan: who, how many, in which order
+        plan = expected_exchanges(rules, quotas, dealer, previous)
+        assert [(e.sender, e.receiver, e.count) for e in log.exchanges] == plan
+        rounds = []  # the exchanges by sender, in order
         for e in log.exchanges:
-            if e.receiver == dealer and e.returned:
-                low = {}
-                for c in e.returned:
-                    low[c // 13] = min(low.get(c // 13, NUM_CARDS), c)
-                cards = sorted(k for k in kitty if k // 13 in low and k > low[k // 13])
-                if cards:
-                    shown.append((e.sender, cards))
+            if rounds and rounds[-1][0].sender == e.sender:
+                rounds[-1].append(e)
+            else:
+                rounds.append([e])
+        given, taken = [0, 0, 0], [0, 0, 0]
+        for e in log.exchanges:
+            assert len(e.sent) == e.count
+            given[e.sender] += e.count
+            taken[e.receiver] += e.count
+        if rules.max_exchange is not None:
+            assert max(given + taken) <= rules.max_exchange
+        # the stages of the hand in their order, each checked on the hands as they stand
+        discards = list(log.discards)
+        shown = []
+        returned = []  # exchanges whose cards have come back
+        assert log.trump in range(4)
+        for stage in reference_order(rules):
+            if stage in ("exchange", "send"):
+                for entries in rounds:
+                    sender = entries[0].sender
+                    chosen = [c for e in entries for c in e.sent]
+                    assert len(set(chosen)) == len(chosen) and set(chosen) <= hands[sender]  # from its hand as it stood
+                    for e in entries:
+                        hands[sender] -= set(e.sent)
+                        hands[e.receiver] |= set(e.sent)
+                        if stage == "exchange":
+                            want = returns_from(hands[e.receiver], e.sent)
+                            assert sorted(e.returned) == want
+                            hands[e.receiver] -= set(want)
+                            hands[sender] |= set(want)
+                            returned.append(e)
+            elif stage == "return":  # every sent card is with its receiver; returns in order, hands as they stand
+                for e in log.exchanges:
+                    want = returns_from(hands[e.receiver], e.sent)
+                    assert sorted(e.returned) == want
+                    hands[e.receiver] -= set(want)
+                    hands[e.sender] |= set(want)
+                    returned.append(e)
+            elif stage == "kitty":
+                hands[dealer] |= kitty
+                for e in returned:  # the show rule, on the exchanges made so far
+                    if e.receiver == dealer and e.returned:
+                        low = {}
+                        for c in e.returned:
+                            low[c // 13] = min(low.get(c // 13, NUM_CARDS), c)
+                        cards = sorted(k for k in kitty if k // 13 in low and k > low[k // 13])
+                        if cards:
+                            shown.append((e.sender, cards))
+            elif stage == "discard":
+                assert len(discards) == kitty_size == len(set(discards))
+                assert set(discards) <= hands[dealer]
+                hands[dealer] -= set(discards)
+        assert [len(h) for h in hands] == [size] * 3
         assert sorted((s, sorted(c)) for s, c in log.shown) == sorted(shown)
         # tricks: leader, follow suit, winner
         assert len(log.tricks) == n_tricks
