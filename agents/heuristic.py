@@ -15,7 +15,10 @@ Exchange (sending cards as the up player)
     gain. A second card of the same suit to the same receiver gains less (it
     fetches the receiver's second best), so it is discounted. When the
     sender is the dealer (it names trump after the exchange), gains in the
-    suit it would name as trump count 1.5 times. Two suggestions one might
+    suit it would name as trump count 1.5 times; when trump is already named
+    (``trump_before_exchange``, ``trump_after_kitty`` with
+    ``kitty_before_exchange``), gains in the trump suit count 1.5 times for
+    every sender. Two suggestions one might
     expect are deliberately not followed: sending a singleton cannot create
     a void (a card of the same suit always comes back), and sending low cards
     of one's own future trump suit is good, not bad (length is kept and the
@@ -34,7 +37,9 @@ Discards (dealer, 4 cards)
     short side suit entirely (a void lets it ruff that suit later): the
     shortest side suit that can be emptied with the discards left goes
     first, lowest card first; otherwise the lowest side card of its
-    shortest side suit.
+    shortest side suit. Discarding before trump is named
+    (``kitty_before_exchange``), it treats the suit it would name now as
+    trump.
 
 Play of the tricks
     *Counting.* It counts the trumps and the other cards still out (not in
@@ -325,14 +330,18 @@ def heuristic_action(view: PlayerView) -> int:
         return TRUMP_ACTION_BASE + choose_trump(view.hand)
     if phase == DISCARD:
         left = view.rules.kitty_size - len(view.discards or ())
-        return choose_discard(view.hand, view.trump, outstanding_of(view), left)
+        trump = view.trump if view.trump >= 0 else choose_trump(view.hand)
+        return choose_discard(view.hand, trump, outstanding_of(view), left)
     if phase == EXCHANGE:
         receiver, _ = view.to_send[0]
         pending = 0
         for ex in view.exchanges:
             if ex.sender == view.seat and ex.receiver == receiver and ex.returned is None and ex.sent:
                 pending |= to_mask(ex.sent)
-        trump_hint = choose_trump(view.hand | pending) if view.seat == view.dealer else -1
+        if view.trump >= 0:
+            trump_hint = view.trump
+        else:
+            trump_hint = choose_trump(view.hand | pending) if view.seat == view.dealer else -1
         outstanding = outstanding_of(view) & ~pending
         return choose_send(view.hand, outstanding, view.hand_sizes[receiver], pending, trump_hint)
     raise ValueError(f"heuristic: nothing to do in phase {phase} (seat {view.seat} is not to act)")
