@@ -17,10 +17,11 @@ import random
 from dataclasses import dataclass
 
 import pytest
+from helpers import make_deal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sm_env.cards import NUM_CARDS, make_card
+from sm_env.cards import NUM_CARDS, make_card, parse_card
 from sm_env.game import (
     DISCARD,
     EXCHANGE,
@@ -34,6 +35,9 @@ from sm_env.game import (
     IllegalActionError,
     chip_changes,
 )
+from sm_env.knowledge import player_view
+from sm_env.observation import encode
+from sm_env.record import game_record, replay
 from sm_env.rules import PRESETS, RulesError, RuleSet
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
@@ -1202,3 +1206,231 @@ def test_random_games_follow_the_rules(preset):
 def test_random_games_property(seed, preset):
     game = random_game(preset, seed, max_hands=12)
     check_history(game)
+
+
+# --------------------------------------------------------------------- order of the phases (section 10.1)
+
+# Dealer seat 0 is down 1 and seat 1 up 1 (start balances); seat 0's top heart is TH and the kitty
+# holds AH: the standard show rule would show AH to seat 1.
+SHOW_DEAL = make_deal("TH C:23456789TJQK D:234", "H:3456789 S:3456789TJ", None, "AH 2H AS 2S")
+
+
+def _run(game: Game, choose) -> list[str]:
+    """Play the hand to its first trick with ``choose(game)`` and return the phases met, in order."""
+    names = ["exchange", "trump", "discard", "play"]
+    seen: list[str] = []
+    while game.phase != PLAY:
+        if not seen or seen[-1] != names[game.phase]:
+            seen.append(names[game.phase])
+        game.apply(choose(game))
+    return seen + ["play"]
+
+
+def _lowest(game: Game) -> int:
+    if game.phase == TRUMP:
+        return TRUMP_ACTION_BASE + SPADES
+    legal = game.legal_actions()
+    if game.phase == DISCARD:  # keep the hearts: discard clubs first
+        return min(legal, key=lambda c: (c // 13 == HEARTS, c))
+    return min(legal, key=lambda c: (c // 13 != HEARTS, c))  # send the lowest heart
+
+
+@pytest.mark.parametrize(
+    "options, phases, returned, shown",
+    [
+        ({}, ["exchange", "trump", "discard"], "TH", ["AH"]),
+        ({"trump_before_exchange": True}, ["trump", "exchange", "discard"], "TH", ["AH"]),
+        (
+            {"trump_before_exchange": True, "pickup_before_discard": True},
+            ["trump", "exchange", "discard"],
+            "TH",
+            ["AH"],
+        ),
+        # the kitty comes before the exchange: AH is in the dealer's hand and goes back itself; no show rule
+        ({"kitty_before_exchange": True}, ["discard", "exchange", "trump"], "AH", []),
+        ({"kitty_before_exchange": True, "trump_before_exchange": True}, ["trump", "discard", "exchange"], "AH", []),
+        ({"kitty_before_exchange": True, "trump_after_kitty": True}, ["trump", "discard", "exchange"], "AH", []),
+        ({"kitty_before_exchange": True, "trump_after_send": True}, ["discard", "exchange", "trump"], "AH", []),
+        ({"trump_after_send": True}, ["exchange", "trump", "discard"], "TH", ["AH"]),
+    ],
+    ids=str,
+)
+def test_phase_order_and_the_show_rule(options, phases, returned, shown):
+    game = Game(rules=options, seed=0, first_dealer=0, deals=[SHOW_DEAL], start_balances=[-1, 1, 0])
+    assert game.rules.pickup_before_discard == (
+        bool(options.get("kitty_before_exchange")) or bool(options.get("pickup_before_discard"))
+    )
+    assert _run(game, _lowest) == [*phases, "play"]
+    (entry,) = game.log.exchanges
+    assert (entry.sender, entry.receiver, entry.sent) == (1, 0, [make_card(HEARTS, 3)])
+    assert entry.returned == [parse_card(returned)]
+    assert game.log.shown == ([(1, [parse_card(c) for c in shown])] if shown else [])
+    assert game.log.trump == SPADES and len(game.log.discards) == 4
+    assert [h.bit_count() for h in game.hands] == [16, 16, 16]
+    check_history(_finish(game))
+
+
+def _finish(game: Game) -> Game:
+    rng = random.Random(0)
+    game.max_hands = game.hand_number
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    return game
+
+
+def test_trump_before_exchange_senders_know_trump_and_the_dealer_discards_after():
+    game = Game(
+        rules={"trump_before_exchange": True}, seed=0, first_dealer=0, deals=[SHOW_DEAL], start_balances=[-1, 1, 0]
+    )
+    assert game.phase == TRUMP and game.current_player == 0 and game.legal_mask() == 0xF << TRUMP_ACTION_BASE
+    with pytest.raises(IllegalActionError):
+        game.apply(make_card(HEARTS, 3))  # seat 1 may not send yet
+    game.apply(TRUMP_ACTION_BASE + HEARTS)
+    assert game.phase == EXCHANGE and game.current_player == 1
+    assert player_view(game, 1).trump == HEARTS and player_view(game, 1).exchange_pending
+    game.apply(make_card(HEARTS, 3))
+    assert game.phase == DISCARD and not player_view(game, 2).exchange_pending and game.log.shown is None
+    for card in game.legal_actions()[:4]:
+        game.apply(card)
+    assert game.phase == PLAY and game.log.shown == [(1, [make_card(HEARTS, 14)])]  # shown on taking the kitty
+
+
+# Seats 0 (dealer, quota 8) and 1 (quota 5) are up 1, seat 2 (quota 3) down 2. Seat 2's top club is KC.
+SEND_DEAL = make_deal("C:23 D:23456789TJQKA H:2", "C:A H:3456789TJQKA S:234", "C:456789TJQK S:56789T", "S:JQKA")
+
+
+@pytest.mark.parametrize("after_send, first_back, second_back", [(False, "KC", "AC"), (True, "AC", "KC")])
+def test_trump_after_send_returns_from_every_sent_card(after_send, first_back, second_back):
+    """docs/rules.md 10.1: with trump_after_send the first return may be a card the second up player sent."""
+    rules = {"trump_after_send": after_send}
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[SEND_DEAL], start_balances=[1, 1, -2])
+    assert game.phase == EXCHANGE and game.current_player == 0  # the higher current quota first
+    game.apply(parse_card("2C"))
+    if after_send:
+        # the card is in seat 2's hand; nothing has come back; the second up player sends next
+        assert game.phase == EXCHANGE and game.current_player == 1
+        assert game.hands[2] >> parse_card("2C") & 1 and game.hands[2].bit_count() == 17
+        assert game.hands[0].bit_count() == 15 and game.log.exchanges[0].returned is None
+        game.apply(parse_card("AC"))
+        assert game.phase == TRUMP and game.current_player == 0 and game.exchange_pending
+        assert [h.bit_count() for h in game.hands] == [15, 15, 18]
+        assert all(e.returned is None for e in game.log.exchanges)
+        game.apply(TRUMP_ACTION_BASE + DIAMONDS)
+    else:
+        assert game.log.exchanges[0].returned == [parse_card(first_back)]
+        game.apply(parse_card("AC"))
+        game.apply(TRUMP_ACTION_BASE + DIAMONDS)
+    first, second = game.log.exchanges
+    assert first.returned == [parse_card(first_back)] and second.returned == [parse_card(second_back)]
+    assert game.phase == DISCARD and not game.exchange_pending
+    assert [h.bit_count() for h in game.hands] == [16, 16, 16]
+    check_history(_finish(game))
+
+
+def test_trump_after_send_views_and_record_before_the_returns():
+    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[SEND_DEAL], start_balances=[1, 1, -2])
+    game.apply(parse_card("2C"))
+    receiver, other = player_view(game, 2), player_view(game, 1)
+    assert receiver.exchanges[0].sent == (parse_card("2C"),) and receiver.exchanges[0].returned is None
+    assert receiver.got[0] == 1 << parse_card("2C") and receiver.hand >> parse_card("2C") & 1
+    assert other.exchanges[0].sent is None and other.got == (0, 0, 0)  # the third player: counts only
+    game.apply(parse_card("AC"))
+    dealer = player_view(game, 0)
+    assert dealer.phase == TRUMP and dealer.exchanges[0].sent == (parse_card("2C"),)
+    assert dealer.exchanges[0].returned is None and dealer.got == (0, 0, 0) and dealer.exchange_pending
+    record = game_record(game)
+    assert [e["returned"] for e in record["hands"][0]["exchanges"]] == [None, None] and record["hands"][0][
+        "trump"
+    ] is None
+    assert replay(record) == record
+    game.apply(TRUMP_ACTION_BASE + DIAMONDS)
+    assert player_view(game, 2).gave == (1 << parse_card("AC"), 1 << parse_card("KC"), 0)
+    record = game_record(game)
+    assert replay(record) == record
+
+
+def test_what_the_second_sender_cannot_see_before_the_returns_does_not_change_its_observation():
+    """Seat 0 sends 2C in one game and 3C in the other (swapped with seat 2): seat 1 cannot tell."""
+    other = make_deal("C:3 D:23456789TJQKA H:2 C:K", "C:A H:3456789TJQKA S:234", "C:2456789TJQ S:56789T", "S:JQKA")
+    seen = []
+    for deal, sent in (
+        (make_deal("C:2 D:23456789TJQKA H:2 C:K", "C:A H:3456789TJQKA S:234", "C:3456789TJQ S:56789T", "S:JQKA"), "2C"),
+        (other, "3C"),
+    ):
+        game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
+        game.apply(parse_card(sent))
+        game.apply(parse_card("AC"))
+        seen.append(encode(player_view(game, 1)))
+    assert (seen[0] == seen[1]).all()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"trump_before_exchange": True},
+        {"trump_before_exchange": True, "pickup_before_discard": True, "max_exchange": 2},
+        {"kitty_before_exchange": True},
+        {"kitty_before_exchange": True, "trump_before_exchange": True},
+        {"kitty_before_exchange": True, "trump_after_kitty": True},
+        {"kitty_before_exchange": True, "trump_after_send": True},
+        {"trump_after_send": True},
+        {"trump_after_send": True, "pickup_before_discard": True},
+        {"trump_after_send": True, "no_kitty_51": True, "quotas": [8, 6, 3]},
+        {"trump_before_exchange": True, "no_kitty_51": True, "quotas": [8, 6, 3]},
+    ],
+    ids=str,
+)
+def test_phase_order_random_games_follow_the_rules(options):
+    exchanged = 0
+    for seed in range(40):
+        game = random_game(options, 500 + seed, max_hands=40)
+        check_history(game)
+        record = game_record(game)
+        assert replay(record) == record
+        exchanged += sum(len(log.exchanges) for log in game.history)
+    assert exchanged > 40
+
+
+def test_phase_order_validation():
+    assert RuleSet(kitty_before_exchange=True).pickup_before_discard  # implied
+    assert PRESETS["9-2-5-variation"].quotas == (9, 2, 5) and PRESETS["9-2-5-variation"].target_symmetric
+    assert (
+        RuleSet.from_any(
+            {
+                "quotas": [9, 2, 5],
+                "kitty_before_exchange": True,
+                "trump_after_send": True,
+                "target_score": 15,
+                "target_symmetric": True,
+            }
+        ).name
+        == "9-2-5-variation"
+    )
+    assert PRESETS["9-2-5"].quotas == (9, 2, 5) and not PRESETS["9-2-5"].kitty_before_exchange
+    for options, words in [
+        ({"trump_before_exchange": True, "trump_after_send": True}, "at most one"),
+        ({"trump_after_send": True, "trump_after_kitty": True, "pickup_before_discard": True}, "at most one"),
+        ({"trump_before_exchange": True, "no_exchange": True}, "no_exchange"),
+        ({"kitty_before_exchange": True, "no_exchange": True}, "no_exchange"),
+        ({"kitty_before_exchange": True, "no_kitty_51": True}, "no_kitty_51 has none"),
+        ({"trump_after_send": "yes"}, "true or false"),
+    ]:
+        with pytest.raises(RulesError, match=words):
+            RuleSet.from_any(options)
+
+
+def test_planted_bugs_in_the_phase_order_are_caught(monkeypatch):
+    import sm_env.game
+
+    original = sm_env.game.hand_order
+    rules = {"trump_after_send": True}
+    assert not _caught(rules, range(10))
+    with monkeypatch.context() as patch:  # returns made at once, as in a plain exchange
+        patch.setattr(
+            "sm_env.game.hand_order",
+            lambda r: tuple("exchange" if s == "send" else s for s in original(r) if s != "return"),
+        )
+        assert _caught(rules)
+    with monkeypatch.context() as patch:  # the kitty after the exchange although kitty_before_exchange
+        patch.setattr("sm_env.game.hand_order", lambda r: original(r.replace(kitty_before_exchange=False)))
+        assert _caught({"kitty_before_exchange": True})
