@@ -84,7 +84,12 @@ def news(before: Any, after: Any, names: Sequence[str]) -> list[str]:
                 f"Exchange: {who(e.sender)} sent {' '.join(texts(e.sent))} to {who(e.receiver)}, who gave back "
                 f"{' '.join(texts(e.returned))}"
             )
-    if before.phase == EXCHANGE and after.phase != EXCHANGE:
+        elif e.receiver == me and e.sent is not None and e.returned is None and (was is None or was.sent is None):
+            lines.append(
+                f"Exchange: {names[e.sender]} sent you {' '.join(texts(e.sent))}; you give back your highest card "
+                "of each suit sent after trump is named"
+            )
+    if before.exchange_pending and not after.exchange_pending:
         for e in after.exchanges:
             if e.sent is None:
                 lines.append(
