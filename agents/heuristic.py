@@ -24,6 +24,12 @@ Exchange (sending cards as the up player)
     of one's own future trump suit is good, not bad (length is kept and the
     receiver's best trump comes over).
 
+Quota assignment (dealer, ``dealer_assigns_quotas``)
+    Takes the lowest quota itself (its tricks do not depend on its quota,
+    so a lower quota is a better balance), and of the other two quotas gives
+    the higher one to the opponent with the higher running score (ties: the
+    eldest), to pull the leader back.
+
 Trump (dealer)
     Names its longest suit, and among equally long suits the strongest:
     the score is 3 points a card plus honours (A 1.5, K 1.0, Q 0.6, J 0.3),
@@ -82,7 +88,7 @@ from typing import Any
 from sm_env.cards import SUIT_MASK, from_mask, to_mask
 from sm_env.cards import highest as _high
 from sm_env.cards import lowest as _low
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, winning_card
+from sm_env.game import ASSIGN, DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, assignment_of, winning_card
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
@@ -321,9 +327,21 @@ def choose_play(
 # ---------------------------------------------------------------- the agent
 
 
+def choose_assignment(view: PlayerView) -> int:
+    """The assignment action (68-73): lowest quota to itself, the higher of the rest to the leader."""
+    low, mid, high = sorted(view.rules.quotas)
+    me = view.seat
+    others = sorted(((me + 1) % 3, (me + 2) % 3), key=lambda s: (-view.scores[s], view.role(s)))
+    want = {me: low, others[0]: high, others[1]: mid}
+    by_role = [want[(view.dealer + r) % 3] for r in range(3)]
+    return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
+
+
 def heuristic_action(view: PlayerView) -> int:
     """The heuristic's action for a view whose seat is to act."""
     phase = view.phase
+    if phase == ASSIGN:
+        return choose_assignment(view)
     if phase == PLAY:
         return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
     if phase == TRUMP:

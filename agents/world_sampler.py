@@ -300,4 +300,5 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         tricks_played=view.tricks_played,
         played=view.played,
         voids=view.voids,
+        quotas=view.quotas,
     )

@@ -31,6 +31,8 @@ The history of the game is kept as :class:`~sm_env.logs.HandLog` objects, from w
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 import random
 from collections.abc import Callable, Sequence
@@ -41,13 +43,20 @@ from .logs import NO_SUIT, ExchangeLog, HandLog, TrickLog
 from .rules import RuleSet
 
 # Phases
-EXCHANGE, TRUMP, DISCARD, PLAY, OVER = range(5)
-PHASE_NAMES = ("exchange", "trump", "discard", "play", "over")
+EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN = range(6)
+PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign")
 
 # Actions
 TRUMP_ACTION_BASE = 52
 NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
+ASSIGN_ACTION_BASE = 68
+ASSIGN_MASK = 0x3F << ASSIGN_ACTION_BASE
+MAX_ACTIONS = 74
+"""Actions of the largest space (docs/rules.md 10.8); a rule set's own size is ``RuleSet.num_actions``."""
+ASSIGNMENTS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+"""Action 68 + k gives (dealer, eldest, middle) the rule set's quotas ``quotas[i] for i in ASSIGNMENTS[k]``
+(docs/rules.md 10.8: 68 = (q_dealer, q_eldest, q_middle) ... 73 = (q_middle, q_eldest, q_dealer))."""
 
 ROLE_NAMES = ("dealer", "eldest", "middle")
 
@@ -64,12 +73,20 @@ class DealError(ValueError):
     """A malformed deal given in the reset options."""
 
 
-def action_text(action: int) -> str:
-    """Human text of an action id: a card (``TH``) or a trump (``trump hearts``)."""
+def assignment_of(action: int, rules: RuleSet) -> list[int]:
+    """The quotas an assignment action (68-73) gives, by role [dealer, eldest, middle]."""
+    return [rules.quotas[i] for i in ASSIGNMENTS[action - ASSIGN_ACTION_BASE]]
+
+
+def action_text(action: int, rules: RuleSet | None = None) -> str:
+    """Human text of an action id: a card (``TH``), a trump (``trump hearts``) or a quota
+    assignment (``quotas 8-3-5`` for dealer, eldest, middle; needs the rules)."""
     if 0 <= action < NUM_CARDS:
         return CARD_TEXT[action]
     if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
+    if ASSIGN_ACTION_BASE <= action < MAX_ACTIONS and rules is not None:
+        return "quotas " + "-".join(map(str, assignment_of(action, rules)))
     return f"action {action}"
 
 
@@ -105,16 +122,20 @@ def winning_card(cards: Sequence[int], trump: int) -> int:
     return best
 
 
+@functools.lru_cache(maxsize=128)
 def hand_order(rules: RuleSet) -> tuple[str, ...]:
     """The stages of a hand before the play of the tricks, in order (docs/rules.md 4, 5, 9 and 10.1).
 
-    Stages: ``exchange`` (each up player sends and its cards come back),
+    Stages: ``assign`` (with ``dealer_assigns_quotas``, first: the dealer
+    gives the quotas), ``exchange`` (each up player sends and its cards come back),
     ``send`` and ``return`` (with ``trump_after_send``: every up player
     sends, then after trump every return is made), ``trump``, ``kitty``
     (the dealer takes it; the show rule) and ``discard``. Standard:
     exchange, trump, discard, kitty. Without a kitty there is no kitty or
     discard stage; a hand without an exchange skips its stages.
     """
+    if rules.dealer_assigns_quotas:
+        return ("assign", *hand_order(rules.replace(dealer_assigns_quotas=False)))
     kitty: tuple[str, ...] = ()
     if rules.kitty_size:
         kitty = ("kitty", "discard") if rules.pickup_before_discard else ("discard", "kitty")
@@ -264,8 +285,12 @@ def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
     if sum(checked) != 0:
         raise ValueError(f"start_balances must sum to zero (tricks taken minus quotas), got {checked}")
     tricks, quotas = rules.tricks_per_hand, rules.quotas
-    for dealer in range(3):
-        if all(-quotas[(s - dealer) % 3] <= checked[s] <= tricks - quotas[(s - dealer) % 3] for s in range(3)):
+    # the seats' quotas in the imaginary hand: the roles of some dealer, or with dealer_assigns_quotas any order
+    orders = (
+        itertools.permutations(quotas) if rules.dealer_assigns_quotas else (quotas[-d:] + quotas[:-d] for d in range(3))
+    )
+    for by_seat in orders:
+        if all(-by_seat[s] <= checked[s] <= tricks - by_seat[s] for s in range(3)):
             return checked
     ranges = ", ".join(f"{ROLE_NAMES[r]} {-quotas[r]}..{tricks - quotas[r]}" for r in range(3))
     raise ValueError(
@@ -367,6 +392,8 @@ class Game:
             return self.hands[self.current]
         if phase == TRUMP:
             return TRUMP_MASK
+        if phase == ASSIGN:
+            return ASSIGN_MASK
         return 0
 
     def legal_actions(self) -> list[int]:
@@ -419,6 +446,8 @@ class Game:
             self._send(action)
         elif phase == TRUMP:
             self._name_trump(action - TRUMP_ACTION_BASE)
+        elif phase == ASSIGN:
+            self._assign(action)
         else:
             self._discard(action)
 
@@ -429,20 +458,23 @@ class Game:
             return operator.index(action)
         except TypeError:
             raise IllegalActionError(
-                f"action must be an integer action id 0-{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__})"
+                f"action must be an integer action id 0-{self.rules.num_actions - 1}, got {action!r} "
+                f"({type(action).__name__})"
             ) from None
 
     def _illegal(self, action: int) -> IllegalActionError:
         if self.phase == OVER:
             return GameOverError(f"the game is over ({self._end_text()}); no action is legal, got {action}")
-        if not 0 <= action < NUM_ACTIONS:
-            return IllegalActionError(f"action {action} is out of range: action ids are 0-{NUM_ACTIONS - 1}")
+        if not 0 <= action < self.rules.num_actions:
+            return IllegalActionError(f"action {action} is out of range: action ids are 0-{self.rules.num_actions - 1}")
         who = f"player_{self.current}"
         phase = PHASE_NAMES[self.phase]
         legal = self.legal_mask()
-        allowed = " ".join(action_text(a) for a in from_mask(legal))
+        allowed = " ".join(action_text(a, self.rules) for a in from_mask(legal))
         if self.phase == TRUMP:
             reason = "the dealer must name trump (actions 52-55)"
+        elif self.phase == ASSIGN:
+            reason = "the dealer must assign the quotas (actions 68-73)"
         elif (
             self.phase == PLAY
             and self.trick
@@ -456,7 +488,7 @@ class Game:
         else:
             reason = f"{who} does not hold {CARD_TEXT[action]}"
         return IllegalActionError(
-            f"illegal action {action} ({action_text(action)}) in hand {self.hand_number}, {phase} phase: "
+            f"illegal action {action} ({action_text(action, self.rules)}) in hand {self.hand_number}, {phase} phase: "
             f"{reason}; legal actions: {allowed}"
         )
 
@@ -477,14 +509,14 @@ class Game:
             deal_hands = [sorted(deck[i * size : (i + 1) * size]) for i in range(3)]
             kitty = sorted(deck[3 * size :])
         self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
-        self.history.append(
-            HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty))
-        )
-        self._exchange_rounds = self._exchange_plan(previous_balances)
+        quotas = None if self.quotas is None else list(self.quotas)
+        self.history.append(HandLog(self.hand_number, dealer, quotas, [list(h) for h in deal_hands], list(kitty)))
+        if self.quotas is not None:  # else planned once the dealer has assigned them
+            self._exchange_rounds = self._exchange_plan(previous_balances)
         self._next_stage()
 
     # Per-hand lists that a clone must copy (everything else per hand is an int, a bool or shared).
-    _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")
+    _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")  # quotas: None until assigned
 
     def _reset_hand_state(
         self, dealer: int, hands: list[int], kitty: int, previous_balances: Sequence[int] | None
@@ -515,7 +547,9 @@ class Game:
         """
         q = self.rules.quotas
         self.dealer = dealer
-        self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
+        self.quotas: list[int] | None = None
+        if not self.rules.dealer_assigns_quotas:
+            self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
         self.hands = hands
         self.kitty_mask = kitty
         self.previous_balances = None if previous_balances is None else list(previous_balances)
@@ -647,6 +681,10 @@ class Game:
                 self._start_play()
                 return
             stage = order[self._stage]
+            if stage == "assign":
+                self.phase = ASSIGN
+                self.current = self.dealer
+                return
             if stage == "exchange" or stage == "send":
                 if self._exchange_rounds:
                     self._begin_exchange_round()
@@ -668,6 +706,15 @@ class Game:
                 self.phase = DISCARD
                 self.current = self.dealer
                 return
+
+    def _assign(self, action: int) -> None:
+        """The dealer gives the quotas (docs/rules.md 10.7); the exchange is planned with them."""
+        by_role = assignment_of(action, self.rules)
+        self.quotas = [by_role[(seat - self.dealer) % 3] for seat in range(3)]
+        self.log.quotas = list(self.quotas)
+        self.log.assignment = by_role
+        self._exchange_rounds = self._exchange_plan(self.previous_balances)
+        self._next_stage()
 
     def _name_trump(self, suit: int) -> None:
         self.trump = suit
@@ -819,13 +866,16 @@ class Game:
         tricks_played: int,
         played: Sequence[int],
         voids: Sequence[int],
+        quotas: Sequence[int] | None = None,
     ) -> Game:
         """A game set up in the middle of a hand, for search over sampled deals.
 
         Only the trump, discard and play phases can be set up (an exchange
         round in progress has state no player sees in full). ``hands`` and
         ``kitty`` are bit sets; the kitty is the cards still to be taken, or
-        the dealer's known kitty once taken (0 if unknown). The game has no
+        the dealer's known kitty once taken (0 if unknown); ``quotas`` by
+        seat (default: the rule set's by role; needed with
+        ``dealer_assigns_quotas``). The game has no
         history before this hand, and ends (truncated) when the hand ends,
         so ``tricks_won`` and the balances of the hand can be read then.
         """
@@ -845,6 +895,10 @@ class Game:
         game.truncated = False
         game.hand_number = hand_number
         game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
+        if quotas is not None:
+            game.quotas = list(quotas)
+        if game.quotas is None:
+            raise ValueError("from_position: the quotas are needed when the dealer assigns them")
         game.trump = trump
         game.picked_up = kitty_taken
         game.played = list(played)
@@ -882,7 +936,8 @@ class Game:
         other.history = self.history[:-1] + [self.history[-1].copy()]
         other.winners = None if self.winners is None else list(self.winners)
         for name in Game._HAND_LISTS:
-            setattr(other, name, list(getattr(self, name)))
+            value = getattr(self, name)
+            setattr(other, name, None if value is None else list(value))
         # the round's entries are the last ones of the copied log (a new list even when empty)
         exchanges = other.history[-1].exchanges
         other._round_exchanges = exchanges[len(exchanges) - len(self._round_exchanges) :]

@@ -41,8 +41,8 @@ class PlayerView:
 
     Attributes (absolute seats; card sets as bit sets):
         seat, rules, hand_number, phase, to_act (None when over), dealer,
-        quotas, tricks_won, scores (running scores: chip totals with the
-        ``chips`` option), previous_balances (None in hand 1),
+        quotas (None while the dealer has still to assign them), tricks_won,
+        scores (running scores: chip totals with the ``chips`` option), previous_balances (None in hand 1),
         trump (NO_SUIT = -1 before it is named), led_suit (NO_SUIT with no open trick),
         trick (cards of the open trick in play order), trick_leader,
         tricks_played, hand, hand_sizes, played (cards played this hand by
@@ -101,7 +101,7 @@ class PlayerView:
     phase: int
     to_act: int | None
     dealer: int
-    quotas: tuple[int, int, int]
+    quotas: tuple[int, int, int] | None
     tricks_won: tuple[int, int, int]
     scores: tuple[int, int, int]
     previous_balances: tuple[int, int, int] | None
@@ -152,7 +152,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.to_act = None if phase == OVER else game.current
     dealer = game.dealer
     view.dealer = dealer
-    view.quotas = tuple(game.quotas)
+    view.quotas = None if game.quotas is None else tuple(game.quotas)
     view.tricks_won = tuple(game.tricks_won)
     view.scores = tuple(game.scores)
     prev = game.previous_balances

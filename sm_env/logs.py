@@ -96,6 +96,7 @@ class HandLog:
         "number",
         "dealer",
         "quotas",
+        "assignment",
         "deal_hands",
         "kitty",
         "exchanges",
@@ -109,10 +110,13 @@ class HandLog:
         "scores",
     )
 
-    def __init__(self, number: int, dealer: int, quotas: list[int], deal_hands: list[list[int]], kitty: list[int]):
+    def __init__(
+        self, number: int, dealer: int, quotas: list[int] | None, deal_hands: list[list[int]], kitty: list[int]
+    ):
         self.number = number
         self.dealer = dealer
-        self.quotas = quotas
+        self.quotas = quotas  # None until the dealer assigns them (dealer_assigns_quotas)
+        self.assignment: list[int] | None = None  # the assigned quotas by role (dealer_assigns_quotas)
         self.deal_hands = deal_hands
         self.kitty = kitty
         self.exchanges: list[ExchangeLog] = []

@@ -31,6 +31,8 @@ option is on (:func:`hand_keys`):
 
 - ``chips`` (option ``chips``): the hand's chip changes by seat, null until
   the hand ends; ``scores`` are then the chip totals.
+- ``assignment`` (option ``dealer_assigns_quotas``): the quotas the dealer
+  gave to [dealer, eldest, middle]; null until chosen, and so is ``quotas``.
 
 Cards are two-character text (``"TH"``). ``sent``, ``discards`` and trick
 cards are in the order chosen or played; ``returned``, ``shown[].cards`` and
@@ -121,9 +123,13 @@ HAND_KEYS = (
 """The keys of every hand entry, in every rule set."""
 
 
+SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips"}
+"""Keys a hand entry has only when a section 10 option is on: key -> option."""
+
+
 def hand_keys(rules: RuleSet) -> tuple[str, ...]:
     """The keys of a hand entry under these rules: :data:`HAND_KEYS` plus those of the section 10 options on."""
-    return (*HAND_KEYS, "chips") if rules.chips else HAND_KEYS
+    return (*HAND_KEYS, *(key for key, option in SECTION_10_HAND_KEYS.items() if getattr(rules, option)))
 
 
 class RecordError(ValueError):
@@ -169,6 +175,8 @@ def hand_record(log: HandLog, rules: RuleSet) -> dict[str, Any]:
         "balances": _ints(log.balances),
         "scores": _ints(log.scores),
     }
+    if rules.dealer_assigns_quotas:
+        entry["assignment"] = _ints(log.assignment)
     if rules.chips:
         entry["chips"] = _ints(log.chips)
     return entry

@@ -17,8 +17,11 @@ from typing import Any
 
 from .cards import SUIT_LETTERS, CardError, parse_card, texts
 from .game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
     DISCARD,
     EXCHANGE,
+    MAX_ACTIONS,
     OVER,
     PLAY,
     SEED_LIMIT,
@@ -28,6 +31,7 @@ from .game import (
     Game,
     HandLog,
     IllegalActionError,
+    assignment_of,
     check_seed,
     check_start_balances,
     hand_order,
@@ -39,6 +43,7 @@ from .record_format import (
     EXTRA_KEYS,
     FORMAT,
     RECORD_KEYS,
+    SECTION_10_HAND_KEYS,
     ReplayError,
     game_record,
     hand_keys,
@@ -137,7 +142,8 @@ class _Hand:
     raw: dict[str, Any]
     number: int
     dealer: int
-    quotas: list[int]
+    quotas: list[int] | None  # None until assigned (dealer_assigns_quotas)
+    assignment: list[int] | None  # the assigned quotas by role, or None
     deal: tuple[list[list[int]], list[int]]
     exchanges: list[Exchange]  # count is the number of cards sent
     trump: int  # NO_SUIT until named
@@ -229,8 +235,9 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     hand = _dict(value, where)
     for key in hand_keys(rules):
         _get(hand, key, where)
-    if not rules.chips and "chips" in hand:
-        raise _fail(f"{where}, chips", "a record has 'chips' only when the rules' chips option is on")
+    for key, option in SECTION_10_HAND_KEYS.items():
+        if key in hand and not getattr(rules, option):
+            raise _fail(f"{where}, {key}", f"a record has {key!r} only when the rules' {option} option is on")
     number = hand["number"]
     if number != index + 1 or not is_int(number):
         raise _fail(
@@ -238,7 +245,12 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
         )
     dealer = _seat(hand["dealer"], f"{where}, dealer")
     quotas = _ints3(hand["quotas"], f"{where}, quotas")
-    if quotas is None:
+    assignment = None
+    if rules.dealer_assigns_quotas:
+        assignment = _ints3(hand["assignment"], f"{where}, assignment")
+        if (quotas is None) != (assignment is None):
+            raise _fail(f"{where}, quotas", "null exactly while the assignment is null (the dealer has not chosen)")
+    elif quotas is None:
         raise _fail(f"{where}, quotas", "null; the quotas of a hand are known from its start")
     deal_where = f"{where}, deal"
     deal = _dict(hand["deal"], deal_where)
@@ -282,10 +294,10 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     if hand["tricks"] is not None:
         items = _list(hand["tricks"], f"{where}, tricks")
         tricks = [_parse_trick(t, f"{where}, trick {i}", i == len(items)) for i, t in enumerate(items, 1)]
-    for key in ("tricks_won", "balances", "scores", "chips"):
+    for key in ("tricks_won", "balances", "scores", "chips"):  # assignment: checked above
         if key in hand:
             _ints3(hand[key], f"{where}, {key}")
-    return _Hand(hand, number, dealer, quotas, deal_norm, exchanges, trump, discards, shown, tricks)
+    return _Hand(hand, number, dealer, quotas, assignment, deal_norm, exchanges, trump, discards, shown, tricks)
 
 
 def _parse_record(record: Any) -> _Record:
@@ -441,6 +453,8 @@ def _state(game: Game) -> str:
         return f"seat {game.current} still has {left} card(s) to send to seat {receiver} in the exchange"
     if phase == TRUMP:
         return f"the dealer (seat {game.dealer}) has to name trump"
+    if phase == ASSIGN:
+        return f"the dealer (seat {game.dealer}) has to assign the quotas"
     if phase == DISCARD:
         done = len(game.log.discards or [])
         return f"the dealer (seat {game.dealer}) has discarded {done} of {game.rules.kitty_size} cards"
@@ -451,7 +465,13 @@ def _end_text(game: Game) -> str:
     return result_text(game.winner, game.truncated, game.hand_number, "seat {}".format)
 
 
-_WANTED = {EXCHANGE: "an exchange card", TRUMP: "naming trump", DISCARD: "a discard", PLAY: "a card to a trick"}
+_WANTED = {
+    EXCHANGE: "an exchange card",
+    TRUMP: "naming trump",
+    DISCARD: "a discard",
+    PLAY: "a card to a trick",
+    ASSIGN: "the quota assignment",
+}
 
 
 def _expect(game: Game, number: int, phase: int, step: str) -> None:
@@ -498,6 +518,20 @@ def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str, check: 
         _check_fields(where, hand, log, game.rules, ("exchanges",))
 
 
+def _replay_assignment(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+    step = f"{where}, assignment"
+    _expect(game, hand.number, ASSIGN, step)
+    actions = [a for a in range(ASSIGN_ACTION_BASE, MAX_ACTIONS) if assignment_of(a, game.rules) == hand.assignment]
+    if not actions:
+        raise _fail(
+            step,
+            f"the record has {hand.assignment}, but the dealer gives the quotas {list(game.rules.quotas)} "
+            f"to [dealer, eldest, middle] in some order",
+        )
+    _apply(game, actions[0], step)
+    _check_fields(where, hand, log, game.rules, ("assignment", "quotas"))
+
+
 def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
     number = index + 1
     where = f"hand {number}"
@@ -507,14 +541,16 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
     if hand.dealer != log.dealer:
         why = "as first_dealer says" if number == 1 else "the deal passes to the left: the previous eldest deals"
         raise _fail(f"{where}, dealer", f"the record has seat {hand.dealer}, but seat {log.dealer} deals ({why})")
-    if hand.quotas != log.quotas:
+    if hand.quotas != log.quotas and not game.rules.dealer_assigns_quotas:
         raise _fail(
             f"{where}, quotas",
             f"the record has {hand.quotas}, but with seat {log.dealer} dealing and quotas "
             f"{list(game.rules.quotas)} (dealer, eldest, middle) they are {log.quotas}",
         )
     for stage in hand_order(game.rules):  # the record's actions in the order of the rules' phases
-        if stage in ("exchange", "send"):
+        if stage == "assign" and hand.assignment is not None:
+            _replay_assignment(game, hand, log, where)
+        elif stage in ("exchange", "send"):
             _replay_exchanges(game, hand, log, where, check=stage == "exchange")
         elif stage == "trump" and hand.trump != NO_SUIT:
             step = f"{where}, trump"

@@ -36,7 +36,9 @@ cards, the discards, the shown cards and all three hands.
 
 In the exchange the line reads ``To act: player_0 (exchange: choose 1 card
 for player_2, then 2 cards for player_1)``; naming trump it lists the
-action ids (``52=clubs 53=diamonds 54=hearts 55=spades``).
+action ids (``52=clubs 53=diamonds 54=hearts 55=spades``); assigning the
+quotas (``dealer_assigns_quotas``) too (``68=8-5-3 69=8-3-5 ...``, for
+dealer, eldest, middle), and the quota column shows ``?`` until then.
 
 Hands are grouped by suit, spades first, high cards first. Roles and quotas
 are those of the current hand; scores are running scores (chip totals with
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, SUIT_SYMBOLS, from_mask, mask_text
 from .game import (
+    ASSIGN,
     DISCARD,
     EXCHANGE,
     OVER,
@@ -125,8 +128,9 @@ def _seat_table(
             marks.append("to act")
         note = f"  <- {', '.join(marks)}" if marks else ""
         role = ROLE_NAMES[(s - dealer) % 3]
+        quota = "?" if quotas is None else quotas[s]  # the dealer has still to assign them
         lines.append(
-            f"  {_name(s):<8}  {role:<6}  {quotas[s]:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
+            f"  {_name(s):<8}  {role:<6}  {quota:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
         )
     return lines
 
@@ -148,8 +152,12 @@ def _trick_lines(tricks, phase: int, trick_cards, trick_leader: int) -> list[str
     return lines
 
 
-def _to_act_line(phase: int, to_act: int, dealer: int, legal: int | None, to_send, discards_left: int | None) -> str:
-    if phase == EXCHANGE:
+def _to_act_line(
+    phase: int, to_act: int, dealer: int, legal: int | None, to_send, discards_left: int | None, rules=None
+) -> str:
+    if phase == ASSIGN:
+        what = "assign the quotas to dealer, eldest, middle"
+    elif phase == EXCHANGE:
         parts = [f"{n} card{'s' if n != 1 else ''} for {_name(r)}" for r, n in to_send if n > 0]
         what = "exchange: choose " + (", then ".join(parts) if parts else "the cards to send")
     elif phase == TRUMP:
@@ -161,6 +169,8 @@ def _to_act_line(phase: int, to_act: int, dealer: int, legal: int | None, to_sen
     line = f"To act: {_name(to_act)} ({what})"
     if legal and phase == TRUMP:
         line += " - legal: " + " ".join(f"{a}={action_text(a)[6:]}" for a in from_mask(legal))
+    elif legal and phase == ASSIGN:
+        line += " - legal: " + " ".join(f"{a}={action_text(a, rules)[7:]}" for a in from_mask(legal))
     elif legal:
         line += " - legal: " + " ".join(CARD_TEXT[a] for a in reversed(from_mask(legal)))
     return line
@@ -227,6 +237,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
                 view.legal if view.to_act == me else 0,
                 view.to_send,
                 discards_left,
+                view.rules,
             )
         )
     return "\n".join(lines)
@@ -266,5 +277,7 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
         lines.append(_end_line(game.winner, game.truncated, game.hand_number))
     else:
         discards_left = game.rules.kitty_size - len(log.discards) if phase == DISCARD else None
-        lines.append(_to_act_line(phase, to_act, game.dealer, game.legal_mask(), game.cards_to_send(), discards_left))
+        lines.append(
+            _to_act_line(phase, to_act, game.dealer, game.legal_mask(), game.cards_to_send(), discards_left, game.rules)
+        )
     return "\n".join(lines)

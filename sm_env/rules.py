@@ -31,6 +31,8 @@ Options (all off in "standard"):
 ``kitty_before_exchange``   kitty and discards before the exchange (sets
                             pickup_before_discard); no show rule
 ``trump_after_send``        sends, then trump, then returns
+``dealer_assigns_quotas``   the dealer gives the three quotas to the seats
+                            (actions 68-73) at the start of every hand
 ==========================  ==================================================
 
 Section 10 options not listed here are not implemented yet; asking for one
@@ -82,6 +84,7 @@ OPTION_NAMES = (
     "trump_before_exchange",
     "kitty_before_exchange",
     "trump_after_send",
+    "dealer_assigns_quotas",
 )
 _BOOL_OPTIONS = (
     "pickup_before_discard",
@@ -93,6 +96,7 @@ _BOOL_OPTIONS = (
     "trump_before_exchange",
     "kitty_before_exchange",
     "trump_after_send",
+    "dealer_assigns_quotas",
 )
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
@@ -115,6 +119,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "trump_before_exchange": False,
     "kitty_before_exchange": False,
     "trump_after_send": False,
+    "dealer_assigns_quotas": False,
 }
 
 
@@ -144,6 +149,7 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
         "target_score": 15,
         "target_symmetric": True,
     },
+    "dealer-assigns": {"dealer_assigns_quotas": True},
 }
 
 
@@ -172,6 +178,7 @@ class RuleSet:
     trump_before_exchange: bool = False
     kitty_before_exchange: bool = False
     trump_after_send: bool = False
+    dealer_assigns_quotas: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -299,6 +306,11 @@ class RuleSet:
     def tricks_per_hand(self) -> int:
         """16, or 17 with no_kitty_51."""
         return 17 if self.no_kitty_51 else 16
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
+        return 74 if self.dealer_assigns_quotas else 56
 
     @property
     def hand_size(self) -> int:

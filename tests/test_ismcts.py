@@ -21,6 +21,7 @@ RULE_SETS = [
     "woburn",
     "6-3-8",
     "9-2-5-variation",
+    "dealer-assigns",
     {"trump_before_exchange": True},
     {"trump_after_send": True},
 ]

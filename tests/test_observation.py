@@ -16,7 +16,7 @@ import sm_env
 from sm_env.cards import NUM_CARDS, SUIT_MASK, from_mask
 from sm_env.game import NUM_ACTIONS, OVER, Game
 from sm_env.knowledge import PlayerView, player_view
-from sm_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, describe, encode
+from sm_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, describe, encode, observation_size
 from sm_env.render import render_table
 from sm_env.rules import PRESETS
 
@@ -48,7 +48,9 @@ def test_documented_table_is_exactly_the_layout():
     import sm_env.observation as observation
 
     rows = [(int(off), int(size)) for off, size in re.findall(r"^(\d+) +(\d+) +\S", observation.__doc__, re.MULTILINE)]
-    assert rows == [(off, size) for _, off, size in OBSERVATION_LAYOUT]
+    # the standard table, then the features appended for rule sets with 74 actions
+    assert rows == [(off, size) for _, off, size in observation.EXTENDED_LAYOUT]
+    assert observation.EXTENDED_LAYOUT[: len(OBSERVATION_LAYOUT)] == OBSERVATION_LAYOUT
     assert f"Total: {OBSERVATION_SIZE} entries" in observation.__doc__
 
 
@@ -82,7 +84,7 @@ def test_values_within_the_space_bounds(preset):
     count = 0
     for game, seat in _random_states(PRESETS[preset], range(2), max_hands=5, every=3):
         obs = encode(player_view(game, seat))
-        assert obs.dtype == np.float32 and obs.shape == (OBSERVATION_SIZE,)
+        assert obs.dtype == np.float32 and obs.shape == (observation_size(PRESETS[preset]),)
         assert np.isfinite(obs).all()
         assert obs.min() >= -1.0 and obs.max() <= 1.0
         assert space.contains(obs)

@@ -293,6 +293,12 @@ def check_history(game: Game) -> None:
         assert log.number == index + 1
         assert log.dealer == dealer
         quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
+        if rules.dealer_assigns_quotas:  # docs/rules.md 10.7: any order of the rule set's quotas, chosen by the dealer
+            assert log.assignment == [log.quotas[(dealer + r) % 3] for r in range(3)]
+            assert sorted(log.assignment) == sorted(rules.quotas)
+            quotas = list(log.quotas)
+        else:
+            assert log.assignment is None
         assert log.quotas == quotas and sum(quotas) == n_tricks
         # deal: sizes, every card once
         hands = [set(h) for h in log.deal_hands]
