@@ -11,10 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
+from sm_env.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
 from sm_env.scene import ROLES, phase_name, sorted_cards
 
-_DOING = {EXCHANGE: "choosing cards to exchange", TRUMP: "naming trump", DISCARD: "discarding", PLAY: "playing"}
+_DOING = {
+    EXCHANGE: "choosing cards to exchange",
+    TRUMP: "naming trump",
+    DISCARD: "discarding",
+    PLAY: "playing",
+    ASSIGN: "assigning the quotas",
+}
 
 
 def _plural(n: int, word: str) -> str:
@@ -30,6 +36,11 @@ def prompt(view: Any, names: Sequence[str]) -> str:
     if view.to_act != me:
         who = names[view.to_act]
         return f"{who} ({ROLES[view.role(view.to_act)]}) is {_DOING.get(view.phase, phase_name(view.phase))}..."
+    if view.phase == ASSIGN:
+        return (
+            f"You deal this hand: give the quotas {'-'.join(map(str, view.rules.quotas))} to dealer, eldest and "
+            "middle (yourself included). The eldest still leads."
+        )
     quota = view.quotas[me]
     if view.phase == EXCHANGE:
         parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]

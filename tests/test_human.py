@@ -147,3 +147,12 @@ def test_play_main_plays_section_10_rule_sets(tmp_path, rules):
 def test_play_main_rejects_bad_specs(capsys):
     assert play.main(["--opponents", "heuristic", "nobody"], input_stream=io.StringIO("")) == 2
     assert "known agents" in capsys.readouterr().err
+
+
+def test_quota_assignment_by_text_or_number():
+    game = Game("dealer-assigns", seed=1, first_dealer=0)
+    view = player_view(game, 0)
+    assert parse_answer("5-3-8", view) == 71 and parse_answer(" 8-5-3 ", view) == 68
+    assert parse_answer("6", view) == numbered_actions(view)[5]
+    with pytest.raises(ValueError, match="not an assignment"):
+        parse_answer("8-8-0", view)

@@ -415,3 +415,20 @@ def test_encoding_is_pinned(rules, start_balances):
                 break
             game.apply(rng.choice(game.legal_actions()))
     assert digest.hexdigest() == PINNED_ENCODINGS[rules, start_balances]
+
+
+def test_rule_sets_with_74_actions_append_the_assignment_features():
+    from sm_env.observation import EXTENDED_LAYOUT
+
+    game = Game("dealer-assigns", seed=2, first_dealer=0)
+    before = [encode(player_view(game, seat)) for seat in range(3)]
+    for obs in before:
+        parts = {name: obs[off : off + size] for name, off, size in EXTENDED_LAYOUT}
+        assert obs.shape == (791,) and parts["assigning"][0] == 1.0 and parts["quotas_known"][0] == 0.0
+        assert parts["phase"].sum() == 0 and parts["quotas"].sum() == 0  # no quota before the assignment
+    game.apply(71)  # 5-3-8: dealer (seat 0) 5, eldest (seat 1) 3, middle (seat 2) 8
+    obs = encode(player_view(game, 1))
+    parts = describe(obs)
+    assert parts["assigning"][0] == 0.0 and parts["quotas_known"][0] == 1.0
+    assert list(parts["quotas"] * 17) == pytest.approx([3, 8, 5])  # self, left, right
+    assert observation_size(game.rules) == 791 and observation_size(PRESETS["standard"]) == OBSERVATION_SIZE == 789

@@ -1440,3 +1440,123 @@ def test_planted_bugs_in_the_phase_order_are_caught(monkeypatch):
     with monkeypatch.context() as patch:  # the kitty after the exchange although kitty_before_exchange
         patch.setattr("sm_env.game.hand_order", lambda r: original(r.replace(kitty_before_exchange=False)))
         assert _caught({"kitty_before_exchange": True})
+
+
+# --------------------------------------------------------------------- dealer_assigns_quotas (section 10.7)
+
+
+def test_assignment_actions_follow_the_table_of_section_10_8():
+    from sm_env.game import ASSIGN, assignment_of
+
+    rules = PRESETS["dealer-assigns"]
+    table = {68: [8, 5, 3], 69: [8, 3, 5], 70: [5, 8, 3], 71: [5, 3, 8], 72: [3, 8, 5], 73: [3, 5, 8]}
+    assert {a: assignment_of(a, rules) for a in table} == table
+    assert rules.num_actions == 74 and PRESETS["standard"].num_actions == 56
+    for action, by_role in table.items():
+        game = Game(rules=rules, seed=3, first_dealer=1)
+        assert game.phase == ASSIGN and game.current_player == 1 and game.legal_actions() == list(table)
+        assert game.quotas is None and game.log.quotas is None and game_record(game)["hands"][0]["quotas"] is None
+        with pytest.raises(IllegalActionError, match="assign the quotas"):
+            game.apply(TRUMP_ACTION_BASE)
+        game.apply(action)
+        assert game.log.assignment == by_role
+        assert game.quotas == [by_role[2], by_role[0], by_role[1]]  # seats 1, 2, 0 are dealer, eldest, middle
+        assert game.phase == TRUMP and game.current_player == 1
+
+
+def test_assigned_quotas_score_the_hand_and_order_the_next_exchange():
+    # hand 1 (dealer 0) assigns 3-8-5: dealer 3, eldest 8, middle 5. Seat 0 takes 5 (+2), seat 1 takes 7 (-1),
+    # seat 2 takes 4 (-1). With the standard quotas the same tricks would give -3, +2, +1.
+    rules = {"dealer_assigns_quotas": True, "win_tricks": 16}
+    plan = plan_hand([5, 7, 4], 0, rules)
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[plan.deal, plan_hand([8, 5, 3], 1, rules).deal])
+    game.apply(72)
+    play_plan(game, plan)
+    assert game.history[0].balances == [2, -1, -1] and game.scores == [2, -1, -1]
+    # hand 2 (dealer 1): seat 0 is the only one up. It assigns 5-8-3: dealer 5, eldest (seat 2) 8, middle (seat 0) 3.
+    # Seat 0 serves the lower current quota first: seat 1 (5) before seat 2 (8); standard would serve seat 2 (3) first.
+    assert game.phase == ASSIGN_PHASE and game.current_player == 1
+    game.apply(70)
+    assert game.quotas == [3, 5, 8]
+    assert game.cards_to_send() == ((1, 1), (2, 1))
+    assert player_view(game, 2).quotas == (3, 5, 8) and player_view(game, 1).exchange_pending
+
+
+ASSIGN_PHASE = 5
+
+
+def test_assignment_in_the_record_and_replay():
+    game = random_game("dealer-assigns", 4, max_hands=6)
+    record = game_record(game)
+    assert replay(record) == record
+    for hand in record["hands"]:
+        assert sorted(hand["assignment"]) == [3, 5, 8]
+        assert hand["assignment"] == [hand["quotas"][(hand["dealer"] + r) % 3] for r in range(3)]
+    wrong = json_copy(record)
+    wrong["hands"][1]["assignment"] = [8, 8, 0]
+    with pytest.raises(Exception, match="hand 2, assignment: the record has \\[8, 8, 0\\], but the dealer gives"):
+        replay(wrong)
+    other = next(a for a in ([8, 5, 3], [3, 5, 8]) if a != record["hands"][1]["assignment"])
+    wrong = json_copy(record)
+    wrong["hands"][1]["assignment"] = other  # a legal assignment, but not the quotas the record shows
+    with pytest.raises(Exception, match="hand 2, (quotas|exchange|assignment)"):
+        replay(wrong)
+    wrong = json_copy(record)
+    wrong["hands"][0]["quotas"] = None
+    with pytest.raises(Exception, match="hand 1, quotas: null exactly while the assignment is null"):
+        replay(wrong)
+    plain = game_record(random_game("standard", 4, max_hands=2))
+    plain["hands"][0]["assignment"] = [8, 5, 3]
+    with pytest.raises(Exception, match="hand 1, assignment: a record has 'assignment' only when"):
+        replay(plain)
+    start = Game(rules="dealer-assigns", seed=1)
+    assert game_record(start)["hands"][0]["assignment"] is None and replay(game_record(start)) == game_record(start)
+
+
+def json_copy(value):
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+def test_heuristic_assignment_takes_the_lowest_quota_and_loads_the_leader():
+    from agents.heuristic import heuristic_action
+    from sm_env.game import assignment_of
+
+    rules = PRESETS["dealer-assigns"]
+    game = Game(rules=rules, seed=0, first_dealer=0)
+    view = player_view(game, 0)
+    assert assignment_of(heuristic_action(view), rules) == [3, 8, 5]  # scores equal: the eldest gets the 8
+    object.__setattr__(view, "scores", (0, -4, 4))
+    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # the middle leads: it gets the 8
+
+
+def test_planted_bug_in_the_assignment_is_caught(monkeypatch):
+    from sm_env.game import assignment_of
+
+    assert not _caught("dealer-assigns", range(5), max_hands=6)
+
+    def by_seat(self, action):  # the quotas given by seat instead of by role
+        by_role = assignment_of(action, self.rules)
+        self.quotas = list(by_role)
+        self.log.quotas = list(by_role)
+        self.log.assignment = by_role
+        self._exchange_rounds = self._exchange_plan(self.previous_balances)
+        self._next_stage()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Game, "_assign", by_seat)
+        assert _caught("dealer-assigns", range(5), max_hands=6)
+
+
+def test_assignment_validation_and_start_balances():
+    from sm_env.game import check_start_balances
+
+    assert RuleSet(dealer_assigns_quotas=True).name == "dealer-assigns"
+    with pytest.raises(RulesError, match="true or false"):
+        RuleSet.from_any({"dealer_assigns_quotas": "yes"})
+    # any seat may have held any quota in the imaginary previous hand: -7, 11, -4 needs quotas 8, 3, 5 by
+    # seat, which no dealer gives with 8-5-3 by role, but an assignment can
+    with pytest.raises(ValueError, match="cannot come from a hand"):
+        check_start_balances([-7, 11, -4], RuleSet())
+    assert check_start_balances([-7, 11, -4], RuleSet(dealer_assigns_quotas=True)) == [-7, 11, -4]
