@@ -577,7 +577,9 @@ class Game:
 
         One up player: one round, receivers by lower current quota first
         (simultaneous). Two up players: one round each, higher current quota
-        first. ``max_exchange`` caps what each player gives or takes.
+        first; with ``first_up_exchanges_first``, the one that got up first
+        in the previous hand first (:meth:`_up_at`). ``max_exchange`` caps
+        what each player gives or takes.
         """
         if balances is None or self.rules.no_exchange:
             return []
@@ -603,7 +605,11 @@ class Game:
         left = cap
         rounds = []
         # higher current quota first; equal quotas in role order (rules.py)
-        for sender in sorted(ups, key=lambda s: (-self.quotas[s], self.role_of(s))):
+        order = sorted(ups, key=lambda s: (-self.quotas[s], self.role_of(s)))
+        up_at = self._up_at() if self.rules.first_up_exchanges_first else None
+        if up_at is not None:
+            order.sort(key=lambda s: up_at[s])  # stable: the usual order breaks no tie (there is none)
+        for sender in order:
             count = balances[sender]
             if cap is not None:
                 count = min(count, cap, left)
@@ -611,6 +617,22 @@ class Game:
             if count > 0:
                 rounds.append((sender, [(receiver, count)]))
         return rounds
+
+    def _up_at(self) -> list[int] | None:
+        """For each seat, the trick of the previous hand (0 = first) in which it won its (quota + 1)-th
+        trick, i.e. got "up" (docs/rules.md 10.4); a large number for a seat that never did. None when
+        there is no previous hand in the history (start balances): then the usual order applies."""
+        if len(self.history) < 2:
+            return None
+        previous = self.history[-2]
+        won = [0, 0, 0]
+        up_at = [NUM_CARDS, NUM_CARDS, NUM_CARDS]
+        for index, trick in enumerate(previous.tricks or ()):
+            seat = trick.winner
+            won[seat] += 1
+            if won[seat] == previous.quotas[seat] + 1:
+                up_at[seat] = index
+        return up_at
 
     def _begin_exchange_round(self) -> None:
         sender, receivers = self._exchange_rounds[self._exchange_round]

@@ -33,6 +33,8 @@ Options (all off in "standard"):
 ``trump_after_send``        sends, then trump, then returns
 ``dealer_assigns_quotas``   the dealer gives the three quotas to the seats
                             (actions 68-73) at the start of every hand
+``first_up_exchanges_first``  two up players: the one that got up first in
+                            the previous hand exchanges first
 ==========================  ==================================================
 
 Section 10 options not listed here are not implemented yet; asking for one
@@ -54,7 +56,8 @@ Decisions where docs/rules.md is open:
   needed, ties go in role order dealer, eldest, middle.
 - ``kitty_before_exchange`` implies ``pickup_before_discard``: the rule set
   turns it on (so a record lists it as true).
-- The phase-order options (section 10.1) are refused with ``no_exchange``
+- The phase-order options (section 10.1) and ``first_up_exchanges_first``
+  are refused with ``no_exchange``
   (with no exchange there is nothing to order them against), and
   ``kitty_before_exchange`` with ``no_kitty_51`` (no kitty).
 - ``dealer_makes_quota`` is kept as ``True`` (``"made"`` is read as
@@ -85,6 +88,7 @@ OPTION_NAMES = (
     "kitty_before_exchange",
     "trump_after_send",
     "dealer_assigns_quotas",
+    "first_up_exchanges_first",
 )
 _BOOL_OPTIONS = (
     "pickup_before_discard",
@@ -97,6 +101,7 @@ _BOOL_OPTIONS = (
     "kitty_before_exchange",
     "trump_after_send",
     "dealer_assigns_quotas",
+    "first_up_exchanges_first",
 )
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
@@ -120,6 +125,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "kitty_before_exchange": False,
     "trump_after_send": False,
     "dealer_assigns_quotas": False,
+    "first_up_exchanges_first": False,
 }
 
 
@@ -179,6 +185,7 @@ class RuleSet:
     kitty_before_exchange: bool = False
     trump_after_send: bool = False
     dealer_assigns_quotas: bool = False
+    first_up_exchanges_first: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -251,9 +258,15 @@ class RuleSet:
                 f"{' and '.join(timings)} each say when trump is named: use at most one of trump_before_exchange, "
                 f"trump_after_send and trump_after_kitty"
             )
-        order = [k for k in ("trump_before_exchange", "kitty_before_exchange", "trump_after_send") if getattr(self, k)]
+        order = [
+            k
+            for k in ("trump_before_exchange", "kitty_before_exchange", "trump_after_send", "first_up_exchanges_first")
+            if getattr(self, k)
+        ]
         if order and self.no_exchange:
-            raise RulesError(f"{order[0]} orders the phases around the exchange; it makes no sense with no_exchange")
+            raise RulesError(
+                f"{order[0]} orders the exchange or the phases around it; it makes no sense with no_exchange"
+            )
         if self.kitty_before_exchange:
             if self.no_kitty_51:
                 raise RulesError("kitty_before_exchange takes the kitty, but no_kitty_51 has none")

@@ -38,6 +38,7 @@ RULE_SETS = [
     "9-2-5-variation",
     "dealer-assigns",
     {"dealer_assigns_quotas": True, "trump_before_exchange": True, "max_exchange": 2},
+    {"first_up_exchanges_first": True, "trump_after_send": True},
     {"trump_before_exchange": True},
     {"trump_before_exchange": True, "pickup_before_discard": True},
     {"kitty_before_exchange": True},

@@ -65,7 +65,14 @@ SECTION_9 = {
     "no_kitty_51",
 }
 # the options of section 10 implemented so far (every option is listed in a record's rules)
-SECTION_10 = {"chips", "trump_before_exchange", "kitty_before_exchange", "trump_after_send", "dealer_assigns_quotas"}
+SECTION_10 = {
+    "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
+    "dealer_assigns_quotas",
+    "first_up_exchanges_first",
+}
 STANDARD_RULES = {
     "name": "standard",
     "pickup_before_discard": False,
@@ -85,6 +92,7 @@ STANDARD_RULES = {
     "kitty_before_exchange": False,
     "trump_after_send": False,
     "dealer_assigns_quotas": False,
+    "first_up_exchanges_first": False,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

@@ -191,7 +191,9 @@ def returns_from(held: set[int], sent: list[int]) -> list[int]:
     return sorted(back)
 
 
-def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous) -> list[tuple[int, int, int]]:
+def expected_exchanges(
+    rules: RuleSet, quotas: list[int], dealer: int, previous, previous_log=None
+) -> list[tuple[int, int, int]]:
     """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
 
     Ties in current quota go in role order dealer, eldest, middle (rules.py)."""
@@ -208,7 +210,10 @@ def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous)
     if len(ups) == 1:
         pairs = [(ups[0], r, -previous[r]) for r in sorted(downs, key=lambda s: (quotas[s], role(s)))]
     else:
-        pairs = [(u, downs[0], previous[u]) for u in sorted(ups, key=lambda s: (-quotas[s], role(s)))]
+        senders = sorted(ups, key=lambda s: (-quotas[s], role(s)))
+        if rules.first_up_exchanges_first and previous_log is not None:  # docs/rules.md 10.4
+            senders = sorted(ups, key=lambda s: got_up_at(previous_log, s))
+        pairs = [(u, downs[0], previous[u]) for u in senders]
     out = []
     for sender, receiver, want in pairs:
         k = min(want, cap - given[sender], cap - taken[receiver])
@@ -237,6 +242,16 @@ def reference_order(rules: RuleSet) -> list[str]:
     if rules.trump_after_kitty:
         return ["exchange", "kitty", "trump", "discard"]
     return ["exchange", "trump", *kitty]
+
+
+def got_up_at(log, seat: int) -> int:
+    """The index of the trick in which ``seat`` won its (quota + 1)-th trick in that hand."""
+    won = 0
+    for index, trick in enumerate(log.tricks):
+        won += trick.winner == seat
+        if won == log.quotas[seat] + 1:
+            return index
+    raise AssertionError(f"seat {seat} was not up")
 
 
 def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tricks, balances, scores):
@@ -309,7 +324,7 @@ def check_history(game: Game) -> None:
             assert last and not game.is_over
             return
         # exchange plan: who, how many, in which order
-        plan = expected_exchanges(rules, quotas, dealer, previous)
+        plan = expected_exchanges(rules, quotas, dealer, previous, game.history[index - 1] if index else None)
         assert [(e.sender, e.receiver, e.count) for e in log.exchanges] == plan
         rounds = []  # the exchanges by sender, in order
         for e in log.exchanges:
@@ -1560,3 +1575,46 @@ def test_assignment_validation_and_start_balances():
     with pytest.raises(ValueError, match="cannot come from a hand"):
         check_start_balances([-7, 11, -4], RuleSet())
     assert check_start_balances([-7, 11, -4], RuleSet(dealer_assigns_quotas=True)) == [-7, 11, -4]
+
+
+# --------------------------------------------------------------------- first_up_exchanges_first (section 10.4)
+
+
+@pytest.mark.parametrize("first_up", [False, True])
+def test_the_player_that_got_up_first_exchanges_first(first_up):
+    # hand 1 (dealer 0, quotas 8-5-3): seat 0 wins the first 9 tricks (up at trick 9), seat 1 the next 6
+    # (up at trick 15), seat 2 one. Hand 2 (dealer 1): seat 1 has quota 8, seat 0 quota 3.
+    rules = {"first_up_exchanges_first": first_up}
+    plan = plan_hand([9, 6, 1], 0, rules)
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[plan.deal])
+    play_plan(game, plan)
+    assert [t.winner for t in game.history[0].tricks] == [0] * 9 + [1] * 6 + [2]
+    assert game.hand_number == 2 and game.phase == EXCHANGE
+    first = 0 if first_up else 1  # the usual order: the higher current quota (seat 1) first
+    assert game.current_player == first and game.cards_to_send() == ((2, 1),)
+    while game.phase == EXCHANGE:
+        game.apply(game.legal_actions()[0])
+    assert [(e.sender, e.receiver) for e in game.log.exchanges] == [(first, 2), (1 - first, 2)]
+
+
+def test_first_up_exchanges_first_random_games_and_validation():
+    rules = {"first_up_exchanges_first": True, "max_exchange": 3}
+    two_up = 0
+    for seed in range(60):
+        game = random_game(rules, 900 + seed, max_hands=30)
+        check_history(game)
+        two_up += sum(len({e.sender for e in log.exchanges}) == 2 for log in game.history)
+    assert two_up > 10
+    with pytest.raises(RulesError, match="no_exchange"):
+        RuleSet(first_up_exchanges_first=True, no_exchange=True)
+    # start balances have no previous hand to look at: the usual order
+    game = Game(rules=rules, seed=0, first_dealer=0, start_balances=[1, 1, -2])
+    assert game.current_player == 0
+
+
+def test_planted_bug_in_first_up_is_caught(monkeypatch):
+    rules = {"first_up_exchanges_first": True}
+    assert not _caught(rules, range(20))
+    with monkeypatch.context() as patch:  # the usual order instead
+        patch.setattr(Game, "_up_at", lambda self: None)
+        assert _caught(rules, range(20))
