@@ -777,7 +777,10 @@ def test_record_of_an_unseeded_full_game_replays_to_itself():
     assert record["seed"] is None
     check_record(record)
     assert replay(record) == record
-    assert isinstance(record["winner"], int) and all(e.terminations.values())
+    if record["truncated"]:  # an unseeded game may run into max_hands (rarely): then it is truncated
+        assert record["winner"] is None and all(e.truncations.values())
+    else:
+        assert isinstance(record["winner"], int) and all(e.terminations.values())
     for agent in AGENTS:
         assert not e.observe(agent)["action_mask"].any()
 
