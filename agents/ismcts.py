@@ -149,7 +149,7 @@ class IsmctsAgent(Agent):
         deck = deck_of(view.rules)
         cons = constraints_of(view)
         start_tricks = view.tricks_won
-        left = view.rules.tricks_per_hand - view.tricks_played
+        left = view.rules.hand_size - view.tricks_played
         root = Node()
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0

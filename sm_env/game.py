@@ -627,6 +627,10 @@ class Game:
         previous = self.history[-2]
         won = [0, 0, 0]
         up_at = [NUM_CARDS, NUM_CARDS, NUM_CARDS]
+        if self.rules.kitty_trick:  # the kitty trick counts as won before trick 1
+            won[previous.dealer] = 1
+            if previous.quotas[previous.dealer] == 0:
+                up_at[previous.dealer] = -1
         for index, trick in enumerate(previous.tricks or ()):
             seat = trick.winner
             won[seat] += 1
@@ -751,6 +755,8 @@ class Game:
         discards = self.log.discards
         discards.append(card)
         if len(discards) == self.rules.kitty_size:
+            if self.rules.kitty_trick:  # docs/rules.md 10.4: the discards are the dealer's first trick
+                self.tricks_won[self.dealer] += 1
             self._next_stage()
 
     def _pickup(self) -> None:
@@ -802,7 +808,7 @@ class Game:
         self.tricks_played += 1
         self.trick = []
         self.leader = self.current = winner
-        if self.tricks_played == self.rules.tricks_per_hand:
+        if self.tricks_played == self.rules.hand_size:
             self._end_hand()
         else:
             tricks.append(TrickLog(winner))

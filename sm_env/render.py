@@ -28,7 +28,8 @@ apply are left out), here player_0 in hand 3::
 
 An exchange shows its cards only to its sender and receiver (the receiver
 once the round is complete); the dealer sees ``Kitty (taken): ...`` and
-``Your discards: ...``. Once the game is over, ``Last hand: balances ...``
+``Your discards: ...``; with ``kitty_trick`` a line ``Kitty trick: the
+dealer's discards, won by player_1`` follows the discards (public). Once the game is over, ``Last hand: balances ...``
 (with the ``chips`` option followed by ``; chips ...``, the hand's chip
 changes) and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
 ``(whole table)`` in the header) shows every exchange in full, the kitty's
@@ -190,6 +191,13 @@ def _result_line(quotas, tricks_won, chips: bool) -> str:
     return line
 
 
+def _kitty_trick_line(rules, discard_count: int, dealer: int) -> list[str]:
+    """With ``kitty_trick``, once the four discards are made: they are the dealer's first trick (public)."""
+    if rules.kitty_trick and discard_count == rules.kitty_size:
+        return [f"Kitty trick: the dealer's discards, won by {_name(dealer)}"]
+    return []
+
+
 def _balances_line(previous_balances) -> list[str]:
     if previous_balances is None:
         return []
@@ -218,6 +226,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
             lines.append(f"Kitty: {'taken by' if view.kitty_taken else 'face down, for'} the dealer ({dealer_name})")
     if view.discards is not None and view.discards:
         lines.append(f"Your discards: {_cards(view.discards)}")
+    lines += _kitty_trick_line(view.rules, view.discard_count, view.dealer)
     if view.shown:
         lines.append(f"Shown to you (the dealer took them): {mask_text(view.shown)}")
     lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader)
@@ -266,6 +275,7 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
         lines.append(f"Kitty ({state}): {_cards(sorted(log.kitty, reverse=True))}")
     if log.discards:
         lines.append(f"Discards ({_name(game.dealer)}): {_cards(log.discards)}")
+    lines += _kitty_trick_line(game.rules, len(log.discards or ()), game.dealer)
     for to, cards in log.shown or ():
         lines.append(f"Shown to {_name(to)}: {_cards(cards)}")
     trick_cards = game.trick if phase == PLAY else []

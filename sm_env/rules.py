@@ -35,6 +35,8 @@ Options (all off in "standard"):
                             (actions 68-73) at the start of every hand
 ``first_up_exchanges_first``  two up players: the one that got up first in
                             the previous hand exchanges first
+``kitty_trick``             the dealer's 4 discards count as its first trick
+                            (17 tricks; sets pickup_before_discard)
 ==========================  ==================================================
 
 Section 10 options not listed here are not implemented yet; asking for one
@@ -45,7 +47,8 @@ Decisions where docs/rules.md is open:
 - ``win_tricks`` defaults to 12 unless another end condition (win_margin,
   target_score, dealer_makes_quota, fixed_hands) is set; then it is off
   unless given explicitly.
-- ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``.
+- ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``, or 9-5-3 with
+  ``kitty_trick`` (17 tricks counted).
 - End conditions are checked at the end of each hand in the table order
   (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
   the first one met decides. Among the players meeting it, the highest
@@ -54,8 +57,9 @@ Decisions where docs/rules.md is open:
   scores.
 - Equal quotas (a custom triple): where an order "by current quota" is
   needed, ties go in role order dealer, eldest, middle.
-- ``kitty_before_exchange`` implies ``pickup_before_discard``: the rule set
-  turns it on (so a record lists it as true).
+- ``kitty_before_exchange`` and ``kitty_trick`` imply
+  ``pickup_before_discard``: the rule set turns it on (so a record lists it
+  as true).
 - The phase-order options (section 10.1) and ``first_up_exchanges_first``
   are refused with ``no_exchange``
   (with no exchange there is nothing to order them against), and
@@ -89,6 +93,7 @@ OPTION_NAMES = (
     "trump_after_send",
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
+    "kitty_trick",
 )
 _BOOL_OPTIONS = (
     "pickup_before_discard",
@@ -102,6 +107,7 @@ _BOOL_OPTIONS = (
     "trump_after_send",
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
+    "kitty_trick",
 )
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
@@ -126,6 +132,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "trump_after_send": False,
     "dealer_assigns_quotas": False,
     "first_up_exchanges_first": False,
+    "kitty_trick": False,
 }
 
 
@@ -156,6 +163,12 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
         "target_symmetric": True,
     },
     "dealer-assigns": {"dealer_assigns_quotas": True},
+    "3-5-9": {
+        "quotas": (9, 5, 3),
+        "kitty_trick": True,
+        "pickup_before_discard": True,
+        "first_up_exchanges_first": True,
+    },
 }
 
 
@@ -186,6 +199,7 @@ class RuleSet:
     trump_after_send: bool = False
     dealer_assigns_quotas: bool = False
     first_up_exchanges_first: bool = False
+    kitty_trick: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -204,7 +218,7 @@ class RuleSet:
         tricks = self.tricks_per_hand
         quotas = self.quotas
         if quotas is None:
-            quotas = (8, 6, 3) if self.no_kitty_51 else (8, 5, 3)
+            quotas = (8, 6, 3) if self.no_kitty_51 else (9, 5, 3) if self.kitty_trick else (8, 5, 3)
         if not isinstance(quotas, (list, tuple)):
             # a set or dict has no dependable order: the quotas are by role, so the order is the meaning
             raise RulesError(
@@ -267,10 +281,11 @@ class RuleSet:
             raise RulesError(
                 f"{order[0]} orders the exchange or the phases around it; it makes no sense with no_exchange"
             )
-        if self.kitty_before_exchange:
-            if self.no_kitty_51:
-                raise RulesError("kitty_before_exchange takes the kitty, but no_kitty_51 has none")
-            object.__setattr__(self, "pickup_before_discard", True)
+        for option in ("kitty_before_exchange", "kitty_trick"):  # both imply pickup_before_discard
+            if getattr(self, option):
+                if self.no_kitty_51:
+                    raise RulesError(f"{option} takes the kitty, but no_kitty_51 has none")
+                object.__setattr__(self, "pickup_before_discard", True)
 
     def _check_dealer_makes_quota(self) -> None:
         value = self.dealer_makes_quota
@@ -317,8 +332,9 @@ class RuleSet:
 
     @property
     def tricks_per_hand(self) -> int:
-        """16, or 17 with no_kitty_51."""
-        return 17 if self.no_kitty_51 else 16
+        """Tricks counted in a hand (what the quotas sum to): 16, or 17 with no_kitty_51 (17 played) or
+        kitty_trick (16 played plus the dealer's kitty trick)."""
+        return 17 if self.no_kitty_51 or self.kitty_trick else 16
 
     @property
     def num_actions(self) -> int:
@@ -327,8 +343,8 @@ class RuleSet:
 
     @property
     def hand_size(self) -> int:
-        """Cards dealt to each seat."""
-        return self.tricks_per_hand
+        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51."""
+        return 17 if self.no_kitty_51 else 16
 
     @property
     def kitty_size(self) -> int:

@@ -39,6 +39,7 @@ RULE_SETS = [
     "dealer-assigns",
     {"dealer_assigns_quotas": True, "trump_before_exchange": True, "max_exchange": 2},
     {"first_up_exchanges_first": True, "trump_after_send": True},
+    "3-5-9",
     {"trump_before_exchange": True},
     {"trump_before_exchange": True, "pickup_before_discard": True},
     {"kitty_before_exchange": True},

@@ -72,6 +72,7 @@ SECTION_10 = {
     "trump_after_send",
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
+    "kitty_trick",
 }
 STANDARD_RULES = {
     "name": "standard",
@@ -93,6 +94,7 @@ STANDARD_RULES = {
     "trump_after_send": False,
     "dealer_assigns_quotas": False,
     "first_up_exchanges_first": False,
+    "kitty_trick": False,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

@@ -22,6 +22,7 @@ RULE_SETS = [
     "6-3-8",
     "9-2-5-variation",
     "dealer-assigns",
+    "3-5-9",
     {"trump_before_exchange": True},
     {"trump_after_send": True},
 ]

@@ -125,3 +125,16 @@ def test_sent_cards_waiting_for_their_return_are_drawn_for_sender_and_receiver_o
     third = render_table(game, 1)
     assert "Exchange: player_0 -> player_2 1 card" in third and "2C" not in third
     assert "To act: player_0 (name trump)" in render_table(game, 0)
+
+
+def test_the_kitty_trick_is_drawn_once_the_discards_are_made():
+    game = Game(rules="3-5-9", seed=5, first_dealer=1)
+    game.apply(TRUMP_ACTION_BASE)
+    line = "Kitty trick: the dealer's discards, won by player_1"
+    for _ in range(3):
+        game.apply(game.legal_actions()[0])
+        assert line not in render_table(game, 0)
+    game.apply(game.legal_actions()[0])
+    for seat in (0, 1, 2, None):
+        assert line in render_table(game, seat)
+    assert "player_1  dealer      9       1" in render_table(game, 0)

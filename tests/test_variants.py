@@ -212,7 +212,7 @@ def expected_exchanges(
     else:
         senders = sorted(ups, key=lambda s: (-quotas[s], role(s)))
         if rules.first_up_exchanges_first and previous_log is not None:  # docs/rules.md 10.4
-            senders = sorted(ups, key=lambda s: got_up_at(previous_log, s))
+            senders = sorted(ups, key=lambda s: got_up_at(previous_log, s, rules.kitty_trick))
         pairs = [(u, downs[0], previous[u]) for u in senders]
     out = []
     for sender, receiver, want in pairs:
@@ -244,9 +244,11 @@ def reference_order(rules: RuleSet) -> list[str]:
     return ["exchange", "trump", *kitty]
 
 
-def got_up_at(log, seat: int) -> int:
-    """The index of the trick in which ``seat`` won its (quota + 1)-th trick in that hand."""
-    won = 0
+def got_up_at(log, seat: int, kitty_trick: bool = False) -> int:
+    """The index of the trick in which ``seat`` won its (quota + 1)-th trick in that hand (-1: the kitty trick)."""
+    won = 1 if kitty_trick and seat == log.dealer else 0
+    if won == log.quotas[seat] + 1:
+        return -1
     for index, trick in enumerate(log.tricks):
         won += trick.winner == seat
         if won == log.quotas[seat] + 1:
@@ -383,9 +385,11 @@ def check_history(game: Game) -> None:
         assert [len(h) for h in hands] == [size] * 3
         assert sorted((s, sorted(c)) for s, c in log.shown) == sorted(shown)
         # tricks: leader, follow suit, winner
-        assert len(log.tricks) == n_tricks
+        assert len(log.tricks) == size  # a trick per card in hand (the kitty trick is not played)
         leader = (dealer + 1) % 3
         tricks = [0, 0, 0]
+        if rules.kitty_trick:  # docs/rules.md 10.4: the four discards are the dealer's first trick
+            tricks[dealer] = 1
         played = set()
         for trick in log.tricks:
             assert trick.leader == leader and len(trick.cards) == 3
@@ -402,7 +406,7 @@ def check_history(game: Game) -> None:
             tricks[winner] += 1
             leader = winner
         assert hands == [set(), set(), set()]
-        assert played | set(discards) == deck and len(played) == 3 * n_tricks
+        assert played | set(discards) == deck and len(played) == 3 * size
         # score: balances, or with chips every up player wins its surplus from every down player
         balances = [tricks[s] - quotas[s] for s in range(3)]
         if rules.chips:
@@ -1618,3 +1622,68 @@ def test_planted_bug_in_first_up_is_caught(monkeypatch):
     with monkeypatch.context() as patch:  # the usual order instead
         patch.setattr(Game, "_up_at", lambda self: None)
         assert _caught(rules, range(20))
+
+
+# --------------------------------------------------------------------- kitty_trick, 3-5-9 (section 10.4)
+
+
+@pytest.mark.parametrize("played, over", [(11, True), (10, False)])
+def test_the_kitty_trick_counts_for_the_dealer_and_for_the_twelve(played, over):
+    """3-5-9: the four discards are the dealer's first trick; 11 played + the kitty trick = 12 wins."""
+    rules = PRESETS["3-5-9"]
+    tricks = [played, 16 - played - 3, 3]
+    plan = plan_hand(tricks, 0, {"pickup_before_discard": True})  # the 16 played tricks
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[plan.deal], max_hands=1)
+    game.apply(TRUMP_ACTION_BASE + plan.trump)
+    assert game.picked_up and game.hands[0].bit_count() == 20  # kitty first, then 4 discards of 20
+    for card in plan.discards:
+        assert game.tricks_won[0] == 0
+        game.apply(card)
+    assert game.tricks_won == [1, 0, 0] and game.tricks_played == 0 and player_view(game, 1).tricks_won == (1, 0, 0)
+    for slot in plan.order:
+        for _ in range(3):
+            game.apply(plan.cards[game.current_player][slot])
+    log = game.log
+    assert len(log.tricks) == 16 and log.tricks_won == [played + 1, tricks[1], 3] and sum(log.tricks_won) == 17
+    assert log.balances == [played + 1 - 9, tricks[1] - 5, 0]
+    assert (game.winner == 0) == over and game.truncated != over
+
+
+def test_kitty_trick_rules():
+    rules = RuleSet(kitty_trick=True)
+    assert rules.quotas == (9, 5, 3) and rules.tricks_per_hand == 17 and rules.hand_size == 16
+    assert rules.pickup_before_discard and rules.win_tricks == 12
+    assert PRESETS["3-5-9"].first_up_exchanges_first and PRESETS["3-5-9"].quotas == (9, 5, 3)
+    with pytest.raises(RulesError, match="sum to 16, but a hand has 17"):
+        RuleSet(kitty_trick=True, quotas=(8, 5, 3))
+    with pytest.raises(RulesError, match="kitty_trick takes the kitty, but no_kitty_51"):
+        RuleSet(kitty_trick=True, no_kitty_51=True, quotas=(8, 6, 3))
+
+
+def test_the_discards_of_the_kitty_trick_stay_the_dealers():
+    """Two deals that differ only in which cards the dealer throws away look the same to the others."""
+    seen = []
+    for discards in ("2C 3C 4C 5C", "2D 3D 4D 5D"):
+        deal = make_deal("C:2345 D:2345 H:AKQJ S:AKQJ", "C:6789 D:6789 H:T987 S:T987", None, "C:AKQJ")
+        game = Game(rules="3-5-9", seed=0, first_dealer=0, deals=[deal])
+        game.apply(TRUMP_ACTION_BASE + SPADES)
+        for card in discards.split():
+            game.apply(parse_card(card))
+        assert game.phase == PLAY and game.tricks_won == [1, 0, 0]
+        seen.append([encode(player_view(game, seat)) for seat in (1, 2)])
+        assert player_view(game, 1).discards is None and player_view(game, 1).discard_count == 4
+    assert all((a == b).all() for a, b in zip(seen[0], seen[1], strict=True))
+
+
+def test_planted_bug_in_the_kitty_trick_is_caught(monkeypatch):
+    assert not _caught("3-5-9", range(5))
+    original = Game._discard
+
+    def no_trick(self, card):  # the kitty trick not counted
+        original(self, card)
+        if self.rules.kitty_trick and self.log.discards is not None and len(self.log.discards) == 4:
+            self.tricks_won[self.dealer] -= 1
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Game, "_discard", no_trick)
+        assert _caught("3-5-9", range(5))
