@@ -108,7 +108,7 @@ env(rules="standard", episode="game", max_hands=100, reward="balance", render_mo
 
 `rules`: a preset name of :data:`sm_env.rules.PRESETS` (``"standard"``,
 ``"woburn"``, ``"canadian"``, ...), a :class:`~sm_env.rules.RuleSet`, or a
-dict of docs/rules.md section 9 option names (the ``rules`` field of a record).
+dict of docs/rules.md section 9 and 10 option names (the ``rules`` field of a record).
 
 `episode`: ``"game"`` (a whole game, hand after hand) or ``"hand"`` (one
 hand; every episode is a new game whose hand 1 has no exchange, unless the
