@@ -1,5 +1,6 @@
 """The Sergeant Major state machine: deal, exchange, trump, discards, tricks,
-scoring and the end of the game (docs/rules.md sections 1-9).
+scoring and the end of the game (docs/rules.md sections 1-9 and the options
+of section 10 implemented so far).
 
 Pure Python: no numpy, no PettingZoo. This module is the one place that
 decides legality (:meth:`Game.legal_mask`) and the one place that scores
@@ -14,6 +15,7 @@ EXCHANGE   up player   a card id 0-51 from its hand, one card at a time
 TRUMP      dealer      52-55: clubs, diamonds, hearts, spades
 DISCARD    dealer      a card id from its hand, one card at a time
 PLAY       in turn     a card id; must follow the led suit if able
+ASSIGN     dealer      68-73: the quotas (``dealer_assigns_quotas`` only)
 OVER       nobody      none
 =========  ==========  ================================================
 
@@ -24,6 +26,9 @@ Hands are ``int`` bit sets (see :mod:`sm_env.cards`). Seats are absolute
 Order of a hand (standard): deal -> exchange rounds -> trump -> 4 discards ->
 take the kitty (show rule) -> 16 tricks. ``pickup_before_discard`` takes the
 kitty right after trump; with ``trump_after_kitty`` it is taken before trump.
+:func:`hand_order` gives the order of every rule set (section 10.1 options
+move trump, the kitty and the returns around the exchange); the engine walks
+through it stage by stage (``Game._next_stage``).
 
 The history of the game is kept as :class:`~sm_env.logs.HandLog` objects, from which
 :mod:`sm_env.record` writes the JSON record.
