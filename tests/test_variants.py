@@ -1687,3 +1687,33 @@ def test_planted_bug_in_the_kitty_trick_is_caught(monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(Game, "_discard", no_trick)
         assert _caught("3-5-9", range(5))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"kitty_trick": True, "trump_after_kitty": True},
+        {"kitty_trick": True, "kitty_before_exchange": True, "trump_after_send": True},
+        {
+            "kitty_trick": True,
+            "dealer_assigns_quotas": True,
+            "first_up_exchanges_first": True,
+            "chips": True,
+            "fixed_hands": 6,
+        },
+        {
+            "dealer_assigns_quotas": True,
+            "trump_after_send": True,
+            "kitty_before_exchange": True,
+            "dealer_makes_quota": "up",
+        },
+        {"trump_before_exchange": True, "dealer_assigns_quotas": True, "quotas": [6, 5, 5]},
+    ],
+    ids=str,
+)
+def test_section_10_options_combine(options):
+    for seed in range(20):
+        game = random_game(options, seed, max_hands=30)
+        check_history(game)
+        record = game_record(game)
+        assert replay(record) == record
