@@ -15,11 +15,20 @@ Exchange (sending cards as the up player)
     gain. A second card of the same suit to the same receiver gains less (it
     fetches the receiver's second best), so it is discounted. When the
     sender is the dealer (it names trump after the exchange), gains in the
-    suit it would name as trump count 1.5 times. Two suggestions one might
+    suit it would name as trump count 1.5 times; when trump is already named
+    (``trump_before_exchange``, ``trump_after_kitty`` with
+    ``kitty_before_exchange``), gains in the trump suit count 1.5 times for
+    every sender. Two suggestions one might
     expect are deliberately not followed: sending a singleton cannot create
     a void (a card of the same suit always comes back), and sending low cards
     of one's own future trump suit is good, not bad (length is kept and the
     receiver's best trump comes over).
+
+Quota assignment (dealer, ``dealer_assigns_quotas``)
+    Takes the lowest quota itself (its tricks do not depend on its quota,
+    so a lower quota is a better balance), and of the other two quotas gives
+    the higher one to the opponent with the higher running score (ties: the
+    eldest), to pull the leader back.
 
 Trump (dealer)
     Names its longest suit, and among equally long suits the strongest:
@@ -34,7 +43,9 @@ Discards (dealer, 4 cards)
     short side suit entirely (a void lets it ruff that suit later): the
     shortest side suit that can be emptied with the discards left goes
     first, lowest card first; otherwise the lowest side card of its
-    shortest side suit.
+    shortest side suit. Discarding before trump is named
+    (``kitty_before_exchange``), it treats the suit it would name now as
+    trump.
 
 Play of the tricks
     *Counting.* It counts the trumps and the other cards still out (not in
@@ -77,7 +88,7 @@ from typing import Any
 from sm_env.cards import SUIT_MASK, from_mask, to_mask
 from sm_env.cards import highest as _high
 from sm_env.cards import lowest as _low
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, winning_card
+from sm_env.game import ASSIGN, DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, assignment_of, winning_card
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
@@ -316,23 +327,39 @@ def choose_play(
 # ---------------------------------------------------------------- the agent
 
 
+def choose_assignment(view: PlayerView) -> int:
+    """The assignment action (68-73): lowest quota to itself, the higher of the rest to the leader."""
+    low, mid, high = sorted(view.rules.quotas)
+    me = view.seat
+    others = sorted(((me + 1) % 3, (me + 2) % 3), key=lambda s: (-view.scores[s], view.role(s)))
+    want = {me: low, others[0]: high, others[1]: mid}
+    by_role = [want[(view.dealer + r) % 3] for r in range(3)]
+    return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
+
+
 def heuristic_action(view: PlayerView) -> int:
     """The heuristic's action for a view whose seat is to act."""
     phase = view.phase
+    if phase == ASSIGN:
+        return choose_assignment(view)
     if phase == PLAY:
         return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
     if phase == TRUMP:
         return TRUMP_ACTION_BASE + choose_trump(view.hand)
     if phase == DISCARD:
         left = view.rules.kitty_size - len(view.discards or ())
-        return choose_discard(view.hand, view.trump, outstanding_of(view), left)
+        trump = view.trump if view.trump >= 0 else choose_trump(view.hand)
+        return choose_discard(view.hand, trump, outstanding_of(view), left)
     if phase == EXCHANGE:
         receiver, _ = view.to_send[0]
         pending = 0
         for ex in view.exchanges:
             if ex.sender == view.seat and ex.receiver == receiver and ex.returned is None and ex.sent:
                 pending |= to_mask(ex.sent)
-        trump_hint = choose_trump(view.hand | pending) if view.seat == view.dealer else -1
+        if view.trump >= 0:
+            trump_hint = view.trump
+        else:
+            trump_hint = choose_trump(view.hand | pending) if view.seat == view.dealer else -1
         outstanding = outstanding_of(view) & ~pending
         return choose_send(view.hand, outstanding, view.hand_sizes[receiver], pending, trump_hint)
     raise ValueError(f"heuristic: nothing to do in phase {phase} (seat {view.seat} is not to act)")

@@ -8,6 +8,8 @@ and scores, and a numbered list of the legal actions. It answers with
 - a number from the list;
 - in the trump phase: a suit letter ``C``/``D``/``H``/``S`` or name
   (``hearts``);
+- assigning the quotas (``dealer_assigns_quotas``): a number from the list,
+  or the quotas for dealer, eldest, middle as ``5-3-8``;
 - ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop.
 
 A wrong answer gets a clear message and a new prompt, never a traceback.
@@ -20,7 +22,17 @@ import sys
 from typing import Any, TextIO
 
 from sm_env.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardError, from_mask, parse_card
-from sm_env.game import DISCARD, EXCHANGE, NUM_CARDS, PLAY, TRUMP, TRUMP_ACTION_BASE
+from sm_env.game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
+    DISCARD,
+    EXCHANGE,
+    NUM_CARDS,
+    PLAY,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    action_text,
+)
 from sm_env.knowledge import PlayerView
 from sm_env.render import render_table
 
@@ -46,7 +58,9 @@ def hand_by_suit(mask: int) -> str:
     return "  ".join(groups)
 
 
-def _action_label(action: int) -> str:
+def _action_label(action: int, view: PlayerView) -> str:
+    if action >= ASSIGN_ACTION_BASE:
+        return action_text(action, view.rules)[7:] + " (dealer-eldest-middle)"
     if action >= TRUMP_ACTION_BASE:
         suit = action - TRUMP_ACTION_BASE
         return f"{SUIT_LETTERS[suit]} ({SUIT_NAMES[suit]})"
@@ -57,6 +71,8 @@ def _prompt(view: PlayerView) -> str:
     phase = view.phase
     if phase == TRUMP:
         return "Name trump (C, D, H, S or a number): "
+    if phase == ASSIGN:
+        return "Quotas for dealer, eldest, middle (e.g. 5-3-8 or a number): "
     if phase == DISCARD:
         return "Card to discard (e.g. 3C or a number): "
     if phase == EXCHANGE:
@@ -85,6 +101,12 @@ def parse_answer(text: str, view: PlayerView) -> int:
         if not 1 <= number <= len(legal):
             raise ValueError(f"no action number {number}: choose 1-{len(legal)}")
         return legal[number - 1]
+    if view.phase == ASSIGN:
+        for action in legal:
+            if answer.replace(" ", "") == action_text(action, view.rules)[7:]:
+                return action
+        choices = ", ".join(action_text(a, view.rules)[7:] for a in legal)
+        raise ValueError(f"{answer!r} is not an assignment: type the quotas for dealer-eldest-middle ({choices})")
     if view.phase == TRUMP:
         word = answer.lower().removeprefix("trump").strip()
         for suit in range(4):
@@ -136,7 +158,7 @@ class HumanAgent(Agent):
             raise ValueError(f"human: seat {view.seat} is not to act")
         self.say("")
         self.say(render_table(view, unicode_suits=self.unicode_suits))
-        self.say("Legal: " + "  ".join(f"{i}) {_action_label(a)}" for i, a in enumerate(legal, 1)))
+        self.say("Legal: " + "  ".join(f"{i}) {_action_label(a, view)}" for i, a in enumerate(legal, 1)))
         while True:
             self.output.write(_prompt(view))
             self.output.flush()

@@ -35,7 +35,8 @@ next discard and runs on into the play); it is off by default because the
 heuristic rollouts measure trump and discard choices poorly (see
 :mod:`agents.pimc`, where the same option measured worse than the heuristic).
 The exchange always defers to the heuristic (the engine cannot resume an
-exchange in progress from a view). Decisions with one legal action are not
+exchange in progress from a view), and so do the quota assignment and a
+trump or discards made before the hand's exchange is over (docs/rules.md 10.1). Decisions with one legal action are not
 searched.
 
 Budget: ``iterations`` per decision (default 200; reproducible under a seed)
@@ -58,7 +59,7 @@ import time
 from typing import Any
 
 from sm_env.cards import from_mask, to_mask
-from sm_env.game import EXCHANGE, OVER, PLAY, Game
+from sm_env.game import DISCARD, OVER, PLAY, TRUMP, Game
 from sm_env.knowledge import PlayerView
 
 from .base import Agent, flag, typed_params
@@ -131,7 +132,8 @@ class IsmctsAgent(Agent):
             raise ValueError(f"ismcts: no legal action for seat {view.seat} (is it to act?)")
         default = heuristic_action(view)
         phase = view.phase
-        if len(legal) == 1 or phase == EXCHANGE or (phase != PLAY and not self.bid):
+        searched = phase == PLAY or (self.bid and phase in (TRUMP, DISCARD) and not view.exchange_pending)
+        if len(legal) == 1 or not searched:
             return default
         root = self.search(view)
         return max(legal, key=lambda a: (self._visits(root, a), a == default, -a))
@@ -147,7 +149,7 @@ class IsmctsAgent(Agent):
         deck = deck_of(view.rules)
         cons = constraints_of(view)
         start_tricks = view.tricks_won
-        left = view.rules.tricks_per_hand - view.tricks_played
+        left = view.rules.hand_size - view.tricks_played
         root = Node()
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0

@@ -21,7 +21,9 @@ nothing.
 
 Phases: the play of the tricks is always searched. Naming trump and the
 discards are searched only with ``bid=1``: each trump (or discard) is tried
-and the hand played out, discards and play by the heuristic. It is off by
+and the hand played out, discards and play by the heuristic; a trump or a
+discard made before the hand's exchange is over (docs/rules.md 10.1) defers
+to the heuristic, as the exchange and the quota assignment do. It is off by
 default because it measured worse than the heuristic's own trump and
 discard rules (pimc:samples=16 with bid=1 against two copies with bid=0,
 50 deals: -0.25 [-0.47, 0.00] balance per hand; the rollouts do not value
@@ -40,7 +42,7 @@ import time
 from typing import Any
 
 from sm_env.cards import from_mask, to_mask
-from sm_env.game import DISCARD, EXCHANGE, PLAY
+from sm_env.game import DISCARD, PLAY, TRUMP
 from sm_env.knowledge import PlayerView
 
 from .base import Agent, flag, typed_params
@@ -82,7 +84,8 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: no legal action for seat {view.seat} (is it to act?)")
         default = heuristic_action(view)
         phase = view.phase
-        if len(legal) == 1 or phase == EXCHANGE or (phase != PLAY and not self.bid):
+        searched = phase == PLAY or (self.bid and phase in (TRUMP, DISCARD) and not view.exchange_pending)
+        if len(legal) == 1 or not searched:
             return default
         values = self.evaluate(view, legal)
         return max(legal, key=lambda a: (values[a], a == default, -a))

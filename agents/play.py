@@ -39,7 +39,8 @@ def _hand_summary(game: Game, number: int) -> str:
     log = game.history[number - 1]
     parts = [f"player_{s}: {log.tricks_won[s]} tricks (quota {log.quotas[s]}, {log.balances[s]:+d})" for s in range(3)]
     scores = ", ".join(f"player_{s} {log.scores[s]:+d}" for s in range(3))
-    return f"\n=== Hand {number} over: " + "; ".join(parts) + f"\n=== Scores: {scores}"
+    chips = "" if log.chips is None else " chips: " + ", ".join(f"player_{s} {log.chips[s]:+d}" for s in range(3)) + ";"
+    return f"\n=== Hand {number} over: " + "; ".join(parts) + f"\n==={chips} Scores: {scores}"
 
 
 def main(

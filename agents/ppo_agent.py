@@ -284,6 +284,11 @@ class PPOAgent(Agent):
         """The chosen legal action for ``view``; ``observation`` may be the
         environment's dict (``{"observation": ..., "action_mask": ...}``), the
         bare vector, or None (then it is encoded from the view)."""
+        if view.rules.num_actions != NUM_ACTIONS:
+            raise ValueError(
+                f"{self.path}: a policy of {NUM_ACTIONS} actions cannot play the rule set {view.rules.name!r}, "
+                f"which needs {view.rules.num_actions} (docs/rules.md 10.8)"
+            )
         if isinstance(observation, Mapping):
             observation = observation.get("observation")
         if observation is None:

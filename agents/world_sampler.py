@@ -19,17 +19,22 @@ location that is impossible)
     - A void shown in play: that opponent holds no card of the suit.
     - A card the player sent to receiver R that R did not give back stays
       with R; if a later exchange round (two up players) had R give cards to
-      the other up player S2, it may have gone to S2 instead. If R or S2 is
-      the dealer it may also have been discarded.
+      the other up player S2, it may have gone to S2 instead (with
+      ``trump_after_send``, where every card is sent before any comes back,
+      whichever of the two returned first). If R or S2 is the dealer and
+      the discards come after the exchange, it may also have been discarded.
+    - A card the player sent that has reached R but is not returned yet
+      (``trump_after_send``, before the returns) is in R's hand.
     - A card the player, as receiver, returned to sender S is with S (or
-      among S's discards if S is the dealer).
+      among S's discards if S is the dealer and discards after the exchange).
     - A kitty card shown to the player (show rule) is with the dealer (or
       among its discards when the dealer discards after taking the kitty).
     - When R returned cards of suit s, R keeps no card of s above the lowest
       one it returned: an unknown card above that stays out of R's hand for
       the rest of the hand (a later round makes R return any such card it
       receives; a higher kitty card is shown to the player, so known). If R is the
-      dealer, its discards hold no such card either.
+      dealer and discards after the exchange, its discards hold no such card
+      either.
 
 Sampling
     Cards are dealt one at a time in random order to one of their allowed
@@ -46,7 +51,7 @@ import random
 from dataclasses import dataclass
 
 from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask, to_mask
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
+from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game, hand_order
 from sm_env.knowledge import PlayerView
 
 from .unseen import deck_of
@@ -103,12 +108,21 @@ def constraints_of(view: PlayerView) -> Constraints:
     left, right = (me + 1) % 3, (me + 2) % 3
     rules = view.rules
     dealer = view.dealer
-    after_exchange = view.phase != EXCHANGE
+    order = hand_order(rules)
+    exchange_at = order.index("send" if rules.trump_after_send else "exchange")
+    # the dealer may have discarded a card it got or kept in the exchange
+    after_exchange = view.phase != EXCHANGE and "discard" in order[exchange_at:]
+    choosing = view.phase == EXCHANGE and view.to_act == me
     played = view.played[0] | view.played[1] | view.played[2]
-    known = view.hand | played | (view.kitty or 0) | to_mask(view.discards or ())
-    for ex in view.exchanges:  # my own cards chosen in a round not yet completed
+    # the dealer's kitty cards are in its hand, played or discarded, or (kitty before the exchange) sent
+    known = view.hand | played | to_mask(view.discards or ())
+    in_transit = []  # (receiver, cards) I sent that are in the receiver's hand, not returned yet
+    for ex in view.exchanges:
         if ex.sender == me and ex.returned is None and ex.sent:
-            known |= to_mask(ex.sent)
+            if choosing:  # my own cards chosen in a round not yet completed: out of play for now
+                known |= to_mask(ex.sent)
+            else:
+                in_transit.append((ex.receiver, to_mask(ex.sent)))
     unknown = deck_of(rules) & ~known
     n_unknown = unknown.bit_count()
     cap_kitty = 0 if view.kitty_taken else rules.kitty_size
@@ -127,6 +141,8 @@ def constraints_of(view: PlayerView) -> Constraints:
         for s in range(4):
             if view.voids[seat] >> s & 1:
                 restrict(SUIT_MASK[s], _ALL & ~_flag(view, seat))
+    for receiver, cards in in_transit:
+        restrict(cards, _flag(view, receiver))
     exchanges = view.exchanges
     for i, ex in enumerate(exchanges):
         if ex.returned is None or ex.sent is None:
@@ -134,7 +150,8 @@ def constraints_of(view: PlayerView) -> Constraints:
         if ex.sender == me:
             receiver = ex.receiver
             holders = {receiver}
-            for later in exchanges[i + 1 :]:
+            others = exchanges if rules.trump_after_send else exchanges[i + 1 :]  # all returns at once there
+            for later in others:
                 done = not (view.phase == EXCHANGE and later.sender == view.to_act)
                 if later.receiver == receiver and later.sender != me and done:
                     holders.add(later.sender)
@@ -245,8 +262,9 @@ def sample_world(view: PlayerView, rng: random.Random, cons: Constraints | None 
 def world_from_view(view: PlayerView, world: World) -> Game:
     """A Game in the view's public state with the sampled hidden cards.
 
-    Supports the trump, discard and play phases (the exchange keeps state
-    the view does not carry in engine form). The game ends (truncated) at
+    Supports the trump, discard and play phases once the hand's exchange is
+    over (an exchange to come or in progress keeps state the view does not
+    carry in engine form). The game ends (truncated) at
     the end of the current hand, so a rollout stops there with
     ``tricks_won`` intact.
     """
@@ -254,6 +272,8 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         raise ValueError("world_from_view: nobody is to act")
     if view.phase not in (TRUMP, DISCARD, PLAY):
         raise ValueError(f"world_from_view supports the trump, discard and play phases, not phase {view.phase}")
+    if view.exchange_pending:
+        raise ValueError("world_from_view: this hand's exchange is still to come or under way (not in engine form)")
     kitty = (view.kitty or 0) if view.kitty_taken else world.kitty
     if view.phase == TRUMP:
         discards = None
@@ -280,4 +300,5 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         tricks_played=view.tricks_played,
         played=view.played,
         voids=view.voids,
+        quotas=view.quotas,
     )

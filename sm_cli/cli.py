@@ -156,7 +156,9 @@ def cmd_random(args: argparse.Namespace, out: Any = None) -> int:
             log = game.history[hand - 1]
             print(
                 f"Hand {hand} (dealer player_{log.dealer}, trump {'CDHS'[log.trump]}): tricks {log.tricks_won}, "
-                f"balances {_seats(log.balances)}, scores {_seats(log.scores)}",
+                f"balances {_seats(log.balances)}, "
+                + (f"chips {_seats(log.chips)}, " if log.chips is not None else "")
+                + f"scores {_seats(log.scores)}",
                 file=out,
             )
     print(file=out)

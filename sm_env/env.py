@@ -112,7 +112,7 @@ env(rules="standard", episode="game", max_hands=100, reward="balance", render_mo
 
 `rules`: a preset name of :data:`sm_env.rules.PRESETS` (``"standard"``,
 ``"woburn"``, ``"canadian"``, ...), a :class:`~sm_env.rules.RuleSet`, or a
-dict of docs/rules.md section 9 option names (the ``rules`` field of a record).
+dict of docs/rules.md section 9 and 10 option names (the ``rules`` field of a record).
 
 `episode`: ``"game"`` (a whole game, hand after hand) or ``"hand"`` (one
 hand; every episode is a new game whose hand 1 has no exchange, unless the
@@ -196,9 +196,9 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
-from .game import NUM_ACTIONS, OVER, Game, IllegalActionError, check_seed
+from .game import OVER, Game, IllegalActionError, check_seed
 from .knowledge import player_view
-from .observation import OBSERVATION_SIZE, action_mask, encode
+from .observation import action_mask, encode, observation_size
 from .render import render_table
 from .rules import RuleSet
 
@@ -321,12 +321,13 @@ class raw_env(AECEnv):
 
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
+        n_actions, n_obs = self.rules.num_actions, observation_size(self.rules)  # 56 and 789 but in section 10.8
+        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in AGENTS}
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
-                    "observation": spaces.Box(low=-1.0, high=1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32),
-                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                    "observation": spaces.Box(low=-1.0, high=1.0, shape=(n_obs,), dtype=np.float32),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
                 }
             )
             for agent in AGENTS
@@ -503,7 +504,9 @@ class raw_env(AECEnv):
         legal = view.legal
         return {
             "observation": encode(view),
-            "action_mask": action_mask(legal) if legal else np.zeros(NUM_ACTIONS, np.int8),
+            "action_mask": action_mask(legal, self.rules.num_actions)
+            if legal
+            else np.zeros(self.rules.num_actions, np.int8),
         }
 
     @staticmethod
@@ -523,8 +526,8 @@ class raw_env(AECEnv):
             self._seat(agent)
         seat = game.current_player
         if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
-            return np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return action_mask(game.legal_mask())
+            return np.zeros(self.rules.num_actions, dtype=np.int8)
+        return action_mask(game.legal_mask(), self.rules.num_actions)
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty once the game is over)."""

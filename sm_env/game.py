@@ -1,5 +1,6 @@
 """The Sergeant Major state machine: deal, exchange, trump, discards, tricks,
-scoring and the end of the game (docs/rules.md sections 1-9).
+scoring and the end of the game (docs/rules.md sections 1-9 and the options
+of section 10 implemented so far).
 
 Pure Python: no numpy, no PettingZoo. This module is the one place that
 decides legality (:meth:`Game.legal_mask`) and the one place that scores
@@ -14,6 +15,7 @@ EXCHANGE   up player   a card id 0-51 from its hand, one card at a time
 TRUMP      dealer      52-55: clubs, diamonds, hearts, spades
 DISCARD    dealer      a card id from its hand, one card at a time
 PLAY       in turn     a card id; must follow the led suit if able
+ASSIGN     dealer      68-73: the quotas (``dealer_assigns_quotas`` only)
 OVER       nobody      none
 =========  ==========  ================================================
 
@@ -24,6 +26,9 @@ Hands are ``int`` bit sets (see :mod:`sm_env.cards`). Seats are absolute
 Order of a hand (standard): deal -> exchange rounds -> trump -> 4 discards ->
 take the kitty (show rule) -> 16 tricks. ``pickup_before_discard`` takes the
 kitty right after trump; with ``trump_after_kitty`` it is taken before trump.
+:func:`hand_order` gives the order of every rule set (section 10.1 options
+move trump, the kitty and the returns around the exchange); the engine walks
+through it stage by stage (``Game._next_stage``).
 
 The history of the game is kept as :class:`~sm_env.logs.HandLog` objects, from which
 :mod:`sm_env.record` writes the JSON record.
@@ -31,6 +36,8 @@ The history of the game is kept as :class:`~sm_env.logs.HandLog` objects, from w
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 import random
 from collections.abc import Callable, Sequence
@@ -41,13 +48,20 @@ from .logs import NO_SUIT, ExchangeLog, HandLog, TrickLog
 from .rules import RuleSet
 
 # Phases
-EXCHANGE, TRUMP, DISCARD, PLAY, OVER = range(5)
-PHASE_NAMES = ("exchange", "trump", "discard", "play", "over")
+EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN = range(6)
+PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign")
 
 # Actions
 TRUMP_ACTION_BASE = 52
 NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
+ASSIGN_ACTION_BASE = 68
+ASSIGN_MASK = 0x3F << ASSIGN_ACTION_BASE
+MAX_ACTIONS = 74
+"""Actions of the largest space (docs/rules.md 10.8); a rule set's own size is ``RuleSet.num_actions``."""
+ASSIGNMENTS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+"""Action 68 + k gives (dealer, eldest, middle) the rule set's quotas ``quotas[i] for i in ASSIGNMENTS[k]``
+(docs/rules.md 10.8: 68 = (q_dealer, q_eldest, q_middle) ... 73 = (q_middle, q_eldest, q_dealer))."""
 
 ROLE_NAMES = ("dealer", "eldest", "middle")
 
@@ -64,12 +78,20 @@ class DealError(ValueError):
     """A malformed deal given in the reset options."""
 
 
-def action_text(action: int) -> str:
-    """Human text of an action id: a card (``TH``) or a trump (``trump hearts``)."""
+def assignment_of(action: int, rules: RuleSet) -> list[int]:
+    """The quotas an assignment action (68-73) gives, by role [dealer, eldest, middle]."""
+    return [rules.quotas[i] for i in ASSIGNMENTS[action - ASSIGN_ACTION_BASE]]
+
+
+def action_text(action: int, rules: RuleSet | None = None) -> str:
+    """Human text of an action id: a card (``TH``), a trump (``trump hearts``) or a quota
+    assignment (``quotas 8-3-5`` for dealer, eldest, middle; needs the rules)."""
     if 0 <= action < NUM_CARDS:
         return CARD_TEXT[action]
     if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
+    if ASSIGN_ACTION_BASE <= action < MAX_ACTIONS and rules is not None:
+        return "quotas " + "-".join(map(str, assignment_of(action, rules)))
     return f"action {action}"
 
 
@@ -103,6 +125,54 @@ def winning_card(cards: Sequence[int], trump: int) -> int:
             best = card
             best_suit = suit
     return best
+
+
+@functools.lru_cache(maxsize=128)
+def hand_order(rules: RuleSet) -> tuple[str, ...]:
+    """The stages of a hand before the play of the tricks, in order (docs/rules.md 4, 5, 9 and 10.1).
+
+    Stages: ``assign`` (with ``dealer_assigns_quotas``, first: the dealer
+    gives the quotas), ``exchange`` (each up player sends and its cards come back),
+    ``send`` and ``return`` (with ``trump_after_send``: every up player
+    sends, then after trump every return is made), ``trump``, ``kitty``
+    (the dealer takes it; the show rule) and ``discard``. Standard:
+    exchange, trump, discard, kitty. Without a kitty there is no kitty or
+    discard stage; a hand without an exchange skips its stages.
+    """
+    if rules.dealer_assigns_quotas:
+        return ("assign", *hand_order(rules.replace(dealer_assigns_quotas=False)))
+    kitty: tuple[str, ...] = ()
+    if rules.kitty_size:
+        kitty = ("kitty", "discard") if rules.pickup_before_discard else ("discard", "kitty")
+    if rules.kitty_before_exchange:
+        if rules.trump_before_exchange:
+            return ("trump", "kitty", "discard", "exchange")
+        if rules.trump_after_kitty:
+            return ("kitty", "trump", "discard", "exchange")
+        if rules.trump_after_send:
+            return ("kitty", "discard", "send", "trump", "return")
+        return ("kitty", "discard", "exchange", "trump")
+    if rules.trump_before_exchange:
+        return ("trump", "exchange", *kitty)
+    if rules.trump_after_send:
+        return ("send", "trump", "return", *kitty)
+    if rules.trump_after_kitty:
+        return ("exchange", "kitty", "trump", "discard")
+    return ("exchange", "trump", *kitty)
+
+
+def chip_changes(balances: Sequence[int]) -> list[int]:
+    """The chips each seat wins (+) or pays (-) in a hand, by seat (docs/rules.md 10.7).
+
+    Every up player (balance > 0) wins from every down player (balance < 0)
+    as many chips as the up player's surplus; a seat at zero neither wins
+    nor pays. Zero-sum. Balances +2, -1, -1 give +4, -2, -2; +1, +1, -2 give
+    +1, +1, -2.
+    """
+    ups = [b for b in balances if b > 0]
+    downs = sum(1 for b in balances if b < 0)
+    paid = sum(ups)
+    return [b * downs if b > 0 else -paid if b < 0 else 0 for b in balances]
 
 
 def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list[list[int]], list[int]]:
@@ -220,8 +290,12 @@ def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
     if sum(checked) != 0:
         raise ValueError(f"start_balances must sum to zero (tricks taken minus quotas), got {checked}")
     tricks, quotas = rules.tricks_per_hand, rules.quotas
-    for dealer in range(3):
-        if all(-quotas[(s - dealer) % 3] <= checked[s] <= tricks - quotas[(s - dealer) % 3] for s in range(3)):
+    # the seats' quotas in the imaginary hand: the roles of some dealer, or with dealer_assigns_quotas any order
+    orders = (
+        itertools.permutations(quotas) if rules.dealer_assigns_quotas else (quotas[-d:] + quotas[:-d] for d in range(3))
+    )
+    for by_seat in orders:
+        if all(-by_seat[s] <= checked[s] <= tricks - by_seat[s] for s in range(3)):
             return checked
     ranges = ", ".join(f"{ROLE_NAMES[r]} {-quotas[r]}..{tricks - quotas[r]}" for r in range(3))
     raise ValueError(
@@ -254,6 +328,7 @@ class Game:
         start_balances: Sequence[int] | None = None,
     ) -> None:
         self.rules = RuleSet.from_any(rules)
+        self._order = hand_order(self.rules)
         self.seed = check_seed(seed)
         self.rng = random.Random(self.seed)
         if deals is None:
@@ -322,6 +397,8 @@ class Game:
             return self.hands[self.current]
         if phase == TRUMP:
             return TRUMP_MASK
+        if phase == ASSIGN:
+            return ASSIGN_MASK
         return 0
 
     def legal_actions(self) -> list[int]:
@@ -347,6 +424,11 @@ class Game:
         )
 
     @property
+    def exchange_pending(self) -> bool:
+        """Whether this hand's exchange has cards still to send or to return (False once done, or with none)."""
+        return bool(self._exchange_rounds) and not self._returns_done and self.phase != OVER
+
+    @property
     def exchange_round(self) -> int:
         """Index (0, 1) of the exchange round being played or last played in this hand."""
         return self._exchange_round
@@ -369,6 +451,8 @@ class Game:
             self._send(action)
         elif phase == TRUMP:
             self._name_trump(action - TRUMP_ACTION_BASE)
+        elif phase == ASSIGN:
+            self._assign(action)
         else:
             self._discard(action)
 
@@ -379,20 +463,23 @@ class Game:
             return operator.index(action)
         except TypeError:
             raise IllegalActionError(
-                f"action must be an integer action id 0-{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__})"
+                f"action must be an integer action id 0-{self.rules.num_actions - 1}, got {action!r} "
+                f"({type(action).__name__})"
             ) from None
 
     def _illegal(self, action: int) -> IllegalActionError:
         if self.phase == OVER:
             return GameOverError(f"the game is over ({self._end_text()}); no action is legal, got {action}")
-        if not 0 <= action < NUM_ACTIONS:
-            return IllegalActionError(f"action {action} is out of range: action ids are 0-{NUM_ACTIONS - 1}")
+        if not 0 <= action < self.rules.num_actions:
+            return IllegalActionError(f"action {action} is out of range: action ids are 0-{self.rules.num_actions - 1}")
         who = f"player_{self.current}"
         phase = PHASE_NAMES[self.phase]
         legal = self.legal_mask()
-        allowed = " ".join(action_text(a) for a in from_mask(legal))
+        allowed = " ".join(action_text(a, self.rules) for a in from_mask(legal))
         if self.phase == TRUMP:
             reason = "the dealer must name trump (actions 52-55)"
+        elif self.phase == ASSIGN:
+            reason = "the dealer must assign the quotas (actions 68-73)"
         elif (
             self.phase == PLAY
             and self.trick
@@ -406,7 +493,7 @@ class Game:
         else:
             reason = f"{who} does not hold {CARD_TEXT[action]}"
         return IllegalActionError(
-            f"illegal action {action} ({action_text(action)}) in hand {self.hand_number}, {phase} phase: "
+            f"illegal action {action} ({action_text(action, self.rules)}) in hand {self.hand_number}, {phase} phase: "
             f"{reason}; legal actions: {allowed}"
         )
 
@@ -427,17 +514,14 @@ class Game:
             deal_hands = [sorted(deck[i * size : (i + 1) * size]) for i in range(3)]
             kitty = sorted(deck[3 * size :])
         self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
-        self.history.append(
-            HandLog(self.hand_number, dealer, list(self.quotas), [list(h) for h in deal_hands], list(kitty))
-        )
-        self._exchange_rounds = self._exchange_plan(previous_balances)
-        if self._exchange_rounds:
-            self._begin_exchange_round()
-        else:
-            self._after_exchange()
+        quotas = None if self.quotas is None else list(self.quotas)
+        self.history.append(HandLog(self.hand_number, dealer, quotas, [list(h) for h in deal_hands], list(kitty)))
+        if self.quotas is not None:  # else planned once the dealer has assigned them
+            self._exchange_rounds = self._exchange_plan(previous_balances)
+        self._next_stage()
 
     # Per-hand lists that a clone must copy (everything else per hand is an int, a bool or shared).
-    _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")
+    _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")  # quotas: None until assigned
 
     def _reset_hand_state(
         self, dealer: int, hands: list[int], kitty: int, previous_balances: Sequence[int] | None
@@ -461,10 +545,16 @@ class Game:
         (that round's [(receiver, count)]), ``_receiver_index`` (the receiver
         the sender is choosing cards for) and ``_round_exchanges`` (the
         round's ExchangeLog entries, one per receiver served so far).
+
+        Private, the order of the hand: ``_stage`` (index into
+        :func:`hand_order` of the stage being played; -1 before the first)
+        and ``_returns_done`` (every exchanged card has been returned).
         """
         q = self.rules.quotas
         self.dealer = dealer
-        self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
+        self.quotas: list[int] | None = None
+        if not self.rules.dealer_assigns_quotas:
+            self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
         self.hands = hands
         self.kitty_mask = kitty
         self.previous_balances = None if previous_balances is None else list(previous_balances)
@@ -484,13 +574,17 @@ class Game:
         self._receivers: list[tuple[int, int]] = []
         self._receiver_index = 0
         self._round_exchanges: list[ExchangeLog] = []
+        self._stage = -1
+        self._returns_done = False
 
     def _exchange_plan(self, balances: Sequence[int] | None) -> list[tuple[int, list[tuple[int, int]]]]:
         """Rounds of the exchange: [(sender, [(receiver, count), ...]), ...].
 
         One up player: one round, receivers by lower current quota first
         (simultaneous). Two up players: one round each, higher current quota
-        first. ``max_exchange`` caps what each player gives or takes.
+        first; with ``first_up_exchanges_first``, the one that got up first
+        in the previous hand first (:meth:`_up_at`). ``max_exchange`` caps
+        what each player gives or takes.
         """
         if balances is None or self.rules.no_exchange:
             return []
@@ -516,7 +610,11 @@ class Game:
         left = cap
         rounds = []
         # higher current quota first; equal quotas in role order (rules.py)
-        for sender in sorted(ups, key=lambda s: (-self.quotas[s], self.role_of(s))):
+        order = sorted(ups, key=lambda s: (-self.quotas[s], self.role_of(s)))
+        up_at = self._up_at() if self.rules.first_up_exchanges_first else None
+        if up_at is not None:
+            order.sort(key=lambda s: up_at[s])  # stable: the usual order breaks no tie (there is none)
+        for sender in order:
             count = balances[sender]
             if cap is not None:
                 count = min(count, cap, left)
@@ -524,6 +622,26 @@ class Game:
             if count > 0:
                 rounds.append((sender, [(receiver, count)]))
         return rounds
+
+    def _up_at(self) -> list[int] | None:
+        """For each seat, the trick of the previous hand (0 = first) in which it won its (quota + 1)-th
+        trick, i.e. got "up" (docs/rules.md 10.4); a large number for a seat that never did. None when
+        there is no previous hand in the history (start balances): then the usual order applies."""
+        if len(self.history) < 2:
+            return None
+        previous = self.history[-2]
+        won = [0, 0, 0]
+        up_at = [NUM_CARDS, NUM_CARDS, NUM_CARDS]
+        if self.rules.kitty_trick:  # the kitty trick counts as won before trick 1
+            won[previous.dealer] = 1
+            if previous.quotas[previous.dealer] == 0:
+                up_at[previous.dealer] = -1
+        for index, trick in enumerate(previous.tricks or ()):
+            seat = trick.winner
+            won[seat] += 1
+            if won[seat] == previous.quotas[seat] + 1:
+                up_at[seat] = index
+        return up_at
 
     def _begin_exchange_round(self) -> None:
         sender, receivers = self._exchange_rounds[self._exchange_round]
@@ -550,36 +668,84 @@ class Game:
                 self._complete_exchange_round()
 
     def _complete_exchange_round(self) -> None:
-        """The cards move: each receiver returns its top n_s cards of each suit s."""
-        sender = self.current
-        back = 0
+        """The sender has chosen every card of its round: the cards move.
+
+        Each sent card goes into its receiver's hand. In a plain exchange the
+        receivers return at once; with ``trump_after_send`` (the ``send``
+        stage) the returns wait for the ``return`` stage.
+        """
         for entry in self._round_exchanges:
-            receiver = entry.receiver
-            hand = self.hands[receiver] | to_mask(entry.sent)
-            per_suit = [0, 0, 0, 0]
-            for card in entry.sent:
-                per_suit[card // 13] += 1
-            returned = []
-            for suit in range(4):
-                for _ in range(per_suit[suit]):
-                    top = (hand & SUIT_MASK[suit]).bit_length() - 1
-                    hand ^= 1 << top
-                    returned.append(top)
-            self.hands[receiver] = hand
-            entry.returned = returned
-            back |= to_mask(returned)
-        self.hands[sender] |= back
+            self.hands[entry.receiver] |= to_mask(entry.sent)
+            entry.delivered = True
+        if self._order[self._stage] == "exchange":
+            for entry in self._round_exchanges:
+                self._return(entry)
         self._exchange_round += 1
         if self._exchange_round < len(self._exchange_rounds):
             self._begin_exchange_round()
         else:
-            self._after_exchange()
+            self._returns_done = self._order[self._stage] == "exchange"
+            self._next_stage()
 
-    def _after_exchange(self) -> None:
-        if self.rules.trump_after_kitty:
-            self._pickup()
-        self.phase = TRUMP
-        self.current = self.dealer
+    def _return(self, entry: ExchangeLog) -> None:
+        """The receiver returns its top n_s cards of each suit s sent, from its hand as it stands."""
+        hand = self.hands[entry.receiver]
+        per_suit = [0, 0, 0, 0]
+        for card in entry.sent:
+            per_suit[card // 13] += 1
+        returned = []
+        for suit in range(4):
+            for _ in range(per_suit[suit]):
+                top = (hand & SUIT_MASK[suit]).bit_length() - 1
+                hand ^= 1 << top
+                returned.append(top)
+        self.hands[entry.receiver] = hand
+        self.hands[entry.sender] |= to_mask(returned)
+        entry.returned = returned
+
+    def _next_stage(self) -> None:
+        """Go on to the next stage of :func:`hand_order` that needs a decision (or to the play)."""
+        order = self._order
+        while True:
+            self._stage += 1
+            if self._stage == len(order):
+                self._start_play()
+                return
+            stage = order[self._stage]
+            if stage == "assign":
+                self.phase = ASSIGN
+                self.current = self.dealer
+                return
+            if stage == "exchange" or stage == "send":
+                if self._exchange_rounds:
+                    self._begin_exchange_round()
+                    return
+                self._returns_done = True
+            elif stage == "return":
+                for entry in self.log.exchanges:
+                    self._return(entry)
+                self._returns_done = True
+            elif stage == "kitty":
+                if not self.picked_up:
+                    self._pickup()
+            elif stage == "trump":
+                self.phase = TRUMP
+                self.current = self.dealer
+                return
+            else:  # discard
+                self.log.discards = []
+                self.phase = DISCARD
+                self.current = self.dealer
+                return
+
+    def _assign(self, action: int) -> None:
+        """The dealer gives the quotas (docs/rules.md 10.7); the exchange is planned with them."""
+        by_role = assignment_of(action, self.rules)
+        self.quotas = [by_role[(seat - self.dealer) % 3] for seat in range(3)]
+        self.log.quotas = list(self.quotas)
+        self.log.assignment = by_role
+        self._exchange_rounds = self._exchange_plan(self.previous_balances)
+        self._next_stage()
 
     def _name_trump(self, suit: int) -> None:
         self.trump = suit
@@ -587,24 +753,20 @@ class Game:
         if self.rules.kitty_size == 0:
             self.log.discards = []
             self.log.shown = []
-            self._start_play()
-            return
-        if self.rules.pickup_before_discard and not self.picked_up:
-            self._pickup()
-        self.phase = DISCARD
-        self.log.discards = []
+        self._next_stage()
 
     def _discard(self, card: int) -> None:
         self.hands[self.dealer] ^= 1 << card
         discards = self.log.discards
         discards.append(card)
         if len(discards) == self.rules.kitty_size:
-            if not self.picked_up:
-                self._pickup()
-            self._start_play()
+            if self.rules.kitty_trick:  # docs/rules.md 10.4: the discards are the dealer's first trick
+                self.tricks_won[self.dealer] += 1
+            self._next_stage()
 
     def _pickup(self) -> None:
-        """The dealer takes the kitty; the show rule (docs/rules.md 5.4) is applied."""
+        """The dealer takes the kitty; the show rule (docs/rules.md 5.4) is applied
+        (to the exchanges made so far: none when the kitty comes before the exchange)."""
         dealer = self.dealer
         self.hands[dealer] |= self.kitty_mask
         self.picked_up = True
@@ -651,7 +813,7 @@ class Game:
         self.tricks_played += 1
         self.trick = []
         self.leader = self.current = winner
-        if self.tricks_played == self.rules.tricks_per_hand:
+        if self.tricks_played == self.rules.hand_size:
             self._end_hand()
         else:
             tricks.append(TrickLog(winner))
@@ -659,11 +821,17 @@ class Game:
     # ------------------------------------------------------------------ scoring
 
     def _end_hand(self) -> None:
-        """Score the hand (the one place that scores) and go on or end the game."""
+        """Score the hand (the one place that scores) and go on or end the game.
+
+        The running score adds the balances, or with ``chips`` the chip changes.
+        """
         balances = [self.tricks_won[s] - self.quotas[s] for s in range(3)]
-        for s in range(3):
-            self.scores[s] += balances[s]
         log = self.log
+        changes = balances
+        if self.rules.chips:
+            changes = log.chips = chip_changes(balances)
+        for s in range(3):
+            self.scores[s] += changes[s]
         log.tricks_won = list(self.tricks_won)
         log.balances = balances
         log.scores = list(self.scores)
@@ -695,12 +863,13 @@ class Game:
             if hit:
                 return best(hit, balances)
         if rules.target_score is not None:
-            target = rules.target_score
+            target = rules.target_score  # running scores: chip totals with chips
             hit = [s for s in seats if self.scores[s] >= target]
             if hit or (rules.target_symmetric and any(self.scores[s] <= -target for s in seats)):
                 return best(list(seats), self.scores)
         if rules.dealer_makes_quota and self.hand_number >= 3:
-            if self.tricks_won[self.dealer] >= self.quotas[self.dealer]:
+            surplus = self.tricks_won[self.dealer] - self.quotas[self.dealer]
+            if surplus > 0 or (surplus == 0 and rules.dealer_makes_quota is True):  # "up": more than its quota
                 return [self.dealer]
         if rules.fixed_hands is not None and self.hand_number >= rules.fixed_hands:
             return best(list(seats), self.scores)
@@ -730,13 +899,16 @@ class Game:
         tricks_played: int,
         played: Sequence[int],
         voids: Sequence[int],
+        quotas: Sequence[int] | None = None,
     ) -> Game:
         """A game set up in the middle of a hand, for search over sampled deals.
 
         Only the trump, discard and play phases can be set up (an exchange
         round in progress has state no player sees in full). ``hands`` and
         ``kitty`` are bit sets; the kitty is the cards still to be taken, or
-        the dealer's known kitty once taken (0 if unknown). The game has no
+        the dealer's known kitty once taken (0 if unknown); ``quotas`` by
+        seat (default: the rule set's by role; needed with
+        ``dealer_assigns_quotas``). The game has no
         history before this hand, and ends (truncated) when the hand ends,
         so ``tricks_won`` and the balances of the hand can be read then.
         """
@@ -744,6 +916,7 @@ class Game:
             raise ValueError(f"a position can be set up in the trump, discard or play phase, not {PHASE_NAMES[phase]}")
         game = cls.__new__(cls)
         game.rules = RuleSet.from_any(rules)
+        game._order = hand_order(game.rules)
         game.seed = None
         game.rng = random.Random(0)
         game.deal_queue = []
@@ -755,6 +928,10 @@ class Game:
         game.truncated = False
         game.hand_number = hand_number
         game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
+        if quotas is not None:
+            game.quotas = list(quotas)
+        if game.quotas is None:
+            raise ValueError("from_position: the quotas are needed when the dealer assigns them")
         game.trump = trump
         game.picked_up = kitty_taken
         game.played = list(played)
@@ -766,6 +943,8 @@ class Game:
         game.tricks_played = tricks_played
         game.phase = phase
         game.current = to_act
+        game._stage = len(game._order) if phase == PLAY else game._order.index("trump" if phase == TRUMP else "discard")
+        game._returns_done = True
         log = HandLog(hand_number, dealer, list(game.quotas), [[], [], []], from_mask(kitty))
         log.trump = trump
         log.discards = None if discards is None else list(discards)
@@ -790,7 +969,8 @@ class Game:
         other.history = self.history[:-1] + [self.history[-1].copy()]
         other.winners = None if self.winners is None else list(self.winners)
         for name in Game._HAND_LISTS:
-            setattr(other, name, list(getattr(self, name)))
+            value = getattr(self, name)
+            setattr(other, name, None if value is None else list(value))
         # the round's entries are the last ones of the copied log (a new list even when empty)
         exchanges = other.history[-1].exchanges
         other._round_exchanges = exchanges[len(exchanges) - len(self._round_exchanges) :]

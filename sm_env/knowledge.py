@@ -8,9 +8,11 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
   balances of the previous hand, running scores, hand sizes);
 - voids shown in play (a seat that did not follow the led suit);
 - in the exchange: who exchanges how many cards with whom (public); the
-  sender sees its own chosen cards at once and the returned cards when the
-  round completes; the receiver sees the sent cards and what it returned
-  only when the round completes; the third player sees only counts;
+  sender sees its own chosen cards at once and the returned cards when they
+  come back; the receiver sees the sent cards when they reach its hand
+  (when the sender's round completes) and what it returned when it returns
+  them (at once, or with ``trump_after_send`` after trump); the third player
+  sees only counts; whether the exchange is still pending is public;
 - the dealer: its own discards and, once taken, the kitty;
 - an up player shown kitty cards by the show rule: those cards.
 
@@ -39,7 +41,8 @@ class PlayerView:
 
     Attributes (absolute seats; card sets as bit sets):
         seat, rules, hand_number, phase, to_act (None when over), dealer,
-        quotas, tricks_won, scores, previous_balances (None in hand 1),
+        quotas (None while the dealer has still to assign them), tricks_won,
+        scores (running scores: chip totals with the ``chips`` option), previous_balances (None in hand 1),
         trump (NO_SUIT = -1 before it is named), led_suit (NO_SUIT with no open trick),
         trick (cards of the open trick in play order), trick_leader,
         tricks_played, hand, hand_sizes, played (cards played this hand by
@@ -52,7 +55,8 @@ class PlayerView:
         (how many cards the dealer has discarded: public), legal (legal
         action bit set; 0 unless this player is to act), to_send
         ((receiver, cards still to choose) pairs while this player sends in
-        the exchange, else ()), winner, truncated.
+        the exchange, else ()), exchange_pending (this hand's exchange still
+        has cards to send or to return: public), winner, truncated.
     """
 
     __slots__ = (
@@ -85,6 +89,7 @@ class PlayerView:
         "discard_count",
         "legal",
         "to_send",
+        "exchange_pending",
         "winner",
         "truncated",
         "_tricks",
@@ -96,7 +101,7 @@ class PlayerView:
     phase: int
     to_act: int | None
     dealer: int
-    quotas: tuple[int, int, int]
+    quotas: tuple[int, int, int] | None
     tricks_won: tuple[int, int, int]
     scores: tuple[int, int, int]
     previous_balances: tuple[int, int, int] | None
@@ -119,6 +124,7 @@ class PlayerView:
     discard_count: int
     legal: int
     to_send: tuple[tuple[int, int], ...]
+    exchange_pending: bool
     winner: int | list[int] | None
     truncated: bool
 
@@ -146,7 +152,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.to_act = None if phase == OVER else game.current
     dealer = game.dealer
     view.dealer = dealer
-    view.quotas = tuple(game.quotas)
+    view.quotas = None if game.quotas is None else tuple(game.quotas)
     view.tricks_won = tuple(game.tricks_won)
     view.scores = tuple(game.scores)
     prev = game.previous_balances
@@ -172,11 +178,12 @@ def player_view(game: Game, seat: int) -> PlayerView:
             gave[entry.receiver] |= to_mask(entry.sent)
             if returned is not None:
                 got[entry.receiver] |= to_mask(returned)
-        elif seat == entry.receiver and entry.returned is not None:
+        elif seat == entry.receiver and entry.delivered:
             sent = tuple(entry.sent)
-            returned = tuple(entry.returned)
             got[entry.sender] |= to_mask(sent)
-            gave[entry.sender] |= to_mask(returned)
+            if entry.returned is not None:
+                returned = tuple(entry.returned)
+                gave[entry.sender] |= to_mask(returned)
         exchanges.append(Exchange(entry.sender, entry.receiver, entry.count, sent, returned))
     view.exchanges = tuple(exchanges)
     view.gave = tuple(gave)
@@ -194,6 +201,7 @@ def player_view(game: Game, seat: int) -> PlayerView:
     acting = phase != OVER and game.current == seat
     view.legal = game.legal_mask() if acting else 0
     view.to_send = game.cards_to_send() if acting else ()
+    view.exchange_pending = game.exchange_pending
     view.winner = game.winner
     view.truncated = game.truncated
     view._tricks = log.tricks or ()  # public trick logs only, never the deal

@@ -51,18 +51,20 @@ class Trick(NamedTuple):
 class ExchangeLog:
     """One exchange between an up player (``sender``) and a down player."""
 
-    __slots__ = ("sender", "receiver", "count", "sent", "returned")
+    __slots__ = ("sender", "receiver", "count", "sent", "delivered", "returned")
 
     def __init__(self, sender: int, receiver: int, count: int) -> None:
         self.sender = sender
         self.receiver = receiver
         self.count = count
         self.sent: list[int] = []
+        self.delivered = False  # the sent cards are in the receiver's hand (the sender's round is complete)
         self.returned: list[int] | None = None
 
     def copy(self) -> ExchangeLog:
         other = ExchangeLog(self.sender, self.receiver, self.count)
         other.sent = list(self.sent)
+        other.delivered = self.delivered
         other.returned = None if self.returned is None else list(self.returned)
         return other
 
@@ -85,8 +87,8 @@ class TrickLog:
 class HandLog:
     """Everything that happened in one hand, as the record needs it.
 
-    Fields not yet known are None (shown, tricks_won, balances, scores) or, for
-    trump, NO_SUIT;
+    Fields not yet known are None (shown, tricks_won, balances, chips, scores)
+    or, for trump, NO_SUIT; ``chips`` stays None unless the rules use chips;
     ``discards`` and ``tricks`` grow as the hand is played.
     """
 
@@ -94,6 +96,7 @@ class HandLog:
         "number",
         "dealer",
         "quotas",
+        "assignment",
         "deal_hands",
         "kitty",
         "exchanges",
@@ -103,13 +106,17 @@ class HandLog:
         "tricks",
         "tricks_won",
         "balances",
+        "chips",
         "scores",
     )
 
-    def __init__(self, number: int, dealer: int, quotas: list[int], deal_hands: list[list[int]], kitty: list[int]):
+    def __init__(
+        self, number: int, dealer: int, quotas: list[int] | None, deal_hands: list[list[int]], kitty: list[int]
+    ):
         self.number = number
         self.dealer = dealer
-        self.quotas = quotas
+        self.quotas = quotas  # None until the dealer assigns them (dealer_assigns_quotas)
+        self.assignment: list[int] | None = None  # the assigned quotas by role (dealer_assigns_quotas)
         self.deal_hands = deal_hands
         self.kitty = kitty
         self.exchanges: list[ExchangeLog] = []
@@ -119,6 +126,7 @@ class HandLog:
         self.tricks: list[TrickLog] | None = None
         self.tricks_won: list[int] | None = None
         self.balances: list[int] | None = None
+        self.chips: list[int] | None = None
         self.scores: list[int] | None = None
 
     def copy(self) -> HandLog:

@@ -29,10 +29,12 @@ off   size  feature
 741   3     my role one-hot: dealer, eldest, middle
 744   3     quotas[rel] / 17
 747   3     tricks won this hand[rel] / 17
-750   3     hand sizes[rel] / 20
+750   3     hand sizes[rel] / 20, clipped to 1 (with ``trump_after_send`` a
+            receiver holds its received cards until it returns them)
 753   12    voids[rel][suit]: 1 where that seat showed out of the suit
 765   3     previous hand's balances[rel] / 17 (what drives the exchange)
-768   3     running scores[rel] / 32, clipped to [-1, 1]
+768   3     running scores[rel] / 32, clipped to [-1, 1] (chip totals with
+            the ``chips`` option)
 771   6     exchange counts / 17, pairs (from rel, to rel): (0,1) (0,2)
             (1,0) (1,2) (2,0) (2,1)
 777   2     cards I still have to choose for left, right (exchange) / 17
@@ -46,15 +48,28 @@ off   size  feature
 
 Total: 789 entries. With ``no_kitty_51`` hands have 17 cards and the
 kitty/discard planes stay zero; the layout does not change with the rule
-set.
+set, except that rule sets with 74 actions (docs/rules.md 10.8; so far
+``dealer_assigns_quotas``) append (``EXTENDED_FEATURES``):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+789   1     assigning: 1 while the dealer assigns the quotas (the phase
+            one-hot is then zero)
+790   1     quotas known: 1 once this hand's quotas are assigned (before,
+            the quotas entries are zero)
+====  ====  ================================================================
+
+:func:`observation_size` gives the length for a rule set (789 or 791).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .game import DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY
+from .game import ASSIGN, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY
 from .knowledge import PlayerView
+from .rules import RuleSet
 
 # The layout in one table: (name, size), in order. Offsets, the docstring
 # table (checked by a test) and every shift in encode() derive from it.
@@ -101,6 +116,18 @@ OBSERVATION_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(_FEATURES)
 OBSERVATION_SIZE = sum(size for _, size in _FEATURES)
 OFFSETS = {name: off for name, off, _ in OBSERVATION_LAYOUT}
 
+EXTENDED_FEATURES: tuple[tuple[str, int], ...] = (("assigning", 1), ("quotas_known", 1))
+"""Appended for rule sets with 74 actions (after the 789 entries)."""
+EXTENDED_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(_FEATURES + EXTENDED_FEATURES)
+_ASSIGNING = OBSERVATION_SIZE
+_QUOTAS_KNOWN = OBSERVATION_SIZE + 1
+
+
+def observation_size(rules: RuleSet) -> int:
+    """Length of the observation vector under these rules: 789, or 791 with 74 actions."""
+    return OBSERVATION_SIZE if rules.num_actions == NUM_ACTIONS else OBSERVATION_SIZE + len(EXTENDED_FEATURES)
+
+
 # The card planes (52 entries each, hand .. kitty) come first; encode builds
 # them as one integer with plane k at bit 52 * k.
 _SCALARS = OFFSETS["trump"]  # first entry after the card planes
@@ -137,8 +164,9 @@ _VOID_SUITS = tuple(tuple(s for s in range(4) if v >> s & 1) for v in range(16))
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of a view (written into ``out`` if given; every entry is written)."""
+    extended = view.rules.num_actions != NUM_ACTIONS
     if out is None:
-        out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
+        out = np.empty(OBSERVATION_SIZE + 2 if extended else OBSERVATION_SIZE, dtype=np.float32)
     seat = view.seat
     left, right = (seat + 1) % 3, (seat + 2) % 3
     played, gave, got = view.played, view.gave, view.got
@@ -173,12 +201,18 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     if view.led_suit >= 0:
         x[_LED + view.led_suit] = 1.0
     phase = view.phase
-    x[_PHASE + phase] = 1.0
+    if phase != ASSIGN:
+        x[_PHASE + phase] = 1.0
     x[_ROLE + (seat - view.dealer) % 3] = 1.0
     q, tw, hs, sc = view.quotas, view.tricks_won, view.hand_sizes, view.scores
-    x[_QUOTAS], x[_QUOTAS + 1], x[_QUOTAS + 2] = q[seat] / 17.0, q[left] / 17.0, q[right] / 17.0
+    if q is not None:
+        x[_QUOTAS], x[_QUOTAS + 1], x[_QUOTAS + 2] = q[seat] / 17.0, q[left] / 17.0, q[right] / 17.0
     x[_TRICKS_WON], x[_TRICKS_WON + 1], x[_TRICKS_WON + 2] = tw[seat] / 17.0, tw[left] / 17.0, tw[right] / 17.0
-    x[_HAND_SIZES], x[_HAND_SIZES + 1], x[_HAND_SIZES + 2] = hs[seat] / 20.0, hs[left] / 20.0, hs[right] / 20.0
+    x[_HAND_SIZES], x[_HAND_SIZES + 1], x[_HAND_SIZES + 2] = (
+        min(hs[seat] / 20.0, 1.0),
+        min(hs[left] / 20.0, 1.0),
+        min(hs[right] / 20.0, 1.0),
+    )
     for r, s in ((0, seat), (1, left), (2, right)):
         v = sc[s]
         if v:
@@ -207,23 +241,25 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
             x[_LEADER + (leader - seat) % 3] = 1.0
     hand_number = view.hand_number
     x[_HAND_NUMBER] = 1.0 if hand_number >= 100 else hand_number / 100.0
+    if extended:
+        x += [1.0 if phase == ASSIGN else 0.0, 0.0 if q is None else 1.0]
     out[_SCALARS:] = x
     return out
 
 
-_MASK_BYTES = (NUM_ACTIONS + 7) // 8
 # _BYTE_BITS[b]: the 8 mask entries (0/1 bytes, lowest bit first) of one byte of the legal bit set
 _BYTE_BITS: tuple[bytes, ...] = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
 
 
-def action_mask(legal: int) -> np.ndarray:
-    """The int8 0/1 action mask (a fresh, writable array of length 56) of a legal-action bit set."""
-    mask = np.frombuffer(
-        bytearray(b"".join([_BYTE_BITS[b] for b in legal.to_bytes(_MASK_BYTES, "little")])), dtype=np.int8
-    )
-    return mask if _MASK_BYTES * 8 == NUM_ACTIONS else mask[:NUM_ACTIONS]
+def action_mask(legal: int, num_actions: int = NUM_ACTIONS) -> np.ndarray:
+    """The int8 0/1 action mask (a fresh, writable array of length ``num_actions``, 56 or 74) of a
+    legal-action bit set."""
+    size = (num_actions + 7) // 8
+    mask = np.frombuffer(bytearray(b"".join([_BYTE_BITS[b] for b in legal.to_bytes(size, "little")])), dtype=np.int8)
+    return mask if size * 8 == num_actions else mask[:num_actions]
 
 
 def describe(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation vector into its named features (for notebooks)."""
-    return {name: obs[off : off + size] for name, off, size in OBSERVATION_LAYOUT}
+    """Split an observation vector into its named features (for notebooks; 789 or 791 entries)."""
+    layout = EXTENDED_LAYOUT if len(obs) > OBSERVATION_SIZE else OBSERVATION_LAYOUT
+    return {name: obs[off : off + size] for name, off, size in layout}

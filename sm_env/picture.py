@@ -168,10 +168,13 @@ class _Painter:
             outline=GOLD if acting else FELT_DARK,
             width=max(1, self.s(3)),
         )
-        balance = p["tricks"] - p["quota"]
         you = " (you)" if seat == table["seat"] else ""
         self.text((x + self.s(10), y + self.s(6)), f"{NAMES[seat]}{you} - {p['role']}", size=17)
-        stats = f"quota {p['quota']}  tricks {p['tricks']} ({balance:+d})  score {p['score']:+d}"
+        if p["quota"] is None:  # the dealer has still to assign the quotas
+            stats = f"quota ?  tricks {p['tricks']}  score {p['score']:+d}"
+        else:
+            balance = p["tricks"] - p["quota"]
+            stats = f"quota {p['quota']}  tricks {p['tricks']} ({balance:+d})  score {p['score']:+d}"
         self.text((x + self.s(10), y + self.s(28)), stats, size=14, fill=GOLD)
         hand = table["hands"][seat]
         cards: list[str | None] = list(hand) if hand is not None else [None] * p["cards"]

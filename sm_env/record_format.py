@@ -25,6 +25,15 @@ Format ``"sergeant-major-record/1"`` (docs/interface.md, "Game record (JSON)")::
       "start_balances": null          # ours: balances of an imaginary hand 0, or null
     }
 
+Rule sets of docs/rules.md section 10 add keys of their own to each hand
+(docs/interface.md, "Records of section 10 rule sets"), only where their
+option is on (:func:`hand_keys`):
+
+- ``chips`` (option ``chips``): the hand's chip changes by seat, null until
+  the hand ends; ``scores`` are then the chip totals.
+- ``assignment`` (option ``dealer_assigns_quotas``): the quotas the dealer
+  gave to [dealer, eldest, middle]; null until chosen, and so is ``quotas``.
+
 Cards are two-character text (``"TH"``). ``sent``, ``discards`` and trick
 cards are in the order chosen or played; ``returned``, ``shown[].cards`` and
 the deal (hands and kitty) may be in any order. Seats are absolute (0-2).
@@ -77,6 +86,7 @@ from typing import Any
 from .atomic import atomic_path
 from .cards import SUIT_LETTERS, texts
 from .game import NO_SUIT, Game, HandLog
+from .rules import RuleSet
 
 __all__ = [
     "EXTRA_KEYS",
@@ -86,6 +96,7 @@ __all__ = [
     "RecordError",
     "ReplayError",
     "game_record",
+    "hand_keys",
     "hand_record",
     "load_record",
     "save_record",
@@ -109,6 +120,16 @@ HAND_KEYS = (
     "balances",
     "scores",
 )
+"""The keys of every hand entry, in every rule set."""
+
+
+SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips"}
+"""Keys a hand entry has only when a section 10 option is on: key -> option."""
+
+
+def hand_keys(rules: RuleSet) -> tuple[str, ...]:
+    """The keys of a hand entry under these rules: :data:`HAND_KEYS` plus those of the section 10 options on."""
+    return (*HAND_KEYS, *(key for key, option in SECTION_10_HAND_KEYS.items() if getattr(rules, option)))
 
 
 class RecordError(ValueError):
@@ -126,13 +147,13 @@ def _ints(values: list[int] | None) -> list[int] | None:
     return None if values is None else [int(v) for v in values]
 
 
-def hand_record(log: HandLog) -> dict[str, Any]:
-    """One hand's entry of the record, from the engine's :class:`HandLog`."""
+def hand_record(log: HandLog, rules: RuleSet) -> dict[str, Any]:
+    """One hand's entry of the record, from the engine's :class:`HandLog` (keys: :func:`hand_keys`)."""
     tricks = None
     if log.tricks is not None:
         # The open trick is left out until its first card is played.
         tricks = [{"leader": t.leader, "cards": texts(t.cards), "winner": t.winner} for t in log.tricks if t.cards]
-    return {
+    entry = {
         "number": log.number,
         "dealer": log.dealer,
         "quotas": _ints(log.quotas),
@@ -154,6 +175,11 @@ def hand_record(log: HandLog) -> dict[str, Any]:
         "balances": _ints(log.balances),
         "scores": _ints(log.scores),
     }
+    if rules.dealer_assigns_quotas:
+        entry["assignment"] = _ints(log.assignment)
+    if rules.chips:
+        entry["chips"] = _ints(log.chips)
+    return entry
 
 
 def _seed_value(seed: Any) -> Any:
@@ -179,7 +205,7 @@ def game_record(game: Game) -> dict[str, Any]:
         "rules": game.rules.options(),
         "seed": _seed_value(game.seed),
         "first_dealer": game.first_dealer,
-        "hands": [hand_record(log) for log in game.history],
+        "hands": [hand_record(log, game.rules) for log in game.history],
         "winner": list(winner) if isinstance(winner, list) else winner,
         "truncated": bool(game.truncated),
         "max_hands": game.max_hands,

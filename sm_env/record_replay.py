@@ -17,8 +17,11 @@ from typing import Any
 
 from .cards import SUIT_LETTERS, CardError, parse_card, texts
 from .game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
     DISCARD,
     EXCHANGE,
+    MAX_ACTIONS,
     OVER,
     PLAY,
     SEED_LIMIT,
@@ -28,8 +31,10 @@ from .game import (
     Game,
     HandLog,
     IllegalActionError,
+    assignment_of,
     check_seed,
     check_start_balances,
+    hand_order,
     normalize_deal,
     result_text,
 )
@@ -37,10 +42,11 @@ from .logs import NO_SUIT, Exchange, Trick
 from .record_format import (
     EXTRA_KEYS,
     FORMAT,
-    HAND_KEYS,
     RECORD_KEYS,
+    SECTION_10_HAND_KEYS,
     ReplayError,
     game_record,
+    hand_keys,
     hand_record,
     is_int,
     show,
@@ -136,7 +142,8 @@ class _Hand:
     raw: dict[str, Any]
     number: int
     dealer: int
-    quotas: list[int]
+    quotas: list[int] | None  # None until assigned (dealer_assigns_quotas)
+    assignment: list[int] | None  # the assigned quotas by role, or None
     deal: tuple[list[list[int]], list[int]]
     exchanges: list[Exchange]  # count is the number of cards sent
     trump: int  # NO_SUIT until named
@@ -162,7 +169,8 @@ def _parse_rules(value: Any) -> RuleSet:
     missing = [key for key in ("name", *OPTION_NAMES) if key not in options]
     if missing:
         raise _fail(
-            "rules", f"missing {missing}; a record's rules list 'name' and every option of docs/rules.md section 9"
+            "rules",
+            f"missing {missing}; a record's rules list 'name' and every option of docs/rules.md sections 9 and 10",
         )
     try:
         rules = RuleSet.from_any(dict(options))
@@ -225,8 +233,11 @@ def _parse_trick(value: Any, where: str, last: bool) -> Trick:
 def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     where = f"hand {index + 1}"
     hand = _dict(value, where)
-    for key in HAND_KEYS:
+    for key in hand_keys(rules):
         _get(hand, key, where)
+    for key, option in SECTION_10_HAND_KEYS.items():
+        if key in hand and not getattr(rules, option):
+            raise _fail(f"{where}, {key}", f"a record has {key!r} only when the rules' {option} option is on")
     number = hand["number"]
     if number != index + 1 or not is_int(number):
         raise _fail(
@@ -234,7 +245,12 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
         )
     dealer = _seat(hand["dealer"], f"{where}, dealer")
     quotas = _ints3(hand["quotas"], f"{where}, quotas")
-    if quotas is None:
+    assignment = None
+    if rules.dealer_assigns_quotas:
+        assignment = _ints3(hand["assignment"], f"{where}, assignment")
+        if (quotas is None) != (assignment is None):
+            raise _fail(f"{where}, quotas", "null exactly while the assignment is null (the dealer has not chosen)")
+    elif quotas is None:
         raise _fail(f"{where}, quotas", "null; the quotas of a hand are known from its start")
     deal_where = f"{where}, deal"
     deal = _dict(hand["deal"], deal_where)
@@ -278,9 +294,10 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     if hand["tricks"] is not None:
         items = _list(hand["tricks"], f"{where}, tricks")
         tricks = [_parse_trick(t, f"{where}, trick {i}", i == len(items)) for i, t in enumerate(items, 1)]
-    for key in ("tricks_won", "balances", "scores"):
-        _ints3(hand[key], f"{where}, {key}")
-    return _Hand(hand, number, dealer, quotas, deal_norm, exchanges, trump, discards, shown, tricks)
+    for key in ("tricks_won", "balances", "scores", "chips"):  # assignment: checked above
+        if key in hand:
+            _ints3(hand[key], f"{where}, {key}")
+    return _Hand(hand, number, dealer, quotas, assignment, deal_norm, exchanges, trump, discards, shown, tricks)
 
 
 def _parse_record(record: Any) -> _Record:
@@ -402,8 +419,8 @@ def _difference(a: Any, b: Any, path: str, key: str = "") -> tuple[str, Any, Any
     return path, a, b
 
 
-def _check_fields(where: str, hand: _Hand, log: HandLog, keys: tuple[str, ...]) -> None:
-    replayed = hand_record(log)
+def _check_fields(where: str, hand: _Hand, log: HandLog, rules: RuleSet, keys: tuple[str, ...]) -> None:
+    replayed = hand_record(log, rules)
     for key in keys:
         ours = _canon_field(key, hand.raw[key])
         theirs = _canon_field(key, replayed[key])
@@ -413,11 +430,11 @@ def _check_fields(where: str, hand: _Hand, log: HandLog, keys: tuple[str, ...]) 
             raise _fail(path, f"the record has {show(a)}, but the replay gives {show(b)}")
 
 
-def _canon_record(record: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+def _canon_record(record: dict[str, Any], keys: list[str], rules: RuleSet) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in keys:
         if key == "hands":
-            out[key] = [{k: _canon_field(k, h[k]) for k in HAND_KEYS} for h in record[key]]
+            out[key] = [{k: _canon_field(k, h[k]) for k in hand_keys(rules)} for h in record[key]]
         else:
             out[key] = record[key]
     return out
@@ -436,6 +453,8 @@ def _state(game: Game) -> str:
         return f"seat {game.current} still has {left} card(s) to send to seat {receiver} in the exchange"
     if phase == TRUMP:
         return f"the dealer (seat {game.dealer}) has to name trump"
+    if phase == ASSIGN:
+        return f"the dealer (seat {game.dealer}) has to assign the quotas"
     if phase == DISCARD:
         done = len(game.log.discards or [])
         return f"the dealer (seat {game.dealer}) has discarded {done} of {game.rules.kitty_size} cards"
@@ -446,7 +465,13 @@ def _end_text(game: Game) -> str:
     return result_text(game.winner, game.truncated, game.hand_number, "seat {}".format)
 
 
-_WANTED = {EXCHANGE: "an exchange card", TRUMP: "naming trump", DISCARD: "a discard", PLAY: "a card to a trick"}
+_WANTED = {
+    EXCHANGE: "an exchange card",
+    TRUMP: "naming trump",
+    DISCARD: "a discard",
+    PLAY: "a card to a trick",
+    ASSIGN: "the quota assignment",
+}
 
 
 def _expect(game: Game, number: int, phase: int, step: str) -> None:
@@ -466,7 +491,8 @@ def _apply(game: Game, action: int, step: str) -> None:
         raise _fail(step, str(err)) from None
 
 
-def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str, check: bool) -> None:
+    """The sends of the record's exchanges; ``check``: then compare the exchanges (their cards are back)."""
     for e_index, entry in enumerate(hand.exchanges, 1):
         step = f"{where}, exchange {e_index}"
         for c_index, card in enumerate(entry.sent, 1):
@@ -488,7 +514,22 @@ def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str) -> None
                     f"chooses cards for seat {receiver} (previous balances decide who exchanges, and in what order)",
                 )
             _apply(game, card, card_step)
-    _check_fields(where, hand, log, ("exchanges",))
+    if check:
+        _check_fields(where, hand, log, game.rules, ("exchanges",))
+
+
+def _replay_assignment(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+    step = f"{where}, assignment"
+    _expect(game, hand.number, ASSIGN, step)
+    actions = [a for a in range(ASSIGN_ACTION_BASE, MAX_ACTIONS) if assignment_of(a, game.rules) == hand.assignment]
+    if not actions:
+        raise _fail(
+            step,
+            f"the record has {hand.assignment}, but the dealer gives the quotas {list(game.rules.quotas)} "
+            f"to [dealer, eldest, middle] in some order",
+        )
+    _apply(game, actions[0], step)
+    _check_fields(where, hand, log, game.rules, ("assignment", "quotas"))
 
 
 def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
@@ -500,22 +541,27 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
     if hand.dealer != log.dealer:
         why = "as first_dealer says" if number == 1 else "the deal passes to the left: the previous eldest deals"
         raise _fail(f"{where}, dealer", f"the record has seat {hand.dealer}, but seat {log.dealer} deals ({why})")
-    if hand.quotas != log.quotas:
+    if hand.quotas != log.quotas and not game.rules.dealer_assigns_quotas:
         raise _fail(
             f"{where}, quotas",
             f"the record has {hand.quotas}, but with seat {log.dealer} dealing and quotas "
             f"{list(game.rules.quotas)} (dealer, eldest, middle) they are {log.quotas}",
         )
-    _replay_exchanges(game, hand, log, where)
-    if hand.trump != NO_SUIT:
-        step = f"{where}, trump"
-        _expect(game, number, TRUMP, step)
-        _apply(game, TRUMP_ACTION_BASE + hand.trump, step)
-    for k, card in enumerate(hand.discards or [], 1):
-        step = f"{where}, discard {k}"
-        _expect(game, number, DISCARD, step)
-        _apply(game, card, step)
-    _check_fields(where, hand, log, ("trump", "discards", "shown"))
+    for stage in hand_order(game.rules):  # the record's actions in the order of the rules' phases
+        if stage == "assign" and hand.assignment is not None:
+            _replay_assignment(game, hand, log, where)
+        elif stage in ("exchange", "send"):
+            _replay_exchanges(game, hand, log, where, check=stage == "exchange")
+        elif stage == "trump" and hand.trump != NO_SUIT:
+            step = f"{where}, trump"
+            _expect(game, number, TRUMP, step)
+            _apply(game, TRUMP_ACTION_BASE + hand.trump, step)
+        elif stage == "discard":
+            for k, card in enumerate(hand.discards or [], 1):
+                step = f"{where}, discard {k}"
+                _expect(game, number, DISCARD, step)
+                _apply(game, card, step)
+    _check_fields(where, hand, log, game.rules, ("exchanges", "trump", "discards", "shown"))
     for t, trick in enumerate(hand.tricks or [], 1):
         step = f"{where}, trick {t}"
         for k, card in enumerate(trick.cards, 1):
@@ -539,7 +585,12 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
                 trump = SUIT_LETTERS[log.trump] if log.trump != NO_SUIT else "none"
                 why = f"seat {replayed} wins it (trump {trump})"
             raise _fail(f"{step}, winner", f"the record has {show(trick.winner)}, but {why}")
-    _check_fields(where, hand, log, ("tricks", "tricks_won", "balances", "scores"))
+    scored = (
+        ("tricks", "tricks_won", "balances", "chips", "scores")
+        if game.rules.chips
+        else ("tricks", "tricks_won", "balances", "scores")
+    )
+    _check_fields(where, hand, log, game.rules, scored)
     if not last and log.scores is None:
         raise _fail(where, f"the hand is not finished ({_state(game)}), but hand {number + 1} follows")
 
@@ -602,7 +653,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     _check_end(game, parsed)
     out = game_record(game)
     keys = [key for key in (*RECORD_KEYS, *EXTRA_KEYS) if key in record]
-    found = _difference(_canon_record(record, keys), _canon_record(out, keys), "")
+    found = _difference(_canon_record(record, keys, parsed.rules), _canon_record(out, keys, parsed.rules), "")
     if found:  # a safety net: the checks above should have caught it
         path, a, b = found
         raise _fail(path or "record", f"the record has {show(a)}, but the replay gives {show(b)}")

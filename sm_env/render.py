@@ -28,23 +28,41 @@ apply are left out), here player_0 in hand 3::
 
 An exchange shows its cards only to its sender and receiver (the receiver
 once the round is complete); the dealer sees ``Kitty (taken): ...`` and
-``Your discards: ...``. Once the game is over, ``Last hand: balances ...``
-and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
+``Your discards: ...``; with ``kitty_trick`` a line ``Kitty trick: the
+dealer's discards, won by player_1`` follows the discards (public). Once the game is over, ``Last hand: balances ...``
+(with the ``chips`` option followed by ``; chips ...``, the hand's chip
+changes) and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
 ``(whole table)`` in the header) shows every exchange in full, the kitty's
 cards, the discards, the shown cards and all three hands.
 
 In the exchange the line reads ``To act: player_0 (exchange: choose 1 card
 for player_2, then 2 cards for player_1)``; naming trump it lists the
-action ids (``52=clubs 53=diamonds 54=hearts 55=spades``).
+action ids (``52=clubs 53=diamonds 54=hearts 55=spades``); assigning the
+quotas (``dealer_assigns_quotas``) too (``68=8-5-3 69=8-3-5 ...``, for
+dealer, eldest, middle), and the quota column shows ``?`` until then.
 
 Hands are grouped by suit, spades first, high cards first. Roles and quotas
-are those of the current hand; scores are running scores.
+are those of the current hand; scores are running scores (chip totals with
+the ``chips`` option).
 """
 
 from __future__ import annotations
 
 from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, SUIT_SYMBOLS, from_mask, mask_text
-from .game import DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, Game, action_text, result_text
+from .game import (
+    ASSIGN,
+    DISCARD,
+    EXCHANGE,
+    OVER,
+    PHASE_NAMES,
+    PLAY,
+    ROLE_NAMES,
+    TRUMP,
+    Game,
+    action_text,
+    chip_changes,
+    result_text,
+)
 from .knowledge import PlayerView, player_view
 
 __all__ = ["hand_text", "render_table"]
@@ -111,8 +129,9 @@ def _seat_table(
             marks.append("to act")
         note = f"  <- {', '.join(marks)}" if marks else ""
         role = ROLE_NAMES[(s - dealer) % 3]
+        quota = "?" if quotas is None else quotas[s]  # the dealer has still to assign them
         lines.append(
-            f"  {_name(s):<8}  {role:<6}  {quotas[s]:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
+            f"  {_name(s):<8}  {role:<6}  {quota:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
         )
     return lines
 
@@ -134,8 +153,12 @@ def _trick_lines(tricks, phase: int, trick_cards, trick_leader: int) -> list[str
     return lines
 
 
-def _to_act_line(phase: int, to_act: int, dealer: int, legal: int | None, to_send, discards_left: int | None) -> str:
-    if phase == EXCHANGE:
+def _to_act_line(
+    phase: int, to_act: int, dealer: int, legal: int | None, to_send, discards_left: int | None, rules=None
+) -> str:
+    if phase == ASSIGN:
+        what = "assign the quotas to dealer, eldest, middle"
+    elif phase == EXCHANGE:
         parts = [f"{n} card{'s' if n != 1 else ''} for {_name(r)}" for r, n in to_send if n > 0]
         what = "exchange: choose " + (", then ".join(parts) if parts else "the cards to send")
     elif phase == TRUMP:
@@ -147,6 +170,8 @@ def _to_act_line(phase: int, to_act: int, dealer: int, legal: int | None, to_sen
     line = f"To act: {_name(to_act)} ({what})"
     if legal and phase == TRUMP:
         line += " - legal: " + " ".join(f"{a}={action_text(a)[6:]}" for a in from_mask(legal))
+    elif legal and phase == ASSIGN:
+        line += " - legal: " + " ".join(f"{a}={action_text(a, rules)[7:]}" for a in from_mask(legal))
     elif legal:
         line += " - legal: " + " ".join(CARD_TEXT[a] for a in reversed(from_mask(legal)))
     return line
@@ -158,8 +183,19 @@ def _end_line(winner, truncated: bool, hand_number: int) -> str:
     return "Game over: " + result_text(winner, truncated, hand_number, _name)
 
 
-def _result_line(quotas, tricks_won) -> str:
-    return "Last hand: balances " + ", ".join(f"{_name(s)} {tricks_won[s] - quotas[s]:+d}" for s in range(3))
+def _result_line(quotas, tricks_won, chips: bool) -> str:
+    balances = [tricks_won[s] - quotas[s] for s in range(3)]
+    line = "Last hand: balances " + ", ".join(f"{_name(s)} {balances[s]:+d}" for s in range(3))
+    if chips:
+        line += "; chips " + ", ".join(f"{_name(s)} {c:+d}" for s, c in enumerate(chip_changes(balances)))
+    return line
+
+
+def _kitty_trick_line(rules, discard_count: int, dealer: int) -> list[str]:
+    """With ``kitty_trick``, once the four discards are made: they are the dealer's first trick (public)."""
+    if rules.kitty_trick and discard_count == rules.kitty_size:
+        return [f"Kitty trick: the dealer's discards, won by {_name(dealer)}"]
+    return []
 
 
 def _balances_line(previous_balances) -> list[str]:
@@ -190,12 +226,13 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
             lines.append(f"Kitty: {'taken by' if view.kitty_taken else 'face down, for'} the dealer ({dealer_name})")
     if view.discards is not None and view.discards:
         lines.append(f"Your discards: {_cards(view.discards)}")
+    lines += _kitty_trick_line(view.rules, view.discard_count, view.dealer)
     if view.shown:
         lines.append(f"Shown to you (the dealer took them): {mask_text(view.shown)}")
     lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader)
     lines.append(f"{_name(me)} hand ({view.hand.bit_count()}): {hand_text(view.hand, unicode_suits)}")
     if view.phase == OVER:
-        lines.append(_result_line(view.quotas, view.tricks_won))
+        lines.append(_result_line(view.quotas, view.tricks_won, view.rules.chips))
         lines.append(_end_line(view.winner, view.truncated, view.hand_number))
     else:
         discards_left = None
@@ -209,6 +246,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
                 view.legal if view.to_act == me else 0,
                 view.to_send,
                 discards_left,
+                view.rules,
             )
         )
     return "\n".join(lines)
@@ -237,6 +275,7 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
         lines.append(f"Kitty ({state}): {_cards(sorted(log.kitty, reverse=True))}")
     if log.discards:
         lines.append(f"Discards ({_name(game.dealer)}): {_cards(log.discards)}")
+    lines += _kitty_trick_line(game.rules, len(log.discards or ()), game.dealer)
     for to, cards in log.shown or ():
         lines.append(f"Shown to {_name(to)}: {_cards(cards)}")
     trick_cards = game.trick if phase == PLAY else []
@@ -244,9 +283,11 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     for s in range(3):
         lines.append(f"{_name(s)} hand ({sizes[s]}): {hand_text(hands[s], unicode_suits)}")
     if phase == OVER:
-        lines.append(_result_line(game.quotas, game.tricks_won))
+        lines.append(_result_line(game.quotas, game.tricks_won, game.rules.chips))
         lines.append(_end_line(game.winner, game.truncated, game.hand_number))
     else:
         discards_left = game.rules.kitty_size - len(log.discards) if phase == DISCARD else None
-        lines.append(_to_act_line(phase, to_act, game.dealer, game.legal_mask(), game.cards_to_send(), discards_left))
+        lines.append(
+            _to_act_line(phase, to_act, game.dealer, game.legal_mask(), game.cards_to_send(), discards_left, game.rules)
+        )
     return "\n".join(lines)

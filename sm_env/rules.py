@@ -1,5 +1,5 @@
 """The rule set: the standard game of docs/rules.md sections 1-8 plus the named
-variant options of section 9, presets, and validation.
+variant options of sections 9 and 10, presets, and validation.
 
 A :class:`RuleSet` is immutable. Build one with keywords, from a preset name
 or from a plain dict (as a config file or a game record gives it)::
@@ -21,17 +21,34 @@ Options (all off in "standard"):
 ``win_margin``              N: first to take N+ tricks over quota wins
 ``target_score``            N: first whose running score reaches N wins
 ``target_symmetric``        with target_score: reaching -N also ends the game
-``dealer_makes_quota``      from hand 3 on, a dealer making quota wins
+``dealer_makes_quota``      from hand 3 on, a dealer making quota wins: true
+                            (or "made") at least its quota, "up" more than it
 ``fixed_hands``             N: exactly N hands, highest score wins
 ``no_kitty_51``             2C removed, 17 cards each, no kitty, no discards
+``chips``                   chip scoring: every up player wins its surplus
+                            from every down player (section 10.7)
+``trump_before_exchange``   the dealer names trump before the exchange
+``kitty_before_exchange``   kitty and discards before the exchange (sets
+                            pickup_before_discard); no show rule
+``trump_after_send``        sends, then trump, then returns
+``dealer_assigns_quotas``   the dealer gives the three quotas to the seats
+                            (actions 68-73) at the start of every hand
+``first_up_exchanges_first``  two up players: the one that got up first in
+                            the previous hand exchanges first
+``kitty_trick``             the dealer's 4 discards count as its first trick
+                            (17 tricks; sets pickup_before_discard)
 ==========================  ==================================================
+
+Section 10 options not listed here are not implemented yet; asking for one
+is refused as an unknown option.
 
 Decisions where docs/rules.md is open:
 
 - ``win_tricks`` defaults to 12 unless another end condition (win_margin,
   target_score, dealer_makes_quota, fixed_hands) is set; then it is off
   unless given explicitly.
-- ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``.
+- ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``, or 9-5-3 with
+  ``kitty_trick`` (17 tricks counted).
 - End conditions are checked at the end of each hand in the table order
   (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
   the first one met decides. Among the players meeting it, the highest
@@ -40,6 +57,16 @@ Decisions where docs/rules.md is open:
   scores.
 - Equal quotas (a custom triple): where an order "by current quota" is
   needed, ties go in role order dealer, eldest, middle.
+- ``kitty_before_exchange`` and ``kitty_trick`` imply
+  ``pickup_before_discard``: the rule set turns it on (so a record lists it
+  as true).
+- The phase-order options (section 10.1) and ``first_up_exchanges_first``
+  are refused with ``no_exchange``
+  (with no exchange there is nothing to order them against), and
+  ``kitty_before_exchange`` with ``no_kitty_51`` (no kitty).
+- ``dealer_makes_quota`` is kept as ``True`` (``"made"`` is read as
+  ``True``) or ``"up"``; ``"up"`` is refused when the dealer's quota is all
+  the tricks of a hand (it could never take more).
 """
 
 from __future__ import annotations
@@ -60,15 +87,29 @@ OPTION_NAMES = (
     "dealer_makes_quota",
     "fixed_hands",
     "no_kitty_51",
+    "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
+    "dealer_assigns_quotas",
+    "first_up_exchanges_first",
+    "kitty_trick",
 )
 _BOOL_OPTIONS = (
     "pickup_before_discard",
     "trump_after_kitty",
     "no_exchange",
     "target_symmetric",
-    "dealer_makes_quota",
     "no_kitty_51",
+    "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
+    "dealer_assigns_quotas",
+    "first_up_exchanges_first",
+    "kitty_trick",
 )
+
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
 
 
@@ -85,6 +126,13 @@ _STANDARD_VALUES: dict[str, Any] = {
     "dealer_makes_quota": False,
     "fixed_hands": None,
     "no_kitty_51": False,
+    "chips": False,
+    "trump_before_exchange": False,
+    "kitty_before_exchange": False,
+    "trump_after_send": False,
+    "dealer_assigns_quotas": False,
+    "first_up_exchanges_first": False,
+    "kitty_trick": False,
 }
 
 
@@ -103,6 +151,24 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     "dealer-makes-quota": {"dealer_makes_quota": True},
     "fixed-9": {"fixed_hands": 9},
     "fixed-12": {"fixed_hands": 12},
+    # section 10
+    "dealer-makes-quota-up": {"dealer_makes_quota": "up"},
+    "chips-12": {"chips": True, "fixed_hands": 12},
+    "9-2-5-variation": {
+        "quotas": (9, 2, 5),
+        "kitty_before_exchange": True,
+        "pickup_before_discard": True,
+        "trump_after_send": True,
+        "target_score": 15,
+        "target_symmetric": True,
+    },
+    "dealer-assigns": {"dealer_assigns_quotas": True},
+    "3-5-9": {
+        "quotas": (9, 5, 3),
+        "kitty_trick": True,
+        "pickup_before_discard": True,
+        "first_up_exchanges_first": True,
+    },
 }
 
 
@@ -124,9 +190,16 @@ class RuleSet:
     win_margin: int | None = None
     target_score: int | None = None
     target_symmetric: bool = False
-    dealer_makes_quota: bool = False
+    dealer_makes_quota: bool | str = False
     fixed_hands: int | None = None
     no_kitty_51: bool = False
+    chips: bool = False
+    trump_before_exchange: bool = False
+    kitty_before_exchange: bool = False
+    trump_after_send: bool = False
+    dealer_assigns_quotas: bool = False
+    first_up_exchanges_first: bool = False
+    kitty_trick: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -137,6 +210,7 @@ class RuleSet:
                 object.__setattr__(self, key, False)
             elif not isinstance(value, bool):
                 raise RulesError(f"rule option {key!r} must be true or false, got {value!r}")
+        self._check_dealer_makes_quota()
         for key in _INT_OPTIONS:
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -144,7 +218,7 @@ class RuleSet:
         tricks = self.tricks_per_hand
         quotas = self.quotas
         if quotas is None:
-            quotas = (8, 6, 3) if self.no_kitty_51 else (8, 5, 3)
+            quotas = (8, 6, 3) if self.no_kitty_51 else (9, 5, 3) if self.kitty_trick else (8, 5, 3)
         if not isinstance(quotas, (list, tuple)):
             # a set or dict has no dependable order: the quotas are by role, so the order is the meaning
             raise RulesError(
@@ -158,6 +232,7 @@ class RuleSet:
                 f"quotas {list(quotas)} sum to {sum(quotas)}, but a hand has {tricks} tricks: they must sum to {tricks}"
             )
         object.__setattr__(self, "quotas", quotas)
+        self._check_phase_order()
         if self.trump_after_kitty and not self.pickup_before_discard:
             raise RulesError("trump_after_kitty needs pickup_before_discard (the dealer must hold the kitty to see it)")
         if self.no_kitty_51 and (self.pickup_before_discard or self.trump_after_kitty):
@@ -180,9 +255,49 @@ class RuleSet:
                 raise RulesError(f"rule option {key!r} must be {allowed} or null, got {value}")
         if self.target_symmetric and self.target_score is None:
             raise RulesError("target_symmetric needs target_score")
+        if self.dealer_makes_quota == "up" and quotas[0] >= tricks:
+            raise RulesError(
+                f"dealer_makes_quota 'up' needs the dealer to take more than its quota {quotas[0]}, but a hand has "
+                f"only {tricks} tricks: lower the dealer's quota or use dealer_makes_quota true"
+            )
         if self.win_tricks is None and not self._other_end_condition():
             object.__setattr__(self, "win_tricks", 12)
         object.__setattr__(self, "name", self._checked_name())
+
+    def _check_phase_order(self) -> None:
+        """docs/rules.md 10.1: at most one trump timing; kitty_before_exchange implies pickup_before_discard."""
+        timings = [k for k in ("trump_before_exchange", "trump_after_send", "trump_after_kitty") if getattr(self, k)]
+        if len(timings) > 1:
+            raise RulesError(
+                f"{' and '.join(timings)} each say when trump is named: use at most one of trump_before_exchange, "
+                f"trump_after_send and trump_after_kitty"
+            )
+        order = [
+            k
+            for k in ("trump_before_exchange", "kitty_before_exchange", "trump_after_send", "first_up_exchanges_first")
+            if getattr(self, k)
+        ]
+        if order and self.no_exchange:
+            raise RulesError(
+                f"{order[0]} orders the exchange or the phases around it; it makes no sense with no_exchange"
+            )
+        for option in ("kitty_before_exchange", "kitty_trick"):  # both imply pickup_before_discard
+            if getattr(self, option):
+                if self.no_kitty_51:
+                    raise RulesError(f"{option} takes the kitty, but no_kitty_51 has none")
+                object.__setattr__(self, "pickup_before_discard", True)
+
+    def _check_dealer_makes_quota(self) -> None:
+        value = self.dealer_makes_quota
+        if value is None or value is False:
+            object.__setattr__(self, "dealer_makes_quota", False)
+        elif value is True or value == "made":
+            object.__setattr__(self, "dealer_makes_quota", True)
+        elif value != "up":
+            raise RulesError(
+                f'rule option \'dealer_makes_quota\' must be false, true (or "made": at least its quota) or "up" '
+                f"(more than its quota), got {value!r}"
+            )
 
     def _checked_name(self) -> str:
         """The name that describes these options (docs/interface.md, record ``rules.name``).
@@ -217,13 +332,19 @@ class RuleSet:
 
     @property
     def tricks_per_hand(self) -> int:
-        """16, or 17 with no_kitty_51."""
-        return 17 if self.no_kitty_51 else 16
+        """Tricks counted in a hand (what the quotas sum to): 16, or 17 with no_kitty_51 (17 played) or
+        kitty_trick (16 played plus the dealer's kitty trick)."""
+        return 17 if self.no_kitty_51 or self.kitty_trick else 16
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
+        return 74 if self.dealer_assigns_quotas else 56
 
     @property
     def hand_size(self) -> int:
-        """Cards dealt to each seat."""
-        return self.tricks_per_hand
+        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51."""
+        return 17 if self.no_kitty_51 else 16
 
     @property
     def kitty_size(self) -> int:

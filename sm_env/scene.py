@@ -90,7 +90,7 @@ def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
                 "seat": s,
                 "name": names[s],
                 "role": ROLES[view.role(s)],
-                "quota": view.quotas[s],
+                "quota": None if view.quotas is None else view.quotas[s],  # None until the dealer assigns them
                 "tricks": view.tricks_won[s],
                 "score": view.scores[s],
                 "cards": view.hand_sizes[s],
@@ -111,9 +111,9 @@ def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _choices(legal: int) -> tuple[list[str], list[dict[str, Any]]]:
+def _choices(legal: int, rules: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     cards = [CARD_TEXT[a] for a in from_mask(legal) if a < NUM_CARDS]
-    choices = [{"action": a, "label": action_text(a)} for a in from_mask(legal) if a >= NUM_CARDS]
+    choices = [{"action": a, "label": action_text(a, rules)} for a in from_mask(legal) if a >= NUM_CARDS]
     return cards, choices
 
 
@@ -123,7 +123,7 @@ def seat_table(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
     me = view.seat
     hands: list[list[str] | None] = [None, None, None]
     hands[me] = sorted_cards(view.hand)
-    legal, choices = _choices(view.legal)
+    legal, choices = _choices(view.legal, view.rules)
     table.update(
         mode="seat",
         seat=me,
@@ -157,7 +157,7 @@ def full_table(game: Game, names: Sequence[str]) -> dict[str, Any]:
     if game.phase == EXCHANGE:
         acting = player_view(game, game.current)
         to_send = [{"to": r, "count": n} for r, n in acting.to_send if n > 0]
-    legal, choices = _choices(game.legal_mask())
+    legal, choices = _choices(game.legal_mask(), game.rules)
     table.update(
         mode="all",
         seat=None,

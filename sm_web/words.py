@@ -11,10 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
+from sm_env.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
 from sm_env.scene import ROLES, phase_name, sorted_cards
 
-_DOING = {EXCHANGE: "choosing cards to exchange", TRUMP: "naming trump", DISCARD: "discarding", PLAY: "playing"}
+_DOING = {
+    EXCHANGE: "choosing cards to exchange",
+    TRUMP: "naming trump",
+    DISCARD: "discarding",
+    PLAY: "playing",
+    ASSIGN: "assigning the quotas",
+}
 
 
 def _plural(n: int, word: str) -> str:
@@ -30,6 +36,11 @@ def prompt(view: Any, names: Sequence[str]) -> str:
     if view.to_act != me:
         who = names[view.to_act]
         return f"{who} ({ROLES[view.role(view.to_act)]}) is {_DOING.get(view.phase, phase_name(view.phase))}..."
+    if view.phase == ASSIGN:
+        return (
+            f"You deal this hand: give the quotas {'-'.join(map(str, view.rules.quotas))} to dealer, eldest and "
+            "middle (yourself included). The eldest still leads."
+        )
     quota = view.quotas[me]
     if view.phase == EXCHANGE:
         parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]
@@ -84,7 +95,12 @@ def news(before: Any, after: Any, names: Sequence[str]) -> list[str]:
                 f"Exchange: {who(e.sender)} sent {' '.join(texts(e.sent))} to {who(e.receiver)}, who gave back "
                 f"{' '.join(texts(e.returned))}"
             )
-    if before.phase == EXCHANGE and after.phase != EXCHANGE:
+        elif e.receiver == me and e.sent is not None and e.returned is None and (was is None or was.sent is None):
+            lines.append(
+                f"Exchange: {names[e.sender]} sent you {' '.join(texts(e.sent))}; you give back your highest card "
+                "of each suit sent after trump is named"
+            )
+    if before.exchange_pending and not after.exchange_pending:
         for e in after.exchanges:
             if e.sent is None:
                 lines.append(
@@ -126,7 +142,9 @@ def end_rule_text(rules: Any) -> str:
     if getattr(rules, "target_score", None):
         minus = f" (or -{rules.target_score})" if getattr(rules, "target_symmetric", False) else ""
         parts.append(f"a running score reaches {rules.target_score}{minus}")
-    if getattr(rules, "dealer_makes_quota", None):
+    if getattr(rules, "dealer_makes_quota", None) == "up":
+        parts.append("the dealer takes more than its quota (from the third hand on)")
+    elif getattr(rules, "dealer_makes_quota", None):
         parts.append("the dealer makes its quota (from the third hand on)")
     if getattr(rules, "fixed_hands", None):
         parts.append(f"{rules.fixed_hands} hands have been played (the highest score wins)")
@@ -144,7 +162,8 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
         who = "You" if s == me else names[s]
         lines.append(
             f"{who} ({ROLES[(s - log.dealer) % 3]}) took {_plural(log.tricks_won[s], 'trick')} "
-            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}."
+            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}"
+            + (f", chips {log.chips[s]:+d}." if log.chips is not None else ".")
         )
     last = log.tricks[-1] if log.tricks else None
     up = [s for s in range(3) if log.balances[s] > 0]
@@ -167,6 +186,7 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
         "tricks_won": list(log.tricks_won),
         "balances": list(log.balances),
         "scores": list(log.scores),
+        "chips": None if log.chips is None else list(log.chips),
         "last_trick": None
         if last is None
         else {

@@ -33,6 +33,20 @@ RULE_SETS = [
     {"pickup_before_discard": True, "trump_after_kitty": True},
     "woburn",
     "6-3-8",
+    "chips-12",
+    "dealer-makes-quota-up",
+    "9-2-5-variation",
+    "dealer-assigns",
+    {"dealer_assigns_quotas": True, "trump_before_exchange": True, "max_exchange": 2},
+    {"first_up_exchanges_first": True, "trump_after_send": True},
+    "3-5-9",
+    {"trump_before_exchange": True},
+    {"trump_before_exchange": True, "pickup_before_discard": True},
+    {"kitty_before_exchange": True},
+    {"kitty_before_exchange": True, "trump_before_exchange": True},
+    {"kitty_before_exchange": True, "trump_after_kitty": True},
+    {"trump_after_send": True},
+    {"trump_after_send": True, "pickup_before_discard": True, "max_exchange": 3},
 ]
 START_BALANCES = [None, [2, -1, -1], [-1, 2, -1], [1, 1, -2], [3, -2, -1], [-4, 2, 2], [0, 3, -3], [-2, -1, 3]]
 
@@ -62,7 +76,20 @@ def test_random_and_heuristic_play_only_legal_actions(rules):
         play_game([HeuristicAgent(), HeuristicAgent(), HeuristicAgent()], seed, rules, 3, balances)
 
 
-@pytest.mark.parametrize("rules", ["standard", {"pickup_before_discard": True, "trump_after_kitty": True}, "6-3-8"])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "standard",
+        {"pickup_before_discard": True, "trump_after_kitty": True},
+        "6-3-8",
+        "chips-12",
+        "9-2-5-variation",
+        "dealer-assigns",
+        {"trump_before_exchange": True},
+        {"trump_after_send": True},
+    ],
+    ids=str,
+)
 def test_pimc_plays_only_legal_actions(rules):
     for seed in range(2):
         balances = START_BALANCES[(seed + 1) % len(START_BALANCES)]
@@ -254,7 +281,7 @@ def test_world_sampler_never_contradicts_knowledge_and_admits_the_truth():
 def test_world_from_view_with_the_true_cards_replays_the_real_game():
     deck_cache = {}
     for n, game in enumerate(_random_states(40, 11)):
-        if game.phase not in (TRUMP, DISCARD, PLAY) or n % 3:
+        if game.phase not in (TRUMP, DISCARD, PLAY) or n % 3 or game.exchange_pending:
             continue
         seat = game.current_player
         view = player_view(game, seat)

@@ -136,10 +136,12 @@ def test_rules_lists_every_preset(capsys):
     for name in PRESETS:
         assert name in out
     assert "max_exchange=3" in out  # woburn
+    assert "dealer_makes_quota=up" in out and "fixed_hands=12, chips=on" in out  # section 10
     assert main(["rules", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert set(listed) == set(PRESETS)
     assert listed["woburn"]["max_exchange"] == 3
+    assert listed["chips-12"]["chips"] is True and listed["dealer-makes-quota-up"]["dealer_makes_quota"] == "up"
 
 
 def test_parse_rules_and_parser_are_reusable():

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
+from gymnasium import spaces
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils.wrappers import BaseWrapper, OrderEnforcingWrapper
 
@@ -818,3 +819,20 @@ def test_bad_agent_names_get_a_clear_error(agent: object) -> None:
     for call in calls:
         with pytest.raises(ValueError, match=r"unknown agent .*player_0.*player_1.*player_2"):
             call(agent)
+
+
+def test_spaces_follow_the_rule_set():
+    """docs/interface.md: Discrete(56) and 789 entries unless the rules need actions 56-73 (then 74 and 791)."""
+    for name, actions, size in (("standard", 56, 789), ("chips-12", 56, 789), ("dealer-assigns", 74, 791)):
+        e = sm_env.env(rules=name)
+        e.reset(seed=3)
+        assert e.action_space("player_1") == spaces.Discrete(actions)
+        obs = e.observe(e.agent_selection)
+        assert obs["observation"].shape == (size,) and obs["action_mask"].shape == (actions,)
+        assert e.observation_space("player_0").contains(obs)
+        assert e.unwrapped.action_mask("player_2").shape == (actions,)
+    e = sm_env.env(rules="dealer-assigns")
+    e.reset(seed=3)
+    assert list(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])) == list(range(68, 74))
+    e.step(70)
+    assert e.unwrapped.record()["hands"][0]["assignment"] == [5, 8, 3]

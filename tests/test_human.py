@@ -124,6 +124,35 @@ def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
     assert replay(record) == record
 
 
+@pytest.mark.parametrize("rules", ["chips-12", "dealer-makes-quota-up", "9-2-5-variation", "dealer-assigns", "3-5-9"])
+def test_play_main_plays_section_10_rule_sets(tmp_path, rules):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    code = play.main(
+        ["--seed", "3", "--max-hands", "2", "--rules", rules, "--opponents", "pimc:samples=1", "random"]
+        + ["--record", str(path)],
+        input_stream=io.StringIO("1\n" * 400),
+        output_stream=out,
+    )
+    assert code == 0
+    text = out.getvalue()
+    assert "Hand 2 over" in text and "Game over" in text
+    assert ("chips: player_0" in text) == (rules == "chips-12")
+    from sm_env.record import replay
+
+    record = json.loads(path.read_text())
+    assert record["rules"]["name"] == rules and replay(record) == record
+
+
 def test_play_main_rejects_bad_specs(capsys):
     assert play.main(["--opponents", "heuristic", "nobody"], input_stream=io.StringIO("")) == 2
     assert "known agents" in capsys.readouterr().err
+
+
+def test_quota_assignment_by_text_or_number():
+    game = Game("dealer-assigns", seed=1, first_dealer=0)
+    view = player_view(game, 0)
+    assert parse_answer("5-3-8", view) == 71 and parse_answer(" 8-5-3 ", view) == 68
+    assert parse_answer("6", view) == numbered_actions(view)[5]
+    with pytest.raises(ValueError, match="not an assignment"):
+        parse_answer("8-8-0", view)

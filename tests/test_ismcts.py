@@ -20,6 +20,11 @@ RULE_SETS = [
     {"pickup_before_discard": True, "trump_after_kitty": True},
     "woburn",
     "6-3-8",
+    "9-2-5-variation",
+    "dealer-assigns",
+    "3-5-9",
+    {"trump_before_exchange": True},
+    {"trump_after_send": True},
 ]
 START_BALANCES = [None, [2, -1, -1], [1, 1, -2], [-4, 2, 2], [0, 3, -3]]
 

@@ -16,7 +16,7 @@ import sm_env
 from sm_env.cards import NUM_CARDS, SUIT_MASK, from_mask
 from sm_env.game import NUM_ACTIONS, OVER, Game
 from sm_env.knowledge import PlayerView, player_view
-from sm_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, describe, encode
+from sm_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, describe, encode, observation_size
 from sm_env.render import render_table
 from sm_env.rules import PRESETS
 
@@ -48,7 +48,9 @@ def test_documented_table_is_exactly_the_layout():
     import sm_env.observation as observation
 
     rows = [(int(off), int(size)) for off, size in re.findall(r"^(\d+) +(\d+) +\S", observation.__doc__, re.MULTILINE)]
-    assert rows == [(off, size) for _, off, size in OBSERVATION_LAYOUT]
+    # the standard table, then the features appended for rule sets with 74 actions
+    assert rows == [(off, size) for _, off, size in observation.EXTENDED_LAYOUT]
+    assert observation.EXTENDED_LAYOUT[: len(OBSERVATION_LAYOUT)] == OBSERVATION_LAYOUT
     assert f"Total: {OBSERVATION_SIZE} entries" in observation.__doc__
 
 
@@ -82,7 +84,7 @@ def test_values_within_the_space_bounds(preset):
     count = 0
     for game, seat in _random_states(PRESETS[preset], range(2), max_hands=5, every=3):
         obs = encode(player_view(game, seat))
-        assert obs.dtype == np.float32 and obs.shape == (OBSERVATION_SIZE,)
+        assert obs.dtype == np.float32 and obs.shape == (observation_size(PRESETS[preset]),)
         assert np.isfinite(obs).all()
         assert obs.min() >= -1.0 and obs.max() <= 1.0
         assert space.contains(obs)
@@ -413,3 +415,20 @@ def test_encoding_is_pinned(rules, start_balances):
                 break
             game.apply(rng.choice(game.legal_actions()))
     assert digest.hexdigest() == PINNED_ENCODINGS[rules, start_balances]
+
+
+def test_rule_sets_with_74_actions_append_the_assignment_features():
+    from sm_env.observation import EXTENDED_LAYOUT
+
+    game = Game("dealer-assigns", seed=2, first_dealer=0)
+    before = [encode(player_view(game, seat)) for seat in range(3)]
+    for obs in before:
+        parts = {name: obs[off : off + size] for name, off, size in EXTENDED_LAYOUT}
+        assert obs.shape == (791,) and parts["assigning"][0] == 1.0 and parts["quotas_known"][0] == 0.0
+        assert parts["phase"].sum() == 0 and parts["quotas"].sum() == 0  # no quota before the assignment
+    game.apply(71)  # 5-3-8: dealer (seat 0) 5, eldest (seat 1) 3, middle (seat 2) 8
+    obs = encode(player_view(game, 1))
+    parts = describe(obs)
+    assert parts["assigning"][0] == 0.0 and parts["quotas_known"][0] == 1.0
+    assert list(parts["quotas"] * 17) == pytest.approx([3, 8, 5])  # self, left, right
+    assert observation_size(game.rules) == 791 and observation_size(PRESETS["standard"]) == OBSERVATION_SIZE == 789

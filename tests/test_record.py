@@ -14,6 +14,7 @@ from sm_env.cards import CARD_TEXT, parse_card, suit_of
 from sm_env.game import DISCARD, EXCHANGE, PLAY, Game
 from sm_env.record import (
     FORMAT,
+    HAND_KEYS,
     RecordError,
     ReplayError,
     game_record,
@@ -619,3 +620,65 @@ def test_impossible_start_balances_in_a_record_are_rejected() -> None:
     record["start_balances"] = [20, -20, 0]
     with pytest.raises(ReplayError, match=r"start_balances: start_balances \[20, -20, 0\] cannot come from a hand"):
         replay(record)
+
+
+# ---------------------------------------------------------------------- section 10 keys
+
+
+def test_chips_records_carry_the_chips_of_each_hand_and_replay() -> None:
+    game = finished_game(3, "chips-12")
+    record = as_json(game_record(game))
+    assert replay(record) == record
+    total = [0, 0, 0]
+    for hand in record["hands"]:
+        assert set(hand) == {*HAND_KEYS, "chips"}
+        ups = [b for b in hand["balances"] if b > 0]
+        downs = sum(1 for b in hand["balances"] if b < 0)
+        want = [b * downs if b > 0 else -sum(ups) if b < 0 else 0 for b in hand["balances"]]
+        assert hand["chips"] == want
+        total = [t + c for t, c in zip(total, hand["chips"], strict=True)]
+        assert hand["scores"] == total  # the running score is the chip total
+    # a hand in progress: chips null until the hand ends
+    partial = Game(rules="chips-12", seed=1)
+    play(partial, random.Random(1), 30)
+    entry = game_record(partial)["hands"][-1]
+    assert entry["chips"] is None and entry["scores"] is None
+    assert replay(game_record(partial)) == game_record(partial)
+
+
+def test_chips_in_a_record_are_checked() -> None:
+    record = as_json(game_record(finished_game(3, "chips-12")))
+    wrong = copy.deepcopy(record)
+    wrong["hands"][1]["chips"] = wrong["hands"][1]["balances"]
+    if wrong["hands"][1]["chips"] == record["hands"][1]["chips"]:
+        wrong["hands"][1]["chips"] = [1, 0, -1]
+    assert error_of(wrong).startswith("hand 2, chips")
+    missing = copy.deepcopy(record)
+    del missing["hands"][0]["chips"]
+    assert error_of(missing) == "hand 1: missing key 'chips'"
+    malformed = copy.deepcopy(record)
+    malformed["hands"][0]["chips"] = [1, 2]
+    assert error_of(malformed).startswith("hand 1, chips: expected null or a list of 3 integers")
+    # scores that add balances instead of chips
+    scores = copy.deepcopy(record)
+    scores["hands"][0]["scores"] = scores["hands"][0]["balances"]
+    if scores["hands"][0]["scores"] != record["hands"][0]["scores"]:
+        assert error_of(scores).startswith("hand 1, scores")
+    # a rule set without chips has no chips key
+    plain = as_json(game_record(finished_game(3, "fixed-12")))
+    plain["hands"][0]["chips"] = None
+    assert error_of(plain).startswith("hand 1, chips: a record has 'chips' only when")
+
+
+def test_dealer_makes_quota_up_in_a_record() -> None:
+    record = as_json(game_record(finished_game(2, "dealer-makes-quota-up", max_hands=40)))
+    assert record["rules"]["dealer_makes_quota"] == "up" and record["rules"]["name"] == "dealer-makes-quota-up"
+    assert replay(record) == record
+    made = copy.deepcopy(record)
+    made["rules"]["dealer_makes_quota"] = "made"  # records write the canonical value only (true or "up")
+    assert error_of(made).startswith("rules:")
+    reread = copy.deepcopy(record)
+    reread["rules"]["dealer_makes_quota"] = True
+    reread["rules"]["name"] = "dealer-makes-quota"
+    # read with "at least its quota", the game ends at an earlier hand where the dealer took exactly its quota
+    assert "the record goes on" in error_of(reread)

@@ -7,7 +7,7 @@ import random
 
 from helpers import make_deal, mask
 
-from sm_env.cards import CARD_TEXT, from_mask
+from sm_env.cards import CARD_TEXT, from_mask, parse_card
 from sm_env.game import OVER, TRUMP_ACTION_BASE, Game
 from sm_env.knowledge import player_view
 from sm_env.render import hand_text, render_table
@@ -91,3 +91,50 @@ def test_naming_trump_lists_the_action_ids_and_the_end_names_the_winner():
         assert last[-1] == "Game over: won by " + ", ".join(f"player_{s}" for s in winners)
     assert last[-2].startswith("Last hand: balances player_0 ")
     assert all(from_mask(hand) == [] for hand in game.hands)  # every card was played
+
+
+def test_chips_show_in_the_last_hand_line():
+    game = Game(rules="chips-12", seed=2, max_hands=1)
+    rng = random.Random(2)
+    while game.phase != OVER:
+        game.apply(rng.choice(game.legal_actions()))
+    chips = game.history[-1].chips
+    want = "; chips " + ", ".join(f"player_{s} {c:+d}" for s, c in enumerate(chips))
+    for text in (render_table(game, 0), render_table(game)):
+        assert text.splitlines()[-2].endswith(want)
+    plain = Game(rules="fixed-12", seed=2, max_hands=1)
+    while plain.phase != OVER:
+        plain.apply(rng.choice(plain.legal_actions()))
+    assert "chips" not in render_table(plain, 0)
+
+
+def test_sent_cards_waiting_for_their_return_are_drawn_for_sender_and_receiver_only():
+    deal = {
+        "hands": [
+            "2C 3C 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2H".split(),
+            "AC 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH 2S 3S 4S".split(),
+            "4C 5C 6C 7C 8C 9C TC JC QC KC 5S 6S 7S 8S 9S TS".split(),
+        ],
+        "kitty": "JS QS KS AS".split(),
+    }
+    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
+    game.apply(parse_card("2C"))
+    game.apply(parse_card("AC"))
+    waiting = "Exchange: player_0 -> player_2 1 card: sent 2C, returned (not yet)"
+    assert waiting in render_table(game, 0) and waiting in render_table(game, 2) and waiting in render_table(game)
+    third = render_table(game, 1)
+    assert "Exchange: player_0 -> player_2 1 card" in third and "2C" not in third
+    assert "To act: player_0 (name trump)" in render_table(game, 0)
+
+
+def test_the_kitty_trick_is_drawn_once_the_discards_are_made():
+    game = Game(rules="3-5-9", seed=5, first_dealer=1)
+    game.apply(TRUMP_ACTION_BASE)
+    line = "Kitty trick: the dealer's discards, won by player_1"
+    for _ in range(3):
+        game.apply(game.legal_actions()[0])
+        assert line not in render_table(game, 0)
+    game.apply(game.legal_actions()[0])
+    for seat in (0, 1, 2, None):
+        assert line in render_table(game, seat)
+    assert "player_1  dealer      9       1" in render_table(game, 0)

@@ -1,5 +1,6 @@
-"""Every variant of docs/rules.md section 9, one option at a time, plus their
-precedence, the rule-set validation and random-play properties of every preset.
+"""Every variant of docs/rules.md section 9 (and the options of section 10 that
+are implemented), one option at a time, plus their precedence, the rule-set
+validation and random-play properties of every preset.
 
 Outcomes are forced with "slot deals" (see :func:`plan_hand`): every seat holds
 exactly four cards of each suit, so every trick is played in one suit and the
@@ -16,10 +17,11 @@ import random
 from dataclasses import dataclass
 
 import pytest
+from helpers import make_deal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sm_env.cards import NUM_CARDS, make_card
+from sm_env.cards import NUM_CARDS, make_card, parse_card
 from sm_env.game import (
     DISCARD,
     EXCHANGE,
@@ -31,7 +33,11 @@ from sm_env.game import (
     Game,
     GameOverError,
     IllegalActionError,
+    chip_changes,
 )
+from sm_env.knowledge import player_view
+from sm_env.observation import encode
+from sm_env.record import game_record, replay
 from sm_env.rules import PRESETS, RulesError, RuleSet
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
@@ -175,7 +181,19 @@ def top_returns(hand: set[int], sent: list[int]) -> list[int]:
     return sorted(back)
 
 
-def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous) -> list[tuple[int, int, int]]:
+def returns_from(held: set[int], sent: list[int]) -> list[int]:
+    """docs/rules.md 4 and 10.1: for each suit, the n_s highest cards of ``held``, the receiver's
+    hand as it stands (the sent cards already in it)."""
+    back = []
+    for suit in range(4):
+        n = sum(1 for c in sent if c // 13 == suit)
+        back += sorted((c for c in held if c // 13 == suit), reverse=True)[:n]
+    return sorted(back)
+
+
+def expected_exchanges(
+    rules: RuleSet, quotas: list[int], dealer: int, previous, previous_log=None
+) -> list[tuple[int, int, int]]:
     """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
 
     Ties in current quota go in role order dealer, eldest, middle (rules.py)."""
@@ -192,7 +210,10 @@ def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous)
     if len(ups) == 1:
         pairs = [(ups[0], r, -previous[r]) for r in sorted(downs, key=lambda s: (quotas[s], role(s)))]
     else:
-        pairs = [(u, downs[0], previous[u]) for u in sorted(ups, key=lambda s: (-quotas[s], role(s)))]
+        senders = sorted(ups, key=lambda s: (-quotas[s], role(s)))
+        if rules.first_up_exchanges_first and previous_log is not None:  # docs/rules.md 10.4
+            senders = sorted(ups, key=lambda s: got_up_at(previous_log, s, rules.kitty_trick))
+        pairs = [(u, downs[0], previous[u]) for u in senders]
     out = []
     for sender, receiver, want in pairs:
         k = min(want, cap - given[sender], cap - taken[receiver])
@@ -201,6 +222,38 @@ def expected_exchanges(rules: RuleSet, quotas: list[int], dealer: int, previous)
             given[sender] += k
             taken[receiver] += k
     return out
+
+
+def reference_order(rules: RuleSet) -> list[str]:
+    """docs/rules.md 4, 5, 9 and 10.1: the stages of a hand before the play, in order."""
+    kitty = [] if rules.no_kitty_51 else ["kitty", "discard"] if rules.pickup_before_discard else ["discard", "kitty"]
+    if rules.kitty_before_exchange:  # kitty, discards, exchange; trump where its option puts it
+        if rules.trump_before_exchange:
+            return ["trump", "kitty", "discard", "exchange"]
+        if rules.trump_after_kitty:
+            return ["kitty", "trump", "discard", "exchange"]
+        if rules.trump_after_send:
+            return ["kitty", "discard", "send", "trump", "return"]
+        return ["kitty", "discard", "exchange", "trump"]
+    if rules.trump_before_exchange:
+        return ["trump", "exchange", *kitty]
+    if rules.trump_after_send:
+        return ["send", "trump", "return", *kitty]
+    if rules.trump_after_kitty:
+        return ["exchange", "kitty", "trump", "discard"]
+    return ["exchange", "trump", *kitty]
+
+
+def got_up_at(log, seat: int, kitty_trick: bool = False) -> int:
+    """The index of the trick in which ``seat`` won its (quota + 1)-th trick in that hand (-1: the kitty trick)."""
+    won = 1 if kitty_trick and seat == log.dealer else 0
+    if won == log.quotas[seat] + 1:
+        return -1
+    for index, trick in enumerate(log.tricks):
+        won += trick.winner == seat
+        if won == log.quotas[seat] + 1:
+            return index
+    raise AssertionError(f"seat {seat} was not up")
 
 
 def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tricks, balances, scores):
@@ -221,7 +274,9 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
         met = any(scores[s] >= n for s in seats) or (rules.target_symmetric and any(scores[s] <= -n for s in seats))
         conditions.append((list(seats) if met else [], scores))
     if rules.dealer_makes_quota:
-        met = hand_number >= 3 and tricks[dealer] >= quotas[dealer]
+        # true: at least its quota; "up" (docs/rules.md 10.7): more than its quota
+        need = quotas[dealer] + (1 if rules.dealer_makes_quota == "up" else 0)
+        met = hand_number >= 3 and tricks[dealer] >= need
         conditions.append(([dealer] if met else [], tricks))
     if rules.fixed_hands is not None:
         conditions.append((list(seats) if hand_number >= rules.fixed_hands else [], scores))
@@ -255,63 +310,86 @@ def check_history(game: Game) -> None:
         assert log.number == index + 1
         assert log.dealer == dealer
         quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
+        if rules.dealer_assigns_quotas:  # docs/rules.md 10.7: any order of the rule set's quotas, chosen by the dealer
+            assert log.assignment == [log.quotas[(dealer + r) % 3] for r in range(3)]
+            assert sorted(log.assignment) == sorted(rules.quotas)
+            quotas = list(log.quotas)
+        else:
+            assert log.assignment is None
         assert log.quotas == quotas and sum(quotas) == n_tricks
         # deal: sizes, every card once
         hands = [set(h) for h in log.deal_hands]
         kitty = set(log.kitty)
         assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == kitty_size
         assert set().union(*hands, kitty) == deck and sum(map(len, hands)) + len(kitty) == len(deck)
-        # exchange: who, how many, in which order, and the returned cards
-        plan = expected_exchanges(rules, quotas, dealer, previous)
-        assert [(e.sender, e.receiver, e.count) for e in log.exchanges] == plan
-        given, taken = [0, 0, 0], [0, 0, 0]
-        i = 0
-        while i < len(log.exchanges):
-            sender = log.exchanges[i].sender
-            round_entries = []
-            while i < len(log.exchanges) and log.exchanges[i].sender == sender:
-                round_entries.append(log.exchanges[i])
-                i += 1
-            chosen = [c for e in round_entries for c in e.sent]
-            assert len(set(chosen)) == len(chosen) and set(chosen) <= hands[sender]  # from the hand as it stood
-            for e in round_entries:
-                assert len(e.sent) == e.count
-                want = top_returns(hands[e.receiver], e.sent)
-                assert sorted(e.returned) == want
-                hands[e.receiver] = (hands[e.receiver] | set(e.sent)) - set(want)
-                hands[sender] = (hands[sender] - set(e.sent)) | set(want)
-                given[sender] += e.count
-                taken[e.receiver] += e.count
-        if rules.max_exchange is not None:
-            assert max(given + taken) <= rules.max_exchange
-        assert [len(h) for h in hands] == [size] * 3
         if log.tricks_won is None:
             assert last and not game.is_over
             return
-        # trump, discards, kitty, show rule
-        assert log.trump in range(4)
-        discards = list(log.discards)
-        assert len(discards) == kitty_size == len(set(discards))
-        if rules.pickup_before_discard:
-            assert set(discards) <= hands[dealer] | kitty
-        else:
-            assert set(discards) <= hands[dealer]
-        hands[dealer] = (hands[dealer] | kitty) - set(discards)
-        assert len(hands[dealer]) == size
-        shown = []
+        # exchange plan: who, how many, in which order
+        plan = expected_exchanges(rules, quotas, dealer, previous, game.history[index - 1] if index else None)
+        assert [(e.sender, e.receiver, e.count) for e in log.exchanges] == plan
+        rounds = []  # the exchanges by sender, in order
         for e in log.exchanges:
-            if e.receiver == dealer and e.returned:
-                low = {}
-                for c in e.returned:
-                    low[c // 13] = min(low.get(c // 13, NUM_CARDS), c)
-                cards = sorted(k for k in kitty if k // 13 in low and k > low[k // 13])
-                if cards:
-                    shown.append((e.sender, cards))
+            if rounds and rounds[-1][0].sender == e.sender:
+                rounds[-1].append(e)
+            else:
+                rounds.append([e])
+        given, taken = [0, 0, 0], [0, 0, 0]
+        for e in log.exchanges:
+            assert len(e.sent) == e.count
+            given[e.sender] += e.count
+            taken[e.receiver] += e.count
+        if rules.max_exchange is not None:
+            assert max(given + taken) <= rules.max_exchange
+        # the stages of the hand in their order, each checked on the hands as they stand
+        discards = list(log.discards)
+        shown = []
+        returned = []  # exchanges whose cards have come back
+        assert log.trump in range(4)
+        for stage in reference_order(rules):
+            if stage in ("exchange", "send"):
+                for entries in rounds:
+                    sender = entries[0].sender
+                    chosen = [c for e in entries for c in e.sent]
+                    assert len(set(chosen)) == len(chosen) and set(chosen) <= hands[sender]  # from its hand as it stood
+                    for e in entries:
+                        hands[sender] -= set(e.sent)
+                        hands[e.receiver] |= set(e.sent)
+                        if stage == "exchange":
+                            want = returns_from(hands[e.receiver], e.sent)
+                            assert sorted(e.returned) == want
+                            hands[e.receiver] -= set(want)
+                            hands[sender] |= set(want)
+                            returned.append(e)
+            elif stage == "return":  # every sent card is with its receiver; returns in order, hands as they stand
+                for e in log.exchanges:
+                    want = returns_from(hands[e.receiver], e.sent)
+                    assert sorted(e.returned) == want
+                    hands[e.receiver] -= set(want)
+                    hands[e.sender] |= set(want)
+                    returned.append(e)
+            elif stage == "kitty":
+                hands[dealer] |= kitty
+                for e in returned:  # the show rule, on the exchanges made so far
+                    if e.receiver == dealer and e.returned:
+                        low = {}
+                        for c in e.returned:
+                            low[c // 13] = min(low.get(c // 13, NUM_CARDS), c)
+                        cards = sorted(k for k in kitty if k // 13 in low and k > low[k // 13])
+                        if cards:
+                            shown.append((e.sender, cards))
+            elif stage == "discard":
+                assert len(discards) == kitty_size == len(set(discards))
+                assert set(discards) <= hands[dealer]
+                hands[dealer] -= set(discards)
+        assert [len(h) for h in hands] == [size] * 3
         assert sorted((s, sorted(c)) for s, c in log.shown) == sorted(shown)
         # tricks: leader, follow suit, winner
-        assert len(log.tricks) == n_tricks
+        assert len(log.tricks) == size  # a trick per card in hand (the kitty trick is not played)
         leader = (dealer + 1) % 3
         tricks = [0, 0, 0]
+        if rules.kitty_trick:  # docs/rules.md 10.4: the four discards are the dealer's first trick
+            tricks[dealer] = 1
         played = set()
         for trick in log.tricks:
             assert trick.leader == leader and len(trick.cards) == 3
@@ -328,10 +406,20 @@ def check_history(game: Game) -> None:
             tricks[winner] += 1
             leader = winner
         assert hands == [set(), set(), set()]
-        assert played | set(discards) == deck and len(played) == 3 * n_tricks
-        # score
+        assert played | set(discards) == deck and len(played) == 3 * size
+        # score: balances, or with chips every up player wins its surplus from every down player
         balances = [tricks[s] - quotas[s] for s in range(3)]
-        scores = [scores[s] + balances[s] for s in range(3)]
+        if rules.chips:
+            chips = [0, 0, 0]
+            for up in (s for s in range(3) if balances[s] > 0):
+                for down in (s for s in range(3) if balances[s] < 0):
+                    chips[up] += balances[up]
+                    chips[down] -= balances[up]
+            assert log.chips == chips
+            scores = [scores[s] + chips[s] for s in range(3)]
+        else:
+            assert log.chips is None
+            scores = [scores[s] + balances[s] for s in range(3)]
         assert log.tricks_won == tricks and log.balances == balances and log.scores == scores
         assert sum(balances) == 0 and sum(scores) == 0
         # end of the game exactly when an end condition is met
@@ -813,6 +901,112 @@ def test_dealer_makes_quota_missed_in_third_hand_goes_on():
     assert game.winner == 0 and game.hand_number == 4
 
 
+def test_dealer_makes_quota_up_needs_more_than_the_quota():
+    """docs/rules.md 10.7: with "up" the dealer must take more than its quota; true keeps "at least"."""
+    even = [8, 5, 3]
+    hands = [roles(0, *even), roles(1, 9, 4, 3), roles(2, 8, 6, 2), roles(0, 9, 5, 2)]
+    up = {"dealer_makes_quota": "up", "no_exchange": True}
+    game, plans = planned_game(up, hands)
+    for plan in plans[:3]:
+        play_plan(game, plan)
+        # hand 2: +1 but before the third hand; hand 3: exactly the quota, not more
+        assert not game.is_over
+    play_plan(game, plans[3])
+    assert game.winner == 0 and game.hand_number == 4 and not game.truncated
+    made = {"dealer_makes_quota": True, "no_exchange": True}
+    game = play_planned(made, hands[:3])
+    assert game.winner == 2 and game.hand_number == 3  # the same third hand ends the game with "at least"
+
+
+def test_dealer_makes_quota_values():
+    assert RuleSet(dealer_makes_quota="made") == RuleSet(dealer_makes_quota=True) == PRESETS["dealer-makes-quota"]
+    assert RuleSet(dealer_makes_quota=None).dealer_makes_quota is False
+    up = PRESETS["dealer-makes-quota-up"]
+    assert up.dealer_makes_quota == "up" and up.win_tricks is None and up.options()["dealer_makes_quota"] == "up"
+    assert RuleSet.from_any({"dealer_makes_quota": "up"}).name == "dealer-makes-quota-up"
+    assert RuleSet(dealer_makes_quota="up", quotas=(15, 1, 0)).quotas == (15, 1, 0)  # 16 > 15 can still be taken
+    with pytest.raises(RulesError, match="more than its quota 16"):
+        RuleSet(dealer_makes_quota="up", quotas=(16, 0, 0))
+
+
+# --------------------------------------------------------------------- chips
+
+
+@pytest.mark.parametrize(
+    "balances, chips",
+    [
+        ([2, -1, -1], [4, -2, -2]),  # one up: wins its surplus from each of two down players
+        ([1, 1, -2], [1, 1, -2]),  # two up: each wins its own surplus from the one down player
+        ([3, 2, -5], [3, 2, -5]),
+        ([0, 3, -3], [0, 3, -3]),  # a seat at zero neither wins nor pays
+        ([-1, 4, -3], [-4, 8, -4]),  # every down player pays the whole surplus, whatever its deficit
+        ([0, 0, 0], [0, 0, 0]),
+    ],
+)
+def test_chip_changes(balances, chips):
+    assert chip_changes(balances) == chips and sum(chip_changes(balances)) == 0
+
+
+def test_chips_decide_fixed_hands_where_balances_would_tie():
+    # hand 1: seat 0 deals and goes +2 against two downs (+4 chips); hand 2: seat 1 deals and goes +3
+    # against one down, seat 0 at zero (+3 chips). Balances: 2, 2, -4 (a shared win); chips: 4, 1, -5.
+    tricks = [roles(0, 10, 4, 2), roles(1, 11, 2, 3)]
+    game = play_planned({"chips": True, "fixed_hands": 2, "no_exchange": True}, tricks)
+    assert [log.balances for log in game.history] == [[2, -1, -1], [0, 3, -3]]
+    assert [log.chips for log in game.history] == [[4, -2, -2], [0, 3, -3]]
+    assert game.scores == [4, 1, -5] and game.winner == 0
+    plain = play_planned({"fixed_hands": 2, "no_exchange": True}, tricks)
+    assert plain.scores == [2, 2, -4] and plain.winner == [0, 1] and all(log.chips is None for log in plain.history)
+
+
+def test_chips_reach_the_target_score():
+    tricks = [roles(0, 10, 4, 2)]  # +2 against two downs: 4 chips, exactly the target
+    game = play_planned({"chips": True, "target_score": 4}, tricks)
+    assert game.is_over and game.winner == 0 and game.scores == [4, -2, -2]
+    game = play_planned({"chips": True, "target_score": 5}, tricks)
+    assert not game.is_over and game.scores == [4, -2, -2]
+    game = play_planned({"target_score": 4}, tricks)
+    assert not game.is_over and game.scores == [2, -1, -1]
+
+
+def test_chips_12_preset():
+    rules = PRESETS["chips-12"]
+    assert rules.chips and rules.fixed_hands == 12 and rules.win_tricks is None
+    game = random_game(rules, 5)
+    check_history(game)
+    assert game.hand_number == 12 and not game.truncated
+
+
+def _caught(rules, seeds=range(40), max_hands: int = 30) -> bool:
+    """True when check_history finds a planted engine bug in one of some random games."""
+    for seed in seeds:
+        try:
+            check_history(random_game(rules, seed, max_hands=max_hands))
+        except AssertionError:
+            return True
+    return False
+
+
+def test_planted_bugs_in_section_10_options_are_caught(monkeypatch):
+    assert not _caught("chips-12", range(3)) and not _caught("dealer-makes-quota-up", range(5))
+    with monkeypatch.context() as patch:  # chips scored as plain balances
+        patch.setattr("sm_env.game.chip_changes", lambda balances: list(balances))
+        assert _caught("chips-12", range(3))
+    with monkeypatch.context() as patch:  # a down player pays its own deficit instead of the surplus
+        patch.setattr("sm_env.game.chip_changes", lambda b: [x * sum(1 for y in b if y < 0) if x > 0 else x for x in b])
+        assert _caught("chips-12", range(5))
+    original = Game._game_winners
+
+    def at_least(self, balances):  # "up" read as "at least its quota"
+        if self.hand_number >= 3 and self.tricks_won[self.dealer] == self.quotas[self.dealer]:
+            return [self.dealer]
+        return original(self, balances)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Game, "_game_winners", at_least)
+        assert _caught("dealer-makes-quota-up")
+
+
 # --------------------------------------------------------------------- fixed_hands
 
 
@@ -983,6 +1177,12 @@ def test_other_end_conditions_replace_twelve_unless_win_tricks_given():
         {"fixed_hands": "9"},
         {"no_exchange": True, "max_exchange": 3},
         {"no_kitty_51": True, "pickup_before_discard": True},
+        {"dealer_makes_quota": "yes"},
+        {"dealer_makes_quota": "UP"},
+        {"dealer_makes_quota": 1},
+        {"dealer_makes_quota": "up", "quotas": [16, 0, 0]},
+        {"chips": "yes"},
+        {"chips": 1},
     ],
 )
 def test_invalid_rule_sets_are_rejected(options):
@@ -1031,3 +1231,489 @@ def test_random_games_follow_the_rules(preset):
 def test_random_games_property(seed, preset):
     game = random_game(preset, seed, max_hands=12)
     check_history(game)
+
+
+# --------------------------------------------------------------------- order of the phases (section 10.1)
+
+# Dealer seat 0 is down 1 and seat 1 up 1 (start balances); seat 0's top heart is TH and the kitty
+# holds AH: the standard show rule would show AH to seat 1.
+SHOW_DEAL = make_deal("TH C:23456789TJQK D:234", "H:3456789 S:3456789TJ", None, "AH 2H AS 2S")
+
+
+def _run(game: Game, choose) -> list[str]:
+    """Play the hand to its first trick with ``choose(game)`` and return the phases met, in order."""
+    names = ["exchange", "trump", "discard", "play"]
+    seen: list[str] = []
+    while game.phase != PLAY:
+        if not seen or seen[-1] != names[game.phase]:
+            seen.append(names[game.phase])
+        game.apply(choose(game))
+    return seen + ["play"]
+
+
+def _lowest(game: Game) -> int:
+    if game.phase == TRUMP:
+        return TRUMP_ACTION_BASE + SPADES
+    legal = game.legal_actions()
+    if game.phase == DISCARD:  # keep the hearts: discard clubs first
+        return min(legal, key=lambda c: (c // 13 == HEARTS, c))
+    return min(legal, key=lambda c: (c // 13 != HEARTS, c))  # send the lowest heart
+
+
+@pytest.mark.parametrize(
+    "options, phases, returned, shown",
+    [
+        ({}, ["exchange", "trump", "discard"], "TH", ["AH"]),
+        ({"trump_before_exchange": True}, ["trump", "exchange", "discard"], "TH", ["AH"]),
+        (
+            {"trump_before_exchange": True, "pickup_before_discard": True},
+            ["trump", "exchange", "discard"],
+            "TH",
+            ["AH"],
+        ),
+        # the kitty comes before the exchange: AH is in the dealer's hand and goes back itself; no show rule
+        ({"kitty_before_exchange": True}, ["discard", "exchange", "trump"], "AH", []),
+        ({"kitty_before_exchange": True, "trump_before_exchange": True}, ["trump", "discard", "exchange"], "AH", []),
+        ({"kitty_before_exchange": True, "trump_after_kitty": True}, ["trump", "discard", "exchange"], "AH", []),
+        ({"kitty_before_exchange": True, "trump_after_send": True}, ["discard", "exchange", "trump"], "AH", []),
+        ({"trump_after_send": True}, ["exchange", "trump", "discard"], "TH", ["AH"]),
+    ],
+    ids=str,
+)
+def test_phase_order_and_the_show_rule(options, phases, returned, shown):
+    game = Game(rules=options, seed=0, first_dealer=0, deals=[SHOW_DEAL], start_balances=[-1, 1, 0])
+    assert game.rules.pickup_before_discard == (
+        bool(options.get("kitty_before_exchange")) or bool(options.get("pickup_before_discard"))
+    )
+    assert _run(game, _lowest) == [*phases, "play"]
+    (entry,) = game.log.exchanges
+    assert (entry.sender, entry.receiver, entry.sent) == (1, 0, [make_card(HEARTS, 3)])
+    assert entry.returned == [parse_card(returned)]
+    assert game.log.shown == ([(1, [parse_card(c) for c in shown])] if shown else [])
+    assert game.log.trump == SPADES and len(game.log.discards) == 4
+    assert [h.bit_count() for h in game.hands] == [16, 16, 16]
+    check_history(_finish(game))
+
+
+def _finish(game: Game) -> Game:
+    rng = random.Random(0)
+    game.max_hands = game.hand_number
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    return game
+
+
+def test_trump_before_exchange_senders_know_trump_and_the_dealer_discards_after():
+    game = Game(
+        rules={"trump_before_exchange": True}, seed=0, first_dealer=0, deals=[SHOW_DEAL], start_balances=[-1, 1, 0]
+    )
+    assert game.phase == TRUMP and game.current_player == 0 and game.legal_mask() == 0xF << TRUMP_ACTION_BASE
+    with pytest.raises(IllegalActionError):
+        game.apply(make_card(HEARTS, 3))  # seat 1 may not send yet
+    game.apply(TRUMP_ACTION_BASE + HEARTS)
+    assert game.phase == EXCHANGE and game.current_player == 1
+    assert player_view(game, 1).trump == HEARTS and player_view(game, 1).exchange_pending
+    game.apply(make_card(HEARTS, 3))
+    assert game.phase == DISCARD and not player_view(game, 2).exchange_pending and game.log.shown is None
+    for card in game.legal_actions()[:4]:
+        game.apply(card)
+    assert game.phase == PLAY and game.log.shown == [(1, [make_card(HEARTS, 14)])]  # shown on taking the kitty
+
+
+# Seats 0 (dealer, quota 8) and 1 (quota 5) are up 1, seat 2 (quota 3) down 2. Seat 2's top club is KC.
+SEND_DEAL = make_deal("C:23 D:23456789TJQKA H:2", "C:A H:3456789TJQKA S:234", "C:456789TJQK S:56789T", "S:JQKA")
+
+
+@pytest.mark.parametrize("after_send, first_back, second_back", [(False, "KC", "AC"), (True, "AC", "KC")])
+def test_trump_after_send_returns_from_every_sent_card(after_send, first_back, second_back):
+    """docs/rules.md 10.1: with trump_after_send the first return may be a card the second up player sent."""
+    rules = {"trump_after_send": after_send}
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[SEND_DEAL], start_balances=[1, 1, -2])
+    assert game.phase == EXCHANGE and game.current_player == 0  # the higher current quota first
+    game.apply(parse_card("2C"))
+    if after_send:
+        # the card is in seat 2's hand; nothing has come back; the second up player sends next
+        assert game.phase == EXCHANGE and game.current_player == 1
+        assert game.hands[2] >> parse_card("2C") & 1 and game.hands[2].bit_count() == 17
+        assert game.hands[0].bit_count() == 15 and game.log.exchanges[0].returned is None
+        game.apply(parse_card("AC"))
+        assert game.phase == TRUMP and game.current_player == 0 and game.exchange_pending
+        assert [h.bit_count() for h in game.hands] == [15, 15, 18]
+        assert all(e.returned is None for e in game.log.exchanges)
+        game.apply(TRUMP_ACTION_BASE + DIAMONDS)
+    else:
+        assert game.log.exchanges[0].returned == [parse_card(first_back)]
+        game.apply(parse_card("AC"))
+        game.apply(TRUMP_ACTION_BASE + DIAMONDS)
+    first, second = game.log.exchanges
+    assert first.returned == [parse_card(first_back)] and second.returned == [parse_card(second_back)]
+    assert game.phase == DISCARD and not game.exchange_pending
+    assert [h.bit_count() for h in game.hands] == [16, 16, 16]
+    check_history(_finish(game))
+
+
+def test_trump_after_send_views_and_record_before_the_returns():
+    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[SEND_DEAL], start_balances=[1, 1, -2])
+    game.apply(parse_card("2C"))
+    receiver, other = player_view(game, 2), player_view(game, 1)
+    assert receiver.exchanges[0].sent == (parse_card("2C"),) and receiver.exchanges[0].returned is None
+    assert receiver.got[0] == 1 << parse_card("2C") and receiver.hand >> parse_card("2C") & 1
+    assert other.exchanges[0].sent is None and other.got == (0, 0, 0)  # the third player: counts only
+    game.apply(parse_card("AC"))
+    dealer = player_view(game, 0)
+    assert dealer.phase == TRUMP and dealer.exchanges[0].sent == (parse_card("2C"),)
+    assert dealer.exchanges[0].returned is None and dealer.got == (0, 0, 0) and dealer.exchange_pending
+    record = game_record(game)
+    assert [e["returned"] for e in record["hands"][0]["exchanges"]] == [None, None] and record["hands"][0][
+        "trump"
+    ] is None
+    assert replay(record) == record
+    game.apply(TRUMP_ACTION_BASE + DIAMONDS)
+    assert player_view(game, 2).gave == (1 << parse_card("AC"), 1 << parse_card("KC"), 0)
+    record = game_record(game)
+    assert replay(record) == record
+
+
+def test_what_the_second_sender_cannot_see_before_the_returns_does_not_change_its_observation():
+    """Seat 0 sends 2C in one game and 3C in the other (swapped with seat 2): seat 1 cannot tell."""
+    other = make_deal("C:3 D:23456789TJQKA H:2 C:K", "C:A H:3456789TJQKA S:234", "C:2456789TJQ S:56789T", "S:JQKA")
+    seen = []
+    for deal, sent in (
+        (make_deal("C:2 D:23456789TJQKA H:2 C:K", "C:A H:3456789TJQKA S:234", "C:3456789TJQ S:56789T", "S:JQKA"), "2C"),
+        (other, "3C"),
+    ):
+        game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
+        game.apply(parse_card(sent))
+        game.apply(parse_card("AC"))
+        seen.append(encode(player_view(game, 1)))
+    assert (seen[0] == seen[1]).all()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"trump_before_exchange": True},
+        {"trump_before_exchange": True, "pickup_before_discard": True, "max_exchange": 2},
+        {"kitty_before_exchange": True},
+        {"kitty_before_exchange": True, "trump_before_exchange": True},
+        {"kitty_before_exchange": True, "trump_after_kitty": True},
+        {"kitty_before_exchange": True, "trump_after_send": True},
+        {"trump_after_send": True},
+        {"trump_after_send": True, "pickup_before_discard": True},
+        {"trump_after_send": True, "no_kitty_51": True, "quotas": [8, 6, 3]},
+        {"trump_before_exchange": True, "no_kitty_51": True, "quotas": [8, 6, 3]},
+    ],
+    ids=str,
+)
+def test_phase_order_random_games_follow_the_rules(options):
+    exchanged = 0
+    for seed in range(40):
+        game = random_game(options, 500 + seed, max_hands=40)
+        check_history(game)
+        record = game_record(game)
+        assert replay(record) == record
+        exchanged += sum(len(log.exchanges) for log in game.history)
+    assert exchanged > 40
+
+
+def test_phase_order_validation():
+    assert RuleSet(kitty_before_exchange=True).pickup_before_discard  # implied
+    assert PRESETS["9-2-5-variation"].quotas == (9, 2, 5) and PRESETS["9-2-5-variation"].target_symmetric
+    assert (
+        RuleSet.from_any(
+            {
+                "quotas": [9, 2, 5],
+                "kitty_before_exchange": True,
+                "trump_after_send": True,
+                "target_score": 15,
+                "target_symmetric": True,
+            }
+        ).name
+        == "9-2-5-variation"
+    )
+    assert PRESETS["9-2-5"].quotas == (9, 2, 5) and not PRESETS["9-2-5"].kitty_before_exchange
+    for options, words in [
+        ({"trump_before_exchange": True, "trump_after_send": True}, "at most one"),
+        ({"trump_after_send": True, "trump_after_kitty": True, "pickup_before_discard": True}, "at most one"),
+        ({"trump_before_exchange": True, "no_exchange": True}, "no_exchange"),
+        ({"kitty_before_exchange": True, "no_exchange": True}, "no_exchange"),
+        ({"kitty_before_exchange": True, "no_kitty_51": True}, "no_kitty_51 has none"),
+        ({"trump_after_send": "yes"}, "true or false"),
+    ]:
+        with pytest.raises(RulesError, match=words):
+            RuleSet.from_any(options)
+
+
+def test_planted_bugs_in_the_phase_order_are_caught(monkeypatch):
+    import sm_env.game
+
+    original = sm_env.game.hand_order
+    rules = {"trump_after_send": True}
+    assert not _caught(rules, range(10))
+    with monkeypatch.context() as patch:  # returns made at once, as in a plain exchange
+        patch.setattr(
+            "sm_env.game.hand_order",
+            lambda r: tuple("exchange" if s == "send" else s for s in original(r) if s != "return"),
+        )
+        assert _caught(rules)
+    with monkeypatch.context() as patch:  # the kitty after the exchange although kitty_before_exchange
+        patch.setattr("sm_env.game.hand_order", lambda r: original(r.replace(kitty_before_exchange=False)))
+        assert _caught({"kitty_before_exchange": True})
+
+
+# --------------------------------------------------------------------- dealer_assigns_quotas (section 10.7)
+
+
+def test_assignment_actions_follow_the_table_of_section_10_8():
+    from sm_env.game import ASSIGN, assignment_of
+
+    rules = PRESETS["dealer-assigns"]
+    table = {68: [8, 5, 3], 69: [8, 3, 5], 70: [5, 8, 3], 71: [5, 3, 8], 72: [3, 8, 5], 73: [3, 5, 8]}
+    assert {a: assignment_of(a, rules) for a in table} == table
+    assert rules.num_actions == 74 and PRESETS["standard"].num_actions == 56
+    for action, by_role in table.items():
+        game = Game(rules=rules, seed=3, first_dealer=1)
+        assert game.phase == ASSIGN and game.current_player == 1 and game.legal_actions() == list(table)
+        assert game.quotas is None and game.log.quotas is None and game_record(game)["hands"][0]["quotas"] is None
+        with pytest.raises(IllegalActionError, match="assign the quotas"):
+            game.apply(TRUMP_ACTION_BASE)
+        game.apply(action)
+        assert game.log.assignment == by_role
+        assert game.quotas == [by_role[2], by_role[0], by_role[1]]  # seats 1, 2, 0 are dealer, eldest, middle
+        assert game.phase == TRUMP and game.current_player == 1
+
+
+def test_assigned_quotas_score_the_hand_and_order_the_next_exchange():
+    # hand 1 (dealer 0) assigns 3-8-5: dealer 3, eldest 8, middle 5. Seat 0 takes 5 (+2), seat 1 takes 7 (-1),
+    # seat 2 takes 4 (-1). With the standard quotas the same tricks would give -3, +2, +1.
+    rules = {"dealer_assigns_quotas": True, "win_tricks": 16}
+    plan = plan_hand([5, 7, 4], 0, rules)
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[plan.deal, plan_hand([8, 5, 3], 1, rules).deal])
+    game.apply(72)
+    play_plan(game, plan)
+    assert game.history[0].balances == [2, -1, -1] and game.scores == [2, -1, -1]
+    # hand 2 (dealer 1): seat 0 is the only one up. It assigns 5-8-3: dealer 5, eldest (seat 2) 8, middle (seat 0) 3.
+    # Seat 0 serves the lower current quota first: seat 1 (5) before seat 2 (8); standard would serve seat 2 (3) first.
+    assert game.phase == ASSIGN_PHASE and game.current_player == 1
+    game.apply(70)
+    assert game.quotas == [3, 5, 8]
+    assert game.cards_to_send() == ((1, 1), (2, 1))
+    assert player_view(game, 2).quotas == (3, 5, 8) and player_view(game, 1).exchange_pending
+
+
+ASSIGN_PHASE = 5
+
+
+def test_assignment_in_the_record_and_replay():
+    game = random_game("dealer-assigns", 4, max_hands=6)
+    record = game_record(game)
+    assert replay(record) == record
+    for hand in record["hands"]:
+        assert sorted(hand["assignment"]) == [3, 5, 8]
+        assert hand["assignment"] == [hand["quotas"][(hand["dealer"] + r) % 3] for r in range(3)]
+    wrong = json_copy(record)
+    wrong["hands"][1]["assignment"] = [8, 8, 0]
+    with pytest.raises(Exception, match="hand 2, assignment: the record has \\[8, 8, 0\\], but the dealer gives"):
+        replay(wrong)
+    other = next(a for a in ([8, 5, 3], [3, 5, 8]) if a != record["hands"][1]["assignment"])
+    wrong = json_copy(record)
+    wrong["hands"][1]["assignment"] = other  # a legal assignment, but not the quotas the record shows
+    with pytest.raises(Exception, match="hand 2, (quotas|exchange|assignment)"):
+        replay(wrong)
+    wrong = json_copy(record)
+    wrong["hands"][0]["quotas"] = None
+    with pytest.raises(Exception, match="hand 1, quotas: null exactly while the assignment is null"):
+        replay(wrong)
+    plain = game_record(random_game("standard", 4, max_hands=2))
+    plain["hands"][0]["assignment"] = [8, 5, 3]
+    with pytest.raises(Exception, match="hand 1, assignment: a record has 'assignment' only when"):
+        replay(plain)
+    start = Game(rules="dealer-assigns", seed=1)
+    assert game_record(start)["hands"][0]["assignment"] is None and replay(game_record(start)) == game_record(start)
+
+
+def json_copy(value):
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+def test_heuristic_assignment_takes_the_lowest_quota_and_loads_the_leader():
+    from agents.heuristic import heuristic_action
+    from sm_env.game import assignment_of
+
+    rules = PRESETS["dealer-assigns"]
+    game = Game(rules=rules, seed=0, first_dealer=0)
+    view = player_view(game, 0)
+    assert assignment_of(heuristic_action(view), rules) == [3, 8, 5]  # scores equal: the eldest gets the 8
+    object.__setattr__(view, "scores", (0, -4, 4))
+    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # the middle leads: it gets the 8
+
+
+def test_planted_bug_in_the_assignment_is_caught(monkeypatch):
+    from sm_env.game import assignment_of
+
+    assert not _caught("dealer-assigns", range(5), max_hands=6)
+
+    def by_seat(self, action):  # the quotas given by seat instead of by role
+        by_role = assignment_of(action, self.rules)
+        self.quotas = list(by_role)
+        self.log.quotas = list(by_role)
+        self.log.assignment = by_role
+        self._exchange_rounds = self._exchange_plan(self.previous_balances)
+        self._next_stage()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Game, "_assign", by_seat)
+        assert _caught("dealer-assigns", range(5), max_hands=6)
+
+
+def test_assignment_validation_and_start_balances():
+    from sm_env.game import check_start_balances
+
+    assert RuleSet(dealer_assigns_quotas=True).name == "dealer-assigns"
+    with pytest.raises(RulesError, match="true or false"):
+        RuleSet.from_any({"dealer_assigns_quotas": "yes"})
+    # any seat may have held any quota in the imaginary previous hand: -7, 11, -4 needs quotas 8, 3, 5 by
+    # seat, which no dealer gives with 8-5-3 by role, but an assignment can
+    with pytest.raises(ValueError, match="cannot come from a hand"):
+        check_start_balances([-7, 11, -4], RuleSet())
+    assert check_start_balances([-7, 11, -4], RuleSet(dealer_assigns_quotas=True)) == [-7, 11, -4]
+
+
+# --------------------------------------------------------------------- first_up_exchanges_first (section 10.4)
+
+
+@pytest.mark.parametrize("first_up", [False, True])
+def test_the_player_that_got_up_first_exchanges_first(first_up):
+    # hand 1 (dealer 0, quotas 8-5-3): seat 0 wins the first 9 tricks (up at trick 9), seat 1 the next 6
+    # (up at trick 15), seat 2 one. Hand 2 (dealer 1): seat 1 has quota 8, seat 0 quota 3.
+    rules = {"first_up_exchanges_first": first_up}
+    plan = plan_hand([9, 6, 1], 0, rules)
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[plan.deal])
+    play_plan(game, plan)
+    assert [t.winner for t in game.history[0].tricks] == [0] * 9 + [1] * 6 + [2]
+    assert game.hand_number == 2 and game.phase == EXCHANGE
+    first = 0 if first_up else 1  # the usual order: the higher current quota (seat 1) first
+    assert game.current_player == first and game.cards_to_send() == ((2, 1),)
+    while game.phase == EXCHANGE:
+        game.apply(game.legal_actions()[0])
+    assert [(e.sender, e.receiver) for e in game.log.exchanges] == [(first, 2), (1 - first, 2)]
+
+
+def test_first_up_exchanges_first_random_games_and_validation():
+    rules = {"first_up_exchanges_first": True, "max_exchange": 3}
+    two_up = 0
+    for seed in range(60):
+        game = random_game(rules, 900 + seed, max_hands=30)
+        check_history(game)
+        two_up += sum(len({e.sender for e in log.exchanges}) == 2 for log in game.history)
+    assert two_up > 10
+    with pytest.raises(RulesError, match="no_exchange"):
+        RuleSet(first_up_exchanges_first=True, no_exchange=True)
+    # start balances have no previous hand to look at: the usual order
+    game = Game(rules=rules, seed=0, first_dealer=0, start_balances=[1, 1, -2])
+    assert game.current_player == 0
+
+
+def test_planted_bug_in_first_up_is_caught(monkeypatch):
+    rules = {"first_up_exchanges_first": True}
+    assert not _caught(rules, range(20))
+    with monkeypatch.context() as patch:  # the usual order instead
+        patch.setattr(Game, "_up_at", lambda self: None)
+        assert _caught(rules, range(20))
+
+
+# --------------------------------------------------------------------- kitty_trick, 3-5-9 (section 10.4)
+
+
+@pytest.mark.parametrize("played, over", [(11, True), (10, False)])
+def test_the_kitty_trick_counts_for_the_dealer_and_for_the_twelve(played, over):
+    """3-5-9: the four discards are the dealer's first trick; 11 played + the kitty trick = 12 wins."""
+    rules = PRESETS["3-5-9"]
+    tricks = [played, 16 - played - 3, 3]
+    plan = plan_hand(tricks, 0, {"pickup_before_discard": True})  # the 16 played tricks
+    game = Game(rules=rules, seed=0, first_dealer=0, deals=[plan.deal], max_hands=1)
+    game.apply(TRUMP_ACTION_BASE + plan.trump)
+    assert game.picked_up and game.hands[0].bit_count() == 20  # kitty first, then 4 discards of 20
+    for card in plan.discards:
+        assert game.tricks_won[0] == 0
+        game.apply(card)
+    assert game.tricks_won == [1, 0, 0] and game.tricks_played == 0 and player_view(game, 1).tricks_won == (1, 0, 0)
+    for slot in plan.order:
+        for _ in range(3):
+            game.apply(plan.cards[game.current_player][slot])
+    log = game.log
+    assert len(log.tricks) == 16 and log.tricks_won == [played + 1, tricks[1], 3] and sum(log.tricks_won) == 17
+    assert log.balances == [played + 1 - 9, tricks[1] - 5, 0]
+    assert (game.winner == 0) == over and game.truncated != over
+
+
+def test_kitty_trick_rules():
+    rules = RuleSet(kitty_trick=True)
+    assert rules.quotas == (9, 5, 3) and rules.tricks_per_hand == 17 and rules.hand_size == 16
+    assert rules.pickup_before_discard and rules.win_tricks == 12
+    assert PRESETS["3-5-9"].first_up_exchanges_first and PRESETS["3-5-9"].quotas == (9, 5, 3)
+    with pytest.raises(RulesError, match="sum to 16, but a hand has 17"):
+        RuleSet(kitty_trick=True, quotas=(8, 5, 3))
+    with pytest.raises(RulesError, match="kitty_trick takes the kitty, but no_kitty_51"):
+        RuleSet(kitty_trick=True, no_kitty_51=True, quotas=(8, 6, 3))
+
+
+def test_the_discards_of_the_kitty_trick_stay_the_dealers():
+    """Two deals that differ only in which cards the dealer throws away look the same to the others."""
+    seen = []
+    for discards in ("2C 3C 4C 5C", "2D 3D 4D 5D"):
+        deal = make_deal("C:2345 D:2345 H:AKQJ S:AKQJ", "C:6789 D:6789 H:T987 S:T987", None, "C:AKQJ")
+        game = Game(rules="3-5-9", seed=0, first_dealer=0, deals=[deal])
+        game.apply(TRUMP_ACTION_BASE + SPADES)
+        for card in discards.split():
+            game.apply(parse_card(card))
+        assert game.phase == PLAY and game.tricks_won == [1, 0, 0]
+        seen.append([encode(player_view(game, seat)) for seat in (1, 2)])
+        assert player_view(game, 1).discards is None and player_view(game, 1).discard_count == 4
+    assert all((a == b).all() for a, b in zip(seen[0], seen[1], strict=True))
+
+
+def test_planted_bug_in_the_kitty_trick_is_caught(monkeypatch):
+    assert not _caught("3-5-9", range(5))
+    original = Game._discard
+
+    def no_trick(self, card):  # the kitty trick not counted
+        original(self, card)
+        if self.rules.kitty_trick and self.log.discards is not None and len(self.log.discards) == 4:
+            self.tricks_won[self.dealer] -= 1
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Game, "_discard", no_trick)
+        assert _caught("3-5-9", range(5))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"kitty_trick": True, "trump_after_kitty": True},
+        {"kitty_trick": True, "kitty_before_exchange": True, "trump_after_send": True},
+        {
+            "kitty_trick": True,
+            "dealer_assigns_quotas": True,
+            "first_up_exchanges_first": True,
+            "chips": True,
+            "fixed_hands": 6,
+        },
+        {
+            "dealer_assigns_quotas": True,
+            "trump_after_send": True,
+            "kitty_before_exchange": True,
+            "dealer_makes_quota": "up",
+        },
+        {"trump_before_exchange": True, "dealer_assigns_quotas": True, "quotas": [6, 5, 5]},
+    ],
+    ids=str,
+)
+def test_section_10_options_combine(options):
+    for seed in range(20):
+        game = random_game(options, seed, max_hands=30)
+        check_history(game)
+        record = game_record(game)
+        assert replay(record) == record

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from agents.world_sampler import KITTY, LEFT, OUT, RIGHT, World, constraints_of, sample_world, world_from_view
 from sm_env.cards import SUIT_MASK, parse_card
 from sm_env.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
@@ -128,3 +130,29 @@ def test_the_same_rng_state_gives_the_same_deal():
     rng = random.Random(42)
     draws = {sample_world(view, rng) for _ in range(20)}
     assert len(draws) > 1  # the stream moves on
+
+
+def test_cards_sent_but_not_yet_returned_are_placed_with_their_receiver():
+    """trump_after_send: before the returns, the cards seat 0 sent are in seat 2's hand (seat 0 knows it)."""
+    deal = {
+        "hands": [
+            "2C 3C 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2H".split(),
+            "AC 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH 2S 3S 4S".split(),
+            "4C 5C 6C 7C 8C 9C TC JC QC KC 5S 6S 7S 8S 9S TS".split(),
+        ],
+        "kitty": "JS QS KS AS".split(),
+    }
+    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
+    game.apply(parse_card("2C"))
+    game.apply(parse_card("AC"))
+    assert game.phase == TRUMP and game.exchange_pending
+    view = player_view(game, 0)
+    cons = constraints_of(view)
+    assert cons.allowed[parse_card("2C")] == 1 << RIGHT  # seat 2 is right of seat 0
+    assert cons.capacity[:2] == (15, 18)
+    rng = random.Random(0)
+    for _ in range(50):
+        world = sample_world(view, rng, cons)
+        assert world.hands[2] >> parse_card("2C") & 1 and world.hands[2].bit_count() == 18
+    with pytest.raises(ValueError, match="still to come or under way"):
+        world_from_view(view, world)

@@ -197,6 +197,11 @@ class SingleSeatEnv(gym.Env):
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
+        if self.rules.num_actions != NUM_ACTIONS:
+            raise ValueError(
+                f"training supports rule sets of {NUM_ACTIONS} actions; {self.rules.name!r} needs "
+                f"{self.rules.num_actions} (docs/rules.md 10.8)"
+            )
         check_episode(episode, reward, max_hands)
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
