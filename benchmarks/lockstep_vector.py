@@ -16,6 +16,7 @@ import sys
 import time
 
 from sm_env.rules import PRESETS
+from sm_env.vector import supported_presets
 from sm_env.vector_check import LockstepError, lockstep
 
 
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--all-seats", action="store_true", help="compare every seat's observation")
     args = parser.parse_args(argv)
-    runs = [(name, "game") for name in sorted(PRESETS)] + [("standard", "hand"), ("6-3-8", "hand")]
+    runs = [(name, "game") for name in supported_presets()] + [("standard", "hand"), ("6-3-8", "hand")]
     per_run = -(-args.games // len(runs))
     total_games = total_decisions = 0
     start = time.perf_counter()

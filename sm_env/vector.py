@@ -73,7 +73,7 @@ from .cards import from_mask
 from .game import NUM_ACTIONS, Game, IllegalActionError, action_text
 from .observation import OBSERVATION_SIZE
 from .record import game_record
-from .rules import RuleSet
+from .rules import PRESETS, RuleSet
 
 __all__ = ["NUM_PLAYERS", "VectorActionError", "VectorGame"]
 
@@ -84,6 +84,31 @@ _INITIAL_LOG = 256
 
 class VectorActionError(IllegalActionError):
     """An illegal action given to :meth:`VectorGame.step`; no slot moved."""
+
+
+# Section 10 options (docs/rules.md) the compiled kernels do not implement yet.
+_SECTION_10_OPTIONS = (
+    "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
+    "dealer_assigns_quotas",
+    "first_up_exchanges_first",
+    "kitty_trick",
+)
+
+
+def unsupported_options(rules: RuleSet) -> list[str]:
+    """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set)."""
+    found = [name for name in _SECTION_10_OPTIONS if getattr(rules, name)]
+    if rules.dealer_makes_quota == "up":
+        found.append("dealer_makes_quota: up")
+    return found
+
+
+def supported_presets() -> list[str]:
+    """Names of the presets VectorGame runs (every preset of sections 1-9)."""
+    return sorted(name for name, preset in PRESETS.items() if not unsupported_options(preset))
 
 
 class VectorGame:
@@ -106,6 +131,12 @@ class VectorGame:
             raise ValueError(f"max_hands must be a whole number >= 1 or None (no limit), got {max_hands!r}")
         self.num_games = int(num_games)
         self.rules = RuleSet.from_any(rules)
+        unsupported = unsupported_options(self.rules)
+        if unsupported:
+            raise ValueError(
+                f"VectorGame runs the rule options of docs/rules.md sections 1-9; rule set {self.rules.name!r} uses "
+                f"{', '.join(unsupported)} (section 10), which only sm_env.env / Game play so far"
+            )
         self.episode = episode
         self.max_hands = max_hands
         self.game_max_hands = 1 if episode == "hand" else max_hands

@@ -17,7 +17,7 @@ pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed (pip instal
 
 import sm_env  # noqa: E402
 from sm_env.env import AGENTS  # noqa: E402
-from sm_env.game import NUM_ACTIONS, ROLE_NAMES  # noqa: E402
+from sm_env.game import ROLE_NAMES  # noqa: E402
 from sm_env.rllib_env import TurnBasedEnv  # noqa: E402
 from sm_env.rules import PRESETS  # noqa: E402
 
@@ -103,12 +103,13 @@ def test_adapter_pays_non_acting_seats_when_a_hand_ends():
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_every_variant_has_working_spaces(preset):
     env = TurnBasedEnv({"rules": preset, "episode": "hand"})
-    aec_space = sm_env.env(rules=preset).observation_space("player_0")
+    aec = sm_env.env(rules=preset)
+    aec_space = aec.observation_space("player_0")
     for agent in env.possible_agents:
         space = env.observation_spaces[agent]
         assert set(space.spaces) == {"observations", "action_mask"}
         assert space["observations"].shape == aec_space["observation"].shape
-        assert env.action_spaces[agent].n == NUM_ACTIONS
+        assert env.action_spaces[agent].n == aec.action_space("player_0").n
     play_turn_based(env, 0, random.Random(0))
 
 

@@ -14,7 +14,7 @@ from sm_env.knowledge import player_view
 from sm_env.observation import encode
 from sm_env.record import game_record
 from sm_env.rules import PRESETS
-from sm_env.vector import VectorActionError, VectorGame
+from sm_env.vector import VectorActionError, VectorGame, supported_presets, unsupported_options
 from sm_env.vector_check import LockstepError, lockstep
 
 
@@ -23,7 +23,7 @@ def _random_actions(game: VectorGame, rng: np.random.Generator) -> np.ndarray:
     return np.array([rng.choice(np.flatnonzero(row)) for row in mask], dtype=np.int64)
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", supported_presets())
 def test_lockstep_every_preset(preset: str) -> None:
     # fixed-N presets need N hands to end by the rules; the others are cut at 3 hands (truncation tested too).
     # A small sample for CI; benchmarks/lockstep_vector.py runs 10,000 games.
@@ -170,3 +170,14 @@ def test_deals_feed_the_reference_game() -> None:
     game = Game("6-3-8", first_dealer=first, deals=deals, max_hands=100)
     assert game_record(game) == g.record(0)
     assert all(0 not in hand for hand in deals[0]["hands"]) and deals[0]["kitty"] == []
+
+
+def test_every_section_9_preset_is_supported_and_section_10_ones_are_refused_by_name() -> None:
+    assert "standard" in supported_presets() and "woburn" in supported_presets()
+    for name, preset in PRESETS.items():
+        if name in supported_presets():
+            continue
+        assert unsupported_options(preset)
+        with pytest.raises(ValueError, match="section 10"):
+            VectorGame(num_games=2, rules=name, seed=0)
+    assert len(supported_presets()) < len(PRESETS)  # section 10 presets exist and are refused
