@@ -38,6 +38,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -61,6 +62,7 @@ class FitSettings:
     learning_rate: float = 1e-3  # Adam, cosine-decayed to 5% over the epochs
     weight_decay: float = 1e-5
     temperature: float = 0.2  # tricks: softmax temperature of the soft target
+    hard_weight: float = 0.25  # share of the one-hot label (pimc's choice, ties to the heuristic) in the target
     value_coef: float = 0.25  # weight of the value-head loss (balance / 4, squared error)
     validation: float = 0.05  # share of shards held out
     threads: int = 1  # torch threads
@@ -139,6 +141,8 @@ def load_config(path: str | None = None, overrides: list[str] | tuple[str, ...] 
     fit = config.fit
     if fit.epochs < 1 or fit.batch_size < 1 or fit.learning_rate <= 0 or fit.temperature <= 0:
         raise ValueError("fit: epochs, batch_size, learning_rate and temperature must be > 0")
+    if not 0 <= fit.hard_weight <= 1:
+        raise ValueError(f"fit.hard_weight must be in [0, 1], got {fit.hard_weight}")
     if not 0 <= fit.validation < 0.5:
         raise ValueError(f"fit.validation must be in [0, 0.5), got {fit.validation}")
     if config.hands < 1 or config.dagger_rounds < 0 or config.dagger_hands < 1:
@@ -149,8 +153,9 @@ def load_config(path: str | None = None, overrides: list[str] | tuple[str, ...] 
 # ---------------------------------------------------------------- fitting
 
 
-def _targets(data: dict[str, np.ndarray], temperature: float) -> tuple[np.ndarray, np.ndarray]:
-    """Soft targets [n, 56] and legal masks [n, 56]."""
+def _targets(data: dict[str, np.ndarray], temperature: float, hard_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """Targets [n, 56] and legal masks [n, 56]: on searched rows
+    ``(1 - hard_weight) * softmax(values / temperature) + hard_weight * onehot(label)``, else the one-hot label."""
     legal = distill_data.unpack_legal(data["legal"])
     n = len(legal)
     values = data["values"].astype(np.float32)
@@ -160,6 +165,7 @@ def _targets(data: dict[str, np.ndarray], temperature: float) -> tuple[np.ndarra
     soft /= soft.sum(axis=1, keepdims=True)
     hard = np.zeros((n, legal.shape[1]), dtype=np.float32)
     hard[np.arange(n), data["target"].astype(np.int64)] = 1.0
+    soft = (1.0 - hard_weight) * soft + hard_weight * hard
     targets = np.where(data["searched"][:, None], soft, hard).astype(np.float32)
     return targets, legal
 
@@ -268,15 +274,20 @@ def _evaluate_fit(net: Any, data: dict[str, np.ndarray], batch: int = 8192) -> d
 
 
 def fit(
-    train: dict[str, np.ndarray], valid: dict[str, np.ndarray], settings: FitSettings, seed: int, log: Any = print
+    train: dict[str, np.ndarray],
+    valid: dict[str, np.ndarray],
+    settings: FitSettings,
+    seed: int,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Fit a policy-value network to labelled decisions; returns it and its figures."""
     import torch
 
+    log = log or distill_data.say
     torch.manual_seed(seed)
     torch.set_num_threads(settings.threads)
     rng = np.random.default_rng(seed)
-    targets, legal = _targets(train, settings.temperature)
+    targets, legal = _targets(train, settings.temperature, settings.hard_weight)
     obs = distill_data.unpack_observations(train["bits"], train["scalars"])
     balance = train["balance"].astype(np.float32) / 4.0
     net = _network(settings.net_arch)
@@ -333,10 +344,11 @@ def _write_json(path: str, payload: Any) -> None:
         handle.write("\n")
 
 
-def run(config: DistillConfig, log: Any = print) -> dict[str, Any]:
+def run(config: DistillConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Label, fit and (optionally) DAgger; returns the summary (also written to ``summary.json``)."""
     from agents.ppo_agent import export_policy
 
+    log = log or distill_data.say
     os.makedirs(config.run_dir, exist_ok=True)
     _write_json(os.path.join(config.run_dir, "config.json"), asdict(config))
     folders: list[str] = []

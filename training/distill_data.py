@@ -50,7 +50,7 @@ import multiprocessing as mp
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -215,6 +215,11 @@ def _make_shard(job: tuple[DataSettings, str, int]) -> tuple[int, int, float]:
     return chunk, len(rows), time.perf_counter() - started
 
 
+def say(message: str) -> None:
+    """The default progress log: a line on stdout, flushed (logs are often files)."""
+    print(message, flush=True)
+
+
 def _init_worker(nice: int) -> None:
     if nice:
         os.nice(nice)
@@ -226,13 +231,14 @@ def generate(
     settings: DataSettings,
     workers: int = 1,
     nice: int = 0,
-    log: Any = print,
+    log: Callable[[str], None] | None = None,
 ) -> int:
     """Label ``hands`` hands into ``folder`` (resumable); returns the shards written now.
 
     ``hands`` is rounded up to whole shards. A folder made with other
     settings is refused (its ``meta.json`` differs).
     """
+    log = log or say
     settings.validate()
     if hands < 1:
         raise ValueError(f"hands must be >= 1, got {hands}")

@@ -1,0 +1,154 @@
+"""Search distillation: the labelled data set (contents, determinism, resume)
+and the whole pipeline on a tiny setting."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from agents.pimc import PimcAgent
+from sm_env.cards import from_mask
+from sm_env.game import PLAY, Game
+from sm_env.knowledge import player_view
+from sm_env.observation import encode
+from training import distill_data
+from training.distill_data import DataSettings
+
+pytest.importorskip("torch")
+
+from training import distill  # noqa: E402
+
+TINY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0)
+
+
+def test_rows_hold_the_observation_the_legal_moves_and_pimc_values():
+    rows = distill_data.label_hand(TINY, 0)
+    data = distill_data._stack(rows)
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])
+    legal = distill_data.unpack_legal(data["legal"])
+    assert obs.shape == (len(rows), 789) and legal.shape == (len(rows), 56)
+    assert (legal.sum(axis=1) >= 2).all()  # forced moves are skipped
+    assert legal[np.arange(len(rows)), data["target"]].all()  # every label is legal
+    searched = data["searched"]
+    assert searched.any() and (~searched).any()  # play is searched; the exchange is labelled by the heuristic
+    values = data["values"].astype(np.float32)
+    assert np.array_equal(~np.isnan(values[searched]), legal[searched])
+    assert np.isnan(values[~searched]).all()
+    best = np.nanmax(values[searched], axis=1)
+    assert np.array_equal(values[searched, data["target"][searched]], best)  # the label is pimc's best
+    assert set(np.unique(data["role"])) <= {0, 1, 2}
+
+
+def test_the_first_stored_observation_matches_a_fresh_encoding():
+    settings = DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.0, explore=0.0)
+    rows = distill_data.label_hand(settings, 0)
+    game = Game("standard", seed=distill_data._derive(5, 0), first_dealer=0, max_hands=1)
+    while len(from_mask(game.legal_mask())) == 1:  # forced moves are not stored
+        game.apply(from_mask(game.legal_mask())[0])
+    view = player_view(game, game.current_player)
+    data = distill_data._stack(rows[:1])
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])[0]
+    assert np.array_equal(obs, encode(view))
+    assert data["legal"][0].tobytes() == view.legal.to_bytes(7, "little")
+
+
+def test_pimc_labels_are_its_evaluate_table():
+    settings = DataSettings(seed=9, samples=3, chunk_hands=1, exchange_start=0.0, explore=0.0)
+    rows = distill_data.label_hand(settings, 0)
+    game = Game("standard", seed=distill_data._derive(9, 0), first_dealer=0, max_hands=1)
+    while game.phase != PLAY or len(from_mask(game.legal_mask())) == 1:
+        game.apply(from_mask(game.legal_mask())[0] if game.phase == PLAY else _heuristic(game))
+    # the first play row was produced by a pimc seeded as label_hand seeds it
+    search = PimcAgent(seed=distill_data._derive(9, 0, 1), samples=3)
+    first_play = next(r for r in rows if r["searched"])
+    view = player_view(game, game.current_player)
+    values = search.evaluate(view)
+    for action, value in values.items():
+        assert first_play["values"][action] == np.float16(value)
+
+
+def _heuristic(game: Game) -> int:
+    from agents.heuristic import heuristic_action
+
+    return heuristic_action(player_view(game, game.current_player))
+
+
+def test_generation_is_resumable_and_deterministic(tmp_path):
+    folder = str(tmp_path / "data")
+    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 2
+    first = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder) if n.endswith(".npz")}
+    os.remove(os.path.join(folder, "shard_00001.npz"))
+    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 1  # only the missing shard
+    again = distill_data.load(folder)
+    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 0
+    np.testing.assert_array_equal(again["bits"], distill_data.load(folder)["bits"])
+    redone = {n: open(os.path.join(folder, n), "rb").read() for n in first}
+    assert redone == first  # the shard labelled again is byte for byte the same
+    with pytest.raises(ValueError, match="other settings"):
+        distill_data.generate(folder, 2, DataSettings(seed=4, samples=2, chunk_hands=1), log=lambda *_: None)
+
+
+def test_bad_settings_are_refused_with_the_allowed_values():
+    with pytest.raises(ValueError, match="samples must be >= 1"):
+        DataSettings(samples=0).validate()
+    with pytest.raises(ValueError, match="explore must be in"):
+        DataSettings(explore=1.5).validate()
+    with pytest.raises(ValueError, match="unknown key 'epochz'"):
+        distill.load_config(None, ["fit.epochz=3"])
+    with pytest.raises(ValueError, match="hands"):
+        distill.load_config(None, ["hands=0"])
+
+
+def test_the_fit_learns_the_labels(tmp_path):
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 3, TINY, log=lambda *_: None)
+    data = distill_data.load(folder)
+    settings = distill.FitSettings(net_arch=(64,), epochs=60, batch_size=64, learning_rate=3e-3, temperature=0.05)
+    net, report = distill.fit(data, data, settings, seed=0, log=lambda *_: None)
+    first, last = report["history"][0], report["history"][-1]
+    assert last["policy_loss"] < first["policy_loss"]
+    # a small set is learnt by heart: pimc's best moves (ties aside) and the heuristic's other moves
+    assert last["valid"]["regret_play"] < 0.02 < first["valid"]["regret_play"]
+    assert last["valid"]["agreement_other"] > 0.9
+    # the numpy export picks the same moves as the torch network
+    import torch
+
+    policy = distill.to_numpy_policy(net)
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])
+    with torch.no_grad():
+        logits, _ = net(torch.from_numpy(obs))
+    np.testing.assert_allclose(policy.logits(obs), logits.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
+    from agents import make_agent
+    from training.evaluate import evaluate
+
+    config = distill.load_config(
+        None,
+        [
+            f"output_dir={tmp_path}",
+            "name=tiny",
+            "hands=4",
+            "dagger_rounds=1",
+            "dagger_hands=1",
+            "data.samples=2",
+            "data.chunk_hands=1",
+            "fit.epochs=1",
+            "fit.net_arch=[32]",
+        ],
+    )
+    summary = distill.run(config, log=lambda *_: None)
+    path = summary["policy"]
+    assert path.endswith("policy_r1.pt") and os.path.isfile(path)
+    assert len(summary["rounds"]) == 2 and os.path.isdir(os.path.join(config.run_dir, "data_r1"))
+    agent = make_agent(f"ppo:{path}")
+    assert agent.policy.net_arch == [32] and agent.policy.activation == "relu"
+    result = evaluate([f"ppo:{path}", "heuristic"], deals=2, workers=1, progress=False)
+    assert result.counts[f"ppo:{path}"]["all"]["hands"] == 6
+    # a second run resumes: nothing is labelled or fitted again
+    mtime = os.path.getmtime(path)
+    distill.run(config, log=lambda *_: None)
+    assert os.path.getmtime(path) == mtime
