@@ -49,6 +49,8 @@ from sm_env.atomic import atomic_path
 from training import distill_data
 from training.distill_data import DataSettings
 
+Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
+
 # ---------------------------------------------------------------- config
 
 
@@ -344,7 +346,7 @@ def _write_json(path: str, payload: Any) -> None:
         handle.write("\n")
 
 
-def run(config: DistillConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
     """Label, fit and (optionally) DAgger; returns the summary (also written to ``summary.json``)."""
     from agents.ppo_agent import export_policy
 
