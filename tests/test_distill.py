@@ -80,7 +80,10 @@ def test_generation_is_resumable_and_deterministic(tmp_path):
     assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 2
     first = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder) if n.endswith(".npz")}
     os.remove(os.path.join(folder, "shard_00001.npz"))
+    stale = os.path.join(folder, ".shard_00001.abc.tmp.npz")  # as an interrupted atomic write leaves it
+    open(stale, "wb").close()
     assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 1  # only the missing shard
+    assert not os.path.exists(stale)
     again = distill_data.load(folder)
     assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 0
     np.testing.assert_array_equal(again["bits"], distill_data.load(folder)["bits"])

@@ -256,6 +256,9 @@ def generate(
     else:
         with atomic_path(meta_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             json.dump(meta, handle, indent=1)
+    for name in os.listdir(folder):  # temporary files of shards cut short by an earlier interruption
+        if name.startswith(".shard_") and ".tmp" in name:
+            os.remove(os.path.join(folder, name))
     chunks = -(-hands // settings.chunk_hands)
     todo = [c for c in range(chunks) if not os.path.exists(shard_path(folder, c))]
     log(f"{folder}: {chunks - len(todo)} of {chunks} shards present, {len(todo)} to label")
