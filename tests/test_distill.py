@@ -155,3 +155,37 @@ def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
     mtime = os.path.getmtime(path)
     distill.run(config, log=lambda *_: None)
     assert os.path.getmtime(path) == mtime
+
+
+def test_anchored_targets_keep_the_start_policy_except_clear_search_corrections():
+    import torch
+
+    class Fixed(torch.nn.Module):
+        """A stand-in network that always prefers action 2."""
+
+        def forward(self, x):
+            logits = torch.zeros(len(x), 56)
+            logits[:, 2] = 1.0
+            return logits, torch.zeros(len(x))
+
+    nan = float("nan")
+    values = np.full((3, 56), nan, dtype=np.float16)
+    values[0, [1, 2]] = (5.0, 4.9)  # the start policy's move is 0.1 trick worse: kept
+    values[1, [1, 2]] = (5.0, 4.5)  # 0.5 trick worse: corrected to pimc's move
+    legal = np.zeros((3, 56), dtype=bool)
+    legal[:, [1, 2]] = True
+    data = {"values": values, "target": np.array([1, 1, 1], np.int8), "searched": np.array([True, True, False])}
+    targets, share = distill._anchored_targets(Fixed(), np.zeros((3, 789), np.float32), legal, data, margin=0.3)
+    assert targets.argmax(axis=1).tolist() == [2, 1, 2]  # the unsearched row keeps the start policy's move too
+    assert share == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="needs fit.init"):
+        distill.fit(data, {}, distill.FitSettings(anchor_margin=0.3), seed=0)
+
+
+def test_config_booleans_and_numbers_are_typed():
+    assert distill.load_config(None, ["fit.play_only=true"]).fit.play_only is True
+    with pytest.raises(ValueError, match="play_only: expected bool, got 1"):
+        distill.load_config(None, ["fit.play_only=1"])
+    with pytest.raises(ValueError, match="epochs: expected int"):
+        distill.load_config(None, ["fit.epochs=true"])
+    assert distill.load_config("configs/distill.yaml").fit.init == "trained"

@@ -58,7 +58,11 @@ Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
 class FitSettings:
     """How the network is fitted to the labels."""
 
-    net_arch: tuple[int, ...] = (512, 256)  # hidden layer widths (ReLU)
+    net_arch: tuple[int, ...] = (512, 256)  # hidden layer widths (ReLU); ignored with ``init``
+    init: str = ""  # start from this policy (a policy file, or "trained"): its layers and activation
+    play_only: bool = False  # fit only the searched decisions (keeps the start policy's exchange, trump, discards)
+    anchor_margin: float = 0.0  # > 0 (with init): one-hot targets = the start policy's own move, replaced by
+    # pimc's where pimc values the start policy's move more than this many tricks below its best (a correction)
     epochs: int = 8
     batch_size: int = 1024
     learning_rate: float = 1e-3  # Adam, cosine-decayed to 5% over the epochs
@@ -105,7 +109,7 @@ def _build(cls: type, values: dict[str, Any], where: str) -> Any:
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and v > 0 for v in value):
                 raise ValueError(f"{where}.{key}: a list of positive whole numbers, got {value!r}")
             value = tuple(value)
-        elif isinstance(default, bool) or not isinstance(value, type(default)):
+        elif isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default)):
             if isinstance(default, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = float(value)
             elif isinstance(default, float) and isinstance(value, str):
@@ -201,7 +205,7 @@ def _load_split(folders: list[str], share: float, seed: int) -> tuple[dict[str, 
     return cat(train), cat(valid)
 
 
-def _network(net_arch: tuple[int, ...]) -> Any:
+def _network(net_arch: tuple[int, ...], activation: str = "relu") -> Any:
     import torch
     from torch import nn
 
@@ -209,14 +213,14 @@ def _network(net_arch: tuple[int, ...]) -> Any:
     from sm_env.observation import OBSERVATION_SIZE
 
     class PolicyValueNet(nn.Module):
-        """An MLP trunk (ReLU) with a policy head (56 logits) and a value head."""
+        """An MLP trunk with a policy head (56 logits) and a value head."""
 
         def __init__(self) -> None:
             super().__init__()
             layers: list[nn.Module] = []
             prev = OBSERVATION_SIZE
             for width in net_arch:
-                layers += [nn.Linear(prev, width), nn.ReLU()]
+                layers += [nn.Linear(prev, width), nn.ReLU() if activation == "relu" else nn.Tanh()]
                 prev = width
             self.trunk = nn.Sequential(*layers)
             self.policy = nn.Linear(prev, NUM_ACTIONS)
@@ -226,7 +230,29 @@ def _network(net_arch: tuple[int, ...]) -> Any:
             h = self.trunk(x)
             return self.policy(h), self.value(h).squeeze(-1)
 
-    return PolicyValueNet()
+    net = PolicyValueNet()
+    net.activation = activation
+    return net
+
+
+def initial_network(settings: FitSettings) -> Any:
+    """A fresh network, or one whose trunk and policy head are copied from ``settings.init``."""
+    import torch
+
+    if not settings.init:
+        return _network(settings.net_arch)
+    from agents import TRAINED_POLICY
+    from agents.ppo_agent import load_numpy_policy
+
+    path = TRAINED_POLICY if settings.init == "trained" else settings.init
+    policy, _ = load_numpy_policy(path)
+    net = _network(tuple(policy.net_arch), policy.activation)
+    linears = [m for m in net.trunk if hasattr(m, "weight")]
+    with torch.no_grad():
+        for layer, (w, b) in zip([*linears, net.policy], [*policy.hidden, policy.head], strict=True):
+            layer.weight.copy_(torch.from_numpy(w.T))  # NumpyPolicy keeps weights transposed for x @ W
+            layer.bias.copy_(torch.from_numpy(b))
+    return net
 
 
 def to_numpy_policy(net: Any) -> Any:
@@ -236,7 +262,7 @@ def to_numpy_policy(net: Any) -> Any:
     linears = [m for m in net.trunk if hasattr(m, "weight")]
     hidden = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
     head = (net.policy.weight.detach().numpy().copy(), net.policy.bias.detach().numpy().copy())
-    return NumpyPolicy(hidden, head, activation="relu")
+    return NumpyPolicy(hidden, head, activation=getattr(net, "activation", "relu"))
 
 
 def _evaluate_fit(net: Any, data: dict[str, np.ndarray], batch: int = 8192) -> dict[str, float]:
@@ -275,6 +301,36 @@ def _evaluate_fit(net: Any, data: dict[str, np.ndarray], batch: int = 8192) -> d
     return out
 
 
+def _choices(net: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) -> np.ndarray:
+    """The network's most probable legal action for each row."""
+    import torch
+
+    chosen = np.empty(len(obs), dtype=np.int64)
+    with torch.no_grad():
+        for start in range(0, len(obs), batch):
+            logits = net(torch.from_numpy(obs[start : start + batch]))[0].numpy()
+            logits[~legal[start : start + batch]] = -np.inf
+            chosen[start : start + batch] = logits.argmax(axis=1)
+    return chosen
+
+
+def _anchored_targets(
+    net: Any, obs: np.ndarray, legal: np.ndarray, data: dict[str, np.ndarray], margin: float
+) -> tuple[np.ndarray, float]:
+    """One-hot targets: the network's own move, or pimc's where pimc finds it ``margin`` tricks worse."""
+    net.eval()
+    chosen = _choices(net, obs, legal)
+    rows = np.flatnonzero(data["searched"])
+    values = data["values"][rows].astype(np.float32)
+    regret = np.nanmax(values, axis=1) - values[np.arange(len(rows)), chosen[rows]]
+    fix = rows[regret > margin]
+    target = chosen.copy()
+    target[fix] = data["target"][fix]
+    onehot = np.zeros(legal.shape, dtype=np.float32)
+    onehot[np.arange(len(target)), target] = 1.0
+    return onehot, len(fix) / max(len(target), 1)
+
+
 def fit(
     train: dict[str, np.ndarray],
     valid: dict[str, np.ndarray],
@@ -286,20 +342,29 @@ def fit(
     import torch
 
     log = log or distill_data.say
+    if settings.anchor_margin > 0 and not settings.init:
+        raise ValueError("fit.anchor_margin needs fit.init (the policy whose moves are kept)")
     torch.manual_seed(seed)
     torch.set_num_threads(settings.threads)
+    if settings.play_only:
+        train = {name: array[train["searched"]] for name, array in train.items()}
     rng = np.random.default_rng(seed)
     targets, legal = _targets(train, settings.temperature, settings.hard_weight)
     obs = distill_data.unpack_observations(train["bits"], train["scalars"])
     balance = train["balance"].astype(np.float32) / 4.0
-    net = _network(settings.net_arch)
+    net = initial_network(settings)
+    corrections = None
+    if settings.anchor_margin > 0:
+        targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
+        log(f"anchored targets: {corrections:.1%} of the decisions corrected to pimc's move")
     optimiser = torch.optim.Adam(net.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
     steps_per_epoch = max(1, -(-len(obs) // settings.batch_size))
     total = settings.epochs * steps_per_epoch
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda step: 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total))
     )
-    history = []
+    net.eval()
+    history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
     started = time.perf_counter()
     obs_t, targets_t = torch.from_numpy(obs), torch.from_numpy(targets)
     legal_t, balance_t = torch.from_numpy(legal), torch.from_numpy(balance)
@@ -334,7 +399,7 @@ def fit(
             f"{row['value_loss']:.4f}; valid agreement {v.get('agreement', float('nan')):.3f}, "
             f"regret {v.get('regret_play', float('nan')):.4f} tricks/decision ({row['seconds']:.0f} s)"
         )
-    return net, {"train_decisions": int(len(obs)), "history": history}
+    return net, {"train_decisions": int(len(obs)), "corrected_share": corrections, "history": history}
 
 
 # ---------------------------------------------------------------- the run
