@@ -46,7 +46,7 @@ import numpy as np
 import yaml
 
 from sm_env.atomic import atomic_path
-from training import distill_data
+from training import distill_data, symmetry
 from training.distill_data import DataSettings
 
 Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
@@ -72,6 +72,9 @@ class FitSettings:
     value_coef: float = 0.25  # weight of the value-head loss (balance / 4, squared error)
     validation: float = 0.05  # share of shards held out
     threads: int = 1  # torch threads
+    suit_augment: bool = True  # each sample seen under a random renaming of the suits (training.symmetry)
+    other_teacher: str = ""  # label the unsearched decisions (exchange, trump, discards) with this policy's
+    # move (a policy file or "trained") instead of the heuristic's
 
 
 @dataclass(frozen=True)
@@ -241,11 +244,9 @@ def initial_network(settings: FitSettings) -> Any:
 
     if not settings.init:
         return _network(settings.net_arch)
-    from agents import TRAINED_POLICY
     from agents.ppo_agent import load_numpy_policy
 
-    path = TRAINED_POLICY if settings.init == "trained" else settings.init
-    policy, _ = load_numpy_policy(path)
+    policy, _ = load_numpy_policy(_policy_path(settings.init))
     net = _network(tuple(policy.net_arch), policy.activation)
     linears = [m for m in net.trunk if hasattr(m, "weight")]
     with torch.no_grad():
@@ -314,6 +315,30 @@ def _choices(net: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) ->
     return chosen
 
 
+def _policy_path(spec: str) -> str:
+    from agents import TRAINED_POLICY
+
+    return TRAINED_POLICY if spec == "trained" else spec
+
+
+def _relabel_unsearched(
+    targets: np.ndarray, obs: np.ndarray, legal: np.ndarray, searched: np.ndarray, teacher: str
+) -> np.ndarray:
+    """One-hot targets on the unsearched rows from a teacher policy's most probable legal move."""
+    from agents.ppo_agent import load_numpy_policy
+
+    policy, _ = load_numpy_policy(_policy_path(teacher))
+    rows = np.flatnonzero(~searched)
+    targets = targets.copy()
+    for start in range(0, len(rows), 8192):
+        part = rows[start : start + 8192]
+        logits = policy.logits(obs[part]).astype(np.float64)
+        logits[~legal[part]] = -np.inf
+        targets[part] = 0.0
+        targets[part, logits.argmax(axis=1)] = 1.0
+    return targets
+
+
 def _anchored_targets(
     net: Any, obs: np.ndarray, legal: np.ndarray, data: dict[str, np.ndarray], margin: float
 ) -> tuple[np.ndarray, float]:
@@ -352,6 +377,8 @@ def fit(
     targets, legal = _targets(train, settings.temperature, settings.hard_weight)
     obs = distill_data.unpack_observations(train["bits"], train["scalars"])
     balance = train["balance"].astype(np.float32) / 4.0
+    if settings.other_teacher:
+        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher)
     net = initial_network(settings)
     corrections = None
     if settings.anchor_margin > 0:
@@ -368,15 +395,22 @@ def fit(
     started = time.perf_counter()
     obs_t, targets_t = torch.from_numpy(obs), torch.from_numpy(targets)
     legal_t, balance_t = torch.from_numpy(legal), torch.from_numpy(balance)
+    obs_tables, action_tables = (torch.from_numpy(t) for t in symmetry.index_tables())
     for epoch in range(settings.epochs):
         net.train()
         order = torch.from_numpy(rng.permutation(len(obs)))
         sums = np.zeros(2)
         for start in range(0, len(obs), settings.batch_size):
             idx = order[start : start + settings.batch_size]
-            logits, value = net(obs_t[idx])
-            logits = logits.masked_fill(~legal_t[idx], -1e9)
-            policy_loss = -(targets_t[idx] * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+            x, target, mask = obs_t[idx], targets_t[idx], legal_t[idx]
+            if settings.suit_augment:
+                perm = torch.randint(len(symmetry.PERMUTATIONS), (len(idx),))
+                x = torch.gather(x, 1, obs_tables[perm])
+                target = torch.gather(target, 1, action_tables[perm])
+                mask = torch.gather(mask, 1, action_tables[perm])
+            logits, value = net(x)
+            logits = logits.masked_fill(~mask, -1e9)
+            policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
             value_loss = ((value - balance_t[idx]) ** 2).mean()
             loss = policy_loss + settings.value_coef * value_loss
             optimiser.zero_grad()
