@@ -33,7 +33,10 @@ Who plays (the *behaviour*): by default pimc itself (its choice, or with
 probability ``explore`` an action sampled from a softmax of its values at
 temperature 0.5 tricks, so that positions after slightly worse moves are
 seen too); or any agent spec (e.g. ``ppo:runs/x/policy.pt``, which gives
-DAgger: the learner plays, the search labels).
+DAgger: the learner plays, the search labels). With ``search=False`` the
+play decisions are not stored and nothing is searched: a cheap set of
+exchange, trump and discard decisions (labelled by the heuristic; the fitter
+can relabel them with a teacher policy, ``fit.other_teacher``).
 
 Storage: a folder of shards ``shard_00000.npz``, one per chunk of
 ``chunk_hands`` hands, each written atomically; a ``meta.json`` holds the
@@ -83,6 +86,7 @@ class DataSettings:
     exchange_start: float = 0.7  # share of hands that open with an exchange
     explore: float = 0.1  # pimc behaviour: share of softmax-sampled moves
     behaviour: str = "pimc"  # or an agent spec that plays while pimc labels
+    search: bool = True  # False: play decisions are neither searched nor stored (cheap exchange/trump/discard data)
     rules: str = "standard"
 
     def validate(self) -> None:
@@ -94,6 +98,8 @@ class DataSettings:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if not self.search and self.behaviour == "pimc":
+            raise ValueError("search=False needs a behaviour agent other than pimc (e.g. trained)")
         if self.behaviour != "pimc":
             make_agent(self.behaviour)  # fails with a clear error on a bad spec
 
@@ -151,6 +157,8 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
         default = heuristic_action(view)
         if len(legal) == 1:
             action = legal[0]
+        elif view.phase == PLAY and not settings.search:
+            action = act(behaviour, view) if behaviour is not None else default
         else:
             values_row = np.full(NUM_ACTIONS, np.nan, dtype=np.float16)
             if view.phase == PLAY:
@@ -304,6 +312,10 @@ def load(folders: str | list[str]) -> dict[str, np.ndarray]:
     return {name: np.concatenate(arrays) for name, arrays in parts.items()}
 
 
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: label hands into a data folder (resumable)."""
     import argparse
@@ -314,7 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--nice", type=int, default=0, help="raise the workers' niceness by this much")
     for field, default in asdict(DataSettings()).items():
-        parser.add_argument("--" + field.replace("_", "-"), type=type(default), default=default)
+        kind = (
+            (lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
+            if isinstance(default, bool)
+            else type(default)
+        )
+        parser.add_argument("--" + field.replace("_", "-"), type=kind, default=default)
     args = parser.parse_args(argv)
     settings = DataSettings(**{f: getattr(args, f) for f in asdict(DataSettings())})
     try:
