@@ -191,3 +191,39 @@ def test_config_booleans_and_numbers_are_typed():
     with pytest.raises(ValueError, match="epochs: expected int"):
         distill.load_config(None, ["fit.epochs=true"])
     assert distill.load_config("configs/distill.yaml").fit.init == "trained"
+
+
+def test_teacher_data_stores_only_unsearched_decisions_and_can_be_relabelled():
+    from agents.ppo_agent import load_numpy_policy
+
+    settings = DataSettings(seed=2, chunk_hands=1, behaviour="trained", search=False, exchange_start=1.0)
+    data = distill_data._stack(distill_data.label_hand(settings, 0))
+    assert not data["searched"].any() and len(data["target"]) >= 5  # exchange, trump and 4 discards at least
+    with pytest.raises(ValueError, match="search=False needs a behaviour"):
+        DataSettings(search=False).validate()
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])
+    legal = distill_data.unpack_legal(data["legal"])
+    hard, _ = distill._targets(data, 0.2, 0.25)
+    relabelled = distill._relabel_unsearched(hard, obs, legal, data["searched"], "trained")
+    policy, _ = load_numpy_policy(distill._policy_path("trained"))
+    logits = policy.logits(obs).astype(np.float64)
+    logits[~legal] = -np.inf
+    assert relabelled.argmax(axis=1).tolist() == logits.argmax(axis=1).tolist()
+    assert np.array_equal(hard.argmax(axis=1), data["target"])  # before: the heuristic's moves
+
+
+def test_the_strength_benchmark_reports_every_role(tmp_path, capsys):
+    import importlib.util
+    import json
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "strength.py")
+    spec = importlib.util.spec_from_file_location("strength", path)
+    strength = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(strength)
+    out = tmp_path / "s.json"
+    args = ["--policy", "random", "--deals", "2", "--workers", "1", "--pimc", "--pimc-spec", "heuristic"]
+    assert strength.main([*args, "--game-deals", "1", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert set(figures["random"]) >= {"dealer", "eldest", "middle", "all", "ms_per_decision"}
+    assert figures["random"]["all"]["mean"] < 0 and "speed_ratio" in figures and "game" in figures
+    assert "| random |" in capsys.readouterr().out
