@@ -190,7 +190,12 @@ def test_config_booleans_and_numbers_are_typed():
         distill.load_config(None, ["fit.play_only=1"])
     with pytest.raises(ValueError, match="epochs: expected int"):
         distill.load_config(None, ["fit.epochs=true"])
-    assert distill.load_config("configs/distill.yaml").fit.init == "trained"
+    assert (
+        distill.load_config(
+            os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "distill.yaml")
+        ).fit.init
+        == "agents/policies/standard_v0.pt"
+    )
 
 
 def test_teacher_data_stores_only_unsearched_decisions_and_can_be_relabelled():
@@ -227,3 +232,23 @@ def test_the_strength_benchmark_reports_every_role(tmp_path, capsys):
     assert set(figures["random"]) >= {"dealer", "eldest", "middle", "all", "ms_per_decision"}
     assert figures["random"]["all"]["mean"] < 0 and "speed_ratio" in figures and "game" in figures
     assert "| random |" in capsys.readouterr().out
+
+
+def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path):
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 2, TINY, log=lambda *_: None)
+    out = str(tmp_path / "p" / "policy.pt")
+    assert distill.main(["--fit-data", folder, "--out", out, "fit.epochs=1", "fit.net_arch=[16]"]) == 0
+    assert os.path.isfile(out) and os.path.isfile(str(tmp_path / "p" / "policy_fit.json"))
+    assert distill.main(["--fit-data", str(tmp_path / "missing"), "--out", out]) == 2  # a clear error, no traceback
+    assert distill.main(["--fit-data", folder]) == 2  # --out is required
+
+
+def test_both_shipped_policies_load_and_trained_is_the_distilled_one():
+    from agents import TRAINED_POLICY, make_agent
+
+    assert os.path.basename(TRAINED_POLICY) == "standard_v1.pt"
+    v1 = make_agent("trained")
+    v0 = make_agent("ppo:" + os.path.join(os.path.dirname(TRAINED_POLICY), "standard_v0.pt"))
+    assert v1.meta["trainer"] == "training.distill" and v1.policy.net_arch == [512, 256]
+    assert v0.policy.net_arch == [256, 256] and v0.policy.activation == "tanh"

@@ -23,7 +23,12 @@ the network's action, in tricks per searched decision.
 Command line::
 
     python -m training.distill --config configs/distill.yaml
-    python -m training.distill --config configs/distill.yaml data.hands=200 name=tiny
+    python -m training.distill --config configs/distill.yaml hands=200 name=tiny
+    python -m training.distill --config configs/distill_final.yaml \
+        --fit-data runs/distill_v1/data_r0,runs/distill_v1/data_r1,runs/distill_v1/teacher --out policy.pt
+
+(``--fit-data`` only fits, on folders labelled earlier, and writes the
+policy and ``<out>_fit.json``.)
 
 Outputs in ``<output_dir>/<name>/``: ``data_r<k>/`` (labelled shards),
 ``policy_r<k>.pt`` (the policy after round k, a ``.pt`` export readable by
@@ -496,15 +501,44 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
     return summary
 
 
+def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = None) -> dict[str, Any]:
+    """Fit ``config.fit`` on labelled data folders (no labelling) and export the policy to ``out``."""
+    from agents.ppo_agent import export_policy
+
+    log = log or distill_data.say
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise ValueError(f"data folder not found: {folder}")
+    train, valid = _load_split(folders, config.fit.validation, config.seed)
+    log(f"fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out) from {folders}")
+    started = time.perf_counter()
+    net, report = fit(train, valid, config.fit, config.seed, log=log)
+    report["fit_seconds"] = time.perf_counter() - started
+    report["data"] = list(folders)
+    report["fit_settings"] = asdict(config.fit)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    export_policy(to_numpy_policy(net), out, trainer="training.distill", train_decisions=report["train_decisions"])
+    _write_json(os.path.splitext(out)[0] + "_fit.json", report)
+    log(f"policy: {out}")
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: run a distillation config (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=None, help="YAML config (default: built-in defaults)")
+    parser.add_argument("--fit-data", default=None, help="only fit: comma-separated labelled data folders")
+    parser.add_argument("--out", default=None, help="with --fit-data: the policy file to write")
     parser.add_argument("overrides", nargs="*", help="key=value settings, e.g. fit.epochs=2 hands=100")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config, args.overrides)
-        run(config)
+        if args.fit_data:
+            if not args.out:
+                raise ValueError("--fit-data needs --out PATH (the policy file to write)")
+            fit_folders(config, [f for f in args.fit_data.split(",") if f], args.out)
+        else:
+            run(config)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
