@@ -16,6 +16,15 @@ Recipe (one config, ``configs/distill.yaml``; every step resumable):
    new hands while pimc labels them, and the network is refitted on all the
    data, so it learns to recover from its own mistakes.
 
+What worked (``docs/results.md``): plain imitation by a fresh network, every
+sample under a random renaming of the suits (:mod:`training.symmetry`), for
+20 epochs, with the exchange, trump and discard decisions labelled by a
+teacher policy (``fit.other_teacher``): ``configs/distill_final.yaml``.
+Starting from a PPO policy (``fit.init``) and pulling it towards soft search
+targets made it worse; *anchored corrections* (``fit.anchor_margin``: keep
+the start policy's move unless pimc finds it clearly worse) were safe but
+gained nothing measurable at 10^5 labels.
+
 Validation (5% of the shards held out) reports the agreement with pimc's
 choice and the *regret*: pimc's value of its best action minus its value of
 the network's action, in tricks per searched decision.
