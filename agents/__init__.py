@@ -17,9 +17,11 @@ Specs accepted by :func:`make_agent`:
                             ``sergeant-major train --backend rllib``
                             (``agents.rllib_agent.RLlibAgent``; needs
                             ``pip install -e ".[rllib]"``)
-``trained``                 the policy shipped with the package
-                            (``agents/policies/standard_v0.pt``, trained by
-                            ``configs/full.yaml`` for the standard rules)
+``trained``                 the best policy shipped with the package
+                            (``agents/policies/standard_v1.pt``, distilled
+                            from pimc by ``configs/distill_final.yaml``; the
+                            earlier PPO policy stays loadable as
+                            ``ppo:agents/policies/standard_v0.pt``)
 ==========================  ===============================================
 """
 
@@ -137,7 +139,8 @@ def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     return HumanAgent(seed=seed)
 
 
-TRAINED_POLICY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies", "standard_v0.pt")
+POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
+TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v1.pt")  # what the spec "trained" loads (see policies/README.md)
 
 
 def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:

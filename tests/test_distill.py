@@ -1,0 +1,254 @@
+"""Search distillation: the labelled data set (contents, determinism, resume)
+and the whole pipeline on a tiny setting."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from agents.pimc import PimcAgent
+from sm_env.cards import from_mask
+from sm_env.game import PLAY, Game
+from sm_env.knowledge import player_view
+from sm_env.observation import encode
+from training import distill_data
+from training.distill_data import DataSettings
+
+pytest.importorskip("torch")
+
+from training import distill  # noqa: E402
+
+TINY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0)
+
+
+def test_rows_hold_the_observation_the_legal_moves_and_pimc_values():
+    rows = distill_data.label_hand(TINY, 0)
+    data = distill_data._stack(rows)
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])
+    legal = distill_data.unpack_legal(data["legal"])
+    assert obs.shape == (len(rows), 789) and legal.shape == (len(rows), 56)
+    assert (legal.sum(axis=1) >= 2).all()  # forced moves are skipped
+    assert legal[np.arange(len(rows)), data["target"]].all()  # every label is legal
+    searched = data["searched"]
+    assert searched.any() and (~searched).any()  # play is searched; the exchange is labelled by the heuristic
+    values = data["values"].astype(np.float32)
+    assert np.array_equal(~np.isnan(values[searched]), legal[searched])
+    assert np.isnan(values[~searched]).all()
+    best = np.nanmax(values[searched], axis=1)
+    assert np.array_equal(values[searched, data["target"][searched]], best)  # the label is pimc's best
+    assert set(np.unique(data["role"])) <= {0, 1, 2}
+
+
+def test_the_first_stored_observation_matches_a_fresh_encoding():
+    settings = DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.0, explore=0.0)
+    rows = distill_data.label_hand(settings, 0)
+    game = Game("standard", seed=distill_data._derive(5, 0), first_dealer=0, max_hands=1)
+    while len(from_mask(game.legal_mask())) == 1:  # forced moves are not stored
+        game.apply(from_mask(game.legal_mask())[0])
+    view = player_view(game, game.current_player)
+    data = distill_data._stack(rows[:1])
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])[0]
+    assert np.array_equal(obs, encode(view))
+    assert data["legal"][0].tobytes() == view.legal.to_bytes(7, "little")
+
+
+def test_pimc_labels_are_its_evaluate_table():
+    settings = DataSettings(seed=9, samples=3, chunk_hands=1, exchange_start=0.0, explore=0.0)
+    rows = distill_data.label_hand(settings, 0)
+    game = Game("standard", seed=distill_data._derive(9, 0), first_dealer=0, max_hands=1)
+    while game.phase != PLAY or len(from_mask(game.legal_mask())) == 1:
+        game.apply(from_mask(game.legal_mask())[0] if game.phase == PLAY else _heuristic(game))
+    # the first play row was produced by a pimc seeded as label_hand seeds it
+    search = PimcAgent(seed=distill_data._derive(9, 0, 1), samples=3)
+    first_play = next(r for r in rows if r["searched"])
+    view = player_view(game, game.current_player)
+    values = search.evaluate(view)
+    for action, value in values.items():
+        assert first_play["values"][action] == np.float16(value)
+
+
+def _heuristic(game: Game) -> int:
+    from agents.heuristic import heuristic_action
+
+    return heuristic_action(player_view(game, game.current_player))
+
+
+def test_generation_is_resumable_and_deterministic(tmp_path):
+    folder = str(tmp_path / "data")
+    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 2
+    first = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder) if n.endswith(".npz")}
+    os.remove(os.path.join(folder, "shard_00001.npz"))
+    stale = os.path.join(folder, ".shard_00001.abc.tmp.npz")  # as an interrupted atomic write leaves it
+    open(stale, "wb").close()
+    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 1  # only the missing shard
+    assert not os.path.exists(stale)
+    again = distill_data.load(folder)
+    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 0
+    np.testing.assert_array_equal(again["bits"], distill_data.load(folder)["bits"])
+    redone = {n: open(os.path.join(folder, n), "rb").read() for n in first}
+    assert redone == first  # the shard labelled again is byte for byte the same
+    with pytest.raises(ValueError, match="other settings"):
+        distill_data.generate(folder, 2, DataSettings(seed=4, samples=2, chunk_hands=1), log=lambda *_: None)
+
+
+def test_bad_settings_are_refused_with_the_allowed_values():
+    with pytest.raises(ValueError, match="samples must be >= 1"):
+        DataSettings(samples=0).validate()
+    with pytest.raises(ValueError, match="explore must be in"):
+        DataSettings(explore=1.5).validate()
+    with pytest.raises(ValueError, match="unknown key 'epochz'"):
+        distill.load_config(None, ["fit.epochz=3"])
+    with pytest.raises(ValueError, match="hands"):
+        distill.load_config(None, ["hands=0"])
+
+
+def test_the_fit_learns_the_labels(tmp_path):
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 3, TINY, log=lambda *_: None)
+    data = distill_data.load(folder)
+    settings = distill.FitSettings(
+        net_arch=(64,), epochs=60, batch_size=64, learning_rate=3e-3, temperature=0.05, suit_augment=False
+    )
+    net, report = distill.fit(data, data, settings, seed=0, log=lambda *_: None)
+    first, last = report["history"][1], report["history"][-1]  # [0]: before any step
+    assert last["policy_loss"] < first["policy_loss"]
+    # a small set is learnt by heart: pimc's best moves (ties aside) and the heuristic's other moves
+    assert last["valid"]["regret_play"] < 0.02 < report["history"][0]["valid"]["regret_play"]
+    assert last["valid"]["agreement_other"] > 0.9
+    # the numpy export picks the same moves as the torch network
+    import torch
+
+    policy = distill.to_numpy_policy(net)
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])
+    with torch.no_grad():
+        logits, _ = net(torch.from_numpy(obs))
+    np.testing.assert_allclose(policy.logits(obs), logits.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
+    from agents import make_agent
+    from training.evaluate import evaluate
+
+    config = distill.load_config(
+        None,
+        [
+            f"output_dir={tmp_path}",
+            "name=tiny",
+            "hands=4",
+            "dagger_rounds=1",
+            "dagger_hands=1",
+            "data.samples=2",
+            "data.chunk_hands=1",
+            "fit.epochs=1",
+            "fit.net_arch=[32]",
+        ],
+    )
+    summary = distill.run(config, log=lambda *_: None)
+    path = summary["policy"]
+    assert path.endswith("policy_r1.pt") and os.path.isfile(path)
+    assert len(summary["rounds"]) == 2 and os.path.isdir(os.path.join(config.run_dir, "data_r1"))
+    agent = make_agent(f"ppo:{path}")
+    assert agent.policy.net_arch == [32] and agent.policy.activation == "relu"
+    result = evaluate([f"ppo:{path}", "heuristic"], deals=2, workers=1, progress=False)
+    assert result.counts[f"ppo:{path}"]["all"]["hands"] == 6
+    # a second run resumes: nothing is labelled or fitted again
+    mtime = os.path.getmtime(path)
+    distill.run(config, log=lambda *_: None)
+    assert os.path.getmtime(path) == mtime
+
+
+def test_anchored_targets_keep_the_start_policy_except_clear_search_corrections():
+    import torch
+
+    class Fixed(torch.nn.Module):
+        """A stand-in network that always prefers action 2."""
+
+        def forward(self, x):
+            logits = torch.zeros(len(x), 56)
+            logits[:, 2] = 1.0
+            return logits, torch.zeros(len(x))
+
+    nan = float("nan")
+    values = np.full((3, 56), nan, dtype=np.float16)
+    values[0, [1, 2]] = (5.0, 4.9)  # the start policy's move is 0.1 trick worse: kept
+    values[1, [1, 2]] = (5.0, 4.5)  # 0.5 trick worse: corrected to pimc's move
+    legal = np.zeros((3, 56), dtype=bool)
+    legal[:, [1, 2]] = True
+    data = {"values": values, "target": np.array([1, 1, 1], np.int8), "searched": np.array([True, True, False])}
+    targets, share = distill._anchored_targets(Fixed(), np.zeros((3, 789), np.float32), legal, data, margin=0.3)
+    assert targets.argmax(axis=1).tolist() == [2, 1, 2]  # the unsearched row keeps the start policy's move too
+    assert share == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="needs fit.init"):
+        distill.fit(data, {}, distill.FitSettings(anchor_margin=0.3), seed=0)
+
+
+def test_config_booleans_and_numbers_are_typed():
+    assert distill.load_config(None, ["fit.play_only=true"]).fit.play_only is True
+    with pytest.raises(ValueError, match="play_only: expected bool, got 1"):
+        distill.load_config(None, ["fit.play_only=1"])
+    with pytest.raises(ValueError, match="epochs: expected int"):
+        distill.load_config(None, ["fit.epochs=true"])
+    assert (
+        distill.load_config(
+            os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "distill.yaml")
+        ).fit.init
+        == "agents/policies/standard_v0.pt"
+    )
+
+
+def test_teacher_data_stores_only_unsearched_decisions_and_can_be_relabelled():
+    from agents.ppo_agent import load_numpy_policy
+
+    settings = DataSettings(seed=2, chunk_hands=1, behaviour="trained", search=False, exchange_start=1.0)
+    data = distill_data._stack(distill_data.label_hand(settings, 0))
+    assert not data["searched"].any() and len(data["target"]) >= 5  # exchange, trump and 4 discards at least
+    with pytest.raises(ValueError, match="search=False needs a behaviour"):
+        DataSettings(search=False).validate()
+    obs = distill_data.unpack_observations(data["bits"], data["scalars"])
+    legal = distill_data.unpack_legal(data["legal"])
+    hard, _ = distill._targets(data, 0.2, 0.25)
+    relabelled = distill._relabel_unsearched(hard, obs, legal, data["searched"], "trained")
+    policy, _ = load_numpy_policy(distill._policy_path("trained"))
+    logits = policy.logits(obs).astype(np.float64)
+    logits[~legal] = -np.inf
+    assert relabelled.argmax(axis=1).tolist() == logits.argmax(axis=1).tolist()
+    assert np.array_equal(hard.argmax(axis=1), data["target"])  # before: the heuristic's moves
+
+
+def test_the_strength_benchmark_reports_every_role(tmp_path, capsys):
+    import importlib.util
+    import json
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "strength.py")
+    spec = importlib.util.spec_from_file_location("strength", path)
+    strength = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(strength)
+    out = tmp_path / "s.json"
+    args = ["--policy", "random", "--deals", "2", "--workers", "1", "--pimc", "--pimc-spec", "heuristic"]
+    assert strength.main([*args, "--game-deals", "1", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert set(figures["random"]) >= {"dealer", "eldest", "middle", "all", "ms_per_decision"}
+    assert figures["random"]["all"]["mean"] < 0 and "speed_ratio" in figures and "game" in figures
+    assert "| random |" in capsys.readouterr().out
+
+
+def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path):
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 2, TINY, log=lambda *_: None)
+    out = str(tmp_path / "p" / "policy.pt")
+    assert distill.main(["--fit-data", folder, "--out", out, "fit.epochs=1", "fit.net_arch=[16]"]) == 0
+    assert os.path.isfile(out) and os.path.isfile(str(tmp_path / "p" / "policy_fit.json"))
+    assert distill.main(["--fit-data", str(tmp_path / "missing"), "--out", out]) == 2  # a clear error, no traceback
+    assert distill.main(["--fit-data", folder]) == 2  # --out is required
+
+
+def test_both_shipped_policies_load_and_trained_is_the_distilled_one():
+    from agents import TRAINED_POLICY, make_agent
+
+    assert os.path.basename(TRAINED_POLICY) == "standard_v1.pt"
+    v1 = make_agent("trained")
+    v0 = make_agent("ppo:" + os.path.join(os.path.dirname(TRAINED_POLICY), "standard_v0.pt"))
+    assert v1.meta["trainer"] == "training.distill" and v1.policy.net_arch == [512, 256]
+    assert v0.policy.net_arch == [256, 256] and v0.policy.activation == "tanh"
