@@ -63,7 +63,7 @@ from sm_env.knowledge import PlayerView
 
 from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
-from .rollout import rollout
+from .rollout import compiled_rollouts, rollout
 from .unseen import deck_of
 from .world_sampler import constraints_of, sample_world, world_from_view
 
@@ -101,6 +101,7 @@ class IsmctsAgent(Agent):
         seconds: float | None = None,
         c: float = 0.3,
         bid: bool = False,
+        kernel: bool = True,
     ) -> None:
         super().__init__(seed)
         if iterations < 1:
@@ -113,6 +114,7 @@ class IsmctsAgent(Agent):
         self.seconds = seconds
         self.c = c
         self.bid = bid
+        self.kernel = kernel
         self.decisions = 0
         self.total_iterations = 0
         self.name = "ismcts" if (iterations, seconds, c, bid) == (200, None, 0.3, False) else self._label()
@@ -148,6 +150,8 @@ class IsmctsAgent(Agent):
         cons = constraints_of(view)
         start_tricks = view.tricks_won
         left = view.rules.tricks_per_hand - view.tricks_played
+        batch_of = compiled_rollouts(view.rules) if self.kernel else None
+        batch = None if batch_of is None else batch_of(view.rules, 1)  # one rollout per iteration: the tree needs it
         root = Node()
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0
@@ -175,8 +179,13 @@ class IsmctsAgent(Agent):
                 game.apply(best.action)
                 node = best
                 path.append(node)
-            rollout(game, deck, _discard_mask(game))
-            rewards = [(game.tricks_won[s] - start_tricks[s]) / left for s in range(3)]
+            if batch is not None:
+                batch.load(0, game, deck, _discard_mask(game))
+                won = batch.run()[0].tolist()
+            else:
+                rollout(game, deck, _discard_mask(game))
+                won = game.tricks_won
+            rewards = [(won[s] - start_tricks[s]) / left for s in range(3)]
             for visited in path:
                 visited.visits += 1
                 if visited.player is not None:
@@ -193,7 +202,7 @@ class IsmctsAgent(Agent):
 
 
 def make_ismcts(seed: int | None = None, **params: str) -> IsmctsAgent:
-    """An IsmctsAgent from spec parameters given as text (``iterations``, ``seconds``, ``c``, ``bid``)."""
-    types = {"iterations": int, "seconds": float, "c": float, "bid": flag}
+    """An IsmctsAgent from spec parameters given as text (``iterations``, ``seconds``, ``c``, ``bid``, ``kernel``)."""
+    types = {"iterations": int, "seconds": float, "c": float, "bid": flag, "kernel": flag}
     kwargs = typed_params("ismcts", params, types, "ismcts:iterations=200, ismcts:seconds=0.2 or c=0.3")
     return IsmctsAgent(seed, **kwargs)

@@ -40,14 +40,14 @@ import time
 from typing import Any
 
 from sm_env.cards import from_mask, to_mask
-from sm_env.game import DISCARD, EXCHANGE, PLAY
+from sm_env.game import DISCARD, EXCHANGE, PLAY, Game
 from sm_env.knowledge import PlayerView
 
 from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
-from .rollout import rollout
+from .rollout import compiled_rollouts, rollout
 from .unseen import deck_of
-from .world_sampler import constraints_of, sample_world, world_from_view
+from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
 
 
 class PimcAgent(Agent):
@@ -56,7 +56,12 @@ class PimcAgent(Agent):
     name = "pimc"
 
     def __init__(
-        self, seed: int | None = None, samples: int = 20, seconds: float | None = None, bid: bool = False
+        self,
+        seed: int | None = None,
+        samples: int = 20,
+        seconds: float | None = None,
+        bid: bool = False,
+        kernel: bool = True,
     ) -> None:
         super().__init__(seed)
         if samples < 1:
@@ -66,6 +71,7 @@ class PimcAgent(Agent):
         self.samples = samples
         self.seconds = seconds
         self.bid = bid
+        self.kernel = kernel
         self.decisions = 0
         self.worlds = 0
         self.name = "pimc" if (samples, seconds, bid) == (20, None, False) else self._label()
@@ -88,42 +94,51 @@ class PimcAgent(Agent):
         return max(legal, key=lambda a: (values[a], a == default, -a))
 
     def evaluate(self, view: PlayerView, legal: list[int] | None = None) -> dict[int, float]:
-        """Mean tricks of the acting seat after each legal action, over sampled deals."""
+        """The per-action value table: mean tricks of the acting seat in the hand after each legal action
+        (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
         me = view.seat
         deck = deck_of(view.rules)
         cons = constraints_of(view)
-        totals = dict.fromkeys(legal, 0.0)
+        batch_of = compiled_rollouts(view.rules) if self.kernel else None
+        totals = [0] * len(legal)
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0
         while True:
-            world = sample_world(view, self.rng, cons)
-            base = world_from_view(view, world)
-            if view.dealer == me:
-                dealer_out = to_mask(view.discards or ())
+            # a fixed budget samples every deal, then plays them out in one batch; a time budget one deal at a time
+            count = self.samples if deadline is None else 1
+            positions = [self._position(view, cons) for _ in range(count)]
+            if batch_of is not None:  # compiled: every deal x every action in one batch
+                batch = batch_of(view.rules, count)
+                for row, (game, dealer_out) in enumerate(positions):
+                    batch.load(row, game, deck, dealer_out)
+                won = batch.run_each(legal)[:, :, me].sum(axis=0)
+                totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
             else:
-                dealer_out = world.out
-            for action in legal:
-                game = base.clone()
-                game.apply(action)
-                extra = 1 << action if view.phase == DISCARD else 0
-                rollout(game, deck, dealer_out | extra)
-                totals[action] += game.tricks_won[me]
-            n += 1
-            if deadline is None:
-                if n >= self.samples:
-                    break
-            elif time.perf_counter() >= deadline:
+                extra = view.phase == DISCARD
+                for base, dealer_out in positions:
+                    for i, action in enumerate(legal):
+                        game = base.clone()
+                        game.apply(action)
+                        rollout(game, deck, dealer_out | (1 << action if extra else 0))
+                        totals[i] += game.tricks_won[me]
+            n += count
+            if deadline is None or time.perf_counter() >= deadline:
                 break
         self.decisions += 1
         self.worlds += n
-        return {a: totals[a] / n for a in legal}
+        return {a: totals[i] / n for i, a in enumerate(legal)}
+
+    def _position(self, view: PlayerView, cons: Constraints) -> tuple[Game, int]:
+        """A sampled deal as a game, and the cards its dealer knows are out (its discards)."""
+        world = sample_world(view, self.rng, cons)
+        dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
+        return world_from_view(view, world), dealer_out
 
 
 def make_pimc(seed: int | None = None, **params: str) -> PimcAgent:
-    """A PimcAgent from spec parameters given as text (``samples``, ``seconds``, ``bid``)."""
-    kwargs = typed_params(
-        "pimc", params, {"samples": int, "seconds": float, "bid": flag}, "pimc:samples=20 or pimc:seconds=0.5"
-    )
+    """A PimcAgent from spec parameters given as text (``samples``, ``seconds``, ``bid``, ``kernel``)."""
+    types = {"samples": int, "seconds": float, "bid": flag, "kernel": flag}
+    kwargs = typed_params("pimc", params, types, "pimc:samples=20 or pimc:seconds=0.5")
     return PimcAgent(seed, **kwargs)

@@ -1,11 +1,11 @@
 """Compiled heuristic rollouts for search (pimc, ismcts): play the rest of a
 hand out with the heuristic for every seat, many positions at once.
 
-A numba port of :func:`agents.pimc.rollout` and of the heuristic's trump,
+A numba port of :func:`agents.rollout.rollout` and of the heuristic's trump,
 discard and play rules (:mod:`agents.heuristic`, the readable reference),
 running on the batched engine's state machine (:mod:`sm_env.vector_kernels`).
 Each seat decides only from what it would know in the rollout, exactly as
-``agents.pimc.rollout`` lets it: its own hand, the cards played, the open
+``agents.rollout.rollout`` lets it: its own hand, the cards played, the open
 trick, the voids shown and (the dealer) its own discards. The choices are
 the reference's, tie-breaks included; ``tests/test_rollout_kernel.py``
 compares every card of thousands of rollouts.
@@ -17,12 +17,13 @@ Usage (one row per position, e.g. sampled worlds times candidate actions)::
         batch.load(row, game, deck, dealer_out)
     tricks = batch.run()                        # int32 [num_positions, 3]: tricks won at the end of the hand
 
-``deck`` and ``dealer_out`` are ``agents.pimc.rollout``'s arguments: the
+``deck`` and ``dealer_out`` are ``agents.rollout.rollout``'s arguments: the
 cards in play and the cards the dealer knows are out (its discards).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,24 @@ from sm_env.rules import RuleSet
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
+KNOWN_RULES = frozenset(
+    {
+        "name",
+        "pickup_before_discard",
+        "trump_after_kitty",
+        "quotas",
+        "no_exchange",
+        "max_exchange",
+        "win_tricks",
+        "win_margin",
+        "target_score",
+        "target_symmetric",
+        "dealer_makes_quota",
+        "fixed_hands",
+        "no_kitty_51",
+    }
+)
+"""Rule options the kernel plays; a rule set that sets any other option away from its default is not supported."""
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
 
 
@@ -294,10 +313,12 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
 
 
 @njit(cache=True)
-def rollout_rows(st, cm, cfg, deck, dealer_out, log):
-    """Play every row to the end of its hand with the heuristic (agents.pimc.rollout); ``log[i]`` gets the actions.
+def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
+    """Play every row to the end of its hand with the heuristic (agents.rollout.rollout); ``log[i]`` gets the actions.
 
-    ``cfg[K_MAX_HANDS]`` is set to each row's hand number, so that a row stops (phase over) when its hand ends.
+    ``first[i] >= 0``: row i plays that (legal) action first, then the heuristic (a discard joins the dealer's
+    known-out cards, as in pimc). ``cfg[K_MAX_HANDS]`` is set to each row's hand number, so that a row stops
+    (phase over) when its hand ends.
     """
     rng = np.zeros(1, dtype=np.uint64)  # never drawn from: a rollout never deals
     reward = np.zeros(3, dtype=np.float32)
@@ -311,7 +332,13 @@ def rollout_rows(st, cm, cfg, deck, dealer_out, log):
         while True:
             phase = st[i, vk.S_PHASE]
             dealer = st[i, vk.S_DEALER]
-            if phase == PLAY:
+            if k == 0 and first[i] >= 0 and phase != OVER:
+                action = first[i]
+                if phase == PLAY:
+                    played |= 1 << action
+                elif phase == DISCARD:
+                    out_d |= 1 << action
+            elif phase == PLAY:
                 seat = st[i, vk.S_CUR]
                 hand = np.int64(cm[i, vk.C_HAND + seat])
                 out = deck[i] & ~hand & ~played
@@ -337,6 +364,11 @@ def rollout_rows(st, cm, cfg, deck, dealer_out, log):
                 log[i, k] = action
             k += 1
             vk._apply(i, st, cm, rng, cfg, action, reward)
+
+
+def supports(rules: RuleSet) -> bool:
+    """Whether the kernel plays ``rules`` exactly: every option it does not know is at its default."""
+    return all(getattr(rules, f.name) == f.default for f in dataclasses.fields(rules) if f.name not in KNOWN_RULES)
 
 
 class RolloutBatch:
@@ -393,5 +425,24 @@ class RolloutBatch:
         if self._cfg is None:
             raise RuntimeError("load() at least one position before run()")
         self.actions[:] = -1
-        rollout_rows(self._st, self._cm, self._cfg.copy(), self._deck, self._dealer_out, self.actions)
+        first = np.full(self.num_positions, -1, dtype=np.int64)
+        rollout_rows(self._st, self._cm, self._cfg.copy(), self._deck, self._dealer_out, first, self.actions)
         return self._st[:, vk.S_TW : vk.S_TW + 3].copy()
+
+    def run_each(self, actions: list[int]) -> np.ndarray:
+        """Play every loaded position out after each of ``actions`` (legal in every position), as pimc does.
+
+        Returns int32 [num_positions, len(actions), 3]: tricks won by seat at the end of the hand. The loaded
+        positions are left as they were (``self.actions`` is not written).
+        """
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before run_each()")
+        k = len(actions)
+        st = np.repeat(self._st, k, axis=0)
+        cm = np.repeat(self._cm, k, axis=0)
+        deck = np.repeat(self._deck, k)
+        dealer_out = np.repeat(self._dealer_out, k)
+        first = np.tile(np.asarray(actions, dtype=np.int64), self.num_positions)
+        log = np.zeros((st.shape[0], 0), dtype=np.int64)
+        rollout_rows(st, cm, self._cfg.copy(), deck, dealer_out, first, log)
+        return st[:, vk.S_TW : vk.S_TW + 3].reshape(self.num_positions, k, 3)
