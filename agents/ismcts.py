@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sm_env.cards import from_mask, to_mask
 from sm_env.game import EXCHANGE, OVER, PLAY, Game
@@ -65,7 +65,10 @@ from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
 from .rollout import compiled_rollouts, rollout
 from .unseen import deck_of
-from .world_sampler import constraints_of, sample_world, world_from_view
+from .world_sampler import World, compiled_stream, constraints_of, sample_world, world_from_view
+
+if TYPE_CHECKING:
+    from .world_kernel import TwisterStream
 
 
 class Node:
@@ -145,7 +148,28 @@ class IsmctsAgent(Agent):
 
     def search(self, view: PlayerView) -> Node:
         """Grow a tree from the view's information set; returns its root."""
+        stream = compiled_stream(self.rng) if self.kernel else None
+        try:
+            return self._grow(view, stream)
+        finally:
+            if stream is not None:
+                stream.close()  # the agent's generator continues where the compiled copy stopped
+
+    def _grow(self, view: PlayerView, stream: TwisterStream | None) -> Node:
+        """The search loop. Random numbers come from ``stream`` when given (compiled, the same draws as the
+        agent's generator), rollouts from the kernel when it plays these rules (the same cards)."""
         rng = self.rng
+        if stream is None:
+            randrange = rng.randrange
+
+            def sample() -> World:
+                return sample_world(view, rng, cons)
+        else:
+            randrange = stream.randrange
+
+            def sample() -> World:
+                return stream.sample_world(view.hand, cons)
+
         deck = deck_of(view.rules)
         cons = constraints_of(view)
         start_tricks = view.tricks_won
@@ -156,14 +180,14 @@ class IsmctsAgent(Agent):
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0
         while True:
-            game = world_from_view(view, sample_world(view, rng, cons))
+            game = world_from_view(view, sample())
             path = [root]
             node = root
             while game.phase != OVER:  # select while fully expanded, else expand one
                 legal = from_mask(game.legal_mask())
                 untried = [a for a in legal if a not in node.children]
                 if untried:
-                    action = untried[rng.randrange(len(untried))]
+                    action = untried[randrange(len(untried))]
                     child = node.children[action] = Node(action, game.current)
                     child.avail = 1
                     game.apply(action)

@@ -37,7 +37,7 @@ Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sm_env.cards import from_mask, to_mask
 from sm_env.game import DISCARD, EXCHANGE, PLAY, Game
@@ -47,7 +47,10 @@ from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
 from .rollout import compiled_rollouts, rollout
 from .unseen import deck_of
-from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
+from .world_sampler import Constraints, compiled_stream, constraints_of, sample_world, world_from_view
+
+if TYPE_CHECKING:
+    from .world_kernel import TwisterStream
 
 
 class PimcAgent(Agent):
@@ -98,6 +101,21 @@ class PimcAgent(Agent):
         (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
+        stream = compiled_stream(self.rng) if self.kernel else None
+        try:
+            totals, n = self._search(view, legal, stream)
+        finally:
+            if stream is not None:
+                stream.close()  # the agent's generator continues where the compiled copy stopped
+        self.decisions += 1
+        self.worlds += n
+        return {a: totals[i] / n for i, a in enumerate(legal)}
+
+    def _search(self, view: PlayerView, legal: list[int], stream: TwisterStream | None) -> tuple[list[int], int]:
+        """Tricks of the acting seat after each action, summed over the sampled deals, and the number of deals.
+
+        Deals are drawn by ``stream`` when given (compiled, the same draws), else by ``sample_world``; rollouts
+        run compiled when the kernel plays these rules, else in Python (the same cards)."""
         me = view.seat
         deck = deck_of(view.rules)
         cons = constraints_of(view)
@@ -108,7 +126,7 @@ class PimcAgent(Agent):
         while True:
             # a fixed budget samples every deal, then plays them out in one batch; a time budget one deal at a time
             count = self.samples if deadline is None else 1
-            positions = [self._position(view, cons) for _ in range(count)]
+            positions = [self._position(view, cons, stream) for _ in range(count)]
             if batch_of is not None:  # compiled: every deal x every action in one batch
                 batch = batch_of(view.rules, count)
                 for row, (game, dealer_out) in enumerate(positions):
@@ -126,13 +144,11 @@ class PimcAgent(Agent):
             n += count
             if deadline is None or time.perf_counter() >= deadline:
                 break
-        self.decisions += 1
-        self.worlds += n
-        return {a: totals[i] / n for i, a in enumerate(legal)}
+        return totals, n
 
-    def _position(self, view: PlayerView, cons: Constraints) -> tuple[Game, int]:
+    def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
         """A sampled deal as a game, and the cards its dealer knows are out (its discards)."""
-        world = sample_world(view, self.rng, cons)
+        world = sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
         dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
         return world_from_view(view, world), dealer_out
 
