@@ -313,57 +313,64 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
 
 
 @njit(cache=True)
-def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
-    """Play every row to the end of its hand with the heuristic (agents.rollout.rollout); ``log[i]`` gets the actions.
+def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
+    """Play row ``i`` to the end of its hand with the heuristic (agents.rollout.rollout).
 
-    ``first[i] >= 0``: row i plays that (legal) action first, then the heuristic (a discard joins the dealer's
-    known-out cards, as in pimc). ``cfg[K_MAX_HANDS]`` is set to each row's hand number, so that a row stops
-    (phase over) when its hand ends.
+    ``deck``: the cards in play; ``out_d``: the cards the dealer knows are out (its discards). ``first >= 0``:
+    play that (legal) action first, then the heuristic (a discard joins the dealer's known-out cards, as in
+    pimc). ``log`` (a row of actions) gets the actions played while it has room. ``cfg[K_MAX_HANDS]`` is set to
+    the row's hand number, so that the row stops (phase over) when its hand ends.
     """
     rng = np.zeros(1, dtype=np.uint64)  # never drawn from: a rollout never deals
     reward = np.zeros(3, dtype=np.float32)
     trick = np.zeros(3, dtype=np.int64)
     voids = np.zeros(3, dtype=np.int64)
-    for i in range(st.shape[0]):
-        cfg[vk.K_MAX_HANDS] = st[i, vk.S_HAND_NO]
-        out_d = dealer_out[i]
-        played = np.int64(cm[i, vk.C_PLAYED] | cm[i, vk.C_PLAYED + 1] | cm[i, vk.C_PLAYED + 2])
-        k = 0
-        while True:
-            phase = st[i, vk.S_PHASE]
-            dealer = st[i, vk.S_DEALER]
-            if k == 0 and first[i] >= 0 and phase != OVER:
-                action = first[i]
-                if phase == PLAY:
-                    played |= 1 << action
-                elif phase == DISCARD:
-                    out_d |= 1 << action
-            elif phase == PLAY:
-                seat = st[i, vk.S_CUR]
-                hand = np.int64(cm[i, vk.C_HAND + seat])
-                out = deck[i] & ~hand & ~played
-                if seat == dealer:
-                    out &= ~out_d
-                n = st[i, vk.S_TRICK_LEN]
-                for t in range(n):
-                    trick[t] = st[i, vk.S_TRICK + t]
-                for s in range(3):
-                    voids[s] = st[i, vk.S_VOID + s]
-                action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
+    cfg[vk.K_MAX_HANDS] = st[i, vk.S_HAND_NO]
+    played = np.int64(cm[i, vk.C_PLAYED] | cm[i, vk.C_PLAYED + 1] | cm[i, vk.C_PLAYED + 2])
+    k = 0
+    while True:
+        phase = st[i, vk.S_PHASE]
+        dealer = st[i, vk.S_DEALER]
+        if k == 0 and first >= 0 and phase != OVER:
+            action = first
+            if phase == PLAY:
                 played |= 1 << action
             elif phase == DISCARD:
-                hand = np.int64(cm[i, vk.C_HAND + dealer])
-                left = cfg[vk.K_KITTY_SIZE] - st[i, vk.S_DISC_COUNT]
-                action = choose_discard(hand, st[i, vk.S_TRUMP], deck[i] & ~hand & ~out_d, left)
                 out_d |= 1 << action
-            elif phase == TRUMP:
-                action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
-            else:
-                break
-            if k < log.shape[1]:
-                log[i, k] = action
-            k += 1
-            vk._apply(i, st, cm, rng, cfg, action, reward)
+        elif phase == PLAY:
+            seat = st[i, vk.S_CUR]
+            hand = np.int64(cm[i, vk.C_HAND + seat])
+            out = deck & ~hand & ~played
+            if seat == dealer:
+                out &= ~out_d
+            n = st[i, vk.S_TRICK_LEN]
+            for t in range(n):
+                trick[t] = st[i, vk.S_TRICK + t]
+            for s in range(3):
+                voids[s] = st[i, vk.S_VOID + s]
+            action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
+            played |= 1 << action
+        elif phase == DISCARD:
+            hand = np.int64(cm[i, vk.C_HAND + dealer])
+            left = cfg[vk.K_KITTY_SIZE] - st[i, vk.S_DISC_COUNT]
+            action = choose_discard(hand, st[i, vk.S_TRUMP], deck & ~hand & ~out_d, left)
+            out_d |= 1 << action
+        elif phase == TRUMP:
+            action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
+        else:
+            break
+        if k < log.shape[0]:
+            log[k] = action
+        k += 1
+        vk._apply(i, st, cm, rng, cfg, action, reward)
+
+
+@njit(cache=True)
+def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
+    """Play every row to the end of its hand (:func:`rollout_row` with ``deck[i]``, ``dealer_out[i]``,
+    ``first[i]``); ``log[i]`` gets row i's actions."""
+    for i in range(st.shape[0]):
+        rollout_row(i, st, cm, cfg, deck[i], dealer_out[i], first[i], log[i])
 
 
 def supports(rules: RuleSet) -> bool:

@@ -1,4 +1,4 @@
-"""Speed of heuristic rollouts (the inner loop of pimc and ismcts): agents.pimc.rollout
+"""Speed of heuristic rollouts (the inner loop of pimc and ismcts): agents.rollout.rollout
 (pure Python) against agents.rollout_kernel (compiled, batched), on the same positions.
 
 Positions: random games stopped at a random decision of the trump, discard or
@@ -16,9 +16,9 @@ import argparse
 import random
 import time
 
-from agents.heuristic import deck_of
-from agents.pimc import rollout
+from agents.rollout import rollout
 from agents.rollout_kernel import RolloutBatch
+from agents.unseen import deck_of
 from sm_env.game import DISCARD, PLAY, TRUMP, Game
 
 

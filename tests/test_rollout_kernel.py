@@ -1,4 +1,4 @@
-"""The compiled heuristic rollout plays exactly agents.pimc.rollout's cards."""
+"""The compiled heuristic rollout plays exactly agents.rollout.rollout's cards."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from agents.heuristic import deck_of
-from agents.pimc import rollout
+from agents.rollout import rollout
 from agents.rollout_kernel import RolloutBatch
+from agents.unseen import deck_of
 from sm_env.game import DISCARD, PLAY, TRUMP, Game
 
 
