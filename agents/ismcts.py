@@ -54,8 +54,9 @@ Spec strings (see :func:`agents.make_agent`): ``ismcts``,
 from __future__ import annotations
 
 import math
+import random
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sm_env.cards import from_mask, to_mask
 from sm_env.game import EXCHANGE, OVER, PLAY, Game
@@ -65,10 +66,7 @@ from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
 from .rollout import compiled_rollouts, rollout
 from .unseen import deck_of
-from .world_sampler import World, compiled_stream, constraints_of, sample_world, world_from_view
-
-if TYPE_CHECKING:
-    from .world_kernel import TwisterStream
+from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
 
 
 class Node:
@@ -147,47 +145,56 @@ class IsmctsAgent(Agent):
         return child.visits if child is not None else 0
 
     def search(self, view: PlayerView) -> Node:
-        """Grow a tree from the view's information set; returns its root."""
-        stream = compiled_stream(self.rng) if self.kernel else None
-        try:
-            return self._grow(view, stream)
-        finally:
-            if stream is not None:
-                stream.close()  # the agent's generator continues where the compiled copy stopped
+        """Grow a tree from the view's information set; returns its root.
 
-    def _grow(self, view: PlayerView, stream: TwisterStream | None) -> Node:
-        """The search loop. Random numbers come from ``stream`` when given (compiled, the same draws as the
-        agent's generator), rollouts from the kernel when it plays these rules (the same cards)."""
-        rng = self.rng
-        if stream is None:
-            randrange = rng.randrange
-
-            def sample() -> World:
-                return sample_world(view, rng, cons)
-        else:
-            randrange = stream.randrange
-
-            def sample() -> World:
-                return stream.sample_world(view.hand, cons)
-
-        deck = deck_of(view.rules)
+        Compiled (:mod:`agents.ismcts_kernel`: the same draws, rollouts and tree) when ``kernel`` is on, numba
+        is installed, the agent's generator is a plain ``random.Random`` and the kernel plays these rules;
+        else the loop below."""
         cons = constraints_of(view)
+        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        if self.kernel and type(self.rng) is random.Random and compiled_rollouts(view.rules) is not None:
+            root, n = self._search_compiled(view, cons, deadline)
+        else:
+            root, n = self._search_python(view, cons, deadline)
+        self.decisions += 1
+        self.total_iterations += n
+        return root
+
+    def _search_compiled(self, view: PlayerView, cons: Constraints, deadline: float | None) -> tuple[Node, int]:
+        from .ismcts_kernel import CompiledTree
+
+        tree = CompiledTree(view, cons, self.rng, self.c)
+        try:
+            if deadline is None:
+                tree.iterate(self.iterations)
+                n = self.iterations
+            else:
+                n = 0
+                while True:  # short chunks, so that the clock is read often
+                    tree.iterate(8)
+                    n += 8
+                    if time.perf_counter() >= deadline:
+                        break
+        finally:
+            tree.close()  # the agent's generator continues where the compiled copy stopped
+        return tree.nodes(Node), n
+
+    def _search_python(self, view: PlayerView, cons: Constraints, deadline: float | None) -> tuple[Node, int]:
+        rng = self.rng
+        deck = deck_of(view.rules)
         start_tricks = view.tricks_won
         left = view.rules.tricks_per_hand - view.tricks_played
-        batch_of = compiled_rollouts(view.rules) if self.kernel else None
-        batch = None if batch_of is None else batch_of(view.rules, 1)  # one rollout per iteration: the tree needs it
         root = Node()
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0
         while True:
-            game = world_from_view(view, sample())
+            game = world_from_view(view, sample_world(view, rng, cons))
             path = [root]
             node = root
             while game.phase != OVER:  # select while fully expanded, else expand one
                 legal = from_mask(game.legal_mask())
                 untried = [a for a in legal if a not in node.children]
                 if untried:
-                    action = untried[randrange(len(untried))]
+                    action = untried[rng.randrange(len(untried))]
                     child = node.children[action] = Node(action, game.current)
                     child.avail = 1
                     game.apply(action)
@@ -203,13 +210,8 @@ class IsmctsAgent(Agent):
                 game.apply(best.action)
                 node = best
                 path.append(node)
-            if batch is not None:
-                batch.load(0, game, deck, _discard_mask(game))
-                won = batch.run()[0].tolist()
-            else:
-                rollout(game, deck, _discard_mask(game))
-                won = game.tricks_won
-            rewards = [(won[s] - start_tricks[s]) / left for s in range(3)]
+            rollout(game, deck, _discard_mask(game))
+            rewards = [(game.tricks_won[s] - start_tricks[s]) / left for s in range(3)]
             for visited in path:
                 visited.visits += 1
                 if visited.player is not None:
@@ -220,9 +222,7 @@ class IsmctsAgent(Agent):
                     break
             elif time.perf_counter() >= deadline:
                 break
-        self.decisions += 1
-        self.total_iterations += n
-        return root
+        return root, n
 
 
 def make_ismcts(seed: int | None = None, **params: str) -> IsmctsAgent:

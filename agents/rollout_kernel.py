@@ -427,6 +427,12 @@ class RolloutBatch:
         self._deck[row] = deck
         self._dealer_out[row] = dealer_out
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The engine rows (``st`` int32 [n, NUM_S], ``cm`` uint64 [n, NUM_C]) and the rule vector, as loaded."""
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before arrays()")
+        return self._st, self._cm, self._cfg
+
     def run(self) -> np.ndarray:
         """Play every loaded position out; returns int32 [num_positions, 3]: tricks won by seat at the end."""
         if self._cfg is None:

@@ -55,14 +55,22 @@ def test_pimc_kernel_gives_the_python_values_and_actions(rules):
         assert (compiled.decisions, compiled.worlds) == (python.decisions, python.worlds)
 
 
-@pytest.mark.parametrize("rules", ["standard", "canadian", "6-3-8", "woburn", "all-sixteen"])
+@pytest.mark.parametrize("rules", RULE_SETS, ids=str)
 def test_ismcts_kernel_grows_the_python_tree(rules):
-    for i, view in enumerate(decisions(rules, 6, seed=len(rules))):
-        compiled = IsmctsAgent(seed=i, iterations=40, bid=True)
-        python = IsmctsAgent(seed=i, iterations=40, bid=True, kernel=False)
+    for i, view in enumerate(decisions(rules, 8, seed=len(str(rules)))):
+        compiled = IsmctsAgent(seed=i, iterations=50, bid=True, c=0.3 + 0.1 * (i % 3))
+        python = IsmctsAgent(seed=i, iterations=50, bid=True, c=0.3 + 0.1 * (i % 3), kernel=False)
         assert tree(compiled.search(view)) == tree(python.search(view)), f"decision {i}"
         assert compiled.act(view) == python.act(view)
         assert compiled.rng.getstate() == python.rng.getstate()
+
+
+def test_a_large_tree_is_the_same_too():
+    view = decisions("standard", 1, seed=9)[0]
+    compiled, python = IsmctsAgent(seed=1, iterations=600), IsmctsAgent(seed=1, iterations=600, kernel=False)
+    root = compiled.search(view)
+    assert tree(root) == tree(python.search(view))
+    assert root.visits == 600 and compiled.total_iterations == python.total_iterations == 600
 
 
 def test_a_time_budget_searches_on_the_kernel_too():
