@@ -30,8 +30,16 @@ defers to the heuristic: the state of an exchange in progress is not in the
 view in a form the engine can resume, and the heuristic's choice there
 (send cards that fetch the receiver's best) leaves little to gain.
 
+Speed: by default the deals are drawn by :mod:`agents.world_kernel` and
+every deal x action is played out in one compiled batch
+(:meth:`agents.rollout_kernel.RolloutBatch.run_each`). Both draw the same
+numbers and play the same cards as the Python path (:func:`sample_world`,
+:func:`agents.rollout.rollout`), so a seed gives the same values and
+actions either way; ``kernel=0`` forces the Python path, which is also used
+when numba is missing or the kernel does not know an option of the rules.
+
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
-``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``.
+``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``.
 """
 
 from __future__ import annotations
