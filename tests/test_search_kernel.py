@@ -23,14 +23,15 @@ RULE_SETS = [*PRESETS, {"pickup_before_discard": True, "trump_after_kitty": True
 
 def decisions(rules, count: int, seed: int) -> list[PlayerView]:
     """Views of searched decisions (trump, discard, play with two or more legal actions) from heuristic games
-    of one to three hands, every fourth one taken."""
+    of one to three hands: every naming of trump, every fourth other one."""
     rng = random.Random(seed)
     views: list[PlayerView] = []
     while len(views) < count:
         game = Game(rules, seed=rng.randrange(10**9), max_hands=rng.randint(1, 3))
         while not game.is_over:
             view = player_view(game, game.current_player)
-            if game.phase in (TRUMP, DISCARD, PLAY) and len(from_mask(view.legal)) > 1 and rng.random() < 0.25:
+            searched = game.phase in (TRUMP, DISCARD, PLAY) and len(from_mask(view.legal)) > 1
+            if searched and (game.phase == TRUMP or rng.random() < 0.25):
                 views.append(view)
             game.apply(heuristic_action(view))
     return views[:count]
