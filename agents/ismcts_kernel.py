@@ -238,8 +238,8 @@ class CompiledTree:
         self._reserve(int(self.n_nodes[0]) + iterations)
         t = self.tree
         stuck = grow(
-            self.stream._mt,
-            self.stream._pos,
+            self.stream.mt,
+            self.stream.pos,
             self.allowed,
             np.int64(self.cons.unknown),
             self.capacity,

@@ -133,6 +133,8 @@ class TwisterStream:
     """A compiled copy of a ``random.Random``'s stream; :meth:`close` writes the advanced state back.
 
     Between creating it and closing it, draw only through it (not from the ``random.Random`` itself).
+    ``mt`` (uint32 [624]) and ``pos`` (int64 [1], the index of the next word) are the generator's state, for
+    kernels that draw with :func:`_below`.
     """
 
     def __init__(self, rng: random.Random) -> None:
@@ -142,8 +144,8 @@ class TwisterStream:
         self._rng = rng
         self._version = version
         self._gauss = gauss
-        self._mt = np.array(internal[:_N], dtype=np.uint32)
-        self._pos = np.array([internal[_N]], dtype=np.int64)
+        self.mt = np.array(internal[:_N], dtype=np.uint32)
+        self.pos = np.array([internal[_N]], dtype=np.int64)
         self._placed = np.zeros(4, dtype=np.int64)
         self._cons: Constraints | None = None
 
@@ -151,7 +153,7 @@ class TwisterStream:
         """``random.Random.randrange(n)`` for ``0 < n < 2**32``."""
         if not 0 < n < 2**32:
             raise ValueError(f"randrange: n must be in 1 .. 2**32 - 1, got {n}")
-        return int(_below_entry(self._mt, self._pos, n))
+        return int(_below_entry(self.mt, self.pos, n))
 
     def sample_world(self, view_hand: int, cons: Constraints) -> World:
         """``world_sampler.sample_world(view, rng, cons)``, where ``view_hand`` is the view's own hand."""
@@ -162,8 +164,8 @@ class TwisterStream:
             self._slack = np.array(_slacks(cons), dtype=np.int64)
         placed = self._placed
         stuck = _sample(
-            self._mt,
-            self._pos,
+            self.mt,
+            self.pos,
             self._allowed,
             np.int64(cons.unknown),
             self._capacity,
@@ -182,5 +184,5 @@ class TwisterStream:
 
     def close(self) -> None:
         """Write the advanced state back into the ``random.Random``."""
-        internal = tuple(int(x) for x in self._mt) + (int(self._pos[0]),)
+        internal = tuple(int(x) for x in self.mt) + (int(self.pos[0]),)
         self._rng.setstate((self._version, internal, self._gauss))

@@ -470,7 +470,7 @@ def _discard(i, st, cm, cfg, card):
 
 @njit(cache=True)
 def _pickup(i, st, cm):
-    """The dealer takes the kitty; the show rule (RULES.md 5.4)."""
+    """The dealer takes the kitty; the show rule (docs/rules.md 5.4)."""
     dealer = st[i, S_DEALER]
     kitty = cm[i, C_KITTY]
     cm[i, C_HAND + dealer] |= kitty
