@@ -127,7 +127,8 @@ class IsmctsAgent(Agent):
         self.kernel = kernel
         self.decisions = 0
         self.total_iterations = 0
-        self.name = "ismcts" if (iterations, seconds, c, bid) == (200, None, 0.3, False) else self._label()
+        default = (iterations, seconds, c, bid, kernel) == (200, None, 0.3, False, True)
+        self.name = "ismcts" if default else self._label()
 
     def _label(self) -> str:
         parts = [f"seconds={self.seconds:g}" if self.seconds is not None else f"iterations={self.iterations}"]
@@ -135,6 +136,8 @@ class IsmctsAgent(Agent):
             parts.append(f"c={self.c:g}")
         if self.bid:
             parts.append("bid=1")
+        if not self.kernel:
+            parts.append("kernel=0")
         return "ismcts:" + ",".join(parts)
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:

@@ -85,12 +85,14 @@ class PimcAgent(Agent):
         self.kernel = kernel
         self.decisions = 0
         self.worlds = 0
-        self.name = "pimc" if (samples, seconds, bid) == (20, None, False) else self._label()
+        self.name = "pimc" if (samples, seconds, bid, kernel) == (20, None, False, True) else self._label()
 
     def _label(self) -> str:
         parts = [f"seconds={self.seconds:g}" if self.seconds is not None else f"samples={self.samples}"]
         if self.bid:
             parts.append("bid=1")
+        if not self.kernel:
+            parts.append("kernel=0")
         return "pimc:" + ",".join(parts)
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from agents import make_agent
 from agents.heuristic import heuristic_action
 from agents.ismcts import IsmctsAgent
 from agents.pimc import PimcAgent
@@ -40,6 +41,13 @@ def decisions(rules, count: int, seed: int) -> list[PlayerView]:
 def tree(root) -> dict:
     """A search tree as nested dicts: action -> (player, visits, availability, total, subtree)."""
     return {a: (n.player, n.visits, n.avail, n.total, tree(n)) for a, n in sorted(root.children.items())}
+
+
+def test_the_kernel_is_a_spec_parameter():
+    assert make_agent("pimc").kernel and make_agent("ismcts").kernel
+    python = make_agent("pimc:kernel=0")
+    assert not python.kernel and python.name == "pimc:samples=20,kernel=0"
+    assert make_agent("ismcts:iterations=50,kernel=off").name == "ismcts:iterations=50,kernel=0"
 
 
 def test_the_kernel_plays_every_preset():
