@@ -163,19 +163,22 @@ class IsmctsAgent(Agent):
         is installed, the agent's generator is a plain ``random.Random`` and the kernel plays these rules;
         else the loop below."""
         cons = constraints_of(view)
+        left = view.rules.tricks_per_hand - view.tricks_played  # the rewards are tricks taken / tricks left
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         if self.kernel and type(self.rng) is random.Random and compiled_rollouts(view.rules) is not None:
-            root, n = self._search_compiled(view, cons, deadline)
+            root, n = self._search_compiled(view, cons, left, deadline)
         else:
-            root, n = self._search_python(view, cons, deadline)
+            root, n = self._search_python(view, cons, left, deadline)
         self.decisions += 1
         self.total_iterations += n
         return root
 
-    def _search_compiled(self, view: PlayerView, cons: Constraints, deadline: float | None) -> tuple[Node, int]:
+    def _search_compiled(
+        self, view: PlayerView, cons: Constraints, left: int, deadline: float | None
+    ) -> tuple[Node, int]:
         from .ismcts_kernel import CompiledTree
 
-        tree = CompiledTree(view, cons, self.rng, self.c)
+        tree = CompiledTree(view, cons, self.rng, self.c, left)
         try:
             if deadline is None:
                 tree.iterate(self.iterations)
@@ -191,11 +194,12 @@ class IsmctsAgent(Agent):
             tree.close()  # the agent's generator continues where the compiled copy stopped
         return tree.nodes(Node), n
 
-    def _search_python(self, view: PlayerView, cons: Constraints, deadline: float | None) -> tuple[Node, int]:
+    def _search_python(
+        self, view: PlayerView, cons: Constraints, left: int, deadline: float | None
+    ) -> tuple[Node, int]:
         rng = self.rng
         deck = deck_of(view.rules)
         start_tricks = view.tricks_won
-        left = view.rules.tricks_per_hand - view.tricks_played
         root = Node()
         n = 0
         while True:

@@ -188,10 +188,11 @@ _FIELDS = (  # name, dtype, fill
 class CompiledTree:
     """An ISMCTS tree of one decision grown by the kernel; see the module docstring.
 
-    ``rng`` is the agent's generator: its stream is copied in and written back by :meth:`close`.
+    ``rng`` is the agent's generator: its stream is copied in and written back by :meth:`close`. ``c``: the
+    exploration constant; ``left``: the tricks left in the hand (the rewards are tricks taken / ``left``).
     """
 
-    def __init__(self, view: PlayerView, cons: Constraints, rng: random.Random, c: float) -> None:
+    def __init__(self, view: PlayerView, cons: Constraints, rng: random.Random, c: float, left: int) -> None:
         self.cons = cons
         self.c = float(c)
         self.stream = TwisterStream(rng)
@@ -216,7 +217,7 @@ class CompiledTree:
         self.capacity = np.array(cons.capacity, dtype=np.int64)
         self.slack = np.array(_slacks(cons), dtype=np.int64)
         self.start_tricks = np.array(view.tricks_won, dtype=np.int64)
-        self.left = view.rules.tricks_per_hand - view.tricks_played
+        self.left = left  # the rewards are tricks taken from here / left
         self.n_nodes = np.ones(1, dtype=np.int64)  # the root
         self.tree: dict[str, np.ndarray] = {}
         self._reserve(256)
