@@ -36,24 +36,24 @@ from sm_env.rules import RuleSet
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
-KNOWN_RULES = frozenset(
-    {
-        "name",
-        "pickup_before_discard",
-        "trump_after_kitty",
-        "quotas",
-        "no_exchange",
-        "max_exchange",
-        "win_tricks",
-        "win_margin",
-        "target_score",
-        "target_symmetric",
-        "dealer_makes_quota",
-        "fixed_hands",
-        "no_kitty_51",
-    }
-)
-"""Rule options the kernel plays; a rule set that sets any other option away from its default is not supported."""
+_BOOL, _OPTIONAL_INT, _ANY = "bool", "optional int", "any"
+KNOWN_RULES = {  # the rule options the kernel plays, and the values it takes
+    "name": _ANY,
+    "pickup_before_discard": _BOOL,
+    "trump_after_kitty": _BOOL,
+    "quotas": _ANY,
+    "no_exchange": _BOOL,
+    "max_exchange": _OPTIONAL_INT,
+    "win_tricks": _OPTIONAL_INT,
+    "win_margin": _OPTIONAL_INT,
+    "target_score": _OPTIONAL_INT,
+    "target_symmetric": _BOOL,
+    "dealer_makes_quota": _BOOL,
+    "fixed_hands": _OPTIONAL_INT,
+    "no_kitty_51": _BOOL,
+}
+"""Rule options the kernel plays (name -> the values it takes); a rule set that sets any other option away
+from its default, or one of these to another kind of value, is not supported."""
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
 
 
@@ -374,8 +374,22 @@ def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
 
 
 def supports(rules: RuleSet) -> bool:
-    """Whether the kernel plays ``rules`` exactly: every option it does not know is at its default."""
-    return all(getattr(rules, f.name) == f.default for f in dataclasses.fields(rules) if f.name not in KNOWN_RULES)
+    """Whether the kernel plays ``rules`` exactly: every option it does not know is at its default, and those it
+    knows have values of the kind it takes (``KNOWN_RULES``)."""
+    for field in dataclasses.fields(rules):
+        value = getattr(rules, field.name)
+        kind = KNOWN_RULES.get(field.name)
+        if kind is None:
+            ok = value == field.default
+        elif kind == _BOOL:
+            ok = isinstance(value, bool)
+        elif kind == _OPTIONAL_INT:
+            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
+        else:
+            ok = True
+        if not ok:
+            return False
+    return True
 
 
 class RolloutBatch:

@@ -141,8 +141,10 @@ def test_a_rule_the_kernel_does_not_know_falls_back_to_python(monkeypatch):
 
     rules = RuleSet(win_margin=5)
     assert compiled_rollouts(rules) is kernel.RolloutBatch
-    monkeypatch.setattr(kernel, "KNOWN_RULES", kernel.KNOWN_RULES - {"win_margin"})
+    monkeypatch.setattr(kernel, "KNOWN_RULES", {k: v for k, v in kernel.KNOWN_RULES.items() if k != "win_margin"})
     assert compiled_rollouts(rules) is None
     assert compiled_rollouts(RuleSet()) is kernel.RolloutBatch  # the option at its default: still supported
+    monkeypatch.setattr(kernel, "KNOWN_RULES", {**kernel.KNOWN_RULES, "win_margin": "bool"})
+    assert compiled_rollouts(rules) is None  # a value of a kind the kernel does not take
     view = decisions(rules, 1, seed=2)[0]
     assert PimcAgent(seed=3, samples=4).evaluate(view) == PimcAgent(seed=3, samples=4, kernel=False).evaluate(view)
