@@ -7,10 +7,11 @@ Specs accepted by :func:`make_agent`:
 ``heuristic``               the rule-based player (:mod:`agents.heuristic`)
 ``pimc``                    Monte Carlo search (:mod:`agents.pimc`), with
                             optional parameters: ``pimc:samples=20``,
-                            ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``
+                            ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``,
+                            ``pimc:kernel=0`` (the pure-Python search)
 ``ismcts``                  information-set MCTS (:mod:`agents.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
-                            ``ismcts:iterations=400,c=0.5``
+                            ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
 ``human``                   a person at the terminal (:mod:`agents.human`)
 ``ppo:path/to/checkpoint``  a trained policy (``agents.ppo_agent.PPOAgent``)
 ``rllib:path/to/policy``    an RLlib policy exported by

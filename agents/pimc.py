@@ -32,24 +32,35 @@ defers to the heuristic: the state of an exchange in progress is not in the
 view in a form the engine can resume, and the heuristic's choice there
 (send cards that fetch the receiver's best) leaves little to gain.
 
+Speed: by default the deals are drawn by :mod:`agents.world_kernel` and
+every deal x action is played out in one compiled batch
+(:meth:`agents.rollout_kernel.RolloutBatch.run_each`). Both draw the same
+numbers and play the same cards as the Python path (:func:`sample_world`,
+:func:`agents.rollout.rollout`), so a seed gives the same values and
+actions either way; ``kernel=0`` forces the Python path, which is also used
+when numba is missing or the kernel does not know an option of the rules.
+
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
-``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``.
+``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sm_env.cards import from_mask, to_mask
-from sm_env.game import DISCARD, PLAY, TRUMP
+from sm_env.game import DISCARD, PLAY, TRUMP, Game
 from sm_env.knowledge import PlayerView
 
 from .base import Agent, flag, typed_params
 from .heuristic import heuristic_action
-from .rollout import rollout
+from .rollout import compiled_rollouts, rollout
 from .unseen import deck_of
-from .world_sampler import constraints_of, sample_world, world_from_view
+from .world_sampler import Constraints, compiled_stream, constraints_of, sample_world, world_from_view
+
+if TYPE_CHECKING:
+    from .world_kernel import TwisterStream
 
 
 class PimcAgent(Agent):
@@ -58,7 +69,12 @@ class PimcAgent(Agent):
     name = "pimc"
 
     def __init__(
-        self, seed: int | None = None, samples: int = 20, seconds: float | None = None, bid: bool = False
+        self,
+        seed: int | None = None,
+        samples: int = 20,
+        seconds: float | None = None,
+        bid: bool = False,
+        kernel: bool = True,
     ) -> None:
         super().__init__(seed)
         if samples < 1:
@@ -68,14 +84,17 @@ class PimcAgent(Agent):
         self.samples = samples
         self.seconds = seconds
         self.bid = bid
+        self.kernel = kernel
         self.decisions = 0
         self.worlds = 0
-        self.name = "pimc" if (samples, seconds, bid) == (20, None, False) else self._label()
+        self.name = "pimc" if (samples, seconds, bid, kernel) == (20, None, False, True) else self._label()
 
     def _label(self) -> str:
         parts = [f"seconds={self.seconds:g}" if self.seconds is not None else f"samples={self.samples}"]
         if self.bid:
             parts.append("bid=1")
+        if not self.kernel:
+            parts.append("kernel=0")
         return "pimc:" + ",".join(parts)
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
@@ -91,42 +110,64 @@ class PimcAgent(Agent):
         return max(legal, key=lambda a: (values[a], a == default, -a))
 
     def evaluate(self, view: PlayerView, legal: list[int] | None = None) -> dict[int, float]:
-        """Mean tricks of the acting seat after each legal action, over sampled deals."""
+        """The per-action value table: mean tricks of the acting seat in the hand after each legal action
+        (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
+        stream = compiled_stream(self.rng) if self.kernel else None
+        try:
+            totals, n = self._search(view, legal, stream)
+        finally:
+            if stream is not None:
+                stream.close()  # the agent's generator continues where the compiled copy stopped
+        self.decisions += 1
+        self.worlds += n
+        return {a: totals[i] / n for i, a in enumerate(legal)}
+
+    def _search(self, view: PlayerView, legal: list[int], stream: TwisterStream | None) -> tuple[list[int], int]:
+        """Tricks of the acting seat after each action, summed over the sampled deals, and the number of deals.
+
+        Deals are drawn by ``stream`` when given (compiled, the same draws), else by ``sample_world``; rollouts
+        run compiled when the kernel plays these rules, else in Python (the same cards)."""
         me = view.seat
         deck = deck_of(view.rules)
         cons = constraints_of(view)
-        totals = dict.fromkeys(legal, 0.0)
+        batch_of = compiled_rollouts(view.rules) if self.kernel else None
+        totals = [0] * len(legal)
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0
         while True:
-            world = sample_world(view, self.rng, cons)
-            base = world_from_view(view, world)
-            if view.dealer == me:
-                dealer_out = to_mask(view.discards or ())
+            # a fixed budget samples every deal, then plays them out in one batch; a time budget one deal at a time
+            count = self.samples if deadline is None else 1
+            positions = [self._position(view, cons, stream) for _ in range(count)]
+            if batch_of is not None:  # compiled: every deal x every action in one batch
+                batch = batch_of(view.rules, count)
+                for row, (game, dealer_out) in enumerate(positions):
+                    batch.load(row, game, deck, dealer_out)
+                won = batch.run_each(legal)[:, :, me].sum(axis=0)
+                totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
             else:
-                dealer_out = world.out
-            for action in legal:
-                game = base.clone()
-                game.apply(action)
-                extra = 1 << action if view.phase == DISCARD else 0
-                rollout(game, deck, dealer_out | extra)
-                totals[action] += game.tricks_won[me]
-            n += 1
-            if deadline is None:
-                if n >= self.samples:
-                    break
-            elif time.perf_counter() >= deadline:
+                extra = view.phase == DISCARD
+                for base, dealer_out in positions:
+                    for i, action in enumerate(legal):
+                        game = base.clone()
+                        game.apply(action)
+                        rollout(game, deck, dealer_out | (1 << action if extra else 0))
+                        totals[i] += game.tricks_won[me]
+            n += count
+            if deadline is None or time.perf_counter() >= deadline:
                 break
-        self.decisions += 1
-        self.worlds += n
-        return {a: totals[a] / n for a in legal}
+        return totals, n
+
+    def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
+        """A sampled deal as a game, and the cards its dealer knows are out (its discards)."""
+        world = sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
+        dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
+        return world_from_view(view, world), dealer_out
 
 
 def make_pimc(seed: int | None = None, **params: str) -> PimcAgent:
-    """A PimcAgent from spec parameters given as text (``samples``, ``seconds``, ``bid``)."""
-    kwargs = typed_params(
-        "pimc", params, {"samples": int, "seconds": float, "bid": flag}, "pimc:samples=20 or pimc:seconds=0.5"
-    )
+    """A PimcAgent from spec parameters given as text (``samples``, ``seconds``, ``bid``, ``kernel``)."""
+    types = {"samples": int, "seconds": float, "bid": flag, "kernel": flag}
+    kwargs = typed_params("pimc", params, types, "pimc:samples=20 or pimc:seconds=0.5")
     return PimcAgent(seed, **kwargs)

@@ -4,9 +4,15 @@ Used by the search agents (:mod:`agents.pimc`, :mod:`agents.ismcts`) to value
 an action in a sampled deal. Each seat plays only from what it would know in
 that deal: its own hand, the public play and, for the dealer, its discards, so
 the rollout is not clairvoyant; only the deal is.
+
+This is the readable reference. :mod:`agents.rollout_kernel` plays the same
+cards compiled and batched; :func:`compiled_rollouts` says when the search
+agents can use it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from sm_env.game import DISCARD, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
 
@@ -41,3 +47,13 @@ def rollout(game: Game, deck: int, dealer_out: int) -> None:
             game.apply(TRUMP_ACTION_BASE + choose_trump(game.hands[game.dealer]))
         else:
             return
+
+
+def compiled_rollouts(rules: Any) -> type | None:
+    """The compiled batch class (:class:`agents.rollout_kernel.RolloutBatch`) when numba is installed and the
+    kernel plays every option of ``rules``; None when the search must use :func:`rollout`."""
+    try:
+        from .rollout_kernel import RolloutBatch, supports
+    except ImportError:  # numba missing or broken: the pure-Python rollout plays the same cards
+        return None
+    return RolloutBatch if supports(rules) else None

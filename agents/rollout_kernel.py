@@ -1,11 +1,11 @@
 """Compiled heuristic rollouts for search (pimc, ismcts): play the rest of a
 hand out with the heuristic for every seat, many positions at once.
 
-A numba port of :func:`agents.pimc.rollout` and of the heuristic's trump,
+A numba port of :func:`agents.rollout.rollout` and of the heuristic's trump,
 discard and play rules (:mod:`agents.heuristic`, the readable reference),
 running on the batched engine's state machine (:mod:`sm_env.vector_kernels`).
 Each seat decides only from what it would know in the rollout, exactly as
-``agents.pimc.rollout`` lets it: its own hand, the cards played, the open
+``agents.rollout.rollout`` lets it: its own hand, the cards played, the open
 trick, the voids shown and (the dealer) its own discards. The choices are
 the reference's, tie-breaks included; ``tests/test_rollout_kernel.py``
 compares every card of thousands of rollouts.
@@ -17,12 +17,13 @@ Usage (one row per position, e.g. sampled worlds times candidate actions)::
         batch.load(row, game, deck, dealer_out)
     tricks = batch.run()                        # int32 [num_positions, 3]: tricks won at the end of the hand
 
-``deck`` and ``dealer_out`` are ``agents.pimc.rollout``'s arguments: the
+``deck`` and ``dealer_out`` are ``agents.rollout.rollout``'s arguments: the
 cards in play and the cards the dealer knows are out (its discards).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,24 @@ from sm_env.rules import RuleSet
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
+_BOOL, _OPTIONAL_INT, _ANY = "bool", "optional int", "any"
+KNOWN_RULES = {  # the rule options the kernel plays, and the values it takes
+    "name": _ANY,
+    "pickup_before_discard": _BOOL,
+    "trump_after_kitty": _BOOL,
+    "quotas": _ANY,
+    "no_exchange": _BOOL,
+    "max_exchange": _OPTIONAL_INT,
+    "win_tricks": _OPTIONAL_INT,
+    "win_margin": _OPTIONAL_INT,
+    "target_score": _OPTIONAL_INT,
+    "target_symmetric": _BOOL,
+    "dealer_makes_quota": _BOOL,
+    "fixed_hands": _OPTIONAL_INT,
+    "no_kitty_51": _BOOL,
+}
+"""Rule options the kernel plays (name -> the values it takes); a rule set that sets any other option away
+from its default, or one of these to another kind of value, is not supported."""
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
 
 
@@ -294,49 +313,83 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
 
 
 @njit(cache=True)
-def rollout_rows(st, cm, cfg, deck, dealer_out, log):
-    """Play every row to the end of its hand with the heuristic (agents.pimc.rollout); ``log[i]`` gets the actions.
+def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
+    """Play row ``i`` to the end of its hand with the heuristic (agents.rollout.rollout).
 
-    ``cfg[K_MAX_HANDS]`` is set to each row's hand number, so that a row stops (phase over) when its hand ends.
+    ``deck``: the cards in play; ``out_d``: the cards the dealer knows are out (its discards). ``first >= 0``:
+    play that (legal) action first, then the heuristic (a discard joins the dealer's known-out cards, as in
+    pimc). ``log`` (a row of actions) gets the actions played while it has room. ``cfg[K_MAX_HANDS]`` is set to
+    the row's hand number, so that the row stops (phase over) when its hand ends.
     """
     rng = np.zeros(1, dtype=np.uint64)  # never drawn from: a rollout never deals
     reward = np.zeros(3, dtype=np.float32)
     trick = np.zeros(3, dtype=np.int64)
     voids = np.zeros(3, dtype=np.int64)
-    for i in range(st.shape[0]):
-        cfg[vk.K_MAX_HANDS] = st[i, vk.S_HAND_NO]
-        out_d = dealer_out[i]
-        played = np.int64(cm[i, vk.C_PLAYED] | cm[i, vk.C_PLAYED + 1] | cm[i, vk.C_PLAYED + 2])
-        k = 0
-        while True:
-            phase = st[i, vk.S_PHASE]
-            dealer = st[i, vk.S_DEALER]
+    cfg[vk.K_MAX_HANDS] = st[i, vk.S_HAND_NO]
+    played = np.int64(cm[i, vk.C_PLAYED] | cm[i, vk.C_PLAYED + 1] | cm[i, vk.C_PLAYED + 2])
+    k = 0
+    while True:
+        phase = st[i, vk.S_PHASE]
+        dealer = st[i, vk.S_DEALER]
+        if k == 0 and first >= 0 and phase != OVER:
+            action = first
             if phase == PLAY:
-                seat = st[i, vk.S_CUR]
-                hand = np.int64(cm[i, vk.C_HAND + seat])
-                out = deck[i] & ~hand & ~played
-                if seat == dealer:
-                    out &= ~out_d
-                n = st[i, vk.S_TRICK_LEN]
-                for t in range(n):
-                    trick[t] = st[i, vk.S_TRICK + t]
-                for s in range(3):
-                    voids[s] = st[i, vk.S_VOID + s]
-                action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
                 played |= 1 << action
             elif phase == DISCARD:
-                hand = np.int64(cm[i, vk.C_HAND + dealer])
-                left = cfg[vk.K_KITTY_SIZE] - st[i, vk.S_DISC_COUNT]
-                action = choose_discard(hand, st[i, vk.S_TRUMP], deck[i] & ~hand & ~out_d, left)
                 out_d |= 1 << action
-            elif phase == TRUMP:
-                action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
-            else:
-                break
-            if k < log.shape[1]:
-                log[i, k] = action
-            k += 1
-            vk._apply(i, st, cm, rng, cfg, action, reward)
+        elif phase == PLAY:
+            seat = st[i, vk.S_CUR]
+            hand = np.int64(cm[i, vk.C_HAND + seat])
+            out = deck & ~hand & ~played
+            if seat == dealer:
+                out &= ~out_d
+            n = st[i, vk.S_TRICK_LEN]
+            for t in range(n):
+                trick[t] = st[i, vk.S_TRICK + t]
+            for s in range(3):
+                voids[s] = st[i, vk.S_VOID + s]
+            action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
+            played |= 1 << action
+        elif phase == DISCARD:
+            hand = np.int64(cm[i, vk.C_HAND + dealer])
+            left = cfg[vk.K_KITTY_SIZE] - st[i, vk.S_DISC_COUNT]
+            action = choose_discard(hand, st[i, vk.S_TRUMP], deck & ~hand & ~out_d, left)
+            out_d |= 1 << action
+        elif phase == TRUMP:
+            action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
+        else:
+            break
+        if k < log.shape[0]:
+            log[k] = action
+        k += 1
+        vk._apply(i, st, cm, rng, cfg, action, reward)
+
+
+@njit(cache=True)
+def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
+    """Play every row to the end of its hand (:func:`rollout_row` with ``deck[i]``, ``dealer_out[i]``,
+    ``first[i]``); ``log[i]`` gets row i's actions."""
+    for i in range(st.shape[0]):
+        rollout_row(i, st, cm, cfg, deck[i], dealer_out[i], first[i], log[i])
+
+
+def supports(rules: RuleSet) -> bool:
+    """Whether the kernel plays ``rules`` exactly: every option it does not know is at its default, and those it
+    knows have values of the kind it takes (``KNOWN_RULES``)."""
+    for field in dataclasses.fields(rules):
+        value = getattr(rules, field.name)
+        kind = KNOWN_RULES.get(field.name)
+        if kind is None:
+            ok = value == field.default
+        elif kind == _BOOL:
+            ok = isinstance(value, bool)
+        elif kind == _OPTIONAL_INT:
+            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
+        else:
+            ok = True
+        if not ok:
+            return False
+    return True
 
 
 class RolloutBatch:
@@ -388,10 +441,35 @@ class RolloutBatch:
         self._deck[row] = deck
         self._dealer_out[row] = dealer_out
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The engine rows (``st`` int32 [n, NUM_S], ``cm`` uint64 [n, NUM_C]) and the rule vector, as loaded."""
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before arrays()")
+        return self._st, self._cm, self._cfg
+
     def run(self) -> np.ndarray:
         """Play every loaded position out; returns int32 [num_positions, 3]: tricks won by seat at the end."""
         if self._cfg is None:
             raise RuntimeError("load() at least one position before run()")
         self.actions[:] = -1
-        rollout_rows(self._st, self._cm, self._cfg.copy(), self._deck, self._dealer_out, self.actions)
+        first = np.full(self.num_positions, -1, dtype=np.int64)
+        rollout_rows(self._st, self._cm, self._cfg.copy(), self._deck, self._dealer_out, first, self.actions)
         return self._st[:, vk.S_TW : vk.S_TW + 3].copy()
+
+    def run_each(self, actions: list[int]) -> np.ndarray:
+        """Play every loaded position out after each of ``actions`` (legal in every position), as pimc does.
+
+        Returns int32 [num_positions, len(actions), 3]: tricks won by seat at the end of the hand. The loaded
+        positions are left as they were (``self.actions`` is not written).
+        """
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before run_each()")
+        k = len(actions)
+        st = np.repeat(self._st, k, axis=0)
+        cm = np.repeat(self._cm, k, axis=0)
+        deck = np.repeat(self._deck, k)
+        dealer_out = np.repeat(self._dealer_out, k)
+        first = np.tile(np.asarray(actions, dtype=np.int64), self.num_positions)
+        log = np.zeros((st.shape[0], 0), dtype=np.int64)
+        rollout_rows(st, cm, self._cfg.copy(), deck, dealer_out, first, log)
+        return st[:, vk.S_TW : vk.S_TW + 3].reshape(self.num_positions, k, 3)

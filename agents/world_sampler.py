@@ -49,12 +49,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask, to_mask
 from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game, hand_order
 from sm_env.knowledge import PlayerView
 
 from .unseen import deck_of
+
+if TYPE_CHECKING:
+    from .world_kernel import TwisterStream
 
 LEFT, RIGHT, KITTY, OUT = 0, 1, 2, 3
 LOCATION_NAMES = ("left", "right", "kitty", "out")
@@ -302,3 +306,16 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         voids=view.voids,
         quotas=view.quotas,
     )
+
+
+def compiled_stream(rng: random.Random) -> TwisterStream | None:
+    """A compiled copy of ``rng``'s stream that samples deals as :func:`sample_world` does, drawing the same
+    numbers (:class:`agents.world_kernel.TwisterStream`; call its ``close()`` to hand the state back); None
+    when numba is missing or ``rng`` is not a plain ``random.Random``."""
+    if type(rng) is not random.Random:
+        return None
+    try:
+        from .world_kernel import TwisterStream
+    except ImportError:  # numba missing or broken: sample_world draws the same deals
+        return None
+    return TwisterStream(rng)

@@ -1,4 +1,4 @@
-"""Speed of heuristic rollouts (the inner loop of pimc and ismcts): agents.pimc.rollout
+"""Speed of heuristic rollouts (the inner loop of pimc and ismcts): agents.rollout.rollout
 (pure Python) against agents.rollout_kernel (compiled, batched), on the same positions.
 
 Positions: random games stopped at a random decision of the trump, discard or

@@ -1,4 +1,4 @@
-"""The compiled heuristic rollout plays exactly agents.pimc.rollout's cards."""
+"""The compiled heuristic rollout plays exactly agents.rollout.rollout's cards."""
 
 from __future__ import annotations
 

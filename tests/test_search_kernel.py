@@ -1,0 +1,150 @@
+"""Search on the compiled path: pimc and ismcts give the same values, trees and actions with the kernel
+(compiled deal sampling and rollouts) as with the pure-Python reference, for the same seed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents import make_agent
+from agents.heuristic import heuristic_action
+from agents.ismcts import IsmctsAgent
+from agents.pimc import PimcAgent
+from agents.rollout import compiled_rollouts
+from agents.world_kernel import TwisterStream
+from agents.world_sampler import compiled_stream, constraints_of, sample_world
+from sm_env.cards import from_mask
+from sm_env.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.knowledge import PlayerView, player_view
+from sm_env.rules import PRESETS, RuleSet
+
+RULE_SETS = [*PRESETS, {"pickup_before_discard": True, "trump_after_kitty": True}]
+
+
+def decisions(rules, count: int, seed: int) -> list[PlayerView]:
+    """Views of searched decisions (trump, discard, play with two or more legal actions) from heuristic games
+    of one to three hands: every naming of trump, every fourth other one."""
+    rng = random.Random(seed)
+    views: list[PlayerView] = []
+    while len(views) < count:
+        game = Game(rules, seed=rng.randrange(10**9), max_hands=rng.randint(1, 3))
+        while not game.is_over:
+            view = player_view(game, game.current_player)
+            searched = game.phase in (TRUMP, DISCARD, PLAY) and len(from_mask(view.legal)) > 1
+            if searched and (game.phase == TRUMP or rng.random() < 0.25):
+                views.append(view)
+            game.apply(heuristic_action(view))
+    return views[:count]
+
+
+def tree(root) -> dict:
+    """A search tree as nested dicts: action -> (player, visits, availability, total, subtree)."""
+    return {a: (n.player, n.visits, n.avail, n.total, tree(n)) for a, n in sorted(root.children.items())}
+
+
+def test_the_kernel_is_a_spec_parameter():
+    assert make_agent("pimc").kernel and make_agent("ismcts").kernel
+    python = make_agent("pimc:kernel=0")
+    assert not python.kernel and python.name == "pimc:samples=20,kernel=0"
+    assert make_agent("ismcts:iterations=50,kernel=off").name == "ismcts:iterations=50,kernel=0"
+
+
+KERNEL_PRESETS = [  # presets whose every option the kernel plays (others search on the Python path)
+    "standard",
+    "canadian",
+    "9-2-5",
+    "6-3-8",
+    "woburn",
+    "independent",
+    "all-sixteen",
+    "margin-5",
+    "target-10",
+    "dealer-makes-quota",
+    "fixed-9",
+    "fixed-12",
+]
+
+
+def test_the_kernel_plays_the_classic_presets():
+    assert all(compiled_rollouts(PRESETS[name]) is not None for name in KERNEL_PRESETS)
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=str)
+def test_pimc_kernel_gives_the_python_values_and_actions(rules):
+    for i, view in enumerate(decisions(rules, 10, seed=len(str(rules)))):
+        compiled, python = PimcAgent(seed=i, samples=6, bid=True), PimcAgent(seed=i, samples=6, bid=True, kernel=False)
+        assert compiled.evaluate(view) == python.evaluate(view), f"decision {i}: {view.phase=}"
+        assert compiled.act(view) == python.act(view)
+        assert compiled.rng.getstate() == python.rng.getstate()  # both drew the same numbers
+        assert (compiled.decisions, compiled.worlds) == (python.decisions, python.worlds)
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=str)
+def test_ismcts_kernel_grows_the_python_tree(rules):
+    for i, view in enumerate(decisions(rules, 8, seed=len(str(rules)))):
+        compiled = IsmctsAgent(seed=i, iterations=50, bid=True, c=0.3 + 0.1 * (i % 3))
+        python = IsmctsAgent(seed=i, iterations=50, bid=True, c=0.3 + 0.1 * (i % 3), kernel=False)
+        assert tree(compiled.search(view)) == tree(python.search(view)), f"decision {i}"
+        assert compiled.act(view) == python.act(view)
+        assert compiled.rng.getstate() == python.rng.getstate()
+
+
+def test_a_large_tree_is_the_same_too():
+    view = decisions("standard", 1, seed=9)[0]
+    compiled, python = IsmctsAgent(seed=1, iterations=600), IsmctsAgent(seed=1, iterations=600, kernel=False)
+    root = compiled.search(view)
+    assert tree(root) == tree(python.search(view))
+    assert root.visits == 600 and compiled.total_iterations == python.total_iterations == 600
+
+
+def test_a_time_budget_searches_on_the_kernel_too():
+    view = decisions("standard", 1, seed=5)[0]
+    agent = PimcAgent(seed=0, seconds=1e-6)
+    values = agent.evaluate(view)
+    assert set(values) == set(from_mask(view.legal)) and agent.worlds >= 1
+    assert IsmctsAgent(seed=0, seconds=1e-6).search(view).visits >= 1
+
+
+def test_the_stream_draws_what_random_draws():
+    views = decisions("woburn", 8, seed=3)
+    reference, copied = random.Random(7), random.Random(7)
+    stream = TwisterStream(copied)
+    for k, view in enumerate(views):
+        cons = constraints_of(view)
+        for j in range(40):  # enough draws to run through the generator's 624-word state several times
+            assert stream.sample_world(view.hand, cons) == sample_world(view, reference, cons)
+            n = 1 + (k * 977 + j * 131) % 5000
+            assert stream.randrange(n) == reference.randrange(n)
+            assert stream.randrange(2**32 - 1 - j) == reference.randrange(2**32 - 1 - j)  # every bit counts
+    assert copied.getstate() != reference.getstate()  # not written back yet
+    stream.close()
+    assert copied.getstate() == reference.getstate()
+    assert copied.random() == reference.random()
+    with pytest.raises(ValueError, match="randrange"):
+        stream.randrange(0)
+
+
+def test_only_a_plain_random_is_copied():
+    class Loaded(random.Random):
+        def random(self) -> float:
+            return 0.5
+
+    assert compiled_stream(Loaded(1)) is None
+    with pytest.raises(TypeError, match="random.Random"):
+        TwisterStream(Loaded(1))
+    assert isinstance(compiled_stream(random.Random(1)), TwisterStream)
+
+
+def test_a_rule_the_kernel_does_not_know_falls_back_to_python(monkeypatch):
+    import agents.rollout_kernel as kernel
+
+    rules = RuleSet(win_margin=5)
+    assert compiled_rollouts(rules) is kernel.RolloutBatch
+    monkeypatch.setattr(kernel, "KNOWN_RULES", {k: v for k, v in kernel.KNOWN_RULES.items() if k != "win_margin"})
+    assert compiled_rollouts(rules) is None
+    assert compiled_rollouts(RuleSet()) is kernel.RolloutBatch  # the option at its default: still supported
+    monkeypatch.setattr(kernel, "KNOWN_RULES", {**kernel.KNOWN_RULES, "win_margin": "bool"})
+    assert compiled_rollouts(rules) is None  # a value of a kind the kernel does not take
+    view = decisions(rules, 1, seed=2)[0]
+    assert PimcAgent(seed=3, samples=4).evaluate(view) == PimcAgent(seed=3, samples=4, kernel=False).evaluate(view)
