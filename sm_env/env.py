@@ -322,6 +322,7 @@ class raw_env(AECEnv):
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         n_actions, n_obs = self.rules.num_actions, observation_size(self.rules)  # 56 and 789 but in section 10.8
+        self._num_actions = n_actions
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in AGENTS}
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -504,9 +505,7 @@ class raw_env(AECEnv):
         legal = view.legal
         return {
             "observation": encode(view),
-            "action_mask": action_mask(legal, self.rules.num_actions)
-            if legal
-            else np.zeros(self.rules.num_actions, np.int8),
+            "action_mask": action_mask(legal, self._num_actions) if legal else np.zeros(self._num_actions, np.int8),
         }
 
     @staticmethod
@@ -526,8 +525,8 @@ class raw_env(AECEnv):
             self._seat(agent)
         seat = game.current_player
         if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
-            return np.zeros(self.rules.num_actions, dtype=np.int8)
-        return action_mask(game.legal_mask(), self.rules.num_actions)
+            return np.zeros(self._num_actions, dtype=np.int8)
+        return action_mask(game.legal_mask(), self._num_actions)
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty once the game is over)."""
