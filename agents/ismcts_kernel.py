@@ -32,10 +32,10 @@ from sm_env import vector_kernels as vk
 from sm_env.game import DISCARD, NUM_ACTIONS, OVER, TRUMP
 from sm_env.knowledge import PlayerView
 
-from .rollout_kernel import RolloutBatch, _low, rollout_row
+from .rollout_kernel import RolloutBatch, lowest, rollout_row
 from .unseen import deck_of
-from .world_kernel import _CHECK_COUNT, _CHECK_SETS, TwisterStream, _below, _sample
-from .world_sampler import KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, _slacks, world_from_view
+from .world_kernel import CHECK_COUNT, CHECK_SETS, TwisterStream, randbelow, sample_placement
+from .world_sampler import KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
 
 MAX_DEPTH = 128  # decisions from a searched decision to the end of a hand (at most 1 + 4 + 51)
 
@@ -94,7 +94,7 @@ def grow(
     reward = np.zeros(3, dtype=np.float32)
     deck = world[0]
     for _ in range(iterations):
-        stuck = _sample(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count, placed)
+        stuck = sample_placement(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count, placed)
         if stuck >= 0:
             return stuck
         for k in range(vk.NUM_S):
@@ -115,17 +115,17 @@ def grow(
             untried = 0
             m = legal
             while m:
-                a = _low(m)
+                a = lowest(m)
                 m &= m - 1
                 if child[node, a] < 0:
                     untried += 1
             phase = st[0, vk.S_PHASE]
             if untried:
-                pick = _below(mt, pos, untried)
+                pick = randbelow(mt, pos, untried)
                 m = legal
                 a = -1
                 while m:
-                    a = _low(m)
+                    a = lowest(m)
                     m &= m - 1
                     if child[node, a] < 0:
                         if pick == 0:
@@ -150,7 +150,7 @@ def grow(
             best_key = -math.inf
             m = legal
             while m:
-                a = _low(m)
+                a = lowest(m)
                 m &= m - 1
                 ch = child[node, a]
                 avail[ch] += 1
@@ -215,7 +215,7 @@ class CompiledTree:
         self.world = np.array(values, dtype=np.int64)
         self.allowed = np.array(cons.allowed, dtype=np.int64)
         self.capacity = np.array(cons.capacity, dtype=np.int64)
-        self.slack = np.array(_slacks(cons), dtype=np.int64)
+        self.slack = np.array(slacks(cons), dtype=np.int64)
         self.start_tricks = np.array(view.tricks_won, dtype=np.int64)
         self.left = left  # the rewards are tricks taken from here / left
         self.n_nodes = np.ones(1, dtype=np.int64)  # the root
@@ -245,8 +245,8 @@ class CompiledTree:
             np.int64(self.cons.unknown),
             self.capacity,
             self.slack,
-            _CHECK_SETS,
-            _CHECK_COUNT,
+            CHECK_SETS,
+            CHECK_COUNT,
             self.template_st,
             self.template_cm,
             self.st,

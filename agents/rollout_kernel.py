@@ -61,7 +61,7 @@ MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards 
 
 
 @njit(cache=True, inline="always")
-def _low(mask):
+def lowest(mask):
     return -1 if mask == 0 else trailing_zeros(mask)
 
 
@@ -104,7 +104,7 @@ def choose_trump(hand):
         score = 3.0 * _count(cards)
         c = cards
         while c:
-            low = _low(c)
+            low = lowest(c)
             score += _HONOUR[low % 13]
             c &= c - 1
         top = _high(cards)
@@ -138,7 +138,7 @@ def choose_discard(hand, trump, outstanding, left):
                 if best < 0 or n < _count(free & _SUIT[best]):
                     best = s
         if best >= 0:
-            return _low(free & _SUIT[best])
+            return lowest(free & _SUIT[best])
         best = -1
         for s in range(4):  # else the shortest suit, ties to the lower low card (then the lower suit)
             n = _count(free & _SUIT[s])
@@ -147,19 +147,19 @@ def choose_discard(hand, trump, outstanding, left):
                     best = s
                 else:
                     nb = _count(free & _SUIT[best])
-                    if n < nb or (n == nb and _low(free & _SUIT[s]) < _low(free & _SUIT[best])):
+                    if n < nb or (n == nb and lowest(free & _SUIT[s]) < lowest(free & _SUIT[best])):
                         best = s
-        return _low(free & _SUIT[best])
+        return lowest(free & _SUIT[best])
     if side:
         best = -1
         c = side
         while c:
-            card = _low(c)
+            card = lowest(c)
             c &= c - 1
             if best < 0 or card % 13 < best % 13:
                 best = card
         return best
-    return _low(hand)
+    return lowest(hand)
 
 
 @njit(cache=True)
@@ -173,7 +173,7 @@ def _throw(hand, trump, outstanding):
     bk0 = bk1 = bk2 = bk3 = 0
     c = pool
     while c:
-        card = _low(c)
+        card = lowest(c)
         c &= c - 1
         k0 = 0 if _above(outstanding, card) else 1
         k1 = 1 if card % 13 >= 10 else 0
@@ -202,7 +202,7 @@ def _lead(seat, hand, trump, outstanding, voids):
             if top > _high(out_t):
                 return top
             if n_mine >= n_out + 2:
-                return _low(mine_t)
+                return lowest(mine_t)
     best = -1
     bk0 = bk1 = 0
     for s in range(4):
@@ -244,13 +244,13 @@ def _lead(seat, hand, trump, outstanding, voids):
             cards = side & _SUIT[s]
             n = _count(cards)
             if n:
-                m = -(_low(cards) % 13)
+                m = -(lowest(cards) % 13)
                 if best_s < 0 or (n, m) >= (bl, bm):
                     best_s, bl, bm = s, n, m
-        return _low(side & _SUIT[best_s])
+        return lowest(side & _SUIT[best_s])
     if mine_t != 0 and _high(mine_t) > _high(out_t):
         return _high(mine_t)
-    return _low(mine_t)
+    return lowest(mine_t)
 
 
 @njit(cache=True)
@@ -275,21 +275,21 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
     follow = hand & _SUIT[led]
     if follow:
         if win // 13 != led:
-            return _low(follow)
+            return lowest(follow)
         higher = _above(follow, win)
         if not higher:
-            return _low(follow)
+            return lowest(follow)
         if last:
-            return _low(higher)
+            return lowest(higher)
         if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
-            return _low(follow)
+            return lowest(follow)
         out_led = outstanding & _SUIT[led]
         masters = higher
-        while masters and _above(out_led, _low(masters)):
+        while masters and _above(out_led, lowest(masters)):
             masters ^= masters & -masters
         if masters:
-            return _low(masters)
-        return _low(follow)
+            return lowest(masters)
+        return lowest(follow)
     mine_t = hand & trump_mask
     if mine_t:
         if win // 13 == trump:
@@ -298,14 +298,14 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
                 if not last and _can_ruff(nxt, led, trump, voids, out_t):
                     safe = _above(over, _high(out_t)) if out_t else over
                     if safe:
-                        return _low(safe)
-                return _low(over)
+                        return lowest(safe)
+                return lowest(over)
             return _throw(hand, trump, outstanding)
         if not last and _can_ruff(nxt, led, trump, voids, out_t):
             safe = _above(mine_t, _high(out_t)) if out_t else mine_t
             if safe:
-                return _low(safe)
-        return _low(mine_t)
+                return lowest(safe)
+        return lowest(mine_t)
     return _throw(hand, trump, outstanding)
 
 

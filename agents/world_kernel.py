@@ -22,17 +22,17 @@ import random
 import numpy as np
 from numba import njit
 
-from .world_sampler import _CHECKS, KITTY, LEFT, OUT, RIGHT, Constraints, World, WorldError, _slacks
+from .world_sampler import CHECKS, KITTY, LEFT, OUT, RIGHT, Constraints, World, WorldError, slacks
 
 _N = 624
 _M = 397
 
-# _CHECK_SETS[t, loc, :_CHECK_COUNT[t, loc]]: world_sampler._CHECKS as arrays
-_CHECK_COUNT = np.array([[len(_CHECKS[t][loc]) for loc in range(4)] for t in range(16)], dtype=np.int64)
-_CHECK_SETS = np.zeros((16, 4, 16), dtype=np.int64)
+# CHECK_SETS[t, loc, :CHECK_COUNT[t, loc]]: world_sampler.CHECKS as arrays
+CHECK_COUNT = np.array([[len(CHECKS[t][loc]) for loc in range(4)] for t in range(16)], dtype=np.int64)
+CHECK_SETS = np.zeros((16, 4, 16), dtype=np.int64)
 for _t in range(16):
     for _loc in range(4):
-        _CHECK_SETS[_t, _loc, : len(_CHECKS[_t][_loc])] = _CHECKS[_t][_loc]
+        CHECK_SETS[_t, _loc, : len(CHECKS[_t][_loc])] = CHECKS[_t][_loc]
 
 
 @njit(cache=True)
@@ -56,7 +56,7 @@ def _next32(mt, pos):
 
 
 @njit(cache=True)
-def _below(mt, pos, n):
+def randbelow(mt, pos, n):
     """random.Random.randrange(n) for 0 < n < 2**32."""
     k = 0
     m = n
@@ -72,11 +72,11 @@ def _below(mt, pos, n):
 
 @njit(cache=True)
 def _below_entry(mt, pos, n):
-    return _below(mt, pos, n)
+    return randbelow(mt, pos, n)
 
 
 @njit(cache=True)
-def _sample(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count, placed):
+def sample_placement(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count, placed):
     """One deal, as world_sampler.sample_world; writes the cards of each location into ``placed``.
 
     Returns -1, or the card at which sampling got stuck (impossible for feasible constraints)."""
@@ -87,7 +87,7 @@ def _sample(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count
             cards[n] = c
             n += 1
     for i in range(n - 1, 0, -1):  # random.shuffle
-        j = _below(mt, pos, i + 1)
+        j = randbelow(mt, pos, i + 1)
         cards[i], cards[j] = cards[j], cards[i]
     slack = slack0.copy()
     room = capacity.copy()
@@ -112,7 +112,7 @@ def _sample(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count
                     weights += room[loc]
         if count == 0:
             return c
-        pick = _below(mt, pos, weights)
+        pick = randbelow(mt, pos, weights)
         loc = options[0]
         for q in range(count):
             loc = options[q]
@@ -134,7 +134,7 @@ class TwisterStream:
 
     Between creating it and closing it, draw only through it (not from the ``random.Random`` itself).
     ``mt`` (uint32 [624]) and ``pos`` (int64 [1], the index of the next word) are the generator's state, for
-    kernels that draw with :func:`_below`.
+    kernels that draw with :func:`randbelow`.
     """
 
     def __init__(self, rng: random.Random) -> None:
@@ -161,17 +161,17 @@ class TwisterStream:
             self._cons = cons
             self._allowed = np.array(cons.allowed, dtype=np.int64)
             self._capacity = np.array(cons.capacity, dtype=np.int64)
-            self._slack = np.array(_slacks(cons), dtype=np.int64)
+            self._slack = np.array(slacks(cons), dtype=np.int64)
         placed = self._placed
-        stuck = _sample(
+        stuck = sample_placement(
             self.mt,
             self.pos,
             self._allowed,
             np.int64(cons.unknown),
             self._capacity,
             self._slack,
-            _CHECK_SETS,
-            _CHECK_COUNT,
+            CHECK_SETS,
+            CHECK_COUNT,
             placed,
         )
         if stuck >= 0:

@@ -66,7 +66,7 @@ _ALL = 0b1111
 
 # For an assignment of a card whose allowed set is t to location l, the sets of
 # locations L whose slack must be >= 1 beforehand: l in L and t not a subset of L.
-_CHECKS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+CHECKS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(L for L in range(1, 16) if L >> loc & 1 and t & ~L) for loc in range(4)) for t in range(16)
 )
 
@@ -190,7 +190,9 @@ def constraints_of(view: PlayerView) -> Constraints:
     return cons
 
 
-def _slacks(cons: Constraints) -> list[int]:
+def slacks(cons: Constraints) -> list[int]:
+    """Slack of every location set L (4-bit index): its places minus the unknown cards that can go only into L;
+    a deal fits when every slack is >= 0 and slack[15] == 0."""
     need = [0] * 16
     counts = [0] * 16
     for c in from_mask(cons.unknown):
@@ -206,7 +208,7 @@ def _slacks(cons: Constraints) -> list[int]:
 
 
 def _check_feasible(cons: Constraints) -> None:
-    slack = _slacks(cons)
+    slack = slacks(cons)
     bad = [L for L in range(1, 16) if slack[L] < 0]
     empty = [CARD_TEXT[c] for c in from_mask(cons.unknown) if cons.allowed[c] == 0]
     if bad or empty or slack[15] != 0:
@@ -221,7 +223,7 @@ def sample_world(view: PlayerView, rng: random.Random, cons: Constraints | None 
     """One deal consistent with the view (pass ``cons`` to reuse constraints)."""
     if cons is None:
         cons = constraints_of(view)
-    slack = _slacks(cons)
+    slack = slacks(cons)
     room = list(cons.capacity)
     allowed = cons.allowed
     cards = from_mask(cons.unknown)
@@ -229,7 +231,7 @@ def sample_world(view: PlayerView, rng: random.Random, cons: Constraints | None 
     placed = [0, 0, 0, 0]
     for c in cards:
         t = allowed[c]
-        checks = _CHECKS[t]
+        checks = CHECKS[t]
         options = []
         weights = 0
         for loc in range(4):

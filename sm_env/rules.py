@@ -74,6 +74,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+SECTION_10_OPTIONS = (
+    "chips",
+    "trump_before_exchange",
+    "kitty_before_exchange",
+    "trump_after_send",
+    "dealer_assigns_quotas",
+    "first_up_exchanges_first",
+    "kitty_trick",
+)
+"""The section 10 options (docs/rules.md): all booleans, off in every preset."""
+
 OPTION_NAMES = (
     "pickup_before_discard",
     "trump_after_kitty",
@@ -87,28 +98,14 @@ OPTION_NAMES = (
     "dealer_makes_quota",
     "fixed_hands",
     "no_kitty_51",
-    "chips",
-    "trump_before_exchange",
-    "kitty_before_exchange",
-    "trump_after_send",
-    "dealer_assigns_quotas",
-    "first_up_exchanges_first",
-    "kitty_trick",
-)
+) + SECTION_10_OPTIONS
 _BOOL_OPTIONS = (
     "pickup_before_discard",
     "trump_after_kitty",
     "no_exchange",
     "target_symmetric",
     "no_kitty_51",
-    "chips",
-    "trump_before_exchange",
-    "kitty_before_exchange",
-    "trump_after_send",
-    "dealer_assigns_quotas",
-    "first_up_exchanges_first",
-    "kitty_trick",
-)
+) + SECTION_10_OPTIONS
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
 

@@ -40,7 +40,8 @@ from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, from_mask
 from .game import EXCHANGE, OVER, PHASE_NAMES, PLAY, Game, action_text
-from .knowledge import PlayerView, player_view
+from .knowledge import ExchangeView, PlayerView, player_view
+from .logs import ExchangeLog
 
 ROLES = ("dealer", "eldest", "middle")
 # Suits in the order a hand is shown: black and red alternate (spades, hearts, clubs, diamonds).
@@ -62,6 +63,17 @@ def sorted_cards(mask: int) -> list[str]:
 
 def _texts(cards: Sequence[int]) -> list[str]:
     return [CARD_TEXT[c] for c in cards]
+
+
+def _exchange(e: ExchangeView | ExchangeLog) -> dict[str, Any]:
+    """One exchange as the table shows it; ``sent`` / ``returned`` are None while unseen or not yet made."""
+    return {
+        "from": e.sender,
+        "to": e.receiver,
+        "count": e.count,
+        "sent": None if e.sent is None else _texts(e.sent),
+        "returned": None if e.returned is None else _texts(e.returned),
+    }
 
 
 def _trick(leader: int, cards: Sequence[int]) -> list[dict[str, Any]]:
@@ -130,16 +142,7 @@ def seat_table(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
         hands=hands,
         legal=legal,
         choices=choices,
-        exchanges=[
-            {
-                "from": e.sender,
-                "to": e.receiver,
-                "count": e.count,
-                "sent": None if e.sent is None else _texts(e.sent),
-                "returned": None if e.returned is None else _texts(e.returned),
-            }
-            for e in view.exchanges
-        ],
+        exchanges=[_exchange(e) for e in view.exchanges],
         to_send=[{"to": r, "count": n} for r, n in view.to_send if n > 0],
         kitty=None if view.kitty is None else sorted_cards(view.kitty),
         discards=None if view.discards is None else _texts(view.discards),
@@ -164,16 +167,7 @@ def full_table(game: Game, names: Sequence[str]) -> dict[str, Any]:
         hands=[sorted_cards(h) for h in game.hands],
         legal=legal,
         choices=choices,
-        exchanges=[
-            {
-                "from": e.sender,
-                "to": e.receiver,
-                "count": e.count,
-                "sent": _texts(e.sent),
-                "returned": None if e.returned is None else _texts(e.returned),
-            }
-            for e in log.exchanges
-        ],
+        exchanges=[_exchange(e) for e in log.exchanges],
         to_send=to_send,
         kitty=sorted_cards(sum(1 << c for c in log.kitty)),
         discards=_texts(log.discards or ()),

@@ -73,7 +73,7 @@ from .cards import from_mask
 from .game import NUM_ACTIONS, Game, IllegalActionError, action_text
 from .observation import OBSERVATION_SIZE
 from .record import game_record
-from .rules import PRESETS, RuleSet
+from .rules import PRESETS, SECTION_10_OPTIONS, RuleSet
 
 __all__ = ["NUM_PLAYERS", "VectorActionError", "VectorGame"]
 
@@ -86,21 +86,10 @@ class VectorActionError(IllegalActionError):
     """An illegal action given to :meth:`VectorGame.step`; no slot moved."""
 
 
-# Section 10 options (docs/rules.md) the compiled kernels do not implement yet.
-_SECTION_10_OPTIONS = (
-    "chips",
-    "trump_before_exchange",
-    "kitty_before_exchange",
-    "trump_after_send",
-    "dealer_assigns_quotas",
-    "first_up_exchanges_first",
-    "kitty_trick",
-)
-
-
 def unsupported_options(rules: RuleSet) -> list[str]:
-    """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set)."""
-    found = [name for name in _SECTION_10_OPTIONS if getattr(rules, name)]
+    """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set): the compiled
+    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``."""
+    found = [name for name in SECTION_10_OPTIONS if getattr(rules, name)]
     if rules.dealer_makes_quota == "up":
         found.append("dealer_makes_quota: up")
     return found

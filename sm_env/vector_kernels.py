@@ -559,6 +559,16 @@ def _best(figure, seats):
 
 
 @njit(cache=True)
+def _best_reaching(figure, threshold):
+    """Bit set of the seats with the highest figure among those whose figure is at least ``threshold`` (0: none)."""
+    hit = 0
+    for s in range(3):
+        if figure[s] >= threshold:
+            hit |= 1 << s
+    return _best(figure, hit) if hit else 0
+
+
+@njit(cache=True)
 def _end_hand(i, st, cm, rng, cfg, reward):
     """Score the hand, then end the game or deal the next hand (as Game._end_hand)."""
     balances = np.empty(3, dtype=np.int64)
@@ -574,19 +584,9 @@ def _end_hand(i, st, cm, rng, cfg, reward):
     dealer = st[i, S_DEALER]
     hand_no = st[i, S_HAND_NO]
     if cfg[K_WIN_TRICKS] >= 0:
-        hit = 0
-        for s in range(3):
-            if tricks[s] >= cfg[K_WIN_TRICKS]:
-                hit |= 1 << s
-        if hit:
-            winners = _best(tricks, hit)
+        winners = _best_reaching(tricks, cfg[K_WIN_TRICKS])
     if winners == 0 and cfg[K_WIN_MARGIN] >= 0:
-        hit = 0
-        for s in range(3):
-            if balances[s] >= cfg[K_WIN_MARGIN]:
-                hit |= 1 << s
-        if hit:
-            winners = _best(balances, hit)
+        winners = _best_reaching(balances, cfg[K_WIN_MARGIN])
     if winners == 0 and cfg[K_TARGET] >= 0:
         target = cfg[K_TARGET]
         met = False

@@ -44,7 +44,7 @@ def test_rows_hold_the_observation_the_legal_moves_and_pimc_values():
 def test_the_first_stored_observation_matches_a_fresh_encoding():
     settings = DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.0, explore=0.0)
     rows = distill_data.label_hand(settings, 0)
-    game = Game("standard", seed=distill_data._derive(5, 0), first_dealer=0, max_hands=1)
+    game = Game("standard", seed=distill_data.derive_seed(5, 0), first_dealer=0, max_hands=1)
     while len(from_mask(game.legal_mask())) == 1:  # forced moves are not stored
         game.apply(from_mask(game.legal_mask())[0])
     view = player_view(game, game.current_player)
@@ -57,11 +57,11 @@ def test_the_first_stored_observation_matches_a_fresh_encoding():
 def test_pimc_labels_are_its_evaluate_table():
     settings = DataSettings(seed=9, samples=3, chunk_hands=1, exchange_start=0.0, explore=0.0)
     rows = distill_data.label_hand(settings, 0)
-    game = Game("standard", seed=distill_data._derive(9, 0), first_dealer=0, max_hands=1)
+    game = Game("standard", seed=distill_data.derive_seed(9, 0), first_dealer=0, max_hands=1)
     while game.phase != PLAY or len(from_mask(game.legal_mask())) == 1:
         game.apply(from_mask(game.legal_mask())[0] if game.phase == PLAY else _heuristic(game))
     # the first play row was produced by a pimc seeded as label_hand seeds it
-    search = PimcAgent(seed=distill_data._derive(9, 0, 1), samples=3)
+    search = PimcAgent(seed=distill_data.derive_seed(9, 0, 1), samples=3)
     first_play = next(r for r in rows if r["searched"])
     view = player_view(game, game.current_player)
     values = search.evaluate(view)

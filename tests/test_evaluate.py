@@ -34,10 +34,10 @@ def test_schedule_gives_every_agent_every_seat(n):
 
 @pytest.mark.parametrize("mode", ["hand", "game"])
 def test_every_deal_is_played_in_every_seating_with_the_same_cards(mode):
-    config = ev._Config(("heuristic", "random", "pimc:samples=1"), mode, 4, ev.RuleSet(), 0, None, 3)
-    ev._init_worker(config)
+    config = ev.DealConfig(("heuristic", "random", "pimc:samples=1"), mode, 4, ev.RuleSet(), 0, None, 3)
+    ev.init_worker(config)
     for index in range(3):
-        deal = ev._play_deal(index)
+        deal = ev.play_deal(index)
         assert [tuple(s["seating"]) for s in deal["seatings"]] == ev.schedule(3)
         for agent in range(3):
             seats = {seat for s in deal["seatings"] for seat in range(3) if s["seating"][seat] == agent}

@@ -46,18 +46,18 @@ def test_deals_of_a_lost_worker_are_retried(local_ray, tmp_path):
             os._exit(1)
         return play_chunk(config, indices)
 
-    config = ev._Config(("heuristic", "random"), "hand", 3, ev.RuleSet(), 0, None, 1)
+    config = ev.DealConfig(("heuristic", "random"), "hand", 3, ev.RuleSet(), 0, None, 1)
     seen = []
     results = play_deals_on_ray(config, 6, on_result=seen.append, chunk_size=2, task=crash_first_attempt)
     assert os.path.exists(marker), "the first attempt did crash its worker"
-    ev._init_worker(config)
-    expected = [ev._play_deal(i) for i in range(6)]
+    ev.init_worker(config)
+    expected = [ev.play_deal(i) for i in range(6)]
     assert [{**r, "seconds": None} for r in results] == [{**r, "seconds": None} for r in expected]  # timing aside
     assert sorted(r["index"] for r in seen) == list(range(6))
 
 
 def test_an_agent_error_is_raised_not_retried(local_ray):
-    config = ev._Config(("heuristic", "no-such-agent"), "hand", 3, ev.RuleSet(), 0, None, 1)
+    config = ev.DealConfig(("heuristic", "no-such-agent"), "hand", 3, ev.RuleSet(), 0, None, 1)
     with pytest.raises(ValueError, match="unknown agent"):
         play_deals_on_ray(config, 2, chunk_size=1)
 

@@ -67,7 +67,7 @@ from sm_env.cards import from_mask
 from sm_env.game import NUM_ACTIONS, PLAY, Game
 from sm_env.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode
-from training.evaluate import _derive
+from training.evaluate import derive_seed
 
 BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1
 SCALAR_SIZE = OBSERVATION_SIZE - BINARY_SIZE
@@ -136,16 +136,20 @@ def _softmax_pick(values: dict[int, float], rng: random.Random) -> int:
 
 def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
     """Play hand ``index`` of the data set and return its labelled decisions."""
-    rng = random.Random(_derive(settings.seed, index, 0xB1A5))
+    rng = random.Random(derive_seed(settings.seed, index, 0xB1A5))
     balances = _start_balances(rng) if rng.random() < settings.exchange_start else None
     game = Game(
-        settings.rules, seed=_derive(settings.seed, index), first_dealer=index % 3, max_hands=1, start_balances=balances
+        settings.rules,
+        seed=derive_seed(settings.seed, index),
+        first_dealer=index % 3,
+        max_hands=1,
+        start_balances=balances,
     )
-    search = PimcAgent(seed=_derive(settings.seed, index, 1), samples=settings.samples)
+    search = PimcAgent(seed=derive_seed(settings.seed, index, 1), samples=settings.samples)
     behaviour = None
     if settings.behaviour != "pimc":
-        behaviour = make_agent(settings.behaviour, seed=_derive(settings.seed, index, 2))
-        behaviour.reset(_derive(settings.seed, index, 2))
+        behaviour = make_agent(settings.behaviour, seed=derive_seed(settings.seed, index, 2))
+        behaviour.reset(derive_seed(settings.seed, index, 2))
     rows: list[dict[str, Any]] = []
     seats: list[int] = []
     while True:

@@ -92,20 +92,23 @@ def schedule(n_agents: int) -> list[tuple[int, int, int]]:
     raise ValueError(f"duplicate evaluation needs 2 or 3 agents, got {n_agents}")
 
 
-def _derive(*keys: int) -> int:
+def derive_seed(*keys: int) -> int:
+    """A 32-bit seed derived from ``keys`` (each taken modulo 2**32); the same keys give the same seed."""
     return int(np.random.SeedSequence([k & 0xFFFFFFFF for k in keys]).generate_state(1)[0])
 
 
 def deal_seed(seed: int, index: int) -> int:
     """The game seed of deal ``index`` (the same in every seating)."""
-    return _derive(seed, index, 0x5EED)
+    return derive_seed(seed, index, 0x5EED)
 
 
 # ---------------------------------------------------------------- playing
 
 
 @dataclass(frozen=True)
-class _Config:
+class DealConfig:
+    """What every worker needs to play deals: agent specs, scoring mode, base seed, rules and table setup."""
+
     specs: tuple[str, ...]
     mode: str
     seed: int
@@ -118,7 +121,8 @@ class _Config:
 _STATE: dict[str, Any] = {}
 
 
-def _init_worker(config: _Config) -> None:
+def init_worker(config: DealConfig) -> None:
+    """Set up this process (or Ray worker) to play deals of ``config`` with fresh agents."""
     _STATE["config"] = config
     _STATE["agents"] = {}
 
@@ -131,9 +135,9 @@ def _agent(index: int, copy: int) -> Agent:
     return agents[key]
 
 
-def _play_deal(index: int) -> dict[str, Any]:
+def play_deal(index: int) -> dict[str, Any]:
     """Play one deal in every seating; plain data out (for pickling)."""
-    config: _Config = _STATE["config"]
+    config: DealConfig = _STATE["config"]
     seed = deal_seed(config.seed, index)
     seatings = []
     n = len(config.specs)
@@ -145,7 +149,7 @@ def _play_deal(index: int) -> dict[str, Any]:
         for seat, who in enumerate(seating):
             agent = _agent(who, copies.get(who, 0))
             copies[who] = copies.get(who, 0) + 1
-            agent.reset(_derive(config.seed, index, k, seat))
+            agent.reset(derive_seed(config.seed, index, k, seat))
             seat_agents.append(agent)
         if config.mode == "hand":
             game = Game(
@@ -346,7 +350,7 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 def _bootstrap_weights(deals: int, seed: int, bootstrap: int) -> np.ndarray:
     """``bootstrap`` resamplings of the deals as weights (deal counts), drawn from ``seed``."""
-    rng = np.random.default_rng(_derive(seed, 0xB007))
+    rng = np.random.default_rng(derive_seed(seed, 0xB007))
     return np.concatenate(
         [
             rng.multinomial(deals, np.full(deals, 1.0 / deals), size=min(500, bootstrap - b))
@@ -514,7 +518,7 @@ def evaluate(
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     workers = max(1, min(int(workers), deals))
-    config = _Config(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
+    config = DealConfig(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
     bar = progress_bar(deals, "deals", "deal", enabled=progress)
@@ -524,14 +528,14 @@ def evaluate(
 
             results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
         elif workers == 1:
-            _init_worker(config)
+            init_worker(config)
             for index in range(deals):
-                results.append(_play_deal(index))
+                results.append(play_deal(index))
                 bar.update(1)
         else:
             ctx = mp.get_context("spawn")
-            with ctx.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
-                for result in pool.imap(_play_deal, range(deals), chunksize=1):
+            with ctx.Pool(workers, initializer=init_worker, initargs=(config,)) as pool:
+                for result in pool.imap(play_deal, range(deals), chunksize=1):
                     results.append(result)
                     bar.update(1)
     finally:
@@ -672,7 +676,7 @@ def role_advantage(
         if learner_seat is not None:
             agents[learner_seat] = learner
         for s, agent in enumerate(agents):
-            agent.reset(_derive(seed, index, s))
+            agent.reset(derive_seed(seed, index, s))
         while (s := game.current_player) is not None:
             game.apply(act(agents[s], player_view(game, s)))
         return game.scores

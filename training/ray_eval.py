@@ -2,7 +2,7 @@
 
 :func:`play_deals_on_ray` plays deals ``0 .. deals-1`` exactly as the local
 process pool of :func:`training.evaluate.evaluate` does (the same
-``_play_deal``, so the same seed gives identical results), in chunks of
+``play_deal``, so the same seed gives identical results), in chunks of
 deals, one Ray task per chunk:
 
 - ``address`` None or ``""``: a local Ray instance (started if none is
@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .evaluate import _Config, _init_worker, _play_deal
+from .evaluate import DealConfig, init_worker, play_deal
 
 
-def play_chunk(config: _Config, indices: Sequence[int]) -> list[dict[str, Any]]:
-    """Play the deals ``indices`` (in a Ray worker); the per-deal results of ``_play_deal``."""
-    _init_worker(config)
-    return [_play_deal(i) for i in indices]
+def play_chunk(config: DealConfig, indices: Sequence[int]) -> list[dict[str, Any]]:
+    """Play the deals ``indices`` (in a Ray worker); the per-deal results of ``play_deal``."""
+    init_worker(config)
+    return [play_deal(i) for i in indices]
 
 
 def chunks(deals: int, size: int) -> list[list[int]]:
@@ -38,13 +38,13 @@ def chunks(deals: int, size: int) -> list[list[int]]:
 
 
 def play_deals_on_ray(
-    config: _Config,
+    config: DealConfig,
     deals: int,
     address: str | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     chunk_size: int | None = None,
     attempts: int = 3,
-    task: Callable[[_Config, Sequence[int]], list[dict[str, Any]]] = play_chunk,
+    task: Callable[[DealConfig, Sequence[int]], list[dict[str, Any]]] = play_chunk,
 ) -> list[dict[str, Any]]:
     """Play every deal as Ray tasks; the results in deal order (see the module docstring)."""
     try:
