@@ -1,31 +1,13 @@
 """The training configuration: a typed schema (pydantic v2) loaded from YAML.
 
-A config file has these sections (every key is optional and has the
-default shown by ``sergeant-major config``)::
+Sections: ``name``, ``output_dir``, ``seed`` and ``env`` (EnvConfig), ``opponents`` (OpponentsConfig),
+``pretrain`` (PretrainConfig), ``ppo`` (PPOConfig), ``train`` (TrainConfig), ``eval`` (EvalConfig); every key is
+optional, ``sergeant-major config`` prints the defaults and each field's ``description`` (:func:`describe`).
 
-    name: quickstart            # run name (the run folder is <output_dir>/<name>)
-    output_dir: runs
-    seed: 0
-    env:       {...}            # EnvConfig: the learner's game
-    opponents: {...}            # OpponentsConfig: who sits in the other seats
-    pretrain:  {...}            # PretrainConfig: optional imitation warm start
-    ppo:       {...}            # PPOConfig: MaskablePPO hyper-parameters
-    train:     {...}            # TrainConfig: length, vector env, checkpoints
-    eval:      {...}            # EvalConfig: periodic duplicate evaluation
-
-:func:`load_config` validates everything and raises :class:`ConfigError`
-naming where the bad value came from (the file, or the ``--set`` override),
-the dotted key, the value and what is allowed, for an unknown key, a wrong
-type, an impossible value or a missing file. Single fields can be overridden
-from the command line, ``ppo.learning_rate=1e-4`` (see :func:`apply_overrides`;
-values are read as YAML, so ``opponents.mix={random: 1, heuristic: 2}`` works).
-
-Numbers written as ``3e-4`` (which YAML 1.1 reads as text) are accepted for
-number fields; ``1e6`` is accepted for whole-number fields. Booleans must be
-``true`` or ``false``; numbers are never read as booleans or the reverse.
-
-Each field's documentation is its pydantic ``description``; :func:`describe`
-prints them all.
+:func:`load_config` raises :class:`ConfigError` naming the source (the file or the ``--set`` override), the dotted
+key, the value and what is allowed. ``--set ppo.learning_rate=1e-4`` values are read as YAML
+(:func:`apply_overrides`). ``3e-4`` (text in YAML 1.1) is a number, ``1e6`` a whole number; booleans are only
+``true`` or ``false``, never numbers.
 """
 
 from __future__ import annotations
@@ -91,8 +73,8 @@ def _whole(value: Any) -> int:
     try:
         number = _number(value)
     except ValueError:
-        number = None
-    if number is None or not number.is_integer():
+        number = 0.5
+    if not number.is_integer():
         raise ValueError("expected a whole number")
     return int(number)
 
