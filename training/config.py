@@ -1,31 +1,13 @@
 """The training configuration: a typed schema (pydantic v2) loaded from YAML.
 
-A config file has these sections (every key is optional and has the
-default shown by ``sergeant-major config``)::
+Sections: ``name``, ``output_dir``, ``seed`` and ``env`` (EnvConfig), ``opponents`` (OpponentsConfig),
+``pretrain`` (PretrainConfig), ``ppo`` (PPOConfig), ``train`` (TrainConfig), ``eval`` (EvalConfig); every key is
+optional, ``sergeant-major config`` prints the defaults and each field's ``description`` (:func:`describe`).
 
-    name: quickstart            # run name (the run folder is <output_dir>/<name>)
-    output_dir: runs
-    seed: 0
-    env:       {...}            # EnvConfig: the learner's game
-    opponents: {...}            # OpponentsConfig: who sits in the other seats
-    pretrain:  {...}            # PretrainConfig: optional imitation warm start
-    ppo:       {...}            # PPOConfig: MaskablePPO hyper-parameters
-    train:     {...}            # TrainConfig: length, vector env, checkpoints
-    eval:      {...}            # EvalConfig: periodic duplicate evaluation
-
-:func:`load_config` validates everything and raises :class:`ConfigError`
-naming where the bad value came from (the file, or the ``--set`` override),
-the dotted key, the value and what is allowed, for an unknown key, a wrong
-type, an impossible value or a missing file. Single fields can be overridden
-from the command line, ``ppo.learning_rate=1e-4`` (see :func:`apply_overrides`;
-values are read as YAML, so ``opponents.mix={random: 1, heuristic: 2}`` works).
-
-Numbers written as ``3e-4`` (which YAML 1.1 reads as text) are accepted for
-number fields; ``1e6`` is accepted for whole-number fields. Booleans must be
-``true`` or ``false``; numbers are never read as booleans or the reverse.
-
-Each field's documentation is its pydantic ``description``; :func:`describe`
-prints them all.
+:func:`load_config` raises :class:`ConfigError` naming the source (the file or the ``--set`` override), the dotted
+key, the value and what is allowed. ``--set ppo.learning_rate=1e-4`` values are read as YAML
+(:func:`apply_overrides`). ``3e-4`` (text in YAML 1.1) is a number, ``1e6`` a whole number; booleans are only
+``true`` or ``false``, never numbers.
 """
 
 from __future__ import annotations
@@ -91,8 +73,8 @@ def _whole(value: Any) -> int:
     try:
         number = _number(value)
     except ValueError:
-        number = None
-    if number is None or not number.is_integer():
+        number = 0.5
+    if not number.is_integer():
         raise ValueError("expected a whole number")
     return int(number)
 
@@ -166,6 +148,13 @@ Balances = Annotated[
 ]
 
 
+def _doc(default: Any, description: str, **constraints: Any) -> Any:
+    """A field with its documentation; a callable default is a factory (a fresh list or dict per config)."""
+    if callable(default):
+        return Field(default_factory=default, description=description, **constraints)
+    return Field(default, description=description, **constraints)
+
+
 class _Section(BaseModel):
     """A config section: unknown keys are errors; a missing or null section is all defaults."""
 
@@ -188,58 +177,52 @@ class _Section(BaseModel):
 class EnvConfig(_Section):
     """The learner's game (training/single_agent.py)."""
 
-    rules: Rules = Field(
-        "standard",
-        description="rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options",
+    rules: Rules = _doc(
+        "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options"
     )
-    episode: Literal[EPISODES] = Field(
-        "hand",
-        description="'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand",
+    episode: Literal[EPISODES] = _doc(
+        "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand"
     )
-    max_hands: Whole = Field(
-        100, gt=0, description="game episodes: truncate a game nobody has won after this many hands"
-    )
-    reward: Literal[REWARDS] = Field(
+    max_hands: Whole = _doc(100, "game episodes: truncate a game nobody has won after this many hands", gt=0)
+    reward: Literal[REWARDS] = _doc(
         "balance",
-        description="'balance': tricks - quota at the end of every hand; 'result': winning the game "
-        "(+1 shared by winners, -1 by losers; needs episode: game)",
+        "'balance': tricks - quota at the end of every hand; 'result': winning the game (+1 shared by winners, -1 by "
+        "losers; needs episode: game)",
     )
-    reward_scale: Number = Field(1.0, gt=0, description="rewards are multiplied by this (balances run about -8..+8)")
-    dense_reward: Flag = Field(
+    reward_scale: Number = _doc(1.0, "rewards are multiplied by this (balances run about -8..+8)", gt=0)
+    dense_reward: Flag = _doc(
         False,
-        description="reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when "
-        "the hand ends (the same total per hand; easier credit assignment)",
+        "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when the hand ends (the "
+        "same total per hand; easier credit assignment)",
     )
-    learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = Field(
+    learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = _doc(
         "all",
-        description="roles the learner plays in the first hand of an episode: 'all' or a list of "
-        "'dealer', 'eldest', 'middle' (one drawn per episode; one shared policy)",
+        "roles the learner plays in the first hand of an episode: 'all' or a list of 'dealer', 'eldest', 'middle' "
+        "(one drawn per episode; one shared policy)",
     )
-    exchange_start: Number = Field(
+    exchange_start: Number = _doc(
         0.0,
+        "hand episodes: probability that the hand starts with an exchange (random previous balances), so that "
+        "exchange decisions are trained",
         ge=0,
         le=1,
-        description="hand episodes: probability that the hand starts with an exchange (random previous "
-        "balances), so that exchange decisions are trained",
     )
 
 
 class OpponentsConfig(_Section):
     """Who plays the two other seats: baselines and frozen snapshots of the learner."""
 
-    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = Field(
-        default_factory=lambda: {"random": 1.0},
-        description="weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', "
-        "...) and 'snapshots' (a frozen copy of the learner from the pool); each opponent seat draws "
-        "independently every episode; until the first snapshot exists its weight goes to the others",
+    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = _doc(
+        lambda: {"random": 1.0},
+        "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', ...) and 'snapshots' "
+        "(a frozen copy of the learner from the pool); each opponent seat draws independently every episode; until "
+        "the first snapshot exists its weight goes to the others",
     )
-    snapshot_every: Whole = Field(
-        100_000, gt=0, description="learner timesteps between snapshots added to the pool (checked after every segment)"
+    snapshot_every: Whole = _doc(
+        100_000, "learner timesteps between snapshots added to the pool (checked after every segment)", gt=0
     )
-    pool_size: Whole = Field(10, gt=0, description="snapshots kept in the pool (oldest dropped)")
-    snapshot_deterministic: Flag = Field(
-        False, description="snapshots play their most probable action instead of sampling"
-    )
+    pool_size: Whole = _doc(10, "snapshots kept in the pool (oldest dropped)", gt=0)
+    snapshot_deterministic: Flag = _doc(False, "snapshots play their most probable action instead of sampling")
 
 
 class PretrainConfig(_Section):
@@ -247,114 +230,103 @@ class PretrainConfig(_Section):
     teacher agent playing the learner's seat (cross-entropy on its actions,
     masked), and the value network learns the teacher's returns."""
 
-    teacher: Text | None = Field(None, description="agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
-    decisions: Whole = Field(
-        200_000, gt=0, description="teacher decisions collected (in the training env, same opponents)"
-    )
-    epochs: Whole = Field(4, gt=0, description="passes over the collected decisions")
-    batch_size: Whole = Field(256, ge=2, description="minibatch size")
-    learning_rate: Number = Field(1e-3, gt=0, description="Adam learning rate of the warm start")
-    value: Flag = Field(True, description="also fit the value network to the teacher's returns")
+    teacher: Text | None = _doc(None, "agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
+    decisions: Whole = _doc(200_000, "teacher decisions collected (in the training env, same opponents)", gt=0)
+    epochs: Whole = _doc(4, "passes over the collected decisions", gt=0)
+    batch_size: Whole = _doc(256, "minibatch size", ge=2)
+    learning_rate: Number = _doc(1e-3, "Adam learning rate of the warm start", gt=0)
+    value: Flag = _doc(True, "also fit the value network to the teacher's returns")
 
 
 class PPOConfig(_Section):
     """MaskablePPO (sb3-contrib) hyper-parameters."""
 
-    learning_rate: Number = Field(3e-4, gt=0, description="Adam learning rate")
-    lr_schedule: Literal[("constant", "linear")] = Field(
-        "constant", description="'linear' decays the learning rate to 0 over train.total_timesteps"
+    learning_rate: Number = _doc(3e-4, "Adam learning rate", gt=0)
+    lr_schedule: Literal[("constant", "linear")] = _doc(
+        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
     )
-    n_steps: Whole = Field(256, gt=0, description="steps per env per rollout (rollout size = n_steps * train.n_envs)")
-    batch_size: Whole = Field(512, ge=2, description="minibatch size")
-    n_epochs: Whole = Field(4, gt=0, description="passes over each rollout")
-    gamma: Number = Field(1.0, gt=0, le=1, description="discount (episodes are short and end for sure: 1.0 is fine)")
-    gae_lambda: Number = Field(0.95, ge=0, le=1, description="GAE lambda")
-    clip_range: Number = Field(0.2, gt=0, description="PPO clipping")
-    ent_coef: Number = Field(0.01, ge=0, description="entropy bonus")
-    vf_coef: Number = Field(0.5, ge=0, description="value loss weight")
-    max_grad_norm: Number = Field(0.5, gt=0, description="gradient clipping")
-    target_kl: Number | None = Field(None, gt=0, description="stop an update early beyond this KL (null: never)")
-    normalize_advantage: Flag = Field(True, description="normalise advantages per minibatch")
-    net_arch: Sizes = Field(
-        default_factory=lambda: [256, 256], description="hidden layer sizes of the policy and of the value network"
-    )
-    activation: Literal[("tanh", "relu")] = Field("tanh", description="activation of the hidden layers")
+    n_steps: Whole = _doc(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", gt=0)
+    batch_size: Whole = _doc(512, "minibatch size", ge=2)
+    n_epochs: Whole = _doc(4, "passes over each rollout", gt=0)
+    gamma: Number = _doc(1.0, "discount (episodes are short and end for sure: 1.0 is fine)", gt=0, le=1)
+    gae_lambda: Number = _doc(0.95, "GAE lambda", ge=0, le=1)
+    clip_range: Number = _doc(0.2, "PPO clipping", gt=0)
+    ent_coef: Number = _doc(0.01, "entropy bonus", ge=0)
+    vf_coef: Number = _doc(0.5, "value loss weight", ge=0)
+    max_grad_norm: Number = _doc(0.5, "gradient clipping", gt=0)
+    target_kl: Number | None = _doc(None, "stop an update early beyond this KL (null: never)", gt=0)
+    normalize_advantage: Flag = _doc(True, "normalise advantages per minibatch")
+    net_arch: Sizes = _doc(lambda: [256, 256], "hidden layer sizes of the policy and of the value network")
+    activation: Literal[("tanh", "relu")] = _doc("tanh", "activation of the hidden layers")
 
 
 class TrainConfig(_Section):
     """Length of the run, vectorisation, checkpoints."""
 
-    total_timesteps: Whole = Field(200_000, gt=0, description="learner decisions to train for")
-    n_envs: Whole = Field(8, gt=0, description="parallel environments")
-    vec_env: Literal[("dummy", "subproc")] = Field(
-        "dummy", description="'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
+    total_timesteps: Whole = _doc(200_000, "learner decisions to train for", gt=0)
+    n_envs: Whole = _doc(8, "parallel environments", gt=0)
+    vec_env: Literal[("dummy", "subproc")] = _doc(
+        "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
     )
-    segment_steps: Whole = Field(
+    segment_steps: Whole = _doc(
         16_384,
+        "learner timesteps per training segment (rounded up to whole rollouts); snapshots, evaluations and "
+        "checkpoints happen between segments; envs restart every segment so that --resume continues exactly",
         gt=0,
-        description="learner timesteps per training segment (rounded up to whole rollouts); snapshots, "
-        "evaluations and checkpoints happen between segments; envs restart every segment so that "
-        "--resume continues exactly",
     )
-    checkpoint_every: Whole = Field(
-        100_000, gt=0, description="timesteps between checkpoints (the last segment always writes one)"
-    )
-    keep_checkpoints: Whole = Field(3, ge=0, description="numbered checkpoints kept besides checkpoints/latest.zip")
-    torch_threads: Whole = Field(1, gt=0, description="torch CPU threads (1 is best with 2 cores and small networks)")
-    progress_bar: Flag = Field(True, description="show a tqdm progress bar")
+    checkpoint_every: Whole = _doc(100_000, "timesteps between checkpoints (the last segment always writes one)", gt=0)
+    keep_checkpoints: Whole = _doc(3, "numbered checkpoints kept besides checkpoints/latest.zip", ge=0)
+    torch_threads: Whole = _doc(1, "torch CPU threads (1 is best with 2 cores and small networks)", gt=0)
+    progress_bar: Flag = _doc(True, "show a tqdm progress bar")
 
 
 class EvalConfig(_Section):
     """Duplicate evaluation of the learner against baselines, per role."""
 
-    every: Whole = Field(0, ge=0, description="timesteps between evaluations during training (0: only at the end)")
-    opponents: Agents = Field(
-        default_factory=lambda: ["heuristic", "random"],
-        description="baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
+    every: Whole = _doc(0, "timesteps between evaluations during training (0: only at the end)", ge=0)
+    opponents: Agents = _doc(
+        lambda: ["heuristic", "random"],
+        "baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
     )
-    deals: Whole = Field(200, gt=0, description="deals per evaluation during training")
-    final_deals: Whole = Field(2000, ge=0, description="deals of the final evaluation (0: none)")
-    mode: Literal[("hand", "game")] = Field(
-        "hand", description="evaluate single hands ('hand') or whole games ('game')"
-    )
-    max_hands: Whole = Field(30, gt=0, description="game mode: hands per game at most")
-    start_balances: Balances | None = Field(
+    deals: Whole = _doc(200, "deals per evaluation during training", gt=0)
+    final_deals: Whole = _doc(2000, "deals of the final evaluation (0: none)", ge=0)
+    mode: Literal[("hand", "game")] = _doc("hand", "evaluate single hands ('hand') or whole games ('game')")
+    max_hands: Whole = _doc(30, "game mode: hands per game at most", gt=0)
+    start_balances: Balances | None = _doc(
         None,
-        description="hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every "
-        "hand opens with that exchange (null: no exchange)",
+        "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every hand opens with "
+        "that exchange (null: no exchange)",
     )
-    seed: Whole = Field(20240101, description="seed of the evaluation deals (the same deals at every evaluation)")
-    workers: Whole = Field(1, gt=0, description="evaluation worker processes")
+    seed: Whole = _doc(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
+    workers: Whole = _doc(1, "evaluation worker processes", gt=0)
 
 
 class Config(_Section):
     """A training run."""
 
-    name: Text = Field("run", description="run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = Field("runs", description="folder of run folders (relative to the working directory)")
-    seed: Whole = Field(0, description="seed of everything: python random, numpy, torch, environments")
-    env: EnvConfig = Field(default_factory=EnvConfig, description="the learner's game")
-    opponents: OpponentsConfig = Field(default_factory=OpponentsConfig, description="opponent pool")
-    pretrain: PretrainConfig = Field(
-        default_factory=PretrainConfig, description="optional warm start by imitation of a teacher"
-    )
-    ppo: PPOConfig = Field(default_factory=PPOConfig, description="MaskablePPO hyper-parameters")
-    train: TrainConfig = Field(default_factory=TrainConfig, description="length, vectorisation, checkpoints")
-    eval: EvalConfig = Field(default_factory=EvalConfig, description="evaluation")
+    name: Text = _doc("run", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = _doc("runs", "folder of run folders (relative to the working directory)")
+    seed: Whole = _doc(0, "seed of everything: python random, numpy, torch, environments")
+    env: EnvConfig = _doc(EnvConfig, "the learner's game")
+    opponents: OpponentsConfig = _doc(OpponentsConfig, "opponent pool")
+    pretrain: PretrainConfig = _doc(PretrainConfig, "optional warm start by imitation of a teacher")
+    ppo: PPOConfig = _doc(PPOConfig, "MaskablePPO hyper-parameters")
+    train: TrainConfig = _doc(TrainConfig, "length, vectorisation, checkpoints")
+    eval: EvalConfig = _doc(EvalConfig, "evaluation")
 
 
 class EvalFileConfig(_Section):
     """An evaluation of a trained policy (configs/eval.yaml):
     ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
-    policy: Text | None = Field(
-        None, description="policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
+    policy: Text | None = _doc(
+        None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
     )
-    rules: Rules = Field("standard", description="rule set of the evaluation games (as env.rules)")
-    eval: EvalConfig = Field(
-        default_factory=EvalConfig,
-        description="evaluation settings (as the eval section of a training config; "
-        "final_deals is the number of deals, every is ignored)",
+    rules: Rules = _doc("standard", "rule set of the evaluation games (as env.rules)")
+    eval: EvalConfig = _doc(
+        EvalConfig,
+        "evaluation settings (as the eval section of a training config; final_deals is the number of deals, every is "
+        "ignored)",
     )
 
 

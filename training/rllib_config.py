@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator
 
 from sm_env.atomic import atomic_path
 from sm_env.episode import EPISODES, REWARDS, check_episode
@@ -35,6 +35,7 @@ from .config import (
     Sizes,
     Text,
     Whole,
+    _doc,
     _error,
     _load,
     _mix,
@@ -48,77 +49,70 @@ from .config import (
 class RLlibEnvConfig(_Section):
     """The game of every episode (sm_env.rllib_env.TurnBasedEnv)."""
 
-    rules: Rules = Field("standard", description="a preset name or a dict of rule options (docs/rules.md)")
-    episode: Literal[EPISODES] = Field("hand", description="'hand' (one hand per episode) or 'game' (a whole game)")
-    max_hands: Whole | None = Field(30, gt=0, description="game episodes: truncate after this many hands")
-    reward: Literal[REWARDS] = Field(
-        "balance", description="'balance' (tricks - quota each hand) or 'result' (game episodes: the win)"
+    rules: Rules = _doc("standard", "a preset name or a dict of rule options (docs/rules.md)")
+    episode: Literal[EPISODES] = _doc("hand", "'hand' (one hand per episode) or 'game' (a whole game)")
+    max_hands: Whole | None = _doc(30, "game episodes: truncate after this many hands", gt=0)
+    reward: Literal[REWARDS] = _doc(
+        "balance", "'balance' (tricks - quota each hand) or 'result' (game episodes: the win)"
     )
 
 
 class LeagueConfig(_Section):
     """Opponents: each episode one seat is the learner, each other seat is drawn from ``mix``."""
 
-    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = Field(
-        default_factory=lambda: {"self": 0.4, "snapshots": 0.2, "heuristic": 0.3, "random": 0.1},
-        description="weights of who plays the two other seats: 'self' (the live learner: self-play), "
-        "'snapshots' (a frozen copy of the learner; 'self' while there is none) or a built-in agent spec",
+    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = _doc(
+        lambda: {"self": 0.4, "snapshots": 0.2, "heuristic": 0.3, "random": 0.1},
+        "weights of who plays the two other seats: 'self' (the live learner: self-play), 'snapshots' (a frozen copy "
+        "of the learner; 'self' while there is none) or a built-in agent spec",
     )
-    snapshot_every: Whole = Field(
-        5, ge=0, description="iterations between frozen copies of the learner joining the pool (0: never)"
-    )
-    pool_size: Whole = Field(4, gt=0, description="frozen copies kept (the oldest leaves)")
+    snapshot_every: Whole = _doc(5, "iterations between frozen copies of the learner joining the pool (0: never)", ge=0)
+    pool_size: Whole = _doc(4, "frozen copies kept (the oldest leaves)", gt=0)
 
 
 class RLlibPPOConfig(_Section):
     """PPO hyper-parameters, with RLlib's names."""
 
-    lr: Number = Field(3e-4, gt=0, description="learning rate")
-    gamma: Number = Field(1.0, ge=0, le=1, description="discount factor")
-    lambda_: Number = Field(0.95, ge=0, le=1, description="GAE lambda")
-    clip_param: Number = Field(0.2, gt=0, description="PPO clip range")
-    entropy_coeff: Number = Field(0.001, ge=0, description="entropy bonus")
-    vf_loss_coeff: Number = Field(0.5, ge=0, description="value loss weight")
-    train_batch_size: Whole = Field(2000, gt=0, description="env steps per iteration")
-    minibatch_size: Whole = Field(250, gt=0, description="minibatch size")
-    num_epochs: Whole = Field(4, gt=0, description="passes over each batch")
-    hiddens: Sizes = Field(
-        default_factory=lambda: [256, 256], description="hidden layers of the policy and value networks"
-    )
+    lr: Number = _doc(3e-4, "learning rate", gt=0)
+    gamma: Number = _doc(1.0, "discount factor", ge=0, le=1)
+    lambda_: Number = _doc(0.95, "GAE lambda", ge=0, le=1)
+    clip_param: Number = _doc(0.2, "PPO clip range", gt=0)
+    entropy_coeff: Number = _doc(0.001, "entropy bonus", ge=0)
+    vf_loss_coeff: Number = _doc(0.5, "value loss weight", ge=0)
+    train_batch_size: Whole = _doc(2000, "env steps per iteration", gt=0)
+    minibatch_size: Whole = _doc(250, "minibatch size", gt=0)
+    num_epochs: Whole = _doc(4, "passes over each batch", gt=0)
+    hiddens: Sizes = _doc(lambda: [256, 256], "hidden layers of the policy and value networks")
 
 
 class RLlibTrainConfig(_Section):
     """Length, parallelism, checkpoints."""
 
-    iterations: Whole = Field(50, gt=0, description="training iterations (algo.train() calls)")
-    num_env_runners: Whole = Field(
-        0, ge=0, description="remote env runners (0: sample in the driver; best on 2 cores; raise it on a cluster)"
+    iterations: Whole = _doc(50, "training iterations (algo.train() calls)", gt=0)
+    num_env_runners: Whole = _doc(
+        0, "remote env runners (0: sample in the driver; best on 2 cores; raise it on a cluster)", ge=0
     )
-    envs_per_runner: Whole = Field(8, gt=0, description="environments per env runner")
-    checkpoint_every: Whole = Field(5, gt=0, description="iterations between checkpoints")
-    keep_checkpoints: Whole = Field(2, gt=0, description="checkpoints kept (the newest)")
-    torch_threads: Whole = Field(1, gt=0, description="torch CPU threads of the driver")
-    num_cpus: Whole | None = Field(
-        None, gt=0, description="CPUs of a local Ray instance (null: all); ignored with --address"
-    )
-    progress: Flag = Field(True, description="print a line per iteration")
+    envs_per_runner: Whole = _doc(8, "environments per env runner", gt=0)
+    checkpoint_every: Whole = _doc(5, "iterations between checkpoints", gt=0)
+    keep_checkpoints: Whole = _doc(2, "checkpoints kept (the newest)", gt=0)
+    torch_threads: Whole = _doc(1, "torch CPU threads of the driver", gt=0)
+    num_cpus: Whole | None = _doc(None, "CPUs of a local Ray instance (null: all); ignored with --address", gt=0)
+    progress: Flag = _doc(True, "print a line per iteration")
 
 
 class RLlibConfig(_Section):
     """An RLlib training run."""
 
-    name: Text = Field("rllib", description="run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = Field("runs", description="folder of run folders")
-    seed: Whole = Field(0, description="seed of torch, RLlib and the environments")
-    env: RLlibEnvConfig = Field(default_factory=RLlibEnvConfig, description="the game")
-    policies: Literal[("shared", "per_role")] = Field(
-        "shared",
-        description="'shared': one policy for the three seats; 'per_role': one per role (needs env.episode: hand)",
+    name: Text = _doc("rllib", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = _doc("runs", "folder of run folders")
+    seed: Whole = _doc(0, "seed of torch, RLlib and the environments")
+    env: RLlibEnvConfig = _doc(RLlibEnvConfig, "the game")
+    policies: Literal[("shared", "per_role")] = _doc(
+        "shared", "'shared': one policy for the three seats; 'per_role': one per role (needs env.episode: hand)"
     )
-    league: LeagueConfig = Field(default_factory=LeagueConfig, description="opponents")
-    ppo: RLlibPPOConfig = Field(default_factory=RLlibPPOConfig, description="PPO hyper-parameters")
-    train: RLlibTrainConfig = Field(default_factory=RLlibTrainConfig, description="length and checkpoints")
-    eval: EvalConfig = Field(default_factory=EvalConfig, description="duplicate evaluation per role")
+    league: LeagueConfig = _doc(LeagueConfig, "opponents")
+    ppo: RLlibPPOConfig = _doc(RLlibPPOConfig, "PPO hyper-parameters")
+    train: RLlibTrainConfig = _doc(RLlibTrainConfig, "length and checkpoints")
+    eval: EvalConfig = _doc(EvalConfig, "duplicate evaluation per role")
 
 
 def rllib_config_from_dict(data: Any, source: str = "") -> RLlibConfig:
