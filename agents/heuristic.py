@@ -30,6 +30,13 @@ Quota assignment (dealer, ``dealer_assigns_quotas``)
     the higher one to the opponent with the higher running score (ties: the
     eldest), to pull the leader back.
 
+Face-up card (holder of 2D, ``one_card_kitty``)
+    The card it would put out is the one its discard rules below would
+    discard first from its hand. It takes the face-up card when that card is
+    worth more than this one, comparing (trump, master, rank): a trump beats
+    a side card, then a master (above every card still out in its suit)
+    beats a non-master, then the higher rank wins. Otherwise it declines.
+
 Trump (dealer)
     Names its longest suit, and among equally long suits the strongest:
     the score is 3 points a card plus honours (A 1.5, K 1.0, Q 0.6, J 0.3),
@@ -88,7 +95,18 @@ from typing import Any
 from sm_env.cards import SUIT_MASK, from_mask, to_mask
 from sm_env.cards import highest as _high
 from sm_env.cards import lowest as _low
-from sm_env.game import ASSIGN, DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, assignment_of, winning_card
+from sm_env.game import (
+    ASSIGN,
+    DISCARD,
+    EXCHANGE,
+    PASS_ACTION,
+    PLAY,
+    TAKE,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    assignment_of,
+    winning_card,
+)
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
@@ -337,6 +355,18 @@ def choose_assignment(view: PlayerView) -> int:
     return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
 
 
+def choose_take(hand: int, face_up: int, trump: int, outstanding: int) -> int:
+    """The holder of 2D's choice (``one_card_kitty``): the card to put out of play, or PASS_ACTION to decline.
+
+    ``outstanding``: cards that may be in an opponent's hand (not the face-up card)."""
+    worst = choose_discard(hand, trump, outstanding, 1)
+
+    def worth(card: int) -> tuple[bool, bool, int]:
+        return card // 13 == trump, not _above(outstanding, card), card % 13
+
+    return worst if worth(face_up) > worth(worst) else PASS_ACTION
+
+
 def heuristic_action(view: PlayerView) -> int:
     """The heuristic's action for a view whose seat is to act."""
     phase = view.phase
@@ -344,6 +374,8 @@ def heuristic_action(view: PlayerView) -> int:
         return choose_assignment(view)
     if phase == PLAY:
         return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
+    if phase == TAKE:
+        return choose_take(view.hand, view.face_up, view.trump, outstanding_of(view))
     if phase == TRUMP:
         return TRUMP_ACTION_BASE + choose_trump(view.hand)
     if phase == DISCARD:

@@ -10,6 +10,9 @@ and scores, and a numbered list of the legal actions. It answers with
   (``hearts``);
 - assigning the quotas (``dealer_assigns_quotas``): a number from the list,
   or the quotas for dealer, eldest, middle as ``5-3-8``;
+- taking the face-up card (``one_card_kitty``, holding 2D): the card to put
+  out of play (the face-up card joins the hand), or ``pass`` / ``decline``
+  (action 58);
 - ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop.
 
 A wrong answer gets a clear message and a new prompt, never a traceback.
@@ -28,7 +31,9 @@ from sm_env.game import (
     DISCARD,
     EXCHANGE,
     NUM_CARDS,
+    PASS_ACTION,
     PLAY,
+    TAKE,
     TRUMP,
     TRUMP_ACTION_BASE,
     action_text,
@@ -59,6 +64,8 @@ def hand_by_suit(mask: int) -> str:
 
 
 def _action_label(action: int, view: PlayerView) -> str:
+    if action == PASS_ACTION and view.phase == TAKE:
+        return f"decline {CARD_TEXT[view.face_up]}"
     if action >= ASSIGN_ACTION_BASE:
         return action_text(action, view.rules)[7:] + " (dealer-eldest-middle)"
     if action >= TRUMP_ACTION_BASE:
@@ -75,6 +82,8 @@ def _prompt(view: PlayerView) -> str:
         return "Quotas for dealer, eldest, middle (e.g. 5-3-8 or a number): "
     if phase == DISCARD:
         return "Card to discard (e.g. 3C or a number): "
+    if phase == TAKE:
+        return f"Take {CARD_TEXT[view.face_up]}: card to put out of play (e.g. 3C), or 'pass' to decline: "
     if phase == EXCHANGE:
         receiver = view.to_send[0][0] if view.to_send else None
         who = f" to player_{receiver}" if receiver is not None else ""
@@ -107,6 +116,8 @@ def parse_answer(text: str, view: PlayerView) -> int:
                 return action
         choices = ", ".join(action_text(a, view.rules)[7:] for a in legal)
         raise ValueError(f"{answer!r} is not an assignment: type the quotas for dealer-eldest-middle ({choices})")
+    if view.phase == TAKE and answer.lower() in ("pass", "decline", "no"):
+        return PASS_ACTION
     if view.phase == TRUMP:
         word = answer.lower().removeprefix("trump").strip()
         for suit in range(4):

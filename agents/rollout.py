@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.game import DISCARD, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.game import DISCARD, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 
-from .heuristic import choose_discard, choose_play, choose_trump
+from .heuristic import choose_discard, choose_play, choose_take, choose_trump
 
 
 def rollout(game: Game, deck: int, dealer_out: int) -> None:
@@ -45,6 +45,9 @@ def rollout(game: Game, deck: int, dealer_out: int) -> None:
             dealer_out |= 1 << card
         elif phase == TRUMP:
             game.apply(TRUMP_ACTION_BASE + choose_trump(game.hands[game.dealer]))
+        elif phase == TAKE:  # one_card_kitty: nothing is played yet; the face-up card is in no hand
+            hand = game.hands[game.current]
+            game.apply(choose_take(hand, game.face_up, game.trump, deck & ~hand & ~(1 << game.face_up)))
         else:
             return
 

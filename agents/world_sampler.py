@@ -29,6 +29,12 @@ location that is impossible)
       among S's discards if S is the dealer and discards after the exchange).
     - A kitty card shown to the player (show rule) is with the dealer (or
       among its discards when the dealer discards after taking the kitty).
+    - With ``one_card_kitty``: the face-up card is known while on the table
+      (before the decision, or declined); taken by an opponent T, it is in
+      T's hand. T put one card out of play (*out*, capacity 1), so any card
+      that may be in T's hand may be out instead, 2D included (T held it).
+      While a seat decides, and after it declined, that seat holds 2D. The
+      card the player itself put out is known.
     - When R returned cards of suit s, R keeps no card of s above the lowest
       one it returned: an unknown card above that stays out of R's hand for
       the rest of the hand (a later round makes R return any such card it
@@ -52,7 +58,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask, to_mask
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game, hand_order
+from sm_env.game import DISCARD, EXCHANGE, PLAY, TAKE, TRUMP, TWO_OF_DIAMONDS, Game, hand_order
 from sm_env.knowledge import PlayerView
 
 from .unseen import deck_of
@@ -120,6 +126,11 @@ def constraints_of(view: PlayerView) -> Constraints:
     played = view.played[0] | view.played[1] | view.played[2]
     # the dealer's kitty cards are in its hand, played or discarded, or (kitty before the exchange) sent
     known = view.hand | played | to_mask(view.discards or ())
+    face_up, take = view.face_up, view.take
+    if face_up >= 0 and (take is None or not take[1]):  # on the table
+        known |= 1 << face_up
+    if view.put_out is not None:
+        known |= 1 << view.put_out
     in_transit = []  # (receiver, cards) I sent that are in the receiver's hand, not returned yet
     for ex in view.exchanges:
         if ex.sender == me and ex.returned is None and ex.sent:
@@ -137,7 +148,13 @@ def constraints_of(view: PlayerView) -> Constraints:
     base = sum(1 << loc for loc in range(4) if capacity[loc] > 0)
     allowed = [base if unknown >> c & 1 else 0 for c in range(52)]
 
+    # an opponent that took the face-up card may have put out any card it held
+    taker = take[0] if take is not None and take[1] and take[0] != me else None
+    widen = 0 if taker is None else _flag(view, taker)
+
     def restrict(cards: int, mask: int) -> None:
+        if mask & widen:
+            mask |= 1 << OUT
         for c in from_mask(cards & unknown):
             allowed[c] &= mask
 
@@ -185,9 +202,25 @@ def constraints_of(view: PlayerView) -> Constraints:
         if rules.pickup_before_discard:
             mask |= 1 << OUT
         restrict(view.shown, mask)
+    if face_up >= 0:
+        _face_up_facts(view, unknown, allowed)
     cons = Constraints(me, (left, right), unknown, tuple(allowed), capacity)
     _check_feasible(cons)
     return cons
+
+
+def _face_up_facts(view: PlayerView, unknown: int, allowed: list[int]) -> None:
+    """Narrow ``allowed`` with what one_card_kitty makes public: who holds 2D, who holds the face-up card."""
+    holder = view.to_act if view.phase == TAKE else view.take[0] if view.take is not None else None
+    if holder is None or holder == view.seat:
+        return
+    flag = _flag(view, holder)
+    if view.take is not None and view.take[1]:  # taken by an opponent (``restrict`` let its cards be out)
+        allowed[view.face_up] = flag  # took it after the exchange, whatever it returned before
+        if unknown >> TWO_OF_DIAMONDS & 1:
+            allowed[TWO_OF_DIAMONDS] &= flag | 1 << OUT
+    elif unknown >> TWO_OF_DIAMONDS & 1:
+        allowed[TWO_OF_DIAMONDS] &= flag
 
 
 def slacks(cons: Constraints) -> list[int]:
@@ -281,6 +314,8 @@ def world_from_view(view: PlayerView, world: World) -> Game:
     if view.exchange_pending:
         raise ValueError("world_from_view: this hand's exchange is still to come or under way (not in engine form)")
     kitty = (view.kitty or 0) if view.kitty_taken else world.kitty
+    if view.face_up >= 0:
+        kitty = 1 << view.face_up
     if view.phase == TRUMP:
         discards = None
     elif view.discards is not None:
@@ -307,7 +342,18 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         played=view.played,
         voids=view.voids,
         quotas=view.quotas,
+        take=_take_of(view, world),
     )
+
+
+def _take_of(view: PlayerView, world: World) -> tuple[int, int | None] | None:
+    """The one_card_kitty decision in engine form; an opponent's put-out card is the sampled one out."""
+    if view.take is None:
+        return None
+    seat, taken = view.take
+    if not taken:
+        return seat, None
+    return seat, view.put_out if seat == view.seat else world.out.bit_length() - 1
 
 
 def compiled_stream(rng: random.Random) -> TwisterStream | None:

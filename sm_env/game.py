@@ -16,6 +16,8 @@ TRUMP      dealer      52-55: clubs, diamonds, hearts, spades
 DISCARD    dealer      a card id from its hand, one card at a time
 PLAY       in turn     a card id; must follow the led suit if able
 ASSIGN     dealer      68-73: the quotas (``dealer_assigns_quotas`` only)
+TAKE       holder of   with ``one_card_kitty``: the card id it puts out of
+           2D          play to take the face-up card, or 58 to decline
 OVER       nobody      none
 =========  ==========  ================================================
 
@@ -49,12 +51,17 @@ from .rules import RuleSet
 
 # Phases
 EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN = range(6)
-PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign")
+TAKE = 6
+PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign", "take")
 
 # Actions
 TRUMP_ACTION_BASE = 52
 NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
+PASS_ACTION = 58
+"""Pass in the auction, or decline the face-up card of ``one_card_kitty`` (docs/rules.md 10.8)."""
+TWO_OF_DIAMONDS = 13
+"""The card whose holder may take the face-up card (docs/rules.md 10.5)."""
 ASSIGN_ACTION_BASE = 68
 ASSIGN_MASK = 0x3F << ASSIGN_ACTION_BASE
 MAX_ACTIONS = 74
@@ -84,12 +91,14 @@ def assignment_of(action: int, rules: RuleSet) -> list[int]:
 
 
 def action_text(action: int, rules: RuleSet | None = None) -> str:
-    """Human text of an action id: a card (``TH``), a trump (``trump hearts``) or a quota
+    """Human text of an action id: a card (``TH``), a trump (``trump hearts``), ``pass`` (58) or a quota
     assignment (``quotas 8-3-5`` for dealer, eldest, middle; needs the rules)."""
     if 0 <= action < NUM_CARDS:
         return CARD_TEXT[action]
     if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
+    if action == PASS_ACTION:
+        return "pass"
     if ASSIGN_ACTION_BASE <= action < MAX_ACTIONS and rules is not None:
         return "quotas " + "-".join(map(str, assignment_of(action, rules)))
     return f"action {action}"
@@ -132,15 +141,24 @@ def hand_order(rules: RuleSet) -> tuple[str, ...]:
     """The stages of a hand before the play of the tricks, in order (docs/rules.md 4, 5, 9 and 10.1).
 
     Stages: ``assign`` (with ``dealer_assigns_quotas``, first: the dealer
-    gives the quotas), ``exchange`` (each up player sends and its cards come back),
+    gives the quotas), ``take`` (with ``one_card_kitty``, last: the holder
+    of 2D takes the face-up card or declines), ``exchange`` (each up player sends and its cards come back),
     ``send`` and ``return`` (with ``trump_after_send``: every up player
     sends, then after trump every return is made), ``trump``, ``kitty``
     (the dealer takes it; the show rule) and ``discard``. Standard:
     exchange, trump, discard, kitty. Without a kitty there is no kitty or
     discard stage; a hand without an exchange skips its stages.
     """
+    order = _phase_order(rules)
+    if rules.one_card_kitty:
+        order = (*order, "take")
     if rules.dealer_assigns_quotas:
-        return ("assign", *hand_order(rules.replace(dealer_assigns_quotas=False)))
+        order = ("assign", *order)
+    return order
+
+
+def _phase_order(rules: RuleSet) -> tuple[str, ...]:
+    """The exchange, trump, kitty and discard stages of :func:`hand_order`."""
     kitty: tuple[str, ...] = ()
     if rules.kitty_size:
         kitty = ("kitty", "discard") if rules.pickup_before_discard else ("discard", "kitty")
@@ -181,7 +199,7 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
     Cards may be ids or text. Returns (hands, kitty) as lists of card ids.
     Raises :class:`DealError` naming what is wrong and what is allowed.
     """
-    size, kitty_size = rules.hand_size, rules.kitty_size
+    size, kitty_size = rules.hand_size, rules.aside_size
     if not isinstance(deal, dict) or "hands" not in deal:
         raise DealError(
             f"{where}: expected a dict with 'hands' (3 lists of {size} cards) and 'kitty' ({kitty_size} cards), "
@@ -213,7 +231,8 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
         if len(hand) != size:
             raise DealError(f"{where}: seat {seat} has {len(hand)} cards; each hand must have {size}")
     if len(kitty) != kitty_size:
-        raise DealError(f"{where}: the kitty has {len(kitty)} cards; it must have {kitty_size}")
+        what = "the face-up card (one_card_kitty)" if rules.one_card_kitty else f"{kitty_size} cards"
+        raise DealError(f"{where}: the kitty has {len(kitty)} cards; it must hold {what}")
     seen: dict[int, str] = {}
     for owner, cards in [(f"seat {i}", h) for i, h in enumerate(hands)] + [("the kitty", kitty)]:
         for c in cards:
@@ -399,6 +418,8 @@ class Game:
             return TRUMP_MASK
         if phase == ASSIGN:
             return ASSIGN_MASK
+        if phase == TAKE:
+            return self.hands[self.current] | 1 << PASS_ACTION
         return 0
 
     def legal_actions(self) -> list[int]:
@@ -453,6 +474,8 @@ class Game:
             self._name_trump(action - TRUMP_ACTION_BASE)
         elif phase == ASSIGN:
             self._assign(action)
+        elif phase == TAKE:
+            self._take(action)
         else:
             self._discard(action)
 
@@ -480,6 +503,11 @@ class Game:
             reason = "the dealer must name trump (actions 52-55)"
         elif self.phase == ASSIGN:
             reason = "the dealer must assign the quotas (actions 68-73)"
+        elif self.phase == TAKE:
+            reason = (
+                f"{who} holds 2D: it takes the face-up card {CARD_TEXT[self.face_up]} by putting out a card of its "
+                f"hand (its card id), or declines ({PASS_ACTION})"
+            )
         elif (
             self.phase == PLAY
             and self.trick
@@ -537,7 +565,11 @@ class Game:
         (4-bit suit set per seat, shown in play), ``trick`` (cards of the open
         trick in play order), ``led_suit`` (NO_SUIT with no open trick),
         ``leader`` (of the open or next trick), ``tricks_won``,
-        ``tricks_played``, ``phase``, ``current`` (the seat to act).
+        ``tricks_played``, ``phase``, ``current`` (the seat to act); with
+        ``one_card_kitty`` ``kitty_mask`` is the face-up card, ``face_up`` its
+        id (-1 without the option) and ``take`` the decision on it: None until
+        made (and when the face-up card is 2D), else (seat, card put out of
+        play) or (seat, None) when declined.
 
         Private, the exchange (read through :meth:`cards_to_send`):
         ``_exchange_rounds`` (the plan: [(sender, [(receiver, count), ...])]),
@@ -557,6 +589,8 @@ class Game:
             self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
         self.hands = hands
         self.kitty_mask = kitty
+        self.face_up = kitty.bit_length() - 1 if self.rules.one_card_kitty else -1
+        self.take: tuple[int, int | None] | None = None
         self.previous_balances = None if previous_balances is None else list(previous_balances)
         self.trump = NO_SUIT
         self.picked_up = False
@@ -732,6 +766,11 @@ class Game:
                 self.phase = TRUMP
                 self.current = self.dealer
                 return
+            elif stage == "take":
+                if self.face_up != TWO_OF_DIAMONDS:  # else nobody can take it
+                    self.phase = TAKE
+                    self.current = next(s for s in range(3) if self.hands[s] >> TWO_OF_DIAMONDS & 1)
+                    return
             else:  # discard
                 self.log.discards = []
                 self.phase = DISCARD
@@ -745,6 +784,18 @@ class Game:
         self.log.quotas = list(self.quotas)
         self.log.assignment = by_role
         self._exchange_rounds = self._exchange_plan(self.previous_balances)
+        self._next_stage()
+
+    def _take(self, action: int) -> None:
+        """The holder of 2D takes the face-up card, putting ``action`` out of play, or declines (docs/rules.md
+        10.5)."""
+        seat = self.current
+        if action == PASS_ACTION:
+            self.take = (seat, None)
+        else:
+            self.hands[seat] = (self.hands[seat] | self.kitty_mask) ^ 1 << action
+            self.take = (seat, action)
+        self.log.take = self.take
         self._next_stage()
 
     def _name_trump(self, suit: int) -> None:
@@ -900,6 +951,7 @@ class Game:
         played: Sequence[int],
         voids: Sequence[int],
         quotas: Sequence[int] | None = None,
+        take: tuple[int, int | None] | None = None,
     ) -> Game:
         """A game set up in the middle of a hand, for search over sampled deals.
 
@@ -908,7 +960,8 @@ class Game:
         ``kitty`` are bit sets; the kitty is the cards still to be taken, or
         the dealer's known kitty once taken (0 if unknown); ``quotas`` by
         seat (default: the rule set's by role; needed with
-        ``dealer_assigns_quotas``). The game has no
+        ``dealer_assigns_quotas``); ``take`` the one_card_kitty decision
+        made (see :meth:`_reset_hand_state`; the face-up card is ``kitty``). The game has no
         history before this hand, and ends (truncated) when the hand ends,
         so ``tricks_won`` and the balances of the hand can be read then.
         """
@@ -933,6 +986,7 @@ class Game:
         if game.quotas is None:
             raise ValueError("from_position: the quotas are needed when the dealer assigns them")
         game.trump = trump
+        game.take = take
         game.picked_up = kitty_taken
         game.played = list(played)
         game.voids = list(voids)
@@ -949,6 +1003,7 @@ class Game:
         log.trump = trump
         log.discards = None if discards is None else list(discards)
         log.shown = [] if kitty_taken else None
+        log.take = take
         if phase == PLAY:
             open_trick = TrickLog(trick_leader)
             open_trick.cards = list(trick)

@@ -14,7 +14,9 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
   them (at once, or with ``trump_after_send`` after trump); the third player
   sees only counts; whether the exchange is still pending is public;
 - the dealer: its own discards and, once taken, the kitty;
-- an up player shown kitty cards by the show rule: those cards.
+- an up player shown kitty cards by the show rule: those cards;
+- with ``one_card_kitty``: the face-up card and who took it or declined it
+  (public); the card put out of play, only the player who put it out.
 
 It never knows another player's hand, the kitty (unless it is the dealer
 and has taken it, or was shown cards of it), or the discards of another.
@@ -56,7 +58,11 @@ class PlayerView:
         action bit set; 0 unless this player is to act), to_send
         ((receiver, cards still to choose) pairs while this player sends in
         the exchange, else ()), exchange_pending (this hand's exchange still
-        has cards to send or to return: public), winner, truncated.
+        has cards to send or to return: public), winner, truncated;
+        with ``one_card_kitty``: face_up (the face-up card, public; -1
+        without the option), take (None until the holder of 2D has decided,
+        then (seat, taken: bool), public) and put_out (the card this player
+        put out of play to take it, else None).
     """
 
     __slots__ = (
@@ -92,6 +98,9 @@ class PlayerView:
         "exchange_pending",
         "winner",
         "truncated",
+        "face_up",
+        "take",
+        "put_out",
         "_tricks",
     )
 
@@ -127,6 +136,9 @@ class PlayerView:
     exchange_pending: bool
     winner: int | list[int] | None
     truncated: bool
+    face_up: int
+    take: tuple[int, bool] | None
+    put_out: int | None
 
     def role(self, seat: int | None = None) -> int:
         """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle."""
@@ -204,5 +216,9 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.exchange_pending = game.exchange_pending
     view.winner = game.winner
     view.truncated = game.truncated
+    view.face_up = game.face_up
+    take = game.take
+    view.take = None if take is None else (take[0], take[1] is not None)
+    view.put_out = take[1] if take is not None and take[0] == seat else None
     view._tricks = log.tricks or ()  # public trick logs only, never the deal
     return view

@@ -103,6 +103,7 @@ class HandLog:
         "trump",
         "discards",
         "shown",
+        "take",
         "tricks",
         "tricks_won",
         "balances",
@@ -123,6 +124,7 @@ class HandLog:
         self.trump = NO_SUIT
         self.discards: list[int] | None = None
         self.shown: list[tuple[int, list[int]]] | None = None
+        self.take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
         self.tricks: list[TrickLog] | None = None
         self.tricks_won: list[int] | None = None
         self.balances: list[int] | None = None

@@ -48,8 +48,8 @@ off   size  feature
 
 Total: 789 entries. With ``no_kitty_51`` hands have 17 cards and the
 kitty/discard planes stay zero; the layout does not change with the rule
-set, except that rule sets with 74 actions (docs/rules.md 10.8; so far
-``dealer_assigns_quotas``) append (``EXTENDED_FEATURES``):
+set, except that rule sets with 74 actions (docs/rules.md 10.8:
+``dealer_assigns_quotas``, ``one_card_kitty``) append (``EXTENDED_FEATURES``):
 
 ====  ====  ================================================================
 off   size  feature
@@ -60,14 +60,34 @@ off   size  feature
             the quotas entries are zero)
 ====  ====  ================================================================
 
-:func:`observation_size` gives the length for a rule set (789 or 791).
+Then each of these options, when on, appends its own features
+(``OPTION_FEATURES``; these options never combine with each other, so each
+block starts at 791). ``one_card_kitty`` (docs/rules.md 10.5):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+791   52    face-up card: the card put face up at the deal (public; it stays
+            set once taken)
+843   3     taker[rel] one-hot: who took the face-up card
+846   1     declined: 1 once the holder of 2D declined it
+847   1     taking: 1 while I decide whether to take it (the phase one-hot
+            is then zero)
+848   52    put out: the card I put out of play to take it
+====  ====  ================================================================
+
+:func:`observation_size` gives the length for a rule set (789, 791 or 791
+plus an option's block: 900 with ``one_card_kitty``); :func:`layout_of` the
+layout.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from .game import ASSIGN, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY
+from .game import ASSIGN, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
 from .knowledge import PlayerView
 from .rules import RuleSet
 
@@ -119,13 +139,28 @@ OFFSETS = {name: off for name, off, _ in OBSERVATION_LAYOUT}
 EXTENDED_FEATURES: tuple[tuple[str, int], ...] = (("assigning", 1), ("quotas_known", 1))
 """Appended for rule sets with 74 actions (after the 789 entries)."""
 EXTENDED_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(_FEATURES + EXTENDED_FEATURES)
-_ASSIGNING = OBSERVATION_SIZE
-_QUOTAS_KNOWN = OBSERVATION_SIZE + 1
+OPTION_FEATURES: dict[str, tuple[tuple[str, int], ...]] = {
+    "one_card_kitty": (("face_up", 52), ("face_up_taker", 3), ("face_up_declined", 1), ("taking", 1), ("put_out", 52)),
+}
+"""Appended after ``EXTENDED_FEATURES`` when the option is on (the options never combine with each other)."""
+
+
+@functools.lru_cache(maxsize=64)
+def layout_of(rules: RuleSet) -> tuple[tuple[str, int, int], ...]:
+    """(name, offset, size) of every feature of the observation under these rules."""
+    if rules.num_actions == NUM_ACTIONS:
+        return OBSERVATION_LAYOUT
+    features = _FEATURES + EXTENDED_FEATURES
+    for option, block in OPTION_FEATURES.items():
+        if getattr(rules, option):
+            features += block
+    return _with_offsets(features)
 
 
 def observation_size(rules: RuleSet) -> int:
-    """Length of the observation vector under these rules: 789, or 791 with 74 actions."""
-    return OBSERVATION_SIZE if rules.num_actions == NUM_ACTIONS else OBSERVATION_SIZE + len(EXTENDED_FEATURES)
+    """Length of the observation vector under these rules: 789, or 791 with 74 actions, plus an option's block."""
+    _name, off, size = layout_of(rules)[-1]
+    return off + size
 
 
 # The card planes (52 entries each, hand .. kitty) come first; encode builds
@@ -164,9 +199,10 @@ _VOID_SUITS = tuple(tuple(s for s in range(4) if v >> s & 1) for v in range(16))
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of a view (written into ``out`` if given; every entry is written)."""
-    extended = view.rules.num_actions != NUM_ACTIONS
+    rules = view.rules
+    extended = rules.num_actions != NUM_ACTIONS
     if out is None:
-        out = np.empty(OBSERVATION_SIZE + 2 if extended else OBSERVATION_SIZE, dtype=np.float32)
+        out = np.empty(observation_size(rules) if extended else OBSERVATION_SIZE, dtype=np.float32)
     seat = view.seat
     left, right = (seat + 1) % 3, (seat + 2) % 3
     played, gave, got = view.played, view.gave, view.got
@@ -201,7 +237,7 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     if view.led_suit >= 0:
         x[_LED + view.led_suit] = 1.0
     phase = view.phase
-    if phase != ASSIGN:
+    if phase <= OVER:  # the section 10 phases (assign, take) have their own entries
         x[_PHASE + phase] = 1.0
     x[_ROLE + (seat - view.dealer) % 3] = 1.0
     q, tw, hs, sc = view.quotas, view.tricks_won, view.hand_sizes, view.scores
@@ -243,8 +279,28 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     x[_HAND_NUMBER] = 1.0 if hand_number >= 100 else hand_number / 100.0
     if extended:
         x += [1.0 if phase == ASSIGN else 0.0, 0.0 if q is None else 1.0]
+        if rules.one_card_kitty:
+            x += _one_card_kitty(view)
     out[_SCALARS:] = x
     return out
+
+
+def _one_card_kitty(view: PlayerView) -> list[float]:
+    """The ``one_card_kitty`` block (see the module docstring)."""
+    seat = view.seat
+    x = [0.0] * 109
+    x[view.face_up] = 1.0
+    if view.take is not None:
+        taker, taken = view.take
+        if taken:
+            x[52 + (taker - seat) % 3] = 1.0
+        else:
+            x[55] = 1.0
+    if view.phase == TAKE and view.to_act == seat:
+        x[56] = 1.0
+    if view.put_out is not None:
+        x[57 + view.put_out] = 1.0
+    return x
 
 
 # _BYTE_BITS[b]: the 8 mask entries (0/1 bytes, lowest bit first) of one byte of the legal bit set
@@ -259,7 +315,12 @@ def action_mask(legal: int, num_actions: int = NUM_ACTIONS) -> np.ndarray:
     return mask if size * 8 == num_actions else mask[:num_actions]
 
 
-def describe(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation vector into its named features (for notebooks; 789 or 791 entries)."""
-    layout = EXTENDED_LAYOUT if len(obs) > OBSERVATION_SIZE else OBSERVATION_LAYOUT
+def describe(obs: np.ndarray, rules: RuleSet | None = None) -> dict[str, np.ndarray]:
+    """Split an observation vector into its named features (for notebooks). Without ``rules`` the length
+    picks the layout: 789 entries the standard one, else the 791 of 74-action rule sets (then the entries
+    of an option's block are left out)."""
+    if rules is not None:
+        layout = layout_of(rules)
+    else:
+        layout = EXTENDED_LAYOUT if len(obs) > OBSERVATION_SIZE else OBSERVATION_LAYOUT
     return {name: obs[off : off + size] for name, off, size in layout}

@@ -33,6 +33,11 @@ option is on (:func:`hand_keys`):
   the hand ends; ``scores`` are then the chip totals.
 - ``assignment`` (option ``dealer_assigns_quotas``): the quotas the dealer
   gave to [dealer, eldest, middle]; null until chosen, and so is ``quotas``.
+- ``take`` (option ``one_card_kitty``): ``{"seat": s, "card": "7C"}``, the
+  holder of 2D took the face-up card and put 7C out of play, or
+  ``{"seat": s, "card": null}``, it declined; null until decided, and when the
+  face-up card is 2D. ``deal.kitty`` holds the face-up card; ``discards``
+  and ``shown`` are ``[]``.
 
 Cards are two-character text (``"TH"``). ``sent``, ``discards`` and trick
 cards are in the order chosen or played; ``returned``, ``shown[].cards`` and
@@ -84,7 +89,7 @@ import os
 from typing import Any
 
 from .atomic import atomic_path
-from .cards import SUIT_LETTERS, texts
+from .cards import CARD_TEXT, SUIT_LETTERS, texts
 from .game import NO_SUIT, Game, HandLog
 from .rules import RuleSet
 
@@ -123,7 +128,7 @@ HAND_KEYS = (
 """The keys of every hand entry, in every rule set."""
 
 
-SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips"}
+SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips", "take": "one_card_kitty"}
 """Keys a hand entry has only when a section 10 option is on: key -> option."""
 
 
@@ -179,6 +184,11 @@ def hand_record(log: HandLog, rules: RuleSet) -> dict[str, Any]:
         entry["assignment"] = _ints(log.assignment)
     if rules.chips:
         entry["chips"] = _ints(log.chips)
+    if rules.one_card_kitty:
+        take = log.take
+        entry["take"] = (
+            None if take is None else {"seat": take[0], "card": None if take[1] is None else CARD_TEXT[take[1]]}
+        )
     return entry
 
 

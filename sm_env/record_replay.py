@@ -23,8 +23,10 @@ from .game import (
     EXCHANGE,
     MAX_ACTIONS,
     OVER,
+    PASS_ACTION,
     PLAY,
     SEED_LIMIT,
+    TAKE,
     TRUMP,
     TRUMP_ACTION_BASE,
     DealError,
@@ -150,6 +152,7 @@ class _Hand:
     discards: list[int] | None
     shown: list[tuple[int, list[int]]] | None
     tricks: list[Trick] | None
+    take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
 
 
 @dataclass
@@ -297,7 +300,20 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
     for key in ("tricks_won", "balances", "scores", "chips"):  # assignment: checked above
         if key in hand:
             _ints3(hand[key], f"{where}, {key}")
-    return _Hand(hand, number, dealer, quotas, assignment, deal_norm, exchanges, trump, discards, shown, tricks)
+    take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
+    return _Hand(hand, number, dealer, quotas, assignment, deal_norm, exchanges, trump, discards, shown, tricks, take)
+
+
+def _parse_take(value: Any, where: str) -> tuple[int, int | None] | None:
+    if value is None:
+        return None
+    entry = _dict(value, where)
+    extra = sorted(set(entry) - {"seat", "card"})
+    if extra:
+        raise _fail(where, f"unknown key(s) {extra}; a take has 'seat' and 'card' (null when declined)")
+    seat = _seat(_get(entry, "seat", where), f"{where}, seat")
+    card = _get(entry, "card", where)
+    return seat, None if card is None else _card(card, f"{where}, card")
 
 
 def _parse_record(record: Any) -> _Record:
@@ -382,6 +398,11 @@ def _canon_field(key: str, value: Any) -> Any:
     if key == "shown":
         entries = [{"to": e["to"], "cards": _canon_cards(e["cards"], False)} for e in value]
         return sorted(entries, key=lambda e: (e["to"], [parse_card(c) for c in e["cards"]]))
+    if key == "take":
+        return {
+            "seat": value["seat"],
+            "card": None if value["card"] is None else _canon_cards([value["card"]], True)[0],
+        }
     if key == "tricks":
         return [
             {"leader": t["leader"], "cards": _canon_cards(t["cards"], True), "winner": t["winner"]}
@@ -455,6 +476,8 @@ def _state(game: Game) -> str:
         return f"the dealer (seat {game.dealer}) has to name trump"
     if phase == ASSIGN:
         return f"the dealer (seat {game.dealer}) has to assign the quotas"
+    if phase == TAKE:
+        return f"seat {game.current}, holding 2D, has to take the face-up card or decline it"
     if phase == DISCARD:
         done = len(game.log.discards or [])
         return f"the dealer (seat {game.dealer}) has discarded {done} of {game.rules.kitty_size} cards"
@@ -471,6 +494,7 @@ _WANTED = {
     DISCARD: "a discard",
     PLAY: "a card to a trick",
     ASSIGN: "the quota assignment",
+    TAKE: "taking the face-up card",
 }
 
 
@@ -532,6 +556,21 @@ def _replay_assignment(game: Game, hand: _Hand, log: HandLog, where: str) -> Non
     _check_fields(where, hand, log, game.rules, ("assignment", "quotas"))
 
 
+_PRE_PLAY = ("exchanges", "trump", "discards", "shown")
+
+
+def _replay_take(game: Game, hand: _Hand, where: str) -> None:
+    step = f"{where}, take"
+    seat, card = hand.take  # type: ignore[misc]
+    _expect(game, hand.number, TAKE, step)
+    if seat != game.current:
+        raise _fail(
+            f"{step}, seat",
+            f"the record has seat {seat}, but seat {game.current} holds 2D after the exchange and decides",
+        )
+    _apply(game, PASS_ACTION if card is None else card, f"{step}, card")
+
+
 def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
     number = index + 1
     where = f"hand {number}"
@@ -561,7 +600,10 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
                 step = f"{where}, discard {k}"
                 _expect(game, number, DISCARD, step)
                 _apply(game, card, step)
-    _check_fields(where, hand, log, game.rules, ("exchanges", "trump", "discards", "shown"))
+        elif stage == "take" and hand.take is not None:
+            _replay_take(game, hand, where)
+    checked = ("exchanges", "trump", "discards", "shown", "take") if game.rules.one_card_kitty else _PRE_PLAY
+    _check_fields(where, hand, log, game.rules, checked)
     for t, trick in enumerate(hand.tricks or [], 1):
         step = f"{where}, trick {t}"
         for k, card in enumerate(trick.cards, 1):

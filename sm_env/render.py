@@ -40,6 +40,11 @@ for player_2, then 2 cards for player_1)``; naming trump it lists the
 action ids (``52=clubs 53=diamonds 54=hearts 55=spades``); assigning the
 quotas (``dealer_assigns_quotas``) too (``68=8-5-3 69=8-3-5 ...``, for
 dealer, eldest, middle), and the quota column shows ``?`` until then.
+With ``one_card_kitty`` a line ``Face-up card: 7C (the holder of 2D may take
+it after trump)`` (later ``taken by player_2`` or ``declined by player_2``;
+``2D: nobody can take it``) is public; the taker also sees ``You put out of
+play: 4S``, the whole table ``put out 4S``; deciding, the line reads ``To
+act: player_2 (take the face-up card 7C: put out a card, or 58=decline)``.
 
 Hands are grouped by suit, spades first, high cards first. Roles and quotas
 are those of the current hand; scores are running scores (chip totals with
@@ -54,10 +59,13 @@ from .game import (
     DISCARD,
     EXCHANGE,
     OVER,
+    PASS_ACTION,
     PHASE_NAMES,
     PLAY,
     ROLE_NAMES,
+    TAKE,
     TRUMP,
+    TWO_OF_DIAMONDS,
     Game,
     action_text,
     chip_changes,
@@ -154,10 +162,19 @@ def _trick_lines(tricks, phase: int, trick_cards, trick_leader: int) -> list[str
 
 
 def _to_act_line(
-    phase: int, to_act: int, dealer: int, legal: int | None, to_send, discards_left: int | None, rules=None
+    phase: int,
+    to_act: int,
+    dealer: int,
+    legal: int | None,
+    to_send,
+    discards_left: int | None,
+    rules=None,
+    face_up: int = -1,
 ) -> str:
     if phase == ASSIGN:
         what = "assign the quotas to dealer, eldest, middle"
+    elif phase == TAKE:
+        what = f"take the face-up card {CARD_TEXT[face_up]}: put out a card, or {PASS_ACTION}=decline"
     elif phase == EXCHANGE:
         parts = [f"{n} card{'s' if n != 1 else ''} for {_name(r)}" for r, n in to_send if n > 0]
         what = "exchange: choose " + (", then ".join(parts) if parts else "the cards to send")
@@ -172,6 +189,9 @@ def _to_act_line(
         line += " - legal: " + " ".join(f"{a}={action_text(a)[6:]}" for a in from_mask(legal))
     elif legal and phase == ASSIGN:
         line += " - legal: " + " ".join(f"{a}={action_text(a, rules)[7:]}" for a in from_mask(legal))
+    elif legal and phase == TAKE:
+        cards = legal & ~(1 << PASS_ACTION)
+        line += " - legal: " + " ".join(CARD_TEXT[a] for a in reversed(from_mask(cards))) + f" {PASS_ACTION}=decline"
     elif legal:
         line += " - legal: " + " ".join(CARD_TEXT[a] for a in reversed(from_mask(legal)))
     return line
@@ -196,6 +216,29 @@ def _kitty_trick_line(rules, discard_count: int, dealer: int) -> list[str]:
     if rules.kitty_trick and discard_count == rules.kitty_size:
         return [f"Kitty trick: the dealer's discards, won by {_name(dealer)}"]
     return []
+
+
+def _face_up_lines(face_up: int, take, put_out: int | None, whole: bool) -> list[str]:
+    """With ``one_card_kitty``: the face-up card and what became of it (public); the card put out of play to
+    the taker (``put_out``) or the whole table."""
+    if face_up < 0:
+        return []
+    card = CARD_TEXT[face_up]
+    if take is None:
+        if face_up == TWO_OF_DIAMONDS:
+            return [f"Face-up card: {card}: nobody can take it"]
+        return [f"Face-up card: {card} (the holder of 2D may take it after trump)"]
+    seat, taken = take
+    if not taken:
+        return [f"Face-up card: {card}, declined by {_name(seat)}"]
+    line = f"Face-up card: {card}, taken by {_name(seat)}"
+    if put_out is not None:
+        return (
+            [line + f", put out {CARD_TEXT[put_out]}"]
+            if whole
+            else [line, f"You put out of play: {CARD_TEXT[put_out]}"]
+        )
+    return [line]
 
 
 def _balances_line(previous_balances) -> list[str]:
@@ -227,6 +270,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
     if view.discards is not None and view.discards:
         lines.append(f"Your discards: {_cards(view.discards)}")
     lines += _kitty_trick_line(view.rules, view.discard_count, view.dealer)
+    lines += _face_up_lines(view.face_up, view.take, view.put_out, False)
     if view.shown:
         lines.append(f"Shown to you (the dealer took them): {mask_text(view.shown)}")
     lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader)
@@ -247,6 +291,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
                 view.to_send,
                 discards_left,
                 view.rules,
+                view.face_up,
             )
         )
     return "\n".join(lines)
@@ -276,6 +321,13 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     if log.discards:
         lines.append(f"Discards ({_name(game.dealer)}): {_cards(log.discards)}")
     lines += _kitty_trick_line(game.rules, len(log.discards or ()), game.dealer)
+    take = game.take
+    lines += _face_up_lines(
+        game.face_up,
+        None if take is None else (take[0], take[1] is not None),
+        None if take is None else take[1],
+        True,
+    )
     for to, cards in log.shown or ():
         lines.append(f"Shown to {_name(to)}: {_cards(cards)}")
     trick_cards = game.trick if phase == PLAY else []
@@ -288,6 +340,15 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     else:
         discards_left = game.rules.kitty_size - len(log.discards) if phase == DISCARD else None
         lines.append(
-            _to_act_line(phase, to_act, game.dealer, game.legal_mask(), game.cards_to_send(), discards_left, game.rules)
+            _to_act_line(
+                phase,
+                to_act,
+                game.dealer,
+                game.legal_mask(),
+                game.cards_to_send(),
+                discards_left,
+                game.rules,
+                game.face_up,
+            )
         )
     return "\n".join(lines)

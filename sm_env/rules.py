@@ -37,6 +37,9 @@ Options (all off in "standard"):
                             the previous hand exchanges first
 ``kitty_trick``             the dealer's 4 discards count as its first trick
                             (17 tricks; sets pickup_before_discard)
+``one_card_kitty``          17 cards each, the 52nd face up; after trump the
+                            holder of 2D may take it, putting a card out of
+                            play (action 58 declines; 9-5-3, 13 tricks win)
 ==========================  ==================================================
 
 Section 10 options not listed here are not implemented yet; asking for one
@@ -48,7 +51,11 @@ Decisions where docs/rules.md is open:
   target_score, dealer_makes_quota, fixed_hands) is set; then it is off
   unless given explicitly.
 - ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``, or 9-5-3 with
-  ``kitty_trick`` (17 tricks counted).
+  ``kitty_trick`` or ``one_card_kitty`` (17 tricks counted).
+- ``win_tricks`` defaults to 13 with ``one_card_kitty`` (docs/rules.md 10.5).
+- ``one_card_kitty`` is refused with ``pickup_before_discard`` (and so
+  ``trump_after_kitty``), ``kitty_before_exchange``, ``kitty_trick`` and
+  ``no_kitty_51``: it has no kitty to take and no discards.
 - End conditions are checked at the end of each hand in the table order
   (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
   the first one met decides. Among the players meeting it, the highest
@@ -82,6 +89,7 @@ SECTION_10_OPTIONS = (
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
     "kitty_trick",
+    "one_card_kitty",
 )
 """The section 10 options (docs/rules.md): all booleans, off in every preset."""
 
@@ -130,6 +138,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "dealer_assigns_quotas": False,
     "first_up_exchanges_first": False,
     "kitty_trick": False,
+    "one_card_kitty": False,
 }
 
 
@@ -166,6 +175,7 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
         "pickup_before_discard": True,
         "first_up_exchanges_first": True,
     },
+    "9-5-3-one-card": {"quotas": (9, 5, 3), "one_card_kitty": True},
 }
 
 
@@ -197,6 +207,7 @@ class RuleSet:
     dealer_assigns_quotas: bool = False
     first_up_exchanges_first: bool = False
     kitty_trick: bool = False
+    one_card_kitty: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -215,7 +226,9 @@ class RuleSet:
         tricks = self.tricks_per_hand
         quotas = self.quotas
         if quotas is None:
-            quotas = (8, 6, 3) if self.no_kitty_51 else (9, 5, 3) if self.kitty_trick else (8, 5, 3)
+            quotas = (
+                (8, 6, 3) if self.no_kitty_51 else (9, 5, 3) if self.kitty_trick or self.one_card_kitty else (8, 5, 3)
+            )
         if not isinstance(quotas, (list, tuple)):
             # a set or dict has no dependable order: the quotas are by role, so the order is the meaning
             raise RulesError(
@@ -258,7 +271,7 @@ class RuleSet:
                 f"only {tricks} tricks: lower the dealer's quota or use dealer_makes_quota true"
             )
         if self.win_tricks is None and not self._other_end_condition():
-            object.__setattr__(self, "win_tricks", 12)
+            object.__setattr__(self, "win_tricks", self.default_win_tricks)
         object.__setattr__(self, "name", self._checked_name())
 
     def _check_phase_order(self) -> None:
@@ -278,6 +291,17 @@ class RuleSet:
             raise RulesError(
                 f"{order[0]} orders the exchange or the phases around it; it makes no sense with no_exchange"
             )
+        if self.one_card_kitty:
+            clash = [
+                k
+                for k in ("pickup_before_discard", "kitty_before_exchange", "kitty_trick", "no_kitty_51")
+                if getattr(self, k)
+            ]
+            if clash:
+                raise RulesError(
+                    f"one_card_kitty has a single face-up card and no kitty to take or discards: it makes no sense "
+                    f"with {' and '.join(clash)}"
+                )
         for option in ("kitty_before_exchange", "kitty_trick"):  # both imply pickup_before_discard
             if getattr(self, option):
                 if self.no_kitty_51:
@@ -317,6 +341,8 @@ class RuleSet:
             preset_options.get(key) for key in ("win_margin", "target_score", "dealer_makes_quota", "fixed_hands")
         ):
             expected["win_tricks"] = None
+        elif "win_tricks" not in preset_options and preset_options.get("one_card_kitty"):
+            expected["win_tricks"] = 13
         return all(getattr(self, key) == expected[key] for key in OPTION_NAMES)
 
     def _other_end_condition(self) -> bool:
@@ -331,22 +357,32 @@ class RuleSet:
     def tricks_per_hand(self) -> int:
         """Tricks counted in a hand (what the quotas sum to): 16, or 17 with no_kitty_51 (17 played) or
         kitty_trick (16 played plus the dealer's kitty trick)."""
-        return 17 if self.no_kitty_51 or self.kitty_trick else 16
+        return 17 if self.no_kitty_51 or self.kitty_trick or self.one_card_kitty else 16
+
+    @property
+    def default_win_tricks(self) -> int:
+        """The tricks that win when no other end condition is set: 12, or 13 with one_card_kitty (10.5)."""
+        return 13 if self.one_card_kitty else 12
 
     @property
     def num_actions(self) -> int:
         """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
-        return 74 if self.dealer_assigns_quotas else 56
+        return 74 if self.dealer_assigns_quotas or self.one_card_kitty else 56
 
     @property
     def hand_size(self) -> int:
-        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51."""
-        return 17 if self.no_kitty_51 else 16
+        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51 or one_card_kitty."""
+        return 17 if self.no_kitty_51 or self.one_card_kitty else 16
 
     @property
     def kitty_size(self) -> int:
-        """Cards in the kitty (and discarded by the dealer)."""
-        return 0 if self.no_kitty_51 else 4
+        """Cards in the kitty that the dealer takes (and discards): 4, or 0 with no_kitty_51 or one_card_kitty."""
+        return 0 if self.no_kitty_51 or self.one_card_kitty else 4
+
+    @property
+    def aside_size(self) -> int:
+        """Cards put aside at the deal (a deal's ``kitty``): the kitty, or the face-up card of one_card_kitty."""
+        return 1 if self.one_card_kitty else self.kitty_size
 
     def options(self) -> dict[str, Any]:
         """Every option by name, as the ``rules`` field of a game record."""

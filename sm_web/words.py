@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
+from sm_env.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
 from sm_env.scene import ROLES, phase_name, sorted_cards
 
 _DOING = {
@@ -20,6 +20,7 @@ _DOING = {
     DISCARD: "discarding",
     PLAY: "playing",
     ASSIGN: "assigning the quotas",
+    TAKE: "deciding on the face-up card",
 }
 
 
@@ -42,6 +43,12 @@ def prompt(view: Any, names: Sequence[str]) -> str:
             "middle (yourself included). The eldest still leads."
         )
     quota = view.quotas[me]
+    if view.phase == TAKE:
+        card = CARD_TEXT[view.face_up]
+        return (
+            f"You hold 2D: you may take the face-up {card} into your hand and put one of your cards (2D included) "
+            f"face down out of play, or decline."
+        )
     if view.phase == EXCHANGE:
         parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]
         up = view.previous_balances[me] if view.previous_balances is not None else 0

@@ -40,6 +40,8 @@ RULE_SETS = [
     {"dealer_assigns_quotas": True, "trump_before_exchange": True, "max_exchange": 2},
     {"first_up_exchanges_first": True, "trump_after_send": True},
     "3-5-9",
+    "9-5-3-one-card",
+    {"one_card_kitty": True, "trump_after_send": True},
     {"trump_before_exchange": True},
     {"trump_before_exchange": True, "pickup_before_discard": True},
     {"kitty_before_exchange": True},
@@ -85,6 +87,7 @@ def test_random_and_heuristic_play_only_legal_actions(rules):
         "chips-12",
         "9-2-5-variation",
         "dealer-assigns",
+        "9-5-3-one-card",
         {"trump_before_exchange": True},
         {"trump_after_send": True},
     ],
@@ -240,7 +243,9 @@ def _check_world(view, world: World, cons) -> None:
         if ex.receiver == me and ex.returned is not None:
             for card in ex.returned:
                 if not played >> card & 1:
-                    assert world.hands[ex.sender] >> card & 1 or (ex.sender == view.dealer and world.out >> card & 1)
+                    put_out = view.take == (ex.sender, True)  # one_card_kitty: the sender took the face-up card
+                    out_ok = (ex.sender == view.dealer or put_out) and world.out >> card & 1
+                    assert world.hands[ex.sender] >> card & 1 or out_ok
 
 
 def _random_states(n_games: int, seed: int):

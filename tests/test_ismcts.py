@@ -23,6 +23,7 @@ RULE_SETS = [
     "9-2-5-variation",
     "dealer-assigns",
     "3-5-9",
+    "9-5-3-one-card",
     {"trump_before_exchange": True},
     {"trump_after_send": True},
 ]

@@ -48,8 +48,12 @@ def test_documented_table_is_exactly_the_layout():
     import sm_env.observation as observation
 
     rows = [(int(off), int(size)) for off, size in re.findall(r"^(\d+) +(\d+) +\S", observation.__doc__, re.MULTILINE)]
-    # the standard table, then the features appended for rule sets with 74 actions
-    assert rows == [(off, size) for _, off, size in observation.EXTENDED_LAYOUT]
+    # the standard table, then the features appended for rule sets with 74 actions, then each option's block
+    expected = [(off, size) for _, off, size in observation.EXTENDED_LAYOUT]
+    for option in observation.OPTION_FEATURES:
+        layout = observation.layout_of(PRESETS["standard"].replace(**{option: True, "quotas": None}))
+        expected += [(off, size) for _, off, size in layout[len(observation.EXTENDED_LAYOUT) :]]
+    assert rows == expected
     assert observation.EXTENDED_LAYOUT[: len(OBSERVATION_LAYOUT)] == OBSERVATION_LAYOUT
     assert f"Total: {OBSERVATION_SIZE} entries" in observation.__doc__
 

@@ -225,8 +225,16 @@ def expected_exchanges(
 
 
 def reference_order(rules: RuleSet) -> list[str]:
-    """docs/rules.md 4, 5, 9 and 10.1: the stages of a hand before the play, in order."""
-    kitty = [] if rules.no_kitty_51 else ["kitty", "discard"] if rules.pickup_before_discard else ["discard", "kitty"]
+    """docs/rules.md 4, 5, 9 and 10.1 (and 10.5: the take of the face-up card comes last): the stages of a hand
+    before the play, in order."""
+    order = _reference_order(rules)
+    return [*order, "take"] if rules.one_card_kitty else order
+
+
+def _reference_order(rules: RuleSet) -> list[str]:
+    kitty = ["kitty", "discard"] if rules.pickup_before_discard else ["discard", "kitty"]
+    if rules.no_kitty_51 or rules.one_card_kitty:
+        kitty = []
     if rules.kitty_before_exchange:  # kitty, discards, exchange; trump where its option puts it
         if rules.trump_before_exchange:
             return ["trump", "kitty", "discard", "exchange"]
@@ -320,7 +328,8 @@ def check_history(game: Game) -> None:
         # deal: sizes, every card once
         hands = [set(h) for h in log.deal_hands]
         kitty = set(log.kitty)
-        assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == kitty_size
+        assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == (rules.aside_size)
+        aside = set(log.kitty) if rules.one_card_kitty else set()  # out of play: the face-up card unless taken
         assert set().union(*hands, kitty) == deck and sum(map(len, hands)) + len(kitty) == len(deck)
         if log.tricks_won is None:
             assert last and not game.is_over
@@ -378,6 +387,18 @@ def check_history(game: Game) -> None:
                         cards = sorted(k for k in kitty if k // 13 in low and k > low[k // 13])
                         if cards:
                             shown.append((e.sender, cards))
+            elif stage == "take":  # docs/rules.md 10.5: the holder of 2D, as the hands now stand
+                face_up = log.kitty[0]
+                if face_up == parse_card("2D"):
+                    assert log.take is None
+                    continue
+                holder = next(s for s in range(3) if parse_card("2D") in hands[s])
+                assert log.take is not None and log.take[0] == holder
+                put_out = log.take[1]
+                if put_out is not None:
+                    assert put_out in hands[holder]
+                    hands[holder] = hands[holder] - {put_out} | {face_up}
+                    aside = {put_out}
             elif stage == "discard":
                 assert len(discards) == kitty_size == len(set(discards))
                 assert set(discards) <= hands[dealer]
@@ -406,7 +427,11 @@ def check_history(game: Game) -> None:
             tricks[winner] += 1
             leader = winner
         assert hands == [set(), set(), set()]
-        assert played | set(discards) == deck and len(played) == 3 * size
+        assert played | set(discards) | aside == deck and len(played) == 3 * size
+        if rules.one_card_kitty:
+            assert discards == [] and log.shown == []
+        else:
+            assert log.take is None
         # score: balances, or with chips every up player wins its surplus from every down player
         balances = [tricks[s] - quotas[s] for s in range(3)]
         if rules.chips:
@@ -1212,7 +1237,8 @@ def test_random_games_follow_the_rules(preset):
     rules = PRESETS[preset]
     others = (rules.win_margin, rules.target_score, rules.fixed_hands)
     if preset != "all-sixteen":
-        assert rules.win_tricks == (None if any(v is not None for v in others) or rules.dealer_makes_quota else 12)
+        default = 13 if rules.one_card_kitty else 12  # docs/rules.md 10.5: 13 of 17 tricks with one_card_kitty
+        assert rules.win_tricks == (None if any(v is not None for v in others) or rules.dealer_makes_quota else default)
     games, max_hands = (60, 60) if preset == "all-sixteen" else (RANDOM_GAMES, 200)
     won = 0
     for seed in range(games):
