@@ -30,6 +30,14 @@ Quota assignment (dealer, ``dealer_assigns_quotas``)
     the higher one to the opponent with the higher running score (ties: the
     eldest), to pull the leader back.
 
+Auction (``auction``, before hand 1)
+    It estimates the tricks it would take as dealer: the length of the
+    suit it would name trump, plus its side aces, plus half a trick for each
+    side king with another card of its suit, plus 2 for the kitty and the
+    discards (an average hand comes to about 8, the standard dealer's
+    quota). It bids the lowest bid allowed when the estimate reaches it (a
+    higher bid only raises its own quota), and passes otherwise.
+
 Face-up card (holder of 2D, ``one_card_kitty``)
     The card it would put out is the one its discard rules below would
     discard first from its hand. It takes the face-up card when that card is
@@ -97,6 +105,8 @@ from sm_env.cards import highest as _high
 from sm_env.cards import lowest as _low
 from sm_env.game import (
     ASSIGN,
+    BID,
+    BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
     PASS_ACTION,
@@ -355,6 +365,29 @@ def choose_assignment(view: PlayerView) -> int:
     return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
 
 
+def estimate_tricks(hand: int) -> float:
+    """Tricks the hand would take as dealer, by the auction rule of the module docstring."""
+    trump = choose_trump(hand)
+    estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
+    for s in range(4):
+        cards = hand & SUIT_MASK[s]
+        if s != trump and cards:
+            estimate += (cards >> (13 * s + 12)) & 1  # the ace
+            if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
+                estimate += 0.5  # a guarded king
+    return estimate
+
+
+def choose_bid(hand: int, legal: int) -> int:
+    """The auction action: the lowest legal bid if the estimate reaches it, else PASS_ACTION."""
+    bids = legal & ~(1 << PASS_ACTION)
+    if bids:
+        lowest = _low(bids)
+        if estimate_tricks(hand) >= lowest - BID_ACTION_BASE + 8:
+            return lowest
+    return PASS_ACTION
+
+
 def choose_take(hand: int, face_up: int, trump: int, outstanding: int) -> int:
     """The holder of 2D's choice (``one_card_kitty``): the card to put out of play, or PASS_ACTION to decline.
 
@@ -374,6 +407,8 @@ def heuristic_action(view: PlayerView) -> int:
         return choose_assignment(view)
     if phase == PLAY:
         return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
+    if phase == BID:
+        return choose_bid(view.hand, view.legal)
     if phase == TAKE:
         return choose_take(view.hand, view.face_up, view.trump, outstanding_of(view))
     if phase == TRUMP:

@@ -10,6 +10,8 @@ and scores, and a numbered list of the legal actions. It answers with
   (``hearts``);
 - assigning the quotas (``dealer_assigns_quotas``): a number from the list,
   or the quotas for dealer, eldest, middle as ``5-3-8``;
+- in the auction (``auction``): a bid ``8``-``16`` (or ``bid 9``), or
+  ``pass``; a number 8-16 is read as a bid, a smaller one as a list number;
 - taking the face-up card (``one_card_kitty``, holding 2D): the card to put
   out of play (the face-up card joins the hand), or ``pass`` / ``decline``
   (action 58);
@@ -28,6 +30,8 @@ from sm_env.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardErr
 from sm_env.game import (
     ASSIGN,
     ASSIGN_ACTION_BASE,
+    BID,
+    BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
     NUM_CARDS,
@@ -66,6 +70,8 @@ def hand_by_suit(mask: int) -> str:
 def _action_label(action: int, view: PlayerView) -> str:
     if action == PASS_ACTION and view.phase == TAKE:
         return f"decline {CARD_TEXT[view.face_up]}"
+    if view.phase == BID:
+        return action_text(action)
     if action >= ASSIGN_ACTION_BASE:
         return action_text(action, view.rules)[7:] + " (dealer-eldest-middle)"
     if action >= TRUMP_ACTION_BASE:
@@ -82,6 +88,8 @@ def _prompt(view: PlayerView) -> str:
         return "Quotas for dealer, eldest, middle (e.g. 5-3-8 or a number): "
     if phase == DISCARD:
         return "Card to discard (e.g. 3C or a number): "
+    if phase == BID:
+        return "Your bid (8-16, as dealer of hand 1) or 'pass': "
     if phase == TAKE:
         return f"Take {CARD_TEXT[view.face_up]}: card to put out of play (e.g. 3C), or 'pass' to decline: "
     if phase == EXCHANGE:
@@ -99,12 +107,27 @@ def numbered_actions(view: PlayerView) -> list[int]:
     )
 
 
+def _parse_bid(answer: str, view: PlayerView) -> int:
+    word = answer.lower().removeprefix("bid").strip()
+    if word in ("pass", "p", "no"):
+        return PASS_ACTION
+    if word.isdigit() and 8 <= int(word) <= 16:
+        action = BID_ACTION_BASE + int(word) - 8
+        if view.legal >> action & 1:
+            return action
+        high = view.auction_high[0] if view.auction_high else 7
+        raise ValueError(f"a bid must be higher than {high}: bid {high + 1}-16 or pass")
+    raise ValueError(f"{answer!r} is not a bid: type a number of tricks 8-16, or 'pass'")
+
+
 def parse_answer(text: str, view: PlayerView) -> int:
     """The action an answer names, or ValueError with a message for the player."""
     legal = numbered_actions(view)
     answer = text.strip()
     if not answer:
         raise ValueError("please type a card (like TH) or a number from the list")
+    if view.phase == BID and not (answer.isdigit() and int(answer) < 8):
+        return _parse_bid(answer, view)
     if answer.isdigit():
         number = int(answer)
         if not 1 <= number <= len(legal):

@@ -453,9 +453,10 @@ class raw_env(AECEnv):
 
     def _end_hand(self, hand: int) -> None:
         """Give the balance rewards of the hand that just ended."""
-        if self.reward_mode != "balance":
+        balances = self.game.history[hand - 1].balances
+        if self.reward_mode != "balance" or balances is None:  # None: a passed-out deal (auction) scores nothing
             return
-        values = hand_rewards(self.game.history[hand - 1].balances)
+        values = hand_rewards(balances)
         rewards = self.rewards
         cumulative = self._cumulative_rewards
         for agent, value in zip(AGENTS, values, strict=True):

@@ -16,6 +16,7 @@ TRUMP      dealer      52-55: clubs, diamonds, hearts, spades
 DISCARD    dealer      a card id from its hand, one card at a time
 PLAY       in turn     a card id; must follow the led suit if able
 ASSIGN     dealer      68-73: the quotas (``dealer_assigns_quotas`` only)
+BID        in turn     with ``auction``, before hand 1: 58 pass, 59-67 bid 8-16
 TAKE       holder of   with ``one_card_kitty``: the card id it puts out of
            2D          play to take the face-up card, or 58 to decline
 OVER       nobody      none
@@ -51,8 +52,8 @@ from .rules import RuleSet
 
 # Phases
 EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN = range(6)
-TAKE = 6
-PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign", "take")
+TAKE, BID = 6, 7
+PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign", "take", "bid")
 
 # Actions
 TRUMP_ACTION_BASE = 52
@@ -60,6 +61,21 @@ NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
 PASS_ACTION = 58
 """Pass in the auction, or decline the face-up card of ``one_card_kitty`` (docs/rules.md 10.8)."""
+BID_ACTION_BASE = 59
+"""Action 59 + k bids 8 + k tricks (docs/rules.md 10.2, 10.8)."""
+BID_MASK = 0x1FF << BID_ACTION_BASE
+AUCTION_QUOTAS = {
+    8: (5, 3),
+    9: (4, 3),
+    10: (4, 2),
+    11: (3, 2),
+    12: (2, 2),
+    13: (2, 1),
+    14: (1, 1),
+    15: (1, 0),
+    16: (0, 0),
+}
+"""Hand 1's (eldest, middle) quotas for the winning bid (the dealer's quota) of the auction (docs/rules.md 10.2)."""
 TWO_OF_DIAMONDS = 13
 """The card whose holder may take the face-up card (docs/rules.md 10.5)."""
 ASSIGN_ACTION_BASE = 68
@@ -99,6 +115,8 @@ def action_text(action: int, rules: RuleSet | None = None) -> str:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
     if action == PASS_ACTION:
         return "pass"
+    if BID_ACTION_BASE <= action < BID_ACTION_BASE + 9:
+        return f"bid {action - BID_ACTION_BASE + 8}"
     if ASSIGN_ACTION_BASE <= action < MAX_ACTIONS and rules is not None:
         return "quotas " + "-".join(map(str, assignment_of(action, rules)))
     return f"action {action}"
@@ -364,12 +382,17 @@ class Game:
             raise ValueError(f"first_dealer must be a seat 0, 1 or 2, got {first_dealer!r}")
         self.first_dealer = first_dealer
         start_balances = check_start_balances(start_balances, self.rules)
+        if start_balances is not None and self.rules.auction:
+            raise ValueError(
+                "start_balances: with auction hand 1 follows the auction and has no exchange (docs/rules.md 10.2)"
+            )
         self.start_balances = start_balances
         self.scores = [0, 0, 0]
         self.history: list[HandLog] = []
         self.winners: list[int] | None = None
         self.truncated = False
         self.hand_number = 0
+        self._reset_auction(first_dealer)
         self._start_hand(first_dealer, start_balances)
 
     # ------------------------------------------------------------------ queries
@@ -420,6 +443,10 @@ class Game:
             return ASSIGN_MASK
         if phase == TAKE:
             return self.hands[self.current] | 1 << PASS_ACTION
+        if phase == BID:
+            high = self.auction_high
+            bids = BID_MASK if high is None else BID_MASK & ~((1 << (BID_ACTION_BASE + high[0] - 7)) - 1)
+            return bids | 1 << PASS_ACTION
         return 0
 
     def legal_actions(self) -> list[int]:
@@ -476,6 +503,8 @@ class Game:
             self._assign(action)
         elif phase == TAKE:
             self._take(action)
+        elif phase == BID:
+            self._bid(action)
         else:
             self._discard(action)
 
@@ -503,6 +532,10 @@ class Game:
             reason = "the dealer must name trump (actions 52-55)"
         elif self.phase == ASSIGN:
             reason = "the dealer must assign the quotas (actions 68-73)"
+        elif self.phase == BID:
+            high = self.auction_high
+            above = "8-16" if high is None else f"more than {high[0]}"
+            reason = f"{who} must pass ({PASS_ACTION}) or bid {above} tricks (actions 59-67 bid 8-16)"
         elif self.phase == TAKE:
             reason = (
                 f"{who} holds 2D: it takes the face-up card {CARD_TEXT[self.face_up]} by putting out a card of its "
@@ -530,6 +563,25 @@ class Game:
 
     # ------------------------------------------------------------------ a hand
 
+    def _reset_auction(self, first: int) -> None:
+        """Declare the auction's attributes (docs/rules.md 10.2; public, kept after the auction):
+        ``passed_out`` (passed-out deals so far), ``auction_first`` (the seat that bids first),
+        ``auction_bids`` ((seat, bid or None for a pass) in bidding order), ``auction_passed`` (by seat),
+        ``auction_high`` ((bid, seat) of the highest bid, None before any) and ``hand1_quotas`` (by seat, once
+        the auction is won). They describe the auction being held, or the one that decided hand 1."""
+        if not hasattr(self, "passed_out"):
+            self.passed_out = 0
+        self.auction_first = first
+        self.auction_bids: tuple[tuple[int, int | None], ...] = ()
+        self.auction_passed = (False, False, False)
+        self.auction_high: tuple[int, int] | None = None
+        self.hand1_quotas: list[int] | None = None
+
+    @property
+    def hands_played(self) -> int:
+        """Hands dealt and played (the current one included), not counting passed-out deals (``auction``)."""
+        return self.hand_number - self.passed_out
+
     def _start_hand(self, dealer: int, previous_balances: Sequence[int] | None) -> None:
         rules = self.rules
         self.hand_number += 1
@@ -544,6 +596,13 @@ class Game:
         self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
         quotas = None if self.quotas is None else list(self.quotas)
         self.history.append(HandLog(self.hand_number, dealer, quotas, [list(h) for h in deal_hands], list(kitty)))
+        if rules.auction and self.hands_played == 1:  # docs/rules.md 10.2: the auction decides who deals hand 1
+            self._reset_auction(dealer)
+            self.quotas = self.log.quotas = self.log.dealer = None
+            self.log.auction = []
+            self.log.passed_out = False
+            self.phase = BID
+            return
         if self.quotas is not None:  # else planned once the dealer has assigned them
             self._exchange_rounds = self._exchange_plan(previous_balances)
         self._next_stage()
@@ -786,6 +845,54 @@ class Game:
         self._exchange_rounds = self._exchange_plan(self.previous_balances)
         self._next_stage()
 
+    def _bid(self, action: int) -> None:
+        """A pass or a bid in the auction; the auction ends when all but the highest bidder have passed (that
+        bidder deals hand 1 with the bid as its quota) or all three passed (the deal is passed out)."""
+        seat = self.current
+        bid = None if action == PASS_ACTION else action - BID_ACTION_BASE + 8
+        self.auction_bids = (*self.auction_bids, (seat, bid))
+        self.log.auction = [*self.log.auction, (seat, bid)]
+        if bid is None:
+            self.auction_passed = tuple(p or s == seat for s, p in enumerate(self.auction_passed))
+        else:
+            self.auction_high = (bid, seat)
+        passed, high = self.auction_passed, self.auction_high
+        if all(passed):
+            self._pass_out()
+        elif high is not None and sum(passed) == 2:
+            self._win_auction(*high)
+        else:
+            nxt = (seat + 1) % 3
+            while passed[nxt]:
+                nxt = (nxt + 1) % 3
+            self.current = nxt
+
+    def _win_auction(self, bid: int, dealer: int) -> None:
+        """The highest bidder deals hand 1 with quotas (bid, AUCTION_QUOTAS[bid]); the hand starts."""
+        eldest, middle = AUCTION_QUOTAS[bid]
+        by_role = (bid, eldest, middle)
+        self.dealer = dealer
+        self.quotas = [by_role[(seat - dealer) % 3] for seat in range(3)]
+        self.hand1_quotas = list(self.quotas)
+        self.leader = (dealer + 1) % 3
+        self.log.dealer = dealer
+        self.log.quotas = list(self.quotas)
+        self._exchange_rounds = []
+        self._next_stage()
+
+    def _pass_out(self) -> None:
+        """All three passed: the deal is an entry of its own (no dealer, no score); a new deal, the next seat
+        bids first (or the game stops if max_hands entries are reached)."""
+        log = self.log
+        log.passed_out = True
+        log.discards, log.shown, log.tricks = [], [], []
+        self.passed_out += 1
+        if self.max_hands is not None and self.hand_number >= self.max_hands:
+            self.truncated = True
+            self.phase = OVER
+            return
+        self._start_hand((self.auction_first + 1) % 3, None)
+
     def _take(self, action: int) -> None:
         """The holder of 2D takes the face-up card, putting ``action`` out of play, or declines (docs/rules.md
         10.5)."""
@@ -918,11 +1025,12 @@ class Game:
             hit = [s for s in seats if self.scores[s] >= target]
             if hit or (rules.target_symmetric and any(self.scores[s] <= -target for s in seats)):
                 return best(list(seats), self.scores)
-        if rules.dealer_makes_quota and self.hand_number >= 3:
+        played = self.hands_played  # passed-out deals do not count (auction)
+        if rules.dealer_makes_quota and played >= 3:
             surplus = self.tricks_won[self.dealer] - self.quotas[self.dealer]
             if surplus > 0 or (surplus == 0 and rules.dealer_makes_quota is True):  # "up": more than its quota
                 return [self.dealer]
-        if rules.fixed_hands is not None and self.hand_number >= rules.fixed_hands:
+        if rules.fixed_hands is not None and played >= rules.fixed_hands:
             return best(list(seats), self.scores)
         return None
 
@@ -980,6 +1088,7 @@ class Game:
         game.winners = None
         game.truncated = False
         game.hand_number = hand_number
+        game._reset_auction(dealer)
         game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
         if quotas is not None:
             game.quotas = list(quotas)

@@ -16,7 +16,9 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
 - the dealer: its own discards and, once taken, the kitty;
 - an up player shown kitty cards by the show rule: those cards;
 - with ``one_card_kitty``: the face-up card and who took it or declined it
-  (public); the card put out of play, only the player who put it out.
+  (public); the card put out of play, only the player who put it out;
+- with ``auction``: every bid and pass (public), so the winner and hand 1's
+  quotas, and how many deals were passed out.
 
 It never knows another player's hand, the kitty (unless it is the dealer
 and has taken it, or was shown cards of it), or the discards of another.
@@ -62,7 +64,11 @@ class PlayerView:
         with ``one_card_kitty``: face_up (the face-up card, public; -1
         without the option), take (None until the holder of 2D has decided,
         then (seat, taken: bool), public) and put_out (the card this player
-        put out of play to take it, else None).
+        put out of play to take it, else None); with ``auction`` (public, see
+        :meth:`sm_env.game.Game._reset_auction`): auction_first,
+        auction_bids, auction_passed, auction_high, hand1_quotas and
+        passed_out (during the auction ``dealer`` is the seat that bid first
+        and ``quotas`` is None).
     """
 
     __slots__ = (
@@ -101,6 +107,12 @@ class PlayerView:
         "face_up",
         "take",
         "put_out",
+        "auction_first",
+        "auction_bids",
+        "auction_passed",
+        "auction_high",
+        "hand1_quotas",
+        "passed_out",
         "_tricks",
     )
 
@@ -139,6 +151,12 @@ class PlayerView:
     face_up: int
     take: tuple[int, bool] | None
     put_out: int | None
+    auction_first: int
+    auction_bids: tuple[tuple[int, int | None], ...]
+    auction_passed: tuple[bool, bool, bool]
+    auction_high: tuple[int, int] | None
+    hand1_quotas: tuple[int, int, int] | None
+    passed_out: int
 
     def role(self, seat: int | None = None) -> int:
         """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle."""
@@ -220,5 +238,11 @@ def player_view(game: Game, seat: int) -> PlayerView:
     take = game.take
     view.take = None if take is None else (take[0], take[1] is not None)
     view.put_out = take[1] if take is not None and take[0] == seat else None
+    view.auction_first = game.auction_first
+    view.auction_bids = game.auction_bids
+    view.auction_passed = game.auction_passed
+    view.auction_high = game.auction_high
+    view.hand1_quotas = None if game.hand1_quotas is None else tuple(game.hand1_quotas)
+    view.passed_out = game.passed_out
     view._tricks = log.tricks or ()  # public trick logs only, never the deal
     return view

@@ -104,6 +104,8 @@ class HandLog:
         "discards",
         "shown",
         "take",
+        "auction",
+        "passed_out",
         "tricks",
         "tricks_won",
         "balances",
@@ -125,6 +127,8 @@ class HandLog:
         self.discards: list[int] | None = None
         self.shown: list[tuple[int, list[int]]] | None = None
         self.take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
+        self.auction: list[tuple[int, int | None]] | None = None  # auction: (seat, bid or None) in order
+        self.passed_out = False  # auction: every player passed; no hand was played
         self.tricks: list[TrickLog] | None = None
         self.tricks_won: list[int] | None = None
         self.balances: list[int] | None = None

@@ -49,7 +49,7 @@ off   size  feature
 Total: 789 entries. With ``no_kitty_51`` hands have 17 cards and the
 kitty/discard planes stay zero; the layout does not change with the rule
 set, except that rule sets with 74 actions (docs/rules.md 10.8:
-``dealer_assigns_quotas``, ``one_card_kitty``) append (``EXTENDED_FEATURES``):
+``dealer_assigns_quotas``, ``one_card_kitty``, ``auction``) append (``EXTENDED_FEATURES``):
 
 ====  ====  ================================================================
 off   size  feature
@@ -76,8 +76,24 @@ off   size  feature
 848   52    put out: the card I put out of play to take it
 ====  ====  ================================================================
 
+``auction`` (docs/rules.md 10.2; the auction being held, or the one that
+decided hand 1; during the auction the role one-hot is zero):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+791   1     bidding: 1 while the auction runs (the phase one-hot is zero)
+792   3     highest bid of each seat[rel] / 16 (0: no bid)
+795   3     passed[rel]: 1 for each seat that has passed
+798   3     highest bidder[rel] one-hot (after the auction: hand 1's dealer)
+801   1     highest bid / 16 (after the auction: hand 1's dealer's quota)
+802   3     hand 1's quotas[rel] / 17 (once the auction is won)
+805   3     first bidder[rel] one-hot
+808   1     passed-out deals / 10, clipped to 1
+====  ====  ================================================================
+
 :func:`observation_size` gives the length for a rule set (789, 791 or 791
-plus an option's block: 900 with ``one_card_kitty``); :func:`layout_of` the
+plus an option's block: 900 with ``one_card_kitty``, 809 with ``auction``); :func:`layout_of` the
 layout.
 """
 
@@ -87,7 +103,7 @@ import functools
 
 import numpy as np
 
-from .game import ASSIGN, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
+from .game import ASSIGN, BID, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
 from .knowledge import PlayerView
 from .rules import RuleSet
 
@@ -141,6 +157,16 @@ EXTENDED_FEATURES: tuple[tuple[str, int], ...] = (("assigning", 1), ("quotas_kno
 EXTENDED_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(_FEATURES + EXTENDED_FEATURES)
 OPTION_FEATURES: dict[str, tuple[tuple[str, int], ...]] = {
     "one_card_kitty": (("face_up", 52), ("face_up_taker", 3), ("face_up_declined", 1), ("taking", 1), ("put_out", 52)),
+    "auction": (
+        ("bidding", 1),
+        ("bids", 3),
+        ("bid_passed", 3),
+        ("high_bidder", 3),
+        ("high_bid", 1),
+        ("hand1_quotas", 3),
+        ("first_bidder", 3),
+        ("passed_out", 1),
+    ),
 }
 """Appended after ``EXTENDED_FEATURES`` when the option is on (the options never combine with each other)."""
 
@@ -239,7 +265,8 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     phase = view.phase
     if phase <= OVER:  # the section 10 phases (assign, take) have their own entries
         x[_PHASE + phase] = 1.0
-    x[_ROLE + (seat - view.dealer) % 3] = 1.0
+    if phase != BID:  # no roles before the auction is won
+        x[_ROLE + (seat - view.dealer) % 3] = 1.0
     q, tw, hs, sc = view.quotas, view.tricks_won, view.hand_sizes, view.scores
     if q is not None:
         x[_QUOTAS], x[_QUOTAS + 1], x[_QUOTAS + 2] = q[seat] / 17.0, q[left] / 17.0, q[right] / 17.0
@@ -281,6 +308,8 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
         x += [1.0 if phase == ASSIGN else 0.0, 0.0 if q is None else 1.0]
         if rules.one_card_kitty:
             x += _one_card_kitty(view)
+        elif rules.auction:
+            x += _auction(view)
     out[_SCALARS:] = x
     return out
 
@@ -300,6 +329,29 @@ def _one_card_kitty(view: PlayerView) -> list[float]:
         x[56] = 1.0
     if view.put_out is not None:
         x[57 + view.put_out] = 1.0
+    return x
+
+
+def _auction(view: PlayerView) -> list[float]:
+    """The ``auction`` block (see the module docstring)."""
+    seat = view.seat
+    x = [0.0] * 18
+    x[0] = 1.0 if view.phase == BID else 0.0
+    for bidder, bid in view.auction_bids:
+        if bid is not None:
+            x[1 + (bidder - seat) % 3] = bid / 16.0
+    for s in range(3):
+        if view.auction_passed[s]:
+            x[4 + (s - seat) % 3] = 1.0
+    if view.auction_high is not None:
+        bid, bidder = view.auction_high
+        x[7 + (bidder - seat) % 3] = 1.0
+        x[10] = bid / 16.0
+    if view.hand1_quotas is not None:
+        for s in range(3):
+            x[11 + (s - seat) % 3] = view.hand1_quotas[s] / 17.0
+    x[14 + (view.auction_first - seat) % 3] = 1.0
+    x[17] = min(view.passed_out / 10.0, 1.0)
     return x
 
 

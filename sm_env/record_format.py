@@ -38,6 +38,14 @@ option is on (:func:`hand_keys`):
   ``{"seat": s, "card": null}``, it declined; null until decided, and when the
   face-up card is 2D. ``deal.kitty`` holds the face-up card; ``discards``
   and ``shown`` are ``[]``.
+- ``auction`` and ``passed_out`` (option ``auction``; :data:`AUCTION_KEYS`),
+  in the entries up to and including hand 1 only: ``auction`` lists
+  ``{"seat": s, "bid": 8..16}`` or ``{"seat": s, "bid": null}`` (a pass) in
+  bidding order; ``passed_out`` is true for a deal all three passed (then
+  ``dealer``, ``quotas``, ``trump``, ``tricks_won``, ``balances`` and
+  ``scores`` are null and ``exchanges``, ``discards``, ``shown`` and
+  ``tricks`` are ``[]``). ``dealer`` and ``quotas`` are null while the
+  auction runs. ``number`` counts every entry, passed-out deals included.
 
 Cards are two-character text (``"TH"``). ``sent``, ``discards`` and trick
 cards are in the order chosen or played; ``returned``, ``shown[].cards`` and
@@ -94,6 +102,7 @@ from .game import NO_SUIT, Game, HandLog
 from .rules import RuleSet
 
 __all__ = [
+    "AUCTION_KEYS",
     "EXTRA_KEYS",
     "FORMAT",
     "HAND_KEYS",
@@ -130,6 +139,10 @@ HAND_KEYS = (
 
 SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips", "take": "one_card_kitty"}
 """Keys a hand entry has only when a section 10 option is on: key -> option."""
+
+
+AUCTION_KEYS = ("auction", "passed_out")
+"""With ``auction``: keys of the hand entries up to and including hand 1 (the auction's), and of no other."""
 
 
 def hand_keys(rules: RuleSet) -> tuple[str, ...]:
@@ -184,6 +197,9 @@ def hand_record(log: HandLog, rules: RuleSet) -> dict[str, Any]:
         entry["assignment"] = _ints(log.assignment)
     if rules.chips:
         entry["chips"] = _ints(log.chips)
+    if log.auction is not None:
+        entry["auction"] = [{"seat": seat, "bid": bid} for seat, bid in log.auction]
+        entry["passed_out"] = log.passed_out
     if rules.one_card_kitty:
         take = log.take
         entry["take"] = (

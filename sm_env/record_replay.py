@@ -19,6 +19,8 @@ from .cards import SUIT_LETTERS, CardError, parse_card, texts
 from .game import (
     ASSIGN,
     ASSIGN_ACTION_BASE,
+    BID,
+    BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
     MAX_ACTIONS,
@@ -42,6 +44,7 @@ from .game import (
 )
 from .logs import NO_SUIT, Exchange, Trick
 from .record_format import (
+    AUCTION_KEYS,
     EXTRA_KEYS,
     FORMAT,
     RECORD_KEYS,
@@ -153,6 +156,8 @@ class _Hand:
     shown: list[tuple[int, list[int]]] | None
     tricks: list[Trick] | None
     take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
+    auction: list[tuple[int, int | None]] | None = None  # auction entries only: (seat, bid or None)
+    passed_out: bool = False
 
 
 @dataclass
@@ -233,11 +238,38 @@ def _parse_trick(value: Any, where: str, last: bool) -> Trick:
     return Trick(leader, tuple(cards), winner)
 
 
-def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
+def _parse_auction(hand: dict[str, Any], where: str) -> tuple[list[tuple[int, int | None]], bool]:
+    bids = []
+    for i, entry in enumerate(_list(hand["auction"], f"{where}, auction"), 1):
+        entry_where = f"{where}, auction, bid {i}"
+        entry = _dict(entry, entry_where)
+        extra = sorted(set(entry) - {"seat", "bid"})
+        if extra:
+            raise _fail(entry_where, f"unknown key(s) {extra}; a bid has 'seat' and 'bid' (null for a pass)")
+        seat = _seat(_get(entry, "seat", entry_where), f"{entry_where}, seat")
+        bid = _get(entry, "bid", entry_where)
+        if bid is not None and (not is_int(bid) or not 8 <= bid <= 16):
+            raise _fail(f"{entry_where}, bid", f"expected null (a pass) or a bid 8-16, got {show(bid)}")
+        bids.append((seat, bid))
+    passed_out = hand["passed_out"]
+    if not isinstance(passed_out, bool):
+        raise _fail(f"{where}, passed_out", f"expected true or false, got {show_type(passed_out)}")
+    return bids, passed_out
+
+
+def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = False) -> _Hand:
+    """One hand entry; ``auction_entry``: an entry up to and including hand 1 of an auction game."""
     where = f"hand {index + 1}"
     hand = _dict(value, where)
-    for key in hand_keys(rules):
+    for key in hand_keys(rules) + (AUCTION_KEYS if auction_entry else ()):
         _get(hand, key, where)
+    if not auction_entry:
+        for key in AUCTION_KEYS:
+            if key in hand:
+                raise _fail(
+                    f"{where}, {key}",
+                    f"a record has {key!r} only in the entries up to and including hand 1, with the auction option",
+                )
     for key, option in SECTION_10_HAND_KEYS.items():
         if key in hand and not getattr(rules, option):
             raise _fail(f"{where}, {key}", f"a record has {key!r} only when the rules' {option} option is on")
@@ -246,15 +278,17 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
         raise _fail(
             f"{where}, number", f"expected {index + 1} (hands are numbered 1, 2, ... in order), got {show(number)}"
         )
-    dealer = _seat(hand["dealer"], f"{where}, dealer")
+    dealer = None if auction_entry and hand["dealer"] is None else _seat(hand["dealer"], f"{where}, dealer")
     quotas = _ints3(hand["quotas"], f"{where}, quotas")
     assignment = None
     if rules.dealer_assigns_quotas:
         assignment = _ints3(hand["assignment"], f"{where}, assignment")
         if (quotas is None) != (assignment is None):
             raise _fail(f"{where}, quotas", "null exactly while the assignment is null (the dealer has not chosen)")
-    elif quotas is None:
+    elif quotas is None and not auction_entry:
         raise _fail(f"{where}, quotas", "null; the quotas of a hand are known from its start")
+    elif (quotas is None) != (dealer is None):
+        raise _fail(f"{where}, quotas", "null exactly while the dealer is null (before the auction is won)")
     deal_where = f"{where}, deal"
     deal = _dict(hand["deal"], deal_where)
     deal_ids = {
@@ -301,7 +335,23 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> _Hand:
         if key in hand:
             _ints3(hand[key], f"{where}, {key}")
     take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
-    return _Hand(hand, number, dealer, quotas, assignment, deal_norm, exchanges, trump, discards, shown, tricks, take)
+    auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
+    return _Hand(
+        hand,
+        number,
+        dealer,
+        quotas,
+        assignment,
+        deal_norm,
+        exchanges,
+        trump,
+        discards,
+        shown,
+        tricks,
+        take,
+        auction,
+        passed_out,
+    )
 
 
 def _parse_take(value: Any, where: str) -> tuple[int, int | None] | None:
@@ -348,7 +398,12 @@ def _parse_record(record: Any) -> _Record:
     hands_in = _list(record["hands"], "hands")
     if not hands_in:
         raise _fail("hands", "empty; a record holds hand 1 (with its deal) from the start")
-    hands = [_parse_hand(h, i, rules) for i, h in enumerate(hands_in)]
+    hands = []
+    auction_open = rules.auction  # entries up to and including hand 1 carry the auction
+    for i, h in enumerate(hands_in):
+        hands.append(_parse_hand(h, i, rules, auction_open))
+        if auction_open and not hands[-1].passed_out:
+            auction_open = False
     if "max_hands" in record:
         max_hands = record["max_hands"]
         if max_hands is not None and (not is_int(max_hands) or max_hands < 1):
@@ -478,6 +533,8 @@ def _state(game: Game) -> str:
         return f"the dealer (seat {game.dealer}) has to assign the quotas"
     if phase == TAKE:
         return f"seat {game.current}, holding 2D, has to take the face-up card or decline it"
+    if phase == BID:
+        return f"seat {game.current} has to bid or pass in the auction"
     if phase == DISCARD:
         done = len(game.log.discards or [])
         return f"the dealer (seat {game.dealer}) has discarded {done} of {game.rules.kitty_size} cards"
@@ -495,6 +552,7 @@ _WANTED = {
     PLAY: "a card to a trick",
     ASSIGN: "the quota assignment",
     TAKE: "taking the face-up card",
+    BID: "a bid",
 }
 
 
@@ -571,12 +629,31 @@ def _replay_take(game: Game, hand: _Hand, where: str) -> None:
     _apply(game, PASS_ACTION if card is None else card, f"{step}, card")
 
 
+def _replay_auction(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+    for k, (seat, bid) in enumerate(hand.auction or (), 1):
+        step = f"{where}, auction, bid {k}"
+        _expect(game, hand.number, BID, step)
+        if seat != game.current:
+            raise _fail(
+                f"{step}, seat",
+                f"the record has seat {seat}, but seat {game.current} bids now (clockwise from the first bidder, "
+                f"skipping players who passed)",
+            )
+        _apply(game, PASS_ACTION if bid is None else BID_ACTION_BASE + bid - 8, step)
+    _check_fields(where, hand, log, game.rules, AUCTION_KEYS)
+
+
 def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
     number = index + 1
     where = f"hand {number}"
     if len(game.history) < number:
         raise _fail(where, f"the game was over after hand {number - 1} ({_end_text(game)}), but the record goes on")
     log = game.history[index]
+    if hand.auction is not None:
+        _replay_auction(game, hand, log, where)
+        if hand.passed_out:  # no hand was played: every field is as the engine wrote it
+            _check_fields(where, hand, log, game.rules, hand_keys(game.rules))
+            return
     if hand.dealer != log.dealer:
         why = "as first_dealer says" if number == 1 else "the deal passes to the left: the previous eldest deals"
         raise _fail(f"{where}, dealer", f"the record has seat {hand.dealer}, but seat {log.dealer} deals ({why})")

@@ -45,6 +45,11 @@ it after trump)`` (later ``taken by player_2`` or ``declined by player_2``;
 ``2D: nobody can take it``) is public; the taker also sees ``You put out of
 play: 4S``, the whole table ``put out 4S``; deciding, the line reads ``To
 act: player_2 (take the face-up card 7C: put out a card, or 58=decline)``.
+With ``auction`` a public line ``Auction: player_0 9, player_1 pass, ...``
+(followed by ``; 2 deals passed out`` after pass-outs; the line stays
+through hand 1) is drawn; during the auction the role column shows ``-``,
+there is no kitty line, and the line to act
+reads ``To act: player_1 (bid) - legal: 58=pass 61=10 ... 67=16``.
 
 Hands are grouped by suit, spades first, high cards first. Roles and quotas
 are those of the current hand; scores are running scores (chip totals with
@@ -56,6 +61,7 @@ from __future__ import annotations
 from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, SUIT_SYMBOLS, from_mask, mask_text
 from .game import (
     ASSIGN,
+    BID,
     DISCARD,
     EXCHANGE,
     OVER,
@@ -126,8 +132,9 @@ def _header(rules_name: str, hand_number: int, phase: int, trump: int) -> str:
 
 
 def _seat_table(
-    dealer: int, quotas, tricks_won, scores, hand_sizes, to_act: int | None, viewer: int | None
+    dealer: int | None, quotas, tricks_won, scores, hand_sizes, to_act: int | None, viewer: int | None
 ) -> list[str]:
+    """The seats' table; ``dealer`` None while the auction decides it (roles ``-``)."""
     lines = ["  seat      role    quota  tricks  score  cards"]
     for s in range(3):
         marks = []
@@ -136,7 +143,7 @@ def _seat_table(
         if s == to_act:
             marks.append("to act")
         note = f"  <- {', '.join(marks)}" if marks else ""
-        role = ROLE_NAMES[(s - dealer) % 3]
+        role = "-" if dealer is None else ROLE_NAMES[(s - dealer) % 3]
         quota = "?" if quotas is None else quotas[s]  # the dealer has still to assign them
         lines.append(
             f"  {_name(s):<8}  {role:<6}  {quota:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
@@ -173,6 +180,8 @@ def _to_act_line(
 ) -> str:
     if phase == ASSIGN:
         what = "assign the quotas to dealer, eldest, middle"
+    elif phase == BID:
+        what = "bid"
     elif phase == TAKE:
         what = f"take the face-up card {CARD_TEXT[face_up]}: put out a card, or {PASS_ACTION}=decline"
     elif phase == EXCHANGE:
@@ -189,6 +198,8 @@ def _to_act_line(
         line += " - legal: " + " ".join(f"{a}={action_text(a)[6:]}" for a in from_mask(legal))
     elif legal and phase == ASSIGN:
         line += " - legal: " + " ".join(f"{a}={action_text(a, rules)[7:]}" for a in from_mask(legal))
+    elif legal and phase == BID:
+        line += " - legal: " + " ".join(f"{a}={action_text(a).removeprefix('bid ')}" for a in from_mask(legal))
     elif legal and phase == TAKE:
         cards = legal & ~(1 << PASS_ACTION)
         line += " - legal: " + " ".join(CARD_TEXT[a] for a in reversed(from_mask(cards))) + f" {PASS_ACTION}=decline"
@@ -241,6 +252,16 @@ def _face_up_lines(face_up: int, take, put_out: int | None, whole: bool) -> list
     return [line]
 
 
+def _auction_lines(rules, hand_number: int, passed_out: int, bids) -> list[str]:
+    """With ``auction``, up to the end of hand 1: the bids of the auction (public)."""
+    if not rules.auction or hand_number > passed_out + 1:
+        return []
+    text = ", ".join(f"{_name(s)} {'pass' if b is None else b}" for s, b in bids) or "no bid yet"
+    if passed_out:
+        text += f"; {passed_out} deal{'s' if passed_out != 1 else ''} passed out"
+    return [f"Auction: {text}"]
+
+
 def _balances_line(previous_balances) -> list[str]:
     if previous_balances is None:
         return []
@@ -253,7 +274,9 @@ def _balances_line(previous_balances) -> list[str]:
 def _render_view(view: PlayerView, unicode_suits: bool) -> str:
     me = view.seat
     lines = [_header(view.rules.name, view.hand_number, view.phase, view.trump)]
-    lines += _seat_table(view.dealer, view.quotas, view.tricks_won, view.scores, view.hand_sizes, view.to_act, me)
+    dealer = None if view.phase == BID else view.dealer
+    lines += _seat_table(dealer, view.quotas, view.tricks_won, view.scores, view.hand_sizes, view.to_act, me)
+    lines += _auction_lines(view.rules, view.hand_number, view.passed_out, view.auction_bids)
     lines += _balances_line(view.previous_balances)
     for ex in view.exchanges:
         text = f"Exchange: {_name(ex.sender)} -> {_name(ex.receiver)} {ex.count} card{'s' if ex.count != 1 else ''}"
@@ -261,7 +284,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
             text += f": sent {_cards(ex.sent)}"
             text += ", returned " + (_cards(ex.returned) if ex.returned is not None else "(not yet)")
         lines.append(text)
-    if view.phase != OVER and view.rules.kitty_size:
+    if view.phase not in (OVER, BID) and view.rules.kitty_size:
         dealer_name = _name(view.dealer)
         if view.kitty is not None:
             lines.append(f"Kitty (taken): {mask_text(view.kitty)}")
@@ -307,7 +330,9 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     hands = game.hands
     sizes = tuple(h.bit_count() for h in hands)
     lines = [_header(game.rules.name, game.hand_number, phase, game.trump) + "  (whole table)"]
-    lines += _seat_table(game.dealer, game.quotas, game.tricks_won, game.scores, sizes, to_act, None)
+    dealer = None if phase == BID else game.dealer
+    lines += _seat_table(dealer, game.quotas, game.tricks_won, game.scores, sizes, to_act, None)
+    lines += _auction_lines(game.rules, game.hand_number, game.passed_out, game.auction_bids)
     lines += _balances_line(game.previous_balances)
     for ex in log.exchanges:
         returned = _cards(ex.returned) if ex.returned is not None else "(not yet)"

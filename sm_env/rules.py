@@ -37,6 +37,8 @@ Options (all off in "standard"):
                             the previous hand exchanges first
 ``kitty_trick``             the dealer's 4 discards count as its first trick
                             (17 tricks; sets pickup_before_discard)
+``auction``                 Woburn first-round auction: bids 8-16 (actions
+                            58 pass, 59-67) decide hand 1's dealer and quotas
 ``one_card_kitty``          17 cards each, the 52nd face up; after trump the
                             holder of 2D may take it, putting a card out of
                             play (action 58 declines; 9-5-3, 13 tricks win)
@@ -56,6 +58,9 @@ Decisions where docs/rules.md is open:
 - ``one_card_kitty`` is refused with ``pickup_before_discard`` (and so
   ``trump_after_kitty``), ``kitty_before_exchange``, ``kitty_trick`` and
   ``no_kitty_51``: it has no kitty to take and no discards.
+- ``auction`` is refused with ``kitty_trick``, ``one_card_kitty``,
+  ``no_kitty_51`` and ``dealer_assigns_quotas`` (docs/rules.md 10.2); from
+  hand 2 on the quotas are the rule set's (any triple summing to 16).
 - End conditions are checked at the end of each hand in the table order
   (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
   the first one met decides. Among the players meeting it, the highest
@@ -90,6 +95,7 @@ SECTION_10_OPTIONS = (
     "first_up_exchanges_first",
     "kitty_trick",
     "one_card_kitty",
+    "auction",
 )
 """The section 10 options (docs/rules.md): all booleans, off in every preset."""
 
@@ -139,6 +145,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "first_up_exchanges_first": False,
     "kitty_trick": False,
     "one_card_kitty": False,
+    "auction": False,
 }
 
 
@@ -176,6 +183,7 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
         "first_up_exchanges_first": True,
     },
     "9-5-3-one-card": {"quotas": (9, 5, 3), "one_card_kitty": True},
+    "woburn-auction": {"auction": True, "max_exchange": 3},
 }
 
 
@@ -208,6 +216,7 @@ class RuleSet:
     first_up_exchanges_first: bool = False
     kitty_trick: bool = False
     one_card_kitty: bool = False
+    auction: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -302,6 +311,15 @@ class RuleSet:
                     f"one_card_kitty has a single face-up card and no kitty to take or discards: it makes no sense "
                     f"with {' and '.join(clash)}"
                 )
+        if self.auction:
+            clash = [
+                k for k in ("kitty_trick", "one_card_kitty", "no_kitty_51", "dealer_assigns_quotas") if getattr(self, k)
+            ]
+            if clash:
+                raise RulesError(
+                    f"auction (the Woburn first-round auction, docs/rules.md 10.2) is not combined with "
+                    f"{' and '.join(clash)}"
+                )
         for option in ("kitty_before_exchange", "kitty_trick"):  # both imply pickup_before_discard
             if getattr(self, option):
                 if self.no_kitty_51:
@@ -367,7 +385,7 @@ class RuleSet:
     @property
     def num_actions(self) -> int:
         """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
-        return 74 if self.dealer_assigns_quotas or self.one_card_kitty else 56
+        return 74 if self.dealer_assigns_quotas or self.one_card_kitty or self.auction else 56
 
     @property
     def hand_size(self) -> int:

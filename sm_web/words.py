@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
+from sm_env.game import ASSIGN, BID, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
 from sm_env.scene import ROLES, phase_name, sorted_cards
 
 _DOING = {
@@ -21,6 +21,7 @@ _DOING = {
     PLAY: "playing",
     ASSIGN: "assigning the quotas",
     TAKE: "deciding on the face-up card",
+    BID: "bidding",
 }
 
 
@@ -41,6 +42,11 @@ def prompt(view: Any, names: Sequence[str]) -> str:
         return (
             f"You deal this hand: give the quotas {'-'.join(map(str, view.rules.quotas))} to dealer, eldest and "
             "middle (yourself included). The eldest still leads."
+        )
+    if view.phase == BID:
+        return (
+            "Auction: bid the tricks you will take as dealer of the first hand (8-16, more than the last bid), "
+            "or pass. The highest bidder deals with the bid as its quota."
         )
     quota = view.quotas[me]
     if view.phase == TAKE:

@@ -26,6 +26,7 @@ from agents.world_sampler import (
 from sm_env.cards import SUIT_MASK, from_mask, parse_card
 from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
 from sm_env.knowledge import player_view
+from sm_env.rules import RuleSet
 
 RULE_SETS = [
     "standard",
@@ -42,6 +43,8 @@ RULE_SETS = [
     "3-5-9",
     "9-5-3-one-card",
     {"one_card_kitty": True, "trump_after_send": True},
+    "woburn-auction",
+    {"auction": True, "first_up_exchanges_first": True, "trump_before_exchange": True},
     {"trump_before_exchange": True},
     {"trump_before_exchange": True, "pickup_before_discard": True},
     {"kitty_before_exchange": True},
@@ -55,6 +58,8 @@ START_BALANCES = [None, [2, -1, -1], [-1, 2, -1], [1, 1, -2], [3, -2, -1], [-4, 
 
 def play_game(agents, seed: int, rules="standard", max_hands: int = 3, start_balances=None) -> list[int]:
     """Play a game with one agent per seat; checks every action is legal; returns the actions."""
+    if RuleSet.from_any(rules).auction:  # hand 1 follows the auction: no start balances
+        start_balances = None
     game = Game(rules, seed=seed, max_hands=max_hands, start_balances=start_balances)
     for i, agent in enumerate(agents):
         agent.reset(seed * 3 + i)
@@ -88,6 +93,7 @@ def test_random_and_heuristic_play_only_legal_actions(rules):
         "9-2-5-variation",
         "dealer-assigns",
         "9-5-3-one-card",
+        "woburn-auction",
         {"trump_before_exchange": True},
         {"trump_after_send": True},
     ],
@@ -254,7 +260,7 @@ def _random_states(n_games: int, seed: int):
     heuristic = HeuristicAgent()
     for i in range(n_games):
         rules = RULE_SETS[i % len(RULE_SETS)]
-        balances = START_BALANCES[i % len(START_BALANCES)]
+        balances = None if RuleSet.from_any(rules).auction else START_BALANCES[i % len(START_BALANCES)]
         game = Game(rules, seed=seed * 1000 + i, max_hands=2, start_balances=balances)
         while game.current_player is not None:
             yield game

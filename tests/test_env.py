@@ -828,6 +828,7 @@ def test_spaces_follow_the_rule_set():
         ("chips-12", 56, 789),
         ("dealer-assigns", 74, 791),
         ("9-5-3-one-card", 74, 900),
+        ("woburn-auction", 74, 809),
     ):
         e = sm_env.env(rules=name)
         e.reset(seed=3)

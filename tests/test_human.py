@@ -125,7 +125,16 @@ def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rules", ["chips-12", "dealer-makes-quota-up", "9-2-5-variation", "dealer-assigns", "3-5-9", "9-5-3-one-card"]
+    "rules",
+    [
+        "chips-12",
+        "dealer-makes-quota-up",
+        "9-2-5-variation",
+        "dealer-assigns",
+        "3-5-9",
+        "9-5-3-one-card",
+        "woburn-auction",
+    ],
 )
 def test_play_main_plays_section_10_rule_sets(tmp_path, rules):
     path = tmp_path / "game.json"

@@ -74,6 +74,7 @@ SECTION_10 = {
     "first_up_exchanges_first",
     "kitty_trick",
     "one_card_kitty",
+    "auction",
 }
 STANDARD_RULES = {
     "name": "standard",
@@ -97,6 +98,7 @@ STANDARD_RULES = {
     "first_up_exchanges_first": False,
     "kitty_trick": False,
     "one_card_kitty": False,
+    "auction": False,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

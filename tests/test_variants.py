@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from sm_env.cards import NUM_CARDS, make_card, parse_card
 from sm_env.game import (
+    AUCTION_QUOTAS,
     DISCARD,
     EXCHANGE,
     OVER,
@@ -313,11 +314,24 @@ def check_history(game: Game) -> None:
     previous = game.start_balances
     scores = [0, 0, 0]
     dealer = game.first_dealer
+    skipped = 0  # passed-out deals so far: not hands for fixed_hands and dealer_makes_quota
     for index, log in enumerate(game.history):
         last = index == len(game.history) - 1
         assert log.number == index + 1
+        if log.passed_out:  # docs/rules.md 10.2: nobody bid; no hand, no score (test_variants_auction.py)
+            assert rules.auction and log.dealer is None and log.tricks_won is None and log.tricks == []
+            skipped += 1
+            continue
+        if log.auction is not None:  # hand 1 of an auction game: the highest bidder deals, quotas by its bid
+            if log.dealer is None:
+                assert last and not game.is_over
+                return
+            dealer = log.dealer
+            bid = max(b for _, b in log.auction if b is not None)
+            quotas = [(bid, *AUCTION_QUOTAS[bid])[(s - dealer) % 3] for s in range(3)]
+        else:
+            quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
         assert log.dealer == dealer
-        quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
         if rules.dealer_assigns_quotas:  # docs/rules.md 10.7: any order of the rule set's quotas, chosen by the dealer
             assert log.assignment == [log.quotas[(dealer + r) % 3] for r in range(3)]
             assert sorted(log.assignment) == sorted(rules.quotas)
@@ -448,7 +462,7 @@ def check_history(game: Game) -> None:
         assert log.tricks_won == tricks and log.balances == balances and log.scores == scores
         assert sum(balances) == 0 and sum(scores) == 0
         # end of the game exactly when an end condition is met
-        won = expected_winners(rules, log.number, dealer, quotas, tricks, balances, scores)
+        won = expected_winners(rules, log.number - skipped, dealer, quotas, tricks, balances, scores)
         if not last:
             assert won is None, f"hand {log.number} met an end condition {won} but the game went on"
         elif game.is_over:

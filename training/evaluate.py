@@ -167,7 +167,9 @@ def play_deal(index: int) -> dict[str, Any]:
             seconds[seating[seat]] += time.perf_counter() - start
             decisions[seating[seat]] += 1
             game.apply(action)
-        hands = [(log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history]
+        hands = [  # passed-out deals (auction) have no dealer and no score
+            (log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history if log.tricks_won is not None
+        ]
         seatings.append(
             {
                 "seating": list(seating),
@@ -375,10 +377,12 @@ def _bootstrap(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> Estimat
 
 
 def _diff_bootstrap(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray, weights: np.ndarray) -> Estimate:
-    mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
     with np.errstate(invalid="ignore", divide="ignore"):
+        mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
         diffs = (weights @ na) / (weights @ da) - (weights @ nb) / (weights @ db)
     diffs = diffs[np.isfinite(diffs)]
+    if not len(diffs):  # a role neither agent played (the auction decides who deals)
+        return Estimate(mean, float("nan"), float("nan"))
     lo, hi = np.percentile(diffs, [2.5, 97.5])
     return Estimate(mean, float(lo), float(hi))
 
