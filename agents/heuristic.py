@@ -30,6 +30,23 @@ Quota assignment (dealer, ``dealer_assigns_quotas``)
     the higher one to the opponent with the higher running score (ties: the
     eldest), to pull the leader back.
 
+Calls (dealer, ``calls``)
+    Among the calls it has still to make it takes the one with the best
+    expected balance: a suit, its auction estimate with that suit as trump
+    (below) minus its quota 8; no trump, 1 (the kitty) plus its aces plus
+    half a trick for each guarded king, minus 8; misère, its maximum 3 minus
+    the tricks its high cards may be forced to take (A 1, K 0.7, Q 0.4, J
+    0.2), its four heaviest cards being discarded first. Ties go to the
+    lower action.
+
+Misère (every seat in a ``Miz`` hand: the aim is to lose tricks)
+    The dealer discards its highest cards (aces first, from its shortest
+    suit). Leading, it leads its lowest card. Following suit, it plays the
+    highest card that stays under the card winning the trick; if every card
+    it holds in the suit would win, it plays its highest one when it is last
+    (the trick is its anyway) and its lowest one otherwise (a later player
+    may still go over). Void in the led suit, it throws its highest card.
+
 Auction (``auction``, before hand 1)
     It estimates the tricks it would take as dealer: the length of the
     suit it would name trump, plus its side aces, plus half a trick for each
@@ -109,6 +126,8 @@ from sm_env.game import (
     BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
+    MIZ,
+    NT,
     PASS_ACTION,
     PLAY,
     TAKE,
@@ -365,9 +384,11 @@ def choose_assignment(view: PlayerView) -> int:
     return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
 
 
-def estimate_tricks(hand: int) -> float:
-    """Tricks the hand would take as dealer, by the auction rule of the module docstring."""
-    trump = choose_trump(hand)
+def estimate_tricks(hand: int, trump: int | None = None) -> float:
+    """Tricks the hand would take as dealer, by the auction rule of the module docstring (with ``trump``, or
+    the suit it would name)."""
+    if trump is None:
+        trump = choose_trump(hand)
     estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
     for s in range(4):
         cards = hand & SUIT_MASK[s]
@@ -376,6 +397,55 @@ def estimate_tricks(hand: int) -> float:
             if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
                 estimate += 0.5  # a guarded king
     return estimate
+
+
+_DANGER = {12: 1.0, 11: 0.7, 10: 0.4, 9: 0.2}  # rank index (A = 12) -> tricks a card may be forced to take
+
+
+def choose_call(hand: int, left: int) -> int:
+    """The call (0-3 a suit, 4 NT, 5 Miz) among those in ``left`` (a 6-bit set) with the best expected balance."""
+    values = {}
+    for call in range(6):
+        if not left >> call & 1:
+            continue
+        if call < NT:
+            values[call] = estimate_tricks(hand, call) - 8
+        elif call == NT:
+            tops = 1.0  # the kitty
+            for s in range(4):
+                cards = hand & SUIT_MASK[s]
+                tops += (cards >> (13 * s + 12)) & 1
+                if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
+                    tops += 0.5
+            values[call] = tops - 8
+        else:
+            dangers = sorted((_DANGER.get(c % 13, 0.0) for c in from_mask(hand)), reverse=True)
+            values[call] = 3 - sum(dangers[4:])
+    return max(values, key=lambda c: (values[c], -c))
+
+
+def _rank_order(card: int) -> tuple[int, int]:
+    return card % 13, card
+
+
+def choose_miz_discard(hand: int) -> int:
+    """A misère discard: the highest card, from the shortest suit among equal ranks."""
+    return max(from_mask(hand), key=lambda c: (c % 13, -(hand & SUIT_MASK[c // 13]).bit_count(), c))
+
+
+def choose_miz_play(hand: int, trick: list[int] | tuple[int, ...]) -> int:
+    """A misère card (module docstring): duck under the winning card, shed high cards."""
+    if not trick:
+        return min(from_mask(hand), key=_rank_order)
+    led = trick[0] // 13
+    follow = hand & SUIT_MASK[led]
+    if not follow:
+        return max(from_mask(hand), key=_rank_order)
+    win = winning_card(list(trick), -1)
+    under = follow & ((1 << win) - 1)
+    if under:
+        return _high(under)
+    return _high(follow) if len(trick) == 2 else _low(follow)
 
 
 def choose_bid(hand: int, legal: int) -> int:
@@ -406,14 +476,20 @@ def heuristic_action(view: PlayerView) -> int:
     if phase == ASSIGN:
         return choose_assignment(view)
     if phase == PLAY:
+        if view.call == MIZ:
+            return choose_miz_play(view.hand, view.trick)
         return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
     if phase == BID:
         return choose_bid(view.hand, view.legal)
     if phase == TAKE:
         return choose_take(view.hand, view.face_up, view.trump, outstanding_of(view))
     if phase == TRUMP:
+        if view.rules.calls:
+            return TRUMP_ACTION_BASE + choose_call(view.hand, view.calls_left[view.seat])
         return TRUMP_ACTION_BASE + choose_trump(view.hand)
     if phase == DISCARD:
+        if view.call == MIZ:
+            return choose_miz_discard(view.hand)
         left = view.rules.kitty_size - len(view.discards or ())
         trump = view.trump if view.trump >= 0 else choose_trump(view.hand)
         return choose_discard(view.hand, trump, outstanding_of(view), left)

@@ -10,6 +10,8 @@ and scores, and a numbered list of the legal actions. It answers with
   (``hearts``);
 - assigning the quotas (``dealer_assigns_quotas``): a number from the list,
   or the quotas for dealer, eldest, middle as ``5-3-8``;
+- making a call (``calls``): a suit as for trump, ``NT`` (no trump) or
+  ``Miz`` (misère);
 - in the auction (``auction``): a bid ``8``-``16`` (or ``bid 9``), or
   ``pass``; a number 8-16 is read as a bid, a smaller one as a list number;
 - taking the face-up card (``one_card_kitty``, holding 2D): the card to put
@@ -34,6 +36,8 @@ from sm_env.game import (
     BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
+    MIZ_ACTION,
+    NT_ACTION,
     NUM_CARDS,
     PASS_ACTION,
     PLAY,
@@ -72,6 +76,8 @@ def _action_label(action: int, view: PlayerView) -> str:
         return f"decline {CARD_TEXT[view.face_up]}"
     if view.phase == BID:
         return action_text(action)
+    if action in (NT_ACTION, MIZ_ACTION):
+        return "NT (no trump)" if action == NT_ACTION else "Miz (misère: lose tricks)"
     if action >= ASSIGN_ACTION_BASE:
         return action_text(action, view.rules)[7:] + " (dealer-eldest-middle)"
     if action >= TRUMP_ACTION_BASE:
@@ -82,6 +88,8 @@ def _action_label(action: int, view: PlayerView) -> str:
 
 def _prompt(view: PlayerView) -> str:
     phase = view.phase
+    if phase == TRUMP and view.rules.calls:
+        return "Your call (C, D, H, S, NT, Miz or a number): "
     if phase == TRUMP:
         return "Name trump (C, D, H, S or a number): "
     if phase == ASSIGN:
@@ -142,7 +150,13 @@ def parse_answer(text: str, view: PlayerView) -> int:
     if view.phase == TAKE and answer.lower() in ("pass", "decline", "no"):
         return PASS_ACTION
     if view.phase == TRUMP:
-        word = answer.lower().removeprefix("trump").strip()
+        word = answer.lower().removeprefix("trump").removeprefix("call").strip()
+        calls = {"nt": NT_ACTION, "no trump": NT_ACTION, "notrump": NT_ACTION}
+        calls.update({"miz": MIZ_ACTION, "misere": MIZ_ACTION, "misère": MIZ_ACTION})
+        if word in calls:
+            if not view.legal >> calls[word] & 1:
+                raise ValueError(f"{answer!r} is not a call you can make now (each call once per game)")
+            return calls[word]
         for suit in range(4):
             if word in (SUIT_LETTERS[suit].lower(), SUIT_NAMES[suit], SUIT_NAMES[suit][:-1]):
                 return TRUMP_ACTION_BASE + suit

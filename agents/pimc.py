@@ -153,7 +153,8 @@ class PimcAgent(Agent):
                         game = base.clone()
                         game.apply(action)
                         rollout(game, deck, dealer_out | (1 << action if extra else 0))
-                        totals[i] += game.tricks_won[me]
+                        # in a misère hand fewer tricks are better (docs/rules.md 10.3)
+                        totals[i] += -game.tricks_won[me] if game.maxima is not None else game.tricks_won[me]
             n += count
             if deadline is None or time.perf_counter() >= deadline:
                 break

@@ -343,6 +343,7 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         voids=view.voids,
         quotas=view.quotas,
         take=_take_of(view, world),
+        call=view.call,
     )
 
 

@@ -12,7 +12,8 @@ Decisions, one agent at a time (``Game.current_player``):
 phase      who         actions
 =========  ==========  ================================================
 EXCHANGE   up player   a card id 0-51 from its hand, one card at a time
-TRUMP      dealer      52-55: clubs, diamonds, hearts, spades
+TRUMP      dealer      52-55: clubs, diamonds, hearts, spades; with
+                       ``calls`` also 56 no trump, 57 misère (unused calls)
 DISCARD    dealer      a card id from its hand, one card at a time
 PLAY       in turn     a card id; must follow the led suit if able
 ASSIGN     dealer      68-73: the quotas (``dealer_assigns_quotas`` only)
@@ -59,6 +60,14 @@ PHASE_NAMES = ("exchange", "trump", "discard", "play", "over", "assign", "take",
 TRUMP_ACTION_BASE = 52
 NUM_ACTIONS = 56
 TRUMP_MASK = 0xF << TRUMP_ACTION_BASE
+NT_ACTION, MIZ_ACTION = 56, 57
+"""Calls of no trump and misère (``calls``; docs/rules.md 10.3)."""
+NT, MIZ = 4, 5
+CALL_NAMES = ("C", "D", "H", "S", "NT", "Miz")
+"""Call k (action 52 + k) as the record writes it: a suit letter, ``NT`` or ``Miz``."""
+ALL_CALLS = 0x3F
+MIZ_MAXIMA = (3, 5, 8)
+"""A misère hand's maxima by role (dealer, eldest, middle): the 8-5-3 quotas reversed."""
 PASS_ACTION = 58
 """Pass in the auction, or decline the face-up card of ``one_card_kitty`` (docs/rules.md 10.8)."""
 BID_ACTION_BASE = 59
@@ -113,6 +122,10 @@ def action_text(action: int, rules: RuleSet | None = None) -> str:
         return CARD_TEXT[action]
     if TRUMP_ACTION_BASE <= action < NUM_ACTIONS:
         return "trump " + SUIT_NAMES[action - TRUMP_ACTION_BASE]
+    if action == NT_ACTION:
+        return "call no trump"
+    if action == MIZ_ACTION:
+        return "call misère"
     if action == PASS_ACTION:
         return "pass"
     if BID_ACTION_BASE <= action < BID_ACTION_BASE + 9:
@@ -392,6 +405,7 @@ class Game:
         self.winners: list[int] | None = None
         self.truncated = False
         self.hand_number = 0
+        self.calls_left = (ALL_CALLS, ALL_CALLS, ALL_CALLS)
         self._reset_auction(first_dealer)
         self._start_hand(first_dealer, start_balances)
 
@@ -438,7 +452,7 @@ class Game:
         if phase == EXCHANGE or phase == DISCARD:
             return self.hands[self.current]
         if phase == TRUMP:
-            return TRUMP_MASK
+            return self.calls_left[self.dealer] << TRUMP_ACTION_BASE if self.rules.calls else TRUMP_MASK
         if phase == ASSIGN:
             return ASSIGN_MASK
         if phase == TAKE:
@@ -498,7 +512,7 @@ class Game:
         elif phase == EXCHANGE:
             self._send(action)
         elif phase == TRUMP:
-            self._name_trump(action - TRUMP_ACTION_BASE)
+            self._name_trump(action - TRUMP_ACTION_BASE)  # a call with ``calls`` (4 NT, 5 Miz)
         elif phase == ASSIGN:
             self._assign(action)
         elif phase == TAKE:
@@ -528,7 +542,9 @@ class Game:
         phase = PHASE_NAMES[self.phase]
         legal = self.legal_mask()
         allowed = " ".join(action_text(a, self.rules) for a in from_mask(legal))
-        if self.phase == TRUMP:
+        if self.phase == TRUMP and self.rules.calls:
+            reason = "the dealer must make a call it has not made yet in this game"
+        elif self.phase == TRUMP:
             reason = "the dealer must name trump (actions 52-55)"
         elif self.phase == ASSIGN:
             reason = "the dealer must assign the quotas (actions 68-73)"
@@ -653,6 +669,8 @@ class Game:
         self.previous_balances = None if previous_balances is None else list(previous_balances)
         self.trump = NO_SUIT
         self.picked_up = False
+        self.call = -1
+        self.maxima: list[int] | None = None
         self.played = [0, 0, 0]
         self.voids = [0, 0, 0]
         self.trick: list[int] = []
@@ -906,6 +924,16 @@ class Game:
         self._next_stage()
 
     def _name_trump(self, suit: int) -> None:
+        """Trump is named; with ``calls`` the dealer's call (a suit, NT or Miz) is used up (docs/rules.md 10.3)."""
+        if self.rules.calls:
+            dealer = self.dealer
+            self.call = self.log.call = suit
+            self.calls_left = tuple(c & ~(1 << suit) if s == dealer else c for s, c in enumerate(self.calls_left))
+            if suit == MIZ:
+                self.maxima = [MIZ_MAXIMA[(s - dealer) % 3] for s in range(3)]
+                self.log.maxima = list(self.maxima)
+            if suit >= NT:
+                suit = NO_SUIT
         self.trump = suit
         self.log.trump = suit
         if self.rules.kitty_size == 0:
@@ -983,7 +1011,10 @@ class Game:
 
         The running score adds the balances, or with ``chips`` the chip changes.
         """
-        balances = [self.tricks_won[s] - self.quotas[s] for s in range(3)]
+        if self.maxima is not None:  # a misère hand: maximum - tricks (docs/rules.md 10.3)
+            balances = [self.maxima[s] - self.tricks_won[s] for s in range(3)]
+        else:
+            balances = [self.tricks_won[s] - self.quotas[s] for s in range(3)]
         log = self.log
         changes = balances
         if self.rules.chips:
@@ -1032,6 +1063,8 @@ class Game:
                 return [self.dealer]
         if rules.fixed_hands is not None and played >= rules.fixed_hands:
             return best(list(seats), self.scores)
+        if rules.calls and played >= 18:  # every player has made its six calls
+            return best(list(seats), self.scores)
         return None
 
     # ------------------------------------------------------------------ positions
@@ -1060,6 +1093,7 @@ class Game:
         voids: Sequence[int],
         quotas: Sequence[int] | None = None,
         take: tuple[int, int | None] | None = None,
+        call: int = -1,
     ) -> Game:
         """A game set up in the middle of a hand, for search over sampled deals.
 
@@ -1069,7 +1103,8 @@ class Game:
         the dealer's known kitty once taken (0 if unknown); ``quotas`` by
         seat (default: the rule set's by role; needed with
         ``dealer_assigns_quotas``); ``take`` the one_card_kitty decision
-        made (see :meth:`_reset_hand_state`; the face-up card is ``kitty``). The game has no
+        made (see :meth:`_reset_hand_state`; the face-up card is ``kitty``); ``call`` the hand's call with
+        ``calls`` (0-3 a suit, 4 NT, 5 Miz; -1 before it). The game has no
         history before this hand, and ends (truncated) when the hand ends,
         so ``tricks_won`` and the balances of the hand can be read then.
         """
@@ -1088,6 +1123,7 @@ class Game:
         game.winners = None
         game.truncated = False
         game.hand_number = hand_number
+        game.calls_left = (ALL_CALLS, ALL_CALLS, ALL_CALLS)
         game._reset_auction(dealer)
         game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
         if quotas is not None:
@@ -1096,6 +1132,9 @@ class Game:
             raise ValueError("from_position: the quotas are needed when the dealer assigns them")
         game.trump = trump
         game.take = take
+        game.call = call
+        if call == MIZ:
+            game.maxima = [MIZ_MAXIMA[(s - dealer) % 3] for s in range(3)]
         game.picked_up = kitty_taken
         game.played = list(played)
         game.voids = list(voids)

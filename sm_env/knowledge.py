@@ -18,7 +18,9 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
 - with ``one_card_kitty``: the face-up card and who took it or declined it
   (public); the card put out of play, only the player who put it out;
 - with ``auction``: every bid and pass (public), so the winner and hand 1's
-  quotas, and how many deals were passed out.
+  quotas, and how many deals were passed out;
+- with ``calls``: the hand's call, a misère hand's maxima and the calls each
+  player has still to make (public).
 
 It never knows another player's hand, the kitty (unless it is the dealer
 and has taken it, or was shown cards of it), or the discards of another.
@@ -68,7 +70,9 @@ class PlayerView:
         :meth:`sm_env.game.Game._reset_auction`): auction_first,
         auction_bids, auction_passed, auction_high, hand1_quotas and
         passed_out (during the auction ``dealer`` is the seat that bid first
-        and ``quotas`` is None).
+        and ``quotas`` is None); with ``calls`` (public): call (-1 before
+        it, 0-3 a suit, 4 NT, 5 Miz), maxima (by seat in a misère hand, else
+        None) and calls_left (by seat, a 6-bit set of the calls not made yet).
     """
 
     __slots__ = (
@@ -113,6 +117,9 @@ class PlayerView:
         "auction_high",
         "hand1_quotas",
         "passed_out",
+        "call",
+        "maxima",
+        "calls_left",
         "_tricks",
     )
 
@@ -157,6 +164,9 @@ class PlayerView:
     auction_high: tuple[int, int] | None
     hand1_quotas: tuple[int, int, int] | None
     passed_out: int
+    call: int
+    maxima: tuple[int, int, int] | None
+    calls_left: tuple[int, int, int]
 
     def role(self, seat: int | None = None) -> int:
         """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle."""
@@ -244,5 +254,8 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.auction_high = game.auction_high
     view.hand1_quotas = None if game.hand1_quotas is None else tuple(game.hand1_quotas)
     view.passed_out = game.passed_out
+    view.call = game.call
+    view.maxima = None if game.maxima is None else tuple(game.maxima)
+    view.calls_left = game.calls_left
     view._tricks = log.tricks or ()  # public trick logs only, never the deal
     return view

@@ -106,6 +106,8 @@ class HandLog:
         "take",
         "auction",
         "passed_out",
+        "call",
+        "maxima",
         "tricks",
         "tricks_won",
         "balances",
@@ -129,6 +131,8 @@ class HandLog:
         self.take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
         self.auction: list[tuple[int, int | None]] | None = None  # auction: (seat, bid or None) in order
         self.passed_out = False  # auction: every player passed; no hand was played
+        self.call = -1  # calls: 0-3 a suit, 4 NT, 5 Miz; -1 until called
+        self.maxima: list[int] | None = None  # calls: a misère hand's maxima by seat
         self.tricks: list[TrickLog] | None = None
         self.tricks_won: list[int] | None = None
         self.balances: list[int] | None = None

@@ -49,7 +49,8 @@ off   size  feature
 Total: 789 entries. With ``no_kitty_51`` hands have 17 cards and the
 kitty/discard planes stay zero; the layout does not change with the rule
 set, except that rule sets with 74 actions (docs/rules.md 10.8:
-``dealer_assigns_quotas``, ``one_card_kitty``, ``auction``) append (``EXTENDED_FEATURES``):
+``dealer_assigns_quotas``, ``one_card_kitty``, ``auction``, ``calls``) append
+(``EXTENDED_FEATURES``):
 
 ====  ====  ================================================================
 off   size  feature
@@ -92,8 +93,20 @@ off   size  feature
 808   1     passed-out deals / 10, clipped to 1
 ====  ====  ================================================================
 
+``calls`` (docs/rules.md 10.3; a no trump or misère hand has no trump, so the
+trump one-hot is zero):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+791   6     this hand's call one-hot: C, D, H, S, NT, Miz (zeros before it)
+797   18    calls left[rel][call]: 1 for each call a seat has still to make
+815   1     hands left / 18 (each player deals six hands)
+====  ====  ================================================================
+
 :func:`observation_size` gives the length for a rule set (789, 791 or 791
-plus an option's block: 900 with ``one_card_kitty``, 809 with ``auction``); :func:`layout_of` the
+plus an option's block: 900 with ``one_card_kitty``, 809 with ``auction``, 816
+with ``calls``); :func:`layout_of` the
 layout.
 """
 
@@ -167,6 +180,7 @@ OPTION_FEATURES: dict[str, tuple[tuple[str, int], ...]] = {
         ("first_bidder", 3),
         ("passed_out", 1),
     ),
+    "calls": (("call", 6), ("calls_left", 18), ("hands_left", 1)),
 }
 """Appended after ``EXTENDED_FEATURES`` when the option is on (the options never combine with each other)."""
 
@@ -310,6 +324,8 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
             x += _one_card_kitty(view)
         elif rules.auction:
             x += _auction(view)
+        elif rules.calls:
+            x += _calls(view)
     out[_SCALARS:] = x
     return out
 
@@ -329,6 +345,22 @@ def _one_card_kitty(view: PlayerView) -> list[float]:
         x[56] = 1.0
     if view.put_out is not None:
         x[57 + view.put_out] = 1.0
+    return x
+
+
+def _calls(view: PlayerView) -> list[float]:
+    """The ``calls`` block (see the module docstring)."""
+    seat = view.seat
+    x = [0.0] * 25
+    if view.call >= 0:
+        x[view.call] = 1.0
+    for s in range(3):
+        left = view.calls_left[s]
+        base = 6 + 6 * ((s - seat) % 3)
+        for k in range(6):
+            if left >> k & 1:
+                x[base + k] = 1.0
+    x[24] = sum(c.bit_count() for c in view.calls_left) / 18.0
     return x
 
 

@@ -38,6 +38,11 @@ option is on (:func:`hand_keys`):
   ``{"seat": s, "card": null}``, it declined; null until decided, and when the
   face-up card is 2D. ``deal.kitty`` holds the face-up card; ``discards``
   and ``shown`` are ``[]``.
+- ``call`` and ``maxima`` (option ``calls``): the dealer's call, ``"C"``,
+  ``"D"``, ``"H"``, ``"S"``, ``"NT"`` or ``"Miz"`` (null until made;
+  ``trump`` is the suit, null for NT and Miz), and in a misère hand the
+  maxima by seat (3, 5, 8 by role; null otherwise): then ``balances`` are
+  maxima - tricks, ``quotas`` stay the quotas.
 - ``auction`` and ``passed_out`` (option ``auction``; :data:`AUCTION_KEYS`),
   in the entries up to and including hand 1 only: ``auction`` lists
   ``{"seat": s, "bid": 8..16}`` or ``{"seat": s, "bid": null}`` (a pass) in
@@ -98,7 +103,7 @@ from typing import Any
 
 from .atomic import atomic_path
 from .cards import CARD_TEXT, SUIT_LETTERS, texts
-from .game import NO_SUIT, Game, HandLog
+from .game import CALL_NAMES, NO_SUIT, Game, HandLog
 from .rules import RuleSet
 
 __all__ = [
@@ -137,7 +142,13 @@ HAND_KEYS = (
 """The keys of every hand entry, in every rule set."""
 
 
-SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips", "take": "one_card_kitty"}
+SECTION_10_HAND_KEYS = {
+    "assignment": "dealer_assigns_quotas",
+    "chips": "chips",
+    "take": "one_card_kitty",
+    "call": "calls",
+    "maxima": "calls",
+}
 """Keys a hand entry has only when a section 10 option is on: key -> option."""
 
 
@@ -200,6 +211,9 @@ def hand_record(log: HandLog, rules: RuleSet) -> dict[str, Any]:
     if log.auction is not None:
         entry["auction"] = [{"seat": seat, "bid": bid} for seat, bid in log.auction]
         entry["passed_out"] = log.passed_out
+    if rules.calls:
+        entry["call"] = None if log.call < 0 else CALL_NAMES[log.call]
+        entry["maxima"] = _ints(log.maxima)
     if rules.one_card_kitty:
         take = log.take
         entry["take"] = (

@@ -21,6 +21,7 @@ from .game import (
     ASSIGN_ACTION_BASE,
     BID,
     BID_ACTION_BASE,
+    CALL_NAMES,
     DISCARD,
     EXCHANGE,
     MAX_ACTIONS,
@@ -156,6 +157,7 @@ class _Hand:
     shown: list[tuple[int, list[int]]] | None
     tricks: list[Trick] | None
     take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
+    call: int = -1  # calls: 0-3 a suit, 4 NT, 5 Miz; -1 when null
     auction: list[tuple[int, int | None]] | None = None  # auction entries only: (seat, bid or None)
     passed_out: bool = False
 
@@ -335,6 +337,7 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         if key in hand:
             _ints3(hand[key], f"{where}, {key}")
     take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
+    call = _parse_call(hand, where) if rules.calls else -1
     auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
     return _Hand(
         hand,
@@ -349,9 +352,20 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         shown,
         tricks,
         take,
+        call,
         auction,
         passed_out,
     )
+
+
+def _parse_call(hand: dict[str, Any], where: str) -> int:
+    _ints3(hand["maxima"], f"{where}, maxima")
+    value = hand["call"]
+    if value is None:
+        return -1
+    if not isinstance(value, str) or value.strip().upper() not in [n.upper() for n in CALL_NAMES]:
+        raise _fail(f"{where}, call", f"expected null or one of {list(CALL_NAMES)}, got {show_type(value)}")
+    return [n.upper() for n in CALL_NAMES].index(value.strip().upper())
 
 
 def _parse_take(value: Any, where: str) -> tuple[int, int | None] | None:
@@ -453,6 +467,8 @@ def _canon_field(key: str, value: Any) -> Any:
     if key == "shown":
         entries = [{"to": e["to"], "cards": _canon_cards(e["cards"], False)} for e in value]
         return sorted(entries, key=lambda e: (e["to"], [parse_card(c) for c in e["cards"]]))
+    if key == "call":
+        return value.strip().upper()
     if key == "take":
         return {
             "seat": value["seat"],
@@ -668,7 +684,12 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
             _replay_assignment(game, hand, log, where)
         elif stage in ("exchange", "send"):
             _replay_exchanges(game, hand, log, where, check=stage == "exchange")
-        elif stage == "trump" and hand.trump != NO_SUIT:
+        elif stage == "trump" and game.rules.calls and hand.call >= 0:
+            step = f"{where}, call"
+            _expect(game, number, TRUMP, step)
+            _apply(game, TRUMP_ACTION_BASE + hand.call, step)
+            _check_fields(where, hand, log, game.rules, ("call", "maxima", "trump"))
+        elif stage == "trump" and hand.trump != NO_SUIT and not game.rules.calls:
             step = f"{where}, trump"
             _expect(game, number, TRUMP, step)
             _apply(game, TRUMP_ACTION_BASE + hand.trump, step)

@@ -45,6 +45,11 @@ it after trump)`` (later ``taken by player_2`` or ``declined by player_2``;
 ``2D: nobody can take it``) is public; the taker also sees ``You put out of
 play: 4S``, the whole table ``put out 4S``; deciding, the line reads ``To
 act: player_2 (take the face-up card 7C: put out a card, or 58=decline)``.
+With ``calls`` a public line ``Calls left: player_0 C D NT Miz, ...`` is
+drawn, and once the call is made ``Call: NT (no trump)`` or ``Call: Miz
+(misère): maxima player_0 3, player_1 5, player_2 8`` (the header's trump
+is then ``not named``); naming the call, the legal list reads ``52=clubs ...
+56=NT 57=Miz``.
 With ``auction`` a public line ``Auction: player_0 9, player_1 pass, ...``
 (followed by ``; 2 deals passed out`` after pass-outs; the line stays
 through hand 1) is drawn; during the auction the role column shows ``-``,
@@ -62,8 +67,11 @@ from .cards import CARD_TEXT, RANK_LETTERS, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES,
 from .game import (
     ASSIGN,
     BID,
+    CALL_NAMES,
     DISCARD,
     EXCHANGE,
+    MIZ,
+    NT,
     OVER,
     PASS_ACTION,
     PHASE_NAMES,
@@ -195,7 +203,8 @@ def _to_act_line(
         what = "play"
     line = f"To act: {_name(to_act)} ({what})"
     if legal and phase == TRUMP:
-        line += " - legal: " + " ".join(f"{a}={action_text(a)[6:]}" for a in from_mask(legal))
+        names = ("clubs", "diamonds", "hearts", "spades", "NT", "Miz")
+        line += " - legal: " + " ".join(f"{a}={names[a - 52]}" for a in from_mask(legal))
     elif legal and phase == ASSIGN:
         line += " - legal: " + " ".join(f"{a}={action_text(a, rules)[7:]}" for a in from_mask(legal))
     elif legal and phase == BID:
@@ -262,6 +271,21 @@ def _auction_lines(rules, hand_number: int, passed_out: int, bids) -> list[str]:
     return [f"Auction: {text}"]
 
 
+def _call_lines(rules, call: int, maxima, calls_left) -> list[str]:
+    """With ``calls``: the calls each seat has still to make and this hand's call (public)."""
+    if not rules.calls:
+        return []
+    left = ", ".join(
+        f"{_name(s)} {' '.join(CALL_NAMES[k] for k in range(6) if calls_left[s] >> k & 1) or '-'}" for s in range(3)
+    )
+    lines = [f"Calls left: {left}"]
+    if call == NT:
+        lines.append("Call: NT (no trump)")
+    elif call == MIZ:
+        lines.append("Call: Miz (misère): maxima " + ", ".join(f"{_name(s)} {maxima[s]}" for s in range(3)))
+    return lines
+
+
 def _balances_line(previous_balances) -> list[str]:
     if previous_balances is None:
         return []
@@ -277,6 +301,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
     dealer = None if view.phase == BID else view.dealer
     lines += _seat_table(dealer, view.quotas, view.tricks_won, view.scores, view.hand_sizes, view.to_act, me)
     lines += _auction_lines(view.rules, view.hand_number, view.passed_out, view.auction_bids)
+    lines += _call_lines(view.rules, view.call, view.maxima, view.calls_left)
     lines += _balances_line(view.previous_balances)
     for ex in view.exchanges:
         text = f"Exchange: {_name(ex.sender)} -> {_name(ex.receiver)} {ex.count} card{'s' if ex.count != 1 else ''}"
@@ -333,6 +358,7 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     dealer = None if phase == BID else game.dealer
     lines += _seat_table(dealer, game.quotas, game.tricks_won, game.scores, sizes, to_act, None)
     lines += _auction_lines(game.rules, game.hand_number, game.passed_out, game.auction_bids)
+    lines += _call_lines(game.rules, game.call, game.maxima, game.calls_left)
     lines += _balances_line(game.previous_balances)
     for ex in log.exchanges:
         returned = _cards(ex.returned) if ex.returned is not None else "(not yet)"

@@ -39,13 +39,16 @@ Options (all off in "standard"):
                             (17 tricks; sets pickup_before_discard)
 ``auction``                 Woburn first-round auction: bids 8-16 (actions
                             58 pass, 59-67) decide hand 1's dealer and quotas
+``calls``                   the dealer calls a suit, no trump (56) or misère
+                            (57) instead of trump; each player makes each call
+                            once, so the game lasts 18 hands (no exchange)
 ``one_card_kitty``          17 cards each, the 52nd face up; after trump the
                             holder of 2D may take it, putting a card out of
                             play (action 58 declines; 9-5-3, 13 tricks win)
 ==========================  ==================================================
 
-Section 10 options not listed here are not implemented yet; asking for one
-is refused as an unknown option.
+Section 10's ``players: 4`` is not implemented here; asking for it is
+refused as an unknown option.
 
 Decisions where docs/rules.md is open:
 
@@ -58,6 +61,12 @@ Decisions where docs/rules.md is open:
 - ``one_card_kitty`` is refused with ``pickup_before_discard`` (and so
   ``trump_after_kitty``), ``kitty_before_exchange``, ``kitty_trick`` and
   ``no_kitty_51``: it has no kitty to take and no discards.
+- ``calls`` turns ``no_exchange`` on (it implies it), needs the quotas
+  8-5-3, sets no 12-trick rule (``win_tricks`` stays null unless given) and
+  is refused with ``auction``, ``kitty_before_exchange``,
+  ``trump_after_kitty``, ``kitty_trick``, ``one_card_kitty``,
+  ``no_kitty_51``, ``dealer_assigns_quotas`` and ``fixed_hands`` above 18
+  (docs/rules.md 10.3).
 - ``auction`` is refused with ``kitty_trick``, ``one_card_kitty``,
   ``no_kitty_51`` and ``dealer_assigns_quotas`` (docs/rules.md 10.2); from
   hand 2 on the quotas are the rule set's (any triple summing to 16).
@@ -96,6 +105,7 @@ SECTION_10_OPTIONS = (
     "kitty_trick",
     "one_card_kitty",
     "auction",
+    "calls",
 )
 """The section 10 options (docs/rules.md): all booleans, off in every preset."""
 
@@ -146,6 +156,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "kitty_trick": False,
     "one_card_kitty": False,
     "auction": False,
+    "calls": False,
 }
 
 
@@ -184,6 +195,7 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     },
     "9-5-3-one-card": {"quotas": (9, 5, 3), "one_card_kitty": True},
     "woburn-auction": {"auction": True, "max_exchange": 3},
+    "calls": {"calls": True, "no_exchange": True},
 }
 
 
@@ -217,6 +229,7 @@ class RuleSet:
     kitty_trick: bool = False
     one_card_kitty: bool = False
     auction: bool = False
+    calls: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -251,6 +264,8 @@ class RuleSet:
                 f"quotas {list(quotas)} sum to {sum(quotas)}, but a hand has {tricks} tricks: they must sum to {tricks}"
             )
         object.__setattr__(self, "quotas", quotas)
+        if self.calls:
+            self._check_calls(quotas)
         self._check_phase_order()
         if self.trump_after_kitty and not self.pickup_before_discard:
             raise RulesError("trump_after_kitty needs pickup_before_discard (the dealer must hold the kitty to see it)")
@@ -279,7 +294,7 @@ class RuleSet:
                 f"dealer_makes_quota 'up' needs the dealer to take more than its quota {quotas[0]}, but a hand has "
                 f"only {tricks} tricks: lower the dealer's quota or use dealer_makes_quota true"
             )
-        if self.win_tricks is None and not self._other_end_condition():
+        if self.win_tricks is None and not self._other_end_condition() and not self.calls:
             object.__setattr__(self, "win_tricks", self.default_win_tricks)
         object.__setattr__(self, "name", self._checked_name())
 
@@ -326,6 +341,29 @@ class RuleSet:
                     raise RulesError(f"{option} takes the kitty, but no_kitty_51 has none")
                 object.__setattr__(self, "pickup_before_discard", True)
 
+    def _check_calls(self, quotas: tuple[int, ...]) -> None:
+        """docs/rules.md 10.3: 8-5-3, no exchange, 18 hands; the refused combinations."""
+        clash = [
+            k
+            for k in (
+                "auction",
+                "kitty_before_exchange",
+                "trump_after_kitty",
+                "kitty_trick",
+                "one_card_kitty",
+                "no_kitty_51",
+                "dealer_assigns_quotas",
+            )
+            if getattr(self, k)
+        ]
+        if clash:
+            raise RulesError(f"calls (docs/rules.md 10.3) is not combined with {' and '.join(clash)}")
+        if quotas != (8, 5, 3):
+            raise RulesError(f"calls needs the quotas 8-5-3 (a misère hand turns them into maxima), got {list(quotas)}")
+        if self.fixed_hands is not None and self.fixed_hands > 18:
+            raise RulesError(f"calls ends the game after hand 18; fixed_hands {self.fixed_hands} is more than 18")
+        object.__setattr__(self, "no_exchange", True)
+
     def _check_dealer_makes_quota(self) -> None:
         value = self.dealer_makes_quota
         if value is None or value is False:
@@ -361,6 +399,8 @@ class RuleSet:
             expected["win_tricks"] = None
         elif "win_tricks" not in preset_options and preset_options.get("one_card_kitty"):
             expected["win_tricks"] = 13
+        elif "win_tricks" not in preset_options and preset_options.get("calls"):
+            expected["win_tricks"] = None
         return all(getattr(self, key) == expected[key] for key in OPTION_NAMES)
 
     def _other_end_condition(self) -> bool:
@@ -385,7 +425,7 @@ class RuleSet:
     @property
     def num_actions(self) -> int:
         """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
-        return 74 if self.dealer_assigns_quotas or self.one_card_kitty or self.auction else 56
+        return 74 if self.dealer_assigns_quotas or self.one_card_kitty or self.auction or self.calls else 56
 
     @property
     def hand_size(self) -> int:

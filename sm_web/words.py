@@ -63,6 +63,11 @@ def prompt(view: Any, names: Sequence[str]) -> str:
             f"cards away. Choose {' and then '.join(parts)}. For each card you send, the receiver must give you "
             "back its highest card of that suit."
         )
+    if view.phase == TRUMP and view.rules.calls:
+        return (
+            f"You deal this hand (quota {quota}). Make a call you have not made yet: a trump suit, no trump (NT) or "
+            f"misère (Miz: the quotas become maxima, and every trick over yours counts against you)."
+        )
     if view.phase == TRUMP:
         return (
             f"You deal this hand (quota {quota}). Name the trump suit; you have not seen the "

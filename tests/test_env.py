@@ -829,6 +829,7 @@ def test_spaces_follow_the_rule_set():
         ("dealer-assigns", 74, 791),
         ("9-5-3-one-card", 74, 900),
         ("woburn-auction", 74, 809),
+        ("calls", 74, 816),
     ):
         e = sm_env.env(rules=name)
         e.reset(seed=3)

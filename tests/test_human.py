@@ -134,6 +134,7 @@ def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
         "3-5-9",
         "9-5-3-one-card",
         "woburn-auction",
+        "calls",
     ],
 )
 def test_play_main_plays_section_10_rule_sets(tmp_path, rules):

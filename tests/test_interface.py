@@ -75,6 +75,7 @@ SECTION_10 = {
     "kitty_trick",
     "one_card_kitty",
     "auction",
+    "calls",
 }
 STANDARD_RULES = {
     "name": "standard",
@@ -99,6 +100,7 @@ STANDARD_RULES = {
     "kitty_trick": False,
     "one_card_kitty": False,
     "auction": False,
+    "calls": False,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

@@ -26,6 +26,7 @@ RULE_SETS = [
     "3-5-9",
     "9-5-3-one-card",
     "woburn-auction",
+    "calls",
     {"trump_before_exchange": True},
     {"trump_after_send": True},
 ]

@@ -289,6 +289,8 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
         conditions.append(([dealer] if met else [], tricks))
     if rules.fixed_hands is not None:
         conditions.append((list(seats) if hand_number >= rules.fixed_hands else [], scores))
+    if rules.calls:  # docs/rules.md 10.3: after hand 18 the highest running score wins
+        conditions.append((list(seats) if hand_number >= 18 else [], scores))
     for hit, figure in conditions:
         if hit:
             return top(hit, figure)
@@ -315,6 +317,7 @@ def check_history(game: Game) -> None:
     scores = [0, 0, 0]
     dealer = game.first_dealer
     skipped = 0  # passed-out deals so far: not hands for fixed_hands and dealer_makes_quota
+    used = [set(), set(), set()]  # calls made by each seat (calls)
     for index, log in enumerate(game.history):
         last = index == len(game.history) - 1
         assert log.number == index + 1
@@ -368,7 +371,13 @@ def check_history(game: Game) -> None:
         discards = list(log.discards)
         shown = []
         returned = []  # exchanges whose cards have come back
-        assert log.trump in range(4)
+        if rules.calls:  # docs/rules.md 10.3: each seat makes each call once; NT and Miz have no trump
+            assert log.call not in used[dealer] and log.call in range(6)
+            used[dealer].add(log.call)
+            assert log.trump == (log.call if log.call < 4 else -1)
+            assert log.maxima == ([[3, 5, 8][(s - dealer) % 3] for s in range(3)] if log.call == 5 else None)
+        else:
+            assert log.trump in range(4) and log.call == -1 and log.maxima is None
         for stage in reference_order(rules):
             if stage in ("exchange", "send"):
                 for entries in rounds:
@@ -448,6 +457,8 @@ def check_history(game: Game) -> None:
             assert log.take is None
         # score: balances, or with chips every up player wins its surplus from every down player
         balances = [tricks[s] - quotas[s] for s in range(3)]
+        if log.call == 5:  # misère: maximum - tricks
+            balances = [log.maxima[s] - tricks[s] for s in range(3)]
         if rules.chips:
             chips = [0, 0, 0]
             for up in (s for s in range(3) if balances[s] > 0):
@@ -1252,7 +1263,8 @@ def test_random_games_follow_the_rules(preset):
     others = (rules.win_margin, rules.target_score, rules.fixed_hands)
     if preset != "all-sixteen":
         default = 13 if rules.one_card_kitty else 12  # docs/rules.md 10.5: 13 of 17 tricks with one_card_kitty
-        assert rules.win_tricks == (None if any(v is not None for v in others) or rules.dealer_makes_quota else default)
+        replaced = any(v is not None for v in others) or rules.dealer_makes_quota or rules.calls  # 10.3: 18 hands
+        assert rules.win_tricks == (None if replaced else default)
     games, max_hands = (60, 60) if preset == "all-sixteen" else (RANDOM_GAMES, 200)
     won = 0
     for seed in range(games):
