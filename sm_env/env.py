@@ -165,7 +165,8 @@ ever ``None`` or text):
 | key         | type                 | meaning                                                |
 |-------------|----------------------|--------------------------------------------------------|
 | `phase`     | `int`                | phase index into ``sm_env.PHASE_NAMES``: 0 exchange,   |
-|             |                      | 1 trump, 2 discard, 3 play, 4 over, 5 assign, 6 take   |
+|             |                      | 1 trump, 2 discard, 3 play, 4 over, 5 assign, 6 take,  |
+|             |                      | 7 bid                                                  |
 | `hand`      | `int`                | hand number, from 1                                    |
 | `winners`   | `int8` array (3,)    | by seat: 1 for each winner of the game, all 0 while it |
 |             |                      | runs and when nobody won                               |
