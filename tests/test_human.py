@@ -168,3 +168,32 @@ def test_quota_assignment_by_text_or_number():
     assert parse_answer("6", view) == numbered_actions(view)[5]
     with pytest.raises(ValueError, match="not an assignment"):
         parse_answer("8-8-0", view)
+
+
+def test_bids_takes_and_calls_by_text():
+    from sm_env.game import MIZ_ACTION, NT_ACTION, PASS_ACTION
+
+    game = Game("woburn-auction", seed=1, first_dealer=0)
+    view = player_view(game, 0)
+    assert parse_answer("pass", view) == PASS_ACTION and parse_answer("9", view) == 60
+    assert parse_answer("bid 16", view) == 67 and parse_answer("2", view) == numbered_actions(view)[1]
+    game.apply(61)  # seat 0 bids 10
+    with pytest.raises(ValueError, match="higher than 10"):
+        parse_answer("9", player_view(game, 1))
+    with pytest.raises(ValueError, match="not a bid"):
+        parse_answer("lots", player_view(game, 1))
+    game = Game("calls", seed=1, first_dealer=0)
+    view = player_view(game, 0)
+    assert parse_answer("NT", view) == NT_ACTION and parse_answer("misère", view) == MIZ_ACTION
+    assert parse_answer("hearts", view) == 54
+    game.apply(MIZ_ACTION)
+    while not (game.hand_number == 4 and game.phase == TRUMP):  # seat 0 deals again in hand 4
+        game.apply(game.legal_actions()[0])
+    with pytest.raises(ValueError, match="not a call you can make now"):
+        parse_answer("miz", player_view(game, 0))
+    one = Game("9-5-3-one-card", seed=3, first_dealer=0)
+    one.apply(52)
+    view = player_view(one, one.current)
+    assert parse_answer("decline", view) == PASS_ACTION
+    held = next(c for c in range(52) if view.hand >> c & 1)
+    assert parse_answer(CARD_TEXT[held], view) == held
