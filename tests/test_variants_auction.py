@@ -409,3 +409,23 @@ def test_a_hand_one_in_play_after_the_auction():
     while game.phase != PLAY:
         game.apply(game.legal_actions()[0])
     assert game.current == 0  # the eldest of the auction's winner (seat 2) leads
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"auction": True, "first_up_exchanges_first": True},
+        {"auction": True, "trump_after_send": True, "chips": True},
+        {"auction": True, "dealer_makes_quota": "up"},
+        {"auction": True, "kitty_before_exchange": True, "target_score": 8},
+        {"auction": True, "fixed_hands": 5},
+    ],
+    ids=str,
+)
+def test_the_auction_combines_with_other_options(rules):
+    for seed in range(15):
+        game = random_auction_game(rules, seed, max_hands=12)
+        check_auctions(game)
+        check_history(game)
+        record = json.loads(json.dumps(game_record(game)))
+        assert replay(record) == record
