@@ -160,7 +160,13 @@ def test_the_game_ends_after_hand_eighteen_unless_an_end_condition_comes_first()
 
 @pytest.mark.parametrize(
     "rules",
-    ["calls", {"calls": True, "chips": True}, {"calls": True, "win_margin": 4}, {"calls": True, "fixed_hands": 9}],
+    [
+        "calls",
+        {"calls": True, "chips": True},
+        {"calls": True, "win_margin": 4},
+        {"calls": True, "fixed_hands": 9},
+        {"calls": True, "pickup_before_discard": True, "target_score": 6, "target_symmetric": True},
+    ],
 )
 def test_random_games_follow_the_rules(rules):
     for seed in range(30):
