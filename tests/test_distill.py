@@ -102,6 +102,12 @@ def test_bad_settings_are_refused_with_the_allowed_values():
         distill.load_config(None, ["fit.epochz=3"])
     with pytest.raises(ValueError, match="hands"):
         distill.load_config(None, ["hands=0"])
+    with pytest.raises(ValueError, match=r"extra_data\[0\].hands: a whole number >= 1, got 0"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 0}]"])
+    with pytest.raises(ValueError, match=r"extra_data\[0\]: unknown key 'sample'"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 1, sample: 3}]"])
+    with pytest.raises(ValueError, match="search=False needs a behaviour"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 1, search: false}]"])
 
 
 def test_the_fit_learns_the_labels(tmp_path):
@@ -143,12 +149,20 @@ def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
             "data.chunk_hands=1",
             "fit.epochs=1",
             "fit.net_arch=[32]",
+            "extra_data=[{name: cheap, hands: 2, search: false, behaviour: random, seed: 3, chunk_hands: 2}]",
         ],
     )
+    assert config.extra_data[0].settings.samples == 2  # the run's data settings, except those the entry gives
     summary = distill.run(config, log=lambda *_: None)
     path = summary["policy"]
     assert path.endswith("policy_r1.pt") and os.path.isfile(path)
     assert len(summary["rounds"]) == 2 and os.path.isdir(os.path.join(config.run_dir, "data_r1"))
+    cheap = distill_data.load(os.path.join(config.run_dir, "cheap"))
+    assert not cheap["searched"].any() and len(cheap["target"]) > 0
+    first = summary["rounds"][0]
+    fitted = first["train_decisions"] + first["history"][0]["valid"].get("decisions", 0)
+    r0 = distill_data.load(os.path.join(config.run_dir, "data_r0"))
+    assert fitted == len(r0["target"]) + len(cheap["target"])  # the extra set is fitted in round 0
     agent = make_agent(f"ppo:{path}")
     assert agent.policy.net_arch == [32] and agent.policy.activation == "relu"
     result = evaluate([f"ppo:{path}", "heuristic"], deals=2, workers=1, progress=False)
