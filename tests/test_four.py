@@ -402,3 +402,84 @@ def test_planted_bugs_in_four_players_are_caught(monkeypatch):
 def test_game_over_for_four():
     game = random_game("four-6-3-2-1", 3, max_hands=40)
     assert game.phase == OVER and game.legal_mask() == 0 and game.current_player is None
+
+
+# --------------------------------------------------------------------- env, render, records
+
+
+def test_env_has_four_agents_and_the_four_player_layout():
+    import numpy as np
+
+    import sm_env
+
+    e = sm_env.env(rules="four-6-3-2-1", render_mode="rgb_array", max_hands=2)
+    e.reset(seed=5, options={"start_balances": [1, -1, 1, -1]})
+    assert e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
+    assert e.observation_space("player_3")["observation"].shape == (1016,)
+    assert e.action_space("player_3").n == 56
+    with pytest.raises(ValueError, match="unknown agent 'player_4'"):
+        e.observe("player_4")
+    assert sm_env.env().unwrapped.possible_agents == ["player_0", "player_1", "player_2"]
+    rng = random.Random(0)
+    seen = set()
+    while e.agents:
+        obs, _, term, trunc, info = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        seen.add(e.agent_selection)
+        assert info["winners"].shape == (4,)
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert seen == set(e.possible_agents)
+    picture = e.render()
+    assert picture.shape == (600, 960, 3)
+    assert sum(e.unwrapped._cumulative_rewards.values()) == 0
+
+
+def test_result_rewards_with_four():
+    from sm_env.episode import result_rewards
+
+    assert result_rewards([2], 4) == (-1 / 3, -1 / 3, 1.0, -1 / 3)
+    assert result_rewards([0, 3], 4) == (0.5, -0.5, -0.5, 0.5)
+    assert result_rewards([0, 1, 2, 3], 4) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_replay_checks_four_player_records_strictly():
+    import copy
+
+    from sm_env.record_format import ReplayError
+
+    game = random_game("four-5-3-2-2", 11, max_hands=3)
+    record = game_record(game)
+    assert replay(record) == record and len(record["hands"][0]["tricks"][0]["cards"]) == 4
+
+    def error(change) -> str:
+        broken = copy.deepcopy(record)
+        change(broken)
+        with pytest.raises(ReplayError) as err:
+            replay(broken)
+        return str(err.value)
+
+    def winner(r):
+        trick = r["hands"][0]["tricks"][2]
+        trick["winner"] = (trick["winner"] + 1) % 4
+
+    assert "trick 3" in error(winner)
+    assert "a trick has 4" in error(lambda r: r["hands"][0]["tricks"][0]["cards"].append("2C"))
+    assert "only 3 card(s)" in error(lambda r: r["hands"][0]["tricks"][0]["cards"].pop())
+    assert "list of 4 integers" in error(lambda r: r["hands"][0]["tricks_won"].pop())
+    assert "seat 0, 1, 2 or 3" in error(lambda r: r["hands"][0].update(dealer=4))
+    assert "list of 4 hands" in error(lambda r: r["hands"][0]["deal"]["hands"].pop())
+    assert "3 whole numbers" in error(lambda r: r["rules"].update(players=3))
+    three = game_record(random_game("standard", 1, max_hands=1))
+    three["first_dealer"] = 3
+    with pytest.raises(ReplayError, match="seat 0, 1 or 2"):
+        replay(three)
+
+
+def test_vector_engine_refuses_four_players():
+    from sm_env.vector import VectorGame, unsupported_options
+
+    assert unsupported_options(PRESETS["four-5-3-2-2"]) == ["players: 4"]
+    with pytest.raises(ValueError, match="players: 4"):
+        VectorGame(num_games=2, rules="four-6-3-2-1", seed=0)
