@@ -79,6 +79,12 @@ Quotas
     the player therefore always plays for tricks, and a player far over its
     quota keeps fighting too (it may be racing to the 12 tricks that win the
     game).
+
+Four players (``players: 4``)
+    The same rules, read for four: "last to play" is the fourth card of the
+    trick, "second to play" is any earlier place, the worry that "the last
+    player" may ruff is about every player still to play, and trumps are
+    drawn while any opponent may hold one.
 """
 
 from __future__ import annotations
@@ -215,11 +221,12 @@ def _throw(hand: int, trump: int, outstanding: int) -> int:
 
 
 def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, ...] | list[int]) -> int:
-    left, right = (seat + 1) % 3, (seat + 2) % 3
+    players = len(voids)
+    opponents = [(seat + k) % players for k in range(1, players)]
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     mine_t = hand & trump_mask
     out_t = outstanding & trump_mask
-    opp_trumps = out_t and not (voids[left] >> trump & 1 and voids[right] >> trump & 1) if trump >= 0 else False
+    opp_trumps = out_t and not all(voids[o] >> trump & 1 for o in opponents) if trump >= 0 else False
     if mine_t and opp_trumps:
         n_mine, n_out = mine_t.bit_count(), out_t.bit_count()
         top = _high(mine_t)
@@ -240,11 +247,7 @@ def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, 
         if _above(outstanding, top):
             continue
         out_s = (outstanding & SUIT_MASK[s]).bit_count()
-        ruff = (
-            trump >= 0
-            and opp_trumps
-            and (_can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2)
-        )
+        ruff = trump >= 0 and opp_trumps and (any(_can_ruff(o, s, trump, voids, out_t) for o in opponents) or out_s < 2)
         if ruff:
             continue
         key = (out_s, top % 13)
@@ -277,14 +280,15 @@ def choose_play(
 ) -> int:
     """The card to play. ``trick``: cards of the open trick in play order
     (the leader's first); ``outstanding``: cards that may be in an opponent's
-    hand; ``voids``: 4-bit suit sets of shown voids by seat."""
+    hand; ``voids``: 4-bit suit sets of shown voids by seat (one per player)."""
     n = len(trick)
     if n == 0:
         return _lead(seat, hand, trump, outstanding, voids)
     led = trick[0] // 13
     win = winning_card(trick, trump)
-    last = n == 2
-    nxt = (seat + 1) % 3
+    players = len(voids)
+    last = n == players - 1
+    later = [(seat + k) % players for k in range(1, players - n)]  # still to play after this seat
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     out_t = outstanding & trump_mask
     follow = hand & SUIT_MASK[led]
@@ -296,7 +300,7 @@ def choose_play(
             return _low(follow)
         if last:
             return _low(higher)
-        if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
+        if led != trump and any(_can_ruff(p, led, trump, voids, out_t) for p in later):
             return _low(follow)
         out_led = outstanding & SUIT_MASK[led]
         masters = higher
@@ -310,13 +314,13 @@ def choose_play(
         if win // 13 == trump:
             over = _above(mine_t, win)
             if over:
-                if not last and _can_ruff(nxt, led, trump, voids, out_t):
+                if not last and any(_can_ruff(p, led, trump, voids, out_t) for p in later):
                     safe = _above(over, _high(out_t)) if out_t else over
                     if safe:
                         return _low(safe)
                 return _low(over)
             return _throw(hand, trump, outstanding)
-        if not last and _can_ruff(nxt, led, trump, voids, out_t):
+        if not last and any(_can_ruff(p, led, trump, voids, out_t) for p in later):
             safe = _above(mine_t, _high(out_t)) if out_t else mine_t
             if safe:
                 return _low(safe)

@@ -20,7 +20,9 @@ def deck_of(rules: Any) -> int:
 
 def outstanding_of(view: PlayerView) -> int:
     """Cards that may still be in an opponent's hand, as far as this seat knows."""
-    played = view.played[0] | view.played[1] | view.played[2]
+    played = 0
+    for cards in view.played:
+        played |= cards
     out = deck_of(view.rules) & ~view.hand & ~played
     if view.discards:
         for c in view.discards:
