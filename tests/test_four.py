@@ -483,3 +483,36 @@ def test_vector_engine_refuses_four_players():
     assert unsupported_options(PRESETS["four-5-3-2-2"]) == ["players: 4"]
     with pytest.raises(ValueError, match="players: 4"):
         VectorGame(num_games=2, rules="four-6-3-2-1", seed=0)
+
+
+# --------------------------------------------------------------------- evaluation
+
+
+def test_evaluation_seats_every_agent_everywhere_with_four():
+    from training.evaluate import evaluate, schedule
+
+    every = schedule(4, 4)
+    assert len(every) == 24 and len(set(every)) == 24
+    assert all(sorted(seating) == [0, 1, 2, 3] for seating in every)
+    assert schedule(2, 4) == [(0, 1, 1, 1), (1, 0, 1, 1), (1, 1, 0, 1), (1, 1, 1, 0)]
+    with pytest.raises(ValueError, match="4 players needs 2 or 4 agents, got 3"):
+        schedule(3, 4)
+    with pytest.raises(ValueError, match="4 players needs 2 or 4 agents, got 3"):
+        evaluate(["heuristic", "random", "random"], deals=1, rules="four-5-3-2-2", progress=False)
+    with pytest.raises(ValueError, match="dealer must be a seat 0-3"):
+        evaluate(["heuristic", "random"], deals=1, rules="four-5-3-2-2", dealer=4, progress=False)
+    result = evaluate(
+        ["heuristic", "random"], deals=30, mode="hand", seed=2, workers=1, rules="four-5-3-2-2", progress=False
+    )
+    assert result.roles() == ("dealer", "eldest", "third", "fourth")
+    # 4 rotations of 30 deals: the heuristic plays 120 hands, 30 in each role; the three copies of random 360
+    assert result.counts["heuristic"]["all"]["hands"] == 120 and result.counts["random"]["all"]["hands"] == 360
+    assert all(result.counts["heuristic"][role]["hands"] == 30 for role in result.roles())
+    diff = result.pairwise[("heuristic", "random")]
+    assert diff.lo > 0.5, diff  # about +1.9 tricks a hand
+    assert "fourth" in result.table()
+    four = evaluate(
+        ["heuristic", "random", "heuristic", "random"], deals=2, mode="game", seed=1, workers=1,
+        rules="four-6-3-2-1", max_hands=3, bootstrap=100, progress=False,
+    )  # fmt: skip
+    assert len(four.config["seatings"]) == 24 and four.counts["heuristic"]["all"]["games"] == 2 * 24
