@@ -206,6 +206,17 @@ def _can_ruff(seat: int, suit: int, trump: int, voids: tuple[int, ...] | list[in
     return bool(trumps_out) and bool(voids[seat] >> suit & 1) and not voids[seat] >> trump & 1
 
 
+def _later_can_ruff(
+    seat: int, played: int, suit: int, trump: int, voids: tuple[int, ...] | list[int], out: int
+) -> bool:
+    """Whether a player still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
+    players = len(voids)
+    for k in range(1, players - played):
+        if _can_ruff((seat + k) % players, suit, trump, voids, out):
+            return True
+    return False
+
+
 def _throw(hand: int, trump: int, outstanding: int) -> int:
     """The least useful card: no trump, no master, low first, shortest suit first."""
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
@@ -288,7 +299,6 @@ def choose_play(
     win = winning_card(trick, trump)
     players = len(voids)
     last = n == players - 1
-    later = [(seat + k) % players for k in range(1, players - n)]  # still to play after this seat
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     out_t = outstanding & trump_mask
     follow = hand & SUIT_MASK[led]
@@ -300,7 +310,7 @@ def choose_play(
             return _low(follow)
         if last:
             return _low(higher)
-        if led != trump and any(_can_ruff(p, led, trump, voids, out_t) for p in later):
+        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t):
             return _low(follow)
         out_led = outstanding & SUIT_MASK[led]
         masters = higher
@@ -314,13 +324,13 @@ def choose_play(
         if win // 13 == trump:
             over = _above(mine_t, win)
             if over:
-                if not last and any(_can_ruff(p, led, trump, voids, out_t) for p in later):
+                if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
                     safe = _above(over, _high(out_t)) if out_t else over
                     if safe:
                         return _low(safe)
                 return _low(over)
             return _throw(hand, trump, outstanding)
-        if not last and any(_can_ruff(p, led, trump, voids, out_t) for p in later):
+        if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
             safe = _above(mine_t, _high(out_t)) if out_t else mine_t
             if safe:
                 return _low(safe)

@@ -28,6 +28,13 @@ dealer names trump and exchanges 4 cards with the kitty, then 16 tricks are
 played (follow suit if able; no obligation to trump). The first player to
 take 12 or more tricks in one hand wins the game.
 
+With four players (``rules="four-5-3-2-2"`` or ``"four-6-3-2-1"``, option
+``players: 4``, docs/rules.md 10.6) the agents are ``player_0`` ...
+``player_3``, each holds 12 cards, the quotas are 5-3-2-2 or 6-3-2-1 and 9
+tricks in a hand win; the action space stays ``Discrete(56)`` and the
+observation has 1016 entries, seats relative as self, left, across, right
+(``FOUR_LAYOUT`` in :mod:`sm_env.observation`).
+
 Decisions are taken one at a time by the agent in ``agent_selection``, which
 is always the engine's player to act. The same agent may act several times in
 a row: an up player chooses its exchange cards one by one, and the dealer

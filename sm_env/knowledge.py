@@ -165,7 +165,10 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.tricks_played = game.tricks_played
     hands = game.hands
     view.hand = hands[seat]
-    view.hand_sizes = tuple(h.bit_count() for h in hands)
+    if len(hands) == 3:
+        view.hand_sizes = (hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count())
+    else:  # four players
+        view.hand_sizes = tuple([h.bit_count() for h in hands])
     view.played = tuple(game.played)
     view.voids = tuple(game.voids)
     exchanges = []

@@ -516,3 +516,11 @@ def test_evaluation_seats_every_agent_everywhere_with_four():
         rules="four-6-3-2-1", max_hands=3, bootstrap=100, progress=False,
     )  # fmt: skip
     assert len(four.config["seatings"]) == 24 and four.counts["heuristic"]["all"]["games"] == 2 * 24
+
+
+def test_the_browser_table_refuses_four_players_clearly():
+    pytest.importorskip("sm_web")
+    from sm_web.sessions import WebError, build_game
+
+    with pytest.raises(WebError, match="browser table seats three players; 'four-5-3-2-2' has 4"):
+        build_game({"rules": "four-5-3-2-2"})
