@@ -232,12 +232,16 @@ def _throw(hand: int, trump: int, outstanding: int) -> int:
 
 
 def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, ...] | list[int]) -> int:
-    players = len(voids)
-    opponents = [(seat + k) % players for k in range(1, players)]
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     mine_t = hand & trump_mask
     out_t = outstanding & trump_mask
-    opp_trumps = out_t and not all(voids[o] >> trump & 1 for o in opponents) if trump >= 0 else False
+    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
+    if out_t:
+        players = len(voids)
+        for k in range(1, players):
+            if not voids[(seat + k) % players] >> trump & 1:
+                opp_trumps = True
+                break
     if mine_t and opp_trumps:
         n_mine, n_out = mine_t.bit_count(), out_t.bit_count()
         top = _high(mine_t)
@@ -258,7 +262,7 @@ def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, 
         if _above(outstanding, top):
             continue
         out_s = (outstanding & SUIT_MASK[s]).bit_count()
-        ruff = trump >= 0 and opp_trumps and (any(_can_ruff(o, s, trump, voids, out_t) for o in opponents) or out_s < 2)
+        ruff = trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t))
         if ruff:
             continue
         key = (out_s, top % 13)
