@@ -82,10 +82,13 @@ def test_generation_is_resumable_and_deterministic(tmp_path):
     os.remove(os.path.join(folder, "shard_00001.npz"))
     stale = os.path.join(folder, ".shard_00001.abc.tmp.npz")  # as an interrupted atomic write leaves it
     open(stale, "wb").close()
-    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 1  # only the missing shard
+    niceness = os.nice(0)
+    # the missing shard only; labelled by a worker process at a raised niceness, never this process
+    assert distill_data.generate(folder, 2, TINY, nice=3, log=lambda *_: None) == 1
     assert not os.path.exists(stale)
     again = distill_data.load(folder)
-    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 0
+    assert distill_data.generate(folder, 2, TINY, nice=3, log=lambda *_: None) == 0
+    assert os.nice(0) == niceness  # a fit that follows in this process runs at full priority
     np.testing.assert_array_equal(again["bits"], distill_data.load(folder)["bits"])
     redone = {n: open(os.path.join(folder, n), "rb").read() for n in first}
     assert redone == first  # the shard labelled again is byte for byte the same
