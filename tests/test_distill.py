@@ -4,6 +4,7 @@ and the whole pipeline on a tiny setting."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -269,3 +270,32 @@ def test_both_shipped_policies_load_and_trained_is_the_distilled_one():
     v0 = make_agent("ppo:" + os.path.join(os.path.dirname(TRAINED_POLICY), "standard_v0.pt"))
     assert v1.meta["trainer"] == "training.distill" and v1.policy.net_arch == [512, 256]
     assert v0.policy.net_arch == [256, 256] and v0.policy.activation == "tanh"
+
+
+def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_path):
+    import torch
+
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 2, TINY, log=lambda *_: None)
+    data = distill_data.load(folder)
+    settings = distill.FitSettings(net_arch=(16,), epochs=3, batch_size=32)
+    whole, _ = distill.fit(data, data, settings, seed=1, log=lambda *_: None)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_epoch_2(line: str) -> None:
+        if line.startswith("epoch 2/3"):
+            raise Stop
+
+    checkpoint = str(tmp_path / "fit.ckpt")
+    with pytest.raises(Stop):
+        distill.fit(data, data, settings, seed=1, log=stop_after_epoch_2, checkpoint=checkpoint)
+    lines: list[str] = []
+    resumed, report = distill.fit(data, data, settings, seed=1, log=lines.append, checkpoint=checkpoint)
+    assert lines[0].startswith("resuming the fit after epoch 2") and len(lines) == 2  # resume, epoch 3
+    assert [row["epoch"] for row in report["history"]] == [0, 1, 2, 3]
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="checkpoint of another fit"):
+        distill.fit(data, data, replace(settings, batch_size=16), seed=1, log=lambda *_: None, checkpoint=checkpoint)

@@ -410,8 +410,15 @@ def fit(
     settings: FitSettings,
     seed: int,
     log: Callable[[str], None] | None = None,
+    checkpoint: str | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Fit a policy-value network to labelled decisions; returns it and its figures."""
+    """Fit a policy-value network to labelled decisions; returns it and its figures.
+
+    With ``checkpoint`` (a file path), the state of the fit (network, optimiser, learning-rate schedule, random
+    generators, history) is written there atomically after every epoch, and a fit started again with the same
+    path, data and settings continues after the last finished epoch, giving the same network as an
+    uninterrupted fit.
+    """
     import torch
 
     log = log or distill_data.say
@@ -436,15 +443,29 @@ def fit(
     steps_per_epoch = max(1, -(-len(obs) // settings.batch_size))
     total = settings.epochs * steps_per_epoch
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total))
+        optimiser, lambda step: float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total)))
     )
-    net.eval()
-    history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
-    started = time.perf_counter()
+    stamp = {"settings": asdict(settings), "seed": seed, "decisions": int(len(obs))}
+    first_epoch = 0
+    if checkpoint and os.path.exists(checkpoint):
+        state = torch.load(checkpoint, weights_only=True)
+        if state["stamp"] != stamp:
+            raise ValueError(f"{checkpoint} is the checkpoint of another fit ({state['stamp']}); remove it or use it")
+        net.load_state_dict(state["net"])
+        optimiser.load_state_dict(state["optimiser"])
+        schedule.load_state_dict(state["schedule"])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        history, first_epoch = state["history"], state["epoch"]
+        log(f"resuming the fit after epoch {first_epoch} ({checkpoint})")
+    else:
+        net.eval()
+        history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
+    started = time.perf_counter() - (history[-1].get("seconds", 0.0) if first_epoch else 0.0)
     obs_t, targets_t = torch.from_numpy(obs), torch.from_numpy(targets)
     legal_t, balance_t = torch.from_numpy(legal), torch.from_numpy(balance)
     obs_tables, action_tables = (torch.from_numpy(t) for t in symmetry.index_tables())
-    for epoch in range(settings.epochs):
+    for epoch in range(first_epoch, settings.epochs):
         net.train()
         order = torch.from_numpy(rng.permutation(len(obs)))
         sums = np.zeros(2)
@@ -469,12 +490,25 @@ def fit(
         net.eval()
         row = {
             "epoch": epoch + 1,
-            "policy_loss": sums[0] / len(obs),
-            "value_loss": sums[1] / len(obs),
+            "policy_loss": float(sums[0] / len(obs)),
+            "value_loss": float(sums[1] / len(obs)),
             "seconds": time.perf_counter() - started,
             "valid": _evaluate_fit(net, valid),
         }
         history.append(row)
+        if checkpoint:
+            state = {
+                "stamp": stamp,
+                "epoch": epoch + 1,
+                "history": history,
+                "net": net.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "schedule": schedule.state_dict(),
+                "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+            }
+            with atomic_path(checkpoint) as tmp:
+                torch.save(state, tmp)
         v = row["valid"]
         log(
             f"epoch {epoch + 1}/{settings.epochs}: policy loss {row['policy_loss']:.4f}, value loss "
@@ -531,7 +565,8 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
             started = time.perf_counter()
-            net, report = fit(train, valid, config.fit, config.seed + round_, log=log)
+            checkpoint = os.path.join(config.run_dir, f"fit_r{round_}.ckpt")
+            net, report = fit(train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint)
             report["fit_seconds"] = time.perf_counter() - started
             report["label_seconds"] = label_seconds
             export_policy(
