@@ -186,7 +186,8 @@ from __future__ import annotations
 import operator
 import random
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -195,6 +196,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
+from .cards import from_mask
 from .episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
 from .game import OVER, Game, IllegalActionError, check_seed
 from .knowledge import player_view
@@ -202,11 +204,34 @@ from .observation import action_mask, encode, observation_size
 from .render import render_table
 from .rules import RuleSet
 
+if TYPE_CHECKING:
+    from .env_kernel import CompiledGame
+
 __all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "env", "raw_env"]
 
 AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
+
+# The result of sm_env.env_kernel.step_env: current | phase << 2 | hand ended << 5 | new hand << 6 | hand << 7
+CODE_PHASE_SHIFT = 2
+CODE_HAND_ENDED = 1 << 5
+CODE_NEW_HAND = 1 << 6
+CODE_HAND_SHIFT = 7
+
+
+def _kernel_supports(rules: RuleSet) -> bool:
+    """Whether the compiled path (:mod:`sm_env.env_kernel`, imported here: it loads numba) runs these rules."""
+    from .env_kernel import supports
+
+    return supports(rules)
+
+
+def _compiled_game(game: Game) -> CompiledGame:
+    """The compiled path's copy of a fresh Game."""
+    from .env_kernel import CompiledGame
+
+    return CompiledGame(game)
 
 
 class IllegalEnvActionError(IllegalActionError):
@@ -301,6 +326,7 @@ class raw_env(AECEnv):
         reward: str = "balance",
         render_mode: str | None = None,
         max_cycles: int | None = None,
+        compiled: bool = True,
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
@@ -318,11 +344,15 @@ class raw_env(AECEnv):
         self.max_hands = max_hands
         self.render_mode = render_mode
         self._game_max_hands = engine_max_hands(episode, max_hands)
+        if not isinstance(compiled, bool):
+            raise ValueError(f"compiled must be True or False, got {compiled!r}")
+        self._use_kernel = compiled and _kernel_supports(self.rules)
 
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         n_actions, n_obs = self.rules.num_actions, observation_size(self.rules)  # 56 and 789 but in section 10.8
         self._num_actions = n_actions
+        self._num_obs = n_obs
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in AGENTS}
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -333,7 +363,10 @@ class raw_env(AECEnv):
             )
             for agent in AGENTS
         }
-        self.game: Game | None = None
+        self._game: Game | None = None
+        self._fast: CompiledGame | None = None  # the compiled path's game, after reset (None: pure Python)
+        self._pending: list[int] = []  # with _fast: actions played since _game was last brought up to date
+        self._live = False  # with _fast: _game is stepped at every step (once it was handed out)
         self._seed_rng = random.Random()
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -397,11 +430,15 @@ class raw_env(AECEnv):
             max_hands=self._game_max_hands,
             start_balances=start_balances,
         )
+        fast = _compiled_game(game) if self._use_kernel else None  # before the Game is played or read
         # Everything below cannot fail: swap the new game in.
         if seed is None:
             game.seed = None  # the record's seed is the one given to reset (None when none was given)
         self._seed_rng = seed_rng
-        self.game = game
+        self._game = game
+        self._fast = fast
+        self._pending = []
+        self._live = False
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -412,6 +449,35 @@ class raw_env(AECEnv):
         self._skip_agent_selection = None
         self._update_infos()
         self.agent_selection = AGENTS[game.current]
+
+    # ------------------------------------------------------------------ the engine
+
+    @property
+    def game(self) -> Game | None:
+        """The engine (:class:`sm_env.game.Game`) of the current game, up to date (None before reset).
+
+        It holds every hidden card: reading it is the caller's responsibility.
+        On the compiled path the ``Game`` is brought up to date when it is read
+        and, from then on in this game, stepped with every action, so a
+        reference to it stays current.
+        """
+        game = self._synced_game()
+        self._live = True
+        return game
+
+    def _synced_game(self) -> Game | None:
+        """The Game with the actions played since it was last brought up to date applied (compiled path)."""
+        game = self._game
+        if self._pending:
+            for action in self._pending:
+                game.apply(action)
+            self._pending = []
+        return game
+
+    def _status(self) -> tuple[int, int, list[int] | None]:
+        """(phase, hand number, winners) of the current game, from the engine that is stepped."""
+        source = self._fast if self._fast is not None else self._game
+        return source.phase, source.hand_number, source.winners
 
     # ------------------------------------------------------------------ step
 
@@ -425,7 +491,37 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
+        fast = self._fast
+        if fast is None:
+            self._step_game(agent, action)
+        else:
+            if type(action) is not int:
+                action = self._coerce_action(action)
+            code = fast.step(action) if 0 <= action < self._num_actions else -1
+            if code < 0:
+                raise self._illegal(action)
+            if self._live:
+                self._game.apply(action)
+            else:
+                self._pending.append(action)
+            self._cumulative_rewards[agent] = 0.0
+            if self._rewarded:
+                self._clear_rewards()
+            if code & CODE_HAND_ENDED:
+                self._end_hand(fast.balances())
+            phase = code >> CODE_PHASE_SHIFT & 7
+            if phase == OVER:
+                self._end_game()
+            else:
+                self.agent_selection = AGENTS[code & 3]
+                if phase != self._info_key[0] or code >> CODE_HAND_SHIFT != self._info_key[1]:
+                    self._update_infos()
+        if self.render_mode == "human":
+            self.render()
+
+    def _step_game(self, agent: str, action: int | None) -> None:
+        """``step`` on the pure-Python path: the Game itself is stepped."""
+        game = self._game
         if game is None:
             raise RuntimeError("call reset() before step()")
         hand = game.hand_number
@@ -435,27 +531,42 @@ class raw_env(AECEnv):
             raise IllegalEnvActionError(str(err)) from None
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
-            rewards = self.rewards
-            for a in rewards:
-                rewards[a] = 0.0
-            self._rewarded = False
+            self._clear_rewards()
+        if game.hand_number != hand or game.phase == OVER:
+            self._end_hand(game.history[hand - 1].balances)
         if game.phase == OVER:
-            self._end_hand(hand)
             self._end_game()
         else:
-            if game.hand_number != hand:
-                self._end_hand(hand)
             self.agent_selection = AGENTS[game.current]
             if game.phase != self._info_key[0] or game.hand_number != self._info_key[1]:
                 self._update_infos()
-        if self.render_mode == "human":
-            self.render()
 
-    def _end_hand(self, hand: int) -> None:
+    def _coerce_action(self, action: Any) -> int:
+        """An action id as an int, or the engine's error for something that is not one."""
+        try:
+            return self._game._coerce_action(action)
+        except IllegalActionError as err:
+            raise IllegalEnvActionError(str(err)) from None
+
+    def _illegal(self, action: int) -> IllegalEnvActionError:
+        """The error for an illegal action: the Game's own message (the Game refuses it unchanged)."""
+        try:
+            self._synced_game().apply(action)
+        except IllegalActionError as err:
+            return IllegalEnvActionError(str(err))
+        raise AssertionError(f"the compiled path refused action {action}, which the Game accepted")  # a bug
+
+    def _clear_rewards(self) -> None:
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0.0
+        self._rewarded = False
+
+    def _end_hand(self, balances: Sequence[int]) -> None:
         """Give the balance rewards of the hand that just ended."""
         if self.reward_mode != "balance":
             return
-        values = hand_rewards(self.game.history[hand - 1].balances)
+        values = hand_rewards(balances)
         rewards = self.rewards
         cumulative = self._cumulative_rewards
         for agent, value in zip(AGENTS, values, strict=True):
@@ -465,13 +576,13 @@ class raw_env(AECEnv):
 
     def _end_game(self) -> None:
         """Set terminations or truncations for everybody (and the result rewards)."""
-        game = self.game
-        won = game.winners is not None
+        winners = self._status()[2]
+        won = winners is not None
         terminated, truncated = episode_end(self.episode, won)
         self.terminations = dict.fromkeys(AGENTS, terminated)
         self.truncations = dict.fromkeys(AGENTS, truncated)
         if self.reward_mode == "result" and won:
-            for agent, value in zip(AGENTS, result_rewards(game.winners), strict=True):
+            for agent, value in zip(AGENTS, result_rewards(winners), strict=True):
                 self.rewards[agent] = value
                 self._cumulative_rewards[agent] += value
             self._rewarded = True
@@ -479,14 +590,14 @@ class raw_env(AECEnv):
 
     def _update_infos(self) -> None:
         """Public information only, fixed keys and numeric values (see "Infos" in the module docstring)."""
-        game = self.game
+        phase, hand_number, winners_seats = self._status()
         winners = np.zeros(3, dtype=np.int8)
-        if game.winners is not None:
-            winners[list(game.winners)] = 1
+        if winners_seats is not None:
+            winners[list(winners_seats)] = 1
         truncated = bool(self.truncations[AGENTS[0]])
-        self._info_key = (game.phase, game.hand_number)
+        self._info_key = (phase, hand_number)
         self.infos = {
-            agent: {"phase": game.phase, "hand": game.hand_number, "winners": winners.copy(), "truncated": truncated}
+            agent: {"phase": phase, "hand": hand_number, "winners": winners.copy(), "truncated": truncated}
             for agent in self.agents
         }
 
@@ -494,14 +605,19 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (789,), "action_mask": int8 (56,)}`` for an agent (fresh arrays)."""
-        game = self.game
-        if game is None:
+        fast = self._fast
+        if fast is None and self._game is None:
             raise RuntimeError("call reset() before observe()")
         try:
             seat = _SEAT[agent]
         except (KeyError, TypeError):
             seat = self._seat(agent)  # raises: not an agent name
-        view = player_view(game, seat)
+        if fast is not None:
+            obs = np.empty(self._num_obs, dtype=np.float32)
+            mask = np.empty(self._num_actions, dtype=np.int8)
+            fast.observe(seat, obs, mask)
+            return {"observation": obs, "action_mask": mask}
+        view = player_view(self._game, seat)
         legal = view.legal
         return {
             "observation": encode(view),
@@ -518,31 +634,36 @@ class raw_env(AECEnv):
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The action mask of an agent (default: the one to act), without building the observation."""
-        game = self.game
+        game = self._game
         if game is None:
             raise RuntimeError("call reset() before action_mask()")
         if agent is not None:
             self._seat(agent)
-        seat = game.current_player
+        fast = self._fast
+        if fast is None:
+            seat = game.current_player
+        else:
+            seat = None if fast.phase == OVER else fast.current
         if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
             return np.zeros(self._num_actions, dtype=np.int8)
-        return action_mask(game.legal_mask(), self._num_actions)
+        return action_mask(game.legal_mask() if fast is None else fast.legal_bits(), self._num_actions)
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty once the game is over)."""
-        if self.game is None:
+        game = self._game
+        if game is None:
             raise RuntimeError("call reset() before legal_actions()")
-        return self.game.legal_actions()
+        return game.legal_actions() if self._fast is None else from_mask(self._fast.legal_bits())
 
     # ------------------------------------------------------------------ record, render
 
     def record(self) -> dict[str, Any]:
         """The game so far as a JSON-ready record (``sm_env.record.game_record``)."""
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("call reset() before record()")
         from .record import game_record
 
-        return game_record(self.game)
+        return game_record(self._synced_game())
 
     def render(self) -> str | np.ndarray | None:
         """The table seen by the player to act (the whole table once over): ``"ansi"`` text, ``"human"``
@@ -553,9 +674,9 @@ class raw_env(AECEnv):
                 "(use sm_env.env(render_mode='ansi'), 'human' or 'rgb_array')."
             )
             return None
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("call reset() before render()")
-        game = self.game
+        game = self._synced_game()
         seat = game.current_player
         if self.render_mode == "rgb_array":
             from .picture import table_picture
