@@ -186,7 +186,7 @@ from __future__ import annotations
 import operator
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
@@ -213,15 +213,23 @@ AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
 
-# The result of sm_env.env_kernel.step_env: current | phase << 2 | hand ended << 5 | new hand << 6 | hand << 7
-CODE_PHASE_SHIFT = 2
-CODE_HAND_ENDED = 1 << 5
-CODE_NEW_HAND = 1 << 6
+# The result of sm_env.env_kernel.step_env: current | hand ended << 2 | new hand << 3 | phase << 4 | hand << 7;
+# code >> CODE_PHASE_SHIFT is the key (phase | hand << 3) that _update_infos keeps in _info_code.
+CODE_HAND_ENDED = 1 << 2
+CODE_NEW_HAND = 1 << 3
+CODE_PHASE_SHIFT = 4
 CODE_HAND_SHIFT = 7
 
 
+# The compiled step_env and observe_env of sm_env.env_kernel (imported when first needed: it loads numba),
+# called directly on CompiledGame.buf in the hot paths.
+_step_kernel: Callable[[np.ndarray, int], int] | None = None
+_observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | None = None
+_F32, _I8 = np.dtype(np.float32), np.dtype(np.int8)
+
+
 def _kernel_supports(rules: RuleSet) -> bool:
-    """Whether the compiled path (:mod:`sm_env.env_kernel`, imported here: it loads numba) runs these rules."""
+    """Whether the compiled path (:mod:`sm_env.env_kernel`) runs these rules."""
     from .env_kernel import supports
 
     return supports(rules)
@@ -229,8 +237,10 @@ def _kernel_supports(rules: RuleSet) -> bool:
 
 def _compiled_game(game: Game) -> CompiledGame:
     """The compiled path's copy of a fresh Game."""
-    from .env_kernel import CompiledGame
+    global _step_kernel, _observe_kernel
+    from .env_kernel import CompiledGame, compiled_kernels
 
+    _step_kernel, _observe_kernel = compiled_kernels()
     return CompiledGame(game)
 
 
@@ -375,7 +385,7 @@ class raw_env(AECEnv):
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
         self.agent_selection = AGENTS[0]
         self._rewarded = False
-        self._info_key: tuple[int, int] = (-1, -1)
+        self._info_code = -1  # phase | hand number << 3 when the infos were last built
 
     # ------------------------------------------------------------------ spaces
 
@@ -445,7 +455,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         self._rewarded = False
-        self._info_key = (-1, -1)
+        self._info_code = -1
         self._skip_agent_selection = None
         self._update_infos()
         self.agent_selection = AGENTS[game.current]
@@ -497,9 +507,11 @@ class raw_env(AECEnv):
         else:
             if type(action) is not int:
                 action = self._coerce_action(action)
-            code = fast.step(action) if 0 <= action < self._num_actions else -1
+            code = _step_kernel(fast.buf, action) if 0 <= action < self._num_actions else -1
             if code < 0:
                 raise self._illegal(action)
+            if code & CODE_NEW_HAND:
+                fast.next_hand()
             if self._live:
                 self._game.apply(action)
             else:
@@ -509,13 +521,13 @@ class raw_env(AECEnv):
                 self._clear_rewards()
             if code & CODE_HAND_ENDED:
                 self._end_hand(fast.balances())
-            phase = code >> CODE_PHASE_SHIFT & 7
-            if phase == OVER:
+            if code >> CODE_PHASE_SHIFT == self._info_code:  # same phase, same hand
+                self.agent_selection = AGENTS[code & 3]
+            elif code >> CODE_PHASE_SHIFT & 7 == OVER:
                 self._end_game()
             else:
                 self.agent_selection = AGENTS[code & 3]
-                if phase != self._info_key[0] or code >> CODE_HAND_SHIFT != self._info_key[1]:
-                    self._update_infos()
+                self._update_infos()
         if self.render_mode == "human":
             self.render()
 
@@ -538,7 +550,7 @@ class raw_env(AECEnv):
             self._end_game()
         else:
             self.agent_selection = AGENTS[game.current]
-            if game.phase != self._info_key[0] or game.hand_number != self._info_key[1]:
+            if game.phase | game.hand_number << 3 != self._info_code:
                 self._update_infos()
 
     def _coerce_action(self, action: Any) -> int:
@@ -595,7 +607,7 @@ class raw_env(AECEnv):
         if winners_seats is not None:
             winners[list(winners_seats)] = 1
         truncated = bool(self.truncations[AGENTS[0]])
-        self._info_key = (phase, hand_number)
+        self._info_code = phase | hand_number << 3
         self.infos = {
             agent: {"phase": phase, "hand": hand_number, "winners": winners.copy(), "truncated": truncated}
             for agent in self.agents
@@ -613,9 +625,9 @@ class raw_env(AECEnv):
         except (KeyError, TypeError):
             seat = self._seat(agent)  # raises: not an agent name
         if fast is not None:
-            obs = np.empty(self._num_obs, dtype=np.float32)
-            mask = np.empty(self._num_actions, dtype=np.int8)
-            fast.observe(seat, obs, mask)
+            obs = np.empty(self._num_obs, _F32)
+            mask = np.empty(self._num_actions, _I8)
+            _observe_kernel(fast.buf, seat, obs, mask)
             return {"observation": obs, "action_mask": mask}
         view = player_view(self._game, seat)
         legal = view.legal

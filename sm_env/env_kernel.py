@@ -23,18 +23,20 @@ actions.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
+import numba
 import numpy as np
 from numba import njit
 
 from . import vector_kernels as vk
 from .cards import to_mask
-from .env import CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_NEW_HAND, CODE_PHASE_SHIFT
+from .env import CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_NEW_HAND, CODE_PHASE_SHIFT  # numba freezes them
 from .game import NUM_ACTIONS, OVER, Game, next_deal
 from .rules import RuleSet
 from .vector import unsupported_options
 
-__all__ = ["CompiledGame", "observe_env", "step_env", "supports"]
+__all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
 
 def supports(rules: RuleSet) -> bool:
@@ -42,14 +44,32 @@ def supports(rules: RuleSet) -> bool:
     return rules.num_actions == NUM_ACTIONS and not unsupported_options(rules)
 
 
+# The whole state of the game in one uint64 buffer, so that a kernel call unboxes one array instead of five:
+# st (int32, two per word), cm, rng, cfg (int64) and reward (float32, two per word), in that order.
+_CM = vk.NUM_S // 2
+_RNG = _CM + vk.NUM_C
+_CFG = _RNG + 1
+_REWARD = _CFG + vk.NUM_K
+STATE_WORDS = _REWARD + 2
+
+
+@njit(cache=True, inline="always")
+def _parts(buf):
+    """The views st [1, NUM_S], cm [1, NUM_C], rng [1], cfg [NUM_K] and reward [3] of a state buffer."""
+    st = buf[:_CM].view(np.int32).reshape((1, vk.NUM_S))
+    cm = buf[_CM:_RNG].reshape((1, vk.NUM_C))
+    return st, cm, buf[_RNG:_CFG], buf[_CFG:_REWARD].view(np.int64), buf[_REWARD:].view(np.float32)[:3]
+
+
 @njit(cache=True)
-def step_env(st, cm, rng, cfg, action, reward):
+def step_env(buf, action):
     """Apply ``action`` if it is legal; returns -1 (nothing changed) if it is not.
 
-    Else the code ``current | phase << 2 | hand ended << 5 | new hand << 6 |
-    hand number << 7`` after the action; when a hand ended its balances are
-    in ``reward`` (by seat).
+    Else the code ``current | hand ended << 2 | new hand << 3 | phase << 4 |
+    hand number << 7`` after the action (constants in :mod:`sm_env.env`);
+    when a hand ended its balances are in the reward part (by seat).
     """
+    st, cm, rng, cfg, reward = _parts(buf)
     if action < 0 or action >= NUM_ACTIONS or (vk._legal_bits(0, st, cm) >> np.uint64(action)) & vk._ONE == 0:
         return -1
     hand = st[0, vk.S_HAND_NO]
@@ -63,8 +83,9 @@ def step_env(st, cm, rng, cfg, action, reward):
 
 
 @njit(cache=True)
-def observe_env(st, cm, cfg, seat, obs, mask):
+def observe_env(buf, seat, obs, mask):
     """The observation of ``seat`` into ``obs`` and its action mask into ``mask`` (all 0 unless it is to act)."""
+    st, cm, _, cfg, _ = _parts(buf)
     vk.encode_row(0, seat, st, cm, cfg, obs)
     legal = np.uint64(0)
     if st[0, vk.S_PHASE] != OVER and st[0, vk.S_CUR] == seat:
@@ -76,85 +97,100 @@ def observe_env(st, cm, cfg, seat, obs, mask):
 
 
 @njit(cache=True)
-def _start_env(st, cm, rng, cfg, first_dealer, previous):
+def _start_env(buf, first_dealer, previous):
     """Hand 1 of a game from the deal in C_NEXT_* (``previous``: start balances by seat, or empty)."""
-    for k in range(vk.NUM_S):
-        st[0, k] = 0
+    st, cm, rng, cfg, _ = _parts(buf)
     st[0, vk.S_FIRST_DEALER] = first_dealer
     for s in range(previous.shape[0]):
         st[0, vk.S_PB + s] = previous[s]
     vk._start_hand(0, st, cm, rng, cfg, first_dealer, previous.shape[0] > 0)
 
 
+@njit(cache=True)
+def _legal_bits(buf):
+    st, cm, _, _, _ = _parts(buf)
+    return vk._legal_bits(0, st, cm)
+
+
+_compiled: list = []  # the compiled step_env and observe_env, once loaded
+
+
+def compiled_kernels() -> tuple[Callable[[np.ndarray, int], int], Callable[..., None]]:
+    """step_env and observe_env compiled (or loaded from numba's cache) for the argument types of the
+    env's calls: ``step(buf, action)``, ``observe(buf, seat, obs, mask)``.
+
+    ``Dispatcher.compile`` returns the compiled function itself, called
+    without numba's per-call type dispatch: the arguments must have exactly
+    these types (``buf`` a CompiledGame's, an int action 0-55, a seat 0-2,
+    a float32 (789,) and an int8 (56,) array, C-contiguous).
+    """
+    if not _compiled:
+        buf = numba.typeof(np.zeros(STATE_WORDS, dtype=np.uint64))
+        obs, mask = numba.typeof(np.zeros(1, dtype=np.float32)), numba.typeof(np.zeros(1, dtype=np.int8))
+        _compiled[:] = [step_env.compile((buf, numba.int64)), observe_env.compile((buf, numba.int64, obs, mask))]
+    return _compiled[0], _compiled[1]
+
+
 class CompiledGame:
     """The game of a fresh :class:`~sm_env.game.Game` (built just before, nothing played), on the kernels.
 
-    ``st``, ``cm``, ``rng`` and ``cfg`` are one row of :mod:`sm_env.vector_kernels`'s state; ``reward`` holds
-    the balances of the last hand that ended.
+    ``buf`` holds one row of :mod:`sm_env.vector_kernels`'s state (``st``,
+    ``cm``, ``rng``), the rule vector ``cfg`` and the balances of the last
+    hand that ended (float32), packed in uint64 words.
     """
+
+    __slots__ = ("_deal_queue", "_deal_rng", "buf", "rules")
 
     def __init__(self, game: Game) -> None:
         self.rules = game.rules
-        self.cfg = vk.rules_config(game.rules, game.max_hands, given_deals=True)
-        self.st = np.zeros((1, vk.NUM_S), dtype=np.int32)
-        self.cm = np.zeros((1, vk.NUM_C), dtype=np.uint64)
-        self.rng = np.zeros(1, dtype=np.uint64)  # never drawn from: the deals are given
-        self.reward = np.zeros(3, dtype=np.float32)
+        self.buf = np.zeros(STATE_WORDS, dtype=np.uint64)
+        self.buf[_CFG:_REWARD] = vk.rules_config(game.rules, game.max_hands, given_deals=True).view(np.uint64)
         # the Game's deal source as it stands after hand 1 was dealt
         self._deal_rng = random.Random()
         self._deal_rng.setstate(game.rng.getstate())
         self._deal_queue = list(game.deal_queue)
         first = game.history[0]
         self._put_next(first.deal_hands, first.kitty)
-        previous = np.array(game.start_balances or (), dtype=np.int64)
-        _start_env(self.st, self.cm, self.rng, self.cfg, game.first_dealer, previous)
+        _start_env(self.buf, game.first_dealer, np.array(game.start_balances or (), dtype=np.int64))
         self.next_hand()
 
     def _put_next(self, hands: list[list[int]], kitty: list[int]) -> None:
-        cm = self.cm
+        buf = self.buf
         for seat in range(3):
-            cm[0, vk.C_NEXT_HAND + seat] = to_mask(hands[seat])
-        cm[0, vk.C_NEXT_KITTY] = to_mask(kitty)
+            buf[_CM + vk.C_NEXT_HAND + seat] = to_mask(hands[seat])
+        buf[_CM + vk.C_NEXT_KITTY] = to_mask(kitty)
 
     def next_hand(self) -> None:
         """Put the deal of the hand after the current one in place (after a step that began a new hand)."""
         self._put_next(*next_deal(self._deal_queue, self._deal_rng, self.rules))
 
-    def step(self, action: int) -> int:
-        """:func:`step_env` on this game; -1 for an illegal action (nothing changed)."""
-        code = step_env(self.st, self.cm, self.rng, self.cfg, action, self.reward)
-        if code >= 0 and code & CODE_NEW_HAND:
-            self.next_hand()
-        return code
-
-    def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> None:
-        """Write the observation of ``seat`` into ``obs`` (float32) and its mask into ``mask`` (int8)."""
-        observe_env(self.st, self.cm, self.cfg, seat, obs, mask)
+    def _st(self, column: int) -> int:
+        return int(self.buf[:_CM].view(np.int32)[column])
 
     @property
     def phase(self) -> int:
-        return int(self.st[0, vk.S_PHASE])
+        return self._st(vk.S_PHASE)
 
     @property
     def current(self) -> int:
         """The seat to act (the last one to act once the game is over)."""
-        return int(self.st[0, vk.S_CUR])
+        return self._st(vk.S_CUR)
 
     @property
     def hand_number(self) -> int:
-        return int(self.st[0, vk.S_HAND_NO])
+        return self._st(vk.S_HAND_NO)
 
     @property
     def winners(self) -> list[int] | None:
         """The winning seats in ascending order (as ``Game.winners``), None while nobody has won."""
-        bits = int(self.st[0, vk.S_WINNERS])
+        bits = self._st(vk.S_WINNERS)
         return [s for s in range(3) if bits >> s & 1] or None
 
     def balances(self) -> tuple[int, int, int]:
         """Balances by seat of the last hand that ended."""
-        r = self.reward
+        r = self.buf[_REWARD:].view(np.float32)
         return int(r[0]), int(r[1]), int(r[2])
 
     def legal_bits(self) -> int:
         """Legal action bit set of the player to act (0 once the game is over)."""
-        return int(vk.legal_bits_of(self.st, self.cm, 0))
+        return int(_legal_bits(self.buf))
