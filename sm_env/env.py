@@ -213,10 +213,10 @@ AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
 
-# The result of sm_env.env_kernel.step_env: current | hand ended << 2 | new hand << 3 | phase << 4 | hand << 7;
-# code >> CODE_PHASE_SHIFT is the key (phase | hand << 3) that _update_infos keeps in _info_code.
+# The result of sm_env.env_kernel.step_env: current | hand ended << 2 | given deal needed << 3 | phase << 4 |
+# hand << 7; code >> CODE_PHASE_SHIFT is the key (phase | hand << 3) that _update_infos keeps in _info_code.
 CODE_HAND_ENDED = 1 << 2
-CODE_NEW_HAND = 1 << 3
+CODE_GIVEN_DEAL = 1 << 3
 CODE_PHASE_SHIFT = 4
 CODE_HAND_SHIFT = 7
 
@@ -510,8 +510,8 @@ class raw_env(AECEnv):
             code = _step_kernel(fast.buf, action) if 0 <= action < self._num_actions else -1
             if code < 0:
                 raise self._illegal(action)
-            if code & CODE_NEW_HAND:
-                fast.next_hand()
+            if code & CODE_GIVEN_DEAL:
+                fast.next_given_deal()
             if self._live:
                 self._game.apply(action)
             else:

@@ -233,18 +233,12 @@ SEED_LIMIT = 2**64
 
 def random_deal(rng: random.Random, rules: RuleSet) -> tuple[list[list[int]], list[int]]:
     """A random deal: the deck (card ids in order; without 2C with ``no_kitty_51``) shuffled by ``rng`` and
-    dealt in order: ``hand_size`` cards to seat 0, 1, 2, the rest to the kitty; each part sorted."""
+    dealt in order: ``hand_size`` cards to seat 0, 1, 2, the rest to the kitty; each part sorted.
+    (``sm_env.env_kernel`` draws the same deals from a compiled copy of ``rng``.)"""
     deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
     rng.shuffle(deck)
     size = rules.hand_size
     return [sorted(deck[i * size : (i + 1) * size]) for i in range(3)], sorted(deck[3 * size :])
-
-
-def next_deal(
-    queue: list[tuple[list[list[int]], list[int]]], rng: random.Random, rules: RuleSet
-) -> tuple[list[list[int]], list[int]]:
-    """The deal of the next hand: the first of the given deals ``queue`` (taken off it), else a random one."""
-    return queue.pop(0) if queue else random_deal(rng, rules)
 
 
 def check_seed(seed: Any) -> int | str | float | None:
@@ -521,7 +515,7 @@ class Game:
     def _start_hand(self, dealer: int, previous_balances: Sequence[int] | None) -> None:
         rules = self.rules
         self.hand_number += 1
-        deal_hands, kitty = next_deal(self.deal_queue, self.rng, rules)
+        deal_hands, kitty = self.deal_queue.pop(0) if self.deal_queue else random_deal(self.rng, rules)
         self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
         quotas = None if self.quotas is None else list(self.quotas)
         self.history.append(HandLog(self.hand_number, dealer, quotas, [list(h) for h in deal_hands], list(kitty)))
