@@ -618,17 +618,18 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (789,), "action_mask": int8 (56,)}`` for an agent (fresh arrays)."""
         fast = self._fast
-        if fast is None and self._game is None:
-            raise RuntimeError("call reset() before observe()")
-        try:
-            seat = _SEAT[agent]
-        except (KeyError, TypeError):
-            seat = self._seat(agent)  # raises: not an agent name
         if fast is not None:
+            try:
+                seat = _SEAT[agent]
+            except (KeyError, TypeError):
+                seat = self._seat(agent)  # raises: not an agent name
             obs = np.empty(self._num_obs, _F32)
             mask = np.empty(self._num_actions, _I8)
             _observe_kernel(fast.buf, seat, obs, mask)
             return {"observation": obs, "action_mask": mask}
+        if self._game is None:
+            raise RuntimeError("call reset() before observe()")
+        seat = self._seat(agent)
         view = player_view(self._game, seat)
         legal = view.legal
         return {
