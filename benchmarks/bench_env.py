@@ -55,7 +55,7 @@ def bench_aec(make: Callable[[], object], games: int, seed: int) -> tuple[int, i
             legal = obs["action_mask"].nonzero()[0]
             env.step(int(legal[rng.randrange(len(legal))]))
             decisions += 1
-        hands += env.unwrapped.game.hand_number
+        hands += env.infos["player_0"]["hand"]  # (env.game would bring the compiled path's Game up to date)
     return decisions, hands
 
 

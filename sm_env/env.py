@@ -107,7 +107,7 @@ for every agent, whatever the engine says about the game.
 ### Arguments
 
 ```python
-env(rules="standard", episode="game", max_hands=100, reward="balance", render_mode=None)
+env(rules="standard", episode="game", max_hands=100, reward="balance", render_mode=None, compiled=True)
 ```
 
 `rules`: a preset name of :data:`sm_env.rules.PRESETS` (``"standard"``,
@@ -133,6 +133,16 @@ table as an RGB ``uint8`` array of shape (600, 960, 3), drawn by
 to; games end by the rules and ``max_hands``, so any value other than None
 or -1 is ignored with a warning.
 
+`compiled`: ``True`` (default) steps, observes and masks with compiled
+kernels (:mod:`sm_env.env_kernel`, numba) whenever the rule set is one that
+:class:`sm_env.vector.VectorGame` runs (every preset of docs/rules.md
+sections 1-9), about five times faster per decision; ``False``, and rule
+sets with section 10 options, use the pure-Python path:
+``observation.encode(knowledge.player_view(game, seat))`` on the stepped
+:class:`~sm_env.game.Game`, the readable definition. Both paths give the
+same games, observations, masks, rewards, infos, records and errors, bit
+for bit (``tests/test_env_kernel.py`` plays them in lockstep).
+
 `reset(seed=None, options=None)`: `seed` seeds the game (same seed and same
 actions give the same game); a reset without a seed continues a random stream
 seeded by the last seeded reset. `options` may hold ``"first_dealer"`` (seat
@@ -152,7 +162,11 @@ deal) and leaves the environment as it was.
 (:func:`sm_env.record.game_record`; replay it with :func:`sm_env.replay`).
 `game`: the engine (:class:`sm_env.game.Game`), for tools that need the full
 state (a spectator, a search agent); reading it is the caller's
-responsibility, since it holds every hidden card. `legal_actions()`: the
+responsibility, since it holds every hidden card. On the compiled path the
+``Game`` is brought up to date when ``game`` is read (it replays the actions
+played since) and from then on is stepped along with the kernels until the
+next reset, so a reference to it stays current; an agent loop that never
+reads it never pays for it. `legal_actions()`: the
 legal action ids of the player to act. `action_mask(agent=None)`: the mask
 without building the observation.
 
