@@ -86,6 +86,20 @@ def test_lockstep_every_preset(preset: str) -> None:
     assert _lockstep({"rules": preset, "episode": "game", "reward": "result", "max_hands": max_hands}, 8) > 0
 
 
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"no_kitty_51": True, "max_exchange": 2, "target_score": 6, "target_symmetric": True},
+        {"pickup_before_discard": True, "trump_after_kitty": True, "win_margin": 4},
+    ],
+    ids=["no-kitty-51", "trump-after-kitty"],
+)
+def test_lockstep_option_sets_beyond_the_presets(rules: dict) -> None:
+    for seed in range(2):
+        assert _lockstep({"rules": rules, "max_hands": 4}, seed) > 0
+    _lockstep({"rules": rules, "episode": "hand"}, 5, {"start_balances": [2, -1, -1]})
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_lockstep_whole_standard_games(seed: int) -> None:
     assert _lockstep({}, 100 + seed, illegal_every=37) > 50
