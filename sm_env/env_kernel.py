@@ -172,7 +172,10 @@ def compiled_kernels() -> tuple[Callable[[np.ndarray, int], int], Callable[..., 
     if not _compiled:
         buf = numba.typeof(np.zeros(STATE_WORDS, dtype=np.uint64))
         obs, mask = numba.typeof(np.zeros(1, dtype=np.float32)), numba.typeof(np.zeros(1, dtype=np.int8))
-        _compiled[:] = [step_env.compile((buf, numba.int64)), observe_env.compile((buf, numba.int64, obs, mask))]
+        step = step_env.compile((buf, numba.int64))
+        observe = observe_env.compile((buf, numba.int64, obs, mask))
+        # (should a numba version return no function here, the dispatchers do the same work)
+        _compiled[:] = [step if callable(step) else step_env, observe if callable(observe) else observe_env]
     return _compiled[0], _compiled[1]
 
 
@@ -210,6 +213,13 @@ class CompiledGame:
         _start_env(buf, game.first_dealer, has_previous, p[0], p[1], p[2], more_hands and not self.deal_queue)
         if self.deal_queue:
             self.next_given_deal()
+
+    def __getstate__(self) -> dict:
+        return {"buf": self.buf, "deal_queue": self.deal_queue}
+
+    def __setstate__(self, state: dict) -> None:
+        self.buf = np.array(state["buf"], dtype=np.uint64)  # a writable C array, as the compiled calls need
+        self.deal_queue = list(state["deal_queue"])
 
     def _put_next(self, hands: list[list[int]], kitty: list[int]) -> None:
         buf = self.buf

@@ -106,13 +106,7 @@ def test_lockstep_whole_standard_games(seed: int) -> None:
 
 
 def test_lockstep_with_reset_options() -> None:
-    rng = random.Random(5)
-    deals = []
-    for _ in range(2):
-        deck = list(range(52))
-        rng.shuffle(deck)
-        deals.append({"hands": [deck[:16], deck[16:32], deck[32:48]], "kitty": deck[48:]})
-    _lockstep({"max_hands": 4}, 1, {"first_dealer": 2, "deals": deals})
+    _lockstep({"max_hands": 4}, 1, {"first_dealer": 2, "deals": _deals(5, 2)})
     _lockstep({"episode": "hand"}, 2, {"start_balances": [3, -1, -2]})
     _lockstep({"rules": "canadian", "episode": "hand"}, 3, {"start_balances": [-2, 4, -2], "first_dealer": 1})
 
@@ -155,11 +149,23 @@ def test_game_read_mid_game_stays_current() -> None:
     assert not fast._live and fast.game is not game
 
 
+def _deals(seed: int, count: int) -> list[dict]:
+    rng = random.Random(seed)
+    deals = []
+    for _ in range(count):
+        deck = list(range(52))
+        rng.shuffle(deck)
+        deals.append({"hands": [deck[:16], deck[16:32], deck[32:48]], "kitty": deck[48:]})
+    return deals
+
+
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
-def test_copies_mid_game_continue_identically(how: str) -> None:
+@pytest.mark.parametrize("deals", [0, 4])
+def test_copies_mid_game_continue_identically(how: str, deals: int) -> None:
     e = raw_env(max_hands=6)
-    e.reset(seed=11)
-    _play(e, random.Random(0), 170)
+    e.reset(seed=11, options={"deals": _deals(3, deals)} if deals else None)
+    _play(e, random.Random(0), 70)
+    assert e._fast.deal_queue or not deals  # given deals still to come
     other = pickle.loads(pickle.dumps(e)) if how == "pickle" else copy.deepcopy(e)
     assert other._fast is not None and _state(other) == _state(e)
     _play(e, random.Random(1), 10_000)
