@@ -25,6 +25,11 @@ unboxes one array: ``st`` (int32, two per word), ``cm``, ``rng`` (unused),
 ``cfg`` (int64), the balances of the last hand that ended (float32, two
 per word), the generator (``mt`` uint32, two per word; ``pos``) and the
 number of given deals not yet put in place.
+
+numba's cache (``cache=True``) is keyed to this file only: after a change
+to :mod:`sm_env.vector_kernels`, :mod:`sm_env.twister` or the ``CODE_*``
+constants of :mod:`sm_env.env`, touch this file (or clear ``__pycache__``)
+so that its kernels are compiled again.
 """
 
 from __future__ import annotations
