@@ -233,6 +233,7 @@ CODE_HAND_ENDED = 1 << 2
 CODE_GIVEN_DEAL = 1 << 3
 CODE_PHASE_SHIFT = 4
 CODE_HAND_SHIFT = 7
+_CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
 
 
 # The compiled step_env and observe_env of sm_env.env_kernel (imported when first needed: it loads numba),
@@ -389,8 +390,9 @@ class raw_env(AECEnv):
         }
         self._game: Game | None = None
         self._fast: CompiledGame | None = None  # the compiled path's game, after reset (None: pure Python)
-        self._pending: list[int] = []  # with _fast: actions played since _game was last brought up to date
-        self._live = False  # with _fast: _game is stepped at every step (once it was handed out)
+        # with _fast: the actions played since _game was last brought up to date; None once _game was handed
+        # out (env.game): from then on _game is stepped at every step
+        self._pending: list[int] | None = []
         self._seed_rng = random.Random()
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -462,7 +464,6 @@ class raw_env(AECEnv):
         self._game = game
         self._fast = fast
         self._pending = []
-        self._live = False
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -471,7 +472,7 @@ class raw_env(AECEnv):
         self._rewarded = False
         self._info_code = -1
         self._skip_agent_selection = None
-        self._update_infos()
+        self._update_infos(game.phase, game.hand_number)
         self.agent_selection = AGENTS[game.current]
 
     # ------------------------------------------------------------------ the engine
@@ -486,7 +487,8 @@ class raw_env(AECEnv):
         reference to it stays current.
         """
         game = self._synced_game()
-        self._live = True
+        if self._fast is not None:
+            self._pending = None
         return game
 
     def _synced_game(self) -> Game | None:
@@ -495,7 +497,7 @@ class raw_env(AECEnv):
         if self._pending:
             for action in self._pending:
                 game.apply(action)
-            self._pending = []
+            self._pending.clear()
         return game
 
     def _status(self) -> tuple[int, int, list[int] | None]:
@@ -524,24 +526,26 @@ class raw_env(AECEnv):
             code = _step_kernel(fast.buf, action) if 0 <= action < self._num_actions else -1
             if code < 0:
                 raise self._illegal(action)
-            if code & CODE_GIVEN_DEAL:
-                fast.next_given_deal()
-            if self._live:
+            pending = self._pending
+            if pending is None:
                 self._game.apply(action)
             else:
-                self._pending.append(action)
+                pending.append(action)
             self._cumulative_rewards[agent] = 0.0
-            if self._rewarded:
-                self._clear_rewards()
-            if code & CODE_HAND_ENDED:
-                self._end_hand(fast.balances())
+            if code & _CODE_RARE or self._rewarded:
+                if code & CODE_GIVEN_DEAL:
+                    fast.next_given_deal()
+                if self._rewarded:
+                    self._clear_rewards()
+                if code & CODE_HAND_ENDED:
+                    self._end_hand(fast.balances())
             if code >> CODE_PHASE_SHIFT == self._info_code:  # same phase, same hand
                 self.agent_selection = AGENTS[code & 3]
             elif code >> CODE_PHASE_SHIFT & 7 == OVER:
                 self._end_game()
             else:
                 self.agent_selection = AGENTS[code & 3]
-                self._update_infos()
+                self._update_infos(code >> CODE_PHASE_SHIFT & 7, code >> CODE_HAND_SHIFT)
         if self.render_mode == "human":
             self.render()
 
@@ -565,7 +569,7 @@ class raw_env(AECEnv):
         else:
             self.agent_selection = AGENTS[game.current]
             if game.phase | game.hand_number << 3 != self._info_code:
-                self._update_infos()
+                self._update_infos(game.phase, game.hand_number)
 
     def _coerce_action(self, action: Any) -> int:
         """An action id as an int, or the engine's error for something that is not one."""
@@ -602,7 +606,7 @@ class raw_env(AECEnv):
 
     def _end_game(self) -> None:
         """Set terminations or truncations for everybody (and the result rewards)."""
-        winners = self._status()[2]
+        phase, hand_number, winners = self._status()
         won = winners is not None
         terminated, truncated = episode_end(self.episode, won)
         self.terminations = dict.fromkeys(AGENTS, terminated)
@@ -612,11 +616,10 @@ class raw_env(AECEnv):
                 self.rewards[agent] = value
                 self._cumulative_rewards[agent] += value
             self._rewarded = True
-        self._update_infos()
+        self._update_infos(phase, hand_number, winners)
 
-    def _update_infos(self) -> None:
+    def _update_infos(self, phase: int, hand_number: int, winners_seats: list[int] | None = None) -> None:
         """Public information only, fixed keys and numeric values (see "Infos" in the module docstring)."""
-        phase, hand_number, winners_seats = self._status()
         winners = np.zeros(3, dtype=np.int8)
         if winners_seats is not None:
             winners[list(winners_seats)] = 1
