@@ -166,9 +166,9 @@ responsibility, since it holds every hidden card. On the compiled path the
 ``Game`` is brought up to date when ``game`` is read (it replays the actions
 played since) and from then on is stepped along with the kernels until the
 next reset, so a reference to it stays current; an agent loop that never
-reads it never pays for it. It is for reading: actions go through ``step``. `legal_actions()`: the
-legal action ids of the player to act. `action_mask(agent=None)`: the mask
-without building the observation.
+reads it never pays for it. It is for reading: actions go through ``step``.
+`legal_actions()`: the legal action ids of the player to act.
+`action_mask(agent=None)`: the mask without building the observation.
 
 ### Infos
 
