@@ -28,6 +28,13 @@ dealer names trump and exchanges 4 cards with the kitty, then 16 tricks are
 played (follow suit if able; no obligation to trump). The first player to
 take 12 or more tricks in one hand wins the game.
 
+With four players (``rules="four-5-3-2-2"`` or ``"four-6-3-2-1"``, option
+``players: 4``, docs/rules.md 10.6) the agents are ``player_0`` ...
+``player_3``, each holds 12 cards, the quotas are 5-3-2-2 or 6-3-2-1 and 9
+tricks in a hand win; the action space stays ``Discrete(56)`` and the
+observation has 1016 entries, seats relative as self, left, across, right
+(``FOUR_LAYOUT`` in :mod:`sm_env.observation`).
+
 Decisions are taken one at a time by the agent in ``agent_selection``, which
 is always the engine's player to act. The same agent may act several times in
 a row: an up player chooses its exchange cards one by one, and the dealer
@@ -137,8 +144,8 @@ or -1 is ignored with a warning.
 kernels (:mod:`sm_env.env_kernel`, numba) whenever the rule set is one that
 :class:`sm_env.vector.VectorGame` runs (every preset of docs/rules.md
 sections 1-9), about five times faster per decision; ``False``, and rule
-sets with section 10 options, use the pure-Python path:
-``observation.encode(knowledge.player_view(game, seat))`` on the stepped
+sets with section 10 options (four players among them), use the pure-Python
+path: ``observation.encode(knowledge.player_view(game, seat))`` on the stepped
 :class:`~sm_env.game.Game`, the readable definition. Both paths give the
 same games, observations, masks, rewards, infos, records and errors, bit
 for bit (``tests/test_env_kernel.py`` plays them in lockstep).
@@ -221,10 +228,17 @@ from .rules import RuleSet
 if TYPE_CHECKING:
     from .env_kernel import CompiledGame
 
-__all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "env", "raw_env"]
+__all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "agent_names", "env", "raw_env"]
 
 AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
-_SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
+"""The agents of a three-player game; ``agent_names(4)`` with four players."""
+
+
+def agent_names(num_players: int) -> tuple[str, ...]:
+    """The agent names by seat: ``player_0`` ... ``player_{n-1}``."""
+    return tuple(f"player_{seat}" for seat in range(num_players))
+
+
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
 
 # The result of sm_env.env_kernel.step_env: current | hand ended << 2 | given deal needed << 3 | phase << 4 |
@@ -373,12 +387,14 @@ class raw_env(AECEnv):
             raise ValueError(f"compiled must be True or False, got {compiled!r}")
         self._use_kernel = compiled and _kernel_supports(self.rules)
 
-        self.possible_agents = list(AGENTS)
-        self.agents = list(AGENTS)
+        self._agent_names = agent_names(self.rules.num_players)  # player_0 .. player_2 (player_3 with four)
+        self._seats = {agent: seat for seat, agent in enumerate(self._agent_names)}
+        self.possible_agents = list(self._agent_names)
+        self.agents = list(self._agent_names)
         n_actions, n_obs = self.rules.num_actions, observation_size(self.rules)  # 56 and 789 but in section 10.8
         self._num_actions = n_actions
         self._num_obs = n_obs
-        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in AGENTS}
+        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self._agent_names}
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
@@ -386,7 +402,7 @@ class raw_env(AECEnv):
                     "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
                 }
             )
-            for agent in AGENTS
+            for agent in self._agent_names
         }
         self._game: Game | None = None
         self._fast: CompiledGame | None = None  # the compiled path's game, after reset (None: pure Python)
@@ -394,12 +410,12 @@ class raw_env(AECEnv):
         # out (env.game): from then on _game is stepped at every step
         self._pending: list[int] | None = []
         self._seed_rng = random.Random()
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
-        self.agent_selection = AGENTS[0]
+        self.rewards = dict.fromkeys(self._agent_names, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self._agent_names, 0.0)
+        self.terminations = dict.fromkeys(self._agent_names, False)
+        self.truncations = dict.fromkeys(self._agent_names, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self._agent_names}
+        self.agent_selection = self._agent_names[0]
         self._rewarded = False
         self._info_code = -1  # phase | hand number << 3 when the infos were last built
 
@@ -407,11 +423,11 @@ class raw_env(AECEnv):
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The (cached) observation space: Dict(observation Box(-1, 1, (789,)), action_mask Box(0, 1, (56,)))."""
-        return self.observation_spaces[AGENTS[self._seat(agent)]]
+        return self.observation_spaces[self._agent_names[self._seat(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
         """The (cached) action space of an agent: Discrete(56)."""
-        return self.action_spaces[AGENTS[self._seat(agent)]]
+        return self.action_spaces[self._agent_names[self._seat(agent)]]
 
     # ------------------------------------------------------------------ reset
 
@@ -464,16 +480,16 @@ class raw_env(AECEnv):
         self._game = game
         self._fast = fast
         self._pending = []
-        self.agents = list(AGENTS)
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
+        self.agents = list(self._agent_names)
+        self.rewards = dict.fromkeys(self._agent_names, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self._agent_names, 0.0)
+        self.terminations = dict.fromkeys(self._agent_names, False)
+        self.truncations = dict.fromkeys(self._agent_names, False)
         self._rewarded = False
         self._info_code = -1
         self._skip_agent_selection = None
         self._update_infos(game.phase, game.hand_number)
-        self.agent_selection = AGENTS[game.current]
+        self.agent_selection = self._agent_names[game.current]
 
     # ------------------------------------------------------------------ the engine
 
@@ -540,11 +556,11 @@ class raw_env(AECEnv):
                 if code & CODE_HAND_ENDED:
                     self._end_hand(fast.balances())
             if code >> CODE_PHASE_SHIFT == self._info_code:  # same phase, same hand
-                self.agent_selection = AGENTS[code & 3]
+                self.agent_selection = self._agent_names[code & 3]
             elif code >> CODE_PHASE_SHIFT & 7 == OVER:
                 self._end_game()
             else:
-                self.agent_selection = AGENTS[code & 3]
+                self.agent_selection = self._agent_names[code & 3]
                 self._update_infos(code >> CODE_PHASE_SHIFT & 7, code >> CODE_HAND_SHIFT)
         if self.render_mode == "human":
             self.render()
@@ -567,7 +583,7 @@ class raw_env(AECEnv):
         if game.phase == OVER:
             self._end_game()
         else:
-            self.agent_selection = AGENTS[game.current]
+            self.agent_selection = self._agent_names[game.current]
             if game.phase | game.hand_number << 3 != self._info_code:
                 self._update_infos(game.phase, game.hand_number)
 
@@ -599,7 +615,7 @@ class raw_env(AECEnv):
         values = hand_rewards(balances)
         rewards = self.rewards
         cumulative = self._cumulative_rewards
-        for agent, value in zip(AGENTS, values, strict=True):
+        for agent, value in zip(self._agent_names, values, strict=True):
             rewards[agent] = value
             cumulative[agent] += value
         self._rewarded = True
@@ -609,10 +625,10 @@ class raw_env(AECEnv):
         phase, hand_number, winners = self._status()
         won = winners is not None
         terminated, truncated = episode_end(self.episode, won)
-        self.terminations = dict.fromkeys(AGENTS, terminated)
-        self.truncations = dict.fromkeys(AGENTS, truncated)
+        self.terminations = dict.fromkeys(self._agent_names, terminated)
+        self.truncations = dict.fromkeys(self._agent_names, truncated)
         if self.reward_mode == "result" and won:
-            for agent, value in zip(AGENTS, result_rewards(winners), strict=True):
+            for agent, value in zip(self._agent_names, result_rewards(winners, len(self._agent_names)), strict=True):
                 self.rewards[agent] = value
                 self._cumulative_rewards[agent] += value
             self._rewarded = True
@@ -620,10 +636,10 @@ class raw_env(AECEnv):
 
     def _update_infos(self, phase: int, hand_number: int, winners_seats: list[int] | None = None) -> None:
         """Public information only, fixed keys and numeric values (see "Infos" in the module docstring)."""
-        winners = np.zeros(3, dtype=np.int8)
+        winners = np.zeros(len(self._agent_names), dtype=np.int8)
         if winners_seats is not None:
             winners[list(winners_seats)] = 1
-        truncated = bool(self.truncations[AGENTS[0]])
+        truncated = bool(self.truncations[self._agent_names[0]])
         self._info_code = phase | hand_number << 3
         self.infos = {
             agent: {"phase": phase, "hand": hand_number, "winners": winners.copy(), "truncated": truncated}
@@ -637,7 +653,7 @@ class raw_env(AECEnv):
         fast = self._fast
         if fast is not None:
             try:
-                seat = _SEAT[agent]
+                seat = self._seats[agent]
             except (KeyError, TypeError):
                 seat = self._seat(agent)  # raises: not an agent name
             obs = np.empty(self._num_obs, _F32)
@@ -654,13 +670,12 @@ class raw_env(AECEnv):
             "action_mask": action_mask(legal, self._num_actions) if legal else np.zeros(self._num_actions, np.int8),
         }
 
-    @staticmethod
-    def _seat(agent: Any) -> int:
+    def _seat(self, agent: Any) -> int:
         """The seat of an agent name; a clear error for anything else."""
         try:
-            return _SEAT[agent]
+            return self._seats[agent]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(self._agent_names)}") from None
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The action mask of an agent (default: the one to act), without building the observation."""
@@ -674,7 +689,7 @@ class raw_env(AECEnv):
             seat = game.current_player
         else:
             seat = None if fast.phase == OVER else fast.current
-        if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
+        if seat is None or self._agent_names[seat] != (self.agent_selection if agent is None else agent):
             return np.zeros(self._num_actions, dtype=np.int8)
         return action_mask(game.legal_mask() if fast is None else fast.legal_bits(), self._num_actions)
 

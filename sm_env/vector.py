@@ -88,8 +88,11 @@ class VectorActionError(IllegalActionError):
 
 def unsupported_options(rules: RuleSet) -> list[str]:
     """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set): the compiled
-    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``."""
+    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``
+    (three players only)."""
     found = [name for name in SECTION_10_OPTIONS if getattr(rules, name)]
+    if rules.num_players != 3:
+        found.append(f"players: {rules.num_players}")
     if rules.dealer_makes_quota == "up":
         found.append("dealer_makes_quota: up")
     return found

@@ -206,3 +206,14 @@ def test_section_10_rules_and_compiled_false_use_the_pure_python_path() -> None:
         replay(e.record())  # a valid record of the game played
     with pytest.raises(ValueError, match="compiled must be True or False"):
         raw_env(compiled="yes")
+
+
+@pytest.mark.parametrize("preset", ["four-5-3-2-2", "four-6-3-2-1"])
+def test_four_players_use_the_pure_python_path(preset: str) -> None:
+    e = raw_env(rules=preset, max_hands=2)  # compiled=True: the kernels are three-player only
+    e.reset(seed=2)
+    assert e._fast is None and e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
+    _play(e, random.Random(1), 100_000)
+    assert not e.agents or e.terminations[e.agent_selection] or e.truncations[e.agent_selection]
+    assert [len(hand) for hand in e.game.history[-1].deal_hands] == [12, 12, 12, 12]
+    replay(e.record())  # a valid record of the four-player game played

@@ -73,6 +73,7 @@ SECTION_10 = {
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
     "kitty_trick",
+    "players",
 }
 STANDARD_RULES = {
     "name": "standard",
@@ -95,6 +96,7 @@ STANDARD_RULES = {
     "dealer_assigns_quotas": False,
     "first_up_exchanges_first": False,
     "kitty_trick": False,
+    "players": 3,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

@@ -194,19 +194,23 @@ def returns_from(held: set[int], sent: list[int]) -> list[int]:
 def expected_exchanges(
     rules: RuleSet, quotas: list[int], dealer: int, previous, previous_log=None
 ) -> list[tuple[int, int, int]]:
-    """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
+    """(sender, receiver, count) in the order carried out: docs/rules.md 4, max_exchange and 10.6.
 
-    Ties in current quota go in role order dealer, eldest, middle (rules.py)."""
+    Ties in current quota go in role order dealer, eldest, middle (rules.py); with four players in
+    play order from the eldest (docs/rules.md 10.6)."""
     if previous is None or rules.no_exchange:
         return []
-    ups = [s for s in range(3) if previous[s] > 0]
-    downs = [s for s in range(3) if previous[s] < 0]
+    n = rules.num_players
+    ups = [s for s in range(n) if previous[s] > 0]
+    downs = [s for s in range(n) if previous[s] < 0]
     if not ups:
         return []
     cap = 10**9 if rules.max_exchange is None else rules.max_exchange
-    given, taken = [0, 0, 0], [0, 0, 0]
+    given, taken = [0] * n, [0] * n
     role = lambda s: (s - dealer) % 3  # noqa: E731
     pairs = []
+    if n == 4:
+        return four_player_exchanges(rules, quotas, dealer, previous, previous_log)
     if len(ups) == 1:
         pairs = [(ups[0], r, -previous[r]) for r in sorted(downs, key=lambda s: (quotas[s], role(s)))]
     else:
@@ -221,6 +225,33 @@ def expected_exchanges(
             out.append((sender, receiver, k))
             given[sender] += k
             taken[receiver] += k
+    return out
+
+
+def four_player_exchanges(rules: RuleSet, quotas, dealer: int, previous, previous_log) -> list[tuple[int, int, int]]:
+    """docs/rules.md 10.6: up players by higher current quota, each serving its down players by lower
+    current quota, count = min(remaining surplus, remaining deficit), max_exchange caps as they come."""
+    play_order = [(dealer + 1 + k) % 4 for k in range(4)]  # eldest first: ties go in this order
+    ups = sorted((s for s in play_order if previous[s] > 0), key=lambda s: -quotas[s])  # sort is stable
+    if rules.first_up_exchanges_first and previous_log is not None:
+        ups = sorted(ups, key=lambda s: got_up_at(previous_log, s, rules.kitty_trick))
+    downs = sorted((s for s in play_order if previous[s] < 0), key=lambda s: quotas[s])
+    surplus = {s: previous[s] for s in ups}
+    deficit = {s: -previous[s] for s in downs}
+    cap = rules.max_exchange
+    moved = dict.fromkeys(range(4), 0)
+    out = []
+    for up in ups:
+        for down in downs:
+            k = min(surplus[up], deficit[down])
+            if cap is not None:
+                k = min(k, cap - moved[up], cap - moved[down])
+            if k > 0:
+                out.append((up, down, k))
+                surplus[up] -= k
+                deficit[down] -= k
+                moved[up] += k
+                moved[down] += k
     return out
 
 
@@ -263,7 +294,7 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
         best = max(figure[s] for s in seats)
         return sorted(s for s in seats if figure[s] == best)
 
-    seats = range(3)
+    seats = range(rules.num_players)
     conditions = []
     if rules.win_tricks is not None:
         conditions.append(([s for s in seats if tricks[s] >= rules.win_tricks], tricks))
@@ -276,7 +307,7 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
     if rules.dealer_makes_quota:
         # true: at least its quota; "up" (docs/rules.md 10.7): more than its quota
         need = quotas[dealer] + (1 if rules.dealer_makes_quota == "up" else 0)
-        met = hand_number >= 3 and tricks[dealer] >= need
+        met = hand_number >= rules.num_players and tricks[dealer] >= need  # after a full round of deals
         conditions.append(([dealer] if met else [], tricks))
     if rules.fixed_hands is not None:
         conditions.append((list(seats) if hand_number >= rules.fixed_hands else [], scores))
@@ -288,8 +319,9 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
 
 def trick_winner(cards: list[int], leader: int, trump: int) -> int:
     led = cards[0] // 13
-    best = max(range(3), key=lambda i: (cards[i] // 13 == trump, cards[i] // 13 == led, cards[i]))
-    return (leader + best) % 3
+    n = len(cards)
+    best = max(range(n), key=lambda i: (cards[i] // 13 == trump, cards[i] // 13 == led, cards[i]))
+    return (leader + best) % n
 
 
 def winners_of(game: Game):
@@ -302,14 +334,15 @@ def check_history(game: Game) -> None:
     rules = game.rules
     deck = set(range(1, NUM_CARDS)) if rules.no_kitty_51 else set(range(NUM_CARDS))
     size, kitty_size, n_tricks = rules.hand_size, rules.kitty_size, rules.tricks_per_hand
+    n = rules.num_players
     previous = game.start_balances
-    scores = [0, 0, 0]
+    scores = [0] * n
     dealer = game.first_dealer
     for index, log in enumerate(game.history):
         last = index == len(game.history) - 1
         assert log.number == index + 1
         assert log.dealer == dealer
-        quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
+        quotas = [rules.quotas[(s - dealer) % n] for s in range(n)]
         if rules.dealer_assigns_quotas:  # docs/rules.md 10.7: any order of the rule set's quotas, chosen by the dealer
             assert log.assignment == [log.quotas[(dealer + r) % 3] for r in range(3)]
             assert sorted(log.assignment) == sorted(rules.quotas)
@@ -320,7 +353,7 @@ def check_history(game: Game) -> None:
         # deal: sizes, every card once
         hands = [set(h) for h in log.deal_hands]
         kitty = set(log.kitty)
-        assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == kitty_size
+        assert [len(h) for h in log.deal_hands] == [size] * n and len(log.kitty) == kitty_size
         assert set().union(*hands, kitty) == deck and sum(map(len, hands)) + len(kitty) == len(deck)
         if log.tricks_won is None:
             assert last and not game.is_over
@@ -334,7 +367,7 @@ def check_history(game: Game) -> None:
                 rounds[-1].append(e)
             else:
                 rounds.append([e])
-        given, taken = [0, 0, 0], [0, 0, 0]
+        given, taken = [0] * n, [0] * n
         for e in log.exchanges:
             assert len(e.sent) == e.count
             given[e.sender] += e.count
@@ -382,20 +415,20 @@ def check_history(game: Game) -> None:
                 assert len(discards) == kitty_size == len(set(discards))
                 assert set(discards) <= hands[dealer]
                 hands[dealer] -= set(discards)
-        assert [len(h) for h in hands] == [size] * 3
+        assert [len(h) for h in hands] == [size] * n
         assert sorted((s, sorted(c)) for s, c in log.shown) == sorted(shown)
         # tricks: leader, follow suit, winner
         assert len(log.tricks) == size  # a trick per card in hand (the kitty trick is not played)
-        leader = (dealer + 1) % 3
-        tricks = [0, 0, 0]
+        leader = (dealer + 1) % n
+        tricks = [0] * n
         if rules.kitty_trick:  # docs/rules.md 10.4: the four discards are the dealer's first trick
             tricks[dealer] = 1
         played = set()
         for trick in log.tricks:
-            assert trick.leader == leader and len(trick.cards) == 3
+            assert trick.leader == leader and len(trick.cards) == n
             led = trick.cards[0] // 13
             for k, c in enumerate(trick.cards):
-                seat = (leader + k) % 3
+                seat = (leader + k) % n
                 assert c in hands[seat]
                 if c // 13 != led:
                     assert not any(h // 13 == led for h in hands[seat]), "did not follow suit"
@@ -405,21 +438,21 @@ def check_history(game: Game) -> None:
             assert trick.winner == winner
             tricks[winner] += 1
             leader = winner
-        assert hands == [set(), set(), set()]
-        assert played | set(discards) == deck and len(played) == 3 * size
+        assert hands == [set()] * n
+        assert played | set(discards) == deck and len(played) == n * size
         # score: balances, or with chips every up player wins its surplus from every down player
-        balances = [tricks[s] - quotas[s] for s in range(3)]
+        balances = [tricks[s] - quotas[s] for s in range(n)]
         if rules.chips:
-            chips = [0, 0, 0]
-            for up in (s for s in range(3) if balances[s] > 0):
-                for down in (s for s in range(3) if balances[s] < 0):
+            chips = [0] * n
+            for up in (s for s in range(n) if balances[s] > 0):
+                for down in (s for s in range(n) if balances[s] < 0):
                     chips[up] += balances[up]
                     chips[down] -= balances[up]
             assert log.chips == chips
-            scores = [scores[s] + chips[s] for s in range(3)]
+            scores = [scores[s] + chips[s] for s in range(n)]
         else:
             assert log.chips is None
-            scores = [scores[s] + balances[s] for s in range(3)]
+            scores = [scores[s] + balances[s] for s in range(n)]
         assert log.tricks_won == tricks and log.balances == balances and log.scores == scores
         assert sum(balances) == 0 and sum(scores) == 0
         # end of the game exactly when an end condition is met
@@ -434,7 +467,7 @@ def check_history(game: Game) -> None:
         else:
             assert won is None
         previous = balances
-        dealer = (dealer + 1) % 3
+        dealer = (dealer + 1) % n
     assert game.scores == scores
 
 
@@ -1212,7 +1245,8 @@ def test_random_games_follow_the_rules(preset):
     rules = PRESETS[preset]
     others = (rules.win_margin, rules.target_score, rules.fixed_hands)
     if preset != "all-sixteen":
-        assert rules.win_tricks == (None if any(v is not None for v in others) or rules.dealer_makes_quota else 12)
+        default = 12 if rules.num_players == 3 else 9  # docs/rules.md 8 and 10.6
+        assert rules.win_tricks == (None if any(v is not None for v in others) or rules.dealer_makes_quota else default)
     games, max_hands = (60, 60) if preset == "all-sixteen" else (RANDOM_GAMES, 200)
     won = 0
     for seed in range(games):

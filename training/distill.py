@@ -92,6 +92,16 @@ class FitSettings:
 
 
 @dataclass(frozen=True)
+class ExtraData:
+    """A further data set of a run: ``hands`` hands labelled into ``<run_dir>/<name>/`` with the run's ``data``
+    settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``)."""
+
+    name: str
+    hands: int
+    settings: DataSettings
+
+
+@dataclass(frozen=True)
 class DistillConfig:
     """A whole distillation run (see the module docstring)."""
 
@@ -105,10 +115,32 @@ class DistillConfig:
     dagger_hands: int = 1000  # hands per DAgger round
     data: DataSettings = field(default_factory=DataSettings)
     fit: FitSettings = field(default_factory=FitSettings)
+    extra_data: tuple[ExtraData, ...] = ()  # labelled after data_r0, fitted with it in every round
 
     @property
     def run_dir(self) -> str:
         return os.path.join(self.output_dir, self.name)
+
+
+def _extra_data(value: Any, data: dict[str, Any], where: str) -> tuple[ExtraData, ...]:
+    """``extra_data`` entries: each a mapping with ``name``, ``hands`` and any data settings to change."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: a list of data sets (name, hands, data settings), got {value!r}")
+    out = []
+    for i, entry in enumerate(value):
+        here = f"{where}[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            raise ValueError(f"{here}: a mapping with a folder name, hands and data settings, got {entry!r}")
+        hands = entry.get("hands")
+        if not isinstance(hands, int) or isinstance(hands, bool) or hands < 1:
+            raise ValueError(f"{here}.hands: a whole number >= 1, got {hands!r}")
+        if entry["name"] in ("data_r0",) or entry["name"] in [e.name for e in out]:
+            raise ValueError(f"{here}.name: {entry['name']!r} is used twice")
+        changes = {k: v for k, v in entry.items() if k not in ("name", "hands")}
+        settings = _build(DataSettings, {**data, **changes}, here)
+        settings.validate()
+        out.append(ExtraData(entry["name"], hands, settings))
+    return tuple(out)
 
 
 def _build(cls: type, values: dict[str, Any], where: str) -> Any:
@@ -118,11 +150,13 @@ def _build(cls: type, values: dict[str, Any], where: str) -> Any:
         if key not in known:
             raise ValueError(f"{where}: unknown key {key!r}; allowed: {sorted(known)}")
         default = getattr(cls(), key)
-        if key == "data":
+        if key == "extra_data":
+            value = _extra_data(value, values.get("data") or {}, f"{where}.extra_data")
+        elif key == "data":
             value = _build(DataSettings, value or {}, f"{where}.data")
         elif key == "fit":
             value = _build(FitSettings, value or {}, f"{where}.fit")
-        elif isinstance(default, tuple):
+        elif key == "net_arch":
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and v > 0 for v in value):
                 raise ValueError(f"{where}.{key}: a list of positive whole numbers, got {value!r}")
             value = tuple(value)
@@ -478,8 +512,13 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
             hands = config.dagger_hands
         started = time.perf_counter()
         distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log)
-        label_seconds = time.perf_counter() - started
         folders.append(folder)
+        for extra in config.extra_data if round_ == 0 else ():
+            folders.append(os.path.join(config.run_dir, extra.name))
+            distill_data.generate(
+                folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log
+            )
+        label_seconds = time.perf_counter() - started
         policy_path = os.path.join(config.run_dir, f"policy_r{round_}.pt")
         report_path = os.path.join(config.run_dir, f"train_r{round_}.json")
         if os.path.exists(policy_path) and os.path.exists(report_path):
