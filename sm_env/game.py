@@ -239,6 +239,16 @@ SEED_LIMIT = 2**64
 """Integer seeds lie in ``-(2**64) < seed < 2**64`` (so that a record's seed reads back from JSON)."""
 
 
+def random_deal(rng: random.Random, rules: RuleSet) -> tuple[list[list[int]], list[int]]:
+    """A random deal: the deck (card ids in order; without 2C with ``no_kitty_51``) shuffled by ``rng`` and
+    dealt in order: ``hand_size`` cards to seat 0, 1, 2 (and 3 with four players), the rest to the kitty; each
+    part sorted. (``sm_env.env_kernel`` draws the same three-player deals from a compiled copy of ``rng``.)"""
+    deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
+    rng.shuffle(deck)
+    size, n = rules.hand_size, rules.num_players
+    return [sorted(deck[i * size : (i + 1) * size]) for i in range(n)], sorted(deck[n * size :])
+
+
 def check_seed(seed: Any) -> int | str | float | None:
     """A game seed: None, an integer with ``abs(seed) < 2**64`` (numpy ints too), a string or a finite float.
 
@@ -518,14 +528,7 @@ class Game:
     def _start_hand(self, dealer: int, previous_balances: Sequence[int] | None) -> None:
         rules = self.rules
         self.hand_number += 1
-        if self.deal_queue:
-            deal_hands, kitty = self.deal_queue.pop(0)
-        else:
-            deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
-            self.rng.shuffle(deck)
-            size, n = rules.hand_size, rules.num_players
-            deal_hands = [sorted(deck[i * size : (i + 1) * size]) for i in range(n)]
-            kitty = sorted(deck[n * size :])
+        deal_hands, kitty = self.deal_queue.pop(0) if self.deal_queue else random_deal(self.rng, rules)
         self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
         quotas = None if self.quotas is None else list(self.quotas)
         self.history.append(HandLog(self.hand_number, dealer, quotas, [list(h) for h in deal_hands], list(kitty)))
