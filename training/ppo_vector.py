@@ -292,6 +292,7 @@ class VectorPPO:
         self.actions = np.zeros(size, dtype=np.int64)
         self.logps = np.zeros(size, dtype=np.float32)
         self.learner = np.zeros(size, dtype=np.bool_)
+        self.seats = np.zeros(size, dtype=np.int8)  # the absolute seat that acted
         self.rewards = np.zeros(size, dtype=np.float32)
         self.dones = np.zeros(size, dtype=np.bool_)
         self.next_index = np.full(size, -1, dtype=np.int64)
@@ -381,6 +382,7 @@ class VectorPPO:
                 self.actions[span] = actions[lrows]
                 self.logps[span] = logp.numpy()
                 self.learner[t * n : (t + 1) * n] = learn
+                self.seats[t * n : (t + 1) * n] = cur
             if len(lrows) < n:
                 self._opponents_act(t, kind, actions)
             with t_("bookkeeping"):
