@@ -16,6 +16,7 @@ from sm_env.cards import from_mask
 from sm_env.game import Game
 from sm_env.knowledge import player_view
 from sm_env.vector import FULL_STATE_SIZE, VectorGame
+from training.cli import main as train_main
 from training.config import ConfigError
 from training.ppo_vector import CheckpointError, VectorPPO, main, per_seat_gae
 from training.selfplay_config import load_selfplay_config, selfplay_config_from_dict
@@ -209,5 +210,6 @@ def test_network_mismatches_are_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match=r"trained with ppo.net_arch \[16\], the config says \[32\]"):
         VectorPPO(tiny("ppo.net_arch=[32]"), str(tmp_path / "b"), resume=True)
     assert main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert train_main(["--backend", "vector", "--config", "no_such.yaml"]) == 2  # sergeant-major train --backend
     assert selfplay_config_from_dict({}).ppo.net_arch == [512, 256]
     assert os.path.isfile(tmp_path / "b" / "checkpoints" / "latest.pt")
