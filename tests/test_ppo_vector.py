@@ -15,6 +15,7 @@ from agents.ppo_agent import load_numpy_policy
 from sm_env.cards import from_mask
 from sm_env.game import Game
 from sm_env.knowledge import player_view
+from sm_env.observation import OBSERVATION_SIZE
 from sm_env.vector import FULL_STATE_SIZE, VectorGame
 from training.cli import main as train_main
 from training.config import ConfigError
@@ -137,7 +138,8 @@ def test_rollout_links_each_seat_to_its_own_next_decision_and_pays_hand_balances
 
 def test_tiny_run_end_to_end_exports_a_legal_policy(tmp_path, capsys):
     config = tmp_path / "c.yaml"
-    data = {"opponents": {"mix": {"self": 0.5, "random": 0.25, "snapshots": 0.25}, "snapshot_every": 64}}
+    mix = {"self": 0.4, "random": 0.2, "snapshots": 0.2, "trained": 0.2}  # every kind of player
+    data = {"opponents": {"mix": mix, "snapshot_every": 64}}
     data["ppo"] = {"critic": "full"}
     config.write_text(yaml.safe_dump(data))
     run = tmp_path / "run"
@@ -172,6 +174,9 @@ def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
     for (name, a), b in zip(whole.net.state_dict().items(), second.net.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
     assert np.array_equal(whole.games.get_state()["st"], second.games.get_state()["st"])
+    # the critic sees the hidden cards, the actor only the observation
+    assert whole.net.actor[0].in_features == OBSERVATION_SIZE
+    assert whole.net.critic[0].in_features == OBSERVATION_SIZE + FULL_STATE_SIZE
 
 
 def test_init_loads_the_shipped_actor(tmp_path):

@@ -265,13 +265,12 @@ class VectorPPO:
         # who plays: mix entries in order; frozen files get kinds 2.., snapshot slots after them
         self.mix_names = list(cfg.opponents.mix)
         self.mix_weights = torch.tensor([cfg.opponents.mix[k] for k in self.mix_names], dtype=torch.float64)
-        files = [policy_file(name) for name in self.mix_names if name not in (SELF, SNAPSHOTS, RANDOM)]
-        self.frozen: list[nn.Sequential | None] = [self._frozen_actor(load_numpy_policy(p)[0]) for p in files]
-        self.file_kind = {
-            name: 2 + k
-            for k, name in enumerate(n for n in self.mix_names if policy_file(n) and n not in (SELF, SNAPSHOTS, RANDOM))
-        }
-        self.snapshot_base = 2 + len(files)
+        frozen_specs = [name for name in self.mix_names if name not in (SELF, SNAPSHOTS, RANDOM)]
+        self.file_kind = {name: 2 + k for k, name in enumerate(frozen_specs)}
+        self.frozen: list[nn.Sequential | None] = [
+            self._frozen_actor(load_numpy_policy(policy_file(name))[0]) for name in frozen_specs
+        ]
+        self.snapshot_base = 2 + len(frozen_specs)
         self.snapshots: list[dict[str, torch.Tensor]] = []  # ring of pool_size slots
         self.frozen += [None] * cfg.opponents.pool_size
         self.seat_kind = np.zeros((n, 3), dtype=np.int64)
@@ -301,8 +300,7 @@ class VectorPPO:
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if resume:
             self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
-        else:
-            save_selfplay_config(cfg, os.path.join(run_dir, "config.yaml"))
+        save_selfplay_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
         self.start_step, self.start_wall = self.global_step, self.wall
 
     # -- seats -------------------------------------------------------------------
