@@ -392,10 +392,10 @@ class VectorPPO:
             with t_("engine"):
                 r, done = g.step(actions)
             with t_("bookkeeping"):
+                self.episode_return += r * scale
                 paid = (last_index >= 0) & (r != 0)
                 if paid.any():
                     self.rewards[last_index[paid]] += r[paid] * scale
-                    self.episode_return[paid] += r[paid] * scale
                 if done.any():
                     ended = np.flatnonzero(done)
                     finals = last_index[ended]
@@ -479,6 +479,13 @@ class VectorPPO:
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
         }
         m = len(idx)
+        if m == 0:  # no learner decision in this rollout (tiny n_steps): nothing to learn from
+            return {
+                **{k: float("nan") for k in stats},
+                "explained_variance": float("nan"),
+                "learning_rate": lr,
+                "decisions": 0.0,
+            }
         for _epoch in range(p.n_epochs):
             with t_("batching"):
                 order = torch.randperm(m, generator=self.gen)
