@@ -16,7 +16,9 @@ What one run does (the config is training/selfplay_config.py):
    its own trajectory: a transition's reward is that seat's hand balance (tricks - quota, times
    ``env.reward_scale``) paid when a hand ends after it and before the seat's next decision, and it is
    terminal when the episode ends there. A trajectory still open at the end of the rollout is bootstrapped
-   with the critic's value of the seat's view at that moment (:func:`per_seat_gae`).
+   with the critic's value of the seat's view at that moment (:func:`per_seat_gae`); the rewards paid
+   after that moment and before the seat's next decision are left to that value. A game stopped by
+   ``env.max_hands`` ends its trajectories like a finished one (no bootstrap).
 3. Update: ``ppo.n_epochs`` passes of clipped PPO over minibatches of the learner's transitions, the
    entropy over the legal actions, a value loss, gradient clipping, optional early stop on approx_kl.
 4. Between rollouts: snapshots join the pool, checkpoints (atomic; ``--resume`` continues exactly: the same
