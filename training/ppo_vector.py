@@ -754,7 +754,7 @@ def main(argv: list[str] | None = None) -> int:
         trainer = VectorPPO(cfg, run_dir, resume=bool(args.resume), quiet=args.quiet)
         trainer.train()
     except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: continue with --resume {run_dir} (from the last checkpoint)", file=sys.stderr)
