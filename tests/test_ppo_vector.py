@@ -188,6 +188,20 @@ def test_init_loads_the_shipped_actor(tmp_path):
     assert np.allclose(logits, policy.logits(obs), atol=1e-4)
 
 
+def test_critic_warmup_trains_only_the_critic(tmp_path):
+    trainer = VectorPPO(tiny("ppo.critic_warmup=1"), str(tmp_path))
+    before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+    trainer.collect()
+    trainer.update()
+    after = trainer.net.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in after if k.startswith("actor."))
+    assert not all(torch.equal(before[k], after[k]) for k in after if k.startswith("critic."))
+    trainer.rollouts = 1  # warm-up over: the actor learns
+    trainer.collect()
+    trainer.update()
+    assert not all(torch.equal(before[k], trainer.net.state_dict()[k]) for k in after if k.startswith("actor."))
+
+
 # ---------------------------------------------------------------------------- errors
 
 

@@ -20,7 +20,8 @@ What one run does (the config is training/selfplay_config.py):
    after that moment and before the seat's next decision are left to that value. A game stopped by
    ``env.max_hands`` ends its trajectories like a finished one (no bootstrap).
 3. Update: ``ppo.n_epochs`` passes of clipped PPO over minibatches of the learner's transitions, the
-   entropy over the legal actions, a value loss, gradient clipping, optional early stop on approx_kl.
+   entropy over the legal actions, a value loss, gradient clipping, optional early stop on approx_kl
+   (during the first ``ppo.critic_warmup`` rollouts only the value loss: the actor stays as loaded).
 4. Between rollouts: snapshots join the pool, checkpoints (atomic; ``--resume`` continues exactly: the same
    weights as an uninterrupted run), duplicate evaluations against baselines (training/evaluate.py).
 
@@ -481,6 +482,7 @@ class VectorPPO:
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
         }
         m = len(idx)
+        train_actor = self.rollouts >= p.critic_warmup
         if m == 0:  # no learner decision in this rollout (tiny n_steps): nothing to learn from
             return {
                 **{k: float("nan") for k in stats},
@@ -513,7 +515,9 @@ class VectorPPO:
                         -mb_adv * ratio, -mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)
                     ).mean()
                     v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
-                    loss = pg_loss - p.ent_coef * entropy + p.vf_coef * v_loss
+                    loss = p.vf_coef * v_loss
+                    if train_actor:
+                        loss = loss + pg_loss - p.ent_coef * entropy
                     self.optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(self.net.parameters(), p.max_grad_norm)
@@ -527,7 +531,7 @@ class VectorPPO:
                     stats[key].append(v)
                 kl_epoch.append(approx_kl)
             self.updates += 1
-            if p.target_kl is not None and np.mean(kl_epoch) > p.target_kl:
+            if train_actor and p.target_kl is not None and np.mean(kl_epoch) > p.target_kl:
                 break
         out = {k: float(np.mean(v)) for k, v in stats.items()}
         out["explained_variance"] = explained_variance(values[idx], ret[idx])

@@ -112,6 +112,12 @@ class VectorPPOConfig(_Section):
         "start the actor from a policy file ('trained', 'ppo:PATH' or a .pt path of the same net_arch and "
         "activation; null: a fresh network)",
     )
+    critic_warmup: Whole = _doc(
+        0,
+        "rollouts at the start of a run in which only the critic learns (the actor stays as loaded: a fresh critic "
+        "first learns the values of an init policy before its advantages steer it)",
+        ge=0,
+    )
     critic: Literal[("observation", "full")] = _doc(
         "observation",
         "the critic's input: 'observation' (what the actor sees) or 'full' (the observation plus the cards "
