@@ -292,15 +292,21 @@ class VectorGame:
         arrays = (self._st, self._cm, self._rng, self._rng_start, self._log, self._done)
         state = {name: a.copy() for name, a in zip(_STATE_ARRAYS, arrays, strict=True)}
         state["seed"] = np.array([self.seed], dtype=np.uint64)
+        state["rules"] = self._cfg.copy()  # the rule set and hand limit the games are played under
         return state
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`get_state` returned (same number of games and rules); nothing changes on error."""
         n = self.num_games
         shapes = {"st": (n, k.NUM_S), "cm": (n, k.NUM_C), "rng": (n,), "rng_start": (n, 2), "done": (n,)}
-        missing = [name for name in (*_STATE_ARRAYS, "seed") if name not in state]
+        missing = [name for name in (*_STATE_ARRAYS, "seed", "rules") if name not in state]
         if missing:
             raise ValueError(f"set_state: the state lacks {missing}; give what get_state() returned")
+        if not np.array_equal(np.asarray(state["rules"]), self._cfg):
+            raise ValueError(
+                "set_state: the state was saved under other rules, episode or max_hands than this batch's "
+                f"({self.rules.name}, episode {self.episode}, max_hands {self.max_hands})"
+            )
         arrays = {name: np.asarray(state[name]) for name in (*_STATE_ARRAYS, "seed")}
         for name, shape in shapes.items():
             if arrays[name].shape != shape:

@@ -83,7 +83,10 @@ def test_get_state_then_set_state_continues_the_same_games():
     assert all(np.array_equal(x, y) for x, y in zip(play(b, 150, 6), expected, strict=True))
     assert b.record(0) == a.record(0)
     with pytest.raises(ValueError, match="this batch of 5 games"):
-        VectorGame(5).set_state(saved)
+        VectorGame(5, episode="game", max_hands=3).set_state(saved)
+    other = VectorGame(4, episode="hand")
+    with pytest.raises(ValueError, match="saved under other rules, episode or max_hands"):
+        other.set_state(saved)
 
 
 # ---------------------------------------------------------------------------- advantages
