@@ -947,3 +947,25 @@ def observe_games_parallel(st, cm, cfg, seats, rows, out):
     for k in prange(rows.shape[0]):
         seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
         encode_row(rows[k], seat, st, cm, cfg, out[k])
+
+
+# ---------------------------------------------------------------------------- full state (privileged critics)
+
+FULL_STATE_SIZE = 156  # the left player's hand, the right player's hand, the kitty: 52 card entries each
+
+
+@njit(cache=True, inline="always")
+def full_state_row(i, seat, cm, row):
+    """The cards ``seat`` does not see, relative to it: row[0:52] the hand of the left player (seat + 1),
+    row[52:104] that of the right player (seat + 2), row[104:156] the kitty as dealt (1.0 = the card)."""
+    _plane(row, 0, cm[i, C_HAND + (seat + 1) % 3])
+    _plane(row, 52, cm[i, C_HAND + (seat + 2) % 3])
+    _plane(row, 104, cm[i, C_KITTY])
+
+
+@njit(cache=True)
+def full_state_games(st, cm, seats, rows, out):
+    """out[k] = full_state_row of slot rows[k] for seats[k] (-1: the player to act)."""
+    for k in range(rows.shape[0]):
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        full_state_row(rows[k], seat, cm, out[k])
