@@ -111,6 +111,12 @@ Quotas
     the player therefore always plays for tricks, and a player far over its
     quota keeps fighting too (it may be racing to the 12 tricks that win the
     game).
+
+Four players (``players: 4``)
+    The same rules, read for four: "last to play" is the fourth card of the
+    trick, "second to play" is any earlier place, the worry that "the last
+    player" may ruff is about every player still to play, and trumps are
+    drawn while any opponent may hold one.
 """
 
 from __future__ import annotations
@@ -247,6 +253,17 @@ def _can_ruff(seat: int, suit: int, trump: int, voids: tuple[int, ...] | list[in
     return bool(trumps_out) and bool(voids[seat] >> suit & 1) and not voids[seat] >> trump & 1
 
 
+def _later_can_ruff(
+    seat: int, played: int, suit: int, trump: int, voids: tuple[int, ...] | list[int], out: int
+) -> bool:
+    """Whether a player still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
+    players = len(voids)
+    for k in range(1, players - played):
+        if _can_ruff((seat + k) % players, suit, trump, voids, out):
+            return True
+    return False
+
+
 def _throw(hand: int, trump: int, outstanding: int) -> int:
     """The least useful card: no trump, no master, low first, shortest suit first."""
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
@@ -262,11 +279,16 @@ def _throw(hand: int, trump: int, outstanding: int) -> int:
 
 
 def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, ...] | list[int]) -> int:
-    left, right = (seat + 1) % 3, (seat + 2) % 3
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     mine_t = hand & trump_mask
     out_t = outstanding & trump_mask
-    opp_trumps = out_t and not (voids[left] >> trump & 1 and voids[right] >> trump & 1) if trump >= 0 else False
+    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
+    if out_t:
+        players = len(voids)
+        for k in range(1, players):
+            if not voids[(seat + k) % players] >> trump & 1:
+                opp_trumps = True
+                break
     if mine_t and opp_trumps:
         n_mine, n_out = mine_t.bit_count(), out_t.bit_count()
         top = _high(mine_t)
@@ -287,11 +309,7 @@ def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, 
         if _above(outstanding, top):
             continue
         out_s = (outstanding & SUIT_MASK[s]).bit_count()
-        ruff = (
-            trump >= 0
-            and opp_trumps
-            and (_can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2)
-        )
+        ruff = trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t))
         if ruff:
             continue
         key = (out_s, top % 13)
@@ -324,14 +342,14 @@ def choose_play(
 ) -> int:
     """The card to play. ``trick``: cards of the open trick in play order
     (the leader's first); ``outstanding``: cards that may be in an opponent's
-    hand; ``voids``: 4-bit suit sets of shown voids by seat."""
+    hand; ``voids``: 4-bit suit sets of shown voids by seat (one per player)."""
     n = len(trick)
     if n == 0:
         return _lead(seat, hand, trump, outstanding, voids)
     led = trick[0] // 13
     win = winning_card(trick, trump)
-    last = n == 2
-    nxt = (seat + 1) % 3
+    players = len(voids)
+    last = n == players - 1
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     out_t = outstanding & trump_mask
     follow = hand & SUIT_MASK[led]
@@ -343,7 +361,7 @@ def choose_play(
             return _low(follow)
         if last:
             return _low(higher)
-        if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
+        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t):
             return _low(follow)
         out_led = outstanding & SUIT_MASK[led]
         masters = higher
@@ -357,13 +375,13 @@ def choose_play(
         if win // 13 == trump:
             over = _above(mine_t, win)
             if over:
-                if not last and _can_ruff(nxt, led, trump, voids, out_t):
+                if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
                     safe = _above(over, _high(out_t)) if out_t else over
                     if safe:
                         return _low(safe)
                 return _low(over)
             return _throw(hand, trump, outstanding)
-        if not last and _can_ruff(nxt, led, trump, voids, out_t):
+        if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
             safe = _above(mine_t, _high(out_t)) if out_t else mine_t
             if safe:
                 return _low(safe)

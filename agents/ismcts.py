@@ -230,7 +230,7 @@ class IsmctsAgent(Agent):
                 path.append(node)
             rollout(game, deck, _discard_mask(game))
             sign = -1 if game.maxima is not None else 1  # a misère hand: fewer tricks are better
-            rewards = [sign * (game.tricks_won[s] - start_tricks[s]) / left for s in range(3)]
+            rewards = [sign * (game.tricks_won[s] - start_tricks[s]) / left for s in range(len(start_tricks))]
             for visited in path:
                 visited.visits += 1
                 if visited.player is not None:

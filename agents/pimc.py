@@ -114,7 +114,8 @@ class PimcAgent(Agent):
         (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
-        stream = compiled_stream(self.rng) if self.kernel else None
+        # the compiled sampler knows three players' locations only; four players sample in Python
+        stream = compiled_stream(self.rng) if self.kernel and view.rules.num_players == 3 else None
         try:
             totals, n = self._search(view, legal, stream)
         finally:

@@ -33,7 +33,9 @@ def rollout(game: Game, deck: int, dealer_out: int) -> None:
     ``dealer_out``: cards the dealer knows are out of play (its discards);
     discards made during the rollout are added as they happen.
     """
-    played = game.played[0] | game.played[1] | game.played[2]
+    played = 0
+    for cards in game.played:
+        played |= cards
     while True:
         phase = game.phase
         if phase == PLAY:

@@ -21,7 +21,8 @@ def deck_of(rules: Any) -> int:
 def outstanding_of(view: PlayerView) -> int:
     """Cards that may still be in an opponent's hand, as far as this seat knows (with ``one_card_kitty`` not the
     face-up card unless an opponent took it, nor the card this seat put out of play)."""
-    played = view.played[0] | view.played[1] | view.played[2]
+    p = view.played
+    played = p[0] | p[1] | p[2] if len(p) == 3 else p[0] | p[1] | p[2] | p[3]  # three or four players
     out = deck_of(view.rules) & ~view.hand & ~played
     if view.discards:
         for c in view.discards:

@@ -1,6 +1,6 @@
 """The Sergeant Major state machine: deal, exchange, trump, discards, tricks,
 scoring and the end of the game (docs/rules.md sections 1-9 and the options
-of section 10 implemented so far).
+of section 10).
 
 Pure Python: no numpy, no PettingZoo. This module is the one place that
 decides legality (:meth:`Game.legal_mask`) and the one place that scores
@@ -24,8 +24,9 @@ OVER       nobody      none
 =========  ==========  ================================================
 
 Hands are ``int`` bit sets (see :mod:`sm_env.cards`). Seats are absolute
-0, 1, 2; role of seat s in a hand dealt by d: ``(s - d) % 3`` with
-0 = dealer, 1 = eldest, 2 = middle.
+0, 1, 2 (0-3 with four players, ``n = rules.num_players``); role of seat s
+in a hand dealt by d: ``(s - d) % n`` with 0 = dealer, 1 = eldest,
+2 = middle (with four: 2 = third, 3 = fourth).
 
 Order of a hand (standard): deal -> exchange rounds -> trump -> 4 discards ->
 take the kitty (show rule) -> 16 tricks. ``pickup_before_discard`` takes the
@@ -96,6 +97,13 @@ ASSIGNMENTS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 (docs/rules.md 10.8: 68 = (q_dealer, q_eldest, q_middle) ... 73 = (q_middle, q_eldest, q_dealer))."""
 
 ROLE_NAMES = ("dealer", "eldest", "middle")
+FOUR_ROLE_NAMES = ("dealer", "eldest", "third", "fourth")
+"""Role names with four players (docs/rules.md 10.6), clockwise from the dealer."""
+
+
+def role_names(rules: RuleSet) -> tuple[str, ...]:
+    """The role names by role index: ``ROLE_NAMES`` with three players, ``FOUR_ROLE_NAMES`` with four."""
+    return ROLE_NAMES if rules.num_players == 3 else FOUR_ROLE_NAMES
 
 
 class IllegalActionError(ValueError):
@@ -225,23 +233,23 @@ def chip_changes(balances: Sequence[int]) -> list[int]:
 
 
 def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list[list[int]], list[int]]:
-    """Validate a deal ``{"hands": [[...], [...], [...]], "kitty": [...]}``.
+    """Validate a deal ``{"hands": [[...], [...], [...]], "kitty": [...]}`` (four hands with four players).
 
     Cards may be ids or text. Returns (hands, kitty) as lists of card ids.
     Raises :class:`DealError` naming what is wrong and what is allowed.
     """
-    size, kitty_size = rules.hand_size, rules.aside_size
+    size, kitty_size, n = rules.hand_size, rules.aside_size, rules.num_players
     if not isinstance(deal, dict) or "hands" not in deal:
         raise DealError(
-            f"{where}: expected a dict with 'hands' (3 lists of {size} cards) and 'kitty' ({kitty_size} cards), "
+            f"{where}: expected a dict with 'hands' ({n} lists of {size} cards) and 'kitty' ({kitty_size} cards), "
             f"got {deal!r:.80}"
         )
     unknown = sorted(set(deal) - {"hands", "kitty"})
     if unknown:
         raise DealError(f"{where}: unknown key(s) {unknown}; a deal has 'hands' and 'kitty'")
     hands_in = deal["hands"]
-    if not isinstance(hands_in, (list, tuple)) or len(hands_in) != 3:
-        raise DealError(f"{where}: 'hands' must be a list of 3 hands (by absolute seat), got {hands_in!r:.80}")
+    if not isinstance(hands_in, (list, tuple)) or len(hands_in) != n:
+        raise DealError(f"{where}: 'hands' must be a list of {n} hands (by absolute seat), got {hands_in!r:.80}")
     kitty_in = deal.get("kitty", [])
     if kitty_in is None:
         kitty_in = []
@@ -281,6 +289,16 @@ SEED_LIMIT = 2**64
 """Integer seeds lie in ``-(2**64) < seed < 2**64`` (so that a record's seed reads back from JSON)."""
 
 
+def random_deal(rng: random.Random, rules: RuleSet) -> tuple[list[list[int]], list[int]]:
+    """A random deal: the deck (card ids in order; without 2C with ``no_kitty_51``) shuffled by ``rng`` and
+    dealt in order: ``hand_size`` cards to seat 0, 1, 2 (and 3 with four players), the rest to the kitty; each
+    part sorted. (``sm_env.env_kernel`` draws the same three-player deals from a compiled copy of ``rng``.)"""
+    deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
+    rng.shuffle(deck)
+    size, n = rules.hand_size, rules.num_players
+    return [sorted(deck[i * size : (i + 1) * size]) for i in range(n)], sorted(deck[n * size :])
+
+
 def check_seed(seed: Any) -> int | str | float | None:
     """A game seed: None, an integer with ``abs(seed) < 2**64`` (numpy ints too), a string or a finite float.
 
@@ -308,7 +326,7 @@ def check_seed(seed: Any) -> int | str | float | None:
 
 
 def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
-    """Balances of an imaginary previous hand, checked: a list of 3 ints, or None.
+    """Balances of an imaginary previous hand, checked: a list of 3 ints (4 with four players), or None.
 
     Possible balances are those a real hand with these quotas could have
     produced, whoever dealt it: seat ``s`` with quota ``q`` took ``t``
@@ -320,11 +338,13 @@ def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
         return None
     if isinstance(balances, (str, bytes, dict, set, frozenset)) or not isinstance(balances, Sequence):
         raise ValueError(
-            f"start_balances must be a list of 3 integers (by absolute seat) or None, got {type(balances).__name__}"
+            f"start_balances must be a list of {rules.num_players} integers (by absolute seat) or None, got "
+            f"{type(balances).__name__}"
         )
     values = list(balances)
-    if len(values) != 3:
-        raise ValueError(f"start_balances must be 3 integers (by absolute seat), got {len(values)} values")
+    n = rules.num_players
+    if len(values) != n:
+        raise ValueError(f"start_balances must be {n} integers (by absolute seat), got {len(values)} values")
     checked = []
     for seat, value in enumerate(values):
         try:
@@ -333,7 +353,7 @@ def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
             checked.append(operator.index(value))
         except TypeError:
             raise ValueError(
-                f"start_balances must be 3 integers summing to zero; seat {seat} has a {type(value).__name__}"
+                f"start_balances must be {n} integers summing to zero; seat {seat} has a {type(value).__name__}"
             ) from None
     if any(abs(value) > 10**6 for value in checked):
         raise ValueError("start_balances: a balance beyond +-10**6; balances are tricks taken minus quota")
@@ -342,14 +362,15 @@ def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
     tricks, quotas = rules.tricks_per_hand, rules.quotas
     # the seats' quotas in the imaginary hand: the roles of some dealer, or with dealer_assigns_quotas any order
     orders = (
-        itertools.permutations(quotas) if rules.dealer_assigns_quotas else (quotas[-d:] + quotas[:-d] for d in range(3))
+        itertools.permutations(quotas) if rules.dealer_assigns_quotas else (quotas[-d:] + quotas[:-d] for d in range(n))
     )
     for by_seat in orders:
-        if all(-by_seat[s] <= checked[s] <= tricks - by_seat[s] for s in range(3)):
+        if all(-by_seat[s] <= checked[s] <= tricks - by_seat[s] for s in range(n)):
             return checked
-    ranges = ", ".join(f"{ROLE_NAMES[r]} {-quotas[r]}..{tricks - quotas[r]}" for r in range(3))
+    names = role_names(rules)
+    ranges = ", ".join(f"{names[r]} {-quotas[r]}..{tricks - quotas[r]}" for r in range(n))
     raise ValueError(
-        f"start_balances {checked} cannot come from a hand with quotas {list(quotas)} (dealer, eldest, middle) and "
+        f"start_balances {checked} cannot come from a hand with quotas {list(quotas)} ({', '.join(names)}) and "
         f"{tricks} tricks, whoever dealt it: a balance is tricks taken minus quota ({ranges})"
     )
 
@@ -360,7 +381,7 @@ class Game:
     Args:
         rules: a RuleSet, a preset name or a dict of options (default standard).
         seed: seed of the game's RNG (first dealer and random deals).
-        first_dealer: seat 0-2 of the first dealer; drawn from the RNG if None.
+        first_dealer: seat 0-2 (0-3 with four players) of the first dealer; drawn from the RNG if None.
         deals: optional deals for hands 1, 2, ... (see :func:`normalize_deal`);
             later hands are dealt at random.
         max_hands: stop (truncate) after this many hands if nobody has won.
@@ -389,10 +410,12 @@ class Game:
         if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
             raise ValueError(f"max_hands must be a whole number >= 1 or None, got {max_hands!r}")
         self.max_hands = max_hands
+        n = self.rules.num_players
         if first_dealer is None:
-            first_dealer = self.rng.randrange(3)
-        elif isinstance(first_dealer, bool) or not isinstance(first_dealer, int) or not 0 <= first_dealer <= 2:
-            raise ValueError(f"first_dealer must be a seat 0, 1 or 2, got {first_dealer!r}")
+            first_dealer = self.rng.randrange(n)
+        elif isinstance(first_dealer, bool) or not isinstance(first_dealer, int) or not 0 <= first_dealer < n:
+            seats = "0, 1 or 2" if n == 3 else "0, 1, 2 or 3"
+            raise ValueError(f"first_dealer must be a seat {seats}, got {first_dealer!r}")
         self.first_dealer = first_dealer
         start_balances = check_start_balances(start_balances, self.rules)
         if start_balances is not None and self.rules.auction:
@@ -400,7 +423,7 @@ class Game:
                 "start_balances: with auction hand 1 follows the auction and has no exchange (docs/rules.md 10.2)"
             )
         self.start_balances = start_balances
-        self.scores = [0, 0, 0]
+        self.scores = [0] * n
         self.history: list[HandLog] = []
         self.winners: list[int] | None = None
         self.truncated = False
@@ -433,8 +456,8 @@ class Game:
         return self.history[-1]
 
     def role_of(self, seat: int) -> int:
-        """0 = dealer, 1 = eldest, 2 = middle in the current hand."""
-        return (seat - self.dealer) % 3
+        """0 = dealer, 1 = eldest, 2 = middle (with four: 2 = third, 3 = fourth) in the current hand."""
+        return (seat - self.dealer) % self.rules.num_players
 
     def legal_mask(self) -> int:
         """Bit set of the legal action ids for the player to act (0 when over).
@@ -601,14 +624,7 @@ class Game:
     def _start_hand(self, dealer: int, previous_balances: Sequence[int] | None) -> None:
         rules = self.rules
         self.hand_number += 1
-        if self.deal_queue:
-            deal_hands, kitty = self.deal_queue.pop(0)
-        else:
-            deck = list(range(1, NUM_CARDS)) if rules.no_kitty_51 else list(range(NUM_CARDS))
-            self.rng.shuffle(deck)
-            size = rules.hand_size
-            deal_hands = [sorted(deck[i * size : (i + 1) * size]) for i in range(3)]
-            kitty = sorted(deck[3 * size :])
+        deal_hands, kitty = self.deal_queue.pop(0) if self.deal_queue else random_deal(self.rng, rules)
         self._reset_hand_state(dealer, [to_mask(h) for h in deal_hands], to_mask(kitty), previous_balances)
         quotas = None if self.quotas is None else list(self.quotas)
         self.history.append(HandLog(self.hand_number, dealer, quotas, [list(h) for h in deal_hands], list(kitty)))
@@ -658,10 +674,11 @@ class Game:
         and ``_returns_done`` (every exchanged card has been returned).
         """
         q = self.rules.quotas
+        n = self.rules.num_players
         self.dealer = dealer
         self.quotas: list[int] | None = None
         if not self.rules.dealer_assigns_quotas:
-            self.quotas = [q[(seat - dealer) % 3] for seat in range(3)]
+            self.quotas = [q[(seat - dealer) % n] for seat in range(n)]
         self.hands = hands
         self.kitty_mask = kitty
         self.face_up = kitty.bit_length() - 1 if self.rules.one_card_kitty else -1
@@ -671,12 +688,12 @@ class Game:
         self.picked_up = False
         self.call = -1
         self.maxima: list[int] | None = None
-        self.played = [0, 0, 0]
-        self.voids = [0, 0, 0]
+        self.played = [0] * n
+        self.voids = [0] * n
         self.trick: list[int] = []
         self.led_suit = NO_SUIT
-        self.leader = (dealer + 1) % 3
-        self.tricks_won = [0, 0, 0]
+        self.leader = (dealer + 1) % n
+        self.tricks_won = [0] * n
         self.tricks_played = 0
         self.phase = EXCHANGE
         self.current = dealer
@@ -689,49 +706,54 @@ class Game:
         self._returns_done = False
 
     def _exchange_plan(self, balances: Sequence[int] | None) -> list[tuple[int, list[tuple[int, int]]]]:
-        """Rounds of the exchange: [(sender, [(receiver, count), ...]), ...].
+        """Rounds of the exchange: [(sender, [(receiver, count), ...]), ...] (docs/rules.md 4, 9 and 10.6).
 
-        One up player: one round, receivers by lower current quota first
-        (simultaneous). Two up players: one round each, higher current quota
-        first; with ``first_up_exchanges_first``, the one that got up first
-        in the previous hand first (:meth:`_up_at`). ``max_exchange`` caps
-        what each player gives or takes.
+        Up players go one round each, higher current quota first (with
+        ``first_up_exchanges_first``, the one that got up first in the
+        previous hand first: :meth:`_up_at`). Each serves the down players,
+        lower current quota first, all at once (simultaneous), with count =
+        the smaller of its remaining surplus and that player's remaining
+        deficit; ``max_exchange`` caps what each player gives or takes in the
+        hand. With three players this is one up player serving both down
+        players, or two up players serving the one down player in turn.
+        Equal current quotas go in role order dealer, eldest, middle with
+        three players (rules.py), in play order from the eldest with four.
         """
         if balances is None or self.rules.no_exchange:
             return []
-        ups = [s for s in range(3) if balances[s] > 0]
-        downs = [s for s in range(3) if balances[s] < 0]
+        n = self.rules.num_players
+        ups = [s for s in range(n) if balances[s] > 0]
         if not ups:
             return []
         cap = self.rules.max_exchange
-        by_quota = sorted(range(3), key=lambda s: (self.quotas[s], self.role_of(s)))
-        if len(ups) == 1:
-            sender = ups[0]
-            left = cap
-            targets = []
-            for receiver in [s for s in by_quota if s in downs]:
-                count = -balances[receiver]
-                if cap is not None:
-                    count = min(count, cap, left)
-                    left -= count
-                if count > 0:
-                    targets.append((receiver, count))
-            return [(sender, targets)] if targets else []
-        receiver = downs[0]
-        left = cap
-        rounds = []
-        # higher current quota first; equal quotas in role order (rules.py)
-        order = sorted(ups, key=lambda s: (-self.quotas[s], self.role_of(s)))
+        if n == 3:
+            tie = self.role_of
+        else:
+            dealer = self.dealer
+            tie = lambda s: (s - dealer - 1) % n  # noqa: E731 - play order from the eldest
+        quotas = self.quotas
+        senders = sorted(ups, key=lambda s: (-quotas[s], tie(s)))
         up_at = self._up_at() if self.rules.first_up_exchanges_first else None
         if up_at is not None:
-            order.sort(key=lambda s: up_at[s])  # stable: the usual order breaks no tie (there is none)
-        for sender in order:
-            count = balances[sender]
-            if cap is not None:
-                count = min(count, cap, left)
-                left -= count
-            if count > 0:
-                rounds.append((sender, [(receiver, count)]))
+            senders.sort(key=lambda s: up_at[s])  # stable: ties (none are possible) keep the usual order
+        receivers = sorted((s for s in range(n) if balances[s] < 0), key=lambda s: (quotas[s], tie(s)))
+        left = [abs(b) for b in balances]  # remaining surplus (up) or deficit (down)
+        given = [0] * n  # cards given (up) or taken (down) so far, for max_exchange
+        rounds = []
+        for sender in senders:
+            targets = []
+            for receiver in receivers:
+                count = min(left[sender], left[receiver])
+                if cap is not None:
+                    count = min(count, cap - given[sender], cap - given[receiver])
+                if count > 0:
+                    targets.append((receiver, count))
+                    left[sender] -= count
+                    left[receiver] -= count
+                    given[sender] += count
+                    given[receiver] += count
+            if targets:
+                rounds.append((sender, targets))
         return rounds
 
     def _up_at(self) -> list[int] | None:
@@ -741,8 +763,9 @@ class Game:
         if len(self.history) < 2:
             return None
         previous = self.history[-2]
-        won = [0, 0, 0]
-        up_at = [NUM_CARDS, NUM_CARDS, NUM_CARDS]
+        n = self.rules.num_players
+        won = [0] * n
+        up_at = [NUM_CARDS] * n
         if self.rules.kitty_trick:  # the kitty trick counts as won before trick 1
             won[previous.dealer] = 1
             if previous.quotas[previous.dealer] == 0:
@@ -857,7 +880,7 @@ class Game:
     def _assign(self, action: int) -> None:
         """The dealer gives the quotas (docs/rules.md 10.7); the exchange is planned with them."""
         by_role = assignment_of(action, self.rules)
-        self.quotas = [by_role[(seat - self.dealer) % 3] for seat in range(3)]
+        self.quotas = [by_role[(seat - self.dealer) % 3] for seat in range(3)]  # three players only (rules.py)
         self.log.quotas = list(self.quotas)
         self.log.assignment = by_role
         self._exchange_rounds = self._exchange_plan(self.previous_balances)
@@ -973,7 +996,7 @@ class Game:
 
     def _start_play(self) -> None:
         self.phase = PLAY
-        self.leader = self.current = (self.dealer + 1) % 3
+        self.leader = self.current = (self.dealer + 1) % self.rules.num_players
         self.log.tricks = [TrickLog(self.leader)]
 
     def _play(self, card: int) -> None:
@@ -990,10 +1013,11 @@ class Game:
         trick.append(card)
         tricks = self.log.tricks
         tricks[-1].cards.append(card)
-        if len(trick) < 3:
-            self.current = (seat + 1) % 3
+        n = self.rules.num_players
+        if len(trick) < n:
+            self.current = (seat + 1) % n
             return
-        winner = (self.leader + trick.index(winning_card(trick, self.trump))) % 3
+        winner = (self.leader + trick.index(winning_card(trick, self.trump))) % n
         tricks[-1].winner = winner
         self.tricks_won[winner] += 1
         self.tricks_played += 1
@@ -1011,15 +1035,16 @@ class Game:
 
         The running score adds the balances, or with ``chips`` the chip changes.
         """
+        n = self.rules.num_players
         if self.maxima is not None:  # a misère hand: maximum - tricks (docs/rules.md 10.3)
-            balances = [self.maxima[s] - self.tricks_won[s] for s in range(3)]
+            balances = [self.maxima[s] - self.tricks_won[s] for s in range(n)]
         else:
-            balances = [self.tricks_won[s] - self.quotas[s] for s in range(3)]
+            balances = [self.tricks_won[s] - self.quotas[s] for s in range(n)]
         log = self.log
         changes = balances
         if self.rules.chips:
             changes = log.chips = chip_changes(balances)
-        for s in range(3):
+        for s in range(n):
             self.scores[s] += changes[s]
         log.tricks_won = list(self.tricks_won)
         log.balances = balances
@@ -1032,17 +1057,20 @@ class Game:
             self.truncated = True
             self.phase = OVER
         else:
-            self._start_hand((self.dealer + 1) % 3, balances)
+            self._start_hand((self.dealer + 1) % n, balances)
 
     def _game_winners(self, balances: list[int]) -> list[int] | None:
-        """Winning seats if an end condition is met (docs/rules.md 8 and 9), else None."""
+        """Winning seats if an end condition is met (docs/rules.md 8, 9 and 10), else None.
+
+        ``dealer_makes_quota`` counts from the hand after a full round of
+        deals: hand 3 with three players, hand 4 with four."""
         rules = self.rules
 
         def best(seats: list[int], figure: Sequence[int]) -> list[int]:
             top = max(figure[s] for s in seats)
             return [s for s in seats if figure[s] == top]
 
-        seats = range(3)
+        seats = range(rules.num_players)
         if rules.win_tricks is not None:
             hit = [s for s in seats if self.tricks_won[s] >= rules.win_tricks]
             if hit:
@@ -1057,7 +1085,7 @@ class Game:
             if hit or (rules.target_symmetric and any(self.scores[s] <= -target for s in seats)):
                 return best(list(seats), self.scores)
         played = self.hands_played  # passed-out deals do not count (auction)
-        if rules.dealer_makes_quota and played >= 3:
+        if rules.dealer_makes_quota and played >= rules.num_players:
             surplus = self.tricks_won[self.dealer] - self.quotas[self.dealer]
             if surplus > 0 or (surplus == 0 and rules.dealer_makes_quota is True):  # "up": more than its quota
                 return [self.dealer]
@@ -1147,7 +1175,7 @@ class Game:
         game.current = to_act
         game._stage = len(game._order) if phase == PLAY else game._order.index("trump" if phase == TRUMP else "discard")
         game._returns_done = True
-        log = HandLog(hand_number, dealer, list(game.quotas), [[], [], []], from_mask(kitty))
+        log = HandLog(hand_number, dealer, list(game.quotas), [[] for _ in hands], from_mask(kitty))
         log.trump = trump
         log.discards = None if discards is None else list(discards)
         log.shown = [] if kitty_taken else None

@@ -12,7 +12,8 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
   come back; the receiver sees the sent cards when they reach its hand
   (when the sender's round completes) and what it returned when it returns
   them (at once, or with ``trump_after_send`` after trump); the third player
-  sees only counts; whether the exchange is still pending is public;
+  sees only counts (with four players, so do both others); whether the
+  exchange is still pending is public;
 - the dealer: its own discards and, once taken, the kitty;
 - an up player shown kitty cards by the show rule: those cards;
 - with ``one_card_kitty``: the face-up card and who took it or declined it
@@ -26,7 +27,7 @@ It never knows another player's hand, the kitty (unless it is the dealer
 and has taken it, or was shown cards of it), or the discards of another.
 
 All card sets are ``int`` bit sets (see :mod:`sm_env.cards`); seat-indexed
-tuples are by absolute seat.
+tuples are by absolute seat, one entry per player (four with ``players: 4``).
 """
 
 from __future__ import annotations
@@ -129,22 +130,22 @@ class PlayerView:
     phase: int
     to_act: int | None
     dealer: int
-    quotas: tuple[int, int, int] | None
-    tricks_won: tuple[int, int, int]
-    scores: tuple[int, int, int]
-    previous_balances: tuple[int, int, int] | None
+    quotas: tuple[int, ...] | None
+    tricks_won: tuple[int, ...]
+    scores: tuple[int, ...]
+    previous_balances: tuple[int, ...] | None
     trump: int
     led_suit: int
     trick: tuple[int, ...]
     trick_leader: int
     tricks_played: int
     hand: int
-    hand_sizes: tuple[int, int, int]
-    played: tuple[int, int, int]
-    voids: tuple[int, int, int]
+    hand_sizes: tuple[int, ...]
+    played: tuple[int, ...]
+    voids: tuple[int, ...]
     exchanges: tuple[ExchangeView, ...]
-    gave: tuple[int, int, int]
-    got: tuple[int, int, int]
+    gave: tuple[int, ...]
+    got: tuple[int, ...]
     shown: int
     discards: tuple[int, ...] | None
     kitty: int | None
@@ -169,8 +170,8 @@ class PlayerView:
     calls_left: tuple[int, int, int]
 
     def role(self, seat: int | None = None) -> int:
-        """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle."""
-        return ((self.seat if seat is None else seat) - self.dealer) % 3
+        """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle (with four: 2 third, 3 fourth)."""
+        return ((self.seat if seat is None else seat) - self.dealer) % len(self.hand_sizes)
 
     def tricks(self) -> tuple[TrickView, ...]:
         """The tricks of the current hand so far (public), the open one last."""
@@ -181,7 +182,7 @@ class PlayerView:
 
 
 def player_view(game: Game, seat: int) -> PlayerView:
-    """Build the view of ``seat`` (0-2) from the game state."""
+    """Build the view of ``seat`` (0-2, or 0-3 with four players) from the game state."""
     log = game.history[-1]
     view = PlayerView.__new__(PlayerView)
     view.seat = seat
@@ -204,12 +205,15 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.tricks_played = game.tricks_played
     hands = game.hands
     view.hand = hands[seat]
-    view.hand_sizes = (hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count())
+    if len(hands) == 3:
+        view.hand_sizes = (hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count())
+    else:  # four players
+        view.hand_sizes = tuple([h.bit_count() for h in hands])
     view.played = tuple(game.played)
     view.voids = tuple(game.voids)
     exchanges = []
-    gave = [0, 0, 0]
-    got = [0, 0, 0]
+    gave = [0] * len(hands)
+    got = [0] * len(hands)
     for entry in log.exchanges:
         sent = returned = None
         if seat == entry.sender:

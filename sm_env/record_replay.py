@@ -112,17 +112,20 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _seat(value: Any, where: str) -> int:
-    if not is_int(value) or not 0 <= value <= 2:
-        raise _fail(where, f"expected a seat 0, 1 or 2, got {show_type(value)}")
+def _seat(value: Any, where: str, n: int = 3) -> int:
+    """A seat 0 .. n-1 (n players)."""
+    if not is_int(value) or not 0 <= value < n:
+        seats = "0, 1 or 2" if n == 3 else "0, 1, 2 or 3"
+        raise _fail(where, f"expected a seat {seats}, got {show_type(value)}")
     return value
 
 
-def _ints3(value: Any, where: str) -> list[int] | None:
+def _ints3(value: Any, where: str, n: int = 3) -> list[int] | None:
+    """Null or a list of n integers (by absolute seat; n = 4 with four players)."""
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) != 3 or not all(is_int(v) for v in value):
-        raise _fail(where, f"expected null or a list of 3 integers (by absolute seat), got {show(value)}")
+    if not isinstance(value, list) or len(value) != n or not all(is_int(v) for v in value):
+        raise _fail(where, f"expected null or a list of {n} integers (by absolute seat), got {show(value)}")
     return list(value)
 
 
@@ -213,10 +216,10 @@ def _parse_rules(value: Any) -> RuleSet:
     return rules
 
 
-def _parse_exchange(value: Any, where: str) -> Exchange:
+def _parse_exchange(value: Any, where: str, n: int) -> Exchange:
     entry = _dict(value, where)
-    sender = _seat(_get(entry, "from", where), f"{where}, from")
-    receiver = _seat(_get(entry, "to", where), f"{where}, to")
+    sender = _seat(_get(entry, "from", where), f"{where}, from", n)
+    receiver = _seat(_get(entry, "to", where), f"{where}, to", n)
     if sender == receiver:
         raise _fail(where, f"seat {sender} exchanges with itself")
     sent = _cards(_get(entry, "sent", where), f"{where}, sent")
@@ -226,16 +229,16 @@ def _parse_exchange(value: Any, where: str) -> Exchange:
     return Exchange(sender, receiver, len(sent), tuple(sent), None if returned is None else tuple(returned))
 
 
-def _parse_trick(value: Any, where: str, last: bool) -> Trick:
+def _parse_trick(value: Any, where: str, last: bool, n: int) -> Trick:
     entry = _dict(value, where)
-    leader = _seat(_get(entry, "leader", where), f"{where}, leader")
+    leader = _seat(_get(entry, "leader", where), f"{where}, leader", n)
     cards = _cards(_get(entry, "cards", where), where)
     winner = _get(entry, "winner", where)
     if winner is not None:
-        winner = _seat(winner, f"{where}, winner")
-    if len(cards) > 3:
-        raise _fail(where, f"{len(cards)} cards; a trick has 3")
-    if len(cards) < 3 and not last:
+        winner = _seat(winner, f"{where}, winner", n)
+    if len(cards) > n:
+        raise _fail(where, f"{len(cards)} cards; a trick has {n}")
+    if len(cards) < n and not last:
         raise _fail(where, f"only {len(cards)} card(s), but more tricks follow; only the current trick is incomplete")
     return Trick(leader, tuple(cards), winner)
 
@@ -280,8 +283,9 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         raise _fail(
             f"{where}, number", f"expected {index + 1} (hands are numbered 1, 2, ... in order), got {show(number)}"
         )
-    dealer = None if auction_entry and hand["dealer"] is None else _seat(hand["dealer"], f"{where}, dealer")
-    quotas = _ints3(hand["quotas"], f"{where}, quotas")
+    n = rules.num_players
+    dealer = None if auction_entry and hand["dealer"] is None else _seat(hand["dealer"], f"{where}, dealer", n)
+    quotas = _ints3(hand["quotas"], f"{where}, quotas", n)
     assignment = None
     if rules.dealer_assigns_quotas:
         assignment = _ints3(hand["assignment"], f"{where}, assignment")
@@ -308,7 +312,7 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
     except DealError as err:
         raise ReplayError(str(err)) from None
     exchanges = [
-        _parse_exchange(e, f"{where}, exchange {i}")
+        _parse_exchange(e, f"{where}, exchange {i}", n)
         for i, e in enumerate(_list(hand["exchanges"], f"{where}, exchanges"), 1)
     ]
     trump = hand["trump"]
@@ -327,15 +331,15 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         for i, entry in enumerate(_list(hand["shown"], f"{where}, shown"), 1):
             entry_where = f"{where}, shown {i}"
             entry = _dict(entry, entry_where)
-            to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to")
+            to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to", n)
             shown.append((to, _cards(_get(entry, "cards", entry_where), f"{entry_where}, cards")))
     tricks = None
     if hand["tricks"] is not None:
         items = _list(hand["tricks"], f"{where}, tricks")
-        tricks = [_parse_trick(t, f"{where}, trick {i}", i == len(items)) for i, t in enumerate(items, 1)]
+        tricks = [_parse_trick(t, f"{where}, trick {i}", i == len(items), n) for i, t in enumerate(items, 1)]
     for key in ("tricks_won", "balances", "scores", "chips"):  # assignment: checked above
         if key in hand:
-            _ints3(hand[key], f"{where}, {key}")
+            _ints3(hand[key], f"{where}, {key}", n)
     take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
     call = _parse_call(hand, where) if rules.calls else -1
     auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
@@ -398,7 +402,8 @@ def _parse_record(record: Any) -> _Record:
         check_seed(seed)
     except ValueError as err:
         raise _fail("seed", str(err)) from None
-    first_dealer = _seat(record["first_dealer"], "first_dealer")
+    n = rules.num_players
+    first_dealer = _seat(record["first_dealer"], "first_dealer", n)
     truncated = record["truncated"]
     if not isinstance(truncated, bool):
         raise _fail("truncated", f"expected true or false, got {show_type(truncated)}")
@@ -406,9 +411,9 @@ def _parse_record(record: Any) -> _Record:
     if winner is not None and not is_int(winner):
         if not isinstance(winner, list) or not winner:
             raise _fail("winner", f"expected null, a seat or a sorted list of seats, got {show(winner)}")
-        winner = [_seat(w, "winner") for w in winner]
+        winner = [_seat(w, "winner", n) for w in winner]
     elif winner is not None:
-        winner = _seat(winner, "winner")
+        winner = _seat(winner, "winner", n)
     hands_in = _list(record["hands"], "hands")
     if not hands_in:
         raise _fail("hands", "empty; a record holds hand 1 (with its deal) from the start")
@@ -425,7 +430,7 @@ def _parse_record(record: Any) -> _Record:
     else:
         max_hands = len(hands) if truncated else None
     try:
-        start_balances = check_start_balances(_ints3(record.get("start_balances"), "start_balances"), rules)
+        start_balances = check_start_balances(_ints3(record.get("start_balances"), "start_balances", n), rules)
     except ValueError as err:
         if isinstance(err, ReplayError):
             raise

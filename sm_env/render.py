@@ -33,7 +33,9 @@ dealer's discards, won by player_1`` follows the discards (public). Once the gam
 (with the ``chips`` option followed by ``; chips ...``, the hand's chip
 changes) and ``Game over: ...`` replace the ``To act`` line. The whole table (marked
 ``(whole table)`` in the header) shows every exchange in full, the kitty's
-cards, the discards, the shown cards and all three hands.
+cards, the discards, the shown cards and all three hands. With four players
+(``players: 4``) the seat table, tricks and hands have four seats, with the
+roles dealer, eldest, third, fourth.
 
 In the exchange the line reads ``To act: player_0 (exchange: choose 1 card
 for player_2, then 2 cards for player_1)``; naming trump it lists the
@@ -70,6 +72,7 @@ from .game import (
     CALL_NAMES,
     DISCARD,
     EXCHANGE,
+    FOUR_ROLE_NAMES,
     MIZ,
     NT,
     OVER,
@@ -125,8 +128,10 @@ def render_table(source: PlayerView | Game, seat: int | None = None, *, unicode_
     if isinstance(source, Game):
         if seat is None:
             return _render_spectator(source, unicode_suits)
-        if seat not in (0, 1, 2):
-            raise ValueError(f"seat must be 0, 1 or 2 (or None for the whole table), got {seat!r}")
+        if seat not in range(source.rules.num_players):
+            raise ValueError(
+                f"seat must be 0-{source.rules.num_players - 1} (or None for the whole table), got {seat!r}"
+            )
         return _render_view(player_view(source, seat), unicode_suits)
     raise TypeError(f"render_table needs a PlayerView or a Game, got {type(source).__name__}")
 
@@ -144,14 +149,16 @@ def _seat_table(
 ) -> list[str]:
     """The seats' table; ``dealer`` None while the auction decides it (roles ``-``)."""
     lines = ["  seat      role    quota  tricks  score  cards"]
-    for s in range(3):
+    n = len(hand_sizes)
+    names = ROLE_NAMES if n == 3 else FOUR_ROLE_NAMES
+    for s in range(n):
         marks = []
         if s == viewer:
             marks.append("you")
         if s == to_act:
             marks.append("to act")
         note = f"  <- {', '.join(marks)}" if marks else ""
-        role = "-" if dealer is None else ROLE_NAMES[(s - dealer) % 3]
+        role = "-" if dealer is None else names[(s - dealer) % n]
         quota = "?" if quotas is None else quotas[s]  # the dealer has still to assign them
         lines.append(
             f"  {_name(s):<8}  {role:<6}  {quota:>5}  {tricks_won[s]:>6}  {scores[s]:>+5}  {hand_sizes[s]:>5}{note}"
@@ -159,18 +166,18 @@ def _seat_table(
     return lines
 
 
-def _trick_lines(tricks, phase: int, trick_cards, trick_leader: int) -> list[str]:
-    """The last completed trick and the open one (public)."""
+def _trick_lines(tricks, phase: int, trick_cards, trick_leader: int, n: int = 3) -> list[str]:
+    """The last completed trick and the open one (public); ``n`` players."""
     lines = []
     done = [t for t in tricks if t.winner is not None]
     if done:
         last = done[-1]
-        plays = ", ".join(f"{_name((last.leader + i) % 3)} {CARD_TEXT[c]}" for i, c in enumerate(last.cards))
+        plays = ", ".join(f"{_name((last.leader + i) % n)} {CARD_TEXT[c]}" for i, c in enumerate(last.cards))
         lines.append(f"Last trick: {plays} -> {_name(last.winner)}")
     if phase == PLAY:
         plays = []
-        for i in range(3):
-            who = _name((trick_leader + i) % 3)
+        for i in range(n):
+            who = _name((trick_leader + i) % n)
             plays.append(f"{who} {CARD_TEXT[trick_cards[i]] if i < len(trick_cards) else '?'}")
         lines.append(f"Trick {len(done) + 1} (led by {_name(trick_leader)}): {', '.join(plays)}")
     return lines
@@ -224,8 +231,8 @@ def _end_line(winner, truncated: bool, hand_number: int) -> str:
 
 
 def _result_line(quotas, tricks_won, chips: bool) -> str:
-    balances = [tricks_won[s] - quotas[s] for s in range(3)]
-    line = "Last hand: balances " + ", ".join(f"{_name(s)} {balances[s]:+d}" for s in range(3))
+    balances = [tricks_won[s] - quotas[s] for s in range(len(quotas))]
+    line = "Last hand: balances " + ", ".join(f"{_name(s)} {b:+d}" for s, b in enumerate(balances))
     if chips:
         line += "; chips " + ", ".join(f"{_name(s)} {c:+d}" for s, c in enumerate(chip_changes(balances)))
     return line
@@ -289,7 +296,7 @@ def _call_lines(rules, call: int, maxima, calls_left) -> list[str]:
 def _balances_line(previous_balances) -> list[str]:
     if previous_balances is None:
         return []
-    return ["Previous hand balances: " + ", ".join(f"{_name(s)} {previous_balances[s]:+d}" for s in range(3))]
+    return ["Previous hand balances: " + ", ".join(f"{_name(s)} {b:+d}" for s, b in enumerate(previous_balances))]
 
 
 # ---------------------------------------------------------------------- a player's view
@@ -321,7 +328,7 @@ def _render_view(view: PlayerView, unicode_suits: bool) -> str:
     lines += _face_up_lines(view.face_up, view.take, view.put_out, False)
     if view.shown:
         lines.append(f"Shown to you (the dealer took them): {mask_text(view.shown)}")
-    lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader)
+    lines += _trick_lines(view.tricks(), view.phase, view.trick, view.trick_leader, len(view.hand_sizes))
     lines.append(f"{_name(me)} hand ({view.hand.bit_count()}): {hand_text(view.hand, unicode_suits)}")
     if view.phase == OVER:
         lines.append(_result_line(view.quotas, view.tricks_won, view.rules.chips))
@@ -382,8 +389,8 @@ def _render_spectator(game: Game, unicode_suits: bool) -> str:
     for to, cards in log.shown or ():
         lines.append(f"Shown to {_name(to)}: {_cards(cards)}")
     trick_cards = game.trick if phase == PLAY else []
-    lines += _trick_lines(log.tricks or (), phase, trick_cards, game.leader)
-    for s in range(3):
+    lines += _trick_lines(log.tricks or (), phase, trick_cards, game.leader, len(hands))
+    for s in range(len(hands)):
         lines.append(f"{_name(s)} hand ({sizes[s]}): {hand_text(hands[s], unicode_suits)}")
     if phase == OVER:
         lines.append(_result_line(game.quotas, game.tricks_won, game.rules.chips))

@@ -45,10 +45,10 @@ Options (all off in "standard"):
 ``one_card_kitty``          17 cards each, the 52nd face up; after trump the
                             holder of 2D may take it, putting a card out of
                             play (action 58 declines; 9-5-3, 13 tricks win)
+``players``                 3 (the default) or 4: four players, 12 cards
+                            each, quotas (dealer, eldest, third, fourth)
+                            summing to 12, 9 tricks win (section 10.6)
 ==========================  ==================================================
-
-Section 10's ``players: 4`` is not implemented here; asking for it is
-refused as an unknown option.
 
 Decisions where docs/rules.md is open:
 
@@ -56,7 +56,8 @@ Decisions where docs/rules.md is open:
   target_score, dealer_makes_quota, fixed_hands) is set; then it is off
   unless given explicitly.
 - ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``, or 9-5-3 with
-  ``kitty_trick`` or ``one_card_kitty`` (17 tricks counted).
+  ``kitty_trick`` or ``one_card_kitty`` (17 tricks counted), or 5-3-2-2 with
+  four players.
 - ``win_tricks`` defaults to 13 with ``one_card_kitty`` (docs/rules.md 10.5).
 - ``one_card_kitty`` is refused with ``pickup_before_discard`` (and so
   ``trump_after_kitty``), ``kitty_before_exchange``, ``kitty_trick`` and
@@ -70,6 +71,11 @@ Decisions where docs/rules.md is open:
 - ``auction`` is refused with ``kitty_trick``, ``one_card_kitty``,
   ``no_kitty_51`` and ``dealer_assigns_quotas`` (docs/rules.md 10.2); from
   hand 2 on the quotas are the rule set's (any triple summing to 16).
+- Four players (``players: 4``): 12 tricks a hand; ``win_tricks`` defaults
+  to 9 instead of 12; ``dealer_makes_quota`` counts from hand 4. Refused
+  with ``no_kitty_51``, ``kitty_trick``, ``dealer_assigns_quotas``,
+  ``one_card_kitty``, ``auction`` and ``calls`` (docs/rules.md 10.2, 10.3,
+  10.5, 10.6).
 - End conditions are checked at the end of each hand in the table order
   (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
   the first one met decides. Among the players meeting it, the highest
@@ -77,7 +83,9 @@ Decisions where docs/rules.md is open:
   shares the win. ``fixed_hands`` and the symmetric target compare running
   scores.
 - Equal quotas (a custom triple): where an order "by current quota" is
-  needed, ties go in role order dealer, eldest, middle.
+  needed, ties go in role order dealer, eldest, middle; with four players
+  in play order from the eldest (eldest, third, fourth, dealer), as
+  docs/rules.md 10.6 says.
 - ``kitty_before_exchange`` and ``kitty_trick`` imply
   ``pickup_before_discard``: the rule set turns it on (so a record lists it
   as true).
@@ -107,22 +115,26 @@ SECTION_10_OPTIONS = (
     "auction",
     "calls",
 )
-"""The section 10 options (docs/rules.md): all booleans, off in every preset."""
+"""The section 10 boolean options (docs/rules.md): off in every preset but section 10's."""
 
 OPTION_NAMES = (
-    "pickup_before_discard",
-    "trump_after_kitty",
-    "quotas",
-    "no_exchange",
-    "max_exchange",
-    "win_tricks",
-    "win_margin",
-    "target_score",
-    "target_symmetric",
-    "dealer_makes_quota",
-    "fixed_hands",
-    "no_kitty_51",
-) + SECTION_10_OPTIONS
+    (
+        "pickup_before_discard",
+        "trump_after_kitty",
+        "quotas",
+        "no_exchange",
+        "max_exchange",
+        "win_tricks",
+        "win_margin",
+        "target_score",
+        "target_symmetric",
+        "dealer_makes_quota",
+        "fixed_hands",
+        "no_kitty_51",
+    )
+    + SECTION_10_OPTIONS
+    + ("players",)
+)
 _BOOL_OPTIONS = (
     "pickup_before_discard",
     "trump_after_kitty",
@@ -132,6 +144,12 @@ _BOOL_OPTIONS = (
 ) + SECTION_10_OPTIONS
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
+
+PLAYER_COUNTS = (3, 4)
+"""The allowed values of the ``players`` option (docs/rules.md 1 and 10.6)."""
+
+FOUR_PLAYER_REFUSED = ("no_kitty_51", "kitty_trick", "dealer_assigns_quotas", "one_card_kitty", "auction", "calls")
+"""Options that make no sense with four players (docs/rules.md 10.6)."""
 
 
 _STANDARD_VALUES: dict[str, Any] = {
@@ -157,6 +175,7 @@ _STANDARD_VALUES: dict[str, Any] = {
     "one_card_kitty": False,
     "auction": False,
     "calls": False,
+    "players": 3,
 }
 
 
@@ -196,6 +215,8 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     "9-5-3-one-card": {"quotas": (9, 5, 3), "one_card_kitty": True},
     "woburn-auction": {"auction": True, "max_exchange": 3},
     "calls": {"calls": True, "no_exchange": True},
+    "four-5-3-2-2": {"players": 4, "quotas": (5, 3, 2, 2), "win_tricks": 9},
+    "four-6-3-2-1": {"players": 4, "quotas": (6, 3, 2, 1), "win_tricks": 9},
 }
 
 
@@ -210,7 +231,7 @@ class RuleSet:
     name: str | None = None
     pickup_before_discard: bool = False
     trump_after_kitty: bool = False
-    quotas: tuple[int, int, int] | None = None
+    quotas: tuple[int, ...] | None = None
     no_exchange: bool = False
     max_exchange: int | None = None
     win_tricks: int | None = None
@@ -230,6 +251,7 @@ class RuleSet:
     one_card_kitty: bool = False
     auction: bool = False
     calls: bool = False
+    players: int = 3
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -241,24 +263,33 @@ class RuleSet:
             elif not isinstance(value, bool):
                 raise RulesError(f"rule option {key!r} must be true or false, got {value!r}")
         self._check_dealer_makes_quota()
+        self._check_players()
         for key in _INT_OPTIONS:
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise RulesError(f"rule option {key!r} must be an integer or null, got {value!r}")
         tricks = self.tricks_per_hand
         quotas = self.quotas
+        n = self.players
+        roles = "[dealer, eldest, middle]" if n == 3 else "[dealer, eldest, third, fourth]"
         if quotas is None:
             quotas = (
-                (8, 6, 3) if self.no_kitty_51 else (9, 5, 3) if self.kitty_trick or self.one_card_kitty else (8, 5, 3)
+                (5, 3, 2, 2)
+                if n == 4
+                else (8, 6, 3)
+                if self.no_kitty_51
+                else (9, 5, 3)
+                if self.kitty_trick or self.one_card_kitty
+                else (8, 5, 3)
             )
         if not isinstance(quotas, (list, tuple)):
             # a set or dict has no dependable order: the quotas are by role, so the order is the meaning
-            raise RulesError(
-                f"rule option 'quotas' must be an ordered list [dealer, eldest, middle], got {type(quotas).__name__}"
-            )
+            raise RulesError(f"rule option 'quotas' must be an ordered list {roles}, got {type(quotas).__name__}")
         quotas = tuple(quotas)
-        if len(quotas) != 3 or any(isinstance(q, bool) or not isinstance(q, int) or q < 0 for q in quotas):
-            raise RulesError(f"rule option 'quotas' must be three whole numbers >= 0, got {list(quotas)}")
+        if len(quotas) != n or any(isinstance(q, bool) or not isinstance(q, int) or q < 0 for q in quotas):
+            raise RulesError(
+                f"rule option 'quotas' must be {n} whole numbers >= 0 {roles} with {n} players, got {list(quotas)}"
+            )
         if sum(quotas) != tricks:
             raise RulesError(
                 f"quotas {list(quotas)} sum to {sum(quotas)}, but a hand has {tricks} tricks: they must sum to {tricks}"
@@ -364,6 +395,22 @@ class RuleSet:
             raise RulesError(f"calls ends the game after hand 18; fixed_hands {self.fixed_hands} is more than 18")
         object.__setattr__(self, "no_exchange", True)
 
+    def _check_players(self) -> None:
+        """docs/rules.md 10.6: 3 or 4 players; four players refuse the options that need three."""
+        value = self.players
+        if value is None:
+            object.__setattr__(self, "players", 3)
+            value = 3
+        if type(value) is not int or value not in PLAYER_COUNTS:
+            raise RulesError(f"rule option 'players' must be 3 or 4, got {value!r}")
+        if value == 4:
+            refused = [key for key in FOUR_PLAYER_REFUSED if getattr(self, key)]
+            if refused:
+                raise RulesError(
+                    f"{refused[0]} makes no sense with four players (players: 4); four players are not combined "
+                    f"with {', '.join(FOUR_PLAYER_REFUSED)}"
+                )
+
     def _check_dealer_makes_quota(self) -> None:
         value = self.dealer_makes_quota
         if value is None or value is False:
@@ -412,14 +459,25 @@ class RuleSet:
         )
 
     @property
+    def num_players(self) -> int:
+        """Seats at the table: 3, or 4 with ``players: 4`` (docs/rules.md 10.6)."""
+        return self.players
+
+    @property
     def tricks_per_hand(self) -> int:
         """Tricks counted in a hand (what the quotas sum to): 16, or 17 with no_kitty_51 (17 played) or
-        kitty_trick (16 played plus the dealer's kitty trick)."""
+        kitty_trick (16 played plus the dealer's kitty trick) or one_card_kitty (17 played), or 12 with four
+        players."""
+        if self.players == 4:
+            return 12
         return 17 if self.no_kitty_51 or self.kitty_trick or self.one_card_kitty else 16
 
     @property
     def default_win_tricks(self) -> int:
-        """The tricks that win when no other end condition is set: 12, or 13 with one_card_kitty (10.5)."""
+        """The tricks that win when no other end condition is set: 12, or 13 with one_card_kitty (10.5), or 9
+        with four players (10.6)."""
+        if self.players == 4:
+            return 9
         return 13 if self.one_card_kitty else 12
 
     @property
@@ -429,7 +487,10 @@ class RuleSet:
 
     @property
     def hand_size(self) -> int:
-        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51 or one_card_kitty."""
+        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51 or one_card_kitty,
+        or 12 with four players."""
+        if self.players == 4:
+            return 12
         return 17 if self.no_kitty_51 or self.one_card_kitty else 16
 
     @property

@@ -197,3 +197,30 @@ def test_bids_takes_and_calls_by_text():
     assert parse_answer("decline", view) == PASS_ACTION
     held = next(c for c in range(52) if view.hand >> c & 1)
     assert parse_answer(CARD_TEXT[held], view) == held
+
+
+@pytest.mark.parametrize("rules", ["four-5-3-2-2", "four-6-3-2-1"])
+def test_play_main_plays_four_players(tmp_path, rules):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    code = play.main(
+        ["--seat", "3", "--seed", "5", "--max-hands", "2", "--rules", rules, "--record", str(path)],
+        input_stream=io.StringIO("1\n" * 400),
+        output_stream=out,
+    )
+    assert code == 0
+    text = out.getvalue()
+    assert "player_3: you" in text and "player_2: heuristic" in text
+    assert "Hand 2 over" in text and "player_3: " in text.split("Hand 1 over")[1]
+    from sm_env.record import replay
+
+    record = json.loads(path.read_text())
+    assert record["rules"]["name"] == rules and replay(record) == record
+    assert sum(record["hands"][0]["tricks_won"]) == 12
+
+
+def test_play_main_checks_seats_and_opponents_against_the_players(capsys):
+    assert play.main(["--seat", "3"], input_stream=io.StringIO("")) == 2
+    assert "seats are 0-2 with 3 players" in capsys.readouterr().err
+    assert play.main(["--rules", "four-5-3-2-2", "--opponents", "random", "random"], input_stream=io.StringIO("")) == 2
+    assert "4 players need 3 opponents, got 2" in capsys.readouterr().err

@@ -76,6 +76,7 @@ SECTION_10 = {
     "one_card_kitty",
     "auction",
     "calls",
+    "players",
 }
 STANDARD_RULES = {
     "name": "standard",
@@ -101,6 +102,7 @@ STANDARD_RULES = {
     "one_card_kitty": False,
     "auction": False,
     "calls": False,
+    "players": 3,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

@@ -195,19 +195,23 @@ def returns_from(held: set[int], sent: list[int]) -> list[int]:
 def expected_exchanges(
     rules: RuleSet, quotas: list[int], dealer: int, previous, previous_log=None
 ) -> list[tuple[int, int, int]]:
-    """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
+    """(sender, receiver, count) in the order carried out: docs/rules.md 4, max_exchange and 10.6.
 
-    Ties in current quota go in role order dealer, eldest, middle (rules.py)."""
+    Ties in current quota go in role order dealer, eldest, middle (rules.py); with four players in
+    play order from the eldest (docs/rules.md 10.6)."""
     if previous is None or rules.no_exchange:
         return []
-    ups = [s for s in range(3) if previous[s] > 0]
-    downs = [s for s in range(3) if previous[s] < 0]
+    n = rules.num_players
+    ups = [s for s in range(n) if previous[s] > 0]
+    downs = [s for s in range(n) if previous[s] < 0]
     if not ups:
         return []
     cap = 10**9 if rules.max_exchange is None else rules.max_exchange
-    given, taken = [0, 0, 0], [0, 0, 0]
+    given, taken = [0] * n, [0] * n
     role = lambda s: (s - dealer) % 3  # noqa: E731
     pairs = []
+    if n == 4:
+        return four_player_exchanges(rules, quotas, dealer, previous, previous_log)
     if len(ups) == 1:
         pairs = [(ups[0], r, -previous[r]) for r in sorted(downs, key=lambda s: (quotas[s], role(s)))]
     else:
@@ -222,6 +226,33 @@ def expected_exchanges(
             out.append((sender, receiver, k))
             given[sender] += k
             taken[receiver] += k
+    return out
+
+
+def four_player_exchanges(rules: RuleSet, quotas, dealer: int, previous, previous_log) -> list[tuple[int, int, int]]:
+    """docs/rules.md 10.6: up players by higher current quota, each serving its down players by lower
+    current quota, count = min(remaining surplus, remaining deficit), max_exchange caps as they come."""
+    play_order = [(dealer + 1 + k) % 4 for k in range(4)]  # eldest first: ties go in this order
+    ups = sorted((s for s in play_order if previous[s] > 0), key=lambda s: -quotas[s])  # sort is stable
+    if rules.first_up_exchanges_first and previous_log is not None:
+        ups = sorted(ups, key=lambda s: got_up_at(previous_log, s, rules.kitty_trick))
+    downs = sorted((s for s in play_order if previous[s] < 0), key=lambda s: quotas[s])
+    surplus = {s: previous[s] for s in ups}
+    deficit = {s: -previous[s] for s in downs}
+    cap = rules.max_exchange
+    moved = dict.fromkeys(range(4), 0)
+    out = []
+    for up in ups:
+        for down in downs:
+            k = min(surplus[up], deficit[down])
+            if cap is not None:
+                k = min(k, cap - moved[up], cap - moved[down])
+            if k > 0:
+                out.append((up, down, k))
+                surplus[up] -= k
+                deficit[down] -= k
+                moved[up] += k
+                moved[down] += k
     return out
 
 
@@ -272,7 +303,7 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
         best = max(figure[s] for s in seats)
         return sorted(s for s in seats if figure[s] == best)
 
-    seats = range(3)
+    seats = range(rules.num_players)
     conditions = []
     if rules.win_tricks is not None:
         conditions.append(([s for s in seats if tricks[s] >= rules.win_tricks], tricks))
@@ -285,7 +316,7 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
     if rules.dealer_makes_quota:
         # true: at least its quota; "up" (docs/rules.md 10.7): more than its quota
         need = quotas[dealer] + (1 if rules.dealer_makes_quota == "up" else 0)
-        met = hand_number >= 3 and tricks[dealer] >= need
+        met = hand_number >= rules.num_players and tricks[dealer] >= need  # after a full round of deals
         conditions.append(([dealer] if met else [], tricks))
     if rules.fixed_hands is not None:
         conditions.append((list(seats) if hand_number >= rules.fixed_hands else [], scores))
@@ -299,8 +330,9 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
 
 def trick_winner(cards: list[int], leader: int, trump: int) -> int:
     led = cards[0] // 13
-    best = max(range(3), key=lambda i: (cards[i] // 13 == trump, cards[i] // 13 == led, cards[i]))
-    return (leader + best) % 3
+    n = len(cards)
+    best = max(range(n), key=lambda i: (cards[i] // 13 == trump, cards[i] // 13 == led, cards[i]))
+    return (leader + best) % n
 
 
 def winners_of(game: Game):
@@ -313,8 +345,9 @@ def check_history(game: Game) -> None:
     rules = game.rules
     deck = set(range(1, NUM_CARDS)) if rules.no_kitty_51 else set(range(NUM_CARDS))
     size, kitty_size, n_tricks = rules.hand_size, rules.kitty_size, rules.tricks_per_hand
+    n = rules.num_players
     previous = game.start_balances
-    scores = [0, 0, 0]
+    scores = [0] * n
     dealer = game.first_dealer
     skipped = 0  # passed-out deals so far: not hands for fixed_hands and dealer_makes_quota
     used = [set(), set(), set()]  # calls made by each seat (calls)
@@ -333,7 +366,7 @@ def check_history(game: Game) -> None:
             bid = max(b for _, b in log.auction if b is not None)
             quotas = [(bid, *AUCTION_QUOTAS[bid])[(s - dealer) % 3] for s in range(3)]
         else:
-            quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
+            quotas = [rules.quotas[(s - dealer) % n] for s in range(n)]
         assert log.dealer == dealer
         if rules.dealer_assigns_quotas:  # docs/rules.md 10.7: any order of the rule set's quotas, chosen by the dealer
             assert log.assignment == [log.quotas[(dealer + r) % 3] for r in range(3)]
@@ -345,7 +378,7 @@ def check_history(game: Game) -> None:
         # deal: sizes, every card once
         hands = [set(h) for h in log.deal_hands]
         kitty = set(log.kitty)
-        assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == (rules.aside_size)
+        assert [len(h) for h in log.deal_hands] == [size] * n and len(log.kitty) == rules.aside_size
         aside = set(log.kitty) if rules.one_card_kitty else set()  # out of play: the face-up card unless taken
         assert set().union(*hands, kitty) == deck and sum(map(len, hands)) + len(kitty) == len(deck)
         if log.tricks_won is None:
@@ -360,7 +393,7 @@ def check_history(game: Game) -> None:
                 rounds[-1].append(e)
             else:
                 rounds.append([e])
-        given, taken = [0, 0, 0], [0, 0, 0]
+        given, taken = [0] * n, [0] * n
         for e in log.exchanges:
             assert len(e.sent) == e.count
             given[e.sender] += e.count
@@ -426,20 +459,20 @@ def check_history(game: Game) -> None:
                 assert len(discards) == kitty_size == len(set(discards))
                 assert set(discards) <= hands[dealer]
                 hands[dealer] -= set(discards)
-        assert [len(h) for h in hands] == [size] * 3
+        assert [len(h) for h in hands] == [size] * n
         assert sorted((s, sorted(c)) for s, c in log.shown) == sorted(shown)
         # tricks: leader, follow suit, winner
         assert len(log.tricks) == size  # a trick per card in hand (the kitty trick is not played)
-        leader = (dealer + 1) % 3
-        tricks = [0, 0, 0]
+        leader = (dealer + 1) % n
+        tricks = [0] * n
         if rules.kitty_trick:  # docs/rules.md 10.4: the four discards are the dealer's first trick
             tricks[dealer] = 1
         played = set()
         for trick in log.tricks:
-            assert trick.leader == leader and len(trick.cards) == 3
+            assert trick.leader == leader and len(trick.cards) == n
             led = trick.cards[0] // 13
             for k, c in enumerate(trick.cards):
-                seat = (leader + k) % 3
+                seat = (leader + k) % n
                 assert c in hands[seat]
                 if c // 13 != led:
                     assert not any(h // 13 == led for h in hands[seat]), "did not follow suit"
@@ -449,27 +482,27 @@ def check_history(game: Game) -> None:
             assert trick.winner == winner
             tricks[winner] += 1
             leader = winner
-        assert hands == [set(), set(), set()]
-        assert played | set(discards) | aside == deck and len(played) == 3 * size
+        assert hands == [set()] * n
+        assert played | set(discards) | aside == deck and len(played) == n * size
         if rules.one_card_kitty:
             assert discards == [] and log.shown == []
         else:
             assert log.take is None
         # score: balances, or with chips every up player wins its surplus from every down player
-        balances = [tricks[s] - quotas[s] for s in range(3)]
+        balances = [tricks[s] - quotas[s] for s in range(n)]
         if log.call == 5:  # misère: maximum - tricks
             balances = [log.maxima[s] - tricks[s] for s in range(3)]
         if rules.chips:
-            chips = [0, 0, 0]
-            for up in (s for s in range(3) if balances[s] > 0):
-                for down in (s for s in range(3) if balances[s] < 0):
+            chips = [0] * n
+            for up in (s for s in range(n) if balances[s] > 0):
+                for down in (s for s in range(n) if balances[s] < 0):
                     chips[up] += balances[up]
                     chips[down] -= balances[up]
             assert log.chips == chips
-            scores = [scores[s] + chips[s] for s in range(3)]
+            scores = [scores[s] + chips[s] for s in range(n)]
         else:
             assert log.chips is None
-            scores = [scores[s] + balances[s] for s in range(3)]
+            scores = [scores[s] + balances[s] for s in range(n)]
         assert log.tricks_won == tricks and log.balances == balances and log.scores == scores
         assert sum(balances) == 0 and sum(scores) == 0
         # end of the game exactly when an end condition is met
@@ -484,7 +517,7 @@ def check_history(game: Game) -> None:
         else:
             assert won is None
         previous = balances
-        dealer = (dealer + 1) % 3
+        dealer = (dealer + 1) % n
     assert game.scores == scores
 
 
@@ -1262,7 +1295,8 @@ def test_random_games_follow_the_rules(preset):
     rules = PRESETS[preset]
     others = (rules.win_margin, rules.target_score, rules.fixed_hands)
     if preset != "all-sixteen":
-        default = 13 if rules.one_card_kitty else 12  # docs/rules.md 10.5: 13 of 17 tricks with one_card_kitty
+        # docs/rules.md 8, 10.5 (13 of 17 tricks with one_card_kitty) and 10.6 (9 with four players)
+        default = 9 if rules.num_players == 4 else 13 if rules.one_card_kitty else 12
         replaced = any(v is not None for v in others) or rules.dealer_makes_quota or rules.calls  # 10.3: 18 hands
         assert rules.win_tricks == (None if replaced else default)
     games, max_hands = (60, 60) if preset == "all-sixteen" else (RANDOM_GAMES, 200)
