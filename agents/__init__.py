@@ -19,9 +19,10 @@ Specs accepted by :func:`make_agent`:
                             (``agents.rllib_agent.RLlibAgent``; needs
                             ``pip install -e ".[rllib]"``)
 ``trained``                 the best policy shipped with the package
-                            (``agents/policies/standard_v1.pt``, distilled
-                            from pimc by ``configs/distill_final.yaml``; the
-                            earlier PPO policy stays loadable as
+                            (``agents/policies/standard_v2.pt``, distilled
+                            from pimc by ``configs/distill_v2.yaml``; the
+                            earlier policies stay loadable as
+                            ``ppo:agents/policies/standard_v1.pt`` and
                             ``ppo:agents/policies/standard_v0.pt``)
 ==========================  ===============================================
 """
@@ -141,7 +142,7 @@ def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
-TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v1.pt")  # what the spec "trained" loads (see policies/README.md)
+TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v2.pt")  # what the spec "trained" loads (see policies/README.md)
 
 
 def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:

@@ -49,8 +49,9 @@ def advantages(result: EvalResult, agent: str, baseline: str = "heuristic") -> d
     return out
 
 
-def _cell(e: dict[str, float]) -> str:
-    return f"{e['mean']:+.3f} [{e['lo']:+.3f}, {e['hi']:+.3f}]"
+def _cell(e: dict[str, float], signed: bool = True) -> str:
+    f = "+.3f" if signed else ".3f"
+    return f"{e['mean']:{f}} [{e['lo']:{f}}, {e['hi']:{f}}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["game"] = {"win_rate": win, "wall_seconds": wall, "deals": args.game_deals}
         lines.append("")
         lines.append(
-            f"game mode, {args.game_deals} deals x 3 rotations: {args.policy} wins {_cell(win)} of its games "
-            f"against two heuristics ({win['mean'] * 3:.2f} times a fair share of 1/3; {wall:.0f} s)"
+            f"game mode, {args.game_deals} deals x 3 rotations: {args.policy} wins {_cell(win, signed=False)} "
+            f"of its games against two heuristics ({win['mean'] * 3:.2f} times a fair share of 1/3; {wall:.0f} s)"
         )
     print("\n".join(lines))
     if args.out:

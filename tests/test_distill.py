@@ -262,14 +262,18 @@ def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path)
     assert distill.main(["--fit-data", folder]) == 2  # --out is required
 
 
-def test_both_shipped_policies_load_and_trained_is_the_distilled_one():
+def test_every_shipped_policy_loads_and_trained_is_the_latest_distilled_one():
     from agents import TRAINED_POLICY, make_agent
 
-    assert os.path.basename(TRAINED_POLICY) == "standard_v1.pt"
-    v1 = make_agent("trained")
-    v0 = make_agent("ppo:" + os.path.join(os.path.dirname(TRAINED_POLICY), "standard_v0.pt"))
-    assert v1.meta["trainer"] == "training.distill" and v1.policy.net_arch == [512, 256]
+    assert os.path.basename(TRAINED_POLICY) == "standard_v2.pt"
+    folder = os.path.dirname(TRAINED_POLICY)
+    v2 = make_agent("trained")
+    v1 = make_agent("ppo:" + os.path.join(folder, "standard_v1.pt"))
+    v0 = make_agent("ppo:" + os.path.join(folder, "standard_v0.pt"))
+    for distilled in (v2, v1):
+        assert distilled.meta["trainer"] == "training.distill" and distilled.policy.net_arch == [512, 256]
     assert v0.policy.net_arch == [256, 256] and v0.policy.activation == "tanh"
+    assert v2.policy.hidden[0][0].tobytes() != v1.policy.hidden[0][0].tobytes()  # a new network, not a copy
 
 
 def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_path):
