@@ -26,8 +26,11 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
+    StrictInt,
     StrictStr,
     ValidationError,
+    WrapValidator,
     model_validator,
 )
 
@@ -54,47 +57,31 @@ def _error(source: str, key: str | None, detail: str) -> ConfigError:
 
 
 # ---------------------------------------------------------------------------- field types
-# Each BeforeValidator accepts exactly the YAML values that mean the type and
-# raises ValueError("expected ...") otherwise; AfterValidators check ranges.
+# Numbers and flags are pydantic's strict types (a boolean is never a number, a number never a boolean);
+# _lax reads the numbers YAML leaves as text. The error formatter (_allowed) words every type error.
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-        try:
-            return float(value.replace("_", "") if isinstance(value, str) else value)
-        except ValueError:
-            pass
-    raise ValueError("expected a number")
-
-
-def _whole(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    try:
-        number = _number(value)
-    except ValueError:
-        number = 0.5
-    if not number.is_integer():
-        raise ValueError("expected a whole number")
-    return int(number)
-
-
-def _text(value: Any) -> str:
+def _lax(value: Any) -> Any:
+    """A number written as text (YAML 1.1 reads ``3e-4``, ``1e6`` and ``1_000`` as text) as a number, and a
+    float without a fraction as an int (a whole number); anything else unchanged, for the strict check."""
     if isinstance(value, str):
-        return value
-    raise ValueError("expected a text")
-
-
-def _list_of(convert: Callable[[Any], Any], what: str) -> Callable[[Any], list[Any]]:
-    def check(value: Any) -> list[Any]:
         try:
-            if isinstance(value, list):
-                return [convert(v) for v in value]
-        except (ValueError, ValidationError):
-            pass
-        raise ValueError(f"expected a list of {what}")
+            value = float(value.replace("_", ""))
+        except ValueError:
+            return value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
-    return check
+
+def _says(message: str) -> WrapValidator:
+    """A compound value's one message when it (or an item) has the wrong type; its checks keep theirs."""
+
+    def check(value: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            raise ValueError(message) from None
+
+    return WrapValidator(check)
 
 
 def _check(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
@@ -129,22 +116,25 @@ def _seats(value: Any) -> str | list[str]:
 def _mix(value: Any) -> dict[str, float]:
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise ValueError("expected a mapping of opponent names to weights")
-    mix = {k: _number(v) for k, v in value.items()}
-    if not mix or any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
+    if not all(type(_lax(w)) in (int, float) for w in value.values()):
+        raise ValueError("expected a number")
+    mix = {k: float(_lax(w)) for k, w in value.items()}
+    if not mix or min(mix.values()) < 0 or sum(mix.values()) <= 0:
         raise ValueError("must map opponent names to weights >= 0 with a positive sum")
     return mix
 
 
-Whole = Annotated[int, BeforeValidator(_whole)]
-Number = Annotated[float, BeforeValidator(_number)]
+Whole = Annotated[StrictInt, BeforeValidator(_lax)]
+Number = Annotated[StrictFloat, BeforeValidator(_lax)]  # an int is a number too
 Flag = StrictBool  # true or false only: numbers are never read as booleans
 Text = StrictStr
-Agents = Annotated[list[str], BeforeValidator(_list_of(_text, "agent names"))]
+Agents = Annotated[list[Text], _says("expected a list of agent names")]
 Rules = Annotated[str | dict, BeforeValidator(_rules)]
-Wholes = BeforeValidator(_list_of(_whole, "whole numbers"))
-Sizes = Annotated[list[int], Wholes, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
+Mix = Annotated[dict[str, float], BeforeValidator(_mix)]
+Ints = _says("expected a list of whole numbers")
+Sizes = Annotated[list[Whole], Ints, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
 Balances = Annotated[
-    list[int], Wholes, _check(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0")
+    list[Whole], Ints, _check(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0")
 ]
 
 
@@ -155,6 +145,12 @@ def _doc(default: Any, description: str, **constraints: Any) -> Any:
     return Field(default, description=description, **constraints)
 
 
+def _section(field: Any) -> type[BaseModel] | None:
+    """The section class a field holds, or None for a plain value."""
+    kind = field.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
 class _Section(BaseModel):
     """A config section: unknown keys are errors; a missing or null section is all defaults."""
 
@@ -162,12 +158,8 @@ class _Section(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _mapping(cls, data: Any) -> Any:
-        if data is None:
-            return {}
-        if not isinstance(data, (dict, BaseModel)):
-            raise ValueError(f"must be a mapping of keys to values, got {data!r:.60}")
-        return data
+    def _null_is_defaults(cls, data: Any) -> Any:
+        return {} if data is None else data
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (as YAML writes them)."""
@@ -212,7 +204,7 @@ class EnvConfig(_Section):
 class OpponentsConfig(_Section):
     """Who plays the two other seats: baselines and frozen snapshots of the learner."""
 
-    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = _doc(
+    mix: Mix = _doc(
         lambda: {"random": 1.0},
         "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', ...) and 'snapshots' "
         "(a frozen copy of the learner from the pool); each opponent seat draws independently every episode; until "
@@ -333,69 +325,51 @@ class EvalFileConfig(_Section):
 # ---------------------------------------------------------------------------- validation
 
 
-def _section_model(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The section class at ``path`` (a pydantic error location) below ``model``."""
-    for part in path:
-        field = model.model_fields.get(part) if isinstance(part, str) else None
-        annotation = getattr(field, "annotation", None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return None
-        model = annotation
-    return model
-
-
 _BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-_PLAIN = {"bool_type": "expected true or false", "string_type": "expected a text"}
+_TYPES = {"bool_type": "true or false", "string_type": "a text", "int_type": "a whole number", "float_type": "a number"}
+_TYPES["model_type"] = "a mapping of keys to values"  # a section
 
 
 def _allowed(err: dict[str, Any], field: Any) -> str:
     """What a field allows, in words, from pydantic's error and the field's own declaration (one formatter
-    for every field: bounds, choices, strict types, and the messages of the checks above)."""
+    for every field: choices, types, bounds, and the messages of the checks above)."""
     kind = err["type"]
-    if kind == "literal_error" and field is not None:
+    if kind == "literal_error":
         return "expected one of " + ", ".join(repr(choice) for choice in get_args(field.annotation))
-    bounds = {
-        k: getattr(m, k) for m in getattr(field, "metadata", ()) for k in _BOUNDS if getattr(m, k, None) is not None
-    }
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") and bounds:
+    if kind in _TYPES:
+        return "expected " + _TYPES[kind]
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        bounds = {k: getattr(m, k) for m in field.metadata for k in _BOUNDS if getattr(m, k, None) is not None}
         if len(bounds) == 1:
             ((name, limit),) = bounds.items()
             return f"must be {_BOUNDS[name]} {limit}"
-        low = f"({bounds['gt']}" if "gt" in bounds else f"[{bounds.get('ge')}"
-        high = f"{bounds['lt']})" if "lt" in bounds else f"{bounds.get('le')}]"
+        low = f"({bounds['gt']}" if "gt" in bounds else f"[{bounds['ge']}"
+        high = f"{bounds['lt']})" if "lt" in bounds else f"{bounds['le']}]"
         return f"must be in {low}, {high}"
     cause = (err.get("ctx") or {}).get("error")
-    return str(cause) if cause is not None else _PLAIN.get(kind, err["msg"])
+    return err["msg"] if cause is None else str(cause)
 
 
 def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
-    """One pydantic error as a ConfigError naming the key, the value and what is allowed."""
-    loc = tuple(err["loc"])
-    dotted = ".".join(str(part) for part in loc)
-    value = err.get("input")
-    section = _section_model(model, loc[:-1])
-    names = list(section.model_fields) if section is not None else []
-    field = section.model_fields.get(loc[-1]) if section is not None and isinstance(loc[-1], str) else None
+    """One pydantic error as a ConfigError naming the key, the value and what is allowed (and, for a value of
+    the wrong type, the field's description)."""
+    *path, name = err["loc"]  # section names, then the field (compound values report their errors whole)
+    for part in path:
+        model = _section(model.model_fields[part])
+    dotted, value = ".".join(map(str, err["loc"])), err.get("input")
     if err["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        names = list(model.model_fields)
+        close = difflib.get_close_matches(name, names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        where = ".".join(str(part) for part in loc[:-1])
-        return _error(
-            source,
-            dotted,
-            f"unknown key {dotted!r}{hint}; allowed keys{' in ' + repr(where) if where else ''}: {', '.join(names)}",
-        )
+        where = f" in {'.'.join(path)!r}" if path else ""
+        return _error(source, dotted, f"unknown key {dotted!r}{hint}; allowed keys{where}: {', '.join(names)}")
+    field = model.model_fields[name]
     detail = _allowed(err, field)
-    if not loc:
-        return _error(source, None, f"the config {detail}")
-    text = f"{dotted}: {detail}, got {value!r:.80}"
-    if detail.startswith("expected"):
-        if field is not None and field.default is None:
-            text = f"{dotted}: {detail} or null, got {value!r:.80}"
-        text += f" ({type(value).__name__})"
-        if field is not None and field.description:
-            text += f"; {dotted}: {field.description}"
-    return _error(source, dotted, text)
+    if not detail.startswith("expected"):
+        return _error(source, dotted, f"{dotted}: {detail}, got {value!r:.80}")
+    null = " or null" if field.default is None else ""
+    got = f"got {value!r:.80} ({type(value).__name__})"
+    return _error(source, dotted, f"{dotted}: {detail}{null}, {got}; {dotted}: {field.description}")
 
 
 def _validate(model: type[BaseModel], data: Any, source: str) -> Any:
@@ -436,64 +410,49 @@ def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"ppo.learning_rate=1e-4"`` -> (["ppo", "learning_rate"], 1e-4 as YAML reads it)."""
-    if "=" not in text:
+    key, equals, raw = text.partition("=")
+    if not equals:
         raise ConfigError(f"--set {text}: expected key=value, e.g. ppo.learning_rate=1e-4")
-    key, raw = text.split("=", 1)
-    key = key.strip()
-    if not key or any(not part for part in key.split(".")):
+    if not all(path := key.strip().split(".")):
         raise ConfigError(f"--set {text}: the key must be a dotted name like ppo.learning_rate")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        return path, yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as err:
         raise ConfigError(f"--set {text}: the value is not valid YAML: {err}") from None
-    return key.split("."), value
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Set dotted keys in a raw config dict (validated later with the rest)."""
+    """Set dotted keys in a raw config dict (validated later with the rest); a missing or null section is made."""
     data = copy.deepcopy(data)
     for text in overrides:
         path, value = parse_override(text)
         node = data
         for part in path[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            elif not isinstance(child, dict):
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+            if not isinstance(node, dict):
                 raise ConfigError(f"--set {text}: {part!r} is not a section")
-            node = child
         node[path[-1]] = value
     return data
 
 
 def read_yaml(path: str) -> dict[str, Any]:
-    if not os.path.exists(path):
-        raise ConfigError(f"config file not found: {path}")
-    if os.path.isdir(path):
-        raise ConfigError(f"config file {path} is a folder; give a .yaml file")
+    """The mapping of a YAML file (an empty file: {})."""
+    if not os.path.isfile(path):
+        missing = not os.path.exists(path)
+        raise ConfigError(
+            f"config file not found: {path}" if missing else f"config file {path} is a folder; give a .yaml file"
+        )
     try:
         with open(path, encoding="utf-8") as handle:
             data = yaml.safe_load(handle)
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"{path}: the top level must be a mapping of sections (env, ppo, ...), got {type(data).__name__}"
-        )
-    return data
-
-
-def _blame(err: ConfigError, overrides: list[str]) -> ConfigError:
-    """The error as the fault of the ``--set`` override that set its key, if one did."""
-    if err.key is None:
-        return err
-    for text in reversed(overrides):
-        key = ".".join(parse_override(text)[0])
-        if err.key == key or err.key.startswith(key + ".") or key.startswith(err.key + "."):
-            return ConfigError(f"--set {text}: {err.detail}", err.key, err.detail)
-    return err
+    if not isinstance(data, (dict, type(None))):
+        kind = type(data).__name__
+        raise ConfigError(f"{path}: the top level must be a mapping of sections (env, ppo, ...), got {kind}")
+    return data or {}
 
 
 def _load(validate: Callable[[Any, str], Any], path: str | None, overrides: list[str] | None) -> Any:
@@ -504,7 +463,11 @@ def _load(validate: Callable[[Any, str], Any], path: str | None, overrides: list
     try:
         return validate(data, path or "")
     except ConfigError as err:
-        raise _blame(err, overrides) from None
+        for text in reversed(overrides if err.key else []):  # the last override of the key (or its section)
+            key = ".".join(parse_override(text)[0])
+            if err.key == key or err.key.startswith(key + ".") or key.startswith(err.key + "."):
+                raise ConfigError(f"--set {text}: {err.detail}", err.key, err.detail) from None
+        raise
 
 
 def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
@@ -517,13 +480,13 @@ def load_eval_config(path: str | None, overrides: list[str] | None = None) -> Ev
     return _load(eval_config_from_dict, path, overrides)
 
 
-def config_text(cfg: Config) -> str:
+def config_text(cfg: BaseModel) -> str:
     """The resolved config as YAML text."""
-    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
+    return yaml.safe_dump(cfg.model_dump(), sort_keys=False)
 
 
-def save_config(cfg: Config, path: str) -> None:
-    """Write the resolved config as YAML, atomically (sm_env.atomic)."""
+def save_config(cfg: BaseModel, path: str) -> None:
+    """Write the resolved config (any of this package's configs) as YAML, atomically (sm_env.atomic)."""
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(config_text(cfg))
 
@@ -532,12 +495,9 @@ def describe(model: type[BaseModel] = Config, prefix: str = "") -> str:
     """Every field with its default and documentation (one per line)."""
     lines = []
     for name, field in model.model_fields.items():
-        dotted = prefix + name
-        section = _section_model(model, (name,))
+        section = _section(field)
         if section is not None:
-            lines.append(f"{dotted}:  # {field.description}")
-            lines.append(describe(section, dotted + "."))
-            continue
-        default = field.get_default(call_default_factory=True)
-        lines.append(f"{dotted} = {default!r}  {field.description}")
+            lines += [f"{prefix}{name}:  # {field.description}", describe(section, f"{prefix}{name}.")]
+        else:
+            lines.append(f"{prefix}{name} = {field.get_default(call_default_factory=True)!r}  {field.description}")
     return "\n".join(lines)

@@ -20,9 +20,7 @@ SB3 trainer's config, and ``--set KEY=VALUE`` overrides work the same way.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any, Literal
-
-from pydantic import BeforeValidator
+from typing import Any, Literal
 
 from sm_env.atomic import atomic_path
 from sm_env.episode import EPISODES, REWARDS, check_episode
@@ -30,6 +28,7 @@ from sm_env.episode import EPISODES, REWARDS, check_episode
 from .config import (
     EvalConfig,
     Flag,
+    Mix,
     Number,
     Rules,
     Sizes,
@@ -38,7 +37,6 @@ from .config import (
     _doc,
     _error,
     _load,
-    _mix,
     _Section,
     _validate,
     config_text,
@@ -60,7 +58,7 @@ class RLlibEnvConfig(_Section):
 class LeagueConfig(_Section):
     """Opponents: each episode one seat is the learner, each other seat is drawn from ``mix``."""
 
-    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = _doc(
+    mix: Mix = _doc(
         lambda: {"self": 0.4, "snapshots": 0.2, "heuristic": 0.3, "random": 0.1},
         "weights of who plays the two other seats: 'self' (the live learner: self-play), 'snapshots' (a frozen copy "
         "of the learner; 'self' while there is none) or a built-in agent spec",
