@@ -37,7 +37,6 @@ from .yaml_config import (
     config_error,
     describe,
     load,
-    save_config,
     setting,
     validate,
 )
@@ -135,11 +134,6 @@ def rllib_config_from_dict(data: Any, source: str = "") -> RLlibConfig:
 def load_rllib_config(path: str | None = None, overrides: list[str] | None = None) -> RLlibConfig:
     """Read, override and validate an RLlib config (``path`` None: the defaults)."""
     return load(rllib_config_from_dict, path, overrides)
-
-
-def save_rllib_config(cfg: RLlibConfig, path: str) -> None:
-    """Write the resolved config as YAML, atomically."""
-    save_config(cfg, path)
 
 
 if __name__ == "__main__":  # python -m training.rllib_config
