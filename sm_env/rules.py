@@ -71,6 +71,7 @@ Decisions where docs/rules.md is open:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -333,7 +334,7 @@ class RuleSet:
         kitty_trick (16 played plus the dealer's kitty trick)."""
         return 17 if self.no_kitty_51 or self.kitty_trick else 16
 
-    @property
+    @functools.cached_property  # read on every action and observation: decided once per rule set
     def num_actions(self) -> int:
         """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
         return 74 if self.dealer_assigns_quotas else 56
