@@ -30,6 +30,38 @@ Quota assignment (dealer, ``dealer_assigns_quotas``)
     the higher one to the opponent with the higher running score (ties: the
     eldest), to pull the leader back.
 
+Calls (dealer, ``calls``)
+    Among the calls it has still to make it takes the one with the best
+    expected balance: a suit, its auction estimate with that suit as trump
+    (below) minus its quota 8; no trump, 1 (the kitty) plus its aces plus
+    half a trick for each guarded king, minus 8; misère, its maximum 3 minus
+    the tricks its high cards may be forced to take (A 1, K 0.7, Q 0.4, J
+    0.2), its four heaviest cards being discarded first. Ties go to the
+    lower action.
+
+Misère (every seat in a ``Miz`` hand: the aim is to lose tricks)
+    The dealer discards its highest cards (aces first, from its shortest
+    suit). Leading, it leads its lowest card. Following suit, it plays the
+    highest card that stays under the card winning the trick; if every card
+    it holds in the suit would win, it plays its highest one when it is last
+    (the trick is its anyway) and its lowest one otherwise (a later player
+    may still go over). Void in the led suit, it throws its highest card.
+
+Auction (``auction``, before hand 1)
+    It estimates the tricks it would take as dealer: the length of the
+    suit it would name trump, plus its side aces, plus half a trick for each
+    side king with another card of its suit, plus 2 for the kitty and the
+    discards (an average hand comes to about 8, the standard dealer's
+    quota). It bids the lowest bid allowed when the estimate reaches it (a
+    higher bid only raises its own quota), and passes otherwise.
+
+Face-up card (holder of 2D, ``one_card_kitty``)
+    The card it would put out is the one its discard rules below would
+    discard first from its hand. It takes the face-up card when that card is
+    worth more than this one, comparing (trump, master, rank): a trump beats
+    a side card, then a master (above every card still out in its suit)
+    beats a non-master, then the higher rank wins. Otherwise it declines.
+
 Trump (dealer)
     Names its longest suit, and among equally long suits the strongest:
     the score is 3 points a card plus honours (A 1.5, K 1.0, Q 0.6, J 0.3),
@@ -79,6 +111,12 @@ Quotas
     the player therefore always plays for tricks, and a player far over its
     quota keeps fighting too (it may be racing to the 12 tricks that win the
     game).
+
+Four players (``players: 4``)
+    The same rules, read for four: "last to play" is the fourth card of the
+    trick, "second to play" is any earlier place, the worry that "the last
+    player" may ruff is about every player still to play, and trumps are
+    drawn while any opponent may hold one.
 """
 
 from __future__ import annotations
@@ -88,7 +126,22 @@ from typing import Any
 from sm_env.cards import SUIT_MASK, from_mask, to_mask
 from sm_env.cards import highest as _high
 from sm_env.cards import lowest as _low
-from sm_env.game import ASSIGN, DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, assignment_of, winning_card
+from sm_env.game import (
+    ASSIGN,
+    BID,
+    BID_ACTION_BASE,
+    DISCARD,
+    EXCHANGE,
+    MIZ,
+    NT,
+    PASS_ACTION,
+    PLAY,
+    TAKE,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    assignment_of,
+    winning_card,
+)
 from sm_env.knowledge import PlayerView
 
 from .base import Agent
@@ -200,6 +253,17 @@ def _can_ruff(seat: int, suit: int, trump: int, voids: tuple[int, ...] | list[in
     return bool(trumps_out) and bool(voids[seat] >> suit & 1) and not voids[seat] >> trump & 1
 
 
+def _later_can_ruff(
+    seat: int, played: int, suit: int, trump: int, voids: tuple[int, ...] | list[int], out: int
+) -> bool:
+    """Whether a player still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
+    players = len(voids)
+    for k in range(1, players - played):
+        if _can_ruff((seat + k) % players, suit, trump, voids, out):
+            return True
+    return False
+
+
 def _throw(hand: int, trump: int, outstanding: int) -> int:
     """The least useful card: no trump, no master, low first, shortest suit first."""
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
@@ -215,11 +279,16 @@ def _throw(hand: int, trump: int, outstanding: int) -> int:
 
 
 def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, ...] | list[int]) -> int:
-    left, right = (seat + 1) % 3, (seat + 2) % 3
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     mine_t = hand & trump_mask
     out_t = outstanding & trump_mask
-    opp_trumps = out_t and not (voids[left] >> trump & 1 and voids[right] >> trump & 1) if trump >= 0 else False
+    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
+    if out_t:
+        players = len(voids)
+        for k in range(1, players):
+            if not voids[(seat + k) % players] >> trump & 1:
+                opp_trumps = True
+                break
     if mine_t and opp_trumps:
         n_mine, n_out = mine_t.bit_count(), out_t.bit_count()
         top = _high(mine_t)
@@ -240,11 +309,7 @@ def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, 
         if _above(outstanding, top):
             continue
         out_s = (outstanding & SUIT_MASK[s]).bit_count()
-        ruff = (
-            trump >= 0
-            and opp_trumps
-            and (_can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2)
-        )
+        ruff = trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t))
         if ruff:
             continue
         key = (out_s, top % 13)
@@ -277,14 +342,14 @@ def choose_play(
 ) -> int:
     """The card to play. ``trick``: cards of the open trick in play order
     (the leader's first); ``outstanding``: cards that may be in an opponent's
-    hand; ``voids``: 4-bit suit sets of shown voids by seat."""
+    hand; ``voids``: 4-bit suit sets of shown voids by seat (one per player)."""
     n = len(trick)
     if n == 0:
         return _lead(seat, hand, trump, outstanding, voids)
     led = trick[0] // 13
     win = winning_card(trick, trump)
-    last = n == 2
-    nxt = (seat + 1) % 3
+    players = len(voids)
+    last = n == players - 1
     trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
     out_t = outstanding & trump_mask
     follow = hand & SUIT_MASK[led]
@@ -296,7 +361,7 @@ def choose_play(
             return _low(follow)
         if last:
             return _low(higher)
-        if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
+        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t):
             return _low(follow)
         out_led = outstanding & SUIT_MASK[led]
         masters = higher
@@ -310,13 +375,13 @@ def choose_play(
         if win // 13 == trump:
             over = _above(mine_t, win)
             if over:
-                if not last and _can_ruff(nxt, led, trump, voids, out_t):
+                if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
                     safe = _above(over, _high(out_t)) if out_t else over
                     if safe:
                         return _low(safe)
                 return _low(over)
             return _throw(hand, trump, outstanding)
-        if not last and _can_ruff(nxt, led, trump, voids, out_t):
+        if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
             safe = _above(mine_t, _high(out_t)) if out_t else mine_t
             if safe:
                 return _low(safe)
@@ -337,16 +402,112 @@ def choose_assignment(view: PlayerView) -> int:
     return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
 
 
+def estimate_tricks(hand: int, trump: int | None = None) -> float:
+    """Tricks the hand would take as dealer, by the auction rule of the module docstring (with ``trump``, or
+    the suit it would name)."""
+    if trump is None:
+        trump = choose_trump(hand)
+    estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
+    for s in range(4):
+        cards = hand & SUIT_MASK[s]
+        if s != trump and cards:
+            estimate += (cards >> (13 * s + 12)) & 1  # the ace
+            if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
+                estimate += 0.5  # a guarded king
+    return estimate
+
+
+_DANGER = {12: 1.0, 11: 0.7, 10: 0.4, 9: 0.2}  # rank index (A = 12) -> tricks a card may be forced to take
+
+
+def choose_call(hand: int, left: int) -> int:
+    """The call (0-3 a suit, 4 NT, 5 Miz) among those in ``left`` (a 6-bit set) with the best expected balance."""
+    values = {}
+    for call in range(6):
+        if not left >> call & 1:
+            continue
+        if call < NT:
+            values[call] = estimate_tricks(hand, call) - 8
+        elif call == NT:
+            tops = 1.0  # the kitty
+            for s in range(4):
+                cards = hand & SUIT_MASK[s]
+                tops += (cards >> (13 * s + 12)) & 1
+                if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
+                    tops += 0.5
+            values[call] = tops - 8
+        else:
+            dangers = sorted((_DANGER.get(c % 13, 0.0) for c in from_mask(hand)), reverse=True)
+            values[call] = 3 - sum(dangers[4:])
+    return max(values, key=lambda c: (values[c], -c))
+
+
+def _rank_order(card: int) -> tuple[int, int]:
+    return card % 13, card
+
+
+def choose_miz_discard(hand: int) -> int:
+    """A misère discard: the highest card, from the shortest suit among equal ranks."""
+    return max(from_mask(hand), key=lambda c: (c % 13, -(hand & SUIT_MASK[c // 13]).bit_count(), c))
+
+
+def choose_miz_play(hand: int, trick: list[int] | tuple[int, ...]) -> int:
+    """A misère card (module docstring): duck under the winning card, shed high cards."""
+    if not trick:
+        return min(from_mask(hand), key=_rank_order)
+    led = trick[0] // 13
+    follow = hand & SUIT_MASK[led]
+    if not follow:
+        return max(from_mask(hand), key=_rank_order)
+    win = winning_card(list(trick), -1)
+    under = follow & ((1 << win) - 1)
+    if under:
+        return _high(under)
+    return _high(follow) if len(trick) == 2 else _low(follow)
+
+
+def choose_bid(hand: int, legal: int) -> int:
+    """The auction action: the lowest legal bid if the estimate reaches it, else PASS_ACTION."""
+    bids = legal & ~(1 << PASS_ACTION)
+    if bids:
+        lowest = _low(bids)
+        if estimate_tricks(hand) >= lowest - BID_ACTION_BASE + 8:
+            return lowest
+    return PASS_ACTION
+
+
+def choose_take(hand: int, face_up: int, trump: int, outstanding: int) -> int:
+    """The holder of 2D's choice (``one_card_kitty``): the card to put out of play, or PASS_ACTION to decline.
+
+    ``outstanding``: cards that may be in an opponent's hand (not the face-up card)."""
+    worst = choose_discard(hand, trump, outstanding, 1)
+
+    def worth(card: int) -> tuple[bool, bool, int]:
+        return card // 13 == trump, not _above(outstanding, card), card % 13
+
+    return worst if worth(face_up) > worth(worst) else PASS_ACTION
+
+
 def heuristic_action(view: PlayerView) -> int:
     """The heuristic's action for a view whose seat is to act."""
     phase = view.phase
     if phase == ASSIGN:
         return choose_assignment(view)
     if phase == PLAY:
+        if view.call == MIZ:
+            return choose_miz_play(view.hand, view.trick)
         return choose_play(view.seat, view.hand, view.trick, view.trump, outstanding_of(view), view.voids)
+    if phase == BID:
+        return choose_bid(view.hand, view.legal)
+    if phase == TAKE:
+        return choose_take(view.hand, view.face_up, view.trump, outstanding_of(view))
     if phase == TRUMP:
+        if view.rules.calls:
+            return TRUMP_ACTION_BASE + choose_call(view.hand, view.calls_left[view.seat])
         return TRUMP_ACTION_BASE + choose_trump(view.hand)
     if phase == DISCARD:
+        if view.call == MIZ:
+            return choose_miz_discard(view.hand)
         left = view.rules.kitty_size - len(view.discards or ())
         trump = view.trump if view.trump >= 0 else choose_trump(view.hand)
         return choose_discard(view.hand, trump, outstanding_of(view), left)

@@ -10,6 +10,13 @@ and scores, and a numbered list of the legal actions. It answers with
   (``hearts``);
 - assigning the quotas (``dealer_assigns_quotas``): a number from the list,
   or the quotas for dealer, eldest, middle as ``5-3-8``;
+- making a call (``calls``): a suit as for trump, ``NT`` (no trump) or
+  ``Miz`` (misère);
+- in the auction (``auction``): a bid ``8``-``16`` (or ``bid 9``), or
+  ``pass``; a number 8-16 is read as a bid, a smaller one as a list number;
+- taking the face-up card (``one_card_kitty``, holding 2D): the card to put
+  out of play (the face-up card joins the hand), or ``pass`` / ``decline``
+  (action 58);
 - ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop.
 
 A wrong answer gets a clear message and a new prompt, never a traceback.
@@ -25,10 +32,16 @@ from sm_env.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardErr
 from sm_env.game import (
     ASSIGN,
     ASSIGN_ACTION_BASE,
+    BID,
+    BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
+    MIZ_ACTION,
+    NT_ACTION,
     NUM_CARDS,
+    PASS_ACTION,
     PLAY,
+    TAKE,
     TRUMP,
     TRUMP_ACTION_BASE,
     action_text,
@@ -59,6 +72,12 @@ def hand_by_suit(mask: int) -> str:
 
 
 def _action_label(action: int, view: PlayerView) -> str:
+    if action == PASS_ACTION and view.phase == TAKE:
+        return f"decline {CARD_TEXT[view.face_up]}"
+    if view.phase == BID:
+        return action_text(action)
+    if action in (NT_ACTION, MIZ_ACTION):
+        return "NT (no trump)" if action == NT_ACTION else "Miz (misère: lose tricks)"
     if action >= ASSIGN_ACTION_BASE:
         return action_text(action, view.rules)[7:] + " (dealer-eldest-middle)"
     if action >= TRUMP_ACTION_BASE:
@@ -69,12 +88,18 @@ def _action_label(action: int, view: PlayerView) -> str:
 
 def _prompt(view: PlayerView) -> str:
     phase = view.phase
+    if phase == TRUMP and view.rules.calls:
+        return "Your call (C, D, H, S, NT, Miz or a number): "
     if phase == TRUMP:
         return "Name trump (C, D, H, S or a number): "
     if phase == ASSIGN:
         return "Quotas for dealer, eldest, middle (e.g. 5-3-8 or a number): "
     if phase == DISCARD:
         return "Card to discard (e.g. 3C or a number): "
+    if phase == BID:
+        return "Your bid (8-16, as dealer of hand 1) or 'pass': "
+    if phase == TAKE:
+        return f"Take {CARD_TEXT[view.face_up]}: card to put out of play (e.g. 3C), or 'pass' to decline: "
     if phase == EXCHANGE:
         receiver = view.to_send[0][0] if view.to_send else None
         who = f" to player_{receiver}" if receiver is not None else ""
@@ -90,12 +115,27 @@ def numbered_actions(view: PlayerView) -> list[int]:
     )
 
 
+def _parse_bid(answer: str, view: PlayerView) -> int:
+    word = answer.lower().removeprefix("bid").strip()
+    if word in ("pass", "p", "no"):
+        return PASS_ACTION
+    if word.isdigit() and 8 <= int(word) <= 16:
+        action = BID_ACTION_BASE + int(word) - 8
+        if view.legal >> action & 1:
+            return action
+        high = view.auction_high[0] if view.auction_high else 7
+        raise ValueError(f"a bid must be higher than {high}: bid {high + 1}-16 or pass")
+    raise ValueError(f"{answer!r} is not a bid: type a number of tricks 8-16, or 'pass'")
+
+
 def parse_answer(text: str, view: PlayerView) -> int:
     """The action an answer names, or ValueError with a message for the player."""
     legal = numbered_actions(view)
     answer = text.strip()
     if not answer:
         raise ValueError("please type a card (like TH) or a number from the list")
+    if view.phase == BID and not (answer.isdigit() and int(answer) < 8):
+        return _parse_bid(answer, view)
     if answer.isdigit():
         number = int(answer)
         if not 1 <= number <= len(legal):
@@ -107,8 +147,16 @@ def parse_answer(text: str, view: PlayerView) -> int:
                 return action
         choices = ", ".join(action_text(a, view.rules)[7:] for a in legal)
         raise ValueError(f"{answer!r} is not an assignment: type the quotas for dealer-eldest-middle ({choices})")
+    if view.phase == TAKE and answer.lower() in ("pass", "decline", "no"):
+        return PASS_ACTION
     if view.phase == TRUMP:
-        word = answer.lower().removeprefix("trump").strip()
+        word = answer.lower().removeprefix("trump").removeprefix("call").strip()
+        calls = {"nt": NT_ACTION, "no trump": NT_ACTION, "notrump": NT_ACTION}
+        calls.update({"miz": MIZ_ACTION, "misere": MIZ_ACTION, "misère": MIZ_ACTION})
+        if word in calls:
+            if not view.legal >> calls[word] & 1:
+                raise ValueError(f"{answer!r} is not a call you can make now (each call once per game)")
+            return calls[word]
         for suit in range(4):
             if word in (SUIT_LETTERS[suit].lower(), SUIT_NAMES[suit], SUIT_NAMES[suit][:-1]):
                 return TRUMP_ACTION_BASE + suit

@@ -229,7 +229,8 @@ class IsmctsAgent(Agent):
                 node = best
                 path.append(node)
             rollout(game, deck, _discard_mask(game))
-            rewards = [(game.tricks_won[s] - start_tricks[s]) / left for s in range(3)]
+            sign = -1 if game.maxima is not None else 1  # a misère hand: fewer tricks are better
+            rewards = [sign * (game.tricks_won[s] - start_tricks[s]) / left for s in range(len(start_tricks))]
             for visited in path:
                 visited.visits += 1
                 if visited.player is not None:

@@ -114,7 +114,8 @@ class PimcAgent(Agent):
         (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
-        stream = compiled_stream(self.rng) if self.kernel else None
+        # the compiled sampler knows three players' locations only; four players sample in Python
+        stream = compiled_stream(self.rng) if self.kernel and view.rules.num_players == 3 else None
         try:
             totals, n = self._search(view, legal, stream)
         finally:
@@ -153,7 +154,8 @@ class PimcAgent(Agent):
                         game = base.clone()
                         game.apply(action)
                         rollout(game, deck, dealer_out | (1 << action if extra else 0))
-                        totals[i] += game.tricks_won[me]
+                        # in a misère hand fewer tricks are better (docs/rules.md 10.3)
+                        totals[i] += -game.tricks_won[me] if game.maxima is not None else game.tricks_won[me]
             n += count
             if deadline is None or time.perf_counter() >= deadline:
                 break

@@ -37,9 +37,10 @@ def _save(game: Game, path: str, out: TextIO) -> bool:
 
 def _hand_summary(game: Game, number: int) -> str:
     log = game.history[number - 1]
-    parts = [f"player_{s}: {log.tricks_won[s]} tricks (quota {log.quotas[s]}, {log.balances[s]:+d})" for s in range(3)]
-    scores = ", ".join(f"player_{s} {log.scores[s]:+d}" for s in range(3))
-    chips = "" if log.chips is None else " chips: " + ", ".join(f"player_{s} {log.chips[s]:+d}" for s in range(3)) + ";"
+    seats = range(len(log.quotas))
+    parts = [f"player_{s}: {log.tricks_won[s]} tricks (quota {log.quotas[s]}, {log.balances[s]:+d})" for s in seats]
+    scores = ", ".join(f"player_{s} {log.scores[s]:+d}" for s in seats)
+    chips = "" if log.chips is None else " chips: " + ", ".join(f"player_{s} {log.chips[s]:+d}" for s in seats) + ";"
     return f"\n=== Hand {number} over: " + "; ".join(parts) + f"\n==={chips} Scores: {scores}"
 
 
@@ -48,13 +49,13 @@ def main(
 ) -> int:
     """Run one game with a person at ``--seat``; returns the exit status."""
     parser = argparse.ArgumentParser(prog=PROG, description="Play Sergeant Major against agents.")
-    parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
+    parser.add_argument("--seat", type=int, choices=(0, 1, 2, 3), default=0, help="your seat (default 0)")
     parser.add_argument(
         "--opponents",
-        nargs=2,
-        default=["heuristic", "heuristic"],
+        nargs="+",
+        default=None,
         metavar="SPEC",
-        help="the two other players, in seat order (default: heuristic heuristic)",
+        help="the other players, in seat order: two, or three with four players (default: heuristic for each)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents (default: random)")
     parser.add_argument("--rules", default="standard", help="rule preset (default standard)")
@@ -65,8 +66,14 @@ def main(
     out = output_stream if output_stream is not None else sys.stdout
     seed = args.seed if args.seed is not None else fresh_seed()
     try:
-        opponents = [make_opponent(spec, seed=seed + 1 + i) for i, spec in enumerate(args.opponents)]
         game = Game(args.rules, seed=seed, max_hands=args.max_hands)
+        n = game.rules.num_players
+        if args.seat >= n:
+            raise ValueError(f"--seat {args.seat}: the seats are 0-{n - 1} with {n} players")
+        specs = args.opponents if args.opponents is not None else ["heuristic"] * (n - 1)
+        if len(specs) != n - 1:
+            raise ValueError(f"--opponents: {n} players need {n - 1} opponents, got {len(specs)}")
+        opponents = [make_opponent(spec, seed=seed + 1 + i) for i, spec in enumerate(specs)]
     except (AgentSpecError, ValueError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
@@ -76,7 +83,7 @@ def main(
     for i, agent in enumerate(agents):
         agent.reset(seed + i)
     path = args.record or os.path.join("runs", "games", f"game-{time.strftime('%Y%m%d-%H%M%S')}-{seed}.json")
-    names = ", ".join(f"player_{s}: {'you' if s == args.seat else agents[s].name}" for s in range(3))
+    names = ", ".join(f"player_{s}: {'you' if s == args.seat else agents[s].name}" for s in range(n))
     print(f"Sergeant Major, seed {seed}. {names}. Type 'help' for help.", file=out)
     hand = game.hand_number
     status = 0

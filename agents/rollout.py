@@ -14,9 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.game import DISCARD, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.game import DISCARD, MIZ, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 
-from .heuristic import choose_discard, choose_play, choose_trump
+from .heuristic import (
+    choose_call,
+    choose_discard,
+    choose_miz_discard,
+    choose_miz_play,
+    choose_play,
+    choose_take,
+    choose_trump,
+)
 
 
 def rollout(game: Game, deck: int, dealer_out: int) -> None:
@@ -25,7 +33,9 @@ def rollout(game: Game, deck: int, dealer_out: int) -> None:
     ``dealer_out``: cards the dealer knows are out of play (its discards);
     discards made during the rollout are added as they happen.
     """
-    played = game.played[0] | game.played[1] | game.played[2]
+    played = 0
+    for cards in game.played:
+        played |= cards
     while True:
         phase = game.phase
         if phase == PLAY:
@@ -34,17 +44,28 @@ def rollout(game: Game, deck: int, dealer_out: int) -> None:
             out = deck & ~hand & ~played
             if seat == game.dealer:
                 out &= ~dealer_out
-            card = choose_play(seat, hand, game.trick, game.trump, out, game.voids)
+            if game.call == MIZ:
+                card = choose_miz_play(hand, game.trick)
+            else:
+                card = choose_play(seat, hand, game.trick, game.trump, out, game.voids)
             game.apply(card)
             played |= 1 << card
         elif phase == DISCARD:
             hand = game.hands[game.dealer]
             left = game.rules.kitty_size - len(game.log.discards)
-            card = choose_discard(hand, game.trump, deck & ~hand & ~dealer_out, left)
+            if game.call == MIZ:
+                card = choose_miz_discard(hand)
+            else:
+                card = choose_discard(hand, game.trump, deck & ~hand & ~dealer_out, left)
             game.apply(card)
             dealer_out |= 1 << card
+        elif phase == TRUMP and game.rules.calls:
+            game.apply(TRUMP_ACTION_BASE + choose_call(game.hands[game.dealer], game.calls_left[game.dealer]))
         elif phase == TRUMP:
             game.apply(TRUMP_ACTION_BASE + choose_trump(game.hands[game.dealer]))
+        elif phase == TAKE:  # one_card_kitty: nothing is played yet; the face-up card is in no hand
+            hand = game.hands[game.current]
+            game.apply(choose_take(hand, game.face_up, game.trump, deck & ~hand & ~(1 << game.face_up)))
         else:
             return
 

@@ -19,10 +19,18 @@ def deck_of(rules: Any) -> int:
 
 
 def outstanding_of(view: PlayerView) -> int:
-    """Cards that may still be in an opponent's hand, as far as this seat knows."""
-    played = view.played[0] | view.played[1] | view.played[2]
+    """Cards that may still be in an opponent's hand, as far as this seat knows (with ``one_card_kitty`` not the
+    face-up card unless an opponent took it, nor the card this seat put out of play)."""
+    p = view.played
+    played = p[0] | p[1] | p[2] if len(p) == 3 else p[0] | p[1] | p[2] | p[3]  # three or four players
     out = deck_of(view.rules) & ~view.hand & ~played
     if view.discards:
         for c in view.discards:
             out &= ~(1 << c)
+    face_up = getattr(view, "face_up", -1)
+    if face_up >= 0:
+        if view.take is None or not view.take[1]:
+            out &= ~(1 << face_up)
+        if view.put_out is not None:
+            out &= ~(1 << view.put_out)
     return out

@@ -6,11 +6,8 @@ agents sample hundreds of deals per decision, and in Python most of the time
 goes to drawing random numbers. This module runs the same algorithm compiled,
 on a copy of the agent's Mersenne Twister (MT19937, the generator behind
 ``random.Random``): :class:`TwisterStream` takes the generator's state,
-draws exactly as ``random.Random`` does (``getrandbits(k)`` is the next
-32-bit output shifted right by ``32 - k``; ``randrange(n)`` draws
-``n.bit_length()`` bits until the value is below ``n``; ``shuffle`` swaps
-``x[i]`` with ``x[randrange(i + 1)]`` from the end) and gives the state
-back with :meth:`TwisterStream.close`. A seeded search therefore samples the
+draws exactly as ``random.Random`` does (:mod:`sm_env.twister`) and gives
+the state back with :meth:`TwisterStream.close`. A seeded search therefore samples the
 same deals, and leaves its generator in the same state, with or without
 this module (``tests/test_search_kernel.py``).
 """
@@ -22,10 +19,11 @@ import random
 import numpy as np
 from numba import njit
 
+from sm_env.twister import MT_N, randbelow
+
 from .world_sampler import CHECKS, KITTY, LEFT, OUT, RIGHT, Constraints, World, WorldError, slacks
 
-_N = 624
-_M = 397
+_N = MT_N
 
 # CHECK_SETS[t, loc, :CHECK_COUNT[t, loc]]: world_sampler.CHECKS as arrays
 CHECK_COUNT = np.array([[len(CHECKS[t][loc]) for loc in range(4)] for t in range(16)], dtype=np.int64)
@@ -33,41 +31,6 @@ CHECK_SETS = np.zeros((16, 4, 16), dtype=np.int64)
 for _t in range(16):
     for _loc in range(4):
         CHECK_SETS[_t, _loc, : len(CHECKS[_t][_loc])] = CHECKS[_t][_loc]
-
-
-@njit(cache=True)
-def _next32(mt, pos):
-    """The next 32-bit output of MT19937 (CPython's genrand_uint32); ``pos[0]`` is the index into ``mt``."""
-    if pos[0] >= _N:
-        for kk in range(_N):
-            y = (mt[kk] & np.uint32(0x80000000)) | (mt[(kk + 1) % _N] & np.uint32(0x7FFFFFFF))
-            v = mt[(kk + _M) % _N] ^ (y >> np.uint32(1))
-            if y & np.uint32(1):
-                v ^= np.uint32(0x9908B0DF)
-            mt[kk] = v
-        pos[0] = 0
-    y = mt[pos[0]]
-    pos[0] += 1
-    y ^= y >> np.uint32(11)
-    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
-    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
-    y ^= y >> np.uint32(18)
-    return y
-
-
-@njit(cache=True)
-def randbelow(mt, pos, n):
-    """random.Random.randrange(n) for 0 < n < 2**32."""
-    k = 0
-    m = n
-    while m:
-        k += 1
-        m >>= 1
-    shift = np.uint32(32 - k)
-    r = np.int64(_next32(mt, pos) >> shift)
-    while r >= n:
-        r = np.int64(_next32(mt, pos) >> shift)
-    return r
 
 
 @njit(cache=True)

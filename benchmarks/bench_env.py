@@ -2,7 +2,8 @@
 
 Prints microseconds per decision and games per second for
 (a) the rules core alone (deals included),
-(b) raw_env with an observation and mask built every decision,
+(b) raw_env with an observation and mask built every decision (its compiled
+    path; (b') the same with ``compiled=False``, the pure-Python path),
 (c) the wrapped env().
 
     python benchmarks/bench_env.py [--games 200] [--seed 0]
@@ -54,7 +55,7 @@ def bench_aec(make: Callable[[], object], games: int, seed: int) -> tuple[int, i
             legal = obs["action_mask"].nonzero()[0]
             env.step(int(legal[rng.randrange(len(legal))]))
             decisions += 1
-        hands += env.unwrapped.game.hand_number
+        hands += env.infos["player_0"]["hand"]  # (env.game would bring the compiled path's Game up to date)
     return decisions, hands
 
 
@@ -88,6 +89,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         aec_games = max(1, args.games // 4)
         report("(b) raw_env + obs + mask", lambda: bench_aec(raw_env, aec_games, args.seed), aec_games, args.repeats)
+        report(
+            "(b') the same, compiled=False",
+            lambda: bench_aec(lambda: raw_env(compiled=False), aec_games, args.seed),
+            aec_games,
+            args.repeats,
+        )
         report("(c) env() wrapped", lambda: bench_aec(env, aec_games, args.seed), aec_games, args.repeats)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MiB")

@@ -7,7 +7,8 @@ by side, in decisions/s and microseconds per decision:
 - OpenSpiel 2.x C++ ``oh_hell`` (3 players, 16 tricks): stepping with
   ``legal_actions()``, and with an observer (``make_observation``, the
   information-state tensor) read at every decision;
-- ``sm_env`` ``raw_env`` with an observation and a mask every decision;
+- ``sm_env`` ``raw_env`` with an observation and a mask every decision (its
+  compiled path, and ``compiled=False``: the pure-Python reference path);
 - ``VectorGame`` (``--num-games`` slots): ``legal_mask()`` + ``step()``, and
   the same with ``observe()`` at every step (into a reused buffer, as a
   trainer does; ``--fresh`` allocates a new array each time); in the calling
@@ -15,10 +16,15 @@ by side, in decisions/s and microseconds per decision:
   ratios use the faster of the two).
 
 Ratios are to OpenSpiel with its observer (the issue's peer) and, for the
-stepping figure, also to OpenSpiel stepping alone. Needs ``pip install
+stepping figure, also to OpenSpiel stepping alone; for ``raw_env`` the
+ratio is of times per decision (target at most 1.0). Needs ``pip install
 .[bench]`` for OpenSpiel (skipped if missing).
 
-    python benchmarks/bench_vector.py [--seconds 3] [--num-games 1024] [--threads 2]
+    python benchmarks/bench_vector.py [--seconds 3] [--num-games 1024] [--threads 2] [--clock cpu]
+
+``--clock cpu`` times by the CPU time of this process instead of the wall
+clock: on a machine busy with other work it is less disturbed (for the
+single-thread rows; the threads of ``parallel=True`` add up).
 """
 
 from __future__ import annotations
@@ -35,14 +41,16 @@ import numpy as np
 from sm_env.vector import VectorGame
 from sm_env.vector_kernels import random_legal
 
+clock: Callable[[], float] = time.perf_counter  # the clock of every loop (--clock)
+
 
 def timed(run: Callable[[float], int], seconds: float, repeats: int) -> float:
     """Best decisions/s of ``repeats`` runs of about ``seconds`` each."""
     best = 0.0
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         decisions = run(seconds)
-        best = max(best, decisions / (time.perf_counter() - start))
+        best = max(best, decisions / (clock() - start))
     return best
 
 
@@ -58,8 +66,8 @@ def openspiel_runner(observer: bool) -> Callable[[float], int] | None:
 
     def run(seconds: float) -> int:
         decisions = 0
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
+        end = clock() + seconds
+        while clock() < end:
             state = game.new_initial_state()
             while not state.is_terminal():
                 if state.is_chance_node():
@@ -74,17 +82,17 @@ def openspiel_runner(observer: bool) -> Callable[[float], int] | None:
     return run
 
 
-def raw_env_runner() -> Callable[[float], int]:
+def raw_env_runner(compiled: bool = True) -> Callable[[float], int]:
     from sm_env.env import raw_env
 
-    env = raw_env()
+    env = raw_env(compiled=compiled)
     rng = random.Random(0)
 
     def run(seconds: float) -> int:
         decisions = 0
-        end = time.perf_counter() + seconds
+        end = clock() + seconds
         seed = 0
-        while time.perf_counter() < end:
+        while clock() < end:
             env.reset(seed=seed)
             seed += 1
             while True:
@@ -113,8 +121,8 @@ def vector_runner(num_games: int, observe: bool, fresh: bool, parallel: bool) ->
 
     def run(seconds: float) -> int:
         steps = 0
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
+        end = clock() + seconds
+        while clock() < end:
             for _ in range(20):
                 game.legal_mask(out=mask)
                 if observe:
@@ -134,11 +142,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--num-games", type=int, default=1024, help="VectorGame slots (default 1024)")
     parser.add_argument("--threads", type=int, default=2, help="numba threads for parallel=True (default 2)")
     parser.add_argument("--fresh", action="store_true", help="observe() into a fresh array every step")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock or process CPU time")
     args = parser.parse_args(argv)
+    global clock
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     print(
         f"python {sys.version.split()[0]}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
-        f"{args.num_games} slots, best of {args.repeats} x {args.seconds:g} s"
+        f"{args.num_games} slots, best of {args.repeats} x {args.seconds:g} s ({args.clock} clock)"
     )
     rows: list[tuple[str, float]] = []
 
@@ -154,6 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     os_step = add("OpenSpiel oh_hell: step + legal_actions", openspiel_runner(False))
     os_obs = add("OpenSpiel oh_hell: + observer every decision", openspiel_runner(True))
     raw = add("sm_env raw_env: step + observe", raw_env_runner())
+    raw_py = add("  raw_env(compiled=False): step + observe", raw_env_runner(compiled=False))
     vec_step = add("VectorGame: step + legal_mask", vector_runner(args.num_games, False, args.fresh, False))
     vec_obs = add("VectorGame: step + legal_mask + observe", vector_runner(args.num_games, True, args.fresh, False))
     if numba.get_num_threads() > 1:
@@ -167,7 +179,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"ratio VectorGame step + mask / OpenSpiel with observer:  {vec_step / os_obs:6.1f} x  (target >= 14)")
         print(f"ratio VectorGame + observe / OpenSpiel with observer:    {vec_obs / os_obs:6.1f} x  (target >= 7)")
         print(f"ratio VectorGame step + mask / OpenSpiel step alone:     {vec_step / os_step:6.1f} x")
-        print(f"ratio raw_env / OpenSpiel with observer:                 {raw / os_obs:6.2f} x")
+        print(f"time per decision raw_env / OpenSpiel with observer:     {os_obs / raw:6.2f} x  (target <= 1.0)")
+        print(f"  the same with raw_env(compiled=False):                 {os_obs / raw_py:6.2f} x")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ the same deal seed for every line, so every agent meets the same deals:
 - with ``--pimc``: the same for ``pimc`` (its default settings), so the two
   advantages can be compared role by role, plus the speed ratio of the two
   (milliseconds per decision, measured in the same run);
+- with ``--head-to-head N``: the policy, the search and a heuristic at one
+  table, in all 6 seatings of N deals; the paired difference per role is the
+  policy's balance minus the search's in the same role on the same deals
+  (positive: the policy plays that role better);
 - with ``--game-deals N``: whole games against two heuristics, the policy's
   game win rate and its ratio to a fair share (1/3).
 
@@ -55,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=500, help="hand-mode deals (each in 3 rotations)")
     parser.add_argument("--pimc", action="store_true", help="also measure pimc against the heuristic")
     parser.add_argument("--pimc-spec", default="pimc", help="the search to compare with (default: pimc)")
+    parser.add_argument(
+        "--head-to-head", type=int, default=0, help="deals of policy, search and heuristic at one table (0: none)"
+    )
     parser.add_argument("--game-deals", type=int, default=0, help="whole games against two heuristics (0: none)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=2)
@@ -84,6 +91,25 @@ def main(argv: list[str] | None = None) -> int:
         figures["speed_ratio"] = ratio
         lines.append("")
         lines.append(f"{args.policy} picks a move {ratio:.0f} times faster than {args.pimc_spec}.")
+    if args.head_to_head:
+        started = time.perf_counter()
+        specs = [args.policy, args.pimc_spec, "heuristic"]
+        result = evaluate(specs, args.head_to_head, "hand", args.seed, args.workers, progress=False)
+        wall = time.perf_counter() - started
+        key = (result.agents[0], result.agents[1])
+        diff = {"all": result.pairwise[key].to_dict()}
+        diff.update({role: result.pairwise_roles[key][role].to_dict() for role in ROLES})
+        figures["head_to_head"] = {"difference": diff, "deals": args.head_to_head, "wall_seconds": wall}
+        cells = " | ".join(_cell(diff[r]) for r in (*ROLES, "all"))
+        lines += [
+            "",
+            f"head to head, {args.head_to_head} deals x 6 seatings ({args.policy}, {args.pimc_spec}, heuristic; "
+            f"{wall:.0f} s): {args.policy} minus {args.pimc_spec}, balance per hand in the same role",
+            "",
+            "| dealer | eldest | middle | all |",
+            "| --- | --- | --- | --- |",
+            f"| {cells} |",
+        ]
     if args.game_deals:
         started = time.perf_counter()
         result = evaluate([args.policy, "heuristic"], args.game_deals, "game", args.seed, args.workers, progress=False)

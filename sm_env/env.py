@@ -28,6 +28,13 @@ dealer names trump and exchanges 4 cards with the kitty, then 16 tricks are
 played (follow suit if able; no obligation to trump). The first player to
 take 12 or more tricks in one hand wins the game.
 
+With four players (``rules="four-5-3-2-2"`` or ``"four-6-3-2-1"``, option
+``players: 4``, docs/rules.md 10.6) the agents are ``player_0`` ...
+``player_3``, each holds 12 cards, the quotas are 5-3-2-2 or 6-3-2-1 and 9
+tricks in a hand win; the action space stays ``Discrete(56)`` and the
+observation has 1016 entries, seats relative as self, left, across, right
+(``FOUR_LAYOUT`` in :mod:`sm_env.observation`).
+
 Decisions are taken one at a time by the agent in ``agent_selection``, which
 is always the engine's player to act. The same agent may act several times in
 a row: an up player chooses its exchange cards one by one, and the dealer
@@ -107,7 +114,7 @@ for every agent, whatever the engine says about the game.
 ### Arguments
 
 ```python
-env(rules="standard", episode="game", max_hands=100, reward="balance", render_mode=None)
+env(rules="standard", episode="game", max_hands=100, reward="balance", render_mode=None, compiled=True)
 ```
 
 `rules`: a preset name of :data:`sm_env.rules.PRESETS` (``"standard"``,
@@ -133,6 +140,16 @@ table as an RGB ``uint8`` array of shape (600, 960, 3), drawn by
 to; games end by the rules and ``max_hands``, so any value other than None
 or -1 is ignored with a warning.
 
+`compiled`: ``True`` (default) steps, observes and masks with compiled
+kernels (:mod:`sm_env.env_kernel`, numba) whenever the rule set is one that
+:class:`sm_env.vector.VectorGame` runs (every preset of docs/rules.md
+sections 1-9), about five times faster per decision; ``False``, and rule
+sets with section 10 options (four players among them), use the pure-Python
+path: ``observation.encode(knowledge.player_view(game, seat))`` on the stepped
+:class:`~sm_env.game.Game`, the readable definition. Both paths give the
+same games, observations, masks, rewards, infos, records and errors, bit
+for bit (``tests/test_env_kernel.py`` plays them in lockstep).
+
 `reset(seed=None, options=None)`: `seed` seeds the game (same seed and same
 actions give the same game); a reset without a seed continues a random stream
 seeded by the last seeded reset. `options` may hold ``"first_dealer"`` (seat
@@ -152,9 +169,13 @@ deal) and leaves the environment as it was.
 (:func:`sm_env.record.game_record`; replay it with :func:`sm_env.replay`).
 `game`: the engine (:class:`sm_env.game.Game`), for tools that need the full
 state (a spectator, a search agent); reading it is the caller's
-responsibility, since it holds every hidden card. `legal_actions()`: the
-legal action ids of the player to act. `action_mask(agent=None)`: the mask
-without building the observation.
+responsibility, since it holds every hidden card. On the compiled path the
+``Game`` is brought up to date when ``game`` is read (it replays the actions
+played since) and from then on is stepped along with the kernels until the
+next reset, so a reference to it stays current; an agent loop that never
+reads it never pays for it. It is for reading: actions go through ``step``.
+`legal_actions()`: the legal action ids of the player to act.
+`action_mask(agent=None)`: the mask without building the observation.
 
 ### Infos
 
@@ -165,7 +186,8 @@ ever ``None`` or text):
 | key         | type                 | meaning                                                |
 |-------------|----------------------|--------------------------------------------------------|
 | `phase`     | `int`                | phase index into ``sm_env.PHASE_NAMES``: 0 exchange,   |
-|             |                      | 1 trump, 2 discard, 3 play, 4 over                     |
+|             |                      | 1 trump, 2 discard, 3 play, 4 over, 5 assign, 6 take,  |
+|             |                      | 7 bid                                                  |
 | `hand`      | `int`                | hand number, from 1                                    |
 | `winners`   | `int8` array (3,)    | by seat: 1 for each winner of the game, all 0 while it |
 |             |                      | runs and when nobody won                               |
@@ -186,7 +208,8 @@ from __future__ import annotations
 import operator
 import random
 import warnings
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -195,6 +218,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
+from .cards import from_mask
 from .episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
 from .game import OVER, Game, IllegalActionError, check_seed
 from .knowledge import player_view
@@ -202,11 +226,52 @@ from .observation import action_mask, encode, observation_size
 from .render import render_table
 from .rules import RuleSet
 
-__all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "env", "raw_env"]
+if TYPE_CHECKING:
+    from .env_kernel import CompiledGame
+
+__all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "agent_names", "env", "raw_env"]
 
 AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
-_SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
+"""The agents of a three-player game; ``agent_names(4)`` with four players."""
+
+
+def agent_names(num_players: int) -> tuple[str, ...]:
+    """The agent names by seat: ``player_0`` ... ``player_{n-1}``."""
+    return tuple(f"player_{seat}" for seat in range(num_players))
+
+
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
+
+# The result of sm_env.env_kernel.step_env: current | hand ended << 2 | given deal needed << 3 | phase << 4 |
+# hand << 7; code >> CODE_PHASE_SHIFT is the key (phase | hand << 3) that _update_infos keeps in _info_code.
+CODE_HAND_ENDED = 1 << 2
+CODE_GIVEN_DEAL = 1 << 3
+CODE_PHASE_SHIFT = 4
+CODE_HAND_SHIFT = 7
+_CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
+
+
+# The compiled step_env and observe_env of sm_env.env_kernel (imported when first needed: it loads numba),
+# called directly on CompiledGame.buf in the hot paths.
+_step_kernel: Callable[[np.ndarray, int], int] | None = None
+_observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | None = None
+_F32, _I8 = np.dtype(np.float32), np.dtype(np.int8)
+
+
+def _kernel_supports(rules: RuleSet) -> bool:
+    """Whether the compiled path (:mod:`sm_env.env_kernel`) runs these rules."""
+    from .env_kernel import supports
+
+    return supports(rules)
+
+
+def _compiled_game(game: Game) -> CompiledGame:
+    """The compiled path's copy of a fresh Game."""
+    global _step_kernel, _observe_kernel
+    from .env_kernel import CompiledGame, compiled_kernels
+
+    _step_kernel, _observe_kernel = compiled_kernels()
+    return CompiledGame(game)
 
 
 class IllegalEnvActionError(IllegalActionError):
@@ -301,6 +366,7 @@ class raw_env(AECEnv):
         reward: str = "balance",
         render_mode: str | None = None,
         max_cycles: int | None = None,
+        compiled: bool = True,
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
@@ -318,12 +384,18 @@ class raw_env(AECEnv):
         self.max_hands = max_hands
         self.render_mode = render_mode
         self._game_max_hands = engine_max_hands(episode, max_hands)
+        if not isinstance(compiled, bool):
+            raise ValueError(f"compiled must be True or False, got {compiled!r}")
+        self._use_kernel = compiled and _kernel_supports(self.rules)
 
-        self.possible_agents = list(AGENTS)
-        self.agents = list(AGENTS)
+        self._agent_names = agent_names(self.rules.num_players)  # player_0 .. player_2 (player_3 with four)
+        self._seats = {agent: seat for seat, agent in enumerate(self._agent_names)}
+        self.possible_agents = list(self._agent_names)
+        self.agents = list(self._agent_names)
         n_actions, n_obs = self.rules.num_actions, observation_size(self.rules)  # 56 and 789 but in section 10.8
         self._num_actions = n_actions
-        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in AGENTS}
+        self._num_obs = n_obs
+        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self._agent_names}
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
@@ -331,28 +403,32 @@ class raw_env(AECEnv):
                     "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
                 }
             )
-            for agent in AGENTS
+            for agent in self._agent_names
         }
-        self.game: Game | None = None
+        self._game: Game | None = None
+        self._fast: CompiledGame | None = None  # the compiled path's game, after reset (None: pure Python)
+        # with _fast: the actions played since _game was last brought up to date; None once _game was handed
+        # out (env.game): from then on _game is stepped at every step
+        self._pending: list[int] | None = []
         self._seed_rng = random.Random()
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
-        self.agent_selection = AGENTS[0]
+        self.rewards = dict.fromkeys(self._agent_names, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self._agent_names, 0.0)
+        self.terminations = dict.fromkeys(self._agent_names, False)
+        self.truncations = dict.fromkeys(self._agent_names, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self._agent_names}
+        self.agent_selection = self._agent_names[0]
         self._rewarded = False
-        self._info_key: tuple[int, int] = (-1, -1)
+        self._info_code = -1  # phase | hand number << 3 when the infos were last built
 
     # ------------------------------------------------------------------ spaces
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The (cached) observation space: Dict(observation Box(-1, 1, (789,)), action_mask Box(0, 1, (56,)))."""
-        return self.observation_spaces[AGENTS[self._seat(agent)]]
+        return self.observation_spaces[self._agent_names[self._seat(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
         """The (cached) action space of an agent: Discrete(56)."""
-        return self.action_spaces[AGENTS[self._seat(agent)]]
+        return self.action_spaces[self._agent_names[self._seat(agent)]]
 
     # ------------------------------------------------------------------ reset
 
@@ -397,21 +473,54 @@ class raw_env(AECEnv):
             max_hands=self._game_max_hands,
             start_balances=start_balances,
         )
+        fast = _compiled_game(game) if self._use_kernel else None  # before the Game is played or read
         # Everything below cannot fail: swap the new game in.
         if seed is None:
             game.seed = None  # the record's seed is the one given to reset (None when none was given)
         self._seed_rng = seed_rng
-        self.game = game
-        self.agents = list(AGENTS)
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
+        self._game = game
+        self._fast = fast
+        self._pending = []
+        self.agents = list(self._agent_names)
+        self.rewards = dict.fromkeys(self._agent_names, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self._agent_names, 0.0)
+        self.terminations = dict.fromkeys(self._agent_names, False)
+        self.truncations = dict.fromkeys(self._agent_names, False)
         self._rewarded = False
-        self._info_key = (-1, -1)
+        self._info_code = -1
         self._skip_agent_selection = None
-        self._update_infos()
-        self.agent_selection = AGENTS[game.current]
+        self._update_infos(game.phase, game.hand_number)
+        self.agent_selection = self._agent_names[game.current]
+
+    # ------------------------------------------------------------------ the engine
+
+    @property
+    def game(self) -> Game | None:
+        """The engine (:class:`sm_env.game.Game`) of the current game, up to date (None before reset).
+
+        It holds every hidden card: reading it is the caller's responsibility.
+        On the compiled path the ``Game`` is brought up to date when it is read
+        and, from then on in this game, stepped with every action, so a
+        reference to it stays current.
+        """
+        game = self._synced_game()
+        if self._fast is not None:
+            self._pending = None
+        return game
+
+    def _synced_game(self) -> Game | None:
+        """The Game with the actions played since it was last brought up to date applied (compiled path)."""
+        game = self._game
+        if self._pending:
+            for action in self._pending:
+                game.apply(action)
+            self._pending.clear()
+        return game
+
+    def _status(self) -> tuple[int, int, list[int] | None]:
+        """(phase, hand number, winners) of the current game, from the engine that is stepped."""
+        source = self._fast if self._fast is not None else self._game
+        return source.phase, source.hand_number, source.winners
 
     # ------------------------------------------------------------------ step
 
@@ -425,7 +534,41 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
+        fast = self._fast
+        if fast is None:
+            self._step_game(agent, action)
+        else:
+            if type(action) is not int:
+                action = self._coerce_action(action)
+            code = _step_kernel(fast.buf, action) if 0 <= action < self._num_actions else -1
+            if code < 0:
+                raise self._illegal(action)
+            pending = self._pending
+            if pending is None:
+                self._game.apply(action)
+            else:
+                pending.append(action)
+            self._cumulative_rewards[agent] = 0.0
+            if code & _CODE_RARE or self._rewarded:
+                if code & CODE_GIVEN_DEAL:
+                    fast.next_given_deal()
+                if self._rewarded:
+                    self._clear_rewards()
+                if code & CODE_HAND_ENDED:
+                    self._end_hand(fast.balances())
+            if code >> CODE_PHASE_SHIFT == self._info_code:  # same phase, same hand
+                self.agent_selection = self._agent_names[code & 3]
+            elif code >> CODE_PHASE_SHIFT & 7 == OVER:
+                self._end_game()
+            else:
+                self.agent_selection = self._agent_names[code & 3]
+                self._update_infos(code >> CODE_PHASE_SHIFT & 7, code >> CODE_HAND_SHIFT)
+        if self.render_mode == "human":
+            self.render()
+
+    def _step_game(self, agent: str, action: int | None) -> None:
+        """``step`` on the pure-Python path: the Game itself is stepped."""
+        game = self._game
         if game is None:
             raise RuntimeError("call reset() before step()")
         hand = game.hand_number
@@ -435,58 +578,72 @@ class raw_env(AECEnv):
             raise IllegalEnvActionError(str(err)) from None
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
-            rewards = self.rewards
-            for a in rewards:
-                rewards[a] = 0.0
-            self._rewarded = False
+            self._clear_rewards()
+        if game.hand_number != hand or game.phase == OVER:
+            self._end_hand(game.history[hand - 1].balances)
         if game.phase == OVER:
-            self._end_hand(hand)
             self._end_game()
         else:
-            if game.hand_number != hand:
-                self._end_hand(hand)
-            self.agent_selection = AGENTS[game.current]
-            if game.phase != self._info_key[0] or game.hand_number != self._info_key[1]:
-                self._update_infos()
-        if self.render_mode == "human":
-            self.render()
+            self.agent_selection = self._agent_names[game.current]
+            if game.phase | game.hand_number << 3 != self._info_code:
+                self._update_infos(game.phase, game.hand_number)
 
-    def _end_hand(self, hand: int) -> None:
-        """Give the balance rewards of the hand that just ended."""
-        if self.reward_mode != "balance":
+    def _coerce_action(self, action: Any) -> int:
+        """An action id as an int, or the engine's error for something that is not one."""
+        try:
+            return self._game._coerce_action(action)
+        except IllegalActionError as err:
+            raise IllegalEnvActionError(str(err)) from None
+
+    def _illegal(self, action: int) -> IllegalEnvActionError:
+        """The error for an illegal action: the Game's own message (the Game refuses it unchanged)."""
+        try:
+            self._synced_game().apply(action)
+        except IllegalActionError as err:
+            return IllegalEnvActionError(str(err))
+        raise AssertionError(f"the compiled path refused action {action}, which the Game accepted")  # a bug
+
+    def _clear_rewards(self) -> None:
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0.0
+        self._rewarded = False
+
+    def _end_hand(self, balances: Sequence[int] | None) -> None:
+        """Give the balance rewards of the hand that just ended (None: a passed-out deal, no rewards)."""
+        if self.reward_mode != "balance" or balances is None:  # None: a passed-out deal (auction) scores nothing
             return
-        values = hand_rewards(self.game.history[hand - 1].balances)
+        values = hand_rewards(balances)
         rewards = self.rewards
         cumulative = self._cumulative_rewards
-        for agent, value in zip(AGENTS, values, strict=True):
+        for agent, value in zip(self._agent_names, values, strict=True):
             rewards[agent] = value
             cumulative[agent] += value
         self._rewarded = True
 
     def _end_game(self) -> None:
         """Set terminations or truncations for everybody (and the result rewards)."""
-        game = self.game
-        won = game.winners is not None
+        phase, hand_number, winners = self._status()
+        won = winners is not None
         terminated, truncated = episode_end(self.episode, won)
-        self.terminations = dict.fromkeys(AGENTS, terminated)
-        self.truncations = dict.fromkeys(AGENTS, truncated)
+        self.terminations = dict.fromkeys(self._agent_names, terminated)
+        self.truncations = dict.fromkeys(self._agent_names, truncated)
         if self.reward_mode == "result" and won:
-            for agent, value in zip(AGENTS, result_rewards(game.winners), strict=True):
+            for agent, value in zip(self._agent_names, result_rewards(winners, len(self._agent_names)), strict=True):
                 self.rewards[agent] = value
                 self._cumulative_rewards[agent] += value
             self._rewarded = True
-        self._update_infos()
+        self._update_infos(phase, hand_number, winners)
 
-    def _update_infos(self) -> None:
+    def _update_infos(self, phase: int, hand_number: int, winners_seats: list[int] | None = None) -> None:
         """Public information only, fixed keys and numeric values (see "Infos" in the module docstring)."""
-        game = self.game
-        winners = np.zeros(3, dtype=np.int8)
-        if game.winners is not None:
-            winners[list(game.winners)] = 1
-        truncated = bool(self.truncations[AGENTS[0]])
-        self._info_key = (game.phase, game.hand_number)
+        winners = np.zeros(len(self._agent_names), dtype=np.int8)
+        if winners_seats is not None:
+            winners[list(winners_seats)] = 1
+        truncated = bool(self.truncations[self._agent_names[0]])
+        self._info_code = phase | hand_number << 3
         self.infos = {
-            agent: {"phase": game.phase, "hand": game.hand_number, "winners": winners.copy(), "truncated": truncated}
+            agent: {"phase": phase, "hand": hand_number, "winners": winners.copy(), "truncated": truncated}
             for agent in self.agents
         }
 
@@ -494,55 +651,65 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (789,), "action_mask": int8 (56,)}`` for an agent (fresh arrays)."""
-        game = self.game
-        if game is None:
+        fast = self._fast
+        if fast is not None:
+            try:
+                seat = self._seats[agent]
+            except (KeyError, TypeError):
+                seat = self._seat(agent)  # raises: not an agent name
+            obs = np.empty(self._num_obs, _F32)
+            mask = np.empty(self._num_actions, _I8)
+            _observe_kernel(fast.buf, seat, obs, mask)
+            return {"observation": obs, "action_mask": mask}
+        if self._game is None:
             raise RuntimeError("call reset() before observe()")
-        try:
-            seat = _SEAT[agent]
-        except (KeyError, TypeError):
-            seat = self._seat(agent)  # raises: not an agent name
-        view = player_view(game, seat)
+        seat = self._seat(agent)
+        view = player_view(self._game, seat)
         legal = view.legal
         return {
             "observation": encode(view),
             "action_mask": action_mask(legal, self._num_actions) if legal else np.zeros(self._num_actions, np.int8),
         }
 
-    @staticmethod
-    def _seat(agent: Any) -> int:
+    def _seat(self, agent: Any) -> int:
         """The seat of an agent name; a clear error for anything else."""
         try:
-            return _SEAT[agent]
+            return self._seats[agent]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(self._agent_names)}") from None
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The action mask of an agent (default: the one to act), without building the observation."""
-        game = self.game
+        game = self._game
         if game is None:
             raise RuntimeError("call reset() before action_mask()")
         if agent is not None:
             self._seat(agent)
-        seat = game.current_player
-        if seat is None or AGENTS[seat] != (self.agent_selection if agent is None else agent):
+        fast = self._fast
+        if fast is None:
+            seat = game.current_player
+        else:
+            seat = None if fast.phase == OVER else fast.current
+        if seat is None or self._agent_names[seat] != (self.agent_selection if agent is None else agent):
             return np.zeros(self._num_actions, dtype=np.int8)
-        return action_mask(game.legal_mask(), self._num_actions)
+        return action_mask(game.legal_mask() if fast is None else fast.legal_bits(), self._num_actions)
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty once the game is over)."""
-        if self.game is None:
+        game = self._game
+        if game is None:
             raise RuntimeError("call reset() before legal_actions()")
-        return self.game.legal_actions()
+        return game.legal_actions() if self._fast is None else from_mask(self._fast.legal_bits())
 
     # ------------------------------------------------------------------ record, render
 
     def record(self) -> dict[str, Any]:
         """The game so far as a JSON-ready record (``sm_env.record.game_record``)."""
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("call reset() before record()")
         from .record import game_record
 
-        return game_record(self.game)
+        return game_record(self._synced_game())
 
     def render(self) -> str | np.ndarray | None:
         """The table seen by the player to act (the whole table once over): ``"ansi"`` text, ``"human"``
@@ -553,9 +720,9 @@ class raw_env(AECEnv):
                 "(use sm_env.env(render_mode='ansi'), 'human' or 'rgb_array')."
             )
             return None
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("call reset() before render()")
-        game = self.game
+        game = self._synced_game()
         seat = game.current_player
         if self.render_mode == "rgb_array":
             from .picture import table_picture

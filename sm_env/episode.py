@@ -54,17 +54,18 @@ def engine_max_hands(episode: str, max_hands: int | None) -> int | None:
     return 1 if episode == "hand" else max_hands
 
 
-def hand_rewards(balances: Sequence[int]) -> tuple[float, float, float]:
-    """Balance rewards by seat of a hand that ended with these balances."""
-    return (float(balances[0]), float(balances[1]), float(balances[2]))
+def hand_rewards(balances: Sequence[int]) -> tuple[float, ...]:
+    """Balance rewards by seat of a hand that ended with these balances (one per seat)."""
+    return tuple(float(b) for b in balances)
 
 
-def result_rewards(winners: Sequence[int] | None) -> tuple[float, float, float]:
-    """Result rewards by seat at the end of a game (``winners`` None: truncated, all 0)."""
-    if winners is None or len(winners) in (0, 3):
-        return (0.0, 0.0, 0.0)
-    win, lose = 1.0 / len(winners), -1.0 / (3 - len(winners))
-    return tuple(win if seat in winners else lose for seat in range(3))  # type: ignore[return-value]
+def result_rewards(winners: Sequence[int] | None, num_players: int = 3) -> tuple[float, ...]:
+    """Result rewards by seat at the end of a game (``winners`` None: truncated, all 0): the winners share +1,
+    the losers -1."""
+    if winners is None or len(winners) in (0, num_players):
+        return (0.0,) * num_players
+    win, lose = 1.0 / len(winners), -1.0 / (num_players - len(winners))
+    return tuple(win if seat in winners else lose for seat in range(num_players))
 
 
 def episode_end(episode: str, won: bool) -> tuple[bool, bool]:

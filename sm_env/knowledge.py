@@ -12,15 +12,22 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
   come back; the receiver sees the sent cards when they reach its hand
   (when the sender's round completes) and what it returned when it returns
   them (at once, or with ``trump_after_send`` after trump); the third player
-  sees only counts; whether the exchange is still pending is public;
+  sees only counts (with four players, so do both others); whether the
+  exchange is still pending is public;
 - the dealer: its own discards and, once taken, the kitty;
-- an up player shown kitty cards by the show rule: those cards.
+- an up player shown kitty cards by the show rule: those cards;
+- with ``one_card_kitty``: the face-up card and who took it or declined it
+  (public); the card put out of play, only the player who put it out;
+- with ``auction``: every bid and pass (public), so the winner and hand 1's
+  quotas, and how many deals were passed out;
+- with ``calls``: the hand's call, a misère hand's maxima and the calls each
+  player has still to make (public).
 
 It never knows another player's hand, the kitty (unless it is the dealer
 and has taken it, or was shown cards of it), or the discards of another.
 
 All card sets are ``int`` bit sets (see :mod:`sm_env.cards`); seat-indexed
-tuples are by absolute seat.
+tuples are by absolute seat, one entry per player (four with ``players: 4``).
 """
 
 from __future__ import annotations
@@ -56,7 +63,17 @@ class PlayerView:
         action bit set; 0 unless this player is to act), to_send
         ((receiver, cards still to choose) pairs while this player sends in
         the exchange, else ()), exchange_pending (this hand's exchange still
-        has cards to send or to return: public), winner, truncated.
+        has cards to send or to return: public), winner, truncated;
+        with ``one_card_kitty``: face_up (the face-up card, public; -1
+        without the option), take (None until the holder of 2D has decided,
+        then (seat, taken: bool), public) and put_out (the card this player
+        put out of play to take it, else None); with ``auction`` (public, see
+        :meth:`sm_env.game.Game._reset_auction`): auction_first,
+        auction_bids, auction_passed, auction_high, hand1_quotas and
+        passed_out (during the auction ``dealer`` is the seat that bid first
+        and ``quotas`` is None); with ``calls`` (public): call (-1 before
+        it, 0-3 a suit, 4 NT, 5 Miz), maxima (by seat in a misère hand, else
+        None) and calls_left (by seat, a 6-bit set of the calls not made yet).
     """
 
     __slots__ = (
@@ -92,6 +109,18 @@ class PlayerView:
         "exchange_pending",
         "winner",
         "truncated",
+        "face_up",
+        "take",
+        "put_out",
+        "auction_first",
+        "auction_bids",
+        "auction_passed",
+        "auction_high",
+        "hand1_quotas",
+        "passed_out",
+        "call",
+        "maxima",
+        "calls_left",
         "_tricks",
     )
 
@@ -101,22 +130,22 @@ class PlayerView:
     phase: int
     to_act: int | None
     dealer: int
-    quotas: tuple[int, int, int] | None
-    tricks_won: tuple[int, int, int]
-    scores: tuple[int, int, int]
-    previous_balances: tuple[int, int, int] | None
+    quotas: tuple[int, ...] | None
+    tricks_won: tuple[int, ...]
+    scores: tuple[int, ...]
+    previous_balances: tuple[int, ...] | None
     trump: int
     led_suit: int
     trick: tuple[int, ...]
     trick_leader: int
     tricks_played: int
     hand: int
-    hand_sizes: tuple[int, int, int]
-    played: tuple[int, int, int]
-    voids: tuple[int, int, int]
+    hand_sizes: tuple[int, ...]
+    played: tuple[int, ...]
+    voids: tuple[int, ...]
     exchanges: tuple[ExchangeView, ...]
-    gave: tuple[int, int, int]
-    got: tuple[int, int, int]
+    gave: tuple[int, ...]
+    got: tuple[int, ...]
     shown: int
     discards: tuple[int, ...] | None
     kitty: int | None
@@ -127,10 +156,22 @@ class PlayerView:
     exchange_pending: bool
     winner: int | list[int] | None
     truncated: bool
+    face_up: int
+    take: tuple[int, bool] | None
+    put_out: int | None
+    auction_first: int
+    auction_bids: tuple[tuple[int, int | None], ...]
+    auction_passed: tuple[bool, bool, bool]
+    auction_high: tuple[int, int] | None
+    hand1_quotas: tuple[int, int, int] | None
+    passed_out: int
+    call: int
+    maxima: tuple[int, int, int] | None
+    calls_left: tuple[int, int, int]
 
     def role(self, seat: int | None = None) -> int:
-        """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle."""
-        return ((self.seat if seat is None else seat) - self.dealer) % 3
+        """Role of a seat (default: this player): 0 dealer, 1 eldest, 2 middle (with four: 2 third, 3 fourth)."""
+        return ((self.seat if seat is None else seat) - self.dealer) % len(self.hand_sizes)
 
     def tricks(self) -> tuple[TrickView, ...]:
         """The tricks of the current hand so far (public), the open one last."""
@@ -141,7 +182,7 @@ class PlayerView:
 
 
 def player_view(game: Game, seat: int) -> PlayerView:
-    """Build the view of ``seat`` (0-2) from the game state."""
+    """Build the view of ``seat`` (0-2, or 0-3 with four players) from the game state."""
     log = game.history[-1]
     view = PlayerView.__new__(PlayerView)
     view.seat = seat
@@ -164,12 +205,15 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.tricks_played = game.tricks_played
     hands = game.hands
     view.hand = hands[seat]
-    view.hand_sizes = (hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count())
+    if len(hands) == 3:
+        view.hand_sizes = (hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count())
+    else:  # four players
+        view.hand_sizes = tuple([h.bit_count() for h in hands])
     view.played = tuple(game.played)
     view.voids = tuple(game.voids)
     exchanges = []
-    gave = [0, 0, 0]
-    got = [0, 0, 0]
+    gave = [0] * len(hands)
+    got = [0] * len(hands)
     for entry in log.exchanges:
         sent = returned = None
         if seat == entry.sender:
@@ -204,5 +248,18 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.exchange_pending = game.exchange_pending
     view.winner = game.winner
     view.truncated = game.truncated
+    view.face_up = game.face_up
+    take = game.take
+    view.take = None if take is None else (take[0], take[1] is not None)
+    view.put_out = take[1] if take is not None and take[0] == seat else None
+    view.auction_first = game.auction_first
+    view.auction_bids = game.auction_bids
+    view.auction_passed = game.auction_passed
+    view.auction_high = game.auction_high
+    view.hand1_quotas = None if game.hand1_quotas is None else tuple(game.hand1_quotas)
+    view.passed_out = game.passed_out
+    view.call = game.call
+    view.maxima = None if game.maxima is None else tuple(game.maxima)
+    view.calls_left = game.calls_left
     view._tricks = log.tricks or ()  # public trick logs only, never the deal
     return view

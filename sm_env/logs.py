@@ -59,14 +59,19 @@ class HandRecord(NamedTuple):
     ``assignment`` by role (None unless the rules let the dealer assign),
     ``deal_hands`` by seat and ``kitty`` as dealt, ``exchanges`` in the order
     carried out, ``trump`` (NO_SUIT until named), ``discards`` in order,
-    ``shown`` as (receiver, cards) pairs, ``tricks`` in order (the last one
-    may be open); the results (``tricks_won``, ``balances``, ``chips``,
-    ``scores``, by seat) are None until the hand is scored. Fields of a
-    stage not reached are None.
+    ``shown`` as (receiver, cards) pairs, the section 10 fields (``take``:
+    (seat, card put out or None) with one_card_kitty; ``auction``: (seat, bid
+    or None) in order and ``passed_out`` with the auction; ``call``: 0-3 a
+    suit, 4 NT, 5 Miz, -1 until called, and ``maxima`` by seat with calls),
+    ``tricks`` in order (the last one may be open); the results
+    (``tricks_won``, ``balances``, ``chips``, ``scores``, by seat) are None
+    until the hand is scored. Fields of a stage not reached are None;
+    ``dealer`` and ``quotas`` are None during an auction. Tuples by seat have
+    one entry per player.
     """
 
     number: int
-    dealer: int
+    dealer: int | None
     quotas: tuple[int, ...] | None
     assignment: tuple[int, ...] | None
     deal_hands: tuple[tuple[int, ...], ...]
@@ -75,6 +80,11 @@ class HandRecord(NamedTuple):
     trump: int
     discards: tuple[int, ...] | None
     shown: tuple[tuple[int, tuple[int, ...]], ...] | None
+    take: tuple[int, int | None] | None
+    auction: tuple[tuple[int, int | None], ...] | None
+    passed_out: bool
+    call: int
+    maxima: tuple[int, ...] | None
     tricks: tuple[Trick, ...] | None
     tricks_won: tuple[int, ...] | None
     balances: tuple[int, ...] | None
@@ -145,6 +155,11 @@ class HandLog:
         "trump",
         "discards",
         "shown",
+        "take",
+        "auction",
+        "passed_out",
+        "call",
+        "maxima",
         "tricks",
         "tricks_won",
         "balances",
@@ -165,6 +180,11 @@ class HandLog:
         self.trump = NO_SUIT
         self.discards: list[int] | None = None
         self.shown: list[tuple[int, list[int]]] | None = None
+        self.take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
+        self.auction: list[tuple[int, int | None]] | None = None  # auction: (seat, bid or None) in order
+        self.passed_out = False  # auction: every player passed; no hand was played
+        self.call = -1  # calls: 0-3 a suit, 4 NT, 5 Miz; -1 until called
+        self.maxima: list[int] | None = None  # calls: a misère hand's maxima by seat
         self.tricks: list[TrickLog] | None = None
         self.tricks_won: list[int] | None = None
         self.balances: list[int] | None = None
@@ -184,6 +204,11 @@ class HandLog:
             self.trump,
             _tuple(self.discards),
             None if self.shown is None else tuple((to, tuple(cards)) for to, cards in self.shown),
+            self.take,
+            None if self.auction is None else tuple(self.auction),
+            self.passed_out,
+            self.call,
+            _tuple(self.maxima),
             None if self.tricks is None else tuple(t.frozen() for t in self.tricks),
             _tuple(self.tricks_won),
             _tuple(self.balances),

@@ -48,8 +48,9 @@ off   size  feature
 
 Total: 789 entries. With ``no_kitty_51`` hands have 17 cards and the
 kitty/discard planes stay zero; the layout does not change with the rule
-set, except that rule sets with 74 actions (docs/rules.md 10.8; so far
-``dealer_assigns_quotas``) append (``EXTENDED_FEATURES``):
+set, except that rule sets with 74 actions (docs/rules.md 10.8:
+``dealer_assigns_quotas``, ``one_card_kitty``, ``auction``, ``calls``) append
+(``EXTENDED_FEATURES``):
 
 ====  ====  ================================================================
 off   size  feature
@@ -60,14 +61,104 @@ off   size  feature
             the quotas entries are zero)
 ====  ====  ================================================================
 
-:func:`observation_size` gives the length for a rule set (789 or 791).
+Then each of these options, when on, appends its own features
+(``OPTION_FEATURES``; these options never combine with each other, so each
+block starts at 791). ``one_card_kitty`` (docs/rules.md 10.5):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+791   52    face-up card: the card put face up at the deal (public; it stays
+            set once taken)
+843   3     taker[rel] one-hot: who took the face-up card
+846   1     declined: 1 once the holder of 2D declined it
+847   1     taking: 1 while I decide whether to take it (the phase one-hot
+            is then zero)
+848   52    put out: the card I put out of play to take it
+====  ====  ================================================================
+
+``auction`` (docs/rules.md 10.2; the auction being held, or the one that
+decided hand 1; during the auction the role one-hot is zero):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+791   1     bidding: 1 while the auction runs (the phase one-hot is zero)
+792   3     highest bid of each seat[rel] / 16 (0: no bid)
+795   3     passed[rel]: 1 for each seat that has passed
+798   3     highest bidder[rel] one-hot (after the auction: hand 1's dealer)
+801   1     highest bid / 16 (after the auction: hand 1's dealer's quota)
+802   3     hand 1's quotas[rel] / 17 (once the auction is won)
+805   3     first bidder[rel] one-hot
+808   1     passed-out deals / 10, clipped to 1
+====  ====  ================================================================
+
+``calls`` (docs/rules.md 10.3; a no trump or misère hand has no trump, so the
+trump one-hot is zero):
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+791   6     this hand's call one-hot: C, D, H, S, NT, Miz (zeros before it)
+797   18    calls left[rel][call]: 1 for each call a seat has still to make
+815   1     hands left / 18 (each player deals six hands)
+====  ====  ================================================================
+
+:func:`observation_size` gives the length for a rule set (789, 791 or 791
+plus an option's block: 900 with ``one_card_kitty``, 809 with ``auction``, 816
+with ``calls``; 1016 with four players); :func:`layout_of` the layout.
+
+Four players (``players: 4``, docs/rules.md 10.6) have a layout of their
+own, ``FOUR_LAYOUT``: the same features in the same order, with one entry
+(or plane) per relative seat 0 = self, 1 = left (next clockwise),
+2 = across, 3 = right, wherever the table above has one per seat:
+
+====  ====  ================================================================
+off   size  feature
+====  ====  ================================================================
+0     52    hand: cards in my hand
+52    208   played[rel]: cards played this hand by self, left, across, right
+260   208   trick[rel]: the card each relative seat put on the open trick
+468   156   gave[rel 1, 2, 3]: cards I passed to left, across, right
+624   156   got[rel 1, 2, 3]: cards I received from left, across, right
+780   52    shown: kitty cards shown to me (show rule)
+832   52    discards: my discards (dealer only)
+884   52    kitty: the kitty (dealer only, once taken)
+936   4     trump suit one-hot (zeros before trump is named)
+940   4     led suit of the open trick one-hot
+944   5     phase one-hot: exchange, trump, discard, play, over
+949   4     my role one-hot: dealer, eldest, third, fourth
+953   4     quotas[rel] / 17
+957   4     tricks won this hand[rel] / 17
+961   4     hand sizes[rel] / 20, clipped to 1
+965   16    voids[rel][suit]: 1 where that seat showed out of the suit
+981   4     previous hand's balances[rel] / 17
+985   4     running scores[rel] / 32, clipped to [-1, 1]
+989   12    exchange counts / 17, pairs (from rel, to rel): (0,1) (0,2)
+            (0,3) (1,0) (1,2) (1,3) (2,0) (2,1) (2,3) (3,0) (3,1) (3,2)
+1001  3     cards I still have to choose for left, across, right / 17
+1004  1     discards the dealer still has to make / 4
+1005  1     tricks played this hand / 17
+1006  1     kitty taken (1) or not (0)
+1007  4     player to act[rel] one-hot (zeros when the game is over)
+1011  4     leader of the open trick[rel] one-hot (play phase)
+1015  1     hand number / 100, clipped to 1
+====  ====  ================================================================
+
+Total: 1016 entries. ``seat_features(n)`` builds the table for n seats
+(``seat_features(3)`` is the three-player table above), and
+:func:`encode_seats` encodes it for any number of seats; :func:`encode`
+uses the fast three-player code for three players (a test checks that both
+agree there).
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from .game import ASSIGN, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY
+from .game import ASSIGN, BID, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
 from .knowledge import PlayerView
 from .rules import RuleSet
 
@@ -119,13 +210,80 @@ OFFSETS = {name: off for name, off, _ in OBSERVATION_LAYOUT}
 EXTENDED_FEATURES: tuple[tuple[str, int], ...] = (("assigning", 1), ("quotas_known", 1))
 """Appended for rule sets with 74 actions (after the 789 entries)."""
 EXTENDED_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(_FEATURES + EXTENDED_FEATURES)
-_ASSIGNING = OBSERVATION_SIZE
-_QUOTAS_KNOWN = OBSERVATION_SIZE + 1
+OPTION_FEATURES: dict[str, tuple[tuple[str, int], ...]] = {
+    "one_card_kitty": (("face_up", 52), ("face_up_taker", 3), ("face_up_declined", 1), ("taking", 1), ("put_out", 52)),
+    "auction": (
+        ("bidding", 1),
+        ("bids", 3),
+        ("bid_passed", 3),
+        ("high_bidder", 3),
+        ("high_bid", 1),
+        ("hand1_quotas", 3),
+        ("first_bidder", 3),
+        ("passed_out", 1),
+    ),
+    "calls": (("call", 6), ("calls_left", 18), ("hands_left", 1)),
+}
+"""Appended after ``EXTENDED_FEATURES`` when the option is on (the options never combine with each other)."""
+
+
+@functools.lru_cache(maxsize=64)
+def layout_of(rules: RuleSet) -> tuple[tuple[str, int, int], ...]:
+    """(name, offset, size) of every feature of the observation under these rules."""
+    if rules.num_players == 4:
+        return FOUR_LAYOUT
+    if rules.num_actions == NUM_ACTIONS:
+        return OBSERVATION_LAYOUT
+    features = _FEATURES + EXTENDED_FEATURES
+    for option, block in OPTION_FEATURES.items():
+        if getattr(rules, option):
+            features += block
+    return _with_offsets(features)
+
+
+def seat_features(n: int) -> tuple[tuple[str, int], ...]:
+    """The layout table (name, size) for ``n`` seats: one entry, plane or one-hot slot per relative seat
+    where the three-player table has one per seat (``seat_features(3) == _FEATURES``)."""
+    return (
+        ("hand", 52),
+        ("played", 52 * n),
+        ("trick", 52 * n),
+        ("gave", 52 * (n - 1)),
+        ("got", 52 * (n - 1)),
+        ("shown", 52),
+        ("discards", 52),
+        ("kitty", 52),
+        ("trump", 4),
+        ("led_suit", 4),
+        ("phase", 5),
+        ("role", n),
+        ("quotas", n),
+        ("tricks_won", n),
+        ("hand_sizes", n),
+        ("voids", 4 * n),
+        ("previous_balances", n),
+        ("scores", n),
+        ("exchange_counts", n * (n - 1)),
+        ("to_send", n - 1),
+        ("discards_left", 1),
+        ("tricks_played", 1),
+        ("kitty_taken", 1),
+        ("to_act", n),
+        ("trick_leader", n),
+        ("hand_number", 1),
+    )
+
+
+FOUR_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(seat_features(4))
+"""(name, offset, size) of every feature with four players."""
+FOUR_OBSERVATION_SIZE = sum(size for _, size in seat_features(4))
 
 
 def observation_size(rules: RuleSet) -> int:
-    """Length of the observation vector under these rules: 789, or 791 with 74 actions."""
-    return OBSERVATION_SIZE if rules.num_actions == NUM_ACTIONS else OBSERVATION_SIZE + len(EXTENDED_FEATURES)
+    """Length of the observation vector under these rules: 789, or 791 with 74 actions, plus an option's block;
+    1016 with four players."""
+    _name, off, size = layout_of(rules)[-1]
+    return off + size
 
 
 # The card planes (52 entries each, hand .. kitty) come first; encode builds
@@ -164,9 +322,12 @@ _VOID_SUITS = tuple(tuple(s for s in range(4) if v >> s & 1) for v in range(16))
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of a view (written into ``out`` if given; every entry is written)."""
-    extended = view.rules.num_actions != NUM_ACTIONS
+    rules = view.rules
+    if rules.num_players != 3:
+        return encode_seats(view, out)
+    extended = rules.num_actions != NUM_ACTIONS
     if out is None:
-        out = np.empty(OBSERVATION_SIZE + 2 if extended else OBSERVATION_SIZE, dtype=np.float32)
+        out = np.empty(observation_size(rules) if extended else OBSERVATION_SIZE, dtype=np.float32)
     seat = view.seat
     left, right = (seat + 1) % 3, (seat + 2) % 3
     played, gave, got = view.played, view.gave, view.got
@@ -201,9 +362,10 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     if view.led_suit >= 0:
         x[_LED + view.led_suit] = 1.0
     phase = view.phase
-    if phase != ASSIGN:
+    if phase <= OVER:  # the section 10 phases (assign, take) have their own entries
         x[_PHASE + phase] = 1.0
-    x[_ROLE + (seat - view.dealer) % 3] = 1.0
+    if phase != BID:  # no roles before the auction is won
+        x[_ROLE + (seat - view.dealer) % 3] = 1.0
     q, tw, hs, sc = view.quotas, view.tricks_won, view.hand_sizes, view.scores
     if q is not None:
         x[_QUOTAS], x[_QUOTAS + 1], x[_QUOTAS + 2] = q[seat] / 17.0, q[left] / 17.0, q[right] / 17.0
@@ -243,7 +405,151 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     x[_HAND_NUMBER] = 1.0 if hand_number >= 100 else hand_number / 100.0
     if extended:
         x += [1.0 if phase == ASSIGN else 0.0, 0.0 if q is None else 1.0]
+        if rules.one_card_kitty:
+            x += _one_card_kitty(view)
+        elif rules.auction:
+            x += _auction(view)
+        elif rules.calls:
+            x += _calls(view)
     out[_SCALARS:] = x
+    return out
+
+
+def _one_card_kitty(view: PlayerView) -> list[float]:
+    """The ``one_card_kitty`` block (see the module docstring)."""
+    seat = view.seat
+    x = [0.0] * 109
+    x[view.face_up] = 1.0
+    if view.take is not None:
+        taker, taken = view.take
+        if taken:
+            x[52 + (taker - seat) % 3] = 1.0
+        else:
+            x[55] = 1.0
+    if view.phase == TAKE and view.to_act == seat:
+        x[56] = 1.0
+    if view.put_out is not None:
+        x[57 + view.put_out] = 1.0
+    return x
+
+
+def _calls(view: PlayerView) -> list[float]:
+    """The ``calls`` block (see the module docstring)."""
+    seat = view.seat
+    x = [0.0] * 25
+    if view.call >= 0:
+        x[view.call] = 1.0
+    for s in range(3):
+        left = view.calls_left[s]
+        base = 6 + 6 * ((s - seat) % 3)
+        for k in range(6):
+            if left >> k & 1:
+                x[base + k] = 1.0
+    x[24] = sum(c.bit_count() for c in view.calls_left) / 18.0
+    return x
+
+
+def _auction(view: PlayerView) -> list[float]:
+    """The ``auction`` block (see the module docstring)."""
+    seat = view.seat
+    x = [0.0] * 18
+    x[0] = 1.0 if view.phase == BID else 0.0
+    for bidder, bid in view.auction_bids:
+        if bid is not None:
+            x[1 + (bidder - seat) % 3] = bid / 16.0
+    for s in range(3):
+        if view.auction_passed[s]:
+            x[4 + (s - seat) % 3] = 1.0
+    if view.auction_high is not None:
+        bid, bidder = view.auction_high
+        x[7 + (bidder - seat) % 3] = 1.0
+        x[10] = bid / 16.0
+    if view.hand1_quotas is not None:
+        for s in range(3):
+            x[11 + (s - seat) % 3] = view.hand1_quotas[s] / 17.0
+    x[14 + (view.auction_first - seat) % 3] = 1.0
+    x[17] = min(view.passed_out / 10.0, 1.0)
+    return x
+
+
+_SEAT_OFFSETS: dict[int, dict[str, int]] = {}
+
+
+def encode_seats(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation vector for any number of seats, in the layout of ``seat_features(n)`` (plus the
+    extended features with 74 actions). The reference for :func:`encode`, which is the fast path for three."""
+    rules = view.rules
+    n = len(view.hand_sizes)
+    off = _SEAT_OFFSETS.get(n)
+    if off is None:
+        off = _SEAT_OFFSETS[n] = {name: o for name, o, _ in _with_offsets(seat_features(n))}
+    size = sum(s for _, s in seat_features(n))
+    extended = rules.num_actions != NUM_ACTIONS
+    total = size + (len(EXTENDED_FEATURES) if extended else 0)
+    x = np.zeros(total, dtype=np.float32)
+    seat = view.seat
+
+    def rel(s: int) -> int:
+        return (s - seat) % n
+
+    def plane(start: int, cards: int) -> None:
+        bits = np.unpackbits(np.frombuffer(cards.to_bytes(7, "little"), dtype=np.uint8), bitorder="little")
+        x[start : start + 52] = np.maximum(x[start : start + 52], bits[:52])
+
+    plane(off["hand"], view.hand)
+    for s in range(n):
+        plane(off["played"] + 52 * rel(s), view.played[s])
+        if s != seat:
+            plane(off["gave"] + 52 * (rel(s) - 1), view.gave[s])
+            plane(off["got"] + 52 * (rel(s) - 1), view.got[s])
+    for k, card in enumerate(view.trick):
+        x[off["trick"] + 52 * rel(view.trick_leader + k) + card] = 1.0
+    plane(off["shown"], view.shown)
+    for card in view.discards or ():
+        x[off["discards"] + card] = 1.0
+    if view.kitty:
+        plane(off["kitty"], view.kitty)
+    if view.trump >= 0:
+        x[off["trump"] + view.trump] = 1.0
+    if view.led_suit >= 0:
+        x[off["led_suit"] + view.led_suit] = 1.0
+    phase = view.phase
+    if phase != ASSIGN:
+        x[off["phase"] + phase] = 1.0
+    x[off["role"] + (seat - view.dealer) % n] = 1.0
+    for s in range(n):
+        r = rel(s)
+        if view.quotas is not None:
+            x[off["quotas"] + r] = view.quotas[s] / 17.0
+        x[off["tricks_won"] + r] = view.tricks_won[s] / 17.0
+        x[off["hand_sizes"] + r] = min(view.hand_sizes[s] / 20.0, 1.0)
+        for suit in range(4):
+            if view.voids[s] >> suit & 1:
+                x[off["voids"] + 4 * r + suit] = 1.0
+        if view.previous_balances is not None:
+            x[off["previous_balances"] + r] = view.previous_balances[s] / 17.0
+        x[off["scores"] + r] = min(1.0, max(-1.0, view.scores[s] / 32.0))
+    pairs = [(a, b) for a in range(n) for b in range(n) if a != b]
+    for ex in view.exchanges:
+        x[off["exchange_counts"] + pairs.index((rel(ex.sender), rel(ex.receiver)))] += ex.count / 17.0
+    if phase == EXCHANGE:
+        for receiver, left_to_choose in view.to_send:
+            x[off["to_send"] + rel(receiver) - 1] = left_to_choose / 17.0
+    elif phase == DISCARD:
+        x[off["discards_left"]] = (rules.kitty_size - view.discard_count) / 4.0
+    x[off["tricks_played"]] = view.tricks_played / 17.0
+    x[off["kitty_taken"]] = 1.0 if view.kitty_taken else 0.0
+    if phase != OVER:
+        x[off["to_act"] + rel(view.to_act)] = 1.0
+        if phase == PLAY:
+            x[off["trick_leader"] + rel(view.trick_leader)] = 1.0
+    x[off["hand_number"]] = min(view.hand_number / 100.0, 1.0)
+    if extended:
+        x[size] = 1.0 if phase == ASSIGN else 0.0
+        x[size + 1] = 0.0 if view.quotas is None else 1.0
+    if out is None:
+        return x
+    out[:] = x
     return out
 
 
@@ -259,7 +565,14 @@ def action_mask(legal: int, num_actions: int = NUM_ACTIONS) -> np.ndarray:
     return mask if size * 8 == num_actions else mask[:num_actions]
 
 
-def describe(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation vector into its named features (for notebooks; 789 or 791 entries)."""
-    layout = EXTENDED_LAYOUT if len(obs) > OBSERVATION_SIZE else OBSERVATION_LAYOUT
+def describe(obs: np.ndarray, rules: RuleSet | None = None) -> dict[str, np.ndarray]:
+    """Split an observation vector into its named features (for notebooks). Without ``rules`` the length
+    picks the layout: 789 entries the standard one, 1016 the four-player one, else the 791 of 74-action rule
+    sets (then the entries of an option's block are left out)."""
+    if rules is not None:
+        layout = layout_of(rules)
+    elif len(obs) == FOUR_OBSERVATION_SIZE:
+        layout = FOUR_LAYOUT
+    else:
+        layout = EXTENDED_LAYOUT if len(obs) > OBSERVATION_SIZE else OBSERVATION_LAYOUT
     return {name: obs[off : off + size] for name, off, size in layout}

@@ -46,7 +46,7 @@ BACK = (43, 76, 154)
 BACK_LINE = (90, 120, 200)
 GREY = (200, 200, 200)
 
-NAMES = ("player_0", "player_1", "player_2")
+NAMES = ("player_0", "player_1", "player_2", "player_3")  # by seat; player_3 only with four players
 
 
 def _pillow() -> tuple[Any, Any, Any]:
@@ -212,9 +212,15 @@ class _Painter:
             self.text((k(600), k(10)), result, size=18, fill=GOLD)
         elif table["to_act"] is not None:
             self.text((k(600), k(10)), f"to act: {NAMES[table['to_act']]}", size=18, fill=GOLD)
-        seat_w = k(330)
-        self.seat(table, (me + 1) % 3, k(14), k(44), seat_w)
-        self.seat(table, (me + 2) % 3, width - k(14) - seat_w, k(44), seat_w)
+        n = len(table["players"])
+        if n == 3:  # left at the top left, right at the top right
+            seat_w = k(330)
+            self.seat(table, (me + 1) % 3, k(14), k(44), seat_w)
+            self.seat(table, (me + 2) % 3, width - k(14) - seat_w, k(44), seat_w)
+        else:  # four players: left, across and right along the top
+            seat_w = k(300)
+            for i, x in enumerate((k(14), (width - seat_w) / 2, width - k(14) - seat_w), 1):
+                self.seat(table, (me + i) % n, x, k(44), seat_w)
         bottom_w = width - k(300)
         self.seat(table, me, k(14), height - k(134), bottom_w)
         # middle: the open trick and the last closed one

@@ -33,6 +33,24 @@ option is on (:func:`hand_keys`):
   the hand ends; ``scores`` are then the chip totals.
 - ``assignment`` (option ``dealer_assigns_quotas``): the quotas the dealer
   gave to [dealer, eldest, middle]; null until chosen, and so is ``quotas``.
+- ``take`` (option ``one_card_kitty``): ``{"seat": s, "card": "7C"}``, the
+  holder of 2D took the face-up card and put 7C out of play, or
+  ``{"seat": s, "card": null}``, it declined; null until decided, and when the
+  face-up card is 2D. ``deal.kitty`` holds the face-up card; ``discards``
+  and ``shown`` are ``[]``.
+- ``call`` and ``maxima`` (option ``calls``): the dealer's call, ``"C"``,
+  ``"D"``, ``"H"``, ``"S"``, ``"NT"`` or ``"Miz"`` (null until made;
+  ``trump`` is the suit, null for NT and Miz), and in a misère hand the
+  maxima by seat (3, 5, 8 by role; null otherwise): then ``balances`` are
+  maxima - tricks, ``quotas`` stay the quotas.
+- ``auction`` and ``passed_out`` (option ``auction``; :data:`AUCTION_KEYS`),
+  in the entries up to and including hand 1 only: ``auction`` lists
+  ``{"seat": s, "bid": 8..16}`` or ``{"seat": s, "bid": null}`` (a pass) in
+  bidding order; ``passed_out`` is true for a deal all three passed (then
+  ``dealer``, ``quotas``, ``trump``, ``tricks_won``, ``balances`` and
+  ``scores`` are null and ``exchanges``, ``discards``, ``shown`` and
+  ``tricks`` are ``[]``). ``dealer`` and ``quotas`` are null while the
+  auction runs. ``number`` counts every entry, passed-out deals included.
 
 Cards are two-character text (``"TH"``). ``sent``, ``discards`` and trick
 cards are in the order chosen or played; ``returned``, ``shown[].cards`` and
@@ -84,12 +102,13 @@ import os
 from typing import Any
 
 from .atomic import atomic_path
-from .cards import SUIT_LETTERS, texts
-from .game import NO_SUIT, Game
+from .cards import CARD_TEXT, SUIT_LETTERS, texts
+from .game import CALL_NAMES, NO_SUIT, Game
 from .logs import HandRecord
 from .rules import RuleSet
 
 __all__ = [
+    "AUCTION_KEYS",
     "EXTRA_KEYS",
     "FORMAT",
     "HAND_KEYS",
@@ -124,8 +143,18 @@ HAND_KEYS = (
 """The keys of every hand entry, in every rule set."""
 
 
-SECTION_10_HAND_KEYS = {"assignment": "dealer_assigns_quotas", "chips": "chips"}
+SECTION_10_HAND_KEYS = {
+    "assignment": "dealer_assigns_quotas",
+    "chips": "chips",
+    "take": "one_card_kitty",
+    "call": "calls",
+    "maxima": "calls",
+}
 """Keys a hand entry has only when a section 10 option is on: key -> option."""
+
+
+AUCTION_KEYS = ("auction", "passed_out")
+"""With ``auction``: keys of the hand entries up to and including hand 1 (the auction's), and of no other."""
 
 
 def hand_keys(rules: RuleSet) -> tuple[str, ...]:
@@ -181,6 +210,17 @@ def hand_record(log: HandRecord, rules: RuleSet) -> dict[str, Any]:
         entry["assignment"] = _ints(log.assignment)
     if rules.chips:
         entry["chips"] = _ints(log.chips)
+    if log.auction is not None:
+        entry["auction"] = [{"seat": seat, "bid": bid} for seat, bid in log.auction]
+        entry["passed_out"] = log.passed_out
+    if rules.calls:
+        entry["call"] = None if log.call < 0 else CALL_NAMES[log.call]
+        entry["maxima"] = _ints(log.maxima)
+    if rules.one_card_kitty:
+        take = log.take
+        entry["take"] = (
+            None if take is None else {"seat": take[0], "card": None if take[1] is None else CARD_TEXT[take[1]]}
+        )
     return entry
 
 

@@ -19,12 +19,17 @@ from .cards import SUIT_LETTERS, CardError, parse_card, texts
 from .game import (
     ASSIGN,
     ASSIGN_ACTION_BASE,
+    BID,
+    BID_ACTION_BASE,
+    CALL_NAMES,
     DISCARD,
     EXCHANGE,
     MAX_ACTIONS,
     OVER,
+    PASS_ACTION,
     PLAY,
     SEED_LIMIT,
+    TAKE,
     TRUMP,
     TRUMP_ACTION_BASE,
     DealError,
@@ -40,6 +45,7 @@ from .game import (
 )
 from .logs import NO_SUIT, Exchange, HandRecord, Trick
 from .record_format import (
+    AUCTION_KEYS,
     EXTRA_KEYS,
     FORMAT,
     RECORD_KEYS,
@@ -106,23 +112,26 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _seat(value: Any, where: str) -> int:
-    if not is_int(value) or not 0 <= value <= 2:
-        raise _fail(where, f"expected a seat 0, 1 or 2, got {show_type(value)}")
+def _seat(value: Any, where: str, n: int = 3) -> int:
+    """A seat 0 .. n-1 (n players)."""
+    if not is_int(value) or not 0 <= value < n:
+        seats = "0, 1 or 2" if n == 3 else "0, 1, 2 or 3"
+        raise _fail(where, f"expected a seat {seats}, got {show_type(value)}")
     return value
 
 
-def _ints3(value: Any, where: str) -> list[int] | None:
+def _ints3(value: Any, where: str, n: int = 3) -> list[int] | None:
+    """Null or a list of n integers (by absolute seat; n = 4 with four players)."""
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) != 3 or not all(is_int(v) for v in value):
-        raise _fail(where, f"expected null or a list of 3 integers (by absolute seat), got {show(value)}")
+    if not isinstance(value, list) or len(value) != n or not all(is_int(v) for v in value):
+        raise _fail(where, f"expected null or a list of {n} integers (by absolute seat), got {show(value)}")
     return list(value)
 
 
-def _tuple3(hand: dict[str, Any], key: str, where: str) -> tuple[int, ...] | None:
-    """An optional field of 3 integers of a hand entry (absent: None), as a tuple."""
-    values = _ints3(hand.get(key), f"{where}, {key}")
+def _tuple3(hand: dict[str, Any], key: str, where: str, n: int = 3) -> tuple[int, ...] | None:
+    """An optional field of n integers of a hand entry (absent: None), as a tuple."""
+    values = _ints3(hand.get(key), f"{where}, {key}", n)
     return None if values is None else tuple(values)
 
 
@@ -198,10 +207,10 @@ def _parse_rules(value: Any) -> RuleSet:
     return rules
 
 
-def _parse_exchange(value: Any, where: str) -> Exchange:
+def _parse_exchange(value: Any, where: str, n: int) -> Exchange:
     entry = _dict(value, where)
-    sender = _seat(_get(entry, "from", where), f"{where}, from")
-    receiver = _seat(_get(entry, "to", where), f"{where}, to")
+    sender = _seat(_get(entry, "from", where), f"{where}, from", n)
+    receiver = _seat(_get(entry, "to", where), f"{where}, to", n)
     if sender == receiver:
         raise _fail(where, f"seat {sender} exchanges with itself")
     sent = _cards(_get(entry, "sent", where), f"{where}, sent")
@@ -211,25 +220,52 @@ def _parse_exchange(value: Any, where: str) -> Exchange:
     return Exchange(sender, receiver, len(sent), tuple(sent), None if returned is None else tuple(returned))
 
 
-def _parse_trick(value: Any, where: str, last: bool) -> Trick:
+def _parse_trick(value: Any, where: str, last: bool, n: int) -> Trick:
     entry = _dict(value, where)
-    leader = _seat(_get(entry, "leader", where), f"{where}, leader")
+    leader = _seat(_get(entry, "leader", where), f"{where}, leader", n)
     cards = _cards(_get(entry, "cards", where), where)
     winner = _get(entry, "winner", where)
     if winner is not None:
-        winner = _seat(winner, f"{where}, winner")
-    if len(cards) > 3:
-        raise _fail(where, f"{len(cards)} cards; a trick has 3")
-    if len(cards) < 3 and not last:
+        winner = _seat(winner, f"{where}, winner", n)
+    if len(cards) > n:
+        raise _fail(where, f"{len(cards)} cards; a trick has {n}")
+    if len(cards) < n and not last:
         raise _fail(where, f"only {len(cards)} card(s), but more tricks follow; only the current trick is incomplete")
     return Trick(leader, tuple(cards), winner)
 
 
-def _parse_hand(value: Any, index: int, rules: RuleSet) -> HandRecord:
+def _parse_auction(hand: dict[str, Any], where: str) -> tuple[tuple[tuple[int, int | None], ...], bool]:
+    bids = []
+    for i, entry in enumerate(_list(hand["auction"], f"{where}, auction"), 1):
+        entry_where = f"{where}, auction, bid {i}"
+        entry = _dict(entry, entry_where)
+        extra = sorted(set(entry) - {"seat", "bid"})
+        if extra:
+            raise _fail(entry_where, f"unknown key(s) {extra}; a bid has 'seat' and 'bid' (null for a pass)")
+        seat = _seat(_get(entry, "seat", entry_where), f"{entry_where}, seat")
+        bid = _get(entry, "bid", entry_where)
+        if bid is not None and (not is_int(bid) or not 8 <= bid <= 16):
+            raise _fail(f"{entry_where}, bid", f"expected null (a pass) or a bid 8-16, got {show(bid)}")
+        bids.append((seat, bid))
+    passed_out = hand["passed_out"]
+    if not isinstance(passed_out, bool):
+        raise _fail(f"{where}, passed_out", f"expected true or false, got {show_type(passed_out)}")
+    return tuple(bids), passed_out
+
+
+def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = False) -> HandRecord:
+    """One hand entry; ``auction_entry``: an entry up to and including hand 1 of an auction game."""
     where = f"hand {index + 1}"
     hand = _dict(value, where)
-    for key in hand_keys(rules):
+    for key in hand_keys(rules) + (AUCTION_KEYS if auction_entry else ()):
         _get(hand, key, where)
+    if not auction_entry:
+        for key in AUCTION_KEYS:
+            if key in hand:
+                raise _fail(
+                    f"{where}, {key}",
+                    f"a record has {key!r} only in the entries up to and including hand 1, with the auction option",
+                )
     for key, option in SECTION_10_HAND_KEYS.items():
         if key in hand and not getattr(rules, option):
             raise _fail(f"{where}, {key}", f"a record has {key!r} only when the rules' {option} option is on")
@@ -238,15 +274,18 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> HandRecord:
         raise _fail(
             f"{where}, number", f"expected {index + 1} (hands are numbered 1, 2, ... in order), got {show(number)}"
         )
-    dealer = _seat(hand["dealer"], f"{where}, dealer")
-    quotas = _tuple3(hand, "quotas", where)
+    n = rules.num_players
+    dealer = None if auction_entry and hand["dealer"] is None else _seat(hand["dealer"], f"{where}, dealer", n)
+    quotas = _tuple3(hand, "quotas", where, n)
     assignment = None
     if rules.dealer_assigns_quotas:
         assignment = _tuple3(hand, "assignment", where)
         if (quotas is None) != (assignment is None):
             raise _fail(f"{where}, quotas", "null exactly while the assignment is null (the dealer has not chosen)")
-    elif quotas is None:
+    elif quotas is None and not auction_entry:
         raise _fail(f"{where}, quotas", "null; the quotas of a hand are known from its start")
+    elif (quotas is None) != (dealer is None):
+        raise _fail(f"{where}, quotas", "null exactly while the dealer is null (before the auction is won)")
     deal_where = f"{where}, deal"
     deal = _dict(hand["deal"], deal_where)
     deal_ids = {
@@ -264,7 +303,7 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> HandRecord:
     except DealError as err:
         raise ReplayError(str(err)) from None
     exchanges = tuple(
-        _parse_exchange(e, f"{where}, exchange {i}")
+        _parse_exchange(e, f"{where}, exchange {i}", n)
         for i, e in enumerate(_list(hand["exchanges"], f"{where}, exchanges"), 1)
     )
     trump = hand["trump"]
@@ -283,15 +322,18 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> HandRecord:
         for i, entry in enumerate(_list(hand["shown"], f"{where}, shown"), 1):
             entry_where = f"{where}, shown {i}"
             entry = _dict(entry, entry_where)
-            to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to")
+            to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to", n)
             shown.append((to, tuple(_cards(_get(entry, "cards", entry_where), f"{entry_where}, cards"))))
         shown = tuple(shown)
     tricks = None
     if hand["tricks"] is not None:
         items = _list(hand["tricks"], f"{where}, tricks")
-        tricks = tuple(_parse_trick(t, f"{where}, trick {i}", i == len(items)) for i, t in enumerate(items, 1))
+        tricks = tuple(_parse_trick(t, f"{where}, trick {i}", i == len(items), n) for i, t in enumerate(items, 1))
     results = ("tricks_won", "balances", "scores", "chips")  # (assignment: checked above)
-    tricks_won, balances, scores, chips = (_tuple3(hand, key, where) for key in results)
+    tricks_won, balances, scores, chips = (_tuple3(hand, key, where, n) for key in results)
+    take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
+    call, maxima = _parse_call(hand, where) if rules.calls else (-1, None)
+    auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
     return HandRecord(
         number,
         dealer,
@@ -303,12 +345,40 @@ def _parse_hand(value: Any, index: int, rules: RuleSet) -> HandRecord:
         trump,
         discards,
         shown,
+        take,
+        auction,
+        passed_out,
+        call,
+        maxima,
         tricks,
         tricks_won,
         balances,
         chips,
         scores,
     )
+
+
+def _parse_call(hand: dict[str, Any], where: str) -> tuple[int, tuple[int, ...] | None]:
+    """The call (-1 when null) and the maxima of a hand entry with the calls option."""
+    maxima = _tuple3(hand, "maxima", where)
+    value = hand["call"]
+    if value is None:
+        return -1, maxima
+    if not isinstance(value, str) or value.strip().upper() not in [n.upper() for n in CALL_NAMES]:
+        raise _fail(f"{where}, call", f"expected null or one of {list(CALL_NAMES)}, got {show_type(value)}")
+    return [n.upper() for n in CALL_NAMES].index(value.strip().upper()), maxima
+
+
+def _parse_take(value: Any, where: str) -> tuple[int, int | None] | None:
+    if value is None:
+        return None
+    entry = _dict(value, where)
+    extra = sorted(set(entry) - {"seat", "card"})
+    if extra:
+        raise _fail(where, f"unknown key(s) {extra}; a take has 'seat' and 'card' (null when declined)")
+    seat = _seat(_get(entry, "seat", where), f"{where}, seat")
+    card = _get(entry, "card", where)
+    return seat, None if card is None else _card(card, f"{where}, card")
 
 
 def _parse_record(record: Any) -> _Record:
@@ -329,7 +399,8 @@ def _parse_record(record: Any) -> _Record:
         check_seed(seed)
     except ValueError as err:
         raise _fail("seed", str(err)) from None
-    first_dealer = _seat(record["first_dealer"], "first_dealer")
+    n = rules.num_players
+    first_dealer = _seat(record["first_dealer"], "first_dealer", n)
     truncated = record["truncated"]
     if not isinstance(truncated, bool):
         raise _fail("truncated", f"expected true or false, got {show_type(truncated)}")
@@ -337,13 +408,18 @@ def _parse_record(record: Any) -> _Record:
     if winner is not None and not is_int(winner):
         if not isinstance(winner, list) or not winner:
             raise _fail("winner", f"expected null, a seat or a sorted list of seats, got {show(winner)}")
-        winner = [_seat(w, "winner") for w in winner]
+        winner = [_seat(w, "winner", n) for w in winner]
     elif winner is not None:
-        winner = _seat(winner, "winner")
+        winner = _seat(winner, "winner", n)
     hands_in = _list(record["hands"], "hands")
     if not hands_in:
         raise _fail("hands", "empty; a record holds hand 1 (with its deal) from the start")
-    hands = [_parse_hand(h, i, rules) for i, h in enumerate(hands_in)]
+    hands = []
+    auction_open = rules.auction  # entries up to and including hand 1 carry the auction
+    for i, h in enumerate(hands_in):
+        hands.append(_parse_hand(h, i, rules, auction_open))
+        if auction_open and not hands[-1].passed_out:
+            auction_open = False
     if "max_hands" in record:
         max_hands = record["max_hands"]
         if max_hands is not None and (not is_int(max_hands) or max_hands < 1):
@@ -351,7 +427,7 @@ def _parse_record(record: Any) -> _Record:
     else:
         max_hands = len(hands) if truncated else None
     try:
-        start_balances = check_start_balances(_ints3(record.get("start_balances"), "start_balances"), rules)
+        start_balances = check_start_balances(_ints3(record.get("start_balances"), "start_balances", n), rules)
     except ValueError as err:
         if isinstance(err, ReplayError):
             raise
@@ -393,6 +469,13 @@ def _canon_field(key: str, value: Any) -> Any:
     if key == "shown":
         entries = [{"to": e["to"], "cards": _canon_cards(e["cards"], False)} for e in value]
         return sorted(entries, key=lambda e: (e["to"], [parse_card(c) for c in e["cards"]]))
+    if key == "call":
+        return value.strip().upper()
+    if key == "take":
+        return {
+            "seat": value["seat"],
+            "card": None if value["card"] is None else _canon_cards([value["card"]], True)[0],
+        }
     if key == "tricks":
         return [
             {"leader": t["leader"], "cards": _canon_cards(t["cards"], True), "winner": t["winner"]}
@@ -467,6 +550,10 @@ def _state(game: Game) -> str:
         return f"the dealer (seat {game.dealer}) has to name trump"
     if phase == ASSIGN:
         return f"the dealer (seat {game.dealer}) has to assign the quotas"
+    if phase == TAKE:
+        return f"seat {game.current}, holding 2D, has to take the face-up card or decline it"
+    if phase == BID:
+        return f"seat {game.current} has to bid or pass in the auction"
     if phase == DISCARD:
         done = len(game.log.discards or [])
         return f"the dealer (seat {game.dealer}) has discarded {done} of {game.rules.kitty_size} cards"
@@ -483,6 +570,8 @@ _WANTED = {
     DISCARD: "a discard",
     PLAY: "a card to a trick",
     ASSIGN: "the quota assignment",
+    TAKE: "taking the face-up card",
+    BID: "a bid",
 }
 
 
@@ -545,12 +634,46 @@ def _replay_assignment(game: Game, hand: HandRecord, raw: dict[str, Any], log: H
     _check_fields(where, raw, log, game.rules, ("assignment", "quotas"))
 
 
+_PRE_PLAY = ("exchanges", "trump", "discards", "shown")
+
+
+def _replay_take(game: Game, hand: HandRecord, where: str) -> None:
+    step = f"{where}, take"
+    seat, card = hand.take  # type: ignore[misc]
+    _expect(game, hand.number, TAKE, step)
+    if seat != game.current:
+        raise _fail(
+            f"{step}, seat",
+            f"the record has seat {seat}, but seat {game.current} holds 2D after the exchange and decides",
+        )
+    _apply(game, PASS_ACTION if card is None else card, f"{step}, card")
+
+
+def _replay_auction(game: Game, hand: HandRecord, raw: dict[str, Any], log: HandLog, where: str) -> None:
+    for k, (seat, bid) in enumerate(hand.auction or (), 1):
+        step = f"{where}, auction, bid {k}"
+        _expect(game, hand.number, BID, step)
+        if seat != game.current:
+            raise _fail(
+                f"{step}, seat",
+                f"the record has seat {seat}, but seat {game.current} bids now (clockwise from the first bidder, "
+                f"skipping players who passed)",
+            )
+        _apply(game, PASS_ACTION if bid is None else BID_ACTION_BASE + bid - 8, step)
+    _check_fields(where, raw, log, game.rules, AUCTION_KEYS)
+
+
 def _replay_hand(game: Game, index: int, hand: HandRecord, raw: dict[str, Any], last: bool) -> None:
     number = index + 1
     where = f"hand {number}"
     if len(game.history) < number:
         raise _fail(where, f"the game was over after hand {number - 1} ({_end_text(game)}), but the record goes on")
     log = game.history[index]
+    if hand.auction is not None:
+        _replay_auction(game, hand, raw, log, where)
+        if hand.passed_out:  # no hand was played: every field is as the engine wrote it
+            _check_fields(where, raw, log, game.rules, hand_keys(game.rules))
+            return
     if hand.dealer != log.dealer:
         why = "as first_dealer says" if number == 1 else "the deal passes to the left: the previous eldest deals"
         raise _fail(f"{where}, dealer", f"the record has seat {hand.dealer}, but seat {log.dealer} deals ({why})")
@@ -566,7 +689,12 @@ def _replay_hand(game: Game, index: int, hand: HandRecord, raw: dict[str, Any], 
             _replay_assignment(game, hand, raw, log, where)
         elif stage in ("exchange", "send"):
             _replay_exchanges(game, hand, raw, log, where, check=stage == "exchange")
-        elif stage == "trump" and hand.trump != NO_SUIT:
+        elif stage == "trump" and game.rules.calls and hand.call >= 0:
+            step = f"{where}, call"
+            _expect(game, number, TRUMP, step)
+            _apply(game, TRUMP_ACTION_BASE + hand.call, step)
+            _check_fields(where, raw, log, game.rules, ("call", "maxima", "trump"))
+        elif stage == "trump" and hand.trump != NO_SUIT and not game.rules.calls:
             step = f"{where}, trump"
             _expect(game, number, TRUMP, step)
             _apply(game, TRUMP_ACTION_BASE + hand.trump, step)
@@ -575,7 +703,10 @@ def _replay_hand(game: Game, index: int, hand: HandRecord, raw: dict[str, Any], 
                 step = f"{where}, discard {k}"
                 _expect(game, number, DISCARD, step)
                 _apply(game, card, step)
-    _check_fields(where, raw, log, game.rules, ("exchanges", "trump", "discards", "shown"))
+        elif stage == "take" and hand.take is not None:
+            _replay_take(game, hand, where)
+    checked = ("exchanges", "trump", "discards", "shown", "take") if game.rules.one_card_kitty else _PRE_PLAY
+    _check_fields(where, raw, log, game.rules, checked)
     for t, trick in enumerate(hand.tricks or [], 1):
         step = f"{where}, trick {t}"
         for k, card in enumerate(trick.cards, 1):

@@ -62,6 +62,11 @@ class TurnBasedEnv(MultiAgentEnv):
         if names not in AGENT_NAMES:
             raise ValueError(f"agent_names must be 'seats' or 'roles', got {names!r}")
         self.aec = raw_env(**config)
+        if self.aec.rules.num_players != 3:
+            raise ValueError(
+                f"the RLlib adapter plays three players; {self.aec.rules.name!r} has {self.aec.rules.num_players} "
+                f"(docs/rules.md 10.6): use sm_env.env for four"
+            )
         if names == "roles" and self.aec.episode != "hand":
             raise ValueError("agent_names='roles' needs episode='hand' (roles change from hand to hand in a game)")
         self.agent_names = names

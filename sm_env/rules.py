@@ -37,10 +37,18 @@ Options (all off in "standard"):
                             the previous hand exchanges first
 ``kitty_trick``             the dealer's 4 discards count as its first trick
                             (17 tricks; sets pickup_before_discard)
+``auction``                 Woburn first-round auction: bids 8-16 (actions
+                            58 pass, 59-67) decide hand 1's dealer and quotas
+``calls``                   the dealer calls a suit, no trump (56) or misère
+                            (57) instead of trump; each player makes each call
+                            once, so the game lasts 18 hands (no exchange)
+``one_card_kitty``          17 cards each, the 52nd face up; after trump the
+                            holder of 2D may take it, putting a card out of
+                            play (action 58 declines; 9-5-3, 13 tricks win)
+``players``                 3 (the default) or 4: four players, 12 cards
+                            each, quotas (dealer, eldest, third, fourth)
+                            summing to 12, 9 tricks win (section 10.6)
 ==========================  ==================================================
-
-Section 10 options not listed here are not implemented yet; asking for one
-is refused as an unknown option.
 
 Decisions where docs/rules.md is open:
 
@@ -48,7 +56,26 @@ Decisions where docs/rules.md is open:
   target_score, dealer_makes_quota, fixed_hands) is set; then it is off
   unless given explicitly.
 - ``quotas`` defaults to 8-5-3, or 8-6-3 with ``no_kitty_51``, or 9-5-3 with
-  ``kitty_trick`` (17 tricks counted).
+  ``kitty_trick`` or ``one_card_kitty`` (17 tricks counted), or 5-3-2-2 with
+  four players.
+- ``win_tricks`` defaults to 13 with ``one_card_kitty`` (docs/rules.md 10.5).
+- ``one_card_kitty`` is refused with ``pickup_before_discard`` (and so
+  ``trump_after_kitty``), ``kitty_before_exchange``, ``kitty_trick`` and
+  ``no_kitty_51``: it has no kitty to take and no discards.
+- ``calls`` turns ``no_exchange`` on (it implies it), needs the quotas
+  8-5-3, sets no 12-trick rule (``win_tricks`` stays null unless given) and
+  is refused with ``auction``, ``kitty_before_exchange``,
+  ``trump_after_kitty``, ``kitty_trick``, ``one_card_kitty``,
+  ``no_kitty_51``, ``dealer_assigns_quotas`` and ``fixed_hands`` above 18
+  (docs/rules.md 10.3).
+- ``auction`` is refused with ``kitty_trick``, ``one_card_kitty``,
+  ``no_kitty_51`` and ``dealer_assigns_quotas`` (docs/rules.md 10.2); from
+  hand 2 on the quotas are the rule set's (any triple summing to 16).
+- Four players (``players: 4``): 12 tricks a hand; ``win_tricks`` defaults
+  to 9 instead of 12; ``dealer_makes_quota`` counts from hand 4. Refused
+  with ``no_kitty_51``, ``kitty_trick``, ``dealer_assigns_quotas``,
+  ``one_card_kitty``, ``auction`` and ``calls`` (docs/rules.md 10.2, 10.3,
+  10.5, 10.6).
 - End conditions are checked at the end of each hand in the table order
   (win_tricks, win_margin, target_score, dealer_makes_quota, fixed_hands);
   the first one met decides. Among the players meeting it, the highest
@@ -56,7 +83,9 @@ Decisions where docs/rules.md is open:
   shares the win. ``fixed_hands`` and the symmetric target compare running
   scores.
 - Equal quotas (a custom triple): where an order "by current quota" is
-  needed, ties go in role order dealer, eldest, middle.
+  needed, ties go in role order dealer, eldest, middle; with four players
+  in play order from the eldest (eldest, third, fourth, dealer), as
+  docs/rules.md 10.6 says.
 - ``kitty_before_exchange`` and ``kitty_trick`` imply
   ``pickup_before_discard``: the rule set turns it on (so a record lists it
   as true).
@@ -83,23 +112,30 @@ SECTION_10_OPTIONS = (
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
     "kitty_trick",
+    "one_card_kitty",
+    "auction",
+    "calls",
 )
-"""The section 10 options (docs/rules.md): all booleans, off in every preset."""
+"""The section 10 boolean options (docs/rules.md): off in every preset but section 10's."""
 
 OPTION_NAMES = (
-    "pickup_before_discard",
-    "trump_after_kitty",
-    "quotas",
-    "no_exchange",
-    "max_exchange",
-    "win_tricks",
-    "win_margin",
-    "target_score",
-    "target_symmetric",
-    "dealer_makes_quota",
-    "fixed_hands",
-    "no_kitty_51",
-) + SECTION_10_OPTIONS
+    (
+        "pickup_before_discard",
+        "trump_after_kitty",
+        "quotas",
+        "no_exchange",
+        "max_exchange",
+        "win_tricks",
+        "win_margin",
+        "target_score",
+        "target_symmetric",
+        "dealer_makes_quota",
+        "fixed_hands",
+        "no_kitty_51",
+    )
+    + SECTION_10_OPTIONS
+    + ("players",)
+)
 _BOOL_OPTIONS = (
     "pickup_before_discard",
     "trump_after_kitty",
@@ -109,6 +145,12 @@ _BOOL_OPTIONS = (
 ) + SECTION_10_OPTIONS
 
 _INT_OPTIONS = ("max_exchange", "win_tricks", "win_margin", "target_score", "fixed_hands")
+
+PLAYER_COUNTS = (3, 4)
+"""The allowed values of the ``players`` option (docs/rules.md 1 and 10.6)."""
+
+FOUR_PLAYER_REFUSED = ("no_kitty_51", "kitty_trick", "dealer_assigns_quotas", "one_card_kitty", "auction", "calls")
+"""Options that make no sense with four players (docs/rules.md 10.6)."""
 
 
 _STANDARD_VALUES: dict[str, Any] = {
@@ -131,6 +173,10 @@ _STANDARD_VALUES: dict[str, Any] = {
     "dealer_assigns_quotas": False,
     "first_up_exchanges_first": False,
     "kitty_trick": False,
+    "one_card_kitty": False,
+    "auction": False,
+    "calls": False,
+    "players": 3,
 }
 
 
@@ -167,6 +213,11 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
         "pickup_before_discard": True,
         "first_up_exchanges_first": True,
     },
+    "9-5-3-one-card": {"quotas": (9, 5, 3), "one_card_kitty": True},
+    "woburn-auction": {"auction": True, "max_exchange": 3},
+    "calls": {"calls": True, "no_exchange": True},
+    "four-5-3-2-2": {"players": 4, "quotas": (5, 3, 2, 2), "win_tricks": 9},
+    "four-6-3-2-1": {"players": 4, "quotas": (6, 3, 2, 1), "win_tricks": 9},
 }
 
 
@@ -181,7 +232,7 @@ class RuleSet:
     name: str | None = None
     pickup_before_discard: bool = False
     trump_after_kitty: bool = False
-    quotas: tuple[int, int, int] | None = None
+    quotas: tuple[int, ...] | None = None
     no_exchange: bool = False
     max_exchange: int | None = None
     win_tricks: int | None = None
@@ -198,6 +249,10 @@ class RuleSet:
     dealer_assigns_quotas: bool = False
     first_up_exchanges_first: bool = False
     kitty_trick: bool = False
+    one_card_kitty: bool = False
+    auction: bool = False
+    calls: bool = False
+    players: int = 3
 
     def __post_init__(self) -> None:
         if self.name is not None and not isinstance(self.name, str):
@@ -209,27 +264,40 @@ class RuleSet:
             elif not isinstance(value, bool):
                 raise RulesError(f"rule option {key!r} must be true or false, got {value!r}")
         self._check_dealer_makes_quota()
+        self._check_players()
         for key in _INT_OPTIONS:
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise RulesError(f"rule option {key!r} must be an integer or null, got {value!r}")
         tricks = self.tricks_per_hand
         quotas = self.quotas
+        n = self.players
+        roles = "[dealer, eldest, middle]" if n == 3 else "[dealer, eldest, third, fourth]"
         if quotas is None:
-            quotas = (8, 6, 3) if self.no_kitty_51 else (9, 5, 3) if self.kitty_trick else (8, 5, 3)
+            quotas = (
+                (5, 3, 2, 2)
+                if n == 4
+                else (8, 6, 3)
+                if self.no_kitty_51
+                else (9, 5, 3)
+                if self.kitty_trick or self.one_card_kitty
+                else (8, 5, 3)
+            )
         if not isinstance(quotas, (list, tuple)):
             # a set or dict has no dependable order: the quotas are by role, so the order is the meaning
-            raise RulesError(
-                f"rule option 'quotas' must be an ordered list [dealer, eldest, middle], got {type(quotas).__name__}"
-            )
+            raise RulesError(f"rule option 'quotas' must be an ordered list {roles}, got {type(quotas).__name__}")
         quotas = tuple(quotas)
-        if len(quotas) != 3 or any(isinstance(q, bool) or not isinstance(q, int) or q < 0 for q in quotas):
-            raise RulesError(f"rule option 'quotas' must be three whole numbers >= 0, got {list(quotas)}")
+        if len(quotas) != n or any(isinstance(q, bool) or not isinstance(q, int) or q < 0 for q in quotas):
+            raise RulesError(
+                f"rule option 'quotas' must be {n} whole numbers >= 0 {roles} with {n} players, got {list(quotas)}"
+            )
         if sum(quotas) != tricks:
             raise RulesError(
                 f"quotas {list(quotas)} sum to {sum(quotas)}, but a hand has {tricks} tricks: they must sum to {tricks}"
             )
         object.__setattr__(self, "quotas", quotas)
+        if self.calls:
+            self._check_calls(quotas)
         self._check_phase_order()
         if self.trump_after_kitty and not self.pickup_before_discard:
             raise RulesError("trump_after_kitty needs pickup_before_discard (the dealer must hold the kitty to see it)")
@@ -258,8 +326,8 @@ class RuleSet:
                 f"dealer_makes_quota 'up' needs the dealer to take more than its quota {quotas[0]}, but a hand has "
                 f"only {tricks} tricks: lower the dealer's quota or use dealer_makes_quota true"
             )
-        if self.win_tricks is None and not self._other_end_condition():
-            object.__setattr__(self, "win_tricks", 12)
+        if self.win_tricks is None and not self._other_end_condition() and not self.calls:
+            object.__setattr__(self, "win_tricks", self.default_win_tricks)
         object.__setattr__(self, "name", self._checked_name())
 
     def _check_phase_order(self) -> None:
@@ -279,11 +347,70 @@ class RuleSet:
             raise RulesError(
                 f"{order[0]} orders the exchange or the phases around it; it makes no sense with no_exchange"
             )
+        if self.one_card_kitty:
+            clash = [
+                k
+                for k in ("pickup_before_discard", "kitty_before_exchange", "kitty_trick", "no_kitty_51")
+                if getattr(self, k)
+            ]
+            if clash:
+                raise RulesError(
+                    f"one_card_kitty has a single face-up card and no kitty to take or discards: it makes no sense "
+                    f"with {' and '.join(clash)}"
+                )
+        if self.auction:
+            clash = [
+                k for k in ("kitty_trick", "one_card_kitty", "no_kitty_51", "dealer_assigns_quotas") if getattr(self, k)
+            ]
+            if clash:
+                raise RulesError(
+                    f"auction (the Woburn first-round auction, docs/rules.md 10.2) is not combined with "
+                    f"{' and '.join(clash)}"
+                )
         for option in ("kitty_before_exchange", "kitty_trick"):  # both imply pickup_before_discard
             if getattr(self, option):
                 if self.no_kitty_51:
                     raise RulesError(f"{option} takes the kitty, but no_kitty_51 has none")
                 object.__setattr__(self, "pickup_before_discard", True)
+
+    def _check_calls(self, quotas: tuple[int, ...]) -> None:
+        """docs/rules.md 10.3: 8-5-3, no exchange, 18 hands; the refused combinations."""
+        clash = [
+            k
+            for k in (
+                "auction",
+                "kitty_before_exchange",
+                "trump_after_kitty",
+                "kitty_trick",
+                "one_card_kitty",
+                "no_kitty_51",
+                "dealer_assigns_quotas",
+            )
+            if getattr(self, k)
+        ]
+        if clash:
+            raise RulesError(f"calls (docs/rules.md 10.3) is not combined with {' and '.join(clash)}")
+        if quotas != (8, 5, 3):
+            raise RulesError(f"calls needs the quotas 8-5-3 (a misère hand turns them into maxima), got {list(quotas)}")
+        if self.fixed_hands is not None and self.fixed_hands > 18:
+            raise RulesError(f"calls ends the game after hand 18; fixed_hands {self.fixed_hands} is more than 18")
+        object.__setattr__(self, "no_exchange", True)
+
+    def _check_players(self) -> None:
+        """docs/rules.md 10.6: 3 or 4 players; four players refuse the options that need three."""
+        value = self.players
+        if value is None:
+            object.__setattr__(self, "players", 3)
+            value = 3
+        if type(value) is not int or value not in PLAYER_COUNTS:
+            raise RulesError(f"rule option 'players' must be 3 or 4, got {value!r}")
+        if value == 4:
+            refused = [key for key in FOUR_PLAYER_REFUSED if getattr(self, key)]
+            if refused:
+                raise RulesError(
+                    f"{refused[0]} makes no sense with four players (players: 4); four players are not combined "
+                    f"with {', '.join(FOUR_PLAYER_REFUSED)}"
+                )
 
     def _check_dealer_makes_quota(self) -> None:
         value = self.dealer_makes_quota
@@ -318,6 +445,10 @@ class RuleSet:
             preset_options.get(key) for key in ("win_margin", "target_score", "dealer_makes_quota", "fixed_hands")
         ):
             expected["win_tricks"] = None
+        elif "win_tricks" not in preset_options and preset_options.get("one_card_kitty"):
+            expected["win_tricks"] = 13
+        elif "win_tricks" not in preset_options and preset_options.get("calls"):
+            expected["win_tricks"] = None
         return all(getattr(self, key) == expected[key] for key in OPTION_NAMES)
 
     def _other_end_condition(self) -> bool:
@@ -329,25 +460,49 @@ class RuleSet:
         )
 
     @property
+    def num_players(self) -> int:
+        """Seats at the table: 3, or 4 with ``players: 4`` (docs/rules.md 10.6)."""
+        return self.players
+
+    @property
     def tricks_per_hand(self) -> int:
         """Tricks counted in a hand (what the quotas sum to): 16, or 17 with no_kitty_51 (17 played) or
-        kitty_trick (16 played plus the dealer's kitty trick)."""
-        return 17 if self.no_kitty_51 or self.kitty_trick else 16
+        kitty_trick (16 played plus the dealer's kitty trick) or one_card_kitty (17 played), or 12 with four
+        players."""
+        if self.players == 4:
+            return 12
+        return 17 if self.no_kitty_51 or self.kitty_trick or self.one_card_kitty else 16
+
+    @property
+    def default_win_tricks(self) -> int:
+        """The tricks that win when no other end condition is set: 12, or 13 with one_card_kitty (10.5), or 9
+        with four players (10.6)."""
+        if self.players == 4:
+            return 9
+        return 13 if self.one_card_kitty else 12
 
     @functools.cached_property  # read on every action and observation: decided once per rule set
     def num_actions(self) -> int:
         """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
-        return 74 if self.dealer_assigns_quotas else 56
+        return 74 if self.dealer_assigns_quotas or self.one_card_kitty or self.auction or self.calls else 56
 
     @property
     def hand_size(self) -> int:
-        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51."""
-        return 17 if self.no_kitty_51 else 16
+        """Cards dealt to each seat, and tricks played in a hand: 16, or 17 with no_kitty_51 or one_card_kitty,
+        or 12 with four players."""
+        if self.players == 4:
+            return 12
+        return 17 if self.no_kitty_51 or self.one_card_kitty else 16
 
     @property
     def kitty_size(self) -> int:
-        """Cards in the kitty (and discarded by the dealer)."""
-        return 0 if self.no_kitty_51 else 4
+        """Cards in the kitty that the dealer takes (and discards): 4, or 0 with no_kitty_51 or one_card_kitty."""
+        return 0 if self.no_kitty_51 or self.one_card_kitty else 4
+
+    @property
+    def aside_size(self) -> int:
+        """Cards put aside at the deal (a deal's ``kitty``): the kitty, or the face-up card of one_card_kitty."""
+        return 1 if self.one_card_kitty else self.kitty_size
 
     def options(self) -> dict[str, Any]:
         """Every option by name, as the ``rules`` field of a game record."""

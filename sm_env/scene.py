@@ -14,7 +14,7 @@ Two builders, one layout:
   Its public part comes from a player view too; only the hidden cards are
   added from the game.
 
-Layout (cards as two-character text, seats absolute 0-2; lists by seat)::
+Layout (cards as two-character text, seats absolute 0-2, 0-3 with four players; lists by seat)::
 
     {"mode": "seat" | "all", "seat": 0 | null, "rules": "standard",
      "hand_number": 3, "phase": "play", "to_act": 1 | null, "dealer": 2,
@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, from_mask
-from .game import EXCHANGE, OVER, PHASE_NAMES, PLAY, Game, action_text
+from .game import EXCHANGE, OVER, PHASE_NAMES, PLAY, Game, action_text, role_names
 from .knowledge import ExchangeView, PlayerView, player_view
 from .logs import ExchangeLog
 
@@ -76,20 +76,26 @@ def _exchange(e: ExchangeView | ExchangeLog) -> dict[str, Any]:
     }
 
 
-def _trick(leader: int, cards: Sequence[int]) -> list[dict[str, Any]]:
-    return [{"seat": (leader + i) % 3, "card": CARD_TEXT[c]} for i, c in enumerate(cards)]
+def _trick(leader: int, cards: Sequence[int], n: int) -> list[dict[str, Any]]:
+    return [{"seat": (leader + i) % n, "card": CARD_TEXT[c]} for i, c in enumerate(cards)]
 
 
 def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
     """The part of the table every seat sees alike (read from a view)."""
+    seats = len(view.hand_sizes)
+    roles = role_names(view.rules)
     tricks = [
-        {"number": n, "leader": t.leader, "cards": _trick(t.leader, t.cards), "winner": t.winner}
+        {"number": n, "leader": t.leader, "cards": _trick(t.leader, t.cards, seats), "winner": t.winner}
         for n, t in enumerate(view.tricks(), 1)
     ]
     open_trick = None
     if view.phase == PLAY:
         number = view.tricks_played + 1
-        open_trick = {"number": number, "leader": view.trick_leader, "cards": _trick(view.trick_leader, view.trick)}
+        open_trick = {
+            "number": number,
+            "leader": view.trick_leader,
+            "cards": _trick(view.trick_leader, view.trick, seats),
+        }
     winner = view.winner
     return {
         "rules": view.rules.name,
@@ -101,14 +107,14 @@ def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
             {
                 "seat": s,
                 "name": names[s],
-                "role": ROLES[view.role(s)],
+                "role": roles[view.role(s)],
                 "quota": None if view.quotas is None else view.quotas[s],  # None until the dealer assigns them
                 "tricks": view.tricks_won[s],
                 "score": view.scores[s],
                 "cards": view.hand_sizes[s],
                 "voids": [SUIT_LETTERS[u] for u in range(4) if view.voids[s] >> u & 1],
             }
-            for s in range(3)
+            for s in range(seats)
         ],
         "previous_balances": None if view.previous_balances is None else list(view.previous_balances),
         "trump": SUIT_LETTERS[view.trump] if view.trump >= 0 else None,
@@ -133,7 +139,7 @@ def seat_table(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
     """The table as ``view.seat`` sees it: built from the view alone."""
     table = _public(view, names)
     me = view.seat
-    hands: list[list[str] | None] = [None, None, None]
+    hands: list[list[str] | None] = [None] * len(view.hand_sizes)
     hands[me] = sorted_cards(view.hand)
     legal, choices = _choices(view.legal, view.rules)
     table.update(

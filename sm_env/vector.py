@@ -40,6 +40,13 @@ Interface::
 - ``observe(rows=None, seats=None, out=None)``: the observations of some
   slots, of the player to act or of given seats; ``out`` (float32 [len, O])
   is filled instead of a fresh array.
+- ``full_state(rows=None, seats=None, out=None)``: float32 [len, 156], the
+  cards hidden from that seat (the two other hands, relative to it, and
+  the kitty): the extra input of a critic that sees the whole deal during
+  training. Never part of :meth:`observe`, never for an actor.
+- ``get_state()`` / ``set_state(state)``: every slot's game and random
+  stream as a dict of arrays (checkpoints; a restored batch continues
+  exactly as the saved one would have).
 
 Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
 starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's
@@ -75,9 +82,11 @@ from .observation import OBSERVATION_SIZE
 from .record import game_record
 from .rules import PRESETS, SECTION_10_OPTIONS, RuleSet
 
-__all__ = ["NUM_PLAYERS", "VectorActionError", "VectorGame"]
+__all__ = ["FULL_STATE_SIZE", "NUM_PLAYERS", "VectorActionError", "VectorGame"]
 
 NUM_PLAYERS = 3
+FULL_STATE_SIZE = k.FULL_STATE_SIZE
+_STATE_ARRAYS = ("st", "cm", "rng", "rng_start", "log", "done")
 _EPISODES = ("game", "hand")
 _INITIAL_LOG = 256
 
@@ -88,8 +97,11 @@ class VectorActionError(IllegalActionError):
 
 def unsupported_options(rules: RuleSet) -> list[str]:
     """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set): the compiled
-    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``."""
+    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``
+    (three players only)."""
     found = [name for name in SECTION_10_OPTIONS if getattr(rules, name)]
+    if rules.num_players != 3:
+        found.append(f"players: {rules.num_players}")
     if rules.dealer_makes_quota == "up":
         found.append("dealer_makes_quota: up")
     return found
@@ -235,6 +247,13 @@ class VectorGame:
     ) -> np.ndarray:
         """float32 [len(rows), O]: observation of ``seats`` (default: the player to act) in ``rows`` (default all)."""
         self._need_reset()
+        rows, seats = self._rows_seats(rows, seats)
+        out = self._out(out, rows, OBSERVATION_SIZE)
+        self._observe(self._st, self._cm, self._cfg, seats, rows, out)
+        return out
+
+    def _rows_seats(self, rows: np.ndarray | None, seats: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Checked (rows, seats) of :meth:`observe` and :meth:`full_state`; seat -1 is the player to act."""
         rows = self._rows if rows is None else np.asarray(rows, dtype=np.int64)
         if seats is None:
             seats = self._to_act if rows is self._rows else np.full(len(rows), -1, dtype=np.int64)
@@ -244,12 +263,70 @@ class VectorGame:
             raise ValueError(f"rows must be slot indices 0-{self.num_games - 1}")
         if len(seats) and (seats.min() < -1 or seats.max() > 2):
             raise ValueError("seats must be 0, 1, 2 (or -1: the player to act)")
+        return rows, seats
+
+    @staticmethod
+    def _out(out: np.ndarray | None, rows: np.ndarray, width: int) -> np.ndarray:
         if out is None:
-            out = np.empty((len(rows), OBSERVATION_SIZE), dtype=np.float32)
-        elif out.shape != (len(rows), OBSERVATION_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float32 array of shape {(len(rows), OBSERVATION_SIZE)}")
-        self._observe(self._st, self._cm, self._cfg, seats, rows, out)
+            return np.empty((len(rows), width), dtype=np.float32)
+        if out.shape != (len(rows), width) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {(len(rows), width)}")
         return out
+
+    def full_state(
+        self, rows: np.ndarray | None = None, seats: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """float32 [len(rows), 156]: the cards hidden from ``seats`` (default: the player to act) in ``rows``.
+
+        Layout, relative to the seat: [0:52] the left player's hand (seat + 1), [52:104] the right
+        player's hand (seat + 2), [104:156] the kitty as dealt; entry 13 * suit + rank is 1.0 for a
+        card in the set (card ids of :mod:`sm_env.cards`). For a critic that sees the whole deal during
+        training (asymmetric actor-critic): it leaks every hidden card, so never give it to an actor.
+        """
+        self._need_reset()
+        rows, seats = self._rows_seats(rows, seats)
+        out = self._out(out, rows, FULL_STATE_SIZE)
+        k.full_state_games(self._st, self._cm, seats, rows, out)
+        return out
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Copies of every slot's game, log and random stream (see :meth:`set_state`)."""
+        self._need_reset()
+        arrays = (self._st, self._cm, self._rng, self._rng_start, self._log, self._done)
+        state = {name: a.copy() for name, a in zip(_STATE_ARRAYS, arrays, strict=True)}
+        state["seed"] = np.array([self.seed], dtype=np.uint64)
+        state["rules"] = self._cfg.copy()  # the rule set and hand limit the games are played under
+        return state
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`get_state` returned (same number of games and rules); nothing changes on error."""
+        n = self.num_games
+        shapes = {"st": (n, k.NUM_S), "cm": (n, k.NUM_C), "rng": (n,), "rng_start": (n, 2), "done": (n,)}
+        missing = [name for name in (*_STATE_ARRAYS, "seed", "rules") if name not in state]
+        if missing:
+            raise ValueError(f"set_state: the state lacks {missing}; give what get_state() returned")
+        if not np.array_equal(np.asarray(state["rules"]), self._cfg):
+            raise ValueError(
+                "set_state: the state was saved under other rules, episode or max_hands than this batch's "
+                f"({self.rules.name}, episode {self.episode}, max_hands {self.max_hands})"
+            )
+        arrays = {name: np.asarray(state[name]) for name in (*_STATE_ARRAYS, "seed")}
+        for name, shape in shapes.items():
+            if arrays[name].shape != shape:
+                raise ValueError(
+                    f"set_state: {name} has shape {arrays[name].shape}, this batch of {n} games needs {shape}"
+                )
+        log = arrays["log"]
+        if log.ndim != 2 or log.shape[0] != n:
+            raise ValueError(f"set_state: log has shape {log.shape}, this batch needs ({n}, length)")
+        self._st = arrays["st"].astype(np.int32, copy=True)
+        self._cm = arrays["cm"].astype(np.uint64, copy=True)
+        self._rng = arrays["rng"].astype(np.uint64, copy=True)
+        self._rng_start = arrays["rng_start"].astype(np.uint64, copy=True)
+        self._log = arrays["log"].astype(np.int8, copy=True)
+        self._done = arrays["done"].astype(np.bool_, copy=True)
+        self.seed = int(arrays["seed"].astype(np.uint64)[0])
+        self._has_reset = True
 
     # ------------------------------------------------------------------ step
 

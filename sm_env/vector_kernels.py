@@ -14,7 +14,8 @@ State of game ``i`` (absolute seats 0-2):
   tricks won, quotas, scores, previous balances, exchange plan, ...;
 - ``cm[i, C_*]`` (uint64 bit sets, bit = card id): hands, kitty, cards
   played, discards, exchange sent / returned per (sender, receiver) pair,
-  kitty cards shown per seat;
+  kitty cards shown per seat; with ``cfg[K_GIVEN_DEALS]`` (:mod:`sm_env.env_kernel`)
+  also the deal of the next hand, which the caller provides instead of the generator;
 - ``rng[i]`` (uint64): the slot's SplitMix64 state; ``rng_start[i, 0]`` its
   value when the game in the slot began (enough to re-deal the game), and
   ``rng_start[i, 1]`` that of the game that ended last in the slot.
@@ -80,7 +81,9 @@ C_DISCARDS = 7
 C_SENT = 8  # 9: sender*3+receiver
 C_RET = 17  # 9: returned to sender by receiver, at sender*3+receiver
 C_SHOWN = 26  # 3: kitty cards shown to a seat
-NUM_C = 29
+C_NEXT_HAND = 29  # 3: with K_GIVEN_DEALS, the deal of the next hand by seat (kept when a hand starts)
+C_NEXT_KITTY = 32  # the kitty of that deal
+NUM_C = 33
 
 # rule set vector
 K_PICKUP = 0
@@ -99,7 +102,8 @@ K_TRICKS = 14
 K_HAND_SIZE = 15
 K_KITTY_SIZE = 16
 K_MAX_HANDS = 17
-NUM_K = 18
+K_GIVEN_DEALS = 18  # 1: a hand starts with the deal in C_NEXT_* (the caller puts it there), not one drawn from rng
+NUM_K = 19
 
 _OBS_TRICK = OFFSETS["trick"]
 _OBS_GAVE = OFFSETS["gave"]
@@ -139,8 +143,9 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-def rules_config(rules: RuleSet, max_hands: int | None) -> np.ndarray:
-    """The int64 rule vector of a rule set (optional numbers as -1 when off)."""
+def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = False) -> np.ndarray:
+    """The int64 rule vector of a rule set (optional numbers as -1 when off); ``given_deals``: hands are dealt
+    from the C_NEXT_* columns instead of the slot's generator."""
 
     def opt(value: int | None) -> int:
         return -1 if value is None else int(value)
@@ -162,6 +167,7 @@ def rules_config(rules: RuleSet, max_hands: int | None) -> np.ndarray:
     cfg[K_HAND_SIZE] = rules.hand_size
     cfg[K_KITTY_SIZE] = rules.kitty_size
     cfg[K_MAX_HANDS] = opt(max_hands)
+    cfg[K_GIVEN_DEALS] = given_deals
     return cfg
 
 
@@ -256,20 +262,25 @@ def start_game(i, st, cm, rng, rng_start, cfg):
 def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
     st[i, S_HAND_NO] += 1
     st[i, S_DEALER] = dealer
-    deck = np.empty(52, dtype=np.int64)
-    m = _deal(rng, i, cfg, deck)
-    size = cfg[K_HAND_SIZE]
-    for k in range(NUM_C):
+    for k in range(C_NEXT_HAND):
         cm[i, k] = 0
-    for s in range(3):
-        h = np.uint64(0)
-        for k in range(s * size, (s + 1) * size):
-            h |= _bit(deck[k])
-        cm[i, C_HAND + s] = h
-    kitty = np.uint64(0)
-    for k in range(3 * size, m):
-        kitty |= _bit(deck[k])
-    cm[i, C_KITTY] = kitty
+    if cfg[K_GIVEN_DEALS]:
+        for s in range(3):
+            cm[i, C_HAND + s] = cm[i, C_NEXT_HAND + s]
+        cm[i, C_KITTY] = cm[i, C_NEXT_KITTY]
+    else:
+        deck = np.empty(52, dtype=np.int64)
+        m = _deal(rng, i, cfg, deck)
+        size = cfg[K_HAND_SIZE]
+        for s in range(3):
+            h = np.uint64(0)
+            for k in range(s * size, (s + 1) * size):
+                h |= _bit(deck[k])
+            cm[i, C_HAND + s] = h
+        kitty = np.uint64(0)
+        for k in range(3 * size, m):
+            kitty |= _bit(deck[k])
+        cm[i, C_KITTY] = kitty
     for s in range(3):
         st[i, S_Q + s] = cfg[K_Q + (s - dealer) % 3]
         st[i, S_TW + s] = 0
@@ -936,3 +947,25 @@ def observe_games_parallel(st, cm, cfg, seats, rows, out):
     for k in prange(rows.shape[0]):
         seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
         encode_row(rows[k], seat, st, cm, cfg, out[k])
+
+
+# ---------------------------------------------------------------------------- full state (privileged critics)
+
+FULL_STATE_SIZE = 156  # the left player's hand, the right player's hand, the kitty: 52 card entries each
+
+
+@njit(cache=True, inline="always")
+def full_state_row(i, seat, cm, row):
+    """The cards ``seat`` does not see, relative to it: row[0:52] the hand of the left player (seat + 1),
+    row[52:104] that of the right player (seat + 2), row[104:156] the kitty as dealt (1.0 = the card)."""
+    _plane(row, 0, cm[i, C_HAND + (seat + 1) % 3])
+    _plane(row, 52, cm[i, C_HAND + (seat + 2) % 3])
+    _plane(row, 104, cm[i, C_KITTY])
+
+
+@njit(cache=True)
+def full_state_games(st, cm, seats, rows, out):
+    """out[k] = full_state_row of slot rows[k] for seats[k] (-1: the player to act)."""
+    for k in range(rows.shape[0]):
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        full_state_row(rows[k], seat, cm, out[k])

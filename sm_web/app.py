@@ -153,7 +153,7 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
     async def options(request: Request) -> Response:
         return _json(
             {
-                "presets": sorted(PRESETS),
+                "presets": sorted(name for name, preset in PRESETS.items() if preset.num_players == 3),
                 "agents": [a for a in KNOWN_AGENTS if a != "human"],
                 "opponents": list(config.opponents),
                 "pace": config.pace,

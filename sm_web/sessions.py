@@ -288,6 +288,12 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
         rules = RuleSet.from_any(rules_in)
     except (RulesError, TypeError, ValueError) as err:
         raise WebError(400, f"rules: {err}") from None
+    if rules.num_players != 3:
+        raise WebError(
+            400,
+            f"rules: the browser table seats three players; {rules.name!r} has {rules.num_players} "
+            f"(play it with sergeant-major play --rules {rules.name} or sm_env.env)",
+        )
     seed = request.get("seed")
     seeded = seed is not None
     if seeded and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game, action_text
+from sm_env.game import ASSIGN, BID, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
 from sm_env.scene import ROLES, phase_name, sorted_cards
 
 _DOING = {
@@ -20,6 +20,8 @@ _DOING = {
     DISCARD: "discarding",
     PLAY: "playing",
     ASSIGN: "assigning the quotas",
+    TAKE: "deciding on the face-up card",
+    BID: "bidding",
 }
 
 
@@ -41,7 +43,18 @@ def prompt(view: Any, names: Sequence[str]) -> str:
             f"You deal this hand: give the quotas {'-'.join(map(str, view.rules.quotas))} to dealer, eldest and "
             "middle (yourself included). The eldest still leads."
         )
+    if view.phase == BID:
+        return (
+            "Auction: bid the tricks you will take as dealer of the first hand (8-16, more than the last bid), "
+            "or pass. The highest bidder deals with the bid as its quota."
+        )
     quota = view.quotas[me]
+    if view.phase == TAKE:
+        card = CARD_TEXT[view.face_up]
+        return (
+            f"You hold 2D: you may take the face-up {card} into your hand and put one of your cards (2D included) "
+            f"face down out of play, or decline."
+        )
     if view.phase == EXCHANGE:
         parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]
         up = view.previous_balances[me] if view.previous_balances is not None else 0
@@ -49,6 +62,11 @@ def prompt(view: Any, names: Sequence[str]) -> str:
             f"Exchange: you took {up} more trick{'s' if up != 1 else ''} than your quota last hand, so you give "
             f"cards away. Choose {' and then '.join(parts)}. For each card you send, the receiver must give you "
             "back its highest card of that suit."
+        )
+    if view.phase == TRUMP and view.rules.calls:
+        return (
+            f"You deal this hand (quota {quota}). Make a call you have not made yet: a trump suit, no trump (NT) or "
+            f"misère (Miz: the quotas become maxima, and every trick over yours counts against you)."
         )
     if view.phase == TRUMP:
         return (

@@ -60,7 +60,7 @@ def make_deal(h0: str | None, h1: str | None, h2: str | None, kitty: str | None 
     else:
         assert not rest, f"test deal leaves cards out: {[CARD_TEXT[c] for c in rest]}"
     sizes = [len(p) for p in named]
-    assert sizes == [16, 16, 16, 4], f"test deal has part sizes {sizes}"
+    assert sizes in ([16, 16, 16, 4], [17, 17, 17, 1]), f"test deal has part sizes {sizes}"  # 1: one_card_kitty
     return {"hands": named[:3], "kitty": named[3]}
 
 

@@ -13,6 +13,7 @@ from agents.random_agent import RandomAgent
 from agents.rollout import rollout
 from agents.unseen import deck_of
 from agents.world_sampler import (
+    ACROSS,
     KITTY,
     LEFT,
     OUT,
@@ -26,6 +27,7 @@ from agents.world_sampler import (
 from sm_env.cards import SUIT_MASK, from_mask, parse_card
 from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
 from sm_env.knowledge import player_view
+from sm_env.rules import RuleSet
 
 RULE_SETS = [
     "standard",
@@ -40,6 +42,12 @@ RULE_SETS = [
     {"dealer_assigns_quotas": True, "trump_before_exchange": True, "max_exchange": 2},
     {"first_up_exchanges_first": True, "trump_after_send": True},
     "3-5-9",
+    "9-5-3-one-card",
+    {"one_card_kitty": True, "trump_after_send": True},
+    "woburn-auction",
+    {"auction": True, "first_up_exchanges_first": True, "trump_before_exchange": True},
+    "calls",
+    {"calls": True, "pickup_before_discard": True, "chips": True},
     {"trump_before_exchange": True},
     {"trump_before_exchange": True, "pickup_before_discard": True},
     {"kitty_before_exchange": True},
@@ -49,10 +57,20 @@ RULE_SETS = [
     {"trump_after_send": True, "pickup_before_discard": True, "max_exchange": 3},
 ]
 START_BALANCES = [None, [2, -1, -1], [-1, 2, -1], [1, 1, -2], [3, -2, -1], [-4, 2, 2], [0, 3, -3], [-2, -1, 3]]
+FOUR_RULE_SETS = [
+    "four-5-3-2-2",
+    "four-6-3-2-1",
+    {"players": 4, "trump_after_send": True, "max_exchange": 2},
+    {"players": 4, "kitty_before_exchange": True, "trump_before_exchange": True},
+    {"players": 4, "pickup_before_discard": True, "first_up_exchanges_first": True},
+]
+FOUR_START_BALANCES = [None, [3, -1, -1, -1], [-2, 0, 1, 1], [3, -2, 1, -2], [1, 1, 1, -3], [-1, 2, -2, 1]]
 
 
 def play_game(agents, seed: int, rules="standard", max_hands: int = 3, start_balances=None) -> list[int]:
     """Play a game with one agent per seat; checks every action is legal; returns the actions."""
+    if RuleSet.from_any(rules).auction:  # hand 1 follows the auction: no start balances
+        start_balances = None
     game = Game(rules, seed=seed, max_hands=max_hands, start_balances=start_balances)
     for i, agent in enumerate(agents):
         agent.reset(seed * 3 + i)
@@ -76,6 +94,16 @@ def test_random_and_heuristic_play_only_legal_actions(rules):
         play_game([HeuristicAgent(), HeuristicAgent(), HeuristicAgent()], seed, rules, 3, balances)
 
 
+@pytest.mark.parametrize("rules", FOUR_RULE_SETS, ids=str)
+def test_agents_play_four_players(rules):
+    for seed in range(6):
+        balances = FOUR_START_BALANCES[seed % len(FOUR_START_BALANCES)]
+        play_game([RandomAgent(), HeuristicAgent(), RandomAgent(), HeuristicAgent()], seed, rules, 3, balances)
+        play_game([HeuristicAgent() for _ in range(4)], seed, rules, 3, balances)
+    pimc = [PimcAgent(samples=1, bid=True), HeuristicAgent(), PimcAgent(samples=2), RandomAgent()]
+    play_game(pimc, 0, rules, 1, FOUR_START_BALANCES[1])
+
+
 @pytest.mark.parametrize(
     "rules",
     [
@@ -85,6 +113,9 @@ def test_random_and_heuristic_play_only_legal_actions(rules):
         "chips-12",
         "9-2-5-variation",
         "dealer-assigns",
+        "9-5-3-one-card",
+        "woburn-auction",
+        "calls",
         {"trump_before_exchange": True},
         {"trump_after_send": True},
     ],
@@ -186,11 +217,14 @@ def test_make_agent_specs():
 
 
 def _location_of(game: Game, seat: int, card: int) -> int:
-    left, right = (seat + 1) % 3, (seat + 2) % 3
+    n = game.rules.num_players
+    left, right = (seat + 1) % n, (seat - 1) % n
     if game.hands[left] >> card & 1:
         return LEFT
     if game.hands[right] >> card & 1:
         return RIGHT
+    if n == 4 and game.hands[(seat + 2) % n] >> card & 1:
+        return ACROSS
     if not game.picked_up and game.kitty_mask >> card & 1:
         return KITTY
     return OUT
@@ -200,16 +234,19 @@ def _check_world(view, world: World, cons) -> None:
     """Everything the seat knows holds in the sampled world."""
     me = view.seat
     rules = view.rules
-    played = view.played[0] | view.played[1] | view.played[2]
-    assert world.hands[me] == view.hand
-    for s in range(3):
+    n = len(view.hand_sizes)
+    played = 0
+    for cards in view.played:
+        played |= cards
+    assert world.hands[me] == view.hand and len(world.hands) == n
+    for s in range(n):
         assert world.hands[s].bit_count() == view.hand_sizes[s]
         assert not world.hands[s] & played
         if s != me:
             for suit in range(4):
                 if view.voids[s] >> suit & 1:
                     assert not world.hands[s] & SUIT_MASK[suit]
-    parts = [world.hands[0], world.hands[1], world.hands[2], world.kitty, world.out]
+    parts = [*world.hands, world.kitty, world.out]
     union = 0
     for part in parts:
         assert not union & part, "a card in two places"
@@ -220,13 +257,15 @@ def _check_world(view, world: World, cons) -> None:
     assert not world.out & (world.kitty | played | view.hand)
     assert union | played | cons.unknown | view.hand == union | played  # every unknown card placed
     # the cards placed match the per-card constraints
-    left, right = cons.seats
+    left, right = cons.seats[:2]
     for card in from_mask(cons.unknown):
         loc = (
             LEFT
             if world.hands[left] >> card & 1
             else RIGHT
             if world.hands[right] >> card & 1
+            else ACROSS
+            if n == 4 and world.hands[cons.seats[2]] >> card & 1
             else KITTY
             if world.kitty >> card & 1
             else OUT
@@ -240,16 +279,19 @@ def _check_world(view, world: World, cons) -> None:
         if ex.receiver == me and ex.returned is not None:
             for card in ex.returned:
                 if not played >> card & 1:
-                    assert world.hands[ex.sender] >> card & 1 or (ex.sender == view.dealer and world.out >> card & 1)
+                    put_out = view.take == (ex.sender, True)  # one_card_kitty: the sender took the face-up card
+                    out_ok = (ex.sender == view.dealer or put_out) and world.out >> card & 1
+                    assert world.hands[ex.sender] >> card & 1 or out_ok
 
 
-def _random_states(n_games: int, seed: int):
-    """(game, seat) pairs over random games with exchanges, discards and shows."""
+def _random_states(n_games: int, seed: int, four: bool = False):
+    """(game, seat) pairs over random games with exchanges, discards and shows (four players if ``four``)."""
     rng = random.Random(seed)
     heuristic = HeuristicAgent()
+    rule_sets, start_balances = (FOUR_RULE_SETS, FOUR_START_BALANCES) if four else (RULE_SETS, START_BALANCES)
     for i in range(n_games):
-        rules = RULE_SETS[i % len(RULE_SETS)]
-        balances = START_BALANCES[i % len(START_BALANCES)]
+        rules = rule_sets[i % len(rule_sets)]
+        balances = None if RuleSet.from_any(rules).auction else start_balances[i % len(start_balances)]
         game = Game(rules, seed=seed * 1000 + i, max_hands=2, start_balances=balances)
         while game.current_player is not None:
             yield game
@@ -257,15 +299,16 @@ def _random_states(n_games: int, seed: int):
             game.apply(rng.choice(game.legal_actions()) if rng.random() < 0.4 else heuristic.act(view))
 
 
-def test_world_sampler_never_contradicts_knowledge_and_admits_the_truth():
+@pytest.mark.parametrize("four", [False, True], ids=["three", "four"])
+def test_world_sampler_never_contradicts_knowledge_and_admits_the_truth(four):
     rng = random.Random(1)
     states = 0
     shown = exchanged = 0
-    for game in _random_states(150, 7):
+    for game in _random_states(150 if not four else 60, 7, four):
         if rng.random() > 0.3:
             continue
         states += 1
-        for seat in range(3):
+        for seat in range(game.rules.num_players):
             view = player_view(game, seat)
             cons = constraints_of(view)
             # the truth is one of the worlds allowed (nothing over-constrained)
@@ -275,12 +318,13 @@ def test_world_sampler_never_contradicts_knowledge_and_admits_the_truth():
             _check_world(view, world, cons)
             shown += bool(view.shown)
             exchanged += any(ex.sent is not None for ex in view.exchanges)
-    assert states > 2000 and shown > 0 and exchanged > 500
+    assert states > (2000 if not four else 1000) and shown > 0 and exchanged > (500 if not four else 200)
 
 
-def test_world_from_view_with_the_true_cards_replays_the_real_game():
+@pytest.mark.parametrize("four", [False, True], ids=["three", "four"])
+def test_world_from_view_with_the_true_cards_replays_the_real_game(four):
     deck_cache = {}
-    for n, game in enumerate(_random_states(40, 11)):
+    for n, game in enumerate(_random_states(40, 11, four)):
         if game.phase not in (TRUMP, DISCARD, PLAY) or n % 3 or game.exchange_pending:
             continue
         seat = game.current_player

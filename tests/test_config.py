@@ -46,6 +46,7 @@ def test_shipped_configs_are_valid():
         ({"env": {"episode": "round"}}, ["env.episode", "'hand', 'game'", "'round'"]),
         ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
         ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
+        ({"env": {"rules": "four-5-3-2-2"}}, ["env.rules", "training plays three players", "has 4"]),
         ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
         ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
         ({"ppo": {"batch_size": 10**6}}, ["ppo.batch_size", "n_steps * train.n_envs"]),

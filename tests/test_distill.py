@@ -4,6 +4,7 @@ and the whole pipeline on a tiny setting."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -82,10 +83,13 @@ def test_generation_is_resumable_and_deterministic(tmp_path):
     os.remove(os.path.join(folder, "shard_00001.npz"))
     stale = os.path.join(folder, ".shard_00001.abc.tmp.npz")  # as an interrupted atomic write leaves it
     open(stale, "wb").close()
-    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 1  # only the missing shard
+    niceness = os.nice(0)
+    # the missing shard only; labelled by a worker process at a raised niceness, never this process
+    assert distill_data.generate(folder, 2, TINY, nice=3, log=lambda *_: None) == 1
     assert not os.path.exists(stale)
     again = distill_data.load(folder)
-    assert distill_data.generate(folder, 2, TINY, log=lambda *_: None) == 0
+    assert distill_data.generate(folder, 2, TINY, nice=3, log=lambda *_: None) == 0
+    assert os.nice(0) == niceness  # a fit that follows in this process runs at full priority
     np.testing.assert_array_equal(again["bits"], distill_data.load(folder)["bits"])
     redone = {n: open(os.path.join(folder, n), "rb").read() for n in first}
     assert redone == first  # the shard labelled again is byte for byte the same
@@ -102,6 +106,12 @@ def test_bad_settings_are_refused_with_the_allowed_values():
         distill.load_config(None, ["fit.epochz=3"])
     with pytest.raises(ValueError, match="hands"):
         distill.load_config(None, ["hands=0"])
+    with pytest.raises(ValueError, match=r"extra_data\[0\].hands: a whole number >= 1, got 0"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 0}]"])
+    with pytest.raises(ValueError, match=r"extra_data\[0\]: unknown key 'sample'"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 1, sample: 3}]"])
+    with pytest.raises(ValueError, match="search=False needs a behaviour"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 1, search: false}]"])
 
 
 def test_the_fit_learns_the_labels(tmp_path):
@@ -143,12 +153,20 @@ def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
             "data.chunk_hands=1",
             "fit.epochs=1",
             "fit.net_arch=[32]",
+            "extra_data=[{name: cheap, hands: 2, search: false, behaviour: random, seed: 3, chunk_hands: 2}]",
         ],
     )
+    assert config.extra_data[0].settings.samples == 2  # the run's data settings, except those the entry gives
     summary = distill.run(config, log=lambda *_: None)
     path = summary["policy"]
     assert path.endswith("policy_r1.pt") and os.path.isfile(path)
     assert len(summary["rounds"]) == 2 and os.path.isdir(os.path.join(config.run_dir, "data_r1"))
+    cheap = distill_data.load(os.path.join(config.run_dir, "cheap"))
+    assert not cheap["searched"].any() and len(cheap["target"]) > 0
+    first = summary["rounds"][0]
+    fitted = first["train_decisions"] + first["history"][0]["valid"].get("decisions", 0)
+    r0 = distill_data.load(os.path.join(config.run_dir, "data_r0"))
+    assert fitted == len(r0["target"]) + len(cheap["target"])  # the extra set is fitted in round 0
     agent = make_agent(f"ppo:{path}")
     assert agent.policy.net_arch == [32] and agent.policy.activation == "relu"
     result = evaluate([f"ppo:{path}", "heuristic"], deals=2, workers=1, progress=False)
@@ -252,3 +270,32 @@ def test_both_shipped_policies_load_and_trained_is_the_distilled_one():
     v0 = make_agent("ppo:" + os.path.join(os.path.dirname(TRAINED_POLICY), "standard_v0.pt"))
     assert v1.meta["trainer"] == "training.distill" and v1.policy.net_arch == [512, 256]
     assert v0.policy.net_arch == [256, 256] and v0.policy.activation == "tanh"
+
+
+def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_path):
+    import torch
+
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 2, TINY, log=lambda *_: None)
+    data = distill_data.load(folder)
+    settings = distill.FitSettings(net_arch=(16,), epochs=3, batch_size=32)
+    whole, _ = distill.fit(data, data, settings, seed=1, log=lambda *_: None)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_epoch_2(line: str) -> None:
+        if line.startswith("epoch 2/3"):
+            raise Stop
+
+    checkpoint = str(tmp_path / "fit.ckpt")
+    with pytest.raises(Stop):
+        distill.fit(data, data, settings, seed=1, log=stop_after_epoch_2, checkpoint=checkpoint)
+    lines: list[str] = []
+    resumed, report = distill.fit(data, data, settings, seed=1, log=lines.append, checkpoint=checkpoint)
+    assert lines[0].startswith("resuming the fit after epoch 2") and len(lines) == 2  # resume, epoch 3
+    assert [row["epoch"] for row in report["history"]] == [0, 1, 2, 3]
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="checkpoint of another fit"):
+        distill.fit(data, data, replace(settings, batch_size=16), seed=1, log=lambda *_: None, checkpoint=checkpoint)

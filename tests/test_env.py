@@ -823,7 +823,14 @@ def test_bad_agent_names_get_a_clear_error(agent: object) -> None:
 
 def test_spaces_follow_the_rule_set():
     """docs/interface.md: Discrete(56) and 789 entries unless the rules need actions 56-73 (then 74 and 791)."""
-    for name, actions, size in (("standard", 56, 789), ("chips-12", 56, 789), ("dealer-assigns", 74, 791)):
+    for name, actions, size in (
+        ("standard", 56, 789),
+        ("chips-12", 56, 789),
+        ("dealer-assigns", 74, 791),
+        ("9-5-3-one-card", 74, 900),
+        ("woburn-auction", 74, 809),
+        ("calls", 74, 816),
+    ):
         e = sm_env.env(rules=name)
         e.reset(seed=3)
         assert e.action_space("player_1") == spaces.Discrete(actions)

@@ -124,7 +124,19 @@ def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
     assert replay(record) == record
 
 
-@pytest.mark.parametrize("rules", ["chips-12", "dealer-makes-quota-up", "9-2-5-variation", "dealer-assigns", "3-5-9"])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "chips-12",
+        "dealer-makes-quota-up",
+        "9-2-5-variation",
+        "dealer-assigns",
+        "3-5-9",
+        "9-5-3-one-card",
+        "woburn-auction",
+        "calls",
+    ],
+)
 def test_play_main_plays_section_10_rule_sets(tmp_path, rules):
     path = tmp_path / "game.json"
     out = io.StringIO()
@@ -156,3 +168,59 @@ def test_quota_assignment_by_text_or_number():
     assert parse_answer("6", view) == numbered_actions(view)[5]
     with pytest.raises(ValueError, match="not an assignment"):
         parse_answer("8-8-0", view)
+
+
+def test_bids_takes_and_calls_by_text():
+    from sm_env.game import MIZ_ACTION, NT_ACTION, PASS_ACTION
+
+    game = Game("woburn-auction", seed=1, first_dealer=0)
+    view = player_view(game, 0)
+    assert parse_answer("pass", view) == PASS_ACTION and parse_answer("9", view) == 60
+    assert parse_answer("bid 16", view) == 67 and parse_answer("2", view) == numbered_actions(view)[1]
+    game.apply(61)  # seat 0 bids 10
+    with pytest.raises(ValueError, match="higher than 10"):
+        parse_answer("9", player_view(game, 1))
+    with pytest.raises(ValueError, match="not a bid"):
+        parse_answer("lots", player_view(game, 1))
+    game = Game("calls", seed=1, first_dealer=0)
+    view = player_view(game, 0)
+    assert parse_answer("NT", view) == NT_ACTION and parse_answer("misère", view) == MIZ_ACTION
+    assert parse_answer("hearts", view) == 54
+    game.apply(MIZ_ACTION)
+    while not (game.hand_number == 4 and game.phase == TRUMP):  # seat 0 deals again in hand 4
+        game.apply(game.legal_actions()[0])
+    with pytest.raises(ValueError, match="not a call you can make now"):
+        parse_answer("miz", player_view(game, 0))
+    one = Game("9-5-3-one-card", seed=3, first_dealer=0)
+    one.apply(52)
+    view = player_view(one, one.current)
+    assert parse_answer("decline", view) == PASS_ACTION
+    held = next(c for c in range(52) if view.hand >> c & 1)
+    assert parse_answer(CARD_TEXT[held], view) == held
+
+
+@pytest.mark.parametrize("rules", ["four-5-3-2-2", "four-6-3-2-1"])
+def test_play_main_plays_four_players(tmp_path, rules):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    code = play.main(
+        ["--seat", "3", "--seed", "5", "--max-hands", "2", "--rules", rules, "--record", str(path)],
+        input_stream=io.StringIO("1\n" * 400),
+        output_stream=out,
+    )
+    assert code == 0
+    text = out.getvalue()
+    assert "player_3: you" in text and "player_2: heuristic" in text
+    assert "Hand 2 over" in text and "player_3: " in text.split("Hand 1 over")[1]
+    from sm_env.record import replay
+
+    record = json.loads(path.read_text())
+    assert record["rules"]["name"] == rules and replay(record) == record
+    assert sum(record["hands"][0]["tricks_won"]) == 12
+
+
+def test_play_main_checks_seats_and_opponents_against_the_players(capsys):
+    assert play.main(["--seat", "3"], input_stream=io.StringIO("")) == 2
+    assert "seats are 0-2 with 3 players" in capsys.readouterr().err
+    assert play.main(["--rules", "four-5-3-2-2", "--opponents", "random", "random"], input_stream=io.StringIO("")) == 2
+    assert "4 players need 3 opponents, got 2" in capsys.readouterr().err

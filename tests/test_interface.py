@@ -73,6 +73,10 @@ SECTION_10 = {
     "dealer_assigns_quotas",
     "first_up_exchanges_first",
     "kitty_trick",
+    "one_card_kitty",
+    "auction",
+    "calls",
+    "players",
 }
 STANDARD_RULES = {
     "name": "standard",
@@ -95,6 +99,10 @@ STANDARD_RULES = {
     "dealer_assigns_quotas": False,
     "first_up_exchanges_first": False,
     "kitty_trick": False,
+    "one_card_kitty": False,
+    "auction": False,
+    "calls": False,
+    "players": 3,
 }
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle
 HAND, GAVE, GOT, SHOWN = 0, 364, 468, 572

@@ -13,6 +13,7 @@ from agents.unseen import deck_of
 from sm_env.cards import SUIT_LETTERS, parse_card
 from sm_env.game import PLAY, TRUMP_ACTION_BASE, Game, TrickLog
 from sm_env.knowledge import player_view
+from sm_env.rules import RuleSet
 
 RULE_SETS = [
     "standard",
@@ -23,6 +24,9 @@ RULE_SETS = [
     "9-2-5-variation",
     "dealer-assigns",
     "3-5-9",
+    "9-5-3-one-card",
+    "woburn-auction",
+    "calls",
     {"trump_before_exchange": True},
     {"trump_after_send": True},
 ]
@@ -31,6 +35,8 @@ START_BALANCES = [None, [2, -1, -1], [1, 1, -2], [-4, 2, 2], [0, 3, -3]]
 
 def play_game(agents, seed: int, rules="standard", max_hands: int = 1, start_balances=None) -> list[int]:
     """Play with one agent per seat, checking that every action is legal; returns the actions."""
+    if RuleSet.from_any(rules).auction:  # hand 1 follows the auction: no start balances
+        start_balances = None
     game = Game(rules, seed=seed, max_hands=max_hands, start_balances=start_balances)
     for i, agent in enumerate(agents):
         agent.reset(seed * 3 + i)

@@ -16,9 +16,17 @@ import sm_env
 from sm_env.cards import NUM_CARDS, SUIT_MASK, from_mask
 from sm_env.game import NUM_ACTIONS, OVER, Game
 from sm_env.knowledge import PlayerView, player_view
-from sm_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, describe, encode, observation_size
+from sm_env.observation import (
+    FOUR_LAYOUT,
+    OBSERVATION_LAYOUT,
+    OBSERVATION_SIZE,
+    describe,
+    encode,
+    encode_seats,
+    observation_size,
+)
 from sm_env.render import render_table
-from sm_env.rules import PRESETS
+from sm_env.rules import PRESETS, RuleSet
 
 # ---------------------------------------------------------------------- layout
 
@@ -48,8 +56,13 @@ def test_documented_table_is_exactly_the_layout():
     import sm_env.observation as observation
 
     rows = [(int(off), int(size)) for off, size in re.findall(r"^(\d+) +(\d+) +\S", observation.__doc__, re.MULTILINE)]
-    # the standard table, then the features appended for rule sets with 74 actions
-    assert rows == [(off, size) for _, off, size in observation.EXTENDED_LAYOUT]
+    # the standard table, then the features appended for rule sets with 74 actions, then each option's block,
+    # then the four-player table
+    expected = [(off, size) for _, off, size in observation.EXTENDED_LAYOUT]
+    for option in observation.OPTION_FEATURES:
+        layout = observation.layout_of(PRESETS["standard"].replace(**{option: True, "quotas": None}))
+        expected += [(off, size) for _, off, size in layout[len(observation.EXTENDED_LAYOUT) :]]
+    assert rows == expected + [(off, size) for _, off, size in observation.FOUR_LAYOUT]
     assert observation.EXTENDED_LAYOUT[: len(OBSERVATION_LAYOUT)] == OBSERVATION_LAYOUT
     assert f"Total: {OBSERVATION_SIZE} entries" in observation.__doc__
 
@@ -63,14 +76,14 @@ def test_describe_splits_by_layout():
 
 
 def _random_states(rules, seeds, max_hands=6, every=1, start_balances=None):
-    """(game, seat) pairs along random games (every ``every`` decisions, all three seats)."""
+    """(game, seat) pairs along random games (every ``every`` decisions, every seat)."""
     for seed in seeds:
         rng = random.Random(seed)
         game = Game(rules, seed=seed, max_hands=max_hands, start_balances=start_balances)
         step = 0
         while True:
             if step % every == 0 or game.phase == OVER:
-                for seat in range(3):
+                for seat in range(game.rules.num_players):
                     yield game, seat
             if game.phase == OVER:
                 break
@@ -126,7 +139,8 @@ def assert_same_knowledge(game_a: Game, game_b: Game, seat: int, where: str) -> 
     obs_a, obs_b = encode(a), encode(b)
     if not np.array_equal(obs_a, obs_b):
         bad = np.flatnonzero(obs_a != obs_b)
-        names = sorted({name for name, off, size in OBSERVATION_LAYOUT for i in bad if off <= i < off + size})
+        layout = OBSERVATION_LAYOUT if a.rules.num_players == 3 else FOUR_LAYOUT
+        names = sorted({name for name, off, size in layout for i in bad if off <= i < off + size})
         raise AssertionError(f"{where}: player_{seat}'s observation differs in {names}")
     assert render_table(a) == render_table(b), f"{where}: player_{seat}'s rendered table differs"
 
@@ -164,17 +178,18 @@ def _alternative_deal(rules, seed, first_dealer, start_balances, deal, actions, 
     for _, action in actions[:horizon]:
         game.apply(action)
     hands, kitty = deal
-    where = {}  # card -> location: seat 0-2, or 3 for the kitty
-    for s in range(3):
+    n = len(hands)
+    where = {}  # card -> location: seat 0 .. n-1, or n for the kitty
+    for s in range(n):
         for c in hands[s]:
             where[c] = s
     for c in kitty:
-        where[c] = 3
+        where[c] = n
     fixed = set(hands[seat])
     for _, action in actions[:horizon]:
         if action < NUM_CARDS:
             fixed.add(action)
-    forbidden = {loc: set() for loc in range(4)}
+    forbidden = {loc: set() for loc in range(n + 1)}
     dealer = game.dealer
     for entry in game.log.exchanges:
         for suit in {c // 13 for c in entry.sent}:
@@ -183,11 +198,11 @@ def _alternative_deal(rules, seed, first_dealer, start_balances, deal, actions, 
     may_be_shown = any(e.sender == seat and e.receiver == dealer for e in game.log.exchanges)
     if game.picked_up and (seat == dealer or may_be_shown):
         fixed.update(kitty)
-    for s in range(3):
+    for s in range(n):
         voids = {suit for suit in range(4) if game.voids[s] >> suit & 1}
         forbidden[s] |= voids
         if s == dealer:
-            forbidden[3] |= voids  # the kitty ends in the dealer's hand
+            forbidden[n] |= voids  # the kitty ends in the dealer's hand
     pool = [c for c in where if c not in fixed]
     location = {c: where[c] for c in pool}
     for _ in range(6 * len(pool)):  # random swaps that keep every constraint
@@ -198,10 +213,10 @@ def _alternative_deal(rules, seed, first_dealer, start_balances, deal, actions, 
         if la == lb or a // 13 in forbidden[lb] or b // 13 in forbidden[la]:
             continue
         location[a], location[b] = lb, la
-    new_hands = [[c for c in hands[s] if c in fixed] for s in range(3)]
+    new_hands = [[c for c in hands[s] if c in fixed] for s in range(n)]
     new_kitty = [c for c in kitty if c in fixed]
     for c, loc in location.items():
-        (new_kitty if loc == 3 else new_hands[loc]).append(c)
+        (new_kitty if loc == n else new_hands[loc]).append(c)
     moved = sum(1 for c in pool if location[c] != where[c])
     assert [len(h) for h in new_hands] == [len(h) for h in hands] and len(new_kitty) == len(kitty)
     assert sorted(new_hands[seat]) == sorted(hands[seat])
@@ -220,6 +235,11 @@ CASES = [
     ({"pickup_before_discard": True, "trump_after_kitty": True}, [-2, 2, 0]),
     ("6-3-8", [1, -2, 1]),
     ("independent", [2, -1, -1]),
+    ("four-5-3-2-2", None),
+    ("four-5-3-2-2", [3, -1, -1, -1]),
+    ("four-5-3-2-2", [-2, 0, 1, 1]),
+    ("four-6-3-2-1", [3, -2, 1, -2]),
+    ({"players": 4, "max_exchange": 2, "trump_after_send": True}, [-3, 1, 1, 1]),
 ]
 
 
@@ -230,9 +250,10 @@ def test_no_leak_alternative_deals(rules, start_balances):
     compared = moved_total = 0
     for trial in range(6):
         seed = 100 + trial
-        first_dealer = trial % 3
+        n = RuleSet.from_any(rules).num_players
+        first_dealer = trial % n
         deal, actions = _hand_trajectory(rules, seed, first_dealer, start_balances, rng)
-        for seat in range(3):
+        for seat in range(n):
             for horizon in sorted({len(actions), rng.randrange(1, len(actions) + 1), rng.randrange(1, 30)}):
                 alt, moved = _alternative_deal(
                     rules, seed, first_dealer, start_balances, deal, actions, seat, horizon, rng
@@ -299,32 +320,29 @@ def _scramble_hidden(game: Game, seat: int, rng: random.Random) -> Game:
     """
     other = game.clone()
     log = other.history[-1]
-    a, b = [s for s in range(3) if s != seat]
+    n = other.rules.num_players
+    others = [s for s in range(n) if s != seat]
     dealer = other.dealer
-    pool_a, pool_b = from_mask(other.hands[a]), from_mask(other.hands[b])
+    pools = [from_mask(other.hands[s]) for s in others]
     kitty_hidden = not (seat == dealer and other.picked_up)
-    if kitty_hidden and not other.picked_up and log.kitty:
-        # the kitty may trade places with cards of the other hands
-        combined = pool_a + pool_b + list(log.kitty)
-        rng.shuffle(combined)
-        pool_a, pool_b, kitty = (
-            combined[: len(pool_a)],
-            combined[len(pool_a) : len(pool_a) + len(pool_b)],
-            combined[len(pool_a) + len(pool_b) :],
-        )
+    combined = [c for pool in pools for c in pool]
+    kitty_moves = kitty_hidden and not other.picked_up and log.kitty
+    if kitty_moves:  # the kitty may trade places with cards of the other hands
+        combined += list(log.kitty)
+    rng.shuffle(combined)
+    start = 0
+    for s, pool in zip(others, pools, strict=True):
+        other.hands[s] = sum(1 << c for c in combined[start : start + len(pool)])
+        start += len(pool)
+    if kitty_moves:
+        kitty = combined[start:]
         log.kitty = sorted(kitty)
         other.kitty_mask = sum(1 << c for c in kitty)
-    else:
-        combined = pool_a + pool_b
-        rng.shuffle(combined)
-        pool_a, pool_b = combined[: len(pool_a)], combined[len(pool_a) :]
-    other.hands[a] = sum(1 << c for c in pool_a)
-    other.hands[b] = sum(1 << c for c in pool_b)
     if kitty_hidden and other.picked_up and log.kitty:
         fake = rng.sample(range(NUM_CARDS), len(log.kitty))
         log.kitty = fake
         other.kitty_mask = sum(1 << c for c in fake)
-    log.deal_hands = [sorted(rng.sample(range(NUM_CARDS), 16)) for _ in range(3)]
+    log.deal_hands = [sorted(rng.sample(range(NUM_CARDS), other.rules.hand_size)) for _ in range(n)]
     if seat != dealer and log.discards:
         log.discards = [(c + 1) % NUM_CARDS for c in log.discards]
     if log.shown:
@@ -342,7 +360,15 @@ def _scramble_hidden(game: Game, seat: int, rng: random.Random) -> Game:
 
 @pytest.mark.parametrize(
     "rules, start_balances",
-    [("standard", None), ("standard", [2, -1, -1]), ("woburn", [1, 1, -2]), ("canadian", None), ("6-3-8", None)],
+    [
+        ("standard", None),
+        ("standard", [2, -1, -1]),
+        ("woburn", [1, 1, -2]),
+        ("canadian", None),
+        ("6-3-8", None),
+        ("four-5-3-2-2", [2, -1, 0, -1]),
+        ("four-6-3-2-1", [-3, 1, 1, 1]),
+    ],
 )
 def test_changing_hidden_state_never_changes_a_players_knowledge(rules, start_balances):
     rng = random.Random(11)
@@ -432,3 +458,51 @@ def test_rule_sets_with_74_actions_append_the_assignment_features():
     assert parts["assigning"][0] == 0.0 and parts["quotas_known"][0] == 1.0
     assert list(parts["quotas"] * 17) == pytest.approx([3, 8, 5])  # self, left, right
     assert observation_size(game.rules) == 791 and observation_size(PRESETS["standard"]) == OBSERVATION_SIZE == 789
+
+
+# ---------------------------------------------------------------------- four players
+
+
+def test_the_general_encoder_is_the_three_player_encoder():
+    """encode_seats (any number of seats) gives exactly encode's vector for three players."""
+    count = 0
+    for rules in ("standard", "dealer-assigns", "9-2-5-variation", "6-3-8"):
+        for game, seat in _random_states(rules, range(2), max_hands=3, every=3, start_balances=None):
+            view = player_view(game, seat)
+            np.testing.assert_array_equal(encode_seats(view), encode(view))
+            count += 1
+    assert count > 300
+
+
+def test_four_player_layout_is_relative_to_the_observer():
+    from sm_env.observation import FOUR_OBSERVATION_SIZE, seat_features
+
+    assert observation_size(PRESETS["four-5-3-2-2"]) == FOUR_OBSERVATION_SIZE == 1016
+    assert FOUR_LAYOUT[-1] == ("hand_number", 1015, 1)
+    doc = sm_env.observation.__doc__
+    for _name, off, size in FOUR_LAYOUT:
+        assert f"\n{off:<6}{size:<6}" in doc, f"offset {off} size {size} is not in the docstring table"
+    assert seat_features(3) == sm_env.observation._FEATURES
+    count = 0
+    for game, seat in _random_states("four-6-3-2-1", range(3), max_hands=3, every=4, start_balances=[2, -1, 0, -1]):
+        view = player_view(game, seat)
+        parts = describe(encode(view))
+        assert parts["hand"].shape == (52,) and parts["played"].shape == (208,)
+        assert set(np.flatnonzero(parts["hand"])) == set(from_mask(view.hand))
+        for rel in range(4):
+            s = (seat + rel) % 4  # 0 self, 1 left, 2 across, 3 right
+            assert set(np.flatnonzero(parts["played"][52 * rel : 52 * rel + 52])) == set(from_mask(view.played[s]))
+            assert parts["tricks_won"][rel] * 17 == pytest.approx(view.tricks_won[s])
+            assert parts["quotas"][rel] * 17 == pytest.approx(view.quotas[s])
+            if rel:
+                gave = parts["gave"][52 * (rel - 1) : 52 * rel]
+                assert set(np.flatnonzero(gave)) == set(from_mask(view.gave[s]))
+        assert parts["role"].argmax() == view.role() and parts["role"].sum() == 1
+        if view.to_act is not None:
+            assert parts["to_act"].argmax() == (view.to_act - seat) % 4
+        for k, card in enumerate(view.trick):
+            rel = (view.trick_leader + k - seat) % 4
+            assert parts["trick"][52 * rel + card] == 1
+        assert parts["trick"].sum() == len(view.trick)
+        count += 1
+    assert count > 100

@@ -17,7 +17,8 @@ def test_standard_defaults_follow_rules_1_to_8():
     assert r.hand_size == 16 and r.kitty_size == 4
     assert 3 * r.hand_size + r.kitty_size == 52
     assert r.win_tricks == 12
-    off = [k for k in OPTION_NAMES if k not in ("quotas", "win_tricks")]
+    assert r.players == r.num_players == 3
+    off = [k for k in OPTION_NAMES if k not in ("quotas", "win_tricks", "players")]
     assert all(getattr(r, k) in (False, None) for k in off), {k: getattr(r, k) for k in off}
     assert r == STANDARD
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from sm_env.cards import NUM_CARDS, make_card, parse_card
 from sm_env.game import (
+    AUCTION_QUOTAS,
     DISCARD,
     EXCHANGE,
     OVER,
@@ -194,19 +195,23 @@ def returns_from(held: set[int], sent: list[int]) -> list[int]:
 def expected_exchanges(
     rules: RuleSet, quotas: list[int], dealer: int, previous, previous_log=None
 ) -> list[tuple[int, int, int]]:
-    """(sender, receiver, count) in the order carried out: docs/rules.md 4 and max_exchange.
+    """(sender, receiver, count) in the order carried out: docs/rules.md 4, max_exchange and 10.6.
 
-    Ties in current quota go in role order dealer, eldest, middle (rules.py)."""
+    Ties in current quota go in role order dealer, eldest, middle (rules.py); with four players in
+    play order from the eldest (docs/rules.md 10.6)."""
     if previous is None or rules.no_exchange:
         return []
-    ups = [s for s in range(3) if previous[s] > 0]
-    downs = [s for s in range(3) if previous[s] < 0]
+    n = rules.num_players
+    ups = [s for s in range(n) if previous[s] > 0]
+    downs = [s for s in range(n) if previous[s] < 0]
     if not ups:
         return []
     cap = 10**9 if rules.max_exchange is None else rules.max_exchange
-    given, taken = [0, 0, 0], [0, 0, 0]
+    given, taken = [0] * n, [0] * n
     role = lambda s: (s - dealer) % 3  # noqa: E731
     pairs = []
+    if n == 4:
+        return four_player_exchanges(rules, quotas, dealer, previous, previous_log)
     if len(ups) == 1:
         pairs = [(ups[0], r, -previous[r]) for r in sorted(downs, key=lambda s: (quotas[s], role(s)))]
     else:
@@ -224,9 +229,44 @@ def expected_exchanges(
     return out
 
 
+def four_player_exchanges(rules: RuleSet, quotas, dealer: int, previous, previous_log) -> list[tuple[int, int, int]]:
+    """docs/rules.md 10.6: up players by higher current quota, each serving its down players by lower
+    current quota, count = min(remaining surplus, remaining deficit), max_exchange caps as they come."""
+    play_order = [(dealer + 1 + k) % 4 for k in range(4)]  # eldest first: ties go in this order
+    ups = sorted((s for s in play_order if previous[s] > 0), key=lambda s: -quotas[s])  # sort is stable
+    if rules.first_up_exchanges_first and previous_log is not None:
+        ups = sorted(ups, key=lambda s: got_up_at(previous_log, s, rules.kitty_trick))
+    downs = sorted((s for s in play_order if previous[s] < 0), key=lambda s: quotas[s])
+    surplus = {s: previous[s] for s in ups}
+    deficit = {s: -previous[s] for s in downs}
+    cap = rules.max_exchange
+    moved = dict.fromkeys(range(4), 0)
+    out = []
+    for up in ups:
+        for down in downs:
+            k = min(surplus[up], deficit[down])
+            if cap is not None:
+                k = min(k, cap - moved[up], cap - moved[down])
+            if k > 0:
+                out.append((up, down, k))
+                surplus[up] -= k
+                deficit[down] -= k
+                moved[up] += k
+                moved[down] += k
+    return out
+
+
 def reference_order(rules: RuleSet) -> list[str]:
-    """docs/rules.md 4, 5, 9 and 10.1: the stages of a hand before the play, in order."""
-    kitty = [] if rules.no_kitty_51 else ["kitty", "discard"] if rules.pickup_before_discard else ["discard", "kitty"]
+    """docs/rules.md 4, 5, 9 and 10.1 (and 10.5: the take of the face-up card comes last): the stages of a hand
+    before the play, in order."""
+    order = _reference_order(rules)
+    return [*order, "take"] if rules.one_card_kitty else order
+
+
+def _reference_order(rules: RuleSet) -> list[str]:
+    kitty = ["kitty", "discard"] if rules.pickup_before_discard else ["discard", "kitty"]
+    if rules.no_kitty_51 or rules.one_card_kitty:
+        kitty = []
     if rules.kitty_before_exchange:  # kitty, discards, exchange; trump where its option puts it
         if rules.trump_before_exchange:
             return ["trump", "kitty", "discard", "exchange"]
@@ -263,7 +303,7 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
         best = max(figure[s] for s in seats)
         return sorted(s for s in seats if figure[s] == best)
 
-    seats = range(3)
+    seats = range(rules.num_players)
     conditions = []
     if rules.win_tricks is not None:
         conditions.append(([s for s in seats if tricks[s] >= rules.win_tricks], tricks))
@@ -276,10 +316,12 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
     if rules.dealer_makes_quota:
         # true: at least its quota; "up" (docs/rules.md 10.7): more than its quota
         need = quotas[dealer] + (1 if rules.dealer_makes_quota == "up" else 0)
-        met = hand_number >= 3 and tricks[dealer] >= need
+        met = hand_number >= rules.num_players and tricks[dealer] >= need  # after a full round of deals
         conditions.append(([dealer] if met else [], tricks))
     if rules.fixed_hands is not None:
         conditions.append((list(seats) if hand_number >= rules.fixed_hands else [], scores))
+    if rules.calls:  # docs/rules.md 10.3: after hand 18 the highest running score wins
+        conditions.append((list(seats) if hand_number >= 18 else [], scores))
     for hit, figure in conditions:
         if hit:
             return top(hit, figure)
@@ -288,8 +330,9 @@ def expected_winners(rules: RuleSet, hand_number: int, dealer: int, quotas, tric
 
 def trick_winner(cards: list[int], leader: int, trump: int) -> int:
     led = cards[0] // 13
-    best = max(range(3), key=lambda i: (cards[i] // 13 == trump, cards[i] // 13 == led, cards[i]))
-    return (leader + best) % 3
+    n = len(cards)
+    best = max(range(n), key=lambda i: (cards[i] // 13 == trump, cards[i] // 13 == led, cards[i]))
+    return (leader + best) % n
 
 
 def winners_of(game: Game):
@@ -302,14 +345,29 @@ def check_history(game: Game) -> None:
     rules = game.rules
     deck = set(range(1, NUM_CARDS)) if rules.no_kitty_51 else set(range(NUM_CARDS))
     size, kitty_size, n_tricks = rules.hand_size, rules.kitty_size, rules.tricks_per_hand
+    n = rules.num_players
     previous = game.start_balances
-    scores = [0, 0, 0]
+    scores = [0] * n
     dealer = game.first_dealer
+    skipped = 0  # passed-out deals so far: not hands for fixed_hands and dealer_makes_quota
+    used = [set(), set(), set()]  # calls made by each seat (calls)
     for index, log in enumerate(game.history):
         last = index == len(game.history) - 1
         assert log.number == index + 1
+        if log.passed_out:  # docs/rules.md 10.2: nobody bid; no hand, no score (test_variants_auction.py)
+            assert rules.auction and log.dealer is None and log.tricks_won is None and log.tricks == []
+            skipped += 1
+            continue
+        if log.auction is not None:  # hand 1 of an auction game: the highest bidder deals, quotas by its bid
+            if log.dealer is None:
+                assert last and not game.is_over
+                return
+            dealer = log.dealer
+            bid = max(b for _, b in log.auction if b is not None)
+            quotas = [(bid, *AUCTION_QUOTAS[bid])[(s - dealer) % 3] for s in range(3)]
+        else:
+            quotas = [rules.quotas[(s - dealer) % n] for s in range(n)]
         assert log.dealer == dealer
-        quotas = [rules.quotas[(s - dealer) % 3] for s in range(3)]
         if rules.dealer_assigns_quotas:  # docs/rules.md 10.7: any order of the rule set's quotas, chosen by the dealer
             assert log.assignment == [log.quotas[(dealer + r) % 3] for r in range(3)]
             assert sorted(log.assignment) == sorted(rules.quotas)
@@ -320,7 +378,8 @@ def check_history(game: Game) -> None:
         # deal: sizes, every card once
         hands = [set(h) for h in log.deal_hands]
         kitty = set(log.kitty)
-        assert [len(h) for h in log.deal_hands] == [size] * 3 and len(log.kitty) == kitty_size
+        assert [len(h) for h in log.deal_hands] == [size] * n and len(log.kitty) == rules.aside_size
+        aside = set(log.kitty) if rules.one_card_kitty else set()  # out of play: the face-up card unless taken
         assert set().union(*hands, kitty) == deck and sum(map(len, hands)) + len(kitty) == len(deck)
         if log.tricks_won is None:
             assert last and not game.is_over
@@ -334,7 +393,7 @@ def check_history(game: Game) -> None:
                 rounds[-1].append(e)
             else:
                 rounds.append([e])
-        given, taken = [0, 0, 0], [0, 0, 0]
+        given, taken = [0] * n, [0] * n
         for e in log.exchanges:
             assert len(e.sent) == e.count
             given[e.sender] += e.count
@@ -345,7 +404,13 @@ def check_history(game: Game) -> None:
         discards = list(log.discards)
         shown = []
         returned = []  # exchanges whose cards have come back
-        assert log.trump in range(4)
+        if rules.calls:  # docs/rules.md 10.3: each seat makes each call once; NT and Miz have no trump
+            assert log.call not in used[dealer] and log.call in range(6)
+            used[dealer].add(log.call)
+            assert log.trump == (log.call if log.call < 4 else -1)
+            assert log.maxima == ([[3, 5, 8][(s - dealer) % 3] for s in range(3)] if log.call == 5 else None)
+        else:
+            assert log.trump in range(4) and log.call == -1 and log.maxima is None
         for stage in reference_order(rules):
             if stage in ("exchange", "send"):
                 for entries in rounds:
@@ -378,24 +443,36 @@ def check_history(game: Game) -> None:
                         cards = sorted(k for k in kitty if k // 13 in low and k > low[k // 13])
                         if cards:
                             shown.append((e.sender, cards))
+            elif stage == "take":  # docs/rules.md 10.5: the holder of 2D, as the hands now stand
+                face_up = log.kitty[0]
+                if face_up == parse_card("2D"):
+                    assert log.take is None
+                    continue
+                holder = next(s for s in range(3) if parse_card("2D") in hands[s])
+                assert log.take is not None and log.take[0] == holder
+                put_out = log.take[1]
+                if put_out is not None:
+                    assert put_out in hands[holder]
+                    hands[holder] = hands[holder] - {put_out} | {face_up}
+                    aside = {put_out}
             elif stage == "discard":
                 assert len(discards) == kitty_size == len(set(discards))
                 assert set(discards) <= hands[dealer]
                 hands[dealer] -= set(discards)
-        assert [len(h) for h in hands] == [size] * 3
+        assert [len(h) for h in hands] == [size] * n
         assert sorted((s, sorted(c)) for s, c in log.shown) == sorted(shown)
         # tricks: leader, follow suit, winner
         assert len(log.tricks) == size  # a trick per card in hand (the kitty trick is not played)
-        leader = (dealer + 1) % 3
-        tricks = [0, 0, 0]
+        leader = (dealer + 1) % n
+        tricks = [0] * n
         if rules.kitty_trick:  # docs/rules.md 10.4: the four discards are the dealer's first trick
             tricks[dealer] = 1
         played = set()
         for trick in log.tricks:
-            assert trick.leader == leader and len(trick.cards) == 3
+            assert trick.leader == leader and len(trick.cards) == n
             led = trick.cards[0] // 13
             for k, c in enumerate(trick.cards):
-                seat = (leader + k) % 3
+                seat = (leader + k) % n
                 assert c in hands[seat]
                 if c // 13 != led:
                     assert not any(h // 13 == led for h in hands[seat]), "did not follow suit"
@@ -405,25 +482,31 @@ def check_history(game: Game) -> None:
             assert trick.winner == winner
             tricks[winner] += 1
             leader = winner
-        assert hands == [set(), set(), set()]
-        assert played | set(discards) == deck and len(played) == 3 * size
+        assert hands == [set()] * n
+        assert played | set(discards) | aside == deck and len(played) == n * size
+        if rules.one_card_kitty:
+            assert discards == [] and log.shown == []
+        else:
+            assert log.take is None
         # score: balances, or with chips every up player wins its surplus from every down player
-        balances = [tricks[s] - quotas[s] for s in range(3)]
+        balances = [tricks[s] - quotas[s] for s in range(n)]
+        if log.call == 5:  # misère: maximum - tricks
+            balances = [log.maxima[s] - tricks[s] for s in range(3)]
         if rules.chips:
-            chips = [0, 0, 0]
-            for up in (s for s in range(3) if balances[s] > 0):
-                for down in (s for s in range(3) if balances[s] < 0):
+            chips = [0] * n
+            for up in (s for s in range(n) if balances[s] > 0):
+                for down in (s for s in range(n) if balances[s] < 0):
                     chips[up] += balances[up]
                     chips[down] -= balances[up]
             assert log.chips == chips
-            scores = [scores[s] + chips[s] for s in range(3)]
+            scores = [scores[s] + chips[s] for s in range(n)]
         else:
             assert log.chips is None
-            scores = [scores[s] + balances[s] for s in range(3)]
+            scores = [scores[s] + balances[s] for s in range(n)]
         assert log.tricks_won == tricks and log.balances == balances and log.scores == scores
         assert sum(balances) == 0 and sum(scores) == 0
         # end of the game exactly when an end condition is met
-        won = expected_winners(rules, log.number, dealer, quotas, tricks, balances, scores)
+        won = expected_winners(rules, log.number - skipped, dealer, quotas, tricks, balances, scores)
         if not last:
             assert won is None, f"hand {log.number} met an end condition {won} but the game went on"
         elif game.is_over:
@@ -434,7 +517,7 @@ def check_history(game: Game) -> None:
         else:
             assert won is None
         previous = balances
-        dealer = (dealer + 1) % 3
+        dealer = (dealer + 1) % n
     assert game.scores == scores
 
 
@@ -1212,7 +1295,10 @@ def test_random_games_follow_the_rules(preset):
     rules = PRESETS[preset]
     others = (rules.win_margin, rules.target_score, rules.fixed_hands)
     if preset != "all-sixteen":
-        assert rules.win_tricks == (None if any(v is not None for v in others) or rules.dealer_makes_quota else 12)
+        # docs/rules.md 8, 10.5 (13 of 17 tricks with one_card_kitty) and 10.6 (9 with four players)
+        default = 9 if rules.num_players == 4 else 13 if rules.one_card_kitty else 12
+        replaced = any(v is not None for v in others) or rules.dealer_makes_quota or rules.calls  # 10.3: 18 hands
+        assert rules.win_tricks == (None if replaced else default)
     games, max_hands = (60, 60) if preset == "all-sixteen" else (RANDOM_GAMES, 200)
     won = 0
     for seed in range(games):

@@ -181,3 +181,15 @@ def test_every_section_9_preset_is_supported_and_section_10_ones_are_refused_by_
         with pytest.raises(ValueError, match="section 10"):
             VectorGame(num_games=2, rules=name, seed=0)
     assert len(supported_presets()) < len(PRESETS)  # section 10 presets exist and are refused
+
+
+@pytest.mark.parametrize(
+    "name, option", [("9-5-3-one-card", "one_card_kitty"), ("woburn-auction", "auction"), ("calls", "calls")]
+)
+def test_new_section_10_options_are_refused_by_name_and_search_falls_back_to_python(name, option) -> None:
+    from agents.rollout import compiled_rollouts
+
+    assert option in unsupported_options(PRESETS[name])
+    with pytest.raises(ValueError, match=option):
+        VectorGame(num_games=2, rules=name, seed=0)
+    assert compiled_rollouts(PRESETS[name]) is None  # the compiled rollouts do not play it: pimc/ismcts use Python

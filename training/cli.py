@@ -6,6 +6,7 @@
     sergeant-major train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
     sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
     sergeant-major train --backend rllib --config configs/rllib_quickstart.yaml [--address HEAD:6379]
+    sergeant-major train --backend vector --config configs/selfplay.yaml    # self-play PPO, batched engine
 
 A new run goes to <output_dir>/<name>; if that folder is already used,
 to the first free <name>-2, <name>-3, ... (the folder used is
@@ -89,13 +90,18 @@ def _backend(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the training command line; returns the exit status (2: bad input, 130: interrupted).
 
-    ``--backend rllib`` hands the whole command line to :func:`training.rllib_trainer.main`.
+    ``--backend rllib`` hands the whole command line to :func:`training.rllib_trainer.main`,
+    ``--backend vector`` to :func:`training.ppo_vector.main`.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if _backend(argv) == "rllib":
         from .rllib_trainer import main as rllib_main
 
         return rllib_main(argv)
+    if _backend(argv) == "vector":
+        from .ppo_vector import main as vector_main
+
+        return vector_main(argv)
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Train a policy with MaskablePPO, from a config file to an evaluated result.",
@@ -104,9 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--backend",
-        choices=("sb3", "rllib"),
+        choices=("sb3", "rllib", "vector"),
         default="sb3",
-        help="sb3: MaskablePPO on this machine (default); rllib: RLlib PPO on Ray (configs/rllib_*.yaml, --address)",
+        help="sb3: MaskablePPO on this machine (default); rllib: RLlib PPO on Ray (configs/rllib_*.yaml, --address); "
+        "vector: self-play masked PPO on the batched engine (configs/selfplay.yaml)",
     )
     parser.add_argument("--config", help="YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")

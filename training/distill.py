@@ -92,6 +92,16 @@ class FitSettings:
 
 
 @dataclass(frozen=True)
+class ExtraData:
+    """A further data set of a run: ``hands`` hands labelled into ``<run_dir>/<name>/`` with the run's ``data``
+    settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``)."""
+
+    name: str
+    hands: int
+    settings: DataSettings
+
+
+@dataclass(frozen=True)
 class DistillConfig:
     """A whole distillation run (see the module docstring)."""
 
@@ -105,10 +115,32 @@ class DistillConfig:
     dagger_hands: int = 1000  # hands per DAgger round
     data: DataSettings = field(default_factory=DataSettings)
     fit: FitSettings = field(default_factory=FitSettings)
+    extra_data: tuple[ExtraData, ...] = ()  # labelled after data_r0, fitted with it in every round
 
     @property
     def run_dir(self) -> str:
         return os.path.join(self.output_dir, self.name)
+
+
+def _extra_data(value: Any, data: dict[str, Any], where: str) -> tuple[ExtraData, ...]:
+    """``extra_data`` entries: each a mapping with ``name``, ``hands`` and any data settings to change."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: a list of data sets (name, hands, data settings), got {value!r}")
+    out = []
+    for i, entry in enumerate(value):
+        here = f"{where}[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            raise ValueError(f"{here}: a mapping with a folder name, hands and data settings, got {entry!r}")
+        hands = entry.get("hands")
+        if not isinstance(hands, int) or isinstance(hands, bool) or hands < 1:
+            raise ValueError(f"{here}.hands: a whole number >= 1, got {hands!r}")
+        if entry["name"] in ("data_r0",) or entry["name"] in [e.name for e in out]:
+            raise ValueError(f"{here}.name: {entry['name']!r} is used twice")
+        changes = {k: v for k, v in entry.items() if k not in ("name", "hands")}
+        settings = _build(DataSettings, {**data, **changes}, here)
+        settings.validate()
+        out.append(ExtraData(entry["name"], hands, settings))
+    return tuple(out)
 
 
 def _build(cls: type, values: dict[str, Any], where: str) -> Any:
@@ -118,11 +150,13 @@ def _build(cls: type, values: dict[str, Any], where: str) -> Any:
         if key not in known:
             raise ValueError(f"{where}: unknown key {key!r}; allowed: {sorted(known)}")
         default = getattr(cls(), key)
-        if key == "data":
+        if key == "extra_data":
+            value = _extra_data(value, values.get("data") or {}, f"{where}.extra_data")
+        elif key == "data":
             value = _build(DataSettings, value or {}, f"{where}.data")
         elif key == "fit":
             value = _build(FitSettings, value or {}, f"{where}.fit")
-        elif isinstance(default, tuple):
+        elif key == "net_arch":
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and v > 0 for v in value):
                 raise ValueError(f"{where}.{key}: a list of positive whole numbers, got {value!r}")
             value = tuple(value)
@@ -376,8 +410,15 @@ def fit(
     settings: FitSettings,
     seed: int,
     log: Callable[[str], None] | None = None,
+    checkpoint: str | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Fit a policy-value network to labelled decisions; returns it and its figures."""
+    """Fit a policy-value network to labelled decisions; returns it and its figures.
+
+    With ``checkpoint`` (a file path), the state of the fit (network, optimiser, learning-rate schedule, random
+    generators, history) is written there atomically after every epoch, and a fit started again with the same
+    path, data and settings continues after the last finished epoch, giving the same network as an
+    uninterrupted fit.
+    """
     import torch
 
     log = log or distill_data.say
@@ -402,15 +443,29 @@ def fit(
     steps_per_epoch = max(1, -(-len(obs) // settings.batch_size))
     total = settings.epochs * steps_per_epoch
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total))
+        optimiser, lambda step: float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total)))
     )
-    net.eval()
-    history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
-    started = time.perf_counter()
+    stamp = {"settings": asdict(settings), "seed": seed, "decisions": int(len(obs))}
+    first_epoch = 0
+    if checkpoint and os.path.exists(checkpoint):
+        state = torch.load(checkpoint, weights_only=True)
+        if state["stamp"] != stamp:
+            raise ValueError(f"{checkpoint} is the checkpoint of another fit ({state['stamp']}); remove it or use it")
+        net.load_state_dict(state["net"])
+        optimiser.load_state_dict(state["optimiser"])
+        schedule.load_state_dict(state["schedule"])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        history, first_epoch = state["history"], state["epoch"]
+        log(f"resuming the fit after epoch {first_epoch} ({checkpoint})")
+    else:
+        net.eval()
+        history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
+    started = time.perf_counter() - (history[-1].get("seconds", 0.0) if first_epoch else 0.0)
     obs_t, targets_t = torch.from_numpy(obs), torch.from_numpy(targets)
     legal_t, balance_t = torch.from_numpy(legal), torch.from_numpy(balance)
     obs_tables, action_tables = (torch.from_numpy(t) for t in symmetry.index_tables())
-    for epoch in range(settings.epochs):
+    for epoch in range(first_epoch, settings.epochs):
         net.train()
         order = torch.from_numpy(rng.permutation(len(obs)))
         sums = np.zeros(2)
@@ -435,12 +490,25 @@ def fit(
         net.eval()
         row = {
             "epoch": epoch + 1,
-            "policy_loss": sums[0] / len(obs),
-            "value_loss": sums[1] / len(obs),
+            "policy_loss": float(sums[0] / len(obs)),
+            "value_loss": float(sums[1] / len(obs)),
             "seconds": time.perf_counter() - started,
             "valid": _evaluate_fit(net, valid),
         }
         history.append(row)
+        if checkpoint:
+            state = {
+                "stamp": stamp,
+                "epoch": epoch + 1,
+                "history": history,
+                "net": net.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "schedule": schedule.state_dict(),
+                "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+            }
+            with atomic_path(checkpoint) as tmp:
+                torch.save(state, tmp)
         v = row["valid"]
         log(
             f"epoch {epoch + 1}/{settings.epochs}: policy loss {row['policy_loss']:.4f}, value loss "
@@ -478,8 +546,13 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
             hands = config.dagger_hands
         started = time.perf_counter()
         distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log)
-        label_seconds = time.perf_counter() - started
         folders.append(folder)
+        for extra in config.extra_data if round_ == 0 else ():
+            folders.append(os.path.join(config.run_dir, extra.name))
+            distill_data.generate(
+                folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log
+            )
+        label_seconds = time.perf_counter() - started
         policy_path = os.path.join(config.run_dir, f"policy_r{round_}.pt")
         report_path = os.path.join(config.run_dir, f"train_r{round_}.json")
         if os.path.exists(policy_path) and os.path.exists(report_path):
@@ -492,7 +565,8 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
             started = time.perf_counter()
-            net, report = fit(train, valid, config.fit, config.seed + round_, log=log)
+            checkpoint = os.path.join(config.run_dir, f"fit_r{round_}.ckpt")
+            net, report = fit(train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint)
             report["fit_seconds"] = time.perf_counter() - started
             report["label_seconds"] = label_seconds
             export_policy(

@@ -278,12 +278,13 @@ def generate(
     started = time.perf_counter()
     rows = 0
     results: Iterator[tuple[int, int, float]]
-    if workers <= 1 or len(jobs) <= 1:
-        _init_worker(nice)
-        results = map(_make_shard, jobs)
+    if not jobs:
+        return 0
+    if workers <= 1 and not nice:
+        results = map(_make_shard, jobs)  # in this process: its niceness is never changed
         pool = None
     else:
-        pool = mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(nice,))
+        pool = mp.get_context("spawn").Pool(max(1, workers), initializer=_init_worker, initargs=(nice,))
         results = pool.imap_unordered(_make_shard, jobs)
     try:
         for done, (chunk, n, seconds) in enumerate(results, 1):

@@ -7,6 +7,10 @@ Seatings (one *deal* is played once per seating):
 - two agents ``[A, B]``: A against two copies of B, in the 3 rotations
   (A at seat 0, 1 and 2).
 
+With four players (``players: 4``, e.g. ``--rules four-5-3-2-2``): four
+distinct agents in all 24 permutations, or A against three copies of B in
+the 4 rotations.
+
 So on every deal every agent sits in every seat, and in every role.
 
 Modes:
@@ -20,7 +24,8 @@ Modes:
   sequence (the engine draws only the first dealer and the random deals
   from its RNG).
 
-Reported per agent, overall and per role (dealer, eldest, middle):
+Reported per agent, overall and per role (dealer, eldest, middle; with four
+players dealer, eldest, third, fourth):
 
 - ``balance``: mean balance (tricks - quota) per hand played;
 - ``tricks``: mean tricks per hand;
@@ -68,7 +73,7 @@ import numpy as np
 
 from agents import Agent, act, make_agent, make_opponent
 from sm_env.atomic import atomic_path
-from sm_env.game import ROLE_NAMES, Game
+from sm_env.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game
 from sm_env.knowledge import player_view
 from sm_env.rules import RuleSet
 
@@ -82,14 +87,14 @@ if TYPE_CHECKING:
 METRICS = ("balance", "tricks", "win_rate")
 
 
-def schedule(n_agents: int) -> list[tuple[int, int, int]]:
-    """Seatings as agent index by seat: 6 permutations of 3 agents, or the 3
-    rotations of agent 0 against two copies of agent 1."""
-    if n_agents == 3:
-        return list(itertools.permutations(range(3)))
+def schedule(n_agents: int, players: int = 3) -> list[tuple[int, ...]]:
+    """Seatings as agent index by seat: every permutation of ``players`` distinct agents (6 for three, 24 for
+    four), or the ``players`` rotations of agent 0 against copies of agent 1."""
+    if n_agents == players:
+        return list(itertools.permutations(range(players)))
     if n_agents == 2:
-        return [(0, 1, 1), (1, 0, 1), (1, 1, 0)]
-    raise ValueError(f"duplicate evaluation needs 2 or 3 agents, got {n_agents}")
+        return [tuple(0 if seat == k else 1 for seat in range(players)) for k in range(players)]
+    raise ValueError(f"duplicate evaluation of {players} players needs 2 or {players} agents, got {n_agents}")
 
 
 def derive_seed(*keys: int) -> int:
@@ -114,7 +119,7 @@ class DealConfig:
     seed: int
     rules: Any
     dealer: int
-    start_balances: tuple[int, int, int] | None
+    start_balances: tuple[int, ...] | None
     max_hands: int
 
 
@@ -143,7 +148,7 @@ def play_deal(index: int) -> dict[str, Any]:
     n = len(config.specs)
     seconds = [0.0] * n
     decisions = [0] * n
-    for k, seating in enumerate(schedule(n)):
+    for k, seating in enumerate(schedule(n, RuleSet.from_any(config.rules).num_players)):
         copies: dict[int, int] = {}
         seat_agents = []
         for seat, who in enumerate(seating):
@@ -167,7 +172,9 @@ def play_deal(index: int) -> dict[str, Any]:
             seconds[seating[seat]] += time.perf_counter() - start
             decisions[seating[seat]] += 1
             game.apply(action)
-        hands = [(log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history]
+        hands = [  # passed-out deals (auction) have no dealer and no score
+            (log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history if log.tricks_won is not None
+        ]
         seatings.append(
             {
                 "seating": list(seating),
@@ -204,7 +211,7 @@ class EvalResult:
     """The outcome of :func:`evaluate` (see the module docstring for the figures).
 
     ``agents``: the labels (specs, with ``#2`` etc. where a spec repeats);
-    ``stats[agent][role][metric]`` with role ``all`` or a role name;
+    ``stats[agent][role][metric]`` with role ``all`` or a role name (:meth:`roles`);
     ``counts[agent][role]``: hands (and games under ``all``) behind them;
     ``pairwise[(a, b)]``: mean balance of a minus that of b;
     ``pairwise_roles[(a, b)][role]``: the same difference within one role
@@ -222,6 +229,10 @@ class EvalResult:
     elapsed: float
     deal_balances: list[list[float]] = field(default_factory=list, repr=False)
     pairwise_roles: dict[tuple[str, str], dict[str, Estimate]] = field(default_factory=dict)
+
+    def roles(self) -> tuple[str, ...]:
+        """The role names of the evaluated rule set (dealer, eldest, middle; or the four-player roles)."""
+        return tuple(role for role in self.stats[self.agents[0]] if role != "all")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -259,7 +270,7 @@ class EvalResult:
             f"{'agent':<{width}}{'role':<8}{'balance/hand':<28}{'tricks/hand':<28}{'win rate':<26}{'hands':>7}",
         ]
         for a in self.agents:
-            for role in ("all", *ROLES):
+            for role in ("all", *self.roles()):
                 s = self.stats[a][role]
                 lines.append(
                     f"{a if role == 'all' else '':<{width}}{role:<8}{s['balance'].text():<28}"
@@ -302,7 +313,7 @@ class EvalResult:
                 header += [m, f"{m}_lo", f"{m}_hi"]
             writer.writerow(header)
             for a in self.agents:
-                for role in ("all", *ROLES):
+                for role in ("all", *self.roles()):
                     row: list[Any] = [a, role, self.counts[a][role]["hands"]]
                     for m in METRICS:
                         e = self.stats[a][role][m]
@@ -319,7 +330,7 @@ class EvalResult:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        groups = ("all", *ROLES)
+        groups = ("all", *self.roles())
         n = len(self.agents)
         width = 0.8 / n
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -375,10 +386,12 @@ def _bootstrap(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> Estimat
 
 
 def _diff_bootstrap(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray, weights: np.ndarray) -> Estimate:
-    mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
     with np.errstate(invalid="ignore", divide="ignore"):
+        mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
         diffs = (weights @ na) / (weights @ da) - (weights @ nb) / (weights @ db)
     diffs = diffs[np.isfinite(diffs)]
+    if not len(diffs):  # a role neither agent played (the auction decides who deals)
+        return Estimate(mean, float("nan"), float("nan"))
     lo, hi = np.percentile(diffs, [2.5, 97.5])
     return Estimate(mean, float(lo), float(hi))
 
@@ -399,12 +412,12 @@ def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[
                 matches = [rank_of([float(b) for b in balances]) for _, _, balances in seating["hands"]]
             else:
                 winners = set(seating["winners"])
-                matches = [rank_of([(s in winners) * 1000.0 + seating["scores"][s] for s in range(3)])]
+                matches = [rank_of([(s in winners) * 1000.0 + seating["scores"][s] for s in range(len(who))])]
             for ranks in matches:
                 teams = [[model.rating(mu=ratings[w].mu, sigma=ratings[w].sigma)] for w in who]
                 new = model.rate(teams, ranks=ranks)
                 for agent in set(who):
-                    seats = [s for s in range(3) if who[s] == agent]
+                    seats = [s for s in range(len(who)) if who[s] == agent]
                     mu = ratings[agent].mu + sum(new[s][0].mu - ratings[agent].mu for s in seats) / len(seats)
                     sigma = sum(new[s][0].sigma for s in seats) / len(seats)
                     ratings[agent] = model.rating(mu=mu, sigma=sigma, name=labels[agent])
@@ -416,11 +429,14 @@ def _aggregate(
 ) -> tuple[dict, dict, dict, dict, list[list[float]]]:
     n = len(labels)
     d = len(deals)
-    # per deal, agent, role (3 = all): sums of balance, tricks, wins; counts of hands and games
-    bal = np.zeros((d, n, 4))
-    tricks = np.zeros((d, n, 4))
-    wins = np.zeros((d, n, 4))
-    hands = np.zeros((d, n, 4))
+    players = len(deals[0]["seatings"][0]["seating"])
+    roles = ROLES if players == 3 else FOUR_ROLE_NAMES
+    every = players  # the role index of "all"
+    # per deal, agent, role (players = all): sums of balance, tricks, wins; counts of hands and games
+    bal = np.zeros((d, n, players + 1))
+    tricks = np.zeros((d, n, players + 1))
+    wins = np.zeros((d, n, players + 1))
+    hands = np.zeros((d, n, players + 1))
     games = np.zeros((d, n))
     for i, deal in enumerate(deals):
         for seating in deal["seatings"]:
@@ -428,15 +444,15 @@ def _aggregate(
             winners = set(seating["winners"])
             last = len(seating["hands"]) - 1
             for h, (dealer, won, balances) in enumerate(seating["hands"]):
-                for s in range(3):
-                    a, r = who[s], (s - dealer) % 3
-                    for role in (r, 3):
+                for s in range(players):
+                    a, r = who[s], (s - dealer) % players
+                    for role in (r, every):
                         bal[i, a, role] += balances[s]
                         tricks[i, a, role] += won[s]
                         hands[i, a, role] += 1
                         if h == last and s in winners:
                             wins[i, a, role] += 1
-            for s in range(3):
+            for s in range(players):
                 games[i, who[s]] += 1
     weights = _bootstrap_weights(d, seed, bootstrap)
     stats: dict[str, dict[str, dict[str, Estimate]]] = {}
@@ -444,7 +460,7 @@ def _aggregate(
     for a, label in enumerate(labels):
         stats[label] = {}
         counts[label] = {}
-        for role_index, role in enumerate((*ROLES, "all")):
+        for role_index, role in enumerate((*roles, "all")):
             den = hands[:, a, role_index]
             win_den = games[:, a] if role == "all" else den
             stats[label][role] = {
@@ -455,19 +471,19 @@ def _aggregate(
             counts[label][role] = {"hands": int(den.sum())}
             if role == "all":
                 counts[label][role]["games"] = int(games[:, a].sum())
-        stats[label] = {"all": stats[label]["all"], **{r: stats[label][r] for r in ROLES}}
-        counts[label] = {"all": counts[label]["all"], **{r: counts[label][r] for r in ROLES}}
+        stats[label] = {"all": stats[label]["all"], **{r: stats[label][r] for r in roles}}
+        counts[label] = {"all": counts[label]["all"], **{r: counts[label][r] for r in roles}}
     pairwise = {}
     pairwise_roles = {}
     for a, b in itertools.combinations(range(n), 2):
         pairwise[(labels[a], labels[b])] = _diff_bootstrap(
-            bal[:, a, 3], hands[:, a, 3], bal[:, b, 3], hands[:, b, 3], weights
+            bal[:, a, every], hands[:, a, every], bal[:, b, every], hands[:, b, every], weights
         )
         pairwise_roles[(labels[a], labels[b])] = {
             role: _diff_bootstrap(bal[:, a, r], hands[:, a, r], bal[:, b, r], hands[:, b, r], weights)
-            for r, role in enumerate(ROLES)
+            for r, role in enumerate(roles)
         }
-    per_deal = (bal[:, :, 3] / np.maximum(hands[:, :, 3], 1)).tolist()
+    per_deal = (bal[:, :, every] / np.maximum(hands[:, :, every], 1)).tolist()
     return stats, counts, pairwise, pairwise_roles, per_deal
 
 
@@ -489,7 +505,7 @@ def evaluate(
     progress: bool = True,
     ray: str | None = None,
 ) -> EvalResult:
-    """Duplicate evaluation of 2 or 3 agent specs over ``deals`` deals.
+    """Duplicate evaluation of 2 or 3 agent specs (2 or 4 with four players) over ``deals`` deals.
 
     ``mode``: ``"hand"`` (single hands dealt by ``dealer``, optionally opened
     by the exchange of ``start_balances``) or ``"game"`` (whole games,
@@ -500,18 +516,19 @@ def evaluate(
     depend only on the other arguments, not on ``workers`` or ``ray``.
     """
     specs = [str(a) for a in agents]
-    schedule(len(specs))  # validates the number of agents
+    rule_set = RuleSet.from_any(rules)
+    players = rule_set.num_players
+    schedule(len(specs), players)  # validates the number of agents
     for spec in specs:
         make_opponent(spec)  # fail fast on a bad spec (or 'human'), before any process starts
     if mode not in ("hand", "game"):
         raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
     if deals < 1:
         raise ValueError(f"deals must be >= 1, got {deals}")
-    if not 0 <= dealer <= 2:
-        raise ValueError(f"dealer must be a seat 0-2, got {dealer}")
+    if not 0 <= dealer < players:
+        raise ValueError(f"dealer must be a seat 0-{players - 1}, got {dealer}")
     if max_hands < 1:
         raise ValueError(f"max_hands must be >= 1, got {max_hands}")
-    rule_set = RuleSet.from_any(rules)
     balances = None if start_balances is None else tuple(int(b) for b in start_balances)
     if balances is not None:
         Game(rule_set, seed=0, first_dealer=dealer, start_balances=balances)  # validates them
@@ -567,7 +584,7 @@ def evaluate(
         "start_balances": None if balances is None else list(balances),
         "max_hands": max_hands if mode == "game" else 1,
         "bootstrap": bootstrap,
-        "seatings": [list(s) for s in schedule(len(specs))],
+        "seatings": [list(s) for s in schedule(len(specs), players)],
     }
     return EvalResult(
         labels, config_dict, stats, counts, pairwise, ratings, timing, elapsed, per_deal, pairwise_roles=pairwise_roles
@@ -721,20 +738,24 @@ def format_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _balances_arg(text: str) -> tuple[int, int, int]:
+def _balances_arg(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.replace(",", " ").split())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"start balances are three integers like 2,-1,-1, got {text!r}") from None
-    if len(values) != 3 or sum(values) != 0:
-        raise argparse.ArgumentTypeError(f"start balances are three integers summing to 0, got {text!r}")
-    return values  # type: ignore[return-value]
+        raise argparse.ArgumentTypeError(f"start balances are integers like 2,-1,-1, got {text!r}") from None
+    if len(values) not in (3, 4) or sum(values) != 0:
+        raise argparse.ArgumentTypeError(
+            f"start balances are three integers (four with four players) summing to 0, got {text!r}"
+        )
+    return values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run an evaluation, print the table, save JSON, CSV and PNG."""
     parser = argparse.ArgumentParser(prog="sergeant-major eval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agents", nargs="+", required=True, help="2 or 3 agent specs (random, heuristic, pimc...)")
+    parser.add_argument(
+        "--agents", nargs="+", required=True, help="2 or 3 agent specs (2 or 4 with four players): random, heuristic..."
+    )
     parser.add_argument(
         "--deals",
         type=int,

@@ -197,6 +197,10 @@ class SingleSeatEnv(gym.Env):
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
+        if self.rules.num_players != 3:
+            raise ValueError(
+                f"training plays three players; {self.rules.name!r} has {self.rules.num_players} (docs/rules.md 10.6)"
+            )
         if self.rules.num_actions != NUM_ACTIONS:
             raise ValueError(
                 f"training supports rule sets of {NUM_ACTIONS} actions; {self.rules.name!r} needs "

@@ -101,7 +101,12 @@ def _rules(value: Any) -> str | dict:
 
     if not isinstance(value, (str, dict)):
         raise ValueError("expected a rule preset name or a dict of rule options")
-    RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
+    rules = RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
+    if rules.num_players != 3:
+        raise ValueError(
+            f"training plays three players; {rules.name!r} has {rules.num_players} (docs/rules.md 10.6): four-player "
+            f"games are played by sm_env.env, the agents and training.evaluate, but no trainer learns them"
+        )
     return value
 
 

@@ -1,0 +1,106 @@
+"""Speed of the batched self-play PPO trainer (training/ppo_vector.py): where its time goes.
+
+For each network size: one warm-up rollout (kernels compiled, buffers allocated), then ``--rollouts``
+rollouts + updates timed phase by phase. Printed per network:
+
+- learner decisions/s (rollout and update together, as training runs);
+- the time breakdown: the network's forward (acting, values) and forward+backward+step (update)
+  against everything else (engine, sampling, opponents, bookkeeping, batching), and the share outside
+  the network;
+- the network's floating-point operations per decision: forward for acting (actor + critic), and
+  forward+backward per update epoch times ``ppo.n_epochs``; the FLOP/s these make, next to the FLOP/s
+  of a plain matrix product of the same shapes measured in the same run (how far from the CPU's limit).
+
+    python benchmarks/bench_trainer.py                      # default [512, 256] and a larger [1024, 1024]
+    python benchmarks/bench_trainer.py --nets 512,256 --critic full --rollouts 3 --set env.num_games=512
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+import torch
+
+from sm_env.observation import OBSERVATION_SIZE
+from training.ppo_vector import NETWORK_PHASES, Timers, VectorPPO, network_flops
+from training.selfplay_config import load_selfplay_config
+
+
+def gemm_flops(batch: int, net_arch: list[int], seconds: float = 1.0) -> float:
+    """FLOP/s of torch matrix products of the actor's layer shapes on ``batch`` rows (forward only)."""
+    sizes = [OBSERVATION_SIZE, *net_arch]
+    weights = [torch.randn(a, b) for a, b in zip(sizes, sizes[1:], strict=False)]
+    x0 = torch.randn(batch, OBSERVATION_SIZE)
+    per_pass = sum(2 * batch * a * b for a, b in zip(sizes, sizes[1:], strict=False))
+    passes, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        x = x0
+        for w in weights:
+            x = x @ w
+        passes += 1
+    return passes * per_pass / (time.perf_counter() - start)
+
+
+def bench(net_arch: list[int], rollouts: int, critic: str, overrides: list[str]) -> dict[str, float]:
+    """Decisions/s, network share and FLOPs of ``rollouts`` timed rollouts + updates of one network."""
+    sets = [f"ppo.net_arch={net_arch}", f"ppo.critic={critic}", "train.progress=false", *overrides]
+    cfg = load_selfplay_config(None, sets)
+    with tempfile.TemporaryDirectory() as run_dir:
+        trainer = VectorPPO(cfg, run_dir, quiet=True)
+        trainer.collect()
+        trainer.update()  # warm-up
+        trainer.timers = Timers()
+        decisions, start = 0, time.perf_counter()
+        for _ in range(rollouts):
+            trainer.collect()
+            decisions += int(trainer.update()["decisions"])
+        wall = time.perf_counter() - start
+    flops = network_flops(net_arch, critic == "full")
+    per_decision = flops["act"] + flops["update_epoch"] * cfg.ppo.n_epochs
+    timed = sum(trainer.timers.seconds.values())
+    return {
+        "decisions_per_s": decisions / wall,
+        "outside_share": 1.0 - trainer.timers.network_share(),
+        "untimed_share": 1.0 - timed / wall,
+        "flops_act": flops["act"],
+        "flops_update": flops["update_epoch"] * cfg.ppo.n_epochs,
+        "flops_per_decision": per_decision,
+        "achieved_flops": per_decision * decisions / wall,
+        "gemm_flops": gemm_flops(cfg.ppo.batch_size, net_arch),
+        "timers": trainer.timers,
+        "epochs": cfg.ppo.n_epochs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nets", nargs="+", default=["512,256", "1024,1024"], help="hidden sizes, e.g. 512,256")
+    parser.add_argument("--rollouts", type=int, default=3, help="timed rollouts per network")
+    parser.add_argument("--critic", choices=("observation", "full"), default="observation")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    args = parser.parse_args()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads by default; overrides: {args.sets or 'none'}")
+    rows = []
+    for text in args.nets:
+        net_arch = [int(w) for w in text.split(",")]
+        result = bench(net_arch, args.rollouts, args.critic, args.sets)
+        rows.append((net_arch, result))
+        print(f"\nnet {net_arch}, critic {args.critic}: time by phase (network: {', '.join(NETWORK_PHASES)})")
+        print(result["timers"].table())
+    print(
+        "\n| net | learner decisions/s | outside the network | MFLOP/decision: act | update "
+        "(fwd+bwd x epochs) | total | achieved GFLOP/s | matmul GFLOP/s, same shapes |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for net_arch, r in rows:
+        print(
+            f"| {net_arch} | {r['decisions_per_s']:,.0f} | {100 * r['outside_share']:.1f}% | "
+            f"{r['flops_act'] / 1e6:.2f} | {r['flops_update'] / 1e6:.2f} ({r['epochs']} epochs) | "
+            f"{r['flops_per_decision'] / 1e6:.2f} | {r['achieved_flops'] / 1e9:.1f} | {r['gemm_flops'] / 1e9:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""The batched self-play PPO trainer (training/ppo_vector.py) and the engine features it uses."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from agents import TRAINED_POLICY, make_agent
+from agents.ppo_agent import load_numpy_policy
+from sm_env.cards import from_mask
+from sm_env.game import Game
+from sm_env.knowledge import player_view
+from sm_env.observation import OBSERVATION_SIZE
+from sm_env.vector import FULL_STATE_SIZE, VectorGame
+from training.cli import main as train_main
+from training.config import ConfigError
+from training.ppo_vector import CheckpointError, VectorPPO, main, per_seat_gae
+from training.selfplay_config import load_selfplay_config, selfplay_config_from_dict
+
+TINY = [
+    "env.num_games=8",
+    "ppo.n_steps=16",
+    "ppo.batch_size=32",
+    "ppo.n_epochs=2",
+    "ppo.net_arch=[16]",
+    "train.torch_threads=1",
+    "train.progress=false",
+    "eval.final_deals=0",
+]
+
+
+def tiny(*extra: str) -> object:
+    return load_selfplay_config(None, [*TINY, *extra])
+
+
+# ---------------------------------------------------------------------------- engine additions
+
+
+def test_full_state_is_the_hidden_cards_relative_to_the_seat():
+    g = VectorGame(6, seed=3, episode="hand")
+    g.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(25):
+        fulls = [g.full_state(seats=np.full(6, seat)) for seat in range(3)]
+        for i in range(6):
+            game = g.game(i)
+            for seat, full in enumerate(fulls):
+                assert full.shape == (6, FULL_STATE_SIZE)
+                left, right = game.hands[(seat + 1) % 3], game.hands[(seat + 2) % 3]
+                assert list(np.flatnonzero(full[i, :52])) == from_mask(left)
+                assert list(np.flatnonzero(full[i, 52:104])) == from_mask(right)
+                assert list(np.flatnonzero(full[i, 104:])) == from_mask(game.kitty_mask)
+        mask = g.legal_mask()
+        g.step(np.array([rng.choice(np.flatnonzero(row)) for row in mask]))
+    with pytest.raises(ValueError, match="seats must be 0, 1, 2"):
+        g.full_state(seats=np.full(6, 3))
+
+
+def test_get_state_then_set_state_continues_the_same_games():
+    a = VectorGame(4, seed=11, episode="game", max_hands=3)
+    a.reset()
+
+    def play(g: VectorGame, steps: int, seed: int) -> list[np.ndarray]:
+        r = np.random.default_rng(seed)
+        seen = []
+        for _ in range(steps):
+            mask = g.legal_mask()
+            rewards, done = g.step(np.array([r.choice(np.flatnonzero(row)) for row in mask]))
+            seen += [g.observe().copy(), rewards, done]
+        return seen
+
+    play(a, 40, 5)
+    saved = a.get_state()
+    expected = play(a, 150, 6)
+    b = VectorGame(4, seed=999, episode="game", max_hands=3)
+    b.reset()
+    b.set_state(saved)
+    assert all(np.array_equal(x, y) for x, y in zip(play(b, 150, 6), expected, strict=True))
+    assert b.record(0) == a.record(0)
+    with pytest.raises(ValueError, match="this batch of 5 games"):
+        VectorGame(5, episode="game", max_hands=3).set_state(saved)
+    other = VectorGame(4, episode="hand")
+    with pytest.raises(ValueError, match="saved under other rules, episode or max_hands"):
+        other.set_state(saved)
+
+
+# ---------------------------------------------------------------------------- advantages
+
+
+def test_per_seat_gae_on_a_hand_built_trajectory():
+    """Two games, four engine steps (entry t * 2 + i). Game 0: seat A acts at steps 0 and 2 (its episode
+    ends after step 2), seat B at steps 1 and 3 (still open: bootstrapped). Game 1: a learner at step 0
+    (episode ends there), an opponent at steps 1 and 3, a learner at step 2 (open)."""
+    g, lam = 0.9, 0.8
+    rewards = np.array([0.0, 2.0, 0.0, 0.0, -1.0, 0.0, 0.5, 0.0], dtype=np.float32)
+    values = np.array([0.3, 0.1, -0.2, 0.0, 0.4, 0.6, 0.2, 0.0], dtype=np.float32)
+    dones = np.array([0, 1, 0, 0, 1, 0, 0, 0], dtype=bool)
+    next_index = np.array([4, -1, 6, -1, -1, -1, -1, -1])
+    tails = np.array([0, 0, 0, 0, 0, 0.7, -0.3, 0], dtype=np.float32)
+    adv, ret = per_seat_gae(rewards, values, dones, next_index, tails, g, lam, block=2)
+    a4 = -1.0 - 0.4
+    a0 = 0.0 + g * 0.4 - 0.3 + g * lam * a4
+    a6 = 0.5 + g * -0.3 - 0.2
+    a2 = 0.0 + g * 0.2 + 0.2 + g * lam * a6
+    a1 = 2.0 - 0.1
+    a5 = 0.0 + g * 0.7 - 0.6
+    expected = {0: a0, 1: a1, 2: a2, 4: a4, 5: a5, 6: a6}
+    for j, value in expected.items():
+        assert adv[j] == pytest.approx(value, abs=1e-6), j
+        assert ret[j] == pytest.approx(value + values[j], abs=1e-6)
+
+
+def test_rollout_links_each_seat_to_its_own_next_decision_and_pays_hand_balances(tmp_path):
+    trainer = VectorPPO(tiny("ppo.n_steps=70", "env.num_games=4"), str(tmp_path))
+    trainer.collect()
+    n = trainer.num_games
+    learner = np.flatnonzero(trainer.learner)
+    assert len(learner) == 70 * n  # pure self-play: every decision is the learner's
+    for j in learner:
+        k = trainer.next_index[j]
+        if k >= 0:
+            assert k % n == j % n and k > j and trainer.seats[k] == trainer.seats[j] and not trainer.dones[j]
+    # one-hand episodes: a reward only where a hand ended, and the three balances of a hand sum to 0
+    paid = np.flatnonzero(trainer.rewards != 0)
+    assert set(paid) <= set(np.flatnonzero(trainer.dones))
+    ends = np.flatnonzero(trainer.dones)
+    assert len(ends) >= 3 * n  # every game finished its first hand within 70 steps
+    for i in range(n):
+        mine = [j for j in ends if j % n == i][:3]
+        assert sorted(trainer.seats[mine]) == [0, 1, 2]
+        assert sum(trainer.rewards[mine]) == pytest.approx(0.0)
+
+
+# ---------------------------------------------------------------------------- runs
+
+
+def test_tiny_run_end_to_end_exports_a_legal_policy(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    mix = {"self": 0.4, "random": 0.2, "snapshots": 0.2, "trained": 0.2}  # every kind of player
+    data = {"opponents": {"mix": mix, "snapshot_every": 64}}
+    data["ppo"] = {"critic": "full"}
+    config.write_text(yaml.safe_dump(data))
+    run = tmp_path / "run"
+    sets = [*TINY, "train.total_timesteps=200", "eval.final_deals=2", "eval.opponents=[random]"]
+    assert main(["--config", str(config), "--run-dir", str(run), *sum((["--set", s] for s in sets), [])]) == 0
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    keys = {"sps", "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"}
+    assert len(rows) >= 2 and keys <= set(rows[-1]) and rows[-1]["global_step"] >= 200
+    assert json.loads((run / "final_eval.json").read_text())["results"]["random"]["all"]["hands"] > 0
+    assert "network (forward/backward)" in capsys.readouterr().out
+    agent = make_agent(f"ppo:{run / 'final_policy.pt'}", seed=0)
+    others = [make_agent("random", seed=s) for s in (1, 2)]
+    for seed in range(3):
+        game = Game(seed=seed, max_hands=1)
+        while (seat := game.current_player) is not None:
+            view = player_view(game, seat)
+            action = agent.act(view) if seat == 0 else others[seat - 1].act(view)
+            assert action in from_mask(view.legal)
+            game.apply(action)
+
+
+def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
+    extra = ["opponents.mix={self: 0.5, random: 0.25, snapshots: 0.25}", "opponents.snapshot_every=50"]
+    whole = VectorPPO(tiny(*extra, "train.total_timesteps=300", "ppo.critic=full"), str(tmp_path / "a"))
+    whole.train()
+    first = VectorPPO(tiny(*extra, "train.total_timesteps=1", "ppo.critic=full"), str(tmp_path / "b"))
+    first.train()
+    assert 0 < first.global_step < whole.global_step
+    second = VectorPPO(tiny(*extra, "train.total_timesteps=300", "ppo.critic=full"), str(tmp_path / "b"), resume=True)
+    second.train()
+    assert second.global_step == whole.global_step and second.snapshots_added == whole.snapshots_added >= 1
+    for (name, a), b in zip(whole.net.state_dict().items(), second.net.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert np.array_equal(whole.games.get_state()["st"], second.games.get_state()["st"])
+    # the critic sees the hidden cards, the actor only the observation
+    assert whole.net.actor[0].in_features == OBSERVATION_SIZE
+    assert whole.net.critic[0].in_features == OBSERVATION_SIZE + FULL_STATE_SIZE
+
+
+def test_init_loads_the_shipped_actor(tmp_path):
+    trainer = VectorPPO(tiny("ppo.init=trained", "ppo.net_arch=[512, 256]", "ppo.activation=relu"), str(tmp_path))
+    policy, _ = load_numpy_policy(TRAINED_POLICY)
+    obs = trainer.games.observe()
+    with torch.no_grad():
+        logits = trainer.net.actor(torch.from_numpy(obs)).numpy()
+    assert np.allclose(logits, policy.logits(obs), atol=1e-4)
+
+
+def test_critic_warmup_trains_only_the_critic(tmp_path):
+    trainer = VectorPPO(tiny("ppo.critic_warmup=1"), str(tmp_path))
+    before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+    trainer.collect()
+    trainer.update()
+    after = trainer.net.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in after if k.startswith("actor."))
+    assert not all(torch.equal(before[k], after[k]) for k in after if k.startswith("critic."))
+    trainer.rollouts = 1  # warm-up over: the actor learns
+    trainer.collect()
+    trainer.update()
+    assert not all(torch.equal(before[k], trainer.net.state_dict()[k]) for k in after if k.startswith("actor."))
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["ppo.batch_size=100000"], "ppo.batch_size: must be at most ppo.n_steps \\* env.num_games"),
+        (["opponents.mix={heuristic: 1}"], "unknown player 'heuristic'; allowed: 'self'"),
+        (["opponents.mix={ppo:nowhere.pt: 1}"], "policy file not found: nowhere.pt"),
+        (["ppo.critic=oracle"], "ppo.critic: expected one of 'observation', 'full'"),
+        (["ppo.init=missing.pt"], "ppo.init: policy file not found: missing.pt"),
+        (["ppo.n_step=3"], "unknown key 'ppo.n_step' \\(did you mean 'n_steps'\\?\\)"),
+        (["env.rules={dealer_makes_quota: up}"], "env.rules: the batched engine runs sections 1-9 only"),
+    ],
+)
+def test_config_errors_name_the_key_and_what_is_allowed(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_selfplay_config(None, overrides)
+
+
+def test_network_mismatches_are_clear_errors(tmp_path):
+    with pytest.raises(ConfigError, match=r"the policy is an MLP \[512, 256\] relu; .* set them to the policy's"):
+        VectorPPO(tiny("ppo.init=trained"), str(tmp_path / "a"))
+    VectorPPO(tiny("train.total_timesteps=1"), str(tmp_path / "b")).train()
+    with pytest.raises(CheckpointError, match=r"trained with ppo.net_arch \[16\], the config says \[32\]"):
+        VectorPPO(tiny("ppo.net_arch=[32]"), str(tmp_path / "b"), resume=True)
+    assert main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert train_main(["--backend", "vector", "--config", "no_such.yaml"]) == 2  # sergeant-major train --backend
+    assert selfplay_config_from_dict({}).ppo.net_arch == [512, 256]
+    assert os.path.isfile(tmp_path / "b" / "checkpoints" / "latest.pt")
