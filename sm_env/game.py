@@ -35,8 +35,8 @@ kitty right after trump; with ``trump_after_kitty`` it is taken before trump.
 move trump, the kitty and the returns around the exchange); the engine walks
 through it stage by stage (``Game._next_stage``).
 
-The history of the game is kept as :class:`~sm_env.logs.HandLog` objects, from which
-:mod:`sm_env.record` writes the JSON record.
+The history of the game is kept as :class:`~sm_env.logs.HandLog` objects; the JSON
+record is written from their immutable snapshots (``HandLog.frozen()``, :mod:`sm_env.record`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,18 @@
 """Log types of a hand.
 
 Immutable, compared by value, shared by the player view
-(:mod:`sm_env.knowledge`) and parsed game records (:mod:`sm_env.record_replay`):
+(:mod:`sm_env.knowledge`), the record writer (:mod:`sm_env.record_format`)
+and parsed game records (:mod:`sm_env.record_replay`):
 
 - :class:`Exchange`: one exchange (card lists None where hidden);
-- :class:`Trick`: one trick (winner None while open).
+- :class:`Trick`: one trick (winner None while open);
+- :class:`HandRecord`: one hand, everything a game record holds of it.
 
 The engine's own logs grow while a hand is played, so they are mutable:
-:class:`ExchangeLog`, :class:`TrickLog` and :class:`HandLog`, from which
-:mod:`sm_env.record_format` writes the record. ``TrickLog.frozen()`` gives
-the immutable :class:`Trick`.
+:class:`ExchangeLog`, :class:`TrickLog` and :class:`HandLog`, each with a
+``frozen()`` snapshot of the immutable type: the record is written from
+``HandLog.frozen()``, and replay reads a record back into the same
+:class:`HandRecord`, so both directions of the format use one model of a hand.
 
 "No trump yet" is :data:`NO_SUIT` (-1) everywhere in Python: engine, view
 and logs; only the JSON record writes it as null.
@@ -17,6 +20,7 @@ and logs; only the JSON record writes it as null.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 NO_SUIT = -1
@@ -48,6 +52,50 @@ class Trick(NamedTuple):
     winner: int | None
 
 
+class HandRecord(NamedTuple):
+    """One hand as a game record holds it (field for field :class:`HandLog`'s, as tuples).
+
+    ``quotas`` by absolute seat (None until the dealer assigns them),
+    ``assignment`` by role (None unless the rules let the dealer assign),
+    ``deal_hands`` by seat and ``kitty`` as dealt, ``exchanges`` in the order
+    carried out, ``trump`` (NO_SUIT until named), ``discards`` in order,
+    ``shown`` as (receiver, cards) pairs, the section 10 fields (``take``:
+    (seat, card put out or None) with one_card_kitty; ``auction``: (seat, bid
+    or None) in order and ``passed_out`` with the auction; ``call``: 0-3 a
+    suit, 4 NT, 5 Miz, -1 until called, and ``maxima`` by seat with calls),
+    ``tricks`` in order (the last one may be open); the results
+    (``tricks_won``, ``balances``, ``chips``, ``scores``, by seat) are None
+    until the hand is scored. Fields of a stage not reached are None;
+    ``dealer`` and ``quotas`` are None during an auction. Tuples by seat have
+    one entry per player.
+    """
+
+    number: int
+    dealer: int | None
+    quotas: tuple[int, ...] | None
+    assignment: tuple[int, ...] | None
+    deal_hands: tuple[tuple[int, ...], ...]
+    kitty: tuple[int, ...]
+    exchanges: tuple[Exchange, ...]
+    trump: int
+    discards: tuple[int, ...] | None
+    shown: tuple[tuple[int, tuple[int, ...]], ...] | None
+    take: tuple[int, int | None] | None
+    auction: tuple[tuple[int, int | None], ...] | None
+    passed_out: bool
+    call: int
+    maxima: tuple[int, ...] | None
+    tricks: tuple[Trick, ...] | None
+    tricks_won: tuple[int, ...] | None
+    balances: tuple[int, ...] | None
+    chips: tuple[int, ...] | None
+    scores: tuple[int, ...] | None
+
+
+def _tuple(values: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
+
+
 class ExchangeLog:
     """One exchange between an up player (``sender``) and a down player."""
 
@@ -60,6 +108,10 @@ class ExchangeLog:
         self.sent: list[int] = []
         self.delivered = False  # the sent cards are in the receiver's hand (the sender's round is complete)
         self.returned: list[int] | None = None
+
+    def frozen(self) -> Exchange:
+        """The exchange as it stands, immutable (``returned`` None until the cards come back)."""
+        return Exchange(self.sender, self.receiver, self.count, tuple(self.sent), _tuple(self.returned))
 
     def copy(self) -> ExchangeLog:
         other = ExchangeLog(self.sender, self.receiver, self.count)
@@ -138,6 +190,31 @@ class HandLog:
         self.balances: list[int] | None = None
         self.chips: list[int] | None = None
         self.scores: list[int] | None = None
+
+    def frozen(self) -> HandRecord:
+        """The hand as it stands, immutable (an open trick included, even before its first card)."""
+        return HandRecord(
+            self.number,
+            self.dealer,
+            _tuple(self.quotas),
+            _tuple(self.assignment),
+            tuple(tuple(h) for h in self.deal_hands),
+            tuple(self.kitty),
+            tuple(e.frozen() for e in self.exchanges),
+            self.trump,
+            _tuple(self.discards),
+            None if self.shown is None else tuple((to, tuple(cards)) for to, cards in self.shown),
+            self.take,
+            None if self.auction is None else tuple(self.auction),
+            self.passed_out,
+            self.call,
+            _tuple(self.maxima),
+            None if self.tricks is None else tuple(t.frozen() for t in self.tricks),
+            _tuple(self.tricks_won),
+            _tuple(self.balances),
+            _tuple(self.chips),
+            _tuple(self.scores),
+        )
 
     def copy(self) -> HandLog:
         other = HandLog.__new__(HandLog)

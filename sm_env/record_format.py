@@ -103,7 +103,8 @@ from typing import Any
 
 from .atomic import atomic_path
 from .cards import CARD_TEXT, SUIT_LETTERS, texts
-from .game import CALL_NAMES, NO_SUIT, Game, HandLog
+from .game import CALL_NAMES, NO_SUIT, Game
+from .logs import HandRecord
 from .rules import RuleSet
 
 __all__ = [
@@ -176,8 +177,9 @@ def _ints(values: list[int] | None) -> list[int] | None:
     return None if values is None else [int(v) for v in values]
 
 
-def hand_record(log: HandLog, rules: RuleSet) -> dict[str, Any]:
-    """One hand's entry of the record, from the engine's :class:`HandLog` (keys: :func:`hand_keys`)."""
+def hand_record(log: HandRecord, rules: RuleSet) -> dict[str, Any]:
+    """One hand's entry of the record, from a :class:`~sm_env.logs.HandRecord` (``HandLog.frozen()``; replay
+    parses an entry back into one); keys: :func:`hand_keys`."""
     tricks = None
     if log.tricks is not None:
         # The open trick is left out until its first card is played.
@@ -245,7 +247,7 @@ def game_record(game: Game) -> dict[str, Any]:
         "rules": game.rules.options(),
         "seed": _seed_value(game.seed),
         "first_dealer": game.first_dealer,
-        "hands": [hand_record(log, game.rules) for log in game.history],
+        "hands": [hand_record(log.frozen(), game.rules) for log in game.history],
         "winner": list(winner) if isinstance(winner, list) else winner,
         "truncated": bool(game.truncated),
         "max_hands": game.max_hands,

@@ -43,7 +43,7 @@ from .game import (
     normalize_deal,
     result_text,
 )
-from .logs import NO_SUIT, Exchange, Trick
+from .logs import NO_SUIT, Exchange, HandRecord, Trick
 from .record_format import (
     AUCTION_KEYS,
     EXTRA_KEYS,
@@ -129,6 +129,12 @@ def _ints3(value: Any, where: str, n: int = 3) -> list[int] | None:
     return list(value)
 
 
+def _tuple3(hand: dict[str, Any], key: str, where: str, n: int = 3) -> tuple[int, ...] | None:
+    """An optional field of n integers of a hand entry (absent: None), as a tuple."""
+    values = _ints3(hand.get(key), f"{where}, {key}", n)
+    return None if values is None else tuple(values)
+
+
 def _card(value: Any, where: str) -> int:
     if not isinstance(value, str):
         raise _fail(where, f"a card is written as text such as 'TH', got {show_type(value)}")
@@ -147,32 +153,17 @@ def _cards_or_null(value: Any, where: str) -> list[int] | None:
 
 
 @dataclass
-class _Hand:
-    raw: dict[str, Any]
-    number: int
-    dealer: int
-    quotas: list[int] | None  # None until assigned (dealer_assigns_quotas)
-    assignment: list[int] | None  # the assigned quotas by role, or None
-    deal: tuple[list[list[int]], list[int]]
-    exchanges: list[Exchange]  # count is the number of cards sent
-    trump: int  # NO_SUIT until named
-    discards: list[int] | None
-    shown: list[tuple[int, list[int]]] | None
-    tricks: list[Trick] | None
-    take: tuple[int, int | None] | None = None  # one_card_kitty: (seat, card put out or None)
-    call: int = -1  # calls: 0-3 a suit, 4 NT, 5 Miz; -1 when null
-    auction: list[tuple[int, int | None]] | None = None  # auction entries only: (seat, bid or None)
-    passed_out: bool = False
-
-
-@dataclass
 class _Record:
+    """A parsed record: its hands as the engine's own :class:`HandRecord` type (an exchange's ``count`` is the
+    number of cards the record sends), each beside its raw JSON entry (for the field-by-field comparison)."""
+
     rules: RuleSet
     seed: Any
     first_dealer: int
     max_hands: int | None
     start_balances: list[int] | None
-    hands: list[_Hand]
+    hands: list[HandRecord]
+    raw_hands: list[dict[str, Any]]
     winner: int | list[int] | None
     truncated: bool
 
@@ -243,7 +234,7 @@ def _parse_trick(value: Any, where: str, last: bool, n: int) -> Trick:
     return Trick(leader, tuple(cards), winner)
 
 
-def _parse_auction(hand: dict[str, Any], where: str) -> tuple[list[tuple[int, int | None]], bool]:
+def _parse_auction(hand: dict[str, Any], where: str) -> tuple[tuple[tuple[int, int | None], ...], bool]:
     bids = []
     for i, entry in enumerate(_list(hand["auction"], f"{where}, auction"), 1):
         entry_where = f"{where}, auction, bid {i}"
@@ -259,10 +250,10 @@ def _parse_auction(hand: dict[str, Any], where: str) -> tuple[list[tuple[int, in
     passed_out = hand["passed_out"]
     if not isinstance(passed_out, bool):
         raise _fail(f"{where}, passed_out", f"expected true or false, got {show_type(passed_out)}")
-    return bids, passed_out
+    return tuple(bids), passed_out
 
 
-def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = False) -> _Hand:
+def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = False) -> HandRecord:
     """One hand entry; ``auction_entry``: an entry up to and including hand 1 of an auction game."""
     where = f"hand {index + 1}"
     hand = _dict(value, where)
@@ -285,10 +276,10 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         )
     n = rules.num_players
     dealer = None if auction_entry and hand["dealer"] is None else _seat(hand["dealer"], f"{where}, dealer", n)
-    quotas = _ints3(hand["quotas"], f"{where}, quotas", n)
+    quotas = _tuple3(hand, "quotas", where, n)
     assignment = None
     if rules.dealer_assigns_quotas:
-        assignment = _ints3(hand["assignment"], f"{where}, assignment")
+        assignment = _tuple3(hand, "assignment", where)
         if (quotas is None) != (assignment is None):
             raise _fail(f"{where}, quotas", "null exactly while the assignment is null (the dealer has not chosen)")
     elif quotas is None and not auction_entry:
@@ -308,13 +299,13 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
     if extra:
         raise _fail(deal_where, f"unknown key(s) {extra}; a deal has 'hands' and 'kitty'")
     try:
-        deal_norm = normalize_deal(deal_ids, rules, deal_where)
+        deal_hands, kitty = normalize_deal(deal_ids, rules, deal_where)
     except DealError as err:
         raise ReplayError(str(err)) from None
-    exchanges = [
+    exchanges = tuple(
         _parse_exchange(e, f"{where}, exchange {i}", n)
         for i, e in enumerate(_list(hand["exchanges"], f"{where}, exchanges"), 1)
-    ]
+    )
     trump = hand["trump"]
     if trump is None:
         trump = NO_SUIT
@@ -324,7 +315,7 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         trump = SUIT_LETTERS.index(trump.strip().upper())
     discards = None
     if hand["discards"] is not None:
-        discards = _cards(hand["discards"], f"{where}, discards")
+        discards = tuple(_cards(hand["discards"], f"{where}, discards"))
     shown = None
     if hand["shown"] is not None:
         shown = []
@@ -332,44 +323,50 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
             entry_where = f"{where}, shown {i}"
             entry = _dict(entry, entry_where)
             to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to", n)
-            shown.append((to, _cards(_get(entry, "cards", entry_where), f"{entry_where}, cards")))
+            shown.append((to, tuple(_cards(_get(entry, "cards", entry_where), f"{entry_where}, cards"))))
+        shown = tuple(shown)
     tricks = None
     if hand["tricks"] is not None:
         items = _list(hand["tricks"], f"{where}, tricks")
-        tricks = [_parse_trick(t, f"{where}, trick {i}", i == len(items), n) for i, t in enumerate(items, 1)]
-    for key in ("tricks_won", "balances", "scores", "chips"):  # assignment: checked above
-        if key in hand:
-            _ints3(hand[key], f"{where}, {key}", n)
+        tricks = tuple(_parse_trick(t, f"{where}, trick {i}", i == len(items), n) for i, t in enumerate(items, 1))
+    results = ("tricks_won", "balances", "scores", "chips")  # (assignment: checked above)
+    tricks_won, balances, scores, chips = (_tuple3(hand, key, where, n) for key in results)
     take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
-    call = _parse_call(hand, where) if rules.calls else -1
+    call, maxima = _parse_call(hand, where) if rules.calls else (-1, None)
     auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
-    return _Hand(
-        hand,
+    return HandRecord(
         number,
         dealer,
         quotas,
         assignment,
-        deal_norm,
+        tuple(tuple(h) for h in deal_hands),
+        tuple(kitty),
         exchanges,
         trump,
         discards,
         shown,
-        tricks,
         take,
-        call,
         auction,
         passed_out,
+        call,
+        maxima,
+        tricks,
+        tricks_won,
+        balances,
+        chips,
+        scores,
     )
 
 
-def _parse_call(hand: dict[str, Any], where: str) -> int:
-    _ints3(hand["maxima"], f"{where}, maxima")
+def _parse_call(hand: dict[str, Any], where: str) -> tuple[int, tuple[int, ...] | None]:
+    """The call (-1 when null) and the maxima of a hand entry with the calls option."""
+    maxima = _tuple3(hand, "maxima", where)
     value = hand["call"]
     if value is None:
-        return -1
+        return -1, maxima
     if not isinstance(value, str) or value.strip().upper() not in [n.upper() for n in CALL_NAMES]:
         raise _fail(f"{where}, call", f"expected null or one of {list(CALL_NAMES)}, got {show_type(value)}")
-    return [n.upper() for n in CALL_NAMES].index(value.strip().upper())
+    return [n.upper() for n in CALL_NAMES].index(value.strip().upper()), maxima
 
 
 def _parse_take(value: Any, where: str) -> tuple[int, int | None] | None:
@@ -435,7 +432,7 @@ def _parse_record(record: Any) -> _Record:
         if isinstance(err, ReplayError):
             raise
         raise _fail("start_balances", str(err)) from None
-    return _Record(rules, seed, first_dealer, max_hands, start_balances, hands, winner, truncated)
+    return _Record(rules, seed, first_dealer, max_hands, start_balances, hands, hands_in, winner, truncated)
 
 
 # ---------------------------------------------------------------------- comparing
@@ -516,10 +513,11 @@ def _difference(a: Any, b: Any, path: str, key: str = "") -> tuple[str, Any, Any
     return path, a, b
 
 
-def _check_fields(where: str, hand: _Hand, log: HandLog, rules: RuleSet, keys: tuple[str, ...]) -> None:
-    replayed = hand_record(log, rules)
+def _check_fields(where: str, raw: dict[str, Any], log: HandLog, rules: RuleSet, keys: tuple[str, ...]) -> None:
+    """The record's entry ``raw`` against the engine's log, field by field (``keys``)."""
+    replayed = hand_record(log.frozen(), rules)
     for key in keys:
-        ours = _canon_field(key, hand.raw[key])
+        ours = _canon_field(key, raw[key])
         theirs = _canon_field(key, replayed[key])
         found = _difference(ours, theirs, f"{where}, {key}", key)
         if found:
@@ -594,7 +592,7 @@ def _apply(game: Game, action: int, step: str) -> None:
         raise _fail(step, str(err)) from None
 
 
-def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str, check: bool) -> None:
+def _replay_exchanges(game: Game, hand: HandRecord, raw: dict[str, Any], log: HandLog, where: str, check: bool) -> None:
     """The sends of the record's exchanges; ``check``: then compare the exchanges (their cards are back)."""
     for e_index, entry in enumerate(hand.exchanges, 1):
         step = f"{where}, exchange {e_index}"
@@ -618,27 +616,28 @@ def _replay_exchanges(game: Game, hand: _Hand, log: HandLog, where: str, check: 
                 )
             _apply(game, card, card_step)
     if check:
-        _check_fields(where, hand, log, game.rules, ("exchanges",))
+        _check_fields(where, raw, log, game.rules, ("exchanges",))
 
 
-def _replay_assignment(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+def _replay_assignment(game: Game, hand: HandRecord, raw: dict[str, Any], log: HandLog, where: str) -> None:
     step = f"{where}, assignment"
     _expect(game, hand.number, ASSIGN, step)
-    actions = [a for a in range(ASSIGN_ACTION_BASE, MAX_ACTIONS) if assignment_of(a, game.rules) == hand.assignment]
+    wanted = list(hand.assignment or ())
+    actions = [a for a in range(ASSIGN_ACTION_BASE, MAX_ACTIONS) if assignment_of(a, game.rules) == wanted]
     if not actions:
         raise _fail(
             step,
-            f"the record has {hand.assignment}, but the dealer gives the quotas {list(game.rules.quotas)} "
+            f"the record has {wanted}, but the dealer gives the quotas {list(game.rules.quotas)} "
             f"to [dealer, eldest, middle] in some order",
         )
     _apply(game, actions[0], step)
-    _check_fields(where, hand, log, game.rules, ("assignment", "quotas"))
+    _check_fields(where, raw, log, game.rules, ("assignment", "quotas"))
 
 
 _PRE_PLAY = ("exchanges", "trump", "discards", "shown")
 
 
-def _replay_take(game: Game, hand: _Hand, where: str) -> None:
+def _replay_take(game: Game, hand: HandRecord, where: str) -> None:
     step = f"{where}, take"
     seat, card = hand.take  # type: ignore[misc]
     _expect(game, hand.number, TAKE, step)
@@ -650,7 +649,7 @@ def _replay_take(game: Game, hand: _Hand, where: str) -> None:
     _apply(game, PASS_ACTION if card is None else card, f"{step}, card")
 
 
-def _replay_auction(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
+def _replay_auction(game: Game, hand: HandRecord, raw: dict[str, Any], log: HandLog, where: str) -> None:
     for k, (seat, bid) in enumerate(hand.auction or (), 1):
         step = f"{where}, auction, bid {k}"
         _expect(game, hand.number, BID, step)
@@ -661,39 +660,40 @@ def _replay_auction(game: Game, hand: _Hand, log: HandLog, where: str) -> None:
                 f"skipping players who passed)",
             )
         _apply(game, PASS_ACTION if bid is None else BID_ACTION_BASE + bid - 8, step)
-    _check_fields(where, hand, log, game.rules, AUCTION_KEYS)
+    _check_fields(where, raw, log, game.rules, AUCTION_KEYS)
 
 
-def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
+def _replay_hand(game: Game, index: int, hand: HandRecord, raw: dict[str, Any], last: bool) -> None:
     number = index + 1
     where = f"hand {number}"
     if len(game.history) < number:
         raise _fail(where, f"the game was over after hand {number - 1} ({_end_text(game)}), but the record goes on")
     log = game.history[index]
     if hand.auction is not None:
-        _replay_auction(game, hand, log, where)
+        _replay_auction(game, hand, raw, log, where)
         if hand.passed_out:  # no hand was played: every field is as the engine wrote it
-            _check_fields(where, hand, log, game.rules, hand_keys(game.rules))
+            _check_fields(where, raw, log, game.rules, hand_keys(game.rules))
             return
     if hand.dealer != log.dealer:
         why = "as first_dealer says" if number == 1 else "the deal passes to the left: the previous eldest deals"
         raise _fail(f"{where}, dealer", f"the record has seat {hand.dealer}, but seat {log.dealer} deals ({why})")
-    if hand.quotas != log.quotas and not game.rules.dealer_assigns_quotas:
+    quotas = None if hand.quotas is None else list(hand.quotas)
+    if quotas != log.quotas and not game.rules.dealer_assigns_quotas:
         raise _fail(
             f"{where}, quotas",
-            f"the record has {hand.quotas}, but with seat {log.dealer} dealing and quotas "
+            f"the record has {quotas}, but with seat {log.dealer} dealing and quotas "
             f"{list(game.rules.quotas)} (dealer, eldest, middle) they are {log.quotas}",
         )
     for stage in hand_order(game.rules):  # the record's actions in the order of the rules' phases
         if stage == "assign" and hand.assignment is not None:
-            _replay_assignment(game, hand, log, where)
+            _replay_assignment(game, hand, raw, log, where)
         elif stage in ("exchange", "send"):
-            _replay_exchanges(game, hand, log, where, check=stage == "exchange")
+            _replay_exchanges(game, hand, raw, log, where, check=stage == "exchange")
         elif stage == "trump" and game.rules.calls and hand.call >= 0:
             step = f"{where}, call"
             _expect(game, number, TRUMP, step)
             _apply(game, TRUMP_ACTION_BASE + hand.call, step)
-            _check_fields(where, hand, log, game.rules, ("call", "maxima", "trump"))
+            _check_fields(where, raw, log, game.rules, ("call", "maxima", "trump"))
         elif stage == "trump" and hand.trump != NO_SUIT and not game.rules.calls:
             step = f"{where}, trump"
             _expect(game, number, TRUMP, step)
@@ -706,7 +706,7 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
         elif stage == "take" and hand.take is not None:
             _replay_take(game, hand, where)
     checked = ("exchanges", "trump", "discards", "shown", "take") if game.rules.one_card_kitty else _PRE_PLAY
-    _check_fields(where, hand, log, game.rules, checked)
+    _check_fields(where, raw, log, game.rules, checked)
     for t, trick in enumerate(hand.tricks or [], 1):
         step = f"{where}, trick {t}"
         for k, card in enumerate(trick.cards, 1):
@@ -735,7 +735,7 @@ def _replay_hand(game: Game, index: int, hand: _Hand, last: bool) -> None:
         if game.rules.chips
         else ("tricks", "tricks_won", "balances", "scores")
     )
-    _check_fields(where, hand, log, game.rules, scored)
+    _check_fields(where, raw, log, game.rules, scored)
     if not last and log.scores is None:
         raise _fail(where, f"the hand is not finished ({_state(game)}), but hand {number + 1} follows")
 
@@ -781,7 +781,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     """
     _check_shape(record)
     parsed = _parse_record(record)
-    deals = [{"hands": h.deal[0], "kitty": h.deal[1]} for h in parsed.hands]
+    deals = [{"hands": [list(cards) for cards in h.deal_hands], "kitty": list(h.kitty)} for h in parsed.hands]
     try:
         game = Game(
             rules=parsed.rules,
@@ -793,8 +793,8 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
         )
     except (ValueError, TypeError) as err:
         raise _fail("record", f"the engine cannot set up this game: {err}") from None
-    for index, hand in enumerate(parsed.hands):
-        _replay_hand(game, index, hand, index == len(parsed.hands) - 1)
+    for index, (hand, raw) in enumerate(zip(parsed.hands, parsed.raw_hands, strict=True)):
+        _replay_hand(game, index, hand, raw, index == len(parsed.hands) - 1)
     _check_end(game, parsed)
     out = game_record(game)
     keys = [key for key in (*RECORD_KEYS, *EXTRA_KEYS) if key in record]

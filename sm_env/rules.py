@@ -100,6 +100,7 @@ Decisions where docs/rules.md is open:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -480,7 +481,7 @@ class RuleSet:
             return 9
         return 13 if self.one_card_kitty else 12
 
-    @property
+    @functools.cached_property  # read on every action and observation: decided once per rule set
     def num_actions(self) -> int:
         """Size of the action space: 56, or 74 for rule sets that use actions 56-73 (docs/rules.md 10.8)."""
         return 74 if self.dealer_assigns_quotas or self.one_card_kitty or self.auction or self.calls else 56

@@ -6,7 +6,7 @@ import pytest
 
 from sm_env.game import Game
 from sm_env.knowledge import player_view
-from sm_env.logs import NO_SUIT, Exchange, ExchangeLog, HandLog, Trick, TrickLog
+from sm_env.logs import NO_SUIT, Exchange, ExchangeLog, HandLog, HandRecord, Trick, TrickLog
 
 
 def test_no_suit_is_the_one_value_for_no_trump_yet():
@@ -61,3 +61,58 @@ def test_a_played_hand_logs_every_trick_with_its_winner():
     assert len(hand.tricks) == 16 and all(t.winner in (0, 1, 2) for t in hand.tricks)
     assert sum(hand.tricks_won) == 16 and sum(hand.balances) == 0
     assert all(len(t.cards) == 3 for t in hand.tricks)
+
+
+def test_hand_log_freezes_as_it_stands_open_trick_included():
+    hand = HandLog(1, 0, [8, 5, 3], [[0], [1], [2]], [3])
+    exchange = ExchangeLog(0, 1, 2)
+    exchange.sent += [4, 5]
+    hand.exchanges.append(exchange)
+    hand.tricks = [TrickLog(2)]
+    frozen = hand.frozen()
+    exchange.returned = [6, 7]
+    hand.tricks[0].cards.append(9)
+    hand.quotas.append(0)
+    assert isinstance(frozen, HandRecord) and frozen.quotas == (8, 5, 3)
+    assert frozen.exchanges == (Exchange(0, 1, 2, (4, 5), None),) and frozen.tricks == (Trick(2, (), None),)
+    assert frozen.deal_hands == ((0,), (1,), (2,)) and frozen.kitty == (3,) and frozen.trump == NO_SUIT
+    assert frozen.discards is frozen.shown is frozen.scores is frozen.chips is None
+    assert hand.frozen().exchanges[0].returned == (6, 7) and hand.frozen().tricks[0].cards == (9,)
+
+
+def test_hand_record_has_every_field_of_hand_log():
+    assert set(HandRecord._fields) == set(HandLog.__slots__)
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"auction": True}, "auction"),
+        ({"calls": True}, "maxima"),
+        ({"one_card_kitty": True}, "take"),
+        ({"players": 4}, ""),
+    ],
+    ids=["auction", "calls", "one_card_kitty", "four"],
+)
+def test_frozen_hands_carry_the_section_10_fields(options, field):
+    import random
+
+    from sm_env.game import OVER
+    from sm_env.rules import RuleSet
+
+    rules = RuleSet(**options)
+    rng = random.Random(3)
+    seen = 0
+    for seed in range(8):
+        game = Game(rules=rules, seed=seed)
+        while game.phase != OVER and len(game.history) < 4:
+            game.apply(rng.choice(game.legal_actions()))
+        for log in game.history:
+            frozen = log.frozen()
+            for name in ("take", "auction", "maxima", "quotas", "tricks_won", "balances", "scores"):
+                value = getattr(log, name)
+                assert getattr(frozen, name) == (None if value is None else tuple(value)), name
+            assert (frozen.dealer, frozen.passed_out, frozen.call) == (log.dealer, log.passed_out, log.call)
+            assert len(frozen.deal_hands) == rules.num_players
+            seen += bool(getattr(frozen, field)) if field else frozen.scores is not None and len(frozen.scores) == 4
+    assert seen  # the option's field was filled at least once

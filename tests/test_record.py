@@ -219,6 +219,20 @@ def test_random_games_with_custom_rules_replay_to_themselves(index: int) -> None
         assert record["rules"]["name"] == "custom"
 
 
+@pytest.mark.parametrize("preset", ["standard", "chips-12", "dealer-assigns", "canadian"])
+def test_a_record_reads_back_into_the_engines_own_hands(preset: str) -> None:
+    """Writing and reading use one model of a hand: a record's hands parse into the HandRecord snapshots of
+    the engine's logs (finished games: every exchange is complete, so its count is the cards sent)."""
+    from sm_env.record_replay import _parse_record
+
+    for seed in range(4):
+        game = Game(preset, seed=seed, max_hands=12)
+        play(game, random.Random(seed))
+        parsed = _parse_record(game_record(game))
+        assert parsed.hands == [log.frozen() for log in game.history]
+        assert parsed.raw_hands == game_record(game)["hands"]
+
+
 def test_shared_win_is_a_sorted_list_and_replays() -> None:
     for seed in range(300):
         game = finished_game(seed, RuleSet(fixed_hands=1))

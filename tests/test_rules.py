@@ -201,3 +201,15 @@ def test_a_rules_dict_with_mixed_key_types_is_a_rules_error():
 def test_a_name_that_is_not_text_is_a_rules_error(name):
     with pytest.raises(RulesError, match="'name' must be a string"):
         RuleSet(name=name)
+
+
+def test_num_actions_is_decided_once_and_leaves_equality_hash_and_copies_alone():
+    import copy
+    import pickle
+
+    fresh, used = RuleSet(dealer_assigns_quotas=True), RuleSet(dealer_assigns_quotas=True)
+    assert used.num_actions == 74 and RuleSet().num_actions == 56
+    assert "num_actions" in vars(used)  # cached on the rule set: read on every action and observation
+    assert used == fresh and hash(used) == hash(fresh) and repr(used) == repr(fresh)
+    assert used.options() == fresh.options()
+    assert pickle.loads(pickle.dumps(used)) == fresh and copy.deepcopy(used).num_actions == 74

@@ -7,119 +7,40 @@ optional, ``sergeant-major config`` prints the defaults and each field's ``descr
 :func:`load_config` raises :class:`ConfigError` naming the source (the file or the ``--set`` override), the dotted
 key, the value and what is allowed. ``--set ppo.learning_rate=1e-4`` values are read as YAML
 (:func:`apply_overrides`). ``3e-4`` (text in YAML 1.1) is a number, ``1e6`` a whole number; booleans are only
-``true`` or ``false``, never numbers.
+``true`` or ``false``, never numbers. The field types, the messages and the loading are
+:mod:`training.yaml_config`'s, shared with the RLlib configuration.
 """
 
 from __future__ import annotations
 
-import copy
-import difflib
-import os
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictStr,
-    ValidationError,
-    model_validator,
-)
+from pydantic import BaseModel, BeforeValidator
 
-from sm_env.atomic import atomic_path
 from sm_env.episode import EPISODES, REWARDS, check_episode
 from sm_env.game import ROLE_NAMES as ROLES
 
-
-class ConfigError(ValueError):
-    """A config file or override that is not valid; the message names the key.
-
-    ``key`` is the dotted key at fault (None when the whole file is) and
-    ``detail`` the message without its source prefix.
-    """
-
-    def __init__(self, message: str, key: str | None = None, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.key = key
-        self.detail = message if detail is None else detail
-
-
-def _error(source: str, key: str | None, detail: str) -> ConfigError:
-    return ConfigError(f"{source}: {detail}" if source else detail, key, detail)
-
-
-# ---------------------------------------------------------------------------- field types
-# Each BeforeValidator accepts exactly the YAML values that mean the type and
-# raises ValueError("expected ...") otherwise; AfterValidators check ranges.
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-        try:
-            return float(value.replace("_", "") if isinstance(value, str) else value)
-        except ValueError:
-            pass
-    raise ValueError("expected a number")
-
-
-def _whole(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    try:
-        number = _number(value)
-    except ValueError:
-        number = 0.5
-    if not number.is_integer():
-        raise ValueError("expected a whole number")
-    return int(number)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    raise ValueError("expected a text")
-
-
-def _list_of(convert: Callable[[Any], Any], what: str) -> Callable[[Any], list[Any]]:
-    def check(value: Any) -> list[Any]:
-        try:
-            if isinstance(value, list):
-                return [convert(v) for v in value]
-        except (ValueError, ValidationError):
-            pass
-        raise ValueError(f"expected a list of {what}")
-
-    return check
-
-
-def _check(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
-    """A check pydantic's own constraints cannot state; ``allowed`` is the message."""
-
-    def check(value: Any) -> Any:
-        if value is not None and not predicate(value):
-            raise ValueError(allowed)
-        return value
-
-    return AfterValidator(check)
-
-
-def _rules(value: Any) -> str | dict:
-    from sm_env.rules import RuleSet
-
-    if not isinstance(value, (str, dict)):
-        raise ValueError("expected a rule preset name or a dict of rule options")
-    rules = RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
-    if rules.num_players != 3:
-        raise ValueError(
-            f"training plays three players; {rules.name!r} has {rules.num_players} (docs/rules.md 10.6): four-player "
-            f"games are played by sm_env.env, the agents and training.evaluate, but no trainer learns them"
-        )
-    return value
+from . import yaml_config
+from .yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
+    Agents,
+    Balances,
+    ConfigError,
+    Flag,
+    Mix,
+    Number,
+    Rules,
+    Section,
+    Sizes,
+    Text,
+    Whole,
+    apply_overrides,
+    config_error,
+    config_text,
+    load,
+    save_config,
+    setting,
+    validate,
+)
 
 
 def _seats(value: Any) -> str | list[str]:
@@ -131,81 +52,33 @@ def _seats(value: Any) -> str | list[str]:
     return value
 
 
-def _mix(value: Any) -> dict[str, float]:
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise ValueError("expected a mapping of opponent names to weights")
-    mix = {k: _number(v) for k, v in value.items()}
-    if not mix or any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
-        raise ValueError("must map opponent names to weights >= 0 with a positive sum")
-    return mix
-
-
-Whole = Annotated[int, BeforeValidator(_whole)]
-Number = Annotated[float, BeforeValidator(_number)]
-Flag = StrictBool  # true or false only: numbers are never read as booleans
-Text = StrictStr
-Agents = Annotated[list[str], BeforeValidator(_list_of(_text, "agent names"))]
-Rules = Annotated[str | dict, BeforeValidator(_rules)]
-Wholes = BeforeValidator(_list_of(_whole, "whole numbers"))
-Sizes = Annotated[list[int], Wholes, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
-Balances = Annotated[
-    list[int], Wholes, _check(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0")
-]
-
-
-def _doc(default: Any, description: str, **constraints: Any) -> Any:
-    """A field with its documentation; a callable default is a factory (a fresh list or dict per config)."""
-    if callable(default):
-        return Field(default_factory=default, description=description, **constraints)
-    return Field(default, description=description, **constraints)
-
-
-class _Section(BaseModel):
-    """A config section: unknown keys are errors; a missing or null section is all defaults."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=False)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _mapping(cls, data: Any) -> Any:
-        if data is None:
-            return {}
-        if not isinstance(data, (dict, BaseModel)):
-            raise ValueError(f"must be a mapping of keys to values, got {data!r:.60}")
-        return data
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values (as YAML writes them)."""
-        return self.model_dump()
-
-
-class EnvConfig(_Section):
+class EnvConfig(Section):
     """The learner's game (training/single_agent.py)."""
 
-    rules: Rules = _doc(
+    rules: Rules = setting(
         "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options"
     )
-    episode: Literal[EPISODES] = _doc(
+    episode: Literal[EPISODES] = setting(
         "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand"
     )
-    max_hands: Whole = _doc(100, "game episodes: truncate a game nobody has won after this many hands", gt=0)
-    reward: Literal[REWARDS] = _doc(
+    max_hands: Whole = setting(100, "game episodes: truncate a game nobody has won after this many hands", gt=0)
+    reward: Literal[REWARDS] = setting(
         "balance",
         "'balance': tricks - quota at the end of every hand; 'result': winning the game (+1 shared by winners, -1 by "
         "losers; needs episode: game)",
     )
-    reward_scale: Number = _doc(1.0, "rewards are multiplied by this (balances run about -8..+8)", gt=0)
-    dense_reward: Flag = _doc(
+    reward_scale: Number = setting(1.0, "rewards are multiplied by this (balances run about -8..+8)", gt=0)
+    dense_reward: Flag = setting(
         False,
         "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when the hand ends (the "
         "same total per hand; easier credit assignment)",
     )
-    learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = _doc(
+    learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = setting(
         "all",
         "roles the learner plays in the first hand of an episode: 'all' or a list of 'dealer', 'eldest', 'middle' "
         "(one drawn per episode; one shared policy)",
     )
-    exchange_start: Number = _doc(
+    exchange_start: Number = setting(
         0.0,
         "hand episodes: probability that the hand starts with an exchange (random previous balances), so that "
         "exchange decisions are trained",
@@ -214,202 +87,127 @@ class EnvConfig(_Section):
     )
 
 
-class OpponentsConfig(_Section):
+class OpponentsConfig(Section):
     """Who plays the two other seats: baselines and frozen snapshots of the learner."""
 
-    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = _doc(
+    mix: Mix = setting(
         lambda: {"random": 1.0},
         "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', ...) and 'snapshots' "
         "(a frozen copy of the learner from the pool); each opponent seat draws independently every episode; until "
         "the first snapshot exists its weight goes to the others",
     )
-    snapshot_every: Whole = _doc(
+    snapshot_every: Whole = setting(
         100_000, "learner timesteps between snapshots added to the pool (checked after every segment)", gt=0
     )
-    pool_size: Whole = _doc(10, "snapshots kept in the pool (oldest dropped)", gt=0)
-    snapshot_deterministic: Flag = _doc(False, "snapshots play their most probable action instead of sampling")
+    pool_size: Whole = setting(10, "snapshots kept in the pool (oldest dropped)", gt=0)
+    snapshot_deterministic: Flag = setting(False, "snapshots play their most probable action instead of sampling")
 
 
-class PretrainConfig(_Section):
+class PretrainConfig(Section):
     """Optional warm start by imitation: before PPO, the policy learns to copy a
     teacher agent playing the learner's seat (cross-entropy on its actions,
     masked), and the value network learns the teacher's returns."""
 
-    teacher: Text | None = _doc(None, "agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
-    decisions: Whole = _doc(200_000, "teacher decisions collected (in the training env, same opponents)", gt=0)
-    epochs: Whole = _doc(4, "passes over the collected decisions", gt=0)
-    batch_size: Whole = _doc(256, "minibatch size", ge=2)
-    learning_rate: Number = _doc(1e-3, "Adam learning rate of the warm start", gt=0)
-    value: Flag = _doc(True, "also fit the value network to the teacher's returns")
+    teacher: Text | None = setting(None, "agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
+    decisions: Whole = setting(200_000, "teacher decisions collected (in the training env, same opponents)", gt=0)
+    epochs: Whole = setting(4, "passes over the collected decisions", gt=0)
+    batch_size: Whole = setting(256, "minibatch size", ge=2)
+    learning_rate: Number = setting(1e-3, "Adam learning rate of the warm start", gt=0)
+    value: Flag = setting(True, "also fit the value network to the teacher's returns")
 
 
-class PPOConfig(_Section):
+class PPOConfig(Section):
     """MaskablePPO (sb3-contrib) hyper-parameters."""
 
-    learning_rate: Number = _doc(3e-4, "Adam learning rate", gt=0)
-    lr_schedule: Literal[("constant", "linear")] = _doc(
+    learning_rate: Number = setting(3e-4, "Adam learning rate", gt=0)
+    lr_schedule: Literal[("constant", "linear")] = setting(
         "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
     )
-    n_steps: Whole = _doc(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", gt=0)
-    batch_size: Whole = _doc(512, "minibatch size", ge=2)
-    n_epochs: Whole = _doc(4, "passes over each rollout", gt=0)
-    gamma: Number = _doc(1.0, "discount (episodes are short and end for sure: 1.0 is fine)", gt=0, le=1)
-    gae_lambda: Number = _doc(0.95, "GAE lambda", ge=0, le=1)
-    clip_range: Number = _doc(0.2, "PPO clipping", gt=0)
-    ent_coef: Number = _doc(0.01, "entropy bonus", ge=0)
-    vf_coef: Number = _doc(0.5, "value loss weight", ge=0)
-    max_grad_norm: Number = _doc(0.5, "gradient clipping", gt=0)
-    target_kl: Number | None = _doc(None, "stop an update early beyond this KL (null: never)", gt=0)
-    normalize_advantage: Flag = _doc(True, "normalise advantages per minibatch")
-    net_arch: Sizes = _doc(lambda: [256, 256], "hidden layer sizes of the policy and of the value network")
-    activation: Literal[("tanh", "relu")] = _doc("tanh", "activation of the hidden layers")
+    n_steps: Whole = setting(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", gt=0)
+    batch_size: Whole = setting(512, "minibatch size", ge=2)
+    n_epochs: Whole = setting(4, "passes over each rollout", gt=0)
+    gamma: Number = setting(1.0, "discount (episodes are short and end for sure: 1.0 is fine)", gt=0, le=1)
+    gae_lambda: Number = setting(0.95, "GAE lambda", ge=0, le=1)
+    clip_range: Number = setting(0.2, "PPO clipping", gt=0)
+    ent_coef: Number = setting(0.01, "entropy bonus", ge=0)
+    vf_coef: Number = setting(0.5, "value loss weight", ge=0)
+    max_grad_norm: Number = setting(0.5, "gradient clipping", gt=0)
+    target_kl: Number | None = setting(None, "stop an update early beyond this KL (null: never)", gt=0)
+    normalize_advantage: Flag = setting(True, "normalise advantages per minibatch")
+    net_arch: Sizes = setting(lambda: [256, 256], "hidden layer sizes of the policy and of the value network")
+    activation: Literal[("tanh", "relu")] = setting("tanh", "activation of the hidden layers")
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     """Length of the run, vectorisation, checkpoints."""
 
-    total_timesteps: Whole = _doc(200_000, "learner decisions to train for", gt=0)
-    n_envs: Whole = _doc(8, "parallel environments", gt=0)
-    vec_env: Literal[("dummy", "subproc")] = _doc(
+    total_timesteps: Whole = setting(200_000, "learner decisions to train for", gt=0)
+    n_envs: Whole = setting(8, "parallel environments", gt=0)
+    vec_env: Literal[("dummy", "subproc")] = setting(
         "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
     )
-    segment_steps: Whole = _doc(
+    segment_steps: Whole = setting(
         16_384,
         "learner timesteps per training segment (rounded up to whole rollouts); snapshots, evaluations and "
         "checkpoints happen between segments; envs restart every segment so that --resume continues exactly",
         gt=0,
     )
-    checkpoint_every: Whole = _doc(100_000, "timesteps between checkpoints (the last segment always writes one)", gt=0)
-    keep_checkpoints: Whole = _doc(3, "numbered checkpoints kept besides checkpoints/latest.zip", ge=0)
-    torch_threads: Whole = _doc(1, "torch CPU threads (1 is best with 2 cores and small networks)", gt=0)
-    progress_bar: Flag = _doc(True, "show a tqdm progress bar")
+    checkpoint_every: Whole = setting(
+        100_000, "timesteps between checkpoints (the last segment always writes one)", gt=0
+    )
+    keep_checkpoints: Whole = setting(3, "numbered checkpoints kept besides checkpoints/latest.zip", ge=0)
+    torch_threads: Whole = setting(1, "torch CPU threads (1 is best with 2 cores and small networks)", gt=0)
+    progress_bar: Flag = setting(True, "show a tqdm progress bar")
 
 
-class EvalConfig(_Section):
+class EvalConfig(Section):
     """Duplicate evaluation of the learner against baselines, per role."""
 
-    every: Whole = _doc(0, "timesteps between evaluations during training (0: only at the end)", ge=0)
-    opponents: Agents = _doc(
+    every: Whole = setting(0, "timesteps between evaluations during training (0: only at the end)", ge=0)
+    opponents: Agents = setting(
         lambda: ["heuristic", "random"],
         "baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
     )
-    deals: Whole = _doc(200, "deals per evaluation during training", gt=0)
-    final_deals: Whole = _doc(2000, "deals of the final evaluation (0: none)", ge=0)
-    mode: Literal[("hand", "game")] = _doc("hand", "evaluate single hands ('hand') or whole games ('game')")
-    max_hands: Whole = _doc(30, "game mode: hands per game at most", gt=0)
-    start_balances: Balances | None = _doc(
+    deals: Whole = setting(200, "deals per evaluation during training", gt=0)
+    final_deals: Whole = setting(2000, "deals of the final evaluation (0: none)", ge=0)
+    mode: Literal[("hand", "game")] = setting("hand", "evaluate single hands ('hand') or whole games ('game')")
+    max_hands: Whole = setting(30, "game mode: hands per game at most", gt=0)
+    start_balances: Balances | None = setting(
         None,
         "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every hand opens with "
         "that exchange (null: no exchange)",
     )
-    seed: Whole = _doc(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
-    workers: Whole = _doc(1, "evaluation worker processes", gt=0)
+    seed: Whole = setting(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
+    workers: Whole = setting(1, "evaluation worker processes", gt=0)
 
 
-class Config(_Section):
+class Config(Section):
     """A training run."""
 
-    name: Text = _doc("run", "run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = _doc("runs", "folder of run folders (relative to the working directory)")
-    seed: Whole = _doc(0, "seed of everything: python random, numpy, torch, environments")
-    env: EnvConfig = _doc(EnvConfig, "the learner's game")
-    opponents: OpponentsConfig = _doc(OpponentsConfig, "opponent pool")
-    pretrain: PretrainConfig = _doc(PretrainConfig, "optional warm start by imitation of a teacher")
-    ppo: PPOConfig = _doc(PPOConfig, "MaskablePPO hyper-parameters")
-    train: TrainConfig = _doc(TrainConfig, "length, vectorisation, checkpoints")
-    eval: EvalConfig = _doc(EvalConfig, "evaluation")
+    name: Text = setting("run", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = setting("runs", "folder of run folders (relative to the working directory)")
+    seed: Whole = setting(0, "seed of everything: python random, numpy, torch, environments")
+    env: EnvConfig = setting(EnvConfig, "the learner's game")
+    opponents: OpponentsConfig = setting(OpponentsConfig, "opponent pool")
+    pretrain: PretrainConfig = setting(PretrainConfig, "optional warm start by imitation of a teacher")
+    ppo: PPOConfig = setting(PPOConfig, "MaskablePPO hyper-parameters")
+    train: TrainConfig = setting(TrainConfig, "length, vectorisation, checkpoints")
+    eval: EvalConfig = setting(EvalConfig, "evaluation")
 
 
-class EvalFileConfig(_Section):
+class EvalFileConfig(Section):
     """An evaluation of a trained policy (configs/eval.yaml):
     ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
-    policy: Text | None = _doc(
+    policy: Text | None = setting(
         None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
     )
-    rules: Rules = _doc("standard", "rule set of the evaluation games (as env.rules)")
-    eval: EvalConfig = _doc(
+    rules: Rules = setting("standard", "rule set of the evaluation games (as env.rules)")
+    eval: EvalConfig = setting(
         EvalConfig,
         "evaluation settings (as the eval section of a training config; final_deals is the number of deals, every is "
         "ignored)",
     )
-
-
-# ---------------------------------------------------------------------------- validation
-
-
-def _section_model(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The section class at ``path`` (a pydantic error location) below ``model``."""
-    for part in path:
-        field = model.model_fields.get(part) if isinstance(part, str) else None
-        annotation = getattr(field, "annotation", None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return None
-        model = annotation
-    return model
-
-
-_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-_PLAIN = {"bool_type": "expected true or false", "string_type": "expected a text"}
-
-
-def _allowed(err: dict[str, Any], field: Any) -> str:
-    """What a field allows, in words, from pydantic's error and the field's own declaration (one formatter
-    for every field: bounds, choices, strict types, and the messages of the checks above)."""
-    kind = err["type"]
-    if kind == "literal_error" and field is not None:
-        return "expected one of " + ", ".join(repr(choice) for choice in get_args(field.annotation))
-    bounds = {
-        k: getattr(m, k) for m in getattr(field, "metadata", ()) for k in _BOUNDS if getattr(m, k, None) is not None
-    }
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") and bounds:
-        if len(bounds) == 1:
-            ((name, limit),) = bounds.items()
-            return f"must be {_BOUNDS[name]} {limit}"
-        low = f"({bounds['gt']}" if "gt" in bounds else f"[{bounds.get('ge')}"
-        high = f"{bounds['lt']})" if "lt" in bounds else f"{bounds.get('le')}]"
-        return f"must be in {low}, {high}"
-    cause = (err.get("ctx") or {}).get("error")
-    return str(cause) if cause is not None else _PLAIN.get(kind, err["msg"])
-
-
-def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
-    """One pydantic error as a ConfigError naming the key, the value and what is allowed."""
-    loc = tuple(err["loc"])
-    dotted = ".".join(str(part) for part in loc)
-    value = err.get("input")
-    section = _section_model(model, loc[:-1])
-    names = list(section.model_fields) if section is not None else []
-    field = section.model_fields.get(loc[-1]) if section is not None and isinstance(loc[-1], str) else None
-    if err["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        where = ".".join(str(part) for part in loc[:-1])
-        return _error(
-            source,
-            dotted,
-            f"unknown key {dotted!r}{hint}; allowed keys{' in ' + repr(where) if where else ''}: {', '.join(names)}",
-        )
-    detail = _allowed(err, field)
-    if not loc:
-        return _error(source, None, f"the config {detail}")
-    text = f"{dotted}: {detail}, got {value!r:.80}"
-    if detail.startswith("expected"):
-        if field is not None and field.default is None:
-            text = f"{dotted}: {detail} or null, got {value!r:.80}"
-        text += f" ({type(value).__name__})"
-        if field is not None and field.description:
-            text += f"; {dotted}: {field.description}"
-    return _error(source, dotted, text)
-
-
-def _validate(model: type[BaseModel], data: Any, source: str) -> Any:
-    if not isinstance(data, dict):
-        raise _error(source, None, f"the config must be a mapping of keys to values, got {data!r:.60}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise _explain(model, exc.errors()[0], source) from None
 
 
 def _cross_checks(cfg: Config, source: str) -> None:
@@ -417,9 +215,9 @@ def _cross_checks(cfg: Config, source: str) -> None:
     try:
         check_episode(env.episode, env.reward, env.max_hands)  # the env's own rules (sm_env.episode)
     except ValueError as err:
-        raise _error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
+        raise config_error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
-        raise _error(
+        raise config_error(
             source,
             "ppo.batch_size",
             f"ppo.batch_size: must be at most ppo.n_steps * train.n_envs = "
@@ -429,120 +227,26 @@ def _cross_checks(cfg: Config, source: str) -> None:
 
 def config_from_dict(data: Any, source: str = "") -> Config:
     """A validated :class:`Config` from a plain dict (as YAML gives it)."""
-    cfg = _validate(Config, data, source)
+    cfg = validate(Config, data, source)
     _cross_checks(cfg, source)
     return cfg
 
 
 def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
     """A validated :class:`EvalFileConfig` from a plain dict (as YAML gives it)."""
-    return _validate(EvalFileConfig, data, source)
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"ppo.learning_rate=1e-4"`` -> (["ppo", "learning_rate"], 1e-4 as YAML reads it)."""
-    if "=" not in text:
-        raise ConfigError(f"--set {text}: expected key=value, e.g. ppo.learning_rate=1e-4")
-    key, raw = text.split("=", 1)
-    key = key.strip()
-    if not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"--set {text}: the key must be a dotted name like ppo.learning_rate")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as err:
-        raise ConfigError(f"--set {text}: the value is not valid YAML: {err}") from None
-    return key.split("."), value
-
-
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Set dotted keys in a raw config dict (validated later with the rest)."""
-    data = copy.deepcopy(data)
-    for text in overrides:
-        path, value = parse_override(text)
-        node = data
-        for part in path[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            elif not isinstance(child, dict):
-                raise ConfigError(f"--set {text}: {part!r} is not a section")
-            node = child
-        node[path[-1]] = value
-    return data
-
-
-def read_yaml(path: str) -> dict[str, Any]:
-    if not os.path.exists(path):
-        raise ConfigError(f"config file not found: {path}")
-    if os.path.isdir(path):
-        raise ConfigError(f"config file {path} is a folder; give a .yaml file")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"{path}: the top level must be a mapping of sections (env, ppo, ...), got {type(data).__name__}"
-        )
-    return data
-
-
-def _blame(err: ConfigError, overrides: list[str]) -> ConfigError:
-    """The error as the fault of the ``--set`` override that set its key, if one did."""
-    if err.key is None:
-        return err
-    for text in reversed(overrides):
-        key = ".".join(parse_override(text)[0])
-        if err.key == key or err.key.startswith(key + ".") or key.startswith(err.key + "."):
-            return ConfigError(f"--set {text}: {err.detail}", err.key, err.detail)
-    return err
-
-
-def _load(validate: Callable[[Any, str], Any], path: str | None, overrides: list[str] | None) -> Any:
-    """Read ``path`` (None: the defaults), apply the overrides, validate; an invalid value set by an
-    override is reported as the override's fault (``--set KEY=VALUE: ...``), one from the file as the file's."""
-    overrides = list(overrides or [])
-    data = apply_overrides(read_yaml(path) if path is not None else {}, overrides)
-    try:
-        return validate(data, path or "")
-    except ConfigError as err:
-        raise _blame(err, overrides) from None
+    return validate(EvalFileConfig, data, source)
 
 
 def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
-    """Read, override and validate a training config (see :func:`_load`)."""
-    return _load(config_from_dict, path, overrides)
+    """Read, override and validate a training config (see :func:`training.yaml_config.load`)."""
+    return load(config_from_dict, path, overrides)
 
 
 def load_eval_config(path: str | None, overrides: list[str] | None = None) -> EvalFileConfig:
     """Read, override and validate an evaluation config (configs/eval.yaml; None: the defaults)."""
-    return _load(eval_config_from_dict, path, overrides)
+    return load(eval_config_from_dict, path, overrides)
 
 
-def config_text(cfg: Config) -> str:
-    """The resolved config as YAML text."""
-    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
-
-
-def save_config(cfg: Config, path: str) -> None:
-    """Write the resolved config as YAML, atomically (sm_env.atomic)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(config_text(cfg))
-
-
-def describe(model: type[BaseModel] = Config, prefix: str = "") -> str:
-    """Every field with its default and documentation (one per line)."""
-    lines = []
-    for name, field in model.model_fields.items():
-        dotted = prefix + name
-        section = _section_model(model, (name,))
-        if section is not None:
-            lines.append(f"{dotted}:  # {field.description}")
-            lines.append(describe(section, dotted + "."))
-            continue
-        default = field.get_default(call_default_factory=True)
-        lines.append(f"{dotted} = {default!r}  {field.description}")
-    return "\n".join(lines)
+def describe(model: type[BaseModel] = Config) -> str:
+    """Every field of a config (the training config unless told) with its default and documentation, one a line."""
+    return yaml_config.describe(model)

@@ -68,8 +68,8 @@ from .selfplay_config import (
     SelfPlayConfig,
     load_selfplay_config,
     policy_file,
-    save_selfplay_config,
 )
+from .yaml_config import save_config
 
 CHECKPOINT_FORMAT = "sergeant-major-vector-ppo/1"
 LEARNER, RANDOM_PLAYER = 0, 1  # seat kinds; 2 + k: the k-th frozen policy (files, then snapshot slots)
@@ -303,7 +303,7 @@ class VectorPPO:
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if resume:
             self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
-        save_selfplay_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
+        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
         self.start_step, self.start_wall = self.global_step, self.wall
 
     # -- seats -------------------------------------------------------------------

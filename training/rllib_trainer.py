@@ -44,7 +44,8 @@ import numpy as np
 from sm_env.atomic import atomic_path
 from sm_env.game import ROLE_NAMES
 
-from .rllib_config import RLlibConfig, save_rllib_config
+from .rllib_config import RLlibConfig
+from .yaml_config import save_config
 
 LEARNER_MODULES = os.path.join("learner_group", "learner", "rl_module")
 STATE_FILE = "sm_state.json"
@@ -143,7 +144,7 @@ class RLlibTrainer:
         torch.manual_seed(cfg.seed)
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if not resume:
-            save_rllib_config(cfg, os.path.join(run_dir, "config.yaml"))
+            save_config(cfg, os.path.join(run_dir, "config.yaml"))
         init_ray(address, cfg.train.num_cpus)
         self.algo = build_algo_config(cfg).build_algo()
         self.iteration = 0

@@ -11,7 +11,7 @@ Sections (every key optional; ``python -m training.selfplay_config`` lists them 
     train:     {...}            # VectorTrainConfig: length, checkpoints, threads
     eval:      {...}            # the SB3 trainer's EvalConfig: duplicate evaluation against baselines
 
-Errors are :class:`training.config.ConfigError` naming the key, the value and what is allowed, as for the
+Errors are :class:`training.yaml_config.ConfigError` naming the key, the value and what is allowed, as for the
 other trainers, and ``--set KEY=VALUE`` overrides work the same way.
 """
 
@@ -19,30 +19,26 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BeforeValidator
-
-from sm_env.atomic import atomic_path
 from sm_env.episode import EPISODES
 
-from .config import (
+from .config import EvalConfig
+from .yaml_config import (
     ConfigError,
-    EvalConfig,
     Flag,
+    Mix,
     Number,
     Rules,
+    Section,
     Sizes,
     Text,
     Whole,
-    _doc,
-    _error,
-    _load,
-    _mix,
-    _Section,
-    _validate,
-    config_text,
+    config_error,
     describe,
+    load,
+    setting,
+    validate,
 )
 
 SELF = "self"
@@ -63,107 +59,107 @@ def policy_file(spec: str) -> str | None:
     return None
 
 
-class SelfPlayEnvConfig(_Section):
+class SelfPlayEnvConfig(Section):
     """The games: sm_env.vector.VectorGame, many at once."""
 
-    rules: Rules = _doc("standard", "a preset name or a dict of rule options (docs/rules.md sections 1-9)")
-    episode: Literal[EPISODES] = _doc("hand", "'hand': an episode is one hand; 'game': a whole game")
-    max_hands: Whole = _doc(30, "game episodes: truncate a game nobody has won after this many hands", gt=0)
-    num_games: Whole = _doc(256, "games stepped together (one decision of each per engine step)", gt=0)
-    reward_scale: Number = _doc(0.25, "a seat's reward: its hand balance (tricks - quota) times this", gt=0)
+    rules: Rules = setting("standard", "a preset name or a dict of rule options (docs/rules.md sections 1-9)")
+    episode: Literal[EPISODES] = setting("hand", "'hand': an episode is one hand; 'game': a whole game")
+    max_hands: Whole = setting(30, "game episodes: truncate a game nobody has won after this many hands", gt=0)
+    num_games: Whole = setting(256, "games stepped together (one decision of each per engine step)", gt=0)
+    reward_scale: Number = setting(0.25, "a seat's reward: its hand balance (tricks - quota) times this", gt=0)
 
 
-class SeatsConfig(_Section):
+class SeatsConfig(Section):
     """Who plays each seat. Every episode one seat of each game is the learner; each other seat draws its
     player from ``mix`` (independently, per episode)."""
 
-    mix: Annotated[dict[str, float], BeforeValidator(_mix)] = _doc(
+    mix: Mix = setting(
         lambda: {SELF: 1.0},
         "weights of the other two seats' players: 'self' (the learner: self-play, its transitions are trained "
         "on), 'snapshots' (a frozen copy of the learner from the pool; 'self' until one exists), 'random', "
         "'trained' or 'ppo:PATH' (a frozen policy file)",
     )
-    snapshot_every: Whole = _doc(500_000, "learner decisions between frozen copies joining the pool", gt=0)
-    pool_size: Whole = _doc(4, "snapshots kept (the oldest leaves)", gt=0)
+    snapshot_every: Whole = setting(500_000, "learner decisions between frozen copies joining the pool", gt=0)
+    pool_size: Whole = setting(4, "snapshots kept (the oldest leaves)", gt=0)
 
 
-class VectorPPOConfig(_Section):
+class VectorPPOConfig(Section):
     """Masked PPO (CleanRL style) hyper-parameters and the networks."""
 
-    learning_rate: Number = _doc(3e-4, "Adam learning rate", gt=0)
-    lr_schedule: Literal[("constant", "linear")] = _doc(
+    learning_rate: Number = setting(3e-4, "Adam learning rate", gt=0)
+    lr_schedule: Literal[("constant", "linear")] = setting(
         "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
     )
-    n_steps: Whole = _doc(64, "engine steps per rollout (a rollout is n_steps * env.num_games decisions)", gt=0)
-    batch_size: Whole = _doc(4096, "minibatch size (learner decisions)", ge=2)
-    n_epochs: Whole = _doc(4, "passes over each rollout", gt=0)
-    gamma: Number = _doc(1.0, "discount per decision of the same seat", gt=0, le=1)
-    gae_lambda: Number = _doc(0.95, "GAE lambda (per-seat sequences)", ge=0, le=1)
-    clip_range: Number = _doc(0.2, "PPO clipping of the probability ratio", gt=0)
-    ent_coef: Number = _doc(0.01, "entropy bonus (entropy over the legal actions)", ge=0)
-    vf_coef: Number = _doc(0.5, "value loss weight", ge=0)
-    max_grad_norm: Number = _doc(0.5, "gradient clipping (global norm)", gt=0)
-    target_kl: Number | None = _doc(None, "stop an update's epochs beyond this approximate KL (null: never)", gt=0)
-    normalize_advantage: Flag = _doc(True, "normalise advantages per minibatch")
-    net_arch: Sizes = _doc(lambda: [512, 256], "hidden layer sizes of the actor and of the critic")
-    activation: Literal[("tanh", "relu")] = _doc("relu", "activation of the hidden layers")
-    init: Text | None = _doc(
+    n_steps: Whole = setting(64, "engine steps per rollout (a rollout is n_steps * env.num_games decisions)", gt=0)
+    batch_size: Whole = setting(4096, "minibatch size (learner decisions)", ge=2)
+    n_epochs: Whole = setting(4, "passes over each rollout", gt=0)
+    gamma: Number = setting(1.0, "discount per decision of the same seat", gt=0, le=1)
+    gae_lambda: Number = setting(0.95, "GAE lambda (per-seat sequences)", ge=0, le=1)
+    clip_range: Number = setting(0.2, "PPO clipping of the probability ratio", gt=0)
+    ent_coef: Number = setting(0.01, "entropy bonus (entropy over the legal actions)", ge=0)
+    vf_coef: Number = setting(0.5, "value loss weight", ge=0)
+    max_grad_norm: Number = setting(0.5, "gradient clipping (global norm)", gt=0)
+    target_kl: Number | None = setting(None, "stop an update's epochs beyond this approximate KL (null: never)", gt=0)
+    normalize_advantage: Flag = setting(True, "normalise advantages per minibatch")
+    net_arch: Sizes = setting(lambda: [512, 256], "hidden layer sizes of the actor and of the critic")
+    activation: Literal[("tanh", "relu")] = setting("relu", "activation of the hidden layers")
+    init: Text | None = setting(
         None,
         "start the actor from a policy file ('trained', 'ppo:PATH' or a .pt path of the same net_arch and "
         "activation; null: a fresh network)",
     )
-    critic_warmup: Whole = _doc(
+    critic_warmup: Whole = setting(
         0,
         "rollouts at the start of a run in which only the critic learns (the actor stays as loaded: a fresh critic "
         "first learns the values of an init policy before its advantages steer it)",
         ge=0,
     )
-    critic: Literal[("observation", "full")] = _doc(
+    critic: Literal[("observation", "full")] = setting(
         "observation",
         "the critic's input: 'observation' (what the actor sees) or 'full' (the observation plus the cards "
         "hidden from the seat: VectorGame.full_state; used in training only, never by the actor)",
     )
 
 
-class VectorTrainConfig(_Section):
+class VectorTrainConfig(Section):
     """Length of the run, checkpoints, threads."""
 
-    total_timesteps: Whole = _doc(1_000_000, "learner decisions to train for (rounded up to whole rollouts)", gt=0)
-    checkpoint_every: Whole = _doc(
+    total_timesteps: Whole = setting(1_000_000, "learner decisions to train for (rounded up to whole rollouts)", gt=0)
+    checkpoint_every: Whole = setting(
         200_000, "learner decisions between checkpoints (the end of the run always writes one)", gt=0
     )
-    keep_checkpoints: Whole = _doc(2, "numbered checkpoints kept besides checkpoints/latest.pt", ge=0)
-    torch_threads: Whole = _doc(2, "torch CPU threads", gt=0)
-    progress: Flag = _doc(True, "print a line of metrics per rollout (stderr)")
+    keep_checkpoints: Whole = setting(2, "numbered checkpoints kept besides checkpoints/latest.pt", ge=0)
+    torch_threads: Whole = setting(2, "torch CPU threads", gt=0)
+    progress: Flag = setting(True, "print a line of metrics per rollout (stderr)")
 
 
-class SelfPlayConfig(_Section):
+class SelfPlayConfig(Section):
     """A run of the batched self-play PPO trainer."""
 
-    name: Text = _doc("selfplay", "run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = _doc("runs", "folder of run folders")
-    seed: Whole = _doc(0, "seed of the games, the seat draws, the sampling and the network")
-    env: SelfPlayEnvConfig = _doc(SelfPlayEnvConfig, "the games")
-    opponents: SeatsConfig = _doc(SeatsConfig, "who plays each seat")
-    ppo: VectorPPOConfig = _doc(VectorPPOConfig, "PPO hyper-parameters")
-    train: VectorTrainConfig = _doc(VectorTrainConfig, "length, checkpoints, threads")
-    eval: EvalConfig = _doc(EvalConfig, "duplicate evaluation against baselines (training/evaluate.py)")
+    name: Text = setting("selfplay", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = setting("runs", "folder of run folders")
+    seed: Whole = setting(0, "seed of the games, the seat draws, the sampling and the network")
+    env: SelfPlayEnvConfig = setting(SelfPlayEnvConfig, "the games")
+    opponents: SeatsConfig = setting(SeatsConfig, "who plays each seat")
+    ppo: VectorPPOConfig = setting(VectorPPOConfig, "PPO hyper-parameters")
+    train: VectorTrainConfig = setting(VectorTrainConfig, "length, checkpoints, threads")
+    eval: EvalConfig = setting(EvalConfig, "duplicate evaluation against baselines (training/evaluate.py)")
 
 
 def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
     """A validated :class:`SelfPlayConfig` from a plain dict (as YAML gives it)."""
-    cfg = _validate(SelfPlayConfig, data, source)
+    cfg = validate(SelfPlayConfig, data, source)
     from sm_env.rules import RuleSet
     from sm_env.vector import unsupported_options
 
     unsupported = unsupported_options(RuleSet.from_any(cfg.env.rules))
     if unsupported:
-        raise _error(
+        raise config_error(
             source, "env.rules", f"env.rules: the batched engine runs sections 1-9 only; these rules use {unsupported}"
         )
     rollout = cfg.ppo.n_steps * cfg.env.num_games
     if cfg.ppo.batch_size > rollout:
-        raise _error(
+        raise config_error(
             source,
             "ppo.batch_size",
             f"ppo.batch_size: must be at most ppo.n_steps * env.num_games = {rollout}, got {cfg.ppo.batch_size}",
@@ -173,30 +169,24 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
         if spec in (SELF, SNAPSHOTS, RANDOM):
             continue
         if path is None:
-            raise _error(
+            raise config_error(
                 source,
                 "opponents.mix",
                 f"opponents.mix: unknown player {spec!r}; allowed: 'self', 'snapshots', 'random', 'trained', "
                 "'ppo:PATH' (a frozen policy file)",
             )
         if not os.path.isfile(path):
-            raise _error(source, "opponents.mix", f"opponents.mix: policy file not found: {path} (from {spec!r})")
+            raise config_error(source, "opponents.mix", f"opponents.mix: policy file not found: {path} (from {spec!r})")
     if cfg.ppo.init is not None:
         path = policy_file(cfg.ppo.init) or cfg.ppo.init
         if not os.path.isfile(path):
-            raise _error(source, "ppo.init", f"ppo.init: policy file not found: {path}")
+            raise config_error(source, "ppo.init", f"ppo.init: policy file not found: {path}")
     return cfg
 
 
 def load_selfplay_config(path: str | None = None, overrides: list[str] | None = None) -> SelfPlayConfig:
     """Read, override and validate a self-play config (``path`` None: the defaults)."""
-    return _load(selfplay_config_from_dict, path, overrides)
-
-
-def save_selfplay_config(cfg: SelfPlayConfig, path: str) -> None:
-    """Write the resolved config as YAML, atomically."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(config_text(cfg))
+    return load(selfplay_config_from_dict, path, overrides)
 
 
 __all__ = [
@@ -204,7 +194,6 @@ __all__ = [
     "SelfPlayConfig",
     "load_selfplay_config",
     "policy_file",
-    "save_selfplay_config",
     "selfplay_config_from_dict",
 ]
 
