@@ -77,6 +77,22 @@ def act(game: Game, actions: str | Iterable[int | str]) -> None:
             game.apply(a)
 
 
+def sent_not_yet_returned() -> Game:
+    """``trump_after_send``, hand 1 after start balances (1, 1, -2): seat 0 has sent 2C and seat 1 AC to seat 2,
+    which has not returned them yet (the game waits for trump)."""
+    deal = {
+        "hands": [
+            "2C 3C 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2H".split(),
+            "AC 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH 2S 3S 4S".split(),
+            "4C 5C 6C 7C 8C 9C TC JC QC KC 5S 6S 7S 8S 9S TS".split(),
+        ],
+        "kitty": "JS QS KS AS".split(),
+    }
+    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
+    act(game, "2C AC")
+    return game
+
+
 def highest(game: Game) -> int:
     return max(game.legal_actions())
 

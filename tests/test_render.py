@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from helpers import make_deal, mask
+from helpers import make_deal, mask, sent_not_yet_returned
 
-from sm_env.cards import CARD_TEXT, from_mask, parse_card
+from sm_env.cards import CARD_TEXT, from_mask
 from sm_env.game import OVER, TRUMP_ACTION_BASE, Game
 from sm_env.knowledge import player_view
 from sm_env.render import hand_text, render_table
@@ -109,17 +109,7 @@ def test_chips_show_in_the_last_hand_line():
 
 
 def test_sent_cards_waiting_for_their_return_are_drawn_for_sender_and_receiver_only():
-    deal = {
-        "hands": [
-            "2C 3C 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2H".split(),
-            "AC 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH 2S 3S 4S".split(),
-            "4C 5C 6C 7C 8C 9C TC JC QC KC 5S 6S 7S 8S 9S TS".split(),
-        ],
-        "kitty": "JS QS KS AS".split(),
-    }
-    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
-    game.apply(parse_card("2C"))
-    game.apply(parse_card("AC"))
+    game = sent_not_yet_returned()
     waiting = "Exchange: player_0 -> player_2 1 card: sent 2C, returned (not yet)"
     assert waiting in render_table(game, 0) and waiting in render_table(game, 2) and waiting in render_table(game)
     third = render_table(game, 1)

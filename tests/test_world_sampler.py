@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers import sent_not_yet_returned
 
 from agents.world_sampler import KITTY, LEFT, OUT, RIGHT, World, constraints_of, sample_world, world_from_view
 from sm_env.cards import SUIT_MASK, parse_card
@@ -134,17 +135,7 @@ def test_the_same_rng_state_gives_the_same_deal():
 
 def test_cards_sent_but_not_yet_returned_are_placed_with_their_receiver():
     """trump_after_send: before the returns, the cards seat 0 sent are in seat 2's hand (seat 0 knows it)."""
-    deal = {
-        "hands": [
-            "2C 3C 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2H".split(),
-            "AC 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH 2S 3S 4S".split(),
-            "4C 5C 6C 7C 8C 9C TC JC QC KC 5S 6S 7S 8S 9S TS".split(),
-        ],
-        "kitty": "JS QS KS AS".split(),
-    }
-    game = Game(rules={"trump_after_send": True}, seed=0, first_dealer=0, deals=[deal], start_balances=[1, 1, -2])
-    game.apply(parse_card("2C"))
-    game.apply(parse_card("AC"))
+    game = sent_not_yet_returned()
     assert game.phase == TRUMP and game.exchange_pending
     view = player_view(game, 0)
     cons = constraints_of(view)
