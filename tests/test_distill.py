@@ -110,6 +110,10 @@ def test_bad_settings_are_refused_with_the_allowed_values():
         distill.load_config(None, ["extra_data=[{name: x, hands: 0}]"])
     with pytest.raises(ValueError, match=r"extra_data\[0\]: unknown key 'sample'"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1, sample: 3}]"])
+    with pytest.raises(ValueError, match=r"extra_data\[0\].name: 'data_r1' is taken"):
+        distill.load_config(None, ["extra_data=[{name: data_r1, hands: 1}]"])
+    with pytest.raises(ValueError, match=r"extra_data\[1\].name: 'x' is taken"):
+        distill.load_config(None, ["extra_data=[{name: x, hands: 1}, {name: x, hands: 2}]"])
     with pytest.raises(ValueError, match="search=False needs a behaviour"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1, search: false}]"])
 

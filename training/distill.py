@@ -139,8 +139,8 @@ def _extra_data(value: Any, data: dict[str, Any], where: str) -> tuple[ExtraData
         hands = entry.get("hands")
         if not isinstance(hands, int) or isinstance(hands, bool) or hands < 1:
             raise ValueError(f"{here}.hands: a whole number >= 1, got {hands!r}")
-        if entry["name"] in ("data_r0",) or entry["name"] in [e.name for e in out]:
-            raise ValueError(f"{here}.name: {entry['name']!r} is used twice")
+        if entry["name"].startswith("data_r") or entry["name"] in [e.name for e in out]:
+            raise ValueError(f"{here}.name: {entry['name']!r} is taken (by a round's data_r<k> or an earlier entry)")
         changes = {k: v for k, v in entry.items() if k not in ("name", "hands")}
         settings = _build(DataSettings, {**data, **changes}, here)
         settings.validate()
