@@ -5,11 +5,11 @@ Specs accepted by :func:`make_agent`:
 ==========================  ===============================================
 ``random``                  uniform over the legal actions
 ``heuristic``               the rule-based player (:mod:`agents.heuristic`)
-``pimc``                    Monte Carlo search (:mod:`agents.pimc`), with
+``pimc``                    Monte Carlo search (:mod:`agents.search.pimc`), with
                             optional parameters: ``pimc:samples=20``,
                             ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``,
                             ``pimc:kernel=0`` (the pure-Python search)
-``ismcts``                  information-set MCTS (:mod:`agents.ismcts`):
+``ismcts``                  information-set MCTS (:mod:`agents.search.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
                             ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
 ``human``                   a person at the terminal (:mod:`agents.human`)
@@ -33,7 +33,21 @@ import os
 import random
 from collections.abc import Callable
 
+from sm_env.old_paths import keep_old_paths
+
 from .base import Agent, act, observation_for
+
+keep_old_paths(
+    {
+        "agents.world_sampler": "agents.search.world_sampler",
+        "agents.world_kernel": "agents.search.world_kernel",
+        "agents.rollout": "agents.search.rollout",
+        "agents.rollout_kernel": "agents.search.rollout_kernel",
+        "agents.pimc": "agents.search.pimc",
+        "agents.ismcts": "agents.search.ismcts",
+        "agents.ismcts_kernel": "agents.search.ismcts_kernel",
+    }
+)
 
 KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH", "rllib:PATH")
 
@@ -123,13 +137,13 @@ def _heuristic(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 def _pimc(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .pimc import make_pimc
+    from agents.search.pimc import make_pimc
 
     return make_pimc(seed, **params)
 
 
 def _ismcts(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .ismcts import make_ismcts
+    from agents.search.ismcts import make_ismcts
 
     return make_ismcts(seed, **params)
 

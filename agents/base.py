@@ -1,6 +1,6 @@
 """The one agent interface used by evaluation, training opponents and human play.
 
-An agent sees a seat's :class:`~sm_env.knowledge.PlayerView` (everything that
+An agent sees a seat's :class:`~sm_env.core.knowledge.PlayerView` (everything that
 seat may know, nothing more) and returns one legal action id: a card 0-51 or a
 trump 52-55. Agents that need the observation vector (trained policies) set
 ``needs_observation = True``; callers then also pass
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sm_env.knowledge import PlayerView
+from sm_env.core.knowledge import PlayerView
 from sm_env.observation import action_mask, encode
 
 

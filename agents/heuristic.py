@@ -1,6 +1,6 @@
 """A rule-based player that a club player would recognise.
 
-It plays only from what its seat knows (a :class:`~sm_env.knowledge.PlayerView`)
+It plays only from what its seat knows (a :class:`~sm_env.core.knowledge.PlayerView`)
 and is fully deterministic. Its rules:
 
 Exchange (sending cards as the up player)
@@ -123,10 +123,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import SUIT_MASK, from_mask, to_mask
-from sm_env.cards import highest as _high
-from sm_env.cards import lowest as _low
-from sm_env.game import (
+from sm_env.core.cards import SUIT_MASK, from_mask, to_mask
+from sm_env.core.cards import highest as _high
+from sm_env.core.cards import lowest as _low
+from sm_env.core.game import (
     ASSIGN,
     BID,
     BID_ACTION_BASE,
@@ -142,7 +142,7 @@ from sm_env.game import (
     assignment_of,
     winning_card,
 )
-from sm_env.knowledge import PlayerView
+from sm_env.core.knowledge import PlayerView
 
 from .base import Agent
 from .unseen import outstanding_of

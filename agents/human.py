@@ -1,7 +1,7 @@
 """A person at the terminal, behind the same agent interface as the bots.
 
 On each turn the player sees its own picture of the table (drawn by
-:func:`sm_env.render.render_table`): hand sorted by suit, the trick, trump, quotas, tricks
+:func:`sm_env.display.render.render_table`): hand sorted by suit, the trick, trump, quotas, tricks
 and scores, and a numbered list of the legal actions. It answers with
 
 - a card as text: ``TH``, ``10h``, ``as`` (rank then suit);
@@ -28,8 +28,8 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from sm_env.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardError, from_mask, parse_card
-from sm_env.game import (
+from sm_env.core.cards import CARD_TEXT, SUIT_LETTERS, SUIT_MASK, SUIT_NAMES, CardError, from_mask, parse_card
+from sm_env.core.game import (
     ASSIGN,
     ASSIGN_ACTION_BASE,
     BID,
@@ -46,8 +46,8 @@ from sm_env.game import (
     TRUMP_ACTION_BASE,
     action_text,
 )
-from sm_env.knowledge import PlayerView
-from sm_env.render import render_table
+from sm_env.core.knowledge import PlayerView
+from sm_env.display.render import render_table
 
 from .base import Agent
 

@@ -5,7 +5,7 @@
 The engine runs the game; the person answers at each of its turns (see
 :mod:`agents.human`). After every hand the result is shown. At the end (or
 when the person quits) the game record is saved as JSON
-(``sergeant-major-record/1``, see docs/interface.md) with ``sm_env.record``.
+(``sergeant-major-record/1``, see docs/interface.md) with ``sm_env.records``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from sm_env.game import Game, result_text
-from sm_env.knowledge import player_view
-from sm_env.record import save_record
+from sm_env.core.game import Game, result_text
+from sm_env.core.knowledge import player_view
+from sm_env.records import save_record
 
 from . import AgentSpecError, act, fresh_seed, make_opponent
 from .human import HumanAgent, HumanQuit

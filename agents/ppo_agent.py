@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from sm_env.atomic import atomic_path
-from sm_env.game import NUM_ACTIONS
+from sm_env.core.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 
 from .base import Agent

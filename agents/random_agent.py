@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import from_mask
-from sm_env.knowledge import PlayerView
+from sm_env.core.cards import from_mask
+from sm_env.core.knowledge import PlayerView
 
 from .base import Agent
 

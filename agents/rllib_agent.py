@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from sm_env.game import ROLE_NAMES
-from sm_env.knowledge import PlayerView
+from sm_env.core.game import ROLE_NAMES
+from sm_env.core.knowledge import PlayerView
 from sm_env.observation import action_mask, encode
 
 from .base import Agent

@@ -1,7 +1,7 @@
 """The action-masking PPO module for RLlib's new API stack (imports ray and torch).
 
 :class:`ActionMaskingPPOModule` is RLlib's ``DefaultPPOTorchRLModule`` for the
-observation of :class:`sm_env.rllib_env.TurnBasedEnv`:
+observation of :class:`sm_env.envs.rllib_env.TurnBasedEnv`:
 ``Dict(observations=Box(N,), action_mask=Box(56,))``. The network sees
 ``observations``; the logits of actions whose mask entry is 0 are set to
 RLlib's ``FLOAT_MIN`` in exploration, inference and training alike, so an
@@ -32,7 +32,7 @@ class ActionMaskingPPOModule(DefaultPPOTorchRLModule):
         if not isinstance(observation_space, spaces.Dict) or set(observation_space.spaces) != OBS_KEYS:
             raise ValueError(
                 "ActionMaskingPPOModule needs a Dict observation space with the keys 'observations' and "
-                f"'action_mask' (sm_env.rllib_env.TurnBasedEnv), got {observation_space}"
+                f"'action_mask' (sm_env.envs.rllib_env.TurnBasedEnv), got {observation_space}"
             )
         self.observation_space_with_mask = observation_space
         super().__init__(observation_space=observation_space["observations"], **kwargs)

@@ -1,7 +1,7 @@
 """Which cards a seat has not seen: the deck of a rule set and the cards still out.
 
 Small helpers shared by the heuristic player, the world sampler and the
-search agents. They use only what a :class:`~sm_env.knowledge.PlayerView`
+search agents. They use only what a :class:`~sm_env.core.knowledge.PlayerView`
 shows (the rules, the own hand, the cards played, the own discards).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import FULL_DECK
-from sm_env.knowledge import PlayerView
+from sm_env.core.cards import FULL_DECK
+from sm_env.core.knowledge import PlayerView
 
 
 def deck_of(rules: Any) -> int:

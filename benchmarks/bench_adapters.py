@@ -5,8 +5,8 @@ each adapter puts it; prints decisions per second and the ratio to
 ``raw_env`` for:
 
 (a) ``raw_env`` (observation dict every decision: the peer);
-(b) ``sm_env.wrappers.mask_in_info(env())`` (Box observation, mask in info);
-(c) ``sm_env.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray).
+(b) ``sm_env.envs.wrappers.mask_in_info(env())`` (Box observation, mask in info);
+(c) ``sm_env.envs.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray).
 
     python benchmarks/bench_adapters.py [--hands 300] [--repeats 3]
 
@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 import sm_env
-from sm_env.wrappers import mask_in_info
+from sm_env.envs.wrappers import mask_in_info
 
 
 def run_raw(hands: int, seed: int) -> int:
@@ -53,7 +53,7 @@ def run_mask_in_info(hands: int, seed: int) -> int:
 
 
 def run_rllib(hands: int, seed: int) -> int:
-    from sm_env.rllib_env import TurnBasedEnv
+    from sm_env.envs.rllib_env import TurnBasedEnv
 
     e = TurnBasedEnv({"episode": "hand"})
     rng = random.Random(seed)

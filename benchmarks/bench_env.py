@@ -21,8 +21,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from sm_env.cards import from_mask
-from sm_env.game import OVER, Game
+from sm_env.core.cards import from_mask
+from sm_env.core.game import OVER, Game
 
 
 def bench_core(games: int, seed: int) -> tuple[int, int]:
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"python {sys.version.split()[0]}, {args.games} games per run, best of {args.repeats}")
     report("(a) rules core", lambda: bench_core(args.games, args.seed), args.games, args.repeats)
     try:
-        from sm_env.env import env, raw_env
+        from sm_env.envs.aec import env, raw_env
     except ImportError as err:  # the environment is optional for the core figure
         print(f"(b), (c) skipped: {err}")
     else:

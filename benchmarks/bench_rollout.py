@@ -1,5 +1,5 @@
-"""Speed of heuristic rollouts (the inner loop of pimc and ismcts): agents.rollout.rollout
-(pure Python) against agents.rollout_kernel (compiled, batched), on the same positions.
+"""Speed of heuristic rollouts (the inner loop of pimc and ismcts): agents.search.rollout.rollout
+(pure Python) against agents.search.rollout_kernel (compiled, batched), on the same positions.
 
 Positions: random games stopped at a random decision of the trump, discard or
 play phase (the hand ends the rollout). Prints microseconds per rollout
@@ -16,10 +16,10 @@ import argparse
 import random
 import time
 
-from agents.rollout import rollout
-from agents.rollout_kernel import RolloutBatch
+from agents.search.rollout import rollout
+from agents.search.rollout_kernel import RolloutBatch
 from agents.unseen import deck_of
-from sm_env.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
 
 
 def positions(rules: str, count: int, seed: int) -> list[tuple[Game, int]]:

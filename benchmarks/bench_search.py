@@ -1,6 +1,6 @@
 """Speed of the search agents per decision: pimc and ismcts on the pure-Python path (``kernel=0``: deal
-sampling with ``random.Random``, rollouts by ``agents.rollout.rollout``) against the compiled path (the
-default: ``agents.world_kernel`` and ``agents.rollout_kernel``), in the same run, on the same decisions.
+sampling with ``random.Random``, rollouts by ``agents.search.rollout.rollout``) against the compiled path (the
+default: ``agents.search.world_kernel`` and ``agents.search.rollout_kernel``), in the same run, on the same decisions.
 
 Decisions: every searched decision (the play of a card with two or more legal cards, the default
 settings' only searched phase) of one-hand games played by the heuristic, until ``--decisions`` are
@@ -19,9 +19,9 @@ import time
 
 from agents import make_agent
 from agents.heuristic import heuristic_action
-from sm_env.cards import from_mask
-from sm_env.game import PLAY, Game
-from sm_env.knowledge import PlayerView, player_view
+from sm_env.core.cards import from_mask
+from sm_env.core.game import PLAY, Game
+from sm_env.core.knowledge import PlayerView, player_view
 
 
 def decisions(rules: str, count: int, seed: int) -> list[PlayerView]:

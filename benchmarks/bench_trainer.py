@@ -1,4 +1,4 @@
-"""Speed of the batched self-play PPO trainer (training/ppo_vector.py): where its time goes.
+"""Speed of the batched self-play PPO trainer (training/vector/ppo.py): where its time goes.
 
 For each network size: one warm-up rollout (kernels compiled, buffers allocated), then ``--rollouts``
 rollouts + updates timed phase by phase. Printed per network:
@@ -24,8 +24,8 @@ import time
 import torch
 
 from sm_env.observation import OBSERVATION_SIZE
-from training.ppo_vector import NETWORK_PHASES, Timers, VectorPPO, network_flops
-from training.selfplay_config import load_selfplay_config
+from training.vector.config import load_selfplay_config
+from training.vector.ppo import NETWORK_PHASES, Timers, VectorPPO, network_flops
 
 
 def gemm_flops(batch: int, net_arch: list[int], seconds: float = 1.0) -> float:

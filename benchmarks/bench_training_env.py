@@ -1,4 +1,4 @@
-"""Speed of the training environment (training/single_agent.py).
+"""Speed of the training environment (training/sb3/single_agent.py).
 
 The learner plays its lowest legal action; prints learner decisions (env
 steps), engine decisions (all seats) and episodes per second, for random and
@@ -13,7 +13,7 @@ import argparse
 import time
 from typing import Any
 
-from training.single_agent import SingleSeatEnv
+from training.sb3.single_agent import SingleSeatEnv
 
 
 def bench(seconds: float, **env_kwargs: Any) -> dict[str, float]:

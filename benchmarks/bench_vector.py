@@ -1,4 +1,4 @@
-"""Speed of the batched engine (sm_env.vector) next to OpenSpiel and raw_env, in one run.
+"""Speed of the batched engine (sm_env.compiled.batch) next to OpenSpiel and raw_env, in one run.
 
 Random legal play; decisions are player decisions (OpenSpiel's chance nodes,
 the deal, are timed but not counted; our deals are timed too). Printed side
@@ -38,8 +38,8 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from sm_env.vector import VectorGame
-from sm_env.vector_kernels import random_legal
+from sm_env.compiled.batch import VectorGame
+from sm_env.compiled.kernels import random_legal
 
 clock: Callable[[], float] = time.perf_counter  # the clock of every loop (--clock)
 
@@ -83,7 +83,7 @@ def openspiel_runner(observer: bool) -> Callable[[float], int] | None:
 
 
 def raw_env_runner(compiled: bool = True) -> Callable[[float], int]:
-    from sm_env.env import raw_env
+    from sm_env.envs.aec import raw_env
 
     env = raw_env(compiled=compiled)
     rng = random.Random(0)

@@ -15,9 +15,9 @@ import argparse
 import sys
 import time
 
-from sm_env.rules import PRESETS
-from sm_env.vector import supported_presets
-from sm_env.vector_check import LockstepError, lockstep
+from sm_env.compiled.batch import supported_presets
+from sm_env.compiled.lockstep import LockstepError, lockstep
+from sm_env.core.rules import PRESETS
 
 
 def main(argv: list[str] | None = None) -> int:

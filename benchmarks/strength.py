@@ -5,7 +5,7 @@ One command reproduces the learning issue's figures at a stated size:
     python benchmarks/strength.py --policy trained --deals 500 --workers 2
     python benchmarks/strength.py --policy ppo:runs/distill/policy_r0.pt --deals 500 --pimc --game-deals 200
 
-It runs the project's duplicate evaluation (:mod:`training.evaluate`) with
+It runs the project's duplicate evaluation (:mod:`training.evaluation.evaluate`) with
 the same deal seed for every line, so every agent meets the same deals:
 
 - ``POLICY vs heuristic`` (hand mode): the policy in one seat, two
@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from training.evaluate import ROLES, EvalResult, evaluate  # noqa: E402
+from training.evaluation.evaluate import ROLES, EvalResult, evaluate  # noqa: E402
 
 
 def advantages(result: EvalResult, agent: str, baseline: str = "heuristic") -> dict[str, Any]:

@@ -16,7 +16,7 @@ Subcommands::
     sergeant-major play | eval | train [OPTIONS]
         a game against two agents, duplicate evaluation of agents and
         self-play training; the options are those of the function that does
-        the work (``agents.play.main``, ``training.evaluate.main``,
+        the work (``agents.play.main``, ``training.evaluation.evaluate.main``,
         ``training.train.main``; try ``sergeant-major eval --help``)
     sergeant-major serve | view [OPTIONS]
         play in a browser, or step through a record in a browser (``sm_web``;
@@ -52,10 +52,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sm_env.game import OVER, PLAY, Game, result_text
-from sm_env.record import RecordError, ReplayError, load_record, replay, save_record
-from sm_env.render import render_table
-from sm_env.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
+from sm_env.core.game import OVER, PLAY, Game, result_text
+from sm_env.core.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
+from sm_env.display.render import render_table
+from sm_env.records import RecordError, ReplayError, load_record, replay, save_record
 
 PROG = "sergeant-major"
 
@@ -278,7 +278,7 @@ def cmd_config(args: argparse.Namespace, out: Any = None) -> int:
     try:
         import yaml
 
-        from training.config import ConfigError, describe, load_config
+        from training.sb3.config import ConfigError, describe, load_config
     except ModuleNotFoundError as err:
         raise CliError(f"needs the training extra ({err.name} is not installed): pip install -e '.[train]'") from None
     if args.file is None:

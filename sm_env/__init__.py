@@ -2,10 +2,10 @@
 
 Public names::
 
-    from sm_env import env, raw_env      # PettingZoo AEC environment (see sm_env.env)
-    from sm_env import replay            # re-play and check a game record (sm_env.record)
-    from sm_env import RuleSet, PRESETS  # rule sets and variant presets (sm_env.rules)
-    from sm_env import Game              # the rules engine (sm_env.game)
+    from sm_env import env, raw_env      # PettingZoo AEC environment (see sm_env.envs.aec)
+    from sm_env import replay            # re-play and check a game record (sm_env.records)
+    from sm_env import RuleSet, PRESETS  # rule sets and variant presets (sm_env.core.rules)
+    from sm_env import Game              # the rules engine (sm_env.core.game)
     from sm_env import PHASE_NAMES       # phase names by index (the env's info["phase"])
     from sm_env import render_table      # text picture of a player's view or the whole table
 
@@ -13,19 +13,21 @@ Importing the package registers the environment with PettingZoo's registry
 as ``"sm_env/sergeant_major-v0"``, so ``pettingzoo.make("aec",
 "sm_env/sergeant_major-v0", rules="woburn")`` works after ``import sm_env``.
 The record helpers (``replay``, ``game_record``, ``save_record``,
-``load_record``) come from :mod:`sm_env.record`.
+``load_record``) come from :mod:`sm_env.records`.
 """
 
 from __future__ import annotations
 
 import pettingzoo
 
-from .cards import CardError, card_text, from_mask, mask_text, parse_card, parse_cards, to_mask
-from .env import IllegalEnvActionError, env, raw_env
-from .game import PHASE_NAMES, DealError, Game, GameOverError, IllegalActionError, action_text
-from .record import ReplayError, game_record, load_record, replay, save_record
-from .render import render_table
-from .rules import PRESETS, RulesError, RuleSet
+from sm_env.core.cards import CardError, card_text, from_mask, mask_text, parse_card, parse_cards, to_mask
+from sm_env.core.game import PHASE_NAMES, DealError, Game, GameOverError, IllegalActionError, action_text
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
+from sm_env.display.render import render_table
+from sm_env.envs.aec import IllegalEnvActionError, env, raw_env
+from sm_env.old_paths import keep_old_paths
+
+from .records import ReplayError, game_record, load_record, replay, save_record
 
 __all__ = [
     "ENV_ID",
@@ -57,6 +59,33 @@ __all__ = [
 ]
 
 ENV_ID = "sm_env/sergeant_major-v0"
+
+keep_old_paths(
+    {
+        "sm_env.cards": "sm_env.core.cards",
+        "sm_env.rules": "sm_env.core.rules",
+        "sm_env.logs": "sm_env.core.logs",
+        "sm_env.game": "sm_env.core.game",
+        "sm_env.knowledge": "sm_env.core.knowledge",
+        "sm_env.episode": "sm_env.core.episode",
+        "sm_env.vector_kernels": "sm_env.compiled.kernels",
+        "sm_env.vector": "sm_env.compiled.batch",
+        "sm_env.env_kernel": "sm_env.compiled.single",
+        "sm_env.twister": "sm_env.compiled.twister",
+        "sm_env.vector_check": "sm_env.compiled.lockstep",
+        "sm_env.env": "sm_env.envs.aec",
+        "sm_env.wrappers": "sm_env.envs.wrappers",
+        "sm_env.rllib_env": "sm_env.envs.rllib_env",
+        "sm_env.vector_env": "sm_env.envs.vector_env",
+        "sm_env.record_format": "sm_env.records.format",
+        "sm_env.record_replay": "sm_env.records.replay",
+        "sm_env.record": "sm_env.records",
+        "sm_env.render": "sm_env.display.render",
+        "sm_env.scene": "sm_env.display.scene",
+        "sm_env.picture": "sm_env.display.picture",
+    },
+    eager=("sm_env.env",),  # sm_env.env is also the function env
+)
 
 if ENV_ID not in pettingzoo.aec_registry:  # importing twice (or reloading) must not warn about overriding
     pettingzoo.register("aec", ENV_ID, entry_point="sm_env.sergeant_major_v0:env")

@@ -1,5 +1,5 @@
 """The observation vector: a fixed-length float32 encoding of a
-:class:`~sm_env.knowledge.PlayerView`, relative to the observing seat so
+:class:`~sm_env.core.knowledge.PlayerView`, relative to the observing seat so
 that one policy serves every seat.
 
 Relative seats: 0 = self, 1 = left (next clockwise), 2 = right.
@@ -158,9 +158,9 @@ import functools
 
 import numpy as np
 
-from .game import ASSIGN, BID, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
-from .knowledge import PlayerView
-from .rules import RuleSet
+from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
+from sm_env.core.knowledge import PlayerView
+from sm_env.core.rules import RuleSet
 
 # The layout in one table: (name, size), in order. Offsets, the docstring
 # table (checked by a test) and every shift in encode() derive from it.

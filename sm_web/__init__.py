@@ -3,7 +3,7 @@
 A small local web app (Starlette, run by uvicorn): a person plays a whole
 game against two built-in agents, and a replay viewer steps through any game
 record. The page of a player only ever receives that seat's
-:class:`~sm_env.knowledge.PlayerView`, turned into JSON on the server
+:class:`~sm_env.core.knowledge.PlayerView`, turned into JSON on the server
 (:mod:`sm_web.tables`); hidden hands and the kitty never reach it.
 
 Commands (``pip install -e '.[web]'``)::

@@ -23,7 +23,7 @@ turn, game over), 413 (body too large), 415 (not JSON) or 503 (too many live
 games). A request that fails changes nothing.
 
 The state sent for play is built from the human seat's
-:func:`sm_env.knowledge.player_view` only (see :mod:`sm_web.sessions`).
+:func:`sm_env.core.knowledge.player_view` only (see :mod:`sm_web.sessions`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agents import KNOWN_AGENTS
-from sm_env.record import ReplayError
-from sm_env.rules import PRESETS
+from sm_env.core.rules import PRESETS
+from sm_env.records import ReplayError
 
 from .replays import Timeline
 from .sessions import Session, SessionStore, WebError, agent_step, human_act, record_of

@@ -97,7 +97,7 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("record", help="a game record (JSON)")
     _common(parser)
     args = parser.parse_args(argv)
-    from sm_env.record import RecordError, load_record
+    from sm_env.records import RecordError, load_record
 
     from .replays import Timeline
 

@@ -1,6 +1,6 @@
 """Step through a saved game record, action by action.
 
-A :class:`Timeline` checks a record with :func:`sm_env.record.replay`, then
+A :class:`Timeline` checks a record with :func:`sm_env.records.replay`, then
 re-plays it with the engine and keeps, for every step, who acted and what
 happened. Step 0 is the deal of hand 1; step k is the table after k actions.
 The engine says which decision is due (its phase); the record's fields give
@@ -10,19 +10,19 @@ back the same record (a rule set whose decisions this viewer does not know)
 is refused with a clear error.
 
 :meth:`Timeline.frame` is the table at a step, with every hand (``viewer``
-None) or as one seat saw it (through :func:`sm_env.knowledge.player_view`).
+None) or as one seat saw it (through :func:`sm_env.core.knowledge.player_view`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sm_env.cards import CARD_TEXT, parse_card
-from sm_env.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
-from sm_env.knowledge import player_view
-from sm_env.record import ReplayError, game_record, replay
-from sm_env.rules import RuleSet
-from sm_env.scene import full_table, phase_name, seat_table
+from sm_env.core.cards import CARD_TEXT, parse_card
+from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RuleSet
+from sm_env.display.scene import full_table, phase_name, seat_table
+from sm_env.records import ReplayError, game_record, replay
 
 from .words import describe_action, end_text
 

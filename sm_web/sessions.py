@@ -5,10 +5,10 @@ A :class:`Session` holds at most one game (and a replay being watched). The
 bounds how many exist at once, and ends those idle longer than a limit.
 Every game that finishes, is stopped, is replaced by a new one, expires or is
 still open when the server stops is saved as a standard record
-(:func:`sm_env.record.save_record`) when a records folder is set.
+(:func:`sm_env.records.save_record`) when a records folder is set.
 
 What a session sends to its page (:meth:`PlayedGame.state`, the events of
-:meth:`PlayedGame.apply`) is built from :func:`sm_env.knowledge.player_view`
+:meth:`PlayedGame.apply`) is built from :func:`sm_env.core.knowledge.player_view`
 of the human's seat, plus public facts: the card of a play, who won a trick
 and the result of a finished hand (from the engine's hand log).
 
@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents import AgentSpecError, act, fresh_seed, make_opponent
-from sm_env.cards import CardError, parse_card
-from sm_env.game import EXCHANGE, Game, IllegalActionError
-from sm_env.knowledge import player_view
-from sm_env.record import game_record, save_record
-from sm_env.rules import RulesError, RuleSet
-from sm_env.scene import seat_table
+from sm_env.core.cards import CardError, parse_card
+from sm_env.core.game import EXCHANGE, Game, IllegalActionError
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RulesError, RuleSet
+from sm_env.display.scene import seat_table
+from sm_env.records import game_record, save_record
 
 from .words import describe_action, hand_summary, news, prompt
 

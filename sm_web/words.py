@@ -1,6 +1,6 @@
 """Plain words for the page: what to do now, how a hand and a game ended.
 
-Every text here is built from a :class:`~sm_env.knowledge.PlayerView` (what
+Every text here is built from a :class:`~sm_env.core.knowledge.PlayerView` (what
 the human's seat may know) or from public results of a finished hand
 (tricks won, quotas, balances, scores), never from hidden cards.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.game import ASSIGN, BID, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
-from sm_env.scene import ROLES, phase_name, sorted_cards
+from sm_env.core.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
+from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
+from sm_env.display.scene import ROLES, phase_name, sorted_cards
 
 _DOING = {
     EXCHANGE: "choosing cards to exchange",

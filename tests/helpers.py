@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from sm_env.cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, parse_card
-from sm_env.game import TRUMP_ACTION_BASE, Game
+from sm_env.core.cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, parse_card
+from sm_env.core.game import TRUMP_ACTION_BASE, Game
 
 
 def cards(text: str | Iterable[int | str]) -> list[int]:

@@ -8,11 +8,10 @@ import pytest
 
 from agents import AgentSpecError, act, make_agent
 from agents.heuristic import HeuristicAgent, choose_discard, choose_play, choose_send, choose_trump
-from agents.pimc import PimcAgent
 from agents.random_agent import RandomAgent
-from agents.rollout import rollout
-from agents.unseen import deck_of
-from agents.world_sampler import (
+from agents.search.pimc import PimcAgent
+from agents.search.rollout import rollout
+from agents.search.world_sampler import (
     ACROSS,
     KITTY,
     LEFT,
@@ -24,10 +23,11 @@ from agents.world_sampler import (
     sample_world,
     world_from_view,
 )
-from sm_env.cards import SUIT_MASK, from_mask, parse_card
-from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
-from sm_env.knowledge import player_view
-from sm_env.rules import RuleSet
+from agents.unseen import deck_of
+from sm_env.core.cards import SUIT_MASK, from_mask, parse_card
+from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RuleSet
 
 RULE_SETS = [
     "standard",
@@ -138,7 +138,7 @@ def test_agents_are_deterministic_under_a_seed():
 
 
 def test_heuristic_beats_random_by_a_wide_margin():
-    from training.evaluate import evaluate
+    from training.evaluation.evaluate import evaluate
 
     result = evaluate(["heuristic", "random"], deals=60, mode="hand", seed=3, workers=1, progress=False)
     diff = result.pairwise[("heuristic", "random")]
@@ -384,7 +384,7 @@ def test_sampler_reports_impossible_views():
 def test_shipped_trained_policy_beats_the_heuristic():
     """The policy in agents/policies (configs/full.yaml) must keep beating the heuristic overall."""
     pytest.importorskip("torch")
-    from training.evaluate import evaluate
+    from training.evaluation.evaluate import evaluate
 
     result = evaluate(["trained", "heuristic"], deals=300, mode="hand", seed=11, workers=1, progress=False)
     assert result.pairwise[("trained", "heuristic")].lo > 0

@@ -24,7 +24,7 @@ except ImportError as err:
 
 from web_helpers import cards_in, known_cards
 
-from sm_env.record import load_record, replay
+from sm_env.records import load_record, replay
 from sm_web.app import Config, create_app
 
 STATUS_READY = "['your-turn', 'hand-over', 'over'].includes(document.body.dataset.status)"
@@ -156,9 +156,9 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
 def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tmp_path):
     base, _records, _store = server
     from agents import act, make_agent
-    from sm_env.game import Game
-    from sm_env.knowledge import player_view
-    from sm_env.record import save_record
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
+    from sm_env.records import save_record
 
     game = Game(seed=8, max_hands=2)
     agents = [make_agent("heuristic", seed=s) for s in range(3)]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sm_env.cards import (
+from sm_env.core.cards import (
     CARD_TEXT,
     FULL_DECK,
     NUM_CARDS,

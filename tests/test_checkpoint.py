@@ -1,4 +1,4 @@
-"""training.checkpoint: a damaged, hostile or mismatched checkpoint fails in one clear line."""
+"""training.sb3.checkpoint: a damaged, hostile or mismatched checkpoint fails in one clear line."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from training.checkpoint import STATE_ENTRY, CheckpointError, read_training_state  # noqa: E402
 from training.cli import main  # noqa: E402
+from training.sb3.checkpoint import STATE_ENTRY, CheckpointError, read_training_state  # noqa: E402
 
 CONFIG = (
     "opponents: {mix: {random: 1}}\n"

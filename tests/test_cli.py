@@ -7,8 +7,8 @@ import json
 import pytest
 
 from sm_cli import build_parser, main, parse_rules
-from sm_env.record import load_record, replay
-from sm_env.rules import PRESETS
+from sm_env.core.rules import PRESETS
+from sm_env.records import load_record, replay
 
 
 def test_random_game_prints_the_final_table_and_a_summary(capsys):

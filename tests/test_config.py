@@ -1,4 +1,4 @@
-"""training.config: the typed schema, its error messages, overrides and saving."""
+"""training.sb3.config: the typed schema, its error messages, overrides and saving."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import pytest
 import yaml
 
-from training.config import (
+from training.sb3.config import (
     Config,
     ConfigError,
     EvalFileConfig,
@@ -26,7 +26,7 @@ def test_shipped_configs_are_valid():
     for name in ("quickstart", "full", "eval"):
         path = os.path.join(ROOT, "configs", f"{name}.yaml")
         if name == "eval":
-            from training.config import load_eval_config
+            from training.sb3.config import load_eval_config
 
             load_eval_config(path)
         else:

@@ -9,13 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from agents.pimc import PimcAgent
-from sm_env.cards import from_mask
-from sm_env.game import PLAY, Game
-from sm_env.knowledge import player_view
+from agents.search.pimc import PimcAgent
+from sm_env.core.cards import from_mask
+from sm_env.core.game import PLAY, Game
+from sm_env.core.knowledge import player_view
 from sm_env.observation import encode
 from training import distill_data
-from training.distill_data import DataSettings
+from training.distill.data import DataSettings
 
 pytest.importorskip("torch")
 
@@ -143,7 +143,7 @@ def test_the_fit_learns_the_labels(tmp_path):
 
 def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
     from agents import make_agent
-    from training.evaluate import evaluate
+    from training.evaluation.evaluate import evaluate
 
     config = distill.load_config(
         None,

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import sm_env
-from sm_env.game import NUM_ACTIONS
+from sm_env.core.game import NUM_ACTIONS
+from sm_env.envs.wrappers import FlatObservationWrapper, ObservationKeysWrapper, mask_in_info, rllib_observation_keys
 from sm_env.observation import OBSERVATION_SIZE
-from sm_env.wrappers import FlatObservationWrapper, ObservationKeysWrapper, mask_in_info, rllib_observation_keys
 
 
 def _needs(module: str):
@@ -35,7 +35,7 @@ def _play_with_info_mask(e, rng: random.Random) -> int:
     return steps
 
 
-# ----------------------------------------------------------------------------- sm_env.wrappers (no extra needed)
+# ----------------------------------------------------------------------------- sm_env.envs.wrappers (no extra needed)
 
 
 def test_flat_observation_wrapper_moves_the_mask_to_the_info():
@@ -135,7 +135,7 @@ def test_sb3_maskable_ppo_on_single_seat_env():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_checker import check_env
 
-    from training.single_agent import SingleSeatEnv
+    from training.sb3.single_agent import SingleSeatEnv
 
     env = SingleSeatEnv(episode="hand", opponents={"random": 1.0})
     check_env(env, warn=False)  # mask-blind sampling is fine here: an illegal action is replaced and flagged

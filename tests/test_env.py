@@ -1,4 +1,4 @@
-"""The PettingZoo environment (sm_env/env.py): API conformance, options, errors, rewards, episodes."""
+"""The PettingZoo environment (sm_env/envs/aec.py): API conformance, options, errors, rewards, episodes."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from pettingzoo.utils.wrappers import BaseWrapper, OrderEnforcingWrapper
 
 import sm_env
 from sm_env import sergeant_major_v0
-from sm_env.cards import CARD_TEXT, from_mask
-from sm_env.env import AGENTS, IllegalEnvActionError, raw_env
-from sm_env.game import NUM_ACTIONS, PHASE_NAMES, DealError, IllegalActionError
+from sm_env.core.cards import CARD_TEXT, from_mask
+from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES, DealError, IllegalActionError
+from sm_env.core.rules import PRESETS, RulesError
+from sm_env.envs.aec import AGENTS, IllegalEnvActionError, raw_env
 from sm_env.observation import OBSERVATION_SIZE
-from sm_env.record import game_record, replay
-from sm_env.rules import PRESETS, RulesError
+from sm_env.records import game_record, replay
 
 # PettingZoo's api_test warns for every dict observation of an env it does not list
 # as a classic dict-observation env (it lists its own by name); the dict is the
@@ -773,9 +773,9 @@ def test_render_without_mode_warns():
 
 
 def test_render_table_views_and_whole_table():
-    from sm_env.game import Game
-    from sm_env.knowledge import player_view
-    from sm_env.render import hand_text, render_table
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
+    from sm_env.display.render import hand_text, render_table
 
     assert hand_text(sm_env.to_mask(sm_env.parse_cards("AS 2S KH 3C TC"))) == "S: A 2  H: K  D: -  C: T 3"
     game = Game(seed=6, first_dealer=0, start_balances=[2, -1, -1])

@@ -1,4 +1,4 @@
-"""raw_env's compiled path (sm_env.env_kernel) in lockstep with its pure-Python path (``compiled=False``).
+"""raw_env's compiled path (sm_env.compiled.single) in lockstep with its pure-Python path (``compiled=False``).
 
 Every decision of random games under every section 9 preset: agent to act,
 observation and mask of every agent, rewards, terminations, truncations,
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from sm_env import replay
-from sm_env.env import IllegalEnvActionError, raw_env
-from sm_env.rules import PRESETS
-from sm_env.vector import supported_presets
+from sm_env.compiled.batch import supported_presets
+from sm_env.core.rules import PRESETS
+from sm_env.envs.aec import IllegalEnvActionError, raw_env
 
 AGENTS = ("player_0", "player_1", "player_2")
 

@@ -1,10 +1,10 @@
-"""sm_env.episode: the one definition of episodes and rewards, used by both environments."""
+"""sm_env.core.episode: the one definition of episodes and rewards, used by both environments."""
 
 from __future__ import annotations
 
 import pytest
 
-from sm_env.episode import EPISODES, REWARDS, check_episode, engine_max_hands, episode_end, result_rewards
+from sm_env.core.episode import EPISODES, REWARDS, check_episode, engine_max_hands, episode_end, result_rewards
 
 
 def test_valid_combinations_pass():
@@ -54,8 +54,8 @@ def test_both_environments_reward_a_game_alike():
     pytest.importorskip("stable_baselines3")
     from agents import make_agent
     from sm_env import env as make_env
-    from sm_env.knowledge import player_view
-    from training.single_agent import SingleSeatEnv
+    from sm_env.core.knowledge import player_view
+    from training.sb3.single_agent import SingleSeatEnv
 
     heuristic = make_agent("heuristic", 0)  # deterministic: the same views give the same game
     for reward, max_hands in (("balance", 5), ("result", 5), ("result", 60)):  # truncated, truncated, won

@@ -49,7 +49,7 @@ def test_every_deal_is_played_in_every_seating_with_the_same_cards(mode):
 
 
 def test_same_seed_gives_same_deals():
-    from sm_env.game import Game
+    from sm_env.core.game import Game
 
     seed = ev.deal_seed(9, 4)
     assert seed == ev.deal_seed(9, 4) != ev.deal_seed(9, 5)

@@ -17,10 +17,10 @@ import pytest
 from helpers import cards
 from test_variants import _caught, check_history, random_game
 
-from sm_env.cards import make_card
-from sm_env.game import EXCHANGE, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, DealError, Game, role_names
-from sm_env.record import game_record, replay
-from sm_env.rules import PRESETS, RulesError, RuleSet
+from sm_env.core.cards import make_card
+from sm_env.core.game import EXCHANGE, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, DealError, Game, role_names
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
+from sm_env.records import game_record, replay
 
 FOUR = ("four-5-3-2-2", "four-6-3-2-1")
 BLOCKS = ((3, 4, 5, 6), (7, 8, 9, 10), (11, 12, 13, 14))
@@ -451,7 +451,7 @@ def test_env_has_four_agents_and_the_four_player_layout():
 
 
 def test_result_rewards_with_four():
-    from sm_env.episode import result_rewards
+    from sm_env.core.episode import result_rewards
 
     assert result_rewards([2], 4) == (-1 / 3, -1 / 3, 1.0, -1 / 3)
     assert result_rewards([0, 3], 4) == (0.5, -0.5, -0.5, 0.5)
@@ -461,7 +461,7 @@ def test_result_rewards_with_four():
 def test_replay_checks_four_player_records_strictly():
     import copy
 
-    from sm_env.record_format import ReplayError
+    from sm_env.records.format import ReplayError
 
     game = random_game("four-5-3-2-2", 11, max_hands=3)
     record = game_record(game)
@@ -492,7 +492,7 @@ def test_replay_checks_four_player_records_strictly():
 
 
 def test_vector_engine_refuses_four_players():
-    from sm_env.vector import VectorGame, unsupported_options
+    from sm_env.compiled.batch import VectorGame, unsupported_options
 
     assert unsupported_options(PRESETS["four-5-3-2-2"]) == ["players: 4"]
     with pytest.raises(ValueError, match="players: 4"):
@@ -503,7 +503,7 @@ def test_vector_engine_refuses_four_players():
 
 
 def test_evaluation_seats_every_agent_everywhere_with_four():
-    from training.evaluate import evaluate, schedule
+    from training.evaluation.evaluate import evaluate, schedule
 
     every = schedule(4, 4)
     assert len(every) == 24 and len(set(every)) == 24

@@ -12,8 +12,8 @@ import random
 import pytest
 from helpers import act, card, cards, highest, history, make_deal, mask, play_hand, snapshot, trump
 
-from sm_env.cards import SUIT_MASK, card_text
-from sm_env.game import (
+from sm_env.core.cards import SUIT_MASK, card_text
+from sm_env.core.game import (
     DISCARD,
     EXCHANGE,
     NUM_ACTIONS,

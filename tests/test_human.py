@@ -10,9 +10,9 @@ import pytest
 from agents import play
 from agents.heuristic import heuristic_action
 from agents.human import HumanAgent, HumanQuit, numbered_actions, parse_answer
-from sm_env.cards import CARD_TEXT, SUIT_MASK, from_mask
-from sm_env.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
-from sm_env.knowledge import player_view
+from sm_env.core.cards import CARD_TEXT, SUIT_MASK, from_mask
+from sm_env.core.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.knowledge import player_view
 
 
 def following_state():
@@ -119,7 +119,7 @@ def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
     assert "Hand 1 over" in text and "Game over" in text
     record = json.loads(path.read_text())
     assert record["hands"][0]["tricks_won"] is not None and sum(record["hands"][0]["tricks_won"]) == 16
-    from sm_env.record import replay
+    from sm_env.records import replay
 
     assert replay(record) == record
 
@@ -150,7 +150,7 @@ def test_play_main_plays_section_10_rule_sets(tmp_path, rules):
     text = out.getvalue()
     assert "Hand 2 over" in text and "Game over" in text
     assert ("chips: player_0" in text) == (rules == "chips-12")
-    from sm_env.record import replay
+    from sm_env.records import replay
 
     record = json.loads(path.read_text())
     assert record["rules"]["name"] == rules and replay(record) == record
@@ -171,7 +171,7 @@ def test_quota_assignment_by_text_or_number():
 
 
 def test_bids_takes_and_calls_by_text():
-    from sm_env.game import MIZ_ACTION, NT_ACTION, PASS_ACTION
+    from sm_env.core.game import MIZ_ACTION, NT_ACTION, PASS_ACTION
 
     game = Game("woburn-auction", seed=1, first_dealer=0)
     view = player_view(game, 0)
@@ -212,7 +212,7 @@ def test_play_main_plays_four_players(tmp_path, rules):
     text = out.getvalue()
     assert "player_3: you" in text and "player_2: heuristic" in text
     assert "Hand 2 over" in text and "player_3: " in text.split("Hand 1 over")[1]
-    from sm_env.record import replay
+    from sm_env.records import replay
 
     record = json.loads(path.read_text())
     assert record["rules"]["name"] == rules and replay(record) == record

@@ -1,4 +1,4 @@
-"""Information-set MCTS (agents/ismcts.py): legality, determinism, the spec, and
+"""Information-set MCTS (agents/search/ismcts.py): legality, determinism, the spec, and
 that the tree search finds a winning line in hand-built end positions."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import pytest
 
 from agents import AgentSpecError, act, make_agent
 from agents.heuristic import HeuristicAgent, heuristic_action
-from agents.ismcts import IsmctsAgent
-from agents.rollout import rollout
+from agents.search.ismcts import IsmctsAgent
+from agents.search.rollout import rollout
 from agents.unseen import deck_of
-from sm_env.cards import SUIT_LETTERS, parse_card
-from sm_env.game import PLAY, TRUMP_ACTION_BASE, Game, TrickLog
-from sm_env.knowledge import player_view
-from sm_env.rules import RuleSet
+from sm_env.core.cards import SUIT_LETTERS, parse_card
+from sm_env.core.game import PLAY, TRUMP_ACTION_BASE, Game, TrickLog
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RuleSet
 
 RULE_SETS = [
     "standard",

@@ -1,4 +1,4 @@
-"""What one player knows (sm_env.knowledge): own hand only, exchange cards only
+"""What one player knows (sm_env.core.knowledge): own hand only, exchange cards only
 to the two players in it and only when due, kitty and discards only to the dealer."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import random
 import pytest
 from helpers import card, make_deal
 
-from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
-from sm_env.knowledge import PlayerView, player_view
-from sm_env.logs import NO_SUIT, Exchange, Trick
+from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.knowledge import PlayerView, player_view
+from sm_env.core.logs import NO_SUIT, Exchange, Trick
 
 # seat 0 deals; start balances +2 -1 -1: seat 0 sends one card to seat 2 (lower quota first), then one to seat 1
 DEAL = make_deal(

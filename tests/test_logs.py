@@ -1,12 +1,12 @@
-"""sm_env.logs: the shared log types of a hand (immutable views, mutable engine logs, copies)."""
+"""sm_env.core.logs: the shared log types of a hand (immutable views, mutable engine logs, copies)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sm_env.game import Game
-from sm_env.knowledge import player_view
-from sm_env.logs import NO_SUIT, Exchange, ExchangeLog, HandLog, HandRecord, Trick, TrickLog
+from sm_env.core.game import Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.logs import NO_SUIT, Exchange, ExchangeLog, HandLog, HandRecord, Trick, TrickLog
 
 
 def test_no_suit_is_the_one_value_for_no_trump_yet():
@@ -97,8 +97,8 @@ def test_hand_record_has_every_field_of_hand_log():
 def test_frozen_hands_carry_the_section_10_fields(options, field):
     import random
 
-    from sm_env.game import OVER
-    from sm_env.rules import RuleSet
+    from sm_env.core.game import OVER
+    from sm_env.core.rules import RuleSet
 
     rules = RuleSet(**options)
     rng = random.Random(3)

@@ -1,4 +1,4 @@
-"""The observation vector (sm_env/observation.py) and what a player may know (sm_env/knowledge.py).
+"""The observation vector (sm_env/observation.py) and what a player may know (sm_env/core/knowledge.py).
 
 The no-leak tests build, for a player P, a second game that differs from the
 first only in what P cannot see, and check that P's view, observation vector
@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 import sm_env
-from sm_env.cards import NUM_CARDS, SUIT_MASK, from_mask
-from sm_env.game import NUM_ACTIONS, OVER, Game
-from sm_env.knowledge import PlayerView, player_view
+from sm_env.core.cards import NUM_CARDS, SUIT_MASK, from_mask
+from sm_env.core.game import NUM_ACTIONS, OVER, Game
+from sm_env.core.knowledge import PlayerView, player_view
+from sm_env.core.rules import PRESETS, RuleSet
+from sm_env.display.render import render_table
 from sm_env.observation import (
     FOUR_LAYOUT,
     OBSERVATION_LAYOUT,
@@ -25,8 +27,6 @@ from sm_env.observation import (
     encode_seats,
     observation_size,
 )
-from sm_env.render import render_table
-from sm_env.rules import PRESETS, RuleSet
 
 # ---------------------------------------------------------------------- layout
 

@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("PIL", reason="table pictures need Pillow (pip install pillow)")
 
 from sm_env import env
-from sm_env.game import PLAY, Game
-from sm_env.knowledge import player_view
-from sm_env.picture import table_picture
+from sm_env.core.game import PLAY, Game
+from sm_env.core.knowledge import player_view
+from sm_env.display.picture import table_picture
 
 
 def _deal(swap: bool) -> dict:

@@ -1,4 +1,4 @@
-"""agents/pimc.py: exact values in hand-built end positions, the search budget, the phases it searches
+"""agents/search/pimc.py: exact values in hand-built end positions, the search budget, the phases it searches
 and those it leaves to the heuristic, and determinism under a seed."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from agents.heuristic import heuristic_action
-from agents.pimc import PimcAgent, make_pimc
-from sm_env.cards import SUIT_LETTERS, parse_card
-from sm_env.game import EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
-from sm_env.knowledge import player_view
+from agents.search.pimc import PimcAgent, make_pimc
+from sm_env.core.cards import SUIT_LETTERS, parse_card
+from sm_env.core.game import EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.knowledge import player_view
 
 
 def _ids(text: str) -> list[int]:

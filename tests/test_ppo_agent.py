@@ -16,8 +16,8 @@ from agents import AgentSpecError, make_agent  # noqa: E402
 from agents.base import Agent  # noqa: E402
 from agents.ppo_agent import META_ENTRY, NumpyPolicy, PolicyLoadError, PPOAgent, export_policy  # noqa: E402
 from sm_cli import main as cli_main  # noqa: E402
-from sm_env.game import NUM_ACTIONS, Game  # noqa: E402
-from sm_env.knowledge import player_view  # noqa: E402
+from sm_env.core.game import NUM_ACTIONS, Game  # noqa: E402
+from sm_env.core.knowledge import player_view  # noqa: E402
 from sm_env.observation import OBSERVATION_SIZE  # noqa: E402
 
 

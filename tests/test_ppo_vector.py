@@ -1,4 +1,4 @@
-"""The batched self-play PPO trainer (training/ppo_vector.py) and the engine features it uses."""
+"""The batched self-play PPO trainer (training/vector/ppo.py) and the engine features it uses."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import yaml
 
 from agents import TRAINED_POLICY, make_agent
 from agents.ppo_agent import load_numpy_policy
-from sm_env.cards import from_mask
-from sm_env.game import Game
-from sm_env.knowledge import player_view
+from sm_env.compiled.batch import FULL_STATE_SIZE, VectorGame
+from sm_env.core.cards import from_mask
+from sm_env.core.game import Game
+from sm_env.core.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE
-from sm_env.vector import FULL_STATE_SIZE, VectorGame
 from training.cli import main as train_main
-from training.config import ConfigError
-from training.ppo_vector import CheckpointError, VectorPPO, main, per_seat_gae
-from training.selfplay_config import load_selfplay_config, selfplay_config_from_dict
+from training.sb3.config import ConfigError
+from training.vector.config import load_selfplay_config, selfplay_config_from_dict
+from training.vector.ppo import CheckpointError, VectorPPO, main, per_seat_gae
 
 TINY = [
     "env.num_games=8",

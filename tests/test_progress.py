@@ -1,4 +1,4 @@
-"""training.progress: one progress bar for warm start, training and evaluation."""
+"""training.common.progress: one progress bar for warm start, training and evaluation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("tqdm")
 
-from training.progress import progress_bar  # noqa: E402
+from training.common.progress import progress_bar  # noqa: E402
 
 
 def test_a_disabled_bar_is_silent_and_usable(capsys):

@@ -12,8 +12,8 @@ import random
 
 from helpers import snapshot
 
-from sm_env.cards import FULL_DECK
-from sm_env.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, TRUMP_MASK, Game
+from sm_env.core.cards import FULL_DECK
+from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, TRUMP_MASK, Game
 
 QUOTAS = (8, 5, 3)  # dealer, eldest, middle (docs/rules.md 1)
 SUITS = range(4)

@@ -1,4 +1,4 @@
-"""Game records: format, replay, corruption detection, files (sm_env.record)."""
+"""Game records: format, replay, corruption detection, files (sm_env.records)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from sm_env.cards import CARD_TEXT, parse_card, suit_of
-from sm_env.game import DISCARD, EXCHANGE, PLAY, Game
-from sm_env.record import (
+from sm_env.core.cards import CARD_TEXT, parse_card, suit_of
+from sm_env.core.game import DISCARD, EXCHANGE, PLAY, Game
+from sm_env.core.rules import PRESETS, STANDARD, RuleSet
+from sm_env.records import (
     FORMAT,
     HAND_KEYS,
     RecordError,
@@ -22,7 +23,6 @@ from sm_env.record import (
     replay,
     save_record,
 )
-from sm_env.rules import PRESETS, STANDARD, RuleSet
 
 CUSTOM_RULES = [
     RuleSet(pickup_before_discard=True, trump_after_kitty=True),
@@ -223,7 +223,7 @@ def test_random_games_with_custom_rules_replay_to_themselves(index: int) -> None
 def test_a_record_reads_back_into_the_engines_own_hands(preset: str) -> None:
     """Writing and reading use one model of a hand: a record's hands parse into the HandRecord snapshots of
     the engine's logs (finished games: every exchange is complete, so its count is the cards sent)."""
-    from sm_env.record_replay import _parse_record
+    from sm_env.records.replay import _parse_record
 
     for seed in range(4):
         game = Game(preset, seed=seed, max_hands=12)

@@ -1,4 +1,4 @@
-"""The text picture of the table (sm_env.render): layout, and a player's picture
+"""The text picture of the table (sm_env.display.render): layout, and a player's picture
 never shows cards that player may not know."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import random
 
 from helpers import make_deal, mask, sent_not_yet_returned
 
-from sm_env.cards import CARD_TEXT, from_mask
-from sm_env.game import OVER, TRUMP_ACTION_BASE, Game
-from sm_env.knowledge import player_view
-from sm_env.render import hand_text, render_table
+from sm_env.core.cards import CARD_TEXT, from_mask
+from sm_env.core.game import OVER, TRUMP_ACTION_BASE, Game
+from sm_env.core.knowledge import player_view
+from sm_env.display.render import hand_text, render_table
 
 DEAL = make_deal(
     "S:AJ H:Q98542 D:J862 C:KQ85",

@@ -16,10 +16,10 @@ import pytest
 pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed (pip install -e '.[rllib]')")
 
 import sm_env  # noqa: E402
-from sm_env.env import AGENTS  # noqa: E402
-from sm_env.game import ROLE_NAMES  # noqa: E402
-from sm_env.rllib_env import TurnBasedEnv  # noqa: E402
-from sm_env.rules import PRESETS  # noqa: E402
+from sm_env.core.game import ROLE_NAMES  # noqa: E402
+from sm_env.core.rules import PRESETS  # noqa: E402
+from sm_env.envs.aec import AGENTS  # noqa: E402
+from sm_env.envs.rllib_env import TurnBasedEnv  # noqa: E402
 
 
 def play_turn_based(env: TurnBasedEnv, seed: int, rng: random.Random) -> tuple[dict[str, float], list[int]]:
@@ -181,9 +181,9 @@ def test_masking_module_never_picks_an_illegal_action():
 def test_training_writes_a_checkpoint_that_plays_as_an_agent_and_beats_random(local_ray, tmp_path):
     """A few PPO iterations on the local Ray instance; the exported policy plays through make_agent."""
     from agents import make_agent
-    from training.evaluate import evaluate
-    from training.rllib_config import rllib_config_from_dict
-    from training.rllib_trainer import latest_checkpoint, train_rllib
+    from training.evaluation.evaluate import evaluate
+    from training.rllib.config import rllib_config_from_dict
+    from training.rllib.trainer import latest_checkpoint, train_rllib
 
     cfg = rllib_config_from_dict(
         {
@@ -224,7 +224,7 @@ def test_rllib_agent_spec_errors():
 
 
 def test_league_env_hides_opponent_seats_and_pays_the_learner_everything():
-    from training.rllib_league import LeagueEnv, collect_stats_on_runner
+    from training.rllib.league import LeagueEnv, collect_stats_on_runner
 
     for seed in range(3):
         env = LeagueEnv({"episode": "game", "max_hands": 2, "league": {"mix": {"random": 1.0}}})
@@ -252,7 +252,7 @@ def test_league_snapshots_join_and_leave_the_pool():
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from agents.rllib_module import ActionMaskingPPOModule
-    from training.rllib_league import LeagueEnv, add_snapshot_on_runner
+    from training.rllib.league import LeagueEnv, add_snapshot_on_runner
 
     env = LeagueEnv({"episode": "hand", "league": {"mix": {"snapshots": 1.0}}})
     module = RLModuleSpec(
@@ -285,8 +285,8 @@ def test_league_snapshots_join_and_leave_the_pool():
 
 def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
     from agents import make_agent
-    from training.rllib_config import rllib_config_from_dict
-    from training.rllib_trainer import train_rllib
+    from training.rllib.config import rllib_config_from_dict
+    from training.rllib.trainer import train_rllib
 
     cfg = rllib_config_from_dict(
         {
@@ -313,8 +313,8 @@ def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
 
 
 def test_rllib_config_errors_name_the_key():
-    from training.config import ConfigError
-    from training.rllib_config import rllib_config_from_dict
+    from training.rllib.config import rllib_config_from_dict
+    from training.sb3.config import ConfigError
 
     with pytest.raises(ConfigError, match="policies: 'per_role' needs env.episode: hand"):
         rllib_config_from_dict({"env": {"episode": "game"}, "policies": "per_role"})
@@ -345,7 +345,7 @@ def exported_policy(tmp_path):
 
 def test_exported_policy_plays_whole_games_as_an_agent(exported_policy):
     from agents import make_agent
-    from training.evaluate import evaluate
+    from training.evaluation.evaluate import evaluate
 
     for path in (exported_policy, os.path.join(exported_policy, "shared")):
         assert set(make_agent(f"rllib:{path}").modules) == {"shared"}

@@ -1,10 +1,10 @@
-"""agents.rollout: a heuristic play-out of a hand to its end, legal and deterministic."""
+"""agents.search.rollout: a heuristic play-out of a hand to its end, legal and deterministic."""
 
 from __future__ import annotations
 
-from agents.rollout import rollout
+from agents.search.rollout import rollout
 from agents.unseen import deck_of
-from sm_env.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
 
 
 def _in_play(seed: int, steps: int) -> Game:

@@ -1,4 +1,4 @@
-"""The compiled heuristic rollout plays exactly agents.rollout.rollout's cards."""
+"""The compiled heuristic rollout plays exactly agents.search.rollout.rollout's cards."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from agents.rollout import rollout
-from agents.rollout_kernel import RolloutBatch
+from agents.search.rollout import rollout
+from agents.search.rollout_kernel import RolloutBatch
 from agents.unseen import deck_of
-from sm_env.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
 
 
 def positions(rules: str, count: int, seed: int) -> list[tuple[Game, int]]:

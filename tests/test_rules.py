@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from sm_env.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
+from sm_env.core.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
 
 
 def test_standard_defaults_follow_rules_1_to_8():

@@ -1,13 +1,13 @@
-"""sm_env.scene: the table as plain data, for one seat (from its view alone) or for every hand."""
+"""sm_env.display.scene: the table as plain data, for one seat (from its view alone) or for every hand."""
 
 from __future__ import annotations
 
 import json
 
-from sm_env.cards import CARD_TEXT, from_mask
-from sm_env.game import Game
-from sm_env.knowledge import player_view
-from sm_env.scene import full_table, seat_table, sorted_cards
+from sm_env.core.cards import CARD_TEXT, from_mask
+from sm_env.core.game import Game
+from sm_env.core.knowledge import player_view
+from sm_env.display.scene import full_table, seat_table, sorted_cards
 
 NAMES = ["You", "Left", "Right"]
 

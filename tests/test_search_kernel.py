@@ -9,15 +9,15 @@ import pytest
 
 from agents import make_agent
 from agents.heuristic import heuristic_action
-from agents.ismcts import IsmctsAgent
-from agents.pimc import PimcAgent
-from agents.rollout import compiled_rollouts
-from agents.world_kernel import TwisterStream
-from agents.world_sampler import compiled_stream, constraints_of, sample_world
-from sm_env.cards import from_mask
-from sm_env.game import DISCARD, PLAY, TRUMP, Game
-from sm_env.knowledge import PlayerView, player_view
-from sm_env.rules import PRESETS, RuleSet
+from agents.search.ismcts import IsmctsAgent
+from agents.search.pimc import PimcAgent
+from agents.search.rollout import compiled_rollouts
+from agents.search.world_kernel import TwisterStream, compiled_stream
+from agents.search.world_sampler import constraints_of, sample_world
+from sm_env.core.cards import from_mask
+from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.core.knowledge import PlayerView, player_view
+from sm_env.core.rules import PRESETS, RuleSet
 
 RULE_SETS = [*PRESETS, {"pickup_before_discard": True, "trump_after_kitty": True}]
 
@@ -137,7 +137,7 @@ def test_only_a_plain_random_is_copied():
 
 
 def test_a_rule_the_kernel_does_not_know_falls_back_to_python(monkeypatch):
-    import agents.rollout_kernel as kernel
+    import agents.search.rollout_kernel as kernel
 
     rules = RuleSet(win_margin=5)
     assert compiled_rollouts(rules) is kernel.RolloutBatch

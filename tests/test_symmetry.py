@@ -7,11 +7,11 @@ import random
 import numpy as np
 import pytest
 
-from sm_env.cards import from_mask
-from sm_env.game import Game
-from sm_env.knowledge import player_view
+from sm_env.core.cards import from_mask
+from sm_env.core.game import Game
+from sm_env.core.knowledge import player_view
 from sm_env.observation import encode
-from training.symmetry import PERMUTATIONS, index_tables
+from training.distill.symmetry import PERMUTATIONS, index_tables
 
 
 def _mask_vector(legal: int) -> np.ndarray:

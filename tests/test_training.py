@@ -23,14 +23,14 @@ from agents.ppo_agent import (  # noqa: E402
     PPOAgent,
     export_policy,
 )
-from sm_env.game import NUM_ACTIONS, Game  # noqa: E402
-from sm_env.knowledge import player_view  # noqa: E402
+from sm_env.core.game import NUM_ACTIONS, Game  # noqa: E402
+from sm_env.core.knowledge import player_view  # noqa: E402
 from sm_env.observation import OBSERVATION_SIZE, encode  # noqa: E402
 from sm_env.observation import action_mask as legal_mask_array  # noqa: E402
 from training.cli import main  # noqa: E402
-from training.config import config_from_dict  # noqa: E402
-from training.single_agent import ActionMaskVecEnv, SingleSeatEnv, make_vec_env  # noqa: E402
-from training.trainer import Trainer, numpy_policy, policy_arrays, train  # noqa: E402
+from training.sb3.config import config_from_dict  # noqa: E402
+from training.sb3.single_agent import ActionMaskVecEnv, SingleSeatEnv, make_vec_env  # noqa: E402
+from training.sb3.trainer import Trainer, numpy_policy, policy_arrays, train  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -219,7 +219,7 @@ def test_checkpoint_contents_and_atomic_files(tmp_path):
     assert {"policy.pth", "policy.optimizer.pth", "sm_training_state.pt", "sm_policy.json"} <= names
     assert meta["observation_size"] == OBSERVATION_SIZE and meta["action_count"] == NUM_ACTIONS
     assert not [f for f in os.listdir(tmp_path / "checkpoints") if f.startswith(".tmp")]
-    from training.checkpoint import read_training_state
+    from training.sb3.checkpoint import read_training_state
 
     state = read_training_state(str(latest))
     assert state["num_timesteps"] == 256 and set(state["rng"]) == {"python", "numpy", "torch"}
@@ -364,7 +364,7 @@ def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
     assert main(["--config", str(config), "--run-dir", str(run), "--quiet"]) == 2
     assert "--resume" in capsys.readouterr().err
     assert main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=256"]) == 0
-    from training.checkpoint import read_training_state
+    from training.sb3.checkpoint import read_training_state
 
     assert read_training_state(str(run / "checkpoints" / "latest.zip"))["num_timesteps"] == 256
     capsys.readouterr()

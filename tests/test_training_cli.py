@@ -10,8 +10,8 @@ pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from training.cli import fresh_run_dir, main, outputs_summary, time_summary  # noqa: E402
-from training.config import load_config  # noqa: E402
-from training.trainer import planned_timesteps  # noqa: E402
+from training.sb3.config import load_config  # noqa: E402
+from training.sb3.trainer import planned_timesteps  # noqa: E402
 
 TINY = (
     "name: tiny\n"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agents.unseen import deck_of, outstanding_of
-from sm_env.cards import FULL_DECK
-from sm_env.game import Game
-from sm_env.knowledge import player_view
-from sm_env.rules import RuleSet
+from sm_env.core.cards import FULL_DECK
+from sm_env.core.game import Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RuleSet
 
 
 def test_the_deck_drops_the_two_of_clubs_only_without_a_kitty():

@@ -21,8 +21,8 @@ from helpers import make_deal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sm_env.cards import NUM_CARDS, make_card, parse_card
-from sm_env.game import (
+from sm_env.core.cards import NUM_CARDS, make_card, parse_card
+from sm_env.core.game import (
     AUCTION_QUOTAS,
     DISCARD,
     EXCHANGE,
@@ -36,10 +36,10 @@ from sm_env.game import (
     IllegalActionError,
     chip_changes,
 )
-from sm_env.knowledge import player_view
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
 from sm_env.observation import encode
-from sm_env.record import game_record, replay
-from sm_env.rules import PRESETS, RulesError, RuleSet
+from sm_env.records import game_record, replay
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 BLOCKS = ((3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14))
@@ -1073,10 +1073,12 @@ def _caught(rules, seeds=range(40), max_hands: int = 30) -> bool:
 def test_planted_bugs_in_section_10_options_are_caught(monkeypatch):
     assert not _caught("chips-12", range(3)) and not _caught("dealer-makes-quota-up", range(5))
     with monkeypatch.context() as patch:  # chips scored as plain balances
-        patch.setattr("sm_env.game.chip_changes", lambda balances: list(balances))
+        patch.setattr("sm_env.core.game.chip_changes", lambda balances: list(balances))
         assert _caught("chips-12", range(3))
     with monkeypatch.context() as patch:  # a down player pays its own deficit instead of the surplus
-        patch.setattr("sm_env.game.chip_changes", lambda b: [x * sum(1 for y in b if y < 0) if x > 0 else x for x in b])
+        patch.setattr(
+            "sm_env.core.game.chip_changes", lambda b: [x * sum(1 for y in b if y < 0) if x > 0 else x for x in b]
+        )
         assert _caught("chips-12", range(5))
     original = Game._game_winners
 
@@ -1531,19 +1533,19 @@ def test_phase_order_validation():
 
 
 def test_planted_bugs_in_the_phase_order_are_caught(monkeypatch):
-    import sm_env.game
+    import sm_env.core.game
 
-    original = sm_env.game.hand_order
+    original = sm_env.core.game.hand_order
     rules = {"trump_after_send": True}
     assert not _caught(rules, range(10))
     with monkeypatch.context() as patch:  # returns made at once, as in a plain exchange
         patch.setattr(
-            "sm_env.game.hand_order",
+            "sm_env.core.game.hand_order",
             lambda r: tuple("exchange" if s == "send" else s for s in original(r) if s != "return"),
         )
         assert _caught(rules)
     with monkeypatch.context() as patch:  # the kitty after the exchange although kitty_before_exchange
-        patch.setattr("sm_env.game.hand_order", lambda r: original(r.replace(kitty_before_exchange=False)))
+        patch.setattr("sm_env.core.game.hand_order", lambda r: original(r.replace(kitty_before_exchange=False)))
         assert _caught({"kitty_before_exchange": True})
 
 
@@ -1551,7 +1553,7 @@ def test_planted_bugs_in_the_phase_order_are_caught(monkeypatch):
 
 
 def test_assignment_actions_follow_the_table_of_section_10_8():
-    from sm_env.game import ASSIGN, assignment_of
+    from sm_env.core.game import ASSIGN, assignment_of
 
     rules = PRESETS["dealer-assigns"]
     table = {68: [8, 5, 3], 69: [8, 3, 5], 70: [5, 8, 3], 71: [5, 3, 8], 72: [3, 8, 5], 73: [3, 5, 8]}
@@ -1626,7 +1628,7 @@ def json_copy(value):
 
 def test_heuristic_assignment_takes_the_lowest_quota_and_loads_the_leader():
     from agents.heuristic import heuristic_action
-    from sm_env.game import assignment_of
+    from sm_env.core.game import assignment_of
 
     rules = PRESETS["dealer-assigns"]
     game = Game(rules=rules, seed=0, first_dealer=0)
@@ -1637,7 +1639,7 @@ def test_heuristic_assignment_takes_the_lowest_quota_and_loads_the_leader():
 
 
 def test_planted_bug_in_the_assignment_is_caught(monkeypatch):
-    from sm_env.game import assignment_of
+    from sm_env.core.game import assignment_of
 
     assert not _caught("dealer-assigns", range(5), max_hands=6)
 
@@ -1655,7 +1657,7 @@ def test_planted_bug_in_the_assignment_is_caught(monkeypatch):
 
 
 def test_assignment_validation_and_start_balances():
-    from sm_env.game import check_start_balances
+    from sm_env.core.game import check_start_balances
 
     assert RuleSet(dealer_assigns_quotas=True).name == "dealer-assigns"
     with pytest.raises(RulesError, match="true or false"):

@@ -16,7 +16,7 @@ import pytest
 from helpers import make_deal
 from test_variants import check_history
 
-from sm_env.game import (
+from sm_env.core.game import (
     AUCTION_QUOTAS,
     BID,
     BID_ACTION_BASE,
@@ -28,11 +28,11 @@ from sm_env.game import (
     IllegalActionError,
     check_start_balances,
 )
-from sm_env.knowledge import player_view
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
+from sm_env.display.render import render_table
 from sm_env.observation import describe, encode, observation_size
-from sm_env.record import game_record, replay
-from sm_env.render import render_table
-from sm_env.rules import PRESETS, RulesError, RuleSet
+from sm_env.records import game_record, replay
 
 PASS = PASS_ACTION
 

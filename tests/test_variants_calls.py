@@ -15,12 +15,23 @@ import pytest
 from helpers import card, make_deal
 from test_variants import _caught, check_history, random_game
 
-from sm_env.game import MIZ, MIZ_ACTION, NT, NT_ACTION, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, Game, IllegalActionError
-from sm_env.knowledge import player_view
+from sm_env.core.game import (
+    MIZ,
+    MIZ_ACTION,
+    NT,
+    NT_ACTION,
+    OVER,
+    PLAY,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    Game,
+    IllegalActionError,
+)
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
+from sm_env.display.render import render_table
 from sm_env.observation import describe, encode, observation_size
-from sm_env.record import game_record, replay
-from sm_env.render import render_table
-from sm_env.rules import PRESETS, RulesError, RuleSet
+from sm_env.records import game_record, replay
 
 # seat 1 (eldest when seat 0 deals) holds every top card: in NT it takes every trick
 TOPS = make_deal("S:23456 H:23456 D:23456 C:2", "S:AKQJT H:AKQJT D:AKQ C:AKQ", None, "C:3456")
@@ -198,7 +209,7 @@ def test_planted_bugs_are_caught(monkeypatch):
         patch.setattr(Game, "_name_trump", reused)
         assert _caught("calls", range(3), max_hands=40)
     with monkeypatch.context() as patch:  # the maxima by seat instead of by role
-        patch.setattr("sm_env.game.MIZ_MAXIMA", (8, 5, 3))
+        patch.setattr("sm_env.core.game.MIZ_MAXIMA", (8, 5, 3))
         assert _caught("calls", range(3))
 
 

@@ -15,12 +15,12 @@ import pytest
 from helpers import card, make_deal, mask, trump
 from test_variants import _caught, check_history, random_game
 
-from sm_env.game import OVER, PASS_ACTION, PLAY, TAKE, TRUMP, DealError, Game, IllegalActionError
-from sm_env.knowledge import player_view
+from sm_env.core.game import OVER, PASS_ACTION, PLAY, TAKE, TRUMP, DealError, Game, IllegalActionError
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
+from sm_env.display.render import render_table
 from sm_env.observation import describe, encode, observation_size
-from sm_env.record import game_record, replay
-from sm_env.render import render_table
-from sm_env.rules import PRESETS, RulesError, RuleSet
+from sm_env.records import game_record, replay
 
 # seat 0 deals hand 1; seat 1 holds 2D; the face-up card is AC
 DEAL = make_deal("S:AKQJT98765432 H:AKQ D:A", "H:JT98765432 D:2KQJT98", None, "AC")
@@ -314,7 +314,7 @@ def test_cards_cannot_be_asked_for_outside_the_take():
 def test_the_world_sampler_knows_the_face_up_card_and_the_card_put_out(rules):
     """The real deal is always allowed; sampled worlds put the taken card with its taker and one card out."""
     from agents.heuristic import heuristic_action
-    from agents.world_sampler import OUT, constraints_of, sample_world, world_from_view
+    from agents.search.world_sampler import OUT, constraints_of, sample_world, world_from_view
 
     checked = 0
     for seed in range(12):

@@ -1,4 +1,4 @@
-"""The batched engine (sm_env.vector) against the reference Game, in lockstep.
+"""The batched engine (sm_env.compiled.batch) against the reference Game, in lockstep.
 
 The 10,000-game version of the lockstep check is ``benchmarks/lockstep_vector.py``.
 """
@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from sm_env import replay
-from sm_env.game import Game
-from sm_env.knowledge import player_view
+from sm_env.compiled.batch import VectorActionError, VectorGame, supported_presets, unsupported_options
+from sm_env.compiled.lockstep import LockstepError, lockstep
+from sm_env.core.game import Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import PRESETS
 from sm_env.observation import encode
-from sm_env.record import game_record
-from sm_env.rules import PRESETS
-from sm_env.vector import VectorActionError, VectorGame, supported_presets, unsupported_options
-from sm_env.vector_check import LockstepError, lockstep
+from sm_env.records import game_record
 
 
 def _random_actions(game: VectorGame, rng: np.random.Generator) -> np.ndarray:
@@ -187,7 +187,7 @@ def test_every_section_9_preset_is_supported_and_section_10_ones_are_refused_by_
     "name, option", [("9-5-3-one-card", "one_card_kitty"), ("woburn-auction", "auction"), ("calls", "calls")]
 )
 def test_new_section_10_options_are_refused_by_name_and_search_falls_back_to_python(name, option) -> None:
-    from agents.rollout import compiled_rollouts
+    from agents.search.rollout import compiled_rollouts
 
     assert option in unsupported_options(PRESETS[name])
     with pytest.raises(ValueError, match=option):

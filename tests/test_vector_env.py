@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sm_env.compiled.batch import VectorActionError
+from sm_env.envs.vector_env import LearnerVectorEnv, sb3_vec_env
 from sm_env.observation import OFFSETS
-from sm_env.vector import VectorActionError
-from sm_env.vector_env import LearnerVectorEnv, sb3_vec_env
 
 TO_ACT_SELF = OFFSETS["to_act"]
 QUOTA_SELF = OFFSETS["quotas"]

@@ -14,7 +14,7 @@ except (ImportError, RuntimeError) as err:  # the web extra is missing
 
 from web_helpers import cards_in, known_cards, played_cards
 
-from sm_env.record import load_record, replay
+from sm_env.records import load_record, replay
 from sm_web.app import Config, create_app
 from sm_web.sessions import SessionStore
 
@@ -323,7 +323,7 @@ def test_no_payload_holds_a_card_the_seat_may_not_know(seat):
 
 def test_the_leak_check_can_fail():
     """The check above flags a payload that shows the other hands (the replay's every-hand view)."""
-    from sm_env.scene import full_table
+    from sm_env.display.scene import full_table
 
     with make_client() as client:
         new_game(client)
@@ -339,9 +339,9 @@ def test_the_leak_check_can_fail():
 def finished_record() -> dict:
     """A finished game with exchanges, played by three heuristic agents."""
     from agents import act, make_agent
-    from sm_env.game import Game
-    from sm_env.knowledge import player_view
-    from sm_env.record import game_record
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
+    from sm_env.records import game_record
 
     game = Game(seed=SEED)
     players = [make_agent("heuristic", seed=s) for s in range(3)]
@@ -417,9 +417,9 @@ def test_replay_viewer_refuses_bad_records_clearly(finished_record):
 def test_replay_marks_the_show_rule_only_for_the_seat_shown():
     from helpers import make_deal
 
-    from sm_env.cards import parse_card
-    from sm_env.game import Game
-    from sm_env.record import game_record
+    from sm_env.core.cards import parse_card
+    from sm_env.core.game import Game
+    from sm_env.records import game_record
     from sm_web.replays import Timeline
 
     deal = make_deal(
@@ -444,7 +444,7 @@ def test_replay_marks_the_show_rule_only_for_the_seat_shown():
 
 
 def test_view_command_preloads_a_record_and_serve_checks_its_arguments(finished_record, tmp_path, capsys):
-    from sm_env.record import save_record
+    from sm_env.records import save_record
     from sm_web import serve_main, view_main
 
     with TestClient(create_app(Config(records_dir=None, preload=finished_record))) as client:
@@ -479,9 +479,9 @@ def test_serve_and_view_are_commands_of_sergeant_major(capsys):
 def test_news_tells_each_seat_what_it_learns_and_nothing_more():
     from helpers import make_deal
 
-    from sm_env.cards import parse_card
-    from sm_env.game import Game
-    from sm_env.knowledge import player_view
+    from sm_env.core.cards import parse_card
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
     from sm_web.words import news
 
     deal = make_deal(
@@ -511,8 +511,8 @@ def test_news_tells_each_seat_what_it_learns_and_nothing_more():
 def test_prompts_say_in_plain_words_what_to_do_in_each_phase():
     import random
 
-    from sm_env.game import PHASE_NAMES, Game
-    from sm_env.knowledge import player_view
+    from sm_env.core.game import PHASE_NAMES, Game
+    from sm_env.core.knowledge import player_view
     from sm_web.words import prompt
 
     words = {"exchange": "Exchange: you took", "trump": "Name the trump suit", "discard": "Discard", "play": "Trick"}

@@ -1,4 +1,4 @@
-"""agents/world_sampler.py on hand-built deals: the sampled deals respect every fact the seat knows
+"""agents/search/world_sampler.py on hand-built deals: the sampled deals respect every fact the seat knows
 (hand sizes, played cards, shown voids, the dealer's discards), admit the true deal, are close to
 uniform when nothing is known, are reproducible from the RNG, and world_from_view of the true deal is
 the real game."""
@@ -10,10 +10,10 @@ import random
 import pytest
 from helpers import sent_not_yet_returned
 
-from agents.world_sampler import KITTY, LEFT, OUT, RIGHT, World, constraints_of, sample_world, world_from_view
-from sm_env.cards import SUIT_MASK, parse_card
-from sm_env.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
-from sm_env.knowledge import player_view
+from agents.search.world_sampler import KITTY, LEFT, OUT, RIGHT, World, constraints_of, sample_world, world_from_view
+from sm_env.core.cards import SUIT_MASK, parse_card
+from sm_env.core.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.knowledge import player_view
 
 HEARTS, SPADES = 2, 3
 # Seat 2 holds no heart: when seat 1 leads one, seat 2 shows a void. The kitty is the four top spades.

@@ -1,4 +1,4 @@
-"""training.yaml_config: the typed-YAML toolkit on a small schema of its own (the run configs: test_config.py)."""
+"""training.common.yaml_config: the typed-YAML toolkit on a small schema of its own (run configs: test_config.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("pydantic")
 
-from training.yaml_config import (  # noqa: E402
+from training.common.yaml_config import (  # noqa: E402
     ConfigError,
     Flag,
     Mix,

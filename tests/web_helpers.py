@@ -6,8 +6,8 @@ import json
 import re
 from typing import Any
 
-from sm_env.cards import CARD_TEXT, from_mask
-from sm_env.game import Game
+from sm_env.core.cards import CARD_TEXT, from_mask
+from sm_env.core.game import Game
 
 CARD_PATTERN = re.compile(r"\b([2-9TJQKA][CDHS])\b")
 

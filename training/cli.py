@@ -24,10 +24,9 @@ import time
 
 from agents.ppo_agent import PPOAgent
 from sm_env.atomic import atomic_path
-
-from .config import ConfigError, config_from_dict, load_config, load_eval_config
-from .evaluate import evaluate_policy_file, format_table
-from .trainer import Trainer, train
+from training.evaluation.evaluate import evaluate_policy_file, format_table
+from training.sb3.config import ConfigError, config_from_dict, load_config, load_eval_config
+from training.sb3.trainer import Trainer, train
 
 PROG = "sergeant-major train"
 
@@ -90,16 +89,16 @@ def _backend(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the training command line; returns the exit status (2: bad input, 130: interrupted).
 
-    ``--backend rllib`` hands the whole command line to :func:`training.rllib_trainer.main`,
-    ``--backend vector`` to :func:`training.ppo_vector.main`.
+    ``--backend rllib`` hands the whole command line to :func:`training.rllib.trainer.main`,
+    ``--backend vector`` to :func:`training.vector.ppo.main`.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if _backend(argv) == "rllib":
-        from .rllib_trainer import main as rllib_main
+        from training.rllib.trainer import main as rllib_main
 
         return rllib_main(argv)
     if _backend(argv) == "vector":
-        from .ppo_vector import main as vector_main
+        from training.vector.ppo import main as vector_main
 
         return vector_main(argv)
     parser = argparse.ArgumentParser(

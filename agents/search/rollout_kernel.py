@@ -1,0 +1,475 @@
+"""Compiled heuristic rollouts for search (pimc, ismcts): play the rest of a
+hand out with the heuristic for every seat, many positions at once.
+
+A numba port of :func:`agents.search.rollout.rollout` and of the heuristic's trump,
+discard and play rules (:mod:`agents.heuristic`, the readable reference),
+running on the batched engine's state machine (:mod:`sm_env.compiled.kernels`).
+Each seat decides only from what it would know in the rollout, exactly as
+``agents.search.rollout.rollout`` lets it: its own hand, the cards played, the open
+trick, the voids shown and (the dealer) its own discards. The choices are
+the reference's, tie-breaks included; ``tests/test_rollout_kernel.py``
+compares every card of thousands of rollouts.
+
+Usage (one row per position, e.g. sampled worlds times candidate actions)::
+
+    batch = RolloutBatch(rules, num_positions)
+    for row, game in enumerate(games):          # Game.from_position(...) or clones
+        batch.load(row, game, deck, dealer_out)
+    tricks = batch.run()                        # int32 [num_positions, 3]: tricks won at the end of the hand
+
+``deck`` and ``dealer_out`` are ``agents.search.rollout.rollout``'s arguments: the
+cards in play and the cards the dealer knows are out (its discards).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+
+from sm_env import vector_kernels as vk
+from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.rules import RuleSet
+
+_SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
+_HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
+_BOOL, _OPTIONAL_INT, _ANY = "bool", "optional int", "any"
+KNOWN_RULES = {  # the rule options the kernel plays, and the values it takes
+    "name": _ANY,
+    "pickup_before_discard": _BOOL,
+    "trump_after_kitty": _BOOL,
+    "quotas": _ANY,
+    "no_exchange": _BOOL,
+    "max_exchange": _OPTIONAL_INT,
+    "win_tricks": _OPTIONAL_INT,
+    "win_margin": _OPTIONAL_INT,
+    "target_score": _OPTIONAL_INT,
+    "target_symmetric": _BOOL,
+    "dealer_makes_quota": _BOOL,
+    "fixed_hands": _OPTIONAL_INT,
+    "no_kitty_51": _BOOL,
+}
+"""Rule options the kernel plays (name -> the values it takes); a rule set that sets any other option away
+from its default, or one of these to another kind of value, is not supported."""
+MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
+
+
+# ---------------------------------------------------------------------------- bit helpers (int64 card sets)
+
+
+@njit(cache=True, inline="always")
+def lowest(mask):
+    return -1 if mask == 0 else trailing_zeros(mask)
+
+
+@njit(cache=True, inline="always")
+def _high(mask):
+    return 63 - leading_zeros(mask)
+
+
+@njit(cache=True, inline="always")
+def _count(mask):
+    n = 0
+    while mask:
+        mask &= mask - 1
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _above(mask, card):
+    """Cards of ``mask`` in the suit of ``card`` that rank above it."""
+    return ((mask >> (card + 1)) << (card + 1)) & _SUIT[card // 13]
+
+
+@njit(cache=True, inline="always")
+def _can_ruff(seat, suit, trump, voids, trumps_out):
+    return trumps_out != 0 and ((voids[seat] >> suit) & 1) == 1 and ((voids[seat] >> trump) & 1) == 0
+
+
+# ---------------------------------------------------------------------------- heuristic rules (agents.heuristic)
+
+
+@njit(cache=True)
+def choose_trump(hand):
+    """The suit to name: the best trump score (3 a card plus honours), ties to the higher top card, then lower suit."""
+    best = -1
+    best_score = -1.0
+    best_top = -2
+    for s in range(4):
+        cards = hand & _SUIT[s]
+        score = 3.0 * _count(cards)
+        c = cards
+        while c:
+            low = lowest(c)
+            score += _HONOUR[low % 13]
+            c &= c - 1
+        top = _high(cards)
+        if best < 0 or score > best_score or (score == best_score and top > best_top):
+            best, best_score, best_top = s, score, top
+    return best
+
+
+@njit(cache=True)
+def choose_discard(hand, trump, outstanding, left):
+    """The next discard (agents.heuristic.choose_discard)."""
+    trump_mask = _SUIT[trump] if trump >= 0 else 0
+    side = hand & ~trump_mask
+    keep = 0
+    for s in range(4):
+        cards = side & _SUIT[s]
+        if cards:
+            top = _high(cards)
+            if not _above(outstanding, top):
+                keep |= 1 << top
+                nxt = cards ^ (1 << top)
+                while nxt and not _above(outstanding, _high(nxt)):
+                    keep |= 1 << _high(nxt)
+                    nxt ^= 1 << _high(nxt)
+    free = side & ~keep
+    if free:
+        best = -1
+        for s in range(4):  # the shortest voidable suit, ties to the lower suit
+            n = _count(free & _SUIT[s])
+            if n and not (side & keep & _SUIT[s]) and n <= left:
+                if best < 0 or n < _count(free & _SUIT[best]):
+                    best = s
+        if best >= 0:
+            return lowest(free & _SUIT[best])
+        best = -1
+        for s in range(4):  # else the shortest suit, ties to the lower low card (then the lower suit)
+            n = _count(free & _SUIT[s])
+            if n:
+                if best < 0:
+                    best = s
+                else:
+                    nb = _count(free & _SUIT[best])
+                    if n < nb or (n == nb and lowest(free & _SUIT[s]) < lowest(free & _SUIT[best])):
+                        best = s
+        return lowest(free & _SUIT[best])
+    if side:
+        best = -1
+        c = side
+        while c:
+            card = lowest(c)
+            c &= c - 1
+            if best < 0 or card % 13 < best % 13:
+                best = card
+        return best
+    return lowest(hand)
+
+
+@njit(cache=True)
+def _throw(hand, trump, outstanding):
+    """The least useful card: no trump, no master, low first, shortest suit first."""
+    trump_mask = _SUIT[trump] if trump >= 0 else 0
+    pool = hand & ~trump_mask
+    if pool == 0:
+        pool = hand
+    best = -1
+    bk0 = bk1 = bk2 = bk3 = 0
+    c = pool
+    while c:
+        card = lowest(c)
+        c &= c - 1
+        k0 = 0 if _above(outstanding, card) else 1
+        k1 = 1 if card % 13 >= 10 else 0
+        k2 = _count(hand & _SUIT[card // 13])
+        k3 = card % 13
+        if best < 0 or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
+            best, bk0, bk1, bk2, bk3 = card, k0, k1, k2, k3
+    return best
+
+
+@njit(cache=True)
+def _lead(seat, hand, trump, outstanding, voids):
+    left = (seat + 1) % 3
+    right = (seat + 2) % 3
+    trump_mask = _SUIT[trump] if trump >= 0 else 0
+    mine_t = hand & trump_mask
+    out_t = outstanding & trump_mask
+    opp_trumps = False
+    if trump >= 0:
+        opp_trumps = out_t != 0 and not (((voids[left] >> trump) & 1) == 1 and ((voids[right] >> trump) & 1) == 1)
+    if mine_t != 0 and opp_trumps:
+        n_mine = _count(mine_t)
+        n_out = _count(out_t)
+        top = _high(mine_t)
+        if n_mine >= n_out:
+            if top > _high(out_t):
+                return top
+            if n_mine >= n_out + 2:
+                return lowest(mine_t)
+    best = -1
+    bk0 = bk1 = 0
+    for s in range(4):
+        if s == trump:
+            continue
+        cards = hand & _SUIT[s]
+        if not cards:
+            continue
+        top = _high(cards)
+        if _above(outstanding, top):
+            continue
+        out_s = _count(outstanding & _SUIT[s])
+        if (
+            trump >= 0
+            and opp_trumps
+            and (_can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2)
+        ):
+            continue
+        if best < 0 or (out_s, top % 13) > (bk0, bk1):
+            best, bk0, bk1 = top, out_s, top % 13
+    if best >= 0:
+        return best
+    if mine_t != 0 and opp_trumps and _high(mine_t) > _high(out_t):
+        return _high(mine_t)
+    side = hand & ~trump_mask
+    if side:
+        if mine_t:
+            single = -1
+            for s in range(4):  # the lowest singleton that is not master, ties to the lower suit
+                cards = side & _SUIT[s]
+                if _count(cards) == 1 and _above(outstanding, _high(cards)):
+                    if single < 0 or _high(cards) % 13 < _high(side & _SUIT[single]) % 13:
+                        single = s
+            if single >= 0:
+                return _high(side & _SUIT[single])
+        best_s = -1
+        bl = bm = 0
+        for s in range(4):  # the longest suit, ties to the lower low card, then the higher suit
+            cards = side & _SUIT[s]
+            n = _count(cards)
+            if n:
+                m = -(lowest(cards) % 13)
+                if best_s < 0 or (n, m) >= (bl, bm):
+                    best_s, bl, bm = s, n, m
+        return lowest(side & _SUIT[best_s])
+    if mine_t != 0 and _high(mine_t) > _high(out_t):
+        return _high(mine_t)
+    return lowest(mine_t)
+
+
+@njit(cache=True)
+def choose_play(seat, hand, trick, n, trump, outstanding, voids):
+    """The card to play (agents.heuristic.choose_play); ``trick[:n]`` is the open trick."""
+    if n == 0:
+        return _lead(seat, hand, trump, outstanding, voids)
+    led = trick[0] // 13
+    win = trick[0]
+    for k in range(1, n):
+        c = trick[k]
+        s = c // 13
+        if s == win // 13:
+            if c > win:
+                win = c
+        elif s == trump:
+            win = c
+    last = n == 2
+    nxt = (seat + 1) % 3
+    trump_mask = _SUIT[trump] if trump >= 0 else 0
+    out_t = outstanding & trump_mask
+    follow = hand & _SUIT[led]
+    if follow:
+        if win // 13 != led:
+            return lowest(follow)
+        higher = _above(follow, win)
+        if not higher:
+            return lowest(follow)
+        if last:
+            return lowest(higher)
+        if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
+            return lowest(follow)
+        out_led = outstanding & _SUIT[led]
+        masters = higher
+        while masters and _above(out_led, lowest(masters)):
+            masters ^= masters & -masters
+        if masters:
+            return lowest(masters)
+        return lowest(follow)
+    mine_t = hand & trump_mask
+    if mine_t:
+        if win // 13 == trump:
+            over = _above(mine_t, win)
+            if over:
+                if not last and _can_ruff(nxt, led, trump, voids, out_t):
+                    safe = _above(over, _high(out_t)) if out_t else over
+                    if safe:
+                        return lowest(safe)
+                return lowest(over)
+            return _throw(hand, trump, outstanding)
+        if not last and _can_ruff(nxt, led, trump, voids, out_t):
+            safe = _above(mine_t, _high(out_t)) if out_t else mine_t
+            if safe:
+                return lowest(safe)
+        return lowest(mine_t)
+    return _throw(hand, trump, outstanding)
+
+
+# ---------------------------------------------------------------------------- rollout
+
+
+@njit(cache=True)
+def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
+    """Play row ``i`` to the end of its hand with the heuristic (agents.search.rollout.rollout).
+
+    ``deck``: the cards in play; ``out_d``: the cards the dealer knows are out (its discards). ``first >= 0``:
+    play that (legal) action first, then the heuristic (a discard joins the dealer's known-out cards, as in
+    pimc). ``log`` (a row of actions) gets the actions played while it has room. ``cfg[K_MAX_HANDS]`` is set to
+    the row's hand number, so that the row stops (phase over) when its hand ends.
+    """
+    rng = np.zeros(1, dtype=np.uint64)  # never drawn from: a rollout never deals
+    reward = np.zeros(3, dtype=np.float32)
+    trick = np.zeros(3, dtype=np.int64)
+    voids = np.zeros(3, dtype=np.int64)
+    cfg[vk.K_MAX_HANDS] = st[i, vk.S_HAND_NO]
+    played = np.int64(cm[i, vk.C_PLAYED] | cm[i, vk.C_PLAYED + 1] | cm[i, vk.C_PLAYED + 2])
+    k = 0
+    while True:
+        phase = st[i, vk.S_PHASE]
+        dealer = st[i, vk.S_DEALER]
+        if k == 0 and first >= 0 and phase != OVER:
+            action = first
+            if phase == PLAY:
+                played |= 1 << action
+            elif phase == DISCARD:
+                out_d |= 1 << action
+        elif phase == PLAY:
+            seat = st[i, vk.S_CUR]
+            hand = np.int64(cm[i, vk.C_HAND + seat])
+            out = deck & ~hand & ~played
+            if seat == dealer:
+                out &= ~out_d
+            n = st[i, vk.S_TRICK_LEN]
+            for t in range(n):
+                trick[t] = st[i, vk.S_TRICK + t]
+            for s in range(3):
+                voids[s] = st[i, vk.S_VOID + s]
+            action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
+            played |= 1 << action
+        elif phase == DISCARD:
+            hand = np.int64(cm[i, vk.C_HAND + dealer])
+            left = cfg[vk.K_KITTY_SIZE] - st[i, vk.S_DISC_COUNT]
+            action = choose_discard(hand, st[i, vk.S_TRUMP], deck & ~hand & ~out_d, left)
+            out_d |= 1 << action
+        elif phase == TRUMP:
+            action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
+        else:
+            break
+        if k < log.shape[0]:
+            log[k] = action
+        k += 1
+        vk._apply(i, st, cm, rng, cfg, action, reward)
+
+
+@njit(cache=True)
+def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
+    """Play every row to the end of its hand (:func:`rollout_row` with ``deck[i]``, ``dealer_out[i]``,
+    ``first[i]``); ``log[i]`` gets row i's actions."""
+    for i in range(st.shape[0]):
+        rollout_row(i, st, cm, cfg, deck[i], dealer_out[i], first[i], log[i])
+
+
+def supports(rules: RuleSet) -> bool:
+    """Whether the kernel plays ``rules`` exactly: every option it does not know is at its default, and those it
+    knows have values of the kind it takes (``KNOWN_RULES``)."""
+    for field in dataclasses.fields(rules):
+        value = getattr(rules, field.name)
+        kind = KNOWN_RULES.get(field.name)
+        if kind is None:
+            ok = value == field.default
+        elif kind == _BOOL:
+            ok = isinstance(value, bool)
+        elif kind == _OPTIONAL_INT:
+            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
+        else:
+            ok = True
+        if not ok:
+            return False
+    return True
+
+
+class RolloutBatch:
+    """Positions (one per row) to play out with the heuristic; see the module docstring."""
+
+    def __init__(self, rules: RuleSet | str | dict[str, Any] | None, num_positions: int) -> None:
+        self.rules = RuleSet.from_any(rules)
+        self.num_positions = int(num_positions)
+        n = self.num_positions
+        self._st = np.zeros((n, vk.NUM_S), dtype=np.int32)
+        self._cm = np.zeros((n, vk.NUM_C), dtype=np.uint64)
+        self._deck = np.zeros(n, dtype=np.int64)
+        self._dealer_out = np.zeros(n, dtype=np.int64)
+        self.actions = np.full((n, MAX_LOG), -1, dtype=np.int64)
+        self._cfg: np.ndarray | None = None
+
+    def load(self, row: int, game: Game, deck: int, dealer_out: int) -> None:
+        """Copy a position (a Game in the trump, discard or play phase of a hand) into ``row``."""
+        if game.phase not in (TRUMP, DISCARD, PLAY, OVER):
+            raise ValueError(f"a rollout starts in the trump, discard or play phase, not phase {game.phase}")
+        if game.rules != self.rules:
+            raise ValueError(f"position {row}: rules {game.rules.name}, but the batch plays {self.rules.name}")
+        if self._cfg is None:
+            self._cfg = vk.rules_config(self.rules, None)
+        st = [0] * vk.NUM_S
+        st[vk.S_PHASE] = game.phase
+        st[vk.S_CUR] = game.current
+        st[vk.S_DEALER] = game.dealer
+        st[vk.S_HAND_NO] = game.hand_number
+        st[vk.S_FIRST_DEALER] = game.first_dealer
+        st[vk.S_LEADER] = game.leader
+        st[vk.S_LED] = game.led_suit if game.trick else -1
+        st[vk.S_TRUMP] = game.trump
+        st[vk.S_TRICK_LEN] = len(game.trick)
+        st[vk.S_TRICK : vk.S_TRICK + len(game.trick)] = game.trick
+        st[vk.S_TRICKS_PLAYED] = game.tricks_played
+        st[vk.S_TW : vk.S_TW + 3] = game.tricks_won
+        st[vk.S_Q : vk.S_Q + 3] = game.quotas
+        st[vk.S_SC : vk.S_SC + 3] = game.scores
+        st[vk.S_PICKED] = int(game.picked_up)
+        st[vk.S_DISC_COUNT] = len(game.log.discards or ())
+        st[vk.S_VOID : vk.S_VOID + 3] = game.voids
+        cm = [0] * vk.NUM_C
+        cm[vk.C_HAND : vk.C_HAND + 3] = game.hands
+        cm[vk.C_KITTY] = game.kitty_mask
+        cm[vk.C_PLAYED : vk.C_PLAYED + 3] = game.played
+        self._st[row] = st
+        self._cm[row] = cm
+        self._deck[row] = deck
+        self._dealer_out[row] = dealer_out
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The engine rows (``st`` int32 [n, NUM_S], ``cm`` uint64 [n, NUM_C]) and the rule vector, as loaded."""
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before arrays()")
+        return self._st, self._cm, self._cfg
+
+    def run(self) -> np.ndarray:
+        """Play every loaded position out; returns int32 [num_positions, 3]: tricks won by seat at the end."""
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before run()")
+        self.actions[:] = -1
+        first = np.full(self.num_positions, -1, dtype=np.int64)
+        rollout_rows(self._st, self._cm, self._cfg.copy(), self._deck, self._dealer_out, first, self.actions)
+        return self._st[:, vk.S_TW : vk.S_TW + 3].copy()
+
+    def run_each(self, actions: list[int]) -> np.ndarray:
+        """Play every loaded position out after each of ``actions`` (legal in every position), as pimc does.
+
+        Returns int32 [num_positions, len(actions), 3]: tricks won by seat at the end of the hand. The loaded
+        positions are left as they were (``self.actions`` is not written).
+        """
+        if self._cfg is None:
+            raise RuntimeError("load() at least one position before run_each()")
+        k = len(actions)
+        st = np.repeat(self._st, k, axis=0)
+        cm = np.repeat(self._cm, k, axis=0)
+        deck = np.repeat(self._deck, k)
+        dealer_out = np.repeat(self._dealer_out, k)
+        first = np.tile(np.asarray(actions, dtype=np.int64), self.num_positions)
+        log = np.zeros((st.shape[0], 0), dtype=np.int64)
+        rollout_rows(st, cm, self._cfg.copy(), deck, dealer_out, first, log)
+        return st[:, vk.S_TW : vk.S_TW + 3].reshape(self.num_positions, k, 3)

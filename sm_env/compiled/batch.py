@@ -1,0 +1,446 @@
+"""A batched, compiled Sergeant Major engine: many games stepped at once,
+numpy arrays in and out (numba kernels in :mod:`sm_env.compiled.kernels`).
+
+The rules are those of :class:`sm_env.core.game.Game` (the readable reference),
+every preset and option of :mod:`sm_env.core.rules` included; observations are
+``observation.encode(knowledge.player_view(game, seat))`` bit for bit. The
+test suite and ``benchmarks/lockstep_vector.py`` check both in lockstep with
+``Game``, decision by decision.
+
+Interface::
+
+    from sm_env.compiled.batch import VectorGame
+    g = VectorGame(num_games=1024, rules="standard", seed=0, episode="game", max_hands=100)
+    g.reset()                  # deals every game (seeded)
+    g.current_player           # int32 [N]: seat to act
+    g.legal_mask()             # int8 [N, A]: 1 exactly for the legal actions (A = 56)
+    g.observe()                # float32 [N, O]: observation of the player to act (O = 789)
+    r, done = g.step(actions)  # actions int [N]; r float32 [N, 3]: hand balances paid
+                               # this step; done bool [N]: the game (or hand) in the slot ended
+    g.record(i)                # the game now in slot i, as a standard record
+    g.finished_record(i)       # after a step with done[i]: the game that just ended in slot i
+
+- ``rules``, ``episode`` (``"game"`` or ``"hand"``) and ``max_hands``: as
+  :func:`sm_env.env` takes them. With ``episode="hand"`` every episode is a
+  new game of one hand (hand 1, no exchange), as in ``env()``.
+- Autoreset: ``done[i]`` is True on the step that ended the game in slot i,
+  and slot i then already holds a new game. ``truncated[i]`` tells a game
+  stopped by ``max_hands`` from one won under the rules (episode "hand":
+  a hand episode always ends by termination, as in ``env()``).
+- ``r`` is each seat's balance (tricks - quota) of the hand that ended at
+  this step, by absolute seat, 0 on every other step: env()'s "balance"
+  reward.
+- ``step(actions, active)``: with a bool mask ``active`` only those slots
+  move (the others keep their game; their action is ignored). An illegal
+  action raises :class:`VectorActionError` naming the slot, the action and
+  the legal ones, and no slot moves.
+- ``parallel=True`` runs the kernels in numba's threads (``prange`` over
+  the slots); the default runs them in the calling thread, which is faster
+  on a busy machine with few cores.
+- ``observe(rows=None, seats=None, out=None)``: the observations of some
+  slots, of the player to act or of given seats; ``out`` (float32 [len, O])
+  is filled instead of a fresh array.
+- ``full_state(rows=None, seats=None, out=None)``: float32 [len, 156], the
+  cards hidden from that seat (the two other hands, relative to it, and
+  the kitty): the extra input of a critic that sees the whole deal during
+  training. Never part of :meth:`observe`, never for an actor.
+- ``get_state()`` / ``set_state(state)``: every slot's game and random
+  stream as a dict of arrays (checkpoints; a restored batch continues
+  exactly as the saved one would have).
+
+Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
+starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's
+output function); ``below(n) = (next >> 32) * n >> 32`` is a number
+0..n-1. Each game draws its first dealer (``below(3)``) and then, for each
+hand, shuffles the deck (cards in id order; 51 without 2C with
+``no_kitty_51``) by swapping card ``k`` with card ``below(k + 1)`` for
+``k`` from the last down to 1, and deals it in order: seat 0, 1, 2, then
+the kitty. The next game in the slot continues the stream. So a slot's
+games depend only on (seed, slot, the actions played in that slot): same
+seed + same actions give the same games, records and observations,
+whatever the number of slots or the other slots' actions. ``reset(seed)``
+restarts every stream; ``seed=None`` at construction draws a seed from the
+OS (``VectorGame.seed`` tells which). The deals differ from
+``Game(seed=...)``'s; :meth:`VectorGame.deals` gives them as
+``Game(deals=..., first_dealer=...)`` takes them.
+
+Layout of the state (struct of arrays, one row per game; card sets as
+uint64 bit sets): see :mod:`sm_env.compiled.kernels`.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from sm_env.core.cards import from_mask
+from sm_env.core.game import NUM_ACTIONS, Game, IllegalActionError, action_text
+from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet
+from sm_env.observation import OBSERVATION_SIZE
+from sm_env.records import game_record
+
+from . import kernels as k
+
+__all__ = ["FULL_STATE_SIZE", "NUM_PLAYERS", "VectorActionError", "VectorGame"]
+
+NUM_PLAYERS = 3
+FULL_STATE_SIZE = k.FULL_STATE_SIZE
+_STATE_ARRAYS = ("st", "cm", "rng", "rng_start", "log", "done")
+_EPISODES = ("game", "hand")
+_INITIAL_LOG = 256
+
+
+class VectorActionError(IllegalActionError):
+    """An illegal action given to :meth:`VectorGame.step`; no slot moved."""
+
+
+def unsupported_options(rules: RuleSet) -> list[str]:
+    """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set): the compiled
+    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``
+    (three players only)."""
+    found = [name for name in SECTION_10_OPTIONS if getattr(rules, name)]
+    if rules.num_players != 3:
+        found.append(f"players: {rules.num_players}")
+    if rules.dealer_makes_quota == "up":
+        found.append("dealer_makes_quota: up")
+    return found
+
+
+def supported_presets() -> list[str]:
+    """Names of the presets VectorGame runs (every preset of sections 1-9)."""
+    return sorted(name for name, preset in PRESETS.items() if not unsupported_options(preset))
+
+
+class VectorGame:
+    """``num_games`` games of Sergeant Major stepped together (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_games: int,
+        rules: RuleSet | str | dict[str, Any] | None = "standard",
+        seed: int | None = None,
+        episode: str = "game",
+        max_hands: int | None = 100,
+        parallel: bool = False,
+    ) -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a whole number >= 1, got {num_games!r}")
+        if episode not in _EPISODES:
+            raise ValueError(f"episode must be 'game' (a whole game) or 'hand' (one hand), got {episode!r}")
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
+            raise ValueError(f"max_hands must be a whole number >= 1 or None (no limit), got {max_hands!r}")
+        self.num_games = int(num_games)
+        self.rules = RuleSet.from_any(rules)
+        unsupported = unsupported_options(self.rules)
+        if unsupported:
+            raise ValueError(
+                f"VectorGame runs the rule options of docs/rules.md sections 1-9; rule set {self.rules.name!r} uses "
+                f"{', '.join(unsupported)} (section 10), which only sm_env.env / Game play so far"
+            )
+        self.episode = episode
+        self.max_hands = max_hands
+        self.game_max_hands = 1 if episode == "hand" else max_hands
+        self.num_actions = NUM_ACTIONS
+        self.num_players = NUM_PLAYERS
+        self.observation_size = OBSERVATION_SIZE
+        self.seed = self._check_seed(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+        self._cfg = k.rules_config(self.rules, self.game_max_hands)
+        n = self.num_games
+        self._st = np.zeros((n, k.NUM_S), dtype=np.int32)
+        self._cm = np.zeros((n, k.NUM_C), dtype=np.uint64)
+        self._rng = np.zeros(n, dtype=np.uint64)
+        self._rng_start = np.zeros((n, 2), dtype=np.uint64)
+        self._log = np.zeros((n, _INITIAL_LOG), dtype=np.int8)
+        self._all = np.ones(n, dtype=np.bool_)
+        self._rows = np.arange(n, dtype=np.int64)
+        self._to_act = np.full(n, -1, dtype=np.int64)
+        self._done = np.zeros(n, dtype=np.bool_)
+        self._no_final = np.full(n, -1, dtype=np.int64)
+        self._final_obs = np.zeros((1, OBSERVATION_SIZE), dtype=np.float32)
+        self._has_reset = False
+        self.parallel = bool(parallel)
+        self._step = k.step_games_parallel if parallel else k.step_games
+        self._legal = k.legal_masks_parallel if parallel else k.legal_masks
+        self._observe = k.observe_games_parallel if parallel else k.observe_games
+
+    @staticmethod
+    def _check_seed(seed: Any) -> int:
+        try:
+            if isinstance(seed, bool):
+                raise TypeError
+            value = operator.index(seed)
+        except TypeError:
+            raise ValueError(f"seed must be an integer or None, got {seed!r}") from None
+        return value % 2**64
+
+    # ------------------------------------------------------------------ reset, queries
+
+    def reset(self, seed: int | None = None) -> None:
+        """Deal a new game in every slot.
+
+        With ``seed``, and at the first reset (the constructor's seed), every
+        slot's stream starts afresh; a later reset without a seed continues
+        the streams, so it deals new games (as ``env().reset()`` does).
+        """
+        if seed is not None:
+            self.seed = self._check_seed(seed)
+        if seed is not None or not self._has_reset:
+            self._rng[:] = k.slot_states(np.uint64(self.seed), self.num_games)
+        self._st[:] = 0
+        self._log[:] = 0
+        self._done[:] = False
+        k.start_games(self._st, self._cm, self._rng, self._rng_start, self._cfg)
+        self._has_reset = True
+
+    def _need_reset(self) -> None:
+        if not self._has_reset:
+            raise RuntimeError("call reset() first: the games are dealt by reset()")
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """int32 [N]: the seat (0-2) to act in each slot (a copy)."""
+        self._need_reset()
+        return self._st[:, k.S_CUR].copy()
+
+    @property
+    def hand_number(self) -> np.ndarray:
+        """int32 [N]: the hand being played in each slot (1 = first)."""
+        self._need_reset()
+        return self._st[:, k.S_HAND_NO].copy()
+
+    @property
+    def scores(self) -> np.ndarray:
+        """int32 [N, 3]: running scores by absolute seat."""
+        self._need_reset()
+        return self._st[:, k.S_SC : k.S_SC + 3].copy()
+
+    @property
+    def truncated(self) -> np.ndarray:
+        """bool [N]: among the slots done at the last step, the games stopped by ``max_hands``
+        (always False with ``episode="hand"``)."""
+        if self.episode == "hand":
+            return np.zeros(self.num_games, dtype=np.bool_)
+        return self._done & (self._st[:, k.S_FIN_TRUNCATED] != 0)
+
+    @property
+    def final_observations(self) -> np.ndarray:
+        """float32 [N, O]: after ``step(..., final_seats=...)``, row i holds the final observation
+        of ``final_seats[i]`` where ``done[i]`` (other rows are stale)."""
+        return self._final_obs
+
+    @property
+    def winners(self) -> np.ndarray:
+        """int32 [N]: among the slots done at the last step, the bit set of winning seats (0: none)."""
+        return np.where(self._done, self._st[:, k.S_FIN_WINNERS], 0)
+
+    def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
+        """int8 [N, A]: 1 exactly for the legal actions in each slot."""
+        self._need_reset()
+        if out is None:
+            out = np.empty((self.num_games, NUM_ACTIONS), dtype=np.int8)
+        self._legal(self._st, self._cm, out)
+        return out
+
+    def observe(
+        self, rows: np.ndarray | None = None, seats: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """float32 [len(rows), O]: observation of ``seats`` (default: the player to act) in ``rows`` (default all)."""
+        self._need_reset()
+        rows, seats = self._rows_seats(rows, seats)
+        out = self._out(out, rows, OBSERVATION_SIZE)
+        self._observe(self._st, self._cm, self._cfg, seats, rows, out)
+        return out
+
+    def _rows_seats(self, rows: np.ndarray | None, seats: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Checked (rows, seats) of :meth:`observe` and :meth:`full_state`; seat -1 is the player to act."""
+        rows = self._rows if rows is None else np.asarray(rows, dtype=np.int64)
+        if seats is None:
+            seats = self._to_act if rows is self._rows else np.full(len(rows), -1, dtype=np.int64)
+        else:
+            seats = np.broadcast_to(np.asarray(seats, dtype=np.int64), rows.shape)
+        if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= self.num_games)):
+            raise ValueError(f"rows must be slot indices 0-{self.num_games - 1}")
+        if len(seats) and (seats.min() < -1 or seats.max() > 2):
+            raise ValueError("seats must be 0, 1, 2 (or -1: the player to act)")
+        return rows, seats
+
+    @staticmethod
+    def _out(out: np.ndarray | None, rows: np.ndarray, width: int) -> np.ndarray:
+        if out is None:
+            return np.empty((len(rows), width), dtype=np.float32)
+        if out.shape != (len(rows), width) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {(len(rows), width)}")
+        return out
+
+    def full_state(
+        self, rows: np.ndarray | None = None, seats: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """float32 [len(rows), 156]: the cards hidden from ``seats`` (default: the player to act) in ``rows``.
+
+        Layout, relative to the seat: [0:52] the left player's hand (seat + 1), [52:104] the right
+        player's hand (seat + 2), [104:156] the kitty as dealt; entry 13 * suit + rank is 1.0 for a
+        card in the set (card ids of :mod:`sm_env.core.cards`). For a critic that sees the whole deal during
+        training (asymmetric actor-critic): it leaks every hidden card, so never give it to an actor.
+        """
+        self._need_reset()
+        rows, seats = self._rows_seats(rows, seats)
+        out = self._out(out, rows, FULL_STATE_SIZE)
+        k.full_state_games(self._st, self._cm, seats, rows, out)
+        return out
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Copies of every slot's game, log and random stream (see :meth:`set_state`)."""
+        self._need_reset()
+        arrays = (self._st, self._cm, self._rng, self._rng_start, self._log, self._done)
+        state = {name: a.copy() for name, a in zip(_STATE_ARRAYS, arrays, strict=True)}
+        state["seed"] = np.array([self.seed], dtype=np.uint64)
+        state["rules"] = self._cfg.copy()  # the rule set and hand limit the games are played under
+        return state
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`get_state` returned (same number of games and rules); nothing changes on error."""
+        n = self.num_games
+        shapes = {"st": (n, k.NUM_S), "cm": (n, k.NUM_C), "rng": (n,), "rng_start": (n, 2), "done": (n,)}
+        missing = [name for name in (*_STATE_ARRAYS, "seed", "rules") if name not in state]
+        if missing:
+            raise ValueError(f"set_state: the state lacks {missing}; give what get_state() returned")
+        if not np.array_equal(np.asarray(state["rules"]), self._cfg):
+            raise ValueError(
+                "set_state: the state was saved under other rules, episode or max_hands than this batch's "
+                f"({self.rules.name}, episode {self.episode}, max_hands {self.max_hands})"
+            )
+        arrays = {name: np.asarray(state[name]) for name in (*_STATE_ARRAYS, "seed")}
+        for name, shape in shapes.items():
+            if arrays[name].shape != shape:
+                raise ValueError(
+                    f"set_state: {name} has shape {arrays[name].shape}, this batch of {n} games needs {shape}"
+                )
+        log = arrays["log"]
+        if log.ndim != 2 or log.shape[0] != n:
+            raise ValueError(f"set_state: log has shape {log.shape}, this batch needs ({n}, length)")
+        self._st = arrays["st"].astype(np.int32, copy=True)
+        self._cm = arrays["cm"].astype(np.uint64, copy=True)
+        self._rng = arrays["rng"].astype(np.uint64, copy=True)
+        self._rng_start = arrays["rng_start"].astype(np.uint64, copy=True)
+        self._log = arrays["log"].astype(np.int8, copy=True)
+        self._done = arrays["done"].astype(np.bool_, copy=True)
+        self.seed = int(arrays["seed"].astype(np.uint64)[0])
+        self._has_reset = True
+
+    # ------------------------------------------------------------------ step
+
+    def step(
+        self, actions: np.ndarray, active: np.ndarray | None = None, final_seats: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Play one action in every (active) slot; returns (rewards float32 [N, 3], done bool [N]).
+
+        ``final_seats`` (int [N], -1 for none): for each slot whose game ends
+        at this step, the observation of that seat at the end of the game is
+        written into :attr:`final_observations` (before the slot is reset).
+        """
+        self._need_reset()
+        n = self.num_games
+        actions = np.asarray(actions)
+        if actions.shape != (n,) or actions.dtype.kind not in "iu":
+            raise VectorActionError(
+                f"actions must be an integer array of shape ({n},) (one action id 0-{NUM_ACTIONS - 1} per slot), "
+                f"got {actions.dtype} array of shape {actions.shape}"
+            )
+        actions = actions.astype(np.int64, copy=False)
+        if active is None:
+            active = self._all
+        else:
+            active = np.asarray(active)
+            if active.shape != (n,) or active.dtype != np.bool_:
+                raise ValueError(f"active must be a bool array of shape ({n},), got {active.dtype} {active.shape}")
+        bad = k.first_illegal(self._st, self._cm, actions, active)
+        if bad >= 0:
+            raise self._illegal(bad, int(actions[bad]))
+        if final_seats is None:
+            final_seats = self._no_final
+        else:
+            final_seats = np.asarray(final_seats, dtype=np.int64)
+            if final_seats.shape != (n,) or final_seats.min() < -1 or final_seats.max() > 2:
+                raise ValueError(f"final_seats must be seats 0-2 (or -1) of shape ({n},)")
+            if self._final_obs.shape[0] != n:
+                self._final_obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
+        rewards = np.empty((n, NUM_PLAYERS), dtype=np.float32)
+        done = np.empty(n, dtype=np.bool_)
+        state = (self._st, self._cm, self._rng, self._rng_start, self._cfg, self._log)
+        full = self._step(*state, actions, active, rewards, done, final_seats, self._final_obs)
+        if full:
+            grown = np.zeros((n, 2 * self._log.shape[1]), dtype=np.int8)
+            grown[:, : self._log.shape[1]] = self._log
+            self._log = grown
+        self._done = done
+        return rewards, done.copy()
+
+    def _illegal(self, slot: int, action: int) -> VectorActionError:
+        legal = " ".join(action_text(a) for a in from_mask(int(k.legal_bits_of(self._st, self._cm, slot))))
+        what = action_text(action) if 0 <= action < NUM_ACTIONS else f"{action} (action ids are 0-{NUM_ACTIONS - 1})"
+        return VectorActionError(
+            f"slot {slot}: action {what} is not legal for player_{self._st[slot, k.S_CUR]}; legal: {legal}; "
+            "no slot moved"
+        )
+
+    # ------------------------------------------------------------------ records
+
+    def deals(self, slot: int, num_hands: int, finished: bool = False) -> tuple[int, list[dict[str, list[int]]]]:
+        """(first dealer, deals of the first ``num_hands`` hands) of the game in ``slot``
+        (or of the one that ended last there), as ``Game(first_dealer=..., deals=...)`` takes them."""
+        start = self._rng_start[self._slot(slot), 1 if finished else 0]
+        first, decks = k.game_deals(start, self._cfg, num_hands)
+        size = self.rules.hand_size
+        cards = 51 if self.rules.no_kitty_51 else 52
+        deals = [
+            {
+                "hands": [sorted(int(c) for c in deck[s * size : (s + 1) * size]) for s in range(3)],
+                "kitty": sorted(int(c) for c in deck[3 * size : cards]),
+            }
+            for deck in decks
+        ]
+        return int(first), deals
+
+    def _slot(self, slot: int) -> int:
+        self._need_reset()
+        try:
+            if isinstance(slot, bool):
+                raise TypeError
+            slot = operator.index(slot)
+        except TypeError:
+            raise ValueError(f"slot must be an integer 0-{self.num_games - 1}, got {slot!r}") from None
+        if not 0 <= slot < self.num_games:
+            raise ValueError(f"slot must be 0-{self.num_games - 1}, got {slot}")
+        return slot
+
+    def game(self, slot: int, finished: bool = False) -> Game:
+        """The game in ``slot`` re-played through the pure-Python :class:`Game` (for records and checks)."""
+        slot = self._slot(slot)
+        st = self._st[slot]
+        if finished:
+            if not self._done[slot]:
+                raise ValueError(f"slot {slot}: no game ended there at the last step (done[{slot}] was False)")
+            hands, length = int(st[k.S_FIN_HANDS]), int(st[k.S_FIN_LOG_LEN])
+        else:
+            hands, length = int(st[k.S_HAND_NO]), int(st[k.S_LOG_LEN])
+        first, deals = self.deals(slot, hands, finished)
+        game = Game(self.rules, first_dealer=first, deals=deals, max_hands=self.game_max_hands)
+        for action in self._log[slot, :length]:
+            game.apply(int(action))
+        return game
+
+    def record(self, slot: int) -> dict[str, Any]:
+        """The game now in ``slot`` as a standard game record (``sm_env.replay`` accepts it)."""
+        return game_record(self.game(slot))
+
+    def finished_record(self, slot: int) -> dict[str, Any]:
+        """After a step with ``done[slot]``: the record of the game that just ended there (until the next step)."""
+        return game_record(self.game(slot, finished=True))
+
+    def __repr__(self) -> str:
+        return (
+            f"<VectorGame {self.num_games} games, rules {self.rules.name}, episode {self.episode}, "
+            f"max_hands {self.max_hands}, seed {self.seed}>"
+        )

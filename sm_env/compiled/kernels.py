@@ -1,0 +1,971 @@
+"""Compiled kernels of :mod:`sm_env.compiled.batch`: the rules of :mod:`sm_env.core.game`
+over struct-of-arrays state, one row per game (numba ``njit``, cached).
+
+The pure-Python :class:`sm_env.core.game.Game` is the readable reference; every
+function here mirrors the method of the same name there and is checked
+against it decision by decision (``tests/test_vector.py`` and
+``benchmarks/lockstep_vector.py``). The observation is that of
+:func:`sm_env.observation.encode` of :func:`sm_env.core.knowledge.player_view`,
+bit for bit.
+
+State of game ``i`` (absolute seats 0-2):
+
+- ``st[i, S_*]`` (int32): phase, player to act, dealer, hand number, trick,
+  tricks won, quotas, scores, previous balances, exchange plan, ...;
+- ``cm[i, C_*]`` (uint64 bit sets, bit = card id): hands, kitty, cards
+  played, discards, exchange sent / returned per (sender, receiver) pair,
+  kitty cards shown per seat; with ``cfg[K_GIVEN_DEALS]`` (:mod:`sm_env.compiled.single`)
+  also the deal of the next hand, which the caller provides instead of the generator;
+- ``rng[i]`` (uint64): the slot's SplitMix64 state; ``rng_start[i, 0]`` its
+  value when the game in the slot began (enough to re-deal the game), and
+  ``rng_start[i, 1]`` that of the game that ended last in the slot.
+
+Rule set: an int64 vector ``cfg[K_*]`` built by :func:`rules_config`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+from numba.cpython.unsafe.numbers import leading_zeros
+
+from sm_env.core.game import DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE
+from sm_env.core.rules import RuleSet
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS
+
+# ---------------------------------------------------------------------------- layout
+
+# int32 state columns
+S_PHASE = 0
+S_CUR = 1
+S_DEALER = 2
+S_HAND_NO = 3
+S_FIRST_DEALER = 4
+S_LEADER = 5
+S_LED = 6
+S_TRUMP = 7
+S_TRICK_LEN = 8
+S_TRICK = 9  # 3: cards of the open trick in play order
+S_TRICKS_PLAYED = 12
+S_TW = 13  # 3: tricks won this hand by seat
+S_Q = 16  # 3: quotas by seat
+S_SC = 19  # 3: running scores by seat
+S_HAS_PREV = 22
+S_PB = 23  # 3: previous hand's balances by seat
+S_PICKED = 26
+S_DISC_COUNT = 27
+S_VOID = 28  # 3: 4-bit suit sets
+S_EX_NROUNDS = 31
+S_EX_ROUND = 32
+S_EX_SENDER = 33  # 2: sender of round r
+S_EX_NT = 35  # 2: receivers in round r
+S_EX_RECV = 37  # 4: receiver of round r, target t at 2r+t
+S_EX_CNT = 41  # 4: count of round r, target t
+S_EX_TARGET = 45
+S_EX_PEND = 46  # 2: cards chosen so far for target t of the current round
+S_EX_STARTED = 48  # 9: count of the exchange sender*3+receiver once its first card is chosen, else 0
+S_LOG_LEN = 57
+S_WINNERS = 58  # bit set of winning seats (0 while nobody has won)
+S_TRUNCATED = 59
+S_FIN_LOG_LEN = 60  # the game that just ended in the slot: actions, hands
+S_FIN_HANDS = 61
+S_FIN_WINNERS = 62
+S_FIN_TRUNCATED = 63
+NUM_S = 64
+
+# uint64 card-set columns
+C_HAND = 0  # 3
+C_KITTY = 3
+C_PLAYED = 4  # 3
+C_DISCARDS = 7
+C_SENT = 8  # 9: sender*3+receiver
+C_RET = 17  # 9: returned to sender by receiver, at sender*3+receiver
+C_SHOWN = 26  # 3: kitty cards shown to a seat
+C_NEXT_HAND = 29  # 3: with K_GIVEN_DEALS, the deal of the next hand by seat (kept when a hand starts)
+C_NEXT_KITTY = 32  # the kitty of that deal
+NUM_C = 33
+
+# rule set vector
+K_PICKUP = 0
+K_TRUMP_AFTER_KITTY = 1
+K_Q = 2  # 3: dealer, eldest, middle
+K_NO_EXCHANGE = 5
+K_MAX_EXCHANGE = 6  # -1: none (same for every optional number below)
+K_WIN_TRICKS = 7
+K_WIN_MARGIN = 8
+K_TARGET = 9
+K_TARGET_SYM = 10
+K_DEALER_MAKES = 11
+K_FIXED = 12
+K_NO_KITTY_51 = 13
+K_TRICKS = 14
+K_HAND_SIZE = 15
+K_KITTY_SIZE = 16
+K_MAX_HANDS = 17
+K_GIVEN_DEALS = 18  # 1: a hand starts with the deal in C_NEXT_* (the caller puts it there), not one drawn from rng
+NUM_K = 19
+
+_OBS_TRICK = OFFSETS["trick"]
+_OBS_GAVE = OFFSETS["gave"]
+_OBS_GOT = OFFSETS["got"]
+_OBS_SHOWN = OFFSETS["shown"]
+_OBS_DISCARDS = OFFSETS["discards"]
+_OBS_KITTY = OFFSETS["kitty"]
+_OBS_TRUMP = OFFSETS["trump"]
+_OBS_LED = OFFSETS["led_suit"]
+_OBS_PHASE = OFFSETS["phase"]
+_OBS_ROLE = OFFSETS["role"]
+_OBS_QUOTAS = OFFSETS["quotas"]
+_OBS_TW = OFFSETS["tricks_won"]
+_OBS_HS = OFFSETS["hand_sizes"]
+_OBS_VOIDS = OFFSETS["voids"]
+_OBS_PREV = OFFSETS["previous_balances"]
+_OBS_SCORES = OFFSETS["scores"]
+_OBS_COUNTS = OFFSETS["exchange_counts"]
+_OBS_TO_SEND = OFFSETS["to_send"]
+_OBS_DISC_LEFT = OFFSETS["discards_left"]
+_OBS_TRICKS_PLAYED = OFFSETS["tricks_played"]
+_OBS_KITTY_TAKEN = OFFSETS["kitty_taken"]
+_OBS_TO_ACT = OFFSETS["to_act"]
+_OBS_LEADER = OFFSETS["trick_leader"]
+_OBS_HAND_NO = OFFSETS["hand_number"]
+_OBS_SIZE = OBSERVATION_SIZE
+# slot of the exchange-count pair (from rel, to rel) as rel_from*3+rel_to; -1 for a seat with itself
+_PAIR_SLOT = np.array([-1, 0, 1, 2, -1, 3, 4, 5, -1], dtype=np.int64)
+
+_ONE = np.uint64(1)
+# _BYTE_BITS_F32[b] / _BYTE_BITS_I8[b]: the 8 bits of byte b, lowest first, as 0/1 entries
+_BYTE_BITS_F32 = np.array([[(b >> k) & 1 for k in range(8)] for b in range(256)], dtype=np.float32)
+_BYTE_BITS_I8 = np.array([[(b >> k) & 1 for k in range(8)] for b in range(256)], dtype=np.int8)
+_SUIT_MASKS = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.uint64)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = False) -> np.ndarray:
+    """The int64 rule vector of a rule set (optional numbers as -1 when off); ``given_deals``: hands are dealt
+    from the C_NEXT_* columns instead of the slot's generator."""
+
+    def opt(value: int | None) -> int:
+        return -1 if value is None else int(value)
+
+    cfg = np.zeros(NUM_K, dtype=np.int64)
+    cfg[K_PICKUP] = rules.pickup_before_discard
+    cfg[K_TRUMP_AFTER_KITTY] = rules.trump_after_kitty
+    cfg[K_Q : K_Q + 3] = rules.quotas
+    cfg[K_NO_EXCHANGE] = rules.no_exchange
+    cfg[K_MAX_EXCHANGE] = opt(rules.max_exchange)
+    cfg[K_WIN_TRICKS] = opt(rules.win_tricks)
+    cfg[K_WIN_MARGIN] = opt(rules.win_margin)
+    cfg[K_TARGET] = opt(rules.target_score)
+    cfg[K_TARGET_SYM] = rules.target_symmetric
+    cfg[K_DEALER_MAKES] = rules.dealer_makes_quota
+    cfg[K_FIXED] = opt(rules.fixed_hands)
+    cfg[K_NO_KITTY_51] = rules.no_kitty_51
+    cfg[K_TRICKS] = rules.tricks_per_hand
+    cfg[K_HAND_SIZE] = rules.hand_size
+    cfg[K_KITTY_SIZE] = rules.kitty_size
+    cfg[K_MAX_HANDS] = opt(max_hands)
+    cfg[K_GIVEN_DEALS] = given_deals
+    return cfg
+
+
+# ---------------------------------------------------------------------------- bits and random numbers
+
+
+@njit(cache=True, inline="always")
+def _bit(card):
+    return _ONE << np.uint64(card)
+
+
+@njit(cache=True, inline="always")
+def _top(mask):
+    """Highest card id in a non-empty bit set."""
+    return 63 - leading_zeros(mask)
+
+
+@njit(cache=True, inline="always")
+def _count(mask):
+    """Number of cards in a bit set (SWAR popcount)."""
+    m = mask - ((mask >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def mix64(z):
+    """The SplitMix64 output function of a uint64."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _next(rng, i):
+    """Next SplitMix64 number of slot i."""
+    s = rng[i] + _GOLDEN
+    rng[i] = s
+    return mix64(s)
+
+
+@njit(cache=True, inline="always")
+def _below(rng, i, n):
+    """A number 0..n-1 from slot i's generator: the top 32 bits scaled to n (no division)."""
+    return int(((_next(rng, i) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True)
+def slot_states(seed, num_games):
+    """Initial generator state of every slot: mix64(mix64(seed) ^ mix64(i + 1))."""
+    out = np.empty(num_games, dtype=np.uint64)
+    base = mix64(np.uint64(seed))
+    for i in range(num_games):
+        out[i] = mix64(base ^ mix64(np.uint64(i + 1)))
+    return out
+
+
+# ---------------------------------------------------------------------------- game flow (mirrors Game)
+
+
+@njit(cache=True)
+def _deal(rng, i, cfg, deck):
+    """Shuffle (Fisher-Yates from the top) and deal into ``deck``: seat 0, 1, 2 then the kitty."""
+    n = 52
+    first = 0
+    if cfg[K_NO_KITTY_51]:
+        first = 1  # 2C is removed
+    for k in range(n - first):
+        deck[k] = k + first
+    m = n - first
+    for k in range(m - 1, 0, -1):
+        j = _below(rng, i, k + 1)
+        t = deck[k]
+        deck[k] = deck[j]
+        deck[j] = t
+    return m
+
+
+@njit(cache=True)
+def start_game(i, st, cm, rng, rng_start, cfg):
+    """A new game in slot i: first dealer from the slot's generator, then hand 1."""
+    rng_start[i, 0] = rng[i]
+    for k in range(S_FIN_LOG_LEN):  # the S_FIN_* columns describe the previous game
+        st[i, k] = 0
+    first = _below(rng, i, 3)
+    st[i, S_FIRST_DEALER] = first
+    _start_hand(i, st, cm, rng, cfg, first, False)
+
+
+@njit(cache=True)
+def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
+    st[i, S_HAND_NO] += 1
+    st[i, S_DEALER] = dealer
+    for k in range(C_NEXT_HAND):
+        cm[i, k] = 0
+    if cfg[K_GIVEN_DEALS]:
+        for s in range(3):
+            cm[i, C_HAND + s] = cm[i, C_NEXT_HAND + s]
+        cm[i, C_KITTY] = cm[i, C_NEXT_KITTY]
+    else:
+        deck = np.empty(52, dtype=np.int64)
+        m = _deal(rng, i, cfg, deck)
+        size = cfg[K_HAND_SIZE]
+        for s in range(3):
+            h = np.uint64(0)
+            for k in range(s * size, (s + 1) * size):
+                h |= _bit(deck[k])
+            cm[i, C_HAND + s] = h
+        kitty = np.uint64(0)
+        for k in range(3 * size, m):
+            kitty |= _bit(deck[k])
+        cm[i, C_KITTY] = kitty
+    for s in range(3):
+        st[i, S_Q + s] = cfg[K_Q + (s - dealer) % 3]
+        st[i, S_TW + s] = 0
+        st[i, S_VOID + s] = 0
+    st[i, S_HAS_PREV] = 1 if has_prev else 0
+    if not has_prev:
+        for s in range(3):
+            st[i, S_PB + s] = 0
+    st[i, S_TRUMP] = -1
+    st[i, S_PICKED] = 0
+    st[i, S_DISC_COUNT] = 0
+    st[i, S_TRICK_LEN] = 0
+    st[i, S_LED] = -1
+    st[i, S_LEADER] = (dealer + 1) % 3
+    st[i, S_TRICKS_PLAYED] = 0
+    for k in range(9):
+        st[i, S_EX_STARTED + k] = 0
+    _exchange_plan(i, st, cfg)
+    st[i, S_EX_ROUND] = 0
+    if st[i, S_EX_NROUNDS] > 0:
+        _begin_exchange_round(i, st)
+    else:
+        _after_exchange(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _exchange_plan(i, st, cfg):
+    """Rounds of the exchange, as Game._exchange_plan (previous balances in S_PB)."""
+    st[i, S_EX_NROUNDS] = 0
+    if st[i, S_HAS_PREV] == 0 or cfg[K_NO_EXCHANGE]:
+        return
+    dealer = st[i, S_DEALER]
+    nups = 0
+    up = -1
+    down = -1
+    for s in range(3):
+        if st[i, S_PB + s] > 0:
+            nups += 1
+            up = s
+        elif st[i, S_PB + s] < 0:
+            down = s
+    if nups == 0:
+        return
+    cap = cfg[K_MAX_EXCHANGE]
+    left = cap
+    if nups == 1:
+        # receivers by lower current quota first (ties in role order)
+        nt = 0
+        for _ in range(3):
+            best = -1
+            best_key = 1 << 30
+            for s in range(3):
+                key = st[i, S_Q + s] * 3 + (s - dealer) % 3
+                if st[i, S_PB + s] < 0 and key < best_key:
+                    taken = False
+                    for t in range(nt):
+                        if st[i, S_EX_RECV + t] == s:
+                            taken = True
+                    if not taken:
+                        best = s
+                        best_key = key
+            if best < 0:
+                break
+            count = -st[i, S_PB + best]
+            if cap >= 0:
+                count = min(count, cap, left)
+                left -= count
+            st[i, S_EX_RECV + nt] = best
+            st[i, S_EX_CNT + nt] = count
+            nt += 1
+        # drop receivers capped to zero (keeping the order)
+        kept = 0
+        for t in range(nt):
+            if st[i, S_EX_CNT + t] > 0:
+                st[i, S_EX_RECV + kept] = st[i, S_EX_RECV + t]
+                st[i, S_EX_CNT + kept] = st[i, S_EX_CNT + t]
+                kept += 1
+        if kept > 0:
+            st[i, S_EX_SENDER] = up
+            st[i, S_EX_NT] = kept
+            st[i, S_EX_NROUNDS] = 1
+        return
+    # two up players: higher current quota first (ties in role order), each with the one down player
+    first = -1
+    second = -1
+    for s in range(3):
+        if st[i, S_PB + s] > 0:
+            if first < 0:
+                first = s
+            else:
+                second = s
+    ka = -st[i, S_Q + first] * 3 + (first - dealer) % 3
+    kb = -st[i, S_Q + second] * 3 + (second - dealer) % 3
+    if kb < ka:
+        first, second = second, first
+    nr = 0
+    for k in range(2):
+        sender = first if k == 0 else second
+        count = st[i, S_PB + sender]
+        if cap >= 0:
+            count = min(count, cap, left)
+            left -= count
+        if count > 0:
+            st[i, S_EX_SENDER + nr] = sender
+            st[i, S_EX_NT + nr] = 1
+            st[i, S_EX_RECV + 2 * nr] = down
+            st[i, S_EX_CNT + 2 * nr] = count
+            nr += 1
+    st[i, S_EX_NROUNDS] = nr
+
+
+@njit(cache=True)
+def _begin_exchange_round(i, st):
+    r = st[i, S_EX_ROUND]
+    st[i, S_PHASE] = EXCHANGE
+    st[i, S_CUR] = st[i, S_EX_SENDER + r]
+    st[i, S_EX_TARGET] = 0
+    st[i, S_EX_PEND] = 0
+    st[i, S_EX_PEND + 1] = 0
+
+
+@njit(cache=True, inline="always")
+def _send(i, st, cm, cfg, card):
+    sender = st[i, S_CUR]
+    r = st[i, S_EX_ROUND]
+    t = st[i, S_EX_TARGET]
+    receiver = st[i, S_EX_RECV + 2 * r + t]
+    count = st[i, S_EX_CNT + 2 * r + t]
+    bit = _bit(card)
+    cm[i, C_HAND + sender] ^= bit
+    cm[i, C_SENT + sender * 3 + receiver] |= bit
+    st[i, S_EX_STARTED + sender * 3 + receiver] = count
+    st[i, S_EX_PEND + t] += 1
+    if st[i, S_EX_PEND + t] == count:
+        st[i, S_EX_TARGET] = t + 1
+        if t + 1 == st[i, S_EX_NT + r]:
+            _complete_exchange_round(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _complete_exchange_round(i, st, cm, cfg):
+    """The cards move: each receiver returns its top n_s cards of each suit s."""
+    sender = st[i, S_CUR]
+    r = st[i, S_EX_ROUND]
+    back = np.uint64(0)
+    for t in range(st[i, S_EX_NT + r]):
+        receiver = st[i, S_EX_RECV + 2 * r + t]
+        sent = cm[i, C_SENT + sender * 3 + receiver]
+        hand = cm[i, C_HAND + receiver] | sent
+        returned = np.uint64(0)
+        for suit in range(4):
+            sm = _SUIT_MASKS[suit]
+            for _ in range(_count(sent & sm)):
+                top = _bit(_top(hand & sm))
+                hand ^= top
+                returned |= top
+        cm[i, C_HAND + receiver] = hand
+        cm[i, C_RET + sender * 3 + receiver] = returned
+        back |= returned
+    cm[i, C_HAND + sender] |= back
+    st[i, S_EX_ROUND] = r + 1
+    if r + 1 < st[i, S_EX_NROUNDS]:
+        _begin_exchange_round(i, st)
+    else:
+        _after_exchange(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _after_exchange(i, st, cm, cfg):
+    if cfg[K_TRUMP_AFTER_KITTY]:
+        _pickup(i, st, cm)
+    st[i, S_PHASE] = TRUMP
+    st[i, S_CUR] = st[i, S_DEALER]
+
+
+@njit(cache=True, inline="always")
+def _name_trump(i, st, cm, cfg, suit):
+    st[i, S_TRUMP] = suit
+    if cfg[K_KITTY_SIZE] == 0:
+        _start_play(i, st)
+        return
+    if cfg[K_PICKUP] and st[i, S_PICKED] == 0:
+        _pickup(i, st, cm)
+    st[i, S_PHASE] = DISCARD
+
+
+@njit(cache=True, inline="always")
+def _discard(i, st, cm, cfg, card):
+    bit = _bit(card)
+    cm[i, C_HAND + st[i, S_DEALER]] ^= bit
+    cm[i, C_DISCARDS] |= bit
+    st[i, S_DISC_COUNT] += 1
+    if st[i, S_DISC_COUNT] == cfg[K_KITTY_SIZE]:
+        if st[i, S_PICKED] == 0:
+            _pickup(i, st, cm)
+        _start_play(i, st)
+
+
+@njit(cache=True)
+def _pickup(i, st, cm):
+    """The dealer takes the kitty; the show rule (docs/rules.md 5.4)."""
+    dealer = st[i, S_DEALER]
+    kitty = cm[i, C_KITTY]
+    cm[i, C_HAND + dealer] |= kitty
+    st[i, S_PICKED] = 1
+    for sender in range(3):
+        returned = cm[i, C_RET + sender * 3 + dealer]
+        if sender == dealer or returned == 0:
+            continue
+        shown = np.uint64(0)
+        for suit in range(4):
+            ret = returned & _SUIT_MASKS[suit]
+            if ret != 0:
+                lowest = ret & (~ret + _ONE)  # lowest returned card of the suit
+                above = _SUIT_MASKS[suit] & ~((lowest << _ONE) - _ONE)
+                shown |= kitty & above
+        cm[i, C_SHOWN + sender] |= shown
+
+
+@njit(cache=True, inline="always")
+def _start_play(i, st):
+    st[i, S_PHASE] = PLAY
+    leader = (st[i, S_DEALER] + 1) % 3
+    st[i, S_LEADER] = leader
+    st[i, S_CUR] = leader
+
+
+@njit(cache=True, inline="always")
+def _play(i, st, cm, rng, cfg, card, reward):
+    """Play a card; returns True when the hand ended (its balances written into ``reward``)."""
+    seat = st[i, S_CUR]
+    bit = _bit(card)
+    cm[i, C_HAND + seat] ^= bit
+    cm[i, C_PLAYED + seat] |= bit
+    n = st[i, S_TRICK_LEN]
+    suit = card // 13
+    if n > 0:
+        if suit != st[i, S_LED]:
+            st[i, S_VOID + seat] |= 1 << st[i, S_LED]
+    else:
+        st[i, S_LED] = suit
+    st[i, S_TRICK + n] = card
+    st[i, S_TRICK_LEN] = n + 1
+    if n + 1 < 3:
+        st[i, S_CUR] = (seat + 1) % 3
+        return False
+    best = st[i, S_TRICK]
+    best_pos = 0
+    best_suit = st[i, S_LED]
+    trump = st[i, S_TRUMP]
+    for k in range(1, 3):
+        c = st[i, S_TRICK + k]
+        s = c // 13
+        if s == best_suit:
+            if c > best:
+                best = c
+                best_pos = k
+        elif s == trump:
+            best = c
+            best_pos = k
+            best_suit = s
+    winner = (st[i, S_LEADER] + best_pos) % 3
+    st[i, S_TW + winner] += 1
+    st[i, S_TRICKS_PLAYED] += 1
+    st[i, S_TRICK_LEN] = 0
+    st[i, S_LED] = -1
+    st[i, S_LEADER] = winner
+    st[i, S_CUR] = winner
+    if st[i, S_TRICKS_PLAYED] == cfg[K_TRICKS]:
+        _end_hand(i, st, cm, rng, cfg, reward)
+        return True
+    return False
+
+
+@njit(cache=True)
+def _best(figure, seats):
+    """Bit set of the seats (of bit set ``seats``) with the highest figure."""
+    top = -(1 << 30)
+    for s in range(3):
+        if seats >> s & 1 and figure[s] > top:
+            top = figure[s]
+    out = 0
+    for s in range(3):
+        if seats >> s & 1 and figure[s] == top:
+            out |= 1 << s
+    return out
+
+
+@njit(cache=True)
+def _best_reaching(figure, threshold):
+    """Bit set of the seats with the highest figure among those whose figure is at least ``threshold`` (0: none)."""
+    hit = 0
+    for s in range(3):
+        if figure[s] >= threshold:
+            hit |= 1 << s
+    return _best(figure, hit) if hit else 0
+
+
+@njit(cache=True)
+def _end_hand(i, st, cm, rng, cfg, reward):
+    """Score the hand, then end the game or deal the next hand (as Game._end_hand)."""
+    balances = np.empty(3, dtype=np.int64)
+    tricks = np.empty(3, dtype=np.int64)
+    scores = np.empty(3, dtype=np.int64)
+    for s in range(3):
+        tricks[s] = st[i, S_TW + s]
+        balances[s] = tricks[s] - st[i, S_Q + s]
+        st[i, S_SC + s] += balances[s]
+        scores[s] = st[i, S_SC + s]
+        reward[s] = balances[s]
+    winners = 0
+    dealer = st[i, S_DEALER]
+    hand_no = st[i, S_HAND_NO]
+    if cfg[K_WIN_TRICKS] >= 0:
+        winners = _best_reaching(tricks, cfg[K_WIN_TRICKS])
+    if winners == 0 and cfg[K_WIN_MARGIN] >= 0:
+        winners = _best_reaching(balances, cfg[K_WIN_MARGIN])
+    if winners == 0 and cfg[K_TARGET] >= 0:
+        target = cfg[K_TARGET]
+        met = False
+        for s in range(3):
+            if scores[s] >= target or (cfg[K_TARGET_SYM] and scores[s] <= -target):
+                met = True
+        if met:
+            winners = _best(scores, 7)
+    if winners == 0 and cfg[K_DEALER_MAKES] and hand_no >= 3:
+        if tricks[dealer] >= st[i, S_Q + dealer]:
+            winners = 1 << dealer
+    if winners == 0 and cfg[K_FIXED] >= 0 and hand_no >= cfg[K_FIXED]:
+        winners = _best(scores, 7)
+    if winners != 0:
+        st[i, S_WINNERS] = winners
+        st[i, S_PHASE] = OVER
+    elif cfg[K_MAX_HANDS] >= 0 and hand_no >= cfg[K_MAX_HANDS]:
+        st[i, S_TRUNCATED] = 1
+        st[i, S_PHASE] = OVER
+    else:
+        for s in range(3):
+            st[i, S_PB + s] = balances[s]
+        _start_hand(i, st, cm, rng, cfg, (dealer + 1) % 3, True)
+
+
+# ---------------------------------------------------------------------------- legality, actions
+
+
+@njit(cache=True, inline="always")
+def _legal_bits(i, st, cm):
+    """Legal action bit set of the player to act (Game.legal_mask)."""
+    phase = st[i, S_PHASE]
+    if phase == PLAY:
+        hand = cm[i, C_HAND + st[i, S_CUR]]
+        if st[i, S_TRICK_LEN] > 0:
+            follow = hand & _SUIT_MASKS[st[i, S_LED]]
+            if follow != 0:
+                return follow
+        return hand
+    if phase == EXCHANGE or phase == DISCARD:
+        return cm[i, C_HAND + st[i, S_CUR]]
+    if phase == TRUMP:
+        return np.uint64(0xF) << np.uint64(TRUMP_ACTION_BASE)
+    return np.uint64(0)
+
+
+@njit(cache=True)
+def legal_bits_of(st, cm, i):
+    """Legal action bit set of slot i (for error messages)."""
+    return _legal_bits(i, st, cm)
+
+
+@njit(cache=True, inline="always")
+def _apply(i, st, cm, rng, cfg, action, reward):
+    """Apply a legal action; a hand that ends writes its balances into ``reward``."""
+    phase = st[i, S_PHASE]
+    if phase == PLAY:
+        return _play(i, st, cm, rng, cfg, action, reward)
+    if phase == EXCHANGE:
+        _send(i, st, cm, cfg, action)
+    elif phase == TRUMP:
+        _name_trump(i, st, cm, cfg, action - TRUMP_ACTION_BASE)
+    else:
+        _discard(i, st, cm, cfg, action)
+    return False
+
+
+@njit(cache=True)
+def first_illegal(st, cm, actions, active):
+    """Index of the first active slot whose action is not legal, or -1."""
+    for i in range(actions.shape[0]):
+        if active[i]:
+            a = actions[i]
+            if a < 0 or a >= NUM_ACTIONS or (_legal_bits(i, st, cm) >> np.uint64(a)) & _ONE == 0:
+                return i
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
+    """One slot of step_games; returns 1 when its action log is full."""
+    rewards[i, 0] = 0.0
+    rewards[i, 1] = 0.0
+    rewards[i, 2] = 0.0
+    done[i] = False
+    if not active[i]:
+        return 0
+    a = actions[i]
+    k = st[i, S_LOG_LEN]
+    log[i, k] = a
+    st[i, S_LOG_LEN] = k + 1
+    _apply(i, st, cm, rng, cfg, a, rewards[i])
+    if st[i, S_PHASE] == OVER:
+        done[i] = True
+        if final_seats[i] >= 0:
+            encode_row(i, final_seats[i], st, cm, cfg, final_out[i])
+        st[i, S_FIN_LOG_LEN] = st[i, S_LOG_LEN]
+        st[i, S_FIN_HANDS] = st[i, S_HAND_NO]
+        st[i, S_FIN_WINNERS] = st[i, S_WINNERS]
+        st[i, S_FIN_TRUNCATED] = st[i, S_TRUNCATED]
+        rng_start[i, 1] = rng_start[i, 0]
+        start_game(i, st, cm, rng, rng_start, cfg)
+    return 1 if k + 1 >= log.shape[1] else 0
+
+
+@njit(cache=True)
+def step_games(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
+    """Apply ``actions[i]`` in every active slot (all legal: see first_illegal).
+
+    Writes the hand balances paid into ``rewards[i]`` and ``done[i]``. A slot
+    whose game ended writes the final observation of ``final_seats[i]`` (if
+    >= 0) into ``final_out[i]``, keeps the ended game's facts in S_FIN_* and
+    holds a new game. Returns True when some slot's action log is full (the
+    caller grows it before the next step).
+    """
+    full = 0
+    for i in range(actions.shape[0]):
+        full += _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out)
+    return full > 0
+
+
+@njit(cache=True, parallel=True)
+def step_games_parallel(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
+    """step_games over the slots in parallel threads."""
+    full = 0
+    for i in prange(actions.shape[0]):
+        full += _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out)
+    return full > 0
+
+
+@njit(cache=True)
+def start_games(st, cm, rng, rng_start, cfg):
+    for i in range(st.shape[0]):
+        start_game(i, st, cm, rng, rng_start, cfg)
+
+
+@njit(cache=True, inline="always")
+def _legal_one(i, st, cm, out):
+    legal = _legal_bits(i, st, cm)
+    width = out.shape[1]
+    for b in range((width + 7) // 8):
+        bits = _BYTE_BITS_I8[(legal >> np.uint64(8 * b)) & np.uint64(0xFF)]
+        for k in range(min(8, width - 8 * b)):
+            out[i, 8 * b + k] = bits[k]
+
+
+@njit(cache=True)
+def legal_masks(st, cm, out):
+    """out[i, a] = 1 exactly for the legal actions of slot i."""
+    for i in range(st.shape[0]):
+        _legal_one(i, st, cm, out)
+
+
+@njit(cache=True, parallel=True)
+def legal_masks_parallel(st, cm, out):
+    """legal_masks over the slots in parallel threads."""
+    for i in prange(st.shape[0]):
+        _legal_one(i, st, cm, out)
+
+
+@njit(cache=True)
+def game_deals(start, cfg, num_hands):
+    """First dealer and the decks of the first hands of a game whose generator began at ``start``."""
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = start
+    first = _below(rng, 0, 3)
+    decks = np.zeros((num_hands, 52), dtype=np.int64)
+    for h in range(num_hands):
+        _deal(rng, 0, cfg, decks[h])
+    return first, decks
+
+
+@njit(cache=True)
+def random_legal(mask, state, out):
+    """out[i] = a uniformly random legal action of int8 mask row i (xorshift64 generator per row in ``state``).
+
+    The row is read 8 entries at a time (a uint64 word of eight 0/1 bytes: its
+    popcount is the number of legal actions among them).
+    """
+    words = mask.shape[1] // 8
+    for i in range(mask.shape[0]):
+        s = state[i]
+        s ^= s << np.uint64(13)
+        s ^= s >> np.uint64(7)
+        s ^= s << np.uint64(17)
+        state[i] = s
+        row = mask[i]
+        n = 0
+        for w in range(words):
+            n += _count(_word(row, w))
+        for a in range(8 * words, mask.shape[1]):
+            n += row[a]
+        k = int(((s >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))  # 0..n-1
+        a = 0
+        while True:
+            if a % 8 == 0 and a + 8 <= 8 * words:
+                c = _count(_word(row, a // 8))
+                if k >= c:
+                    k -= c
+                    a += 8
+                    continue
+            if row[a]:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+            a += 1
+
+
+@njit(cache=True, inline="always")
+def _word(row, w):
+    """Eight int8 mask entries as one uint64 (little-endian)."""
+    x = np.uint64(0)
+    for b in range(8):
+        x |= np.uint64(row[8 * w + b]) << np.uint64(8 * b)
+    return x
+
+
+# ---------------------------------------------------------------------------- observation
+
+
+@njit(cache=True, inline="always")
+def _plane(row, base, mask):
+    """row[base + c] = 1.0 for each card c in the bit set, else 0.0 (52 entries, 8 at a time)."""
+    for b in range(6):
+        bits = _BYTE_BITS_F32[(mask >> np.uint64(8 * b)) & np.uint64(0xFF)]
+        for k in range(8):
+            row[base + 8 * b + k] = bits[k]
+    bits = _BYTE_BITS_F32[(mask >> np.uint64(48)) & np.uint64(0xF)]
+    for k in range(4):
+        row[base + 48 + k] = bits[k]
+
+
+@njit(cache=True, inline="always")
+def encode_row(i, seat, st, cm, cfg, row):
+    """observation.encode(knowledge.player_view(game, seat)) of slot i, into ``row``."""
+    left = (seat + 1) % 3
+    right = (seat + 2) % 3
+    phase = st[i, S_PHASE]
+    dealer = st[i, S_DEALER]
+    acting = phase != OVER and st[i, S_CUR] == seat
+    # exchange knowledge: cards given to / got from the left and right seats
+    gave_left = gave_right = got_left = got_right = np.uint64(0)
+    for s in range(3):
+        for r in range(3):
+            if st[i, S_EX_STARTED + s * 3 + r] == 0:
+                continue
+            sent = cm[i, C_SENT + s * 3 + r]
+            ret = cm[i, C_RET + s * 3 + r]
+            if seat == s:
+                if r == left:
+                    gave_left |= sent
+                    got_left |= ret
+                else:
+                    gave_right |= sent
+                    got_right |= ret
+            elif seat == r and ret != 0:
+                if s == left:
+                    got_left |= sent
+                    gave_left |= ret
+                else:
+                    got_right |= sent
+                    gave_right |= ret
+    _plane(row, 0, cm[i, C_HAND + seat])
+    _plane(row, 52, cm[i, C_PLAYED + seat])
+    _plane(row, 104, cm[i, C_PLAYED + left])
+    _plane(row, 156, cm[i, C_PLAYED + right])
+    trick0 = trick1 = trick2 = np.uint64(0)  # by relative seat
+    rel = (st[i, S_LEADER] - seat) % 3
+    for k in range(st[i, S_TRICK_LEN]):
+        bit = _bit(st[i, S_TRICK + k])
+        if rel == 0:
+            trick0 |= bit
+        elif rel == 1:
+            trick1 |= bit
+        else:
+            trick2 |= bit
+        rel = 0 if rel == 2 else rel + 1
+    _plane(row, _OBS_TRICK, trick0)
+    _plane(row, _OBS_TRICK + 52, trick1)
+    _plane(row, _OBS_TRICK + 104, trick2)
+    _plane(row, _OBS_GAVE, gave_left)
+    _plane(row, _OBS_GAVE + 52, gave_right)
+    _plane(row, _OBS_GOT, got_left)
+    _plane(row, _OBS_GOT + 52, got_right)
+    _plane(row, _OBS_SHOWN, cm[i, C_SHOWN + seat])
+    is_dealer = seat == dealer
+    _plane(row, _OBS_DISCARDS, cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
+    _plane(row, _OBS_KITTY, cm[i, C_KITTY] if is_dealer and st[i, S_PICKED] else np.uint64(0))
+    for k in range(_OBS_TRUMP, _OBS_SIZE):
+        row[k] = 0.0
+    if st[i, S_TRUMP] >= 0:
+        row[_OBS_TRUMP + st[i, S_TRUMP]] = 1.0
+    if st[i, S_TRICK_LEN] > 0:
+        row[_OBS_LED + st[i, S_LED]] = 1.0
+    row[_OBS_PHASE + phase] = 1.0
+    row[_OBS_ROLE + (seat - dealer) % 3] = 1.0
+    for r in range(3):
+        s = (seat + r) % 3
+        row[_OBS_QUOTAS + r] = st[i, S_Q + s] / 17.0
+        row[_OBS_TW + r] = st[i, S_TW + s] / 17.0
+        row[_OBS_HS + r] = _count(cm[i, C_HAND + s]) / 20.0
+        v = st[i, S_SC + s]
+        row[_OBS_SCORES + r] = 1.0 if v >= 32 else (-1.0 if v <= -32 else v / 32.0)
+        if st[i, S_HAS_PREV]:
+            row[_OBS_PREV + r] = st[i, S_PB + s] / 17.0
+        voids = st[i, S_VOID + s]
+        for suit in range(4):
+            if voids >> suit & 1:
+                row[_OBS_VOIDS + 4 * r + suit] = 1.0
+    for s in range(3):
+        for r in range(3):
+            count = st[i, S_EX_STARTED + s * 3 + r]
+            if count:
+                row[_OBS_COUNTS + _PAIR_SLOT[((s - seat) % 3) * 3 + (r - seat) % 3]] = count / 17.0
+    if phase == EXCHANGE:
+        if acting:
+            rnd = st[i, S_EX_ROUND]
+            for t in range(st[i, S_EX_TARGET], st[i, S_EX_NT + rnd]):
+                receiver = st[i, S_EX_RECV + 2 * rnd + t]
+                left_to_choose = st[i, S_EX_CNT + 2 * rnd + t] - st[i, S_EX_PEND + t]
+                row[_OBS_TO_SEND + (receiver - seat) % 3 - 1] = left_to_choose / 17.0
+    elif phase == DISCARD:
+        row[_OBS_DISC_LEFT] = (cfg[K_KITTY_SIZE] - st[i, S_DISC_COUNT]) / 4.0
+    row[_OBS_TRICKS_PLAYED] = st[i, S_TRICKS_PLAYED] / 17.0
+    if st[i, S_PICKED]:
+        row[_OBS_KITTY_TAKEN] = 1.0
+    if phase != OVER:
+        row[_OBS_TO_ACT + (st[i, S_CUR] - seat) % 3] = 1.0
+        if phase == PLAY:
+            row[_OBS_LEADER + (st[i, S_LEADER] - seat) % 3] = 1.0
+    hand_no = st[i, S_HAND_NO]
+    row[_OBS_HAND_NO] = 1.0 if hand_no >= 100 else hand_no / 100.0
+
+
+@njit(cache=True)
+def observe_games(st, cm, cfg, seats, rows, out):
+    """out[k] = observation of slot rows[k] seen by seats[k] (-1: the player to act)."""
+    for k in range(rows.shape[0]):
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        encode_row(rows[k], seat, st, cm, cfg, out[k])
+
+
+@njit(cache=True, parallel=True)
+def observe_games_parallel(st, cm, cfg, seats, rows, out):
+    """observe_games over the slots in parallel threads."""
+    for k in prange(rows.shape[0]):
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        encode_row(rows[k], seat, st, cm, cfg, out[k])
+
+
+# ---------------------------------------------------------------------------- full state (privileged critics)
+
+FULL_STATE_SIZE = 156  # the left player's hand, the right player's hand, the kitty: 52 card entries each
+
+
+@njit(cache=True, inline="always")
+def full_state_row(i, seat, cm, row):
+    """The cards ``seat`` does not see, relative to it: row[0:52] the hand of the left player (seat + 1),
+    row[52:104] that of the right player (seat + 2), row[104:156] the kitty as dealt (1.0 = the card)."""
+    _plane(row, 0, cm[i, C_HAND + (seat + 1) % 3])
+    _plane(row, 52, cm[i, C_HAND + (seat + 2) % 3])
+    _plane(row, 104, cm[i, C_KITTY])
+
+
+@njit(cache=True)
+def full_state_games(st, cm, seats, rows, out):
+    """out[k] = full_state_row of slot rows[k] for seats[k] (-1: the player to act)."""
+    for k in range(rows.shape[0]):
+        seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
+        full_state_row(rows[k], seat, cm, out[k])

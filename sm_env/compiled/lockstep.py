@@ -1,0 +1,133 @@
+"""Lockstep check of :class:`sm_env.compiled.batch.VectorGame` against the reference
+:class:`sm_env.core.game.Game`: random legal play, every decision compared.
+
+For every slot a pure-Python ``Game`` is built from the slot's deals
+(:meth:`VectorGame.deals`) and given the same actions. At every decision the
+check compares the player to act, the legal set, the observation vector of
+the player to act (bit for bit; with ``all_seats`` of every seat), the
+rewards paid and the end of the game (done, winners, truncation); at the end
+of each game the slot's record must equal the reference game's record and
+(for ``replay_every``-th game) pass :func:`sm_env.replay`.
+
+Used by ``tests/test_vector.py`` (a small sample) and
+``benchmarks/lockstep_vector.py`` (10,000 games).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sm_env.core.game import OVER, Game
+from sm_env.core.knowledge import player_view
+from sm_env.observation import OBSERVATION_SIZE, encode
+from sm_env.records import game_record, replay
+
+from .batch import VectorGame
+
+
+class LockstepError(AssertionError):
+    """The batched engine and the reference game disagree."""
+
+
+@dataclass
+class LockstepResult:
+    games: int
+    decisions: int
+    hands: int
+
+
+def _bits(mask_row: np.ndarray) -> int:
+    return sum(1 << int(a) for a in np.flatnonzero(mask_row))
+
+
+def lockstep(
+    rules: Any = "standard",
+    num_games: int = 200,
+    num_slots: int = 32,
+    seed: int = 0,
+    episode: str = "game",
+    max_hands: int = 15,
+    all_seats: bool = False,
+    replay_every: int = 10,
+    parallel: bool = False,
+) -> LockstepResult:
+    """Play ``num_games`` random games in lockstep; raises LockstepError at the first difference."""
+    vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
+    vec.reset()
+    hands_per_game = vec.game_max_hands
+
+    def reference(slot: int, finished: bool = False) -> Game:
+        first, deals = vec.deals(slot, hands_per_game, finished)
+        return Game(vec.rules, first_dealer=first, deals=deals, max_hands=hands_per_game)
+
+    games = [reference(i) for i in range(num_slots)]
+    rng = np.random.default_rng(seed)
+    finished = decisions = hands = 0
+    obs_ref = np.empty(OBSERVATION_SIZE, dtype=np.float32)
+    rows = np.arange(num_slots)
+    steps = [0] * num_slots
+    while finished < num_games:
+        current = vec.current_player
+        masks = vec.legal_mask()
+        obs = vec.observe()
+        seat_obs = [vec.observe(rows, np.full(num_slots, s)) for s in range(3)] if all_seats else None
+        actions = np.empty(num_slots, dtype=np.int64)
+        for i, game in enumerate(games):
+            where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}, decision {steps[i]}"
+            if game.current_player != current[i]:
+                raise LockstepError(f"{where}: player to act {current[i]}, reference {game.current_player}")
+            legal = game.legal_mask()
+            if _bits(masks[i]) != legal:
+                raise LockstepError(f"{where}: legal {_bits(masks[i]):#x}, reference {legal:#x}")
+            encode(player_view(game, game.current), obs_ref)
+            if not np.array_equal(obs[i].view(np.uint32), obs_ref.view(np.uint32)):
+                diff = np.flatnonzero(obs[i] != obs_ref)
+                raise LockstepError(f"{where}: observation differs at {diff.tolist()[:10]}")
+            if seat_obs is not None:
+                for s in range(3):
+                    encode(player_view(game, s), obs_ref)
+                    if not np.array_equal(seat_obs[s][i].view(np.uint32), obs_ref.view(np.uint32)):
+                        diff = np.flatnonzero(seat_obs[s][i] != obs_ref)
+                        raise LockstepError(f"{where}: observation of seat {s} differs at {diff.tolist()[:10]}")
+            legal_ids = np.flatnonzero(masks[i])
+            actions[i] = legal_ids[rng.integers(len(legal_ids))]
+        final_seats = rng.integers(3, size=num_slots)
+        rewards, done = vec.step(actions, final_seats=final_seats)
+        truncated, winners = vec.truncated, vec.winners
+        decisions += num_slots
+        for i, game in enumerate(games):
+            where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}"
+            hand = game.hand_number
+            steps[i] += 1
+            game.apply(int(actions[i]))
+            expected = np.zeros(3, dtype=np.float32)
+            if game.phase == OVER or game.hand_number != hand:
+                expected[:] = game.history[hand - 1].balances
+                hands += 1
+            if not np.array_equal(rewards[i], expected):
+                raise LockstepError(f"{where}: rewards {rewards[i].tolist()}, reference {expected.tolist()}")
+            if bool(done[i]) != (game.phase == OVER):
+                raise LockstepError(f"{where}: done {bool(done[i])}, reference phase {game.phase}")
+            if not done[i]:
+                continue
+            ref_winners = sum(1 << s for s in game.winners or ())
+            if winners[i] != ref_winners or bool(truncated[i]) != (game.truncated and episode == "game"):
+                raise LockstepError(
+                    f"{where}: end winners {winners[i]:#b} truncated {truncated[i]}, "
+                    f"reference {ref_winners:#b} {game.truncated}"
+                )
+            encode(player_view(game, int(final_seats[i])), obs_ref)
+            if not np.array_equal(vec.final_observations[i].view(np.uint32), obs_ref.view(np.uint32)):
+                raise LockstepError(f"{where}: final observation of seat {final_seats[i]} differs")
+            record = vec.finished_record(i)
+            if record != game_record(game):
+                raise LockstepError(f"{where}: the finished record differs from the reference game's")
+            if replay_every and finished % replay_every == 0:
+                replay(record)
+            finished += 1
+            games[i] = reference(i)
+            steps[i] = 0
+    return LockstepResult(finished, decisions, hands)

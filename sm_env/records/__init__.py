@@ -1,0 +1,39 @@
+"""Game records: the JSON form of a game (:mod:`sm_env.records.format`: the
+format, writing, record files) and its replay (:mod:`sm_env.records.replay`:
+reading, validation). Every public name is importable from here::
+
+    from sm_env.records import game_record, save_record, load_record, replay, ReplayError
+"""
+
+from __future__ import annotations
+
+from .format import (
+    EXTRA_KEYS,
+    FORMAT,
+    HAND_KEYS,
+    RECORD_KEYS,
+    RecordError,
+    ReplayError,
+    game_record,
+    hand_keys,
+    hand_record,
+    load_record,
+    save_record,
+)
+from .replay import MAX_DEPTH, replay
+
+__all__ = [
+    "EXTRA_KEYS",
+    "FORMAT",
+    "HAND_KEYS",
+    "MAX_DEPTH",
+    "RECORD_KEYS",
+    "RecordError",
+    "ReplayError",
+    "game_record",
+    "hand_keys",
+    "hand_record",
+    "load_record",
+    "replay",
+    "save_record",
+]

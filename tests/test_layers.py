@@ -1,0 +1,157 @@
+"""The direction of imports (docs/architecture.md): no import cycle between files, nothing imports a layer
+above its own, and the rules core imports the standard library only.
+
+Every import counts, at module level or inside a function, ``TYPE_CHECKING`` blocks included: a cycle that
+only a lazy import hides is still a cycle in the design.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("sm_env", "agents", "training", "sm_web", "sm_cli")
+
+# Layers from the ground up; a module may import its own layer and the layers below it. The first prefix
+# that matches a module's name decides its layer.
+LAYERS: list[tuple[str, ...]] = [
+    ("sm_env.core", "sm_env.atomic", "sm_env.old_paths"),
+    ("sm_env.records", "sm_env.observation"),
+    ("sm_env.display", "sm_env.compiled"),
+    ("sm_env.envs",),
+    ("sm_env",),  # the package's public names and the versioned entry module
+    ("agents",),
+    ("training",),
+    ("sm_web",),
+    ("sm_cli",),
+]
+
+
+def layer_of(module: str) -> int:
+    best, best_len = -1, -1
+    for rank, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = rank, len(prefix)
+    return best
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[module_name(path)] = path
+    return found
+
+
+MODULES = project_modules()
+
+
+def imports_of(module: str, path: Path) -> set[str]:
+    """The project modules (files) that ``module`` imports, anywhere in its body."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            # "from x import y" imports the file x.y when there is one, else the names of x
+            targets = [f"{stem}.{alias.name}" if f"{stem}.{alias.name}" in MODULES else stem for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target and target != module:
+                found.add(target)
+    return found
+
+
+GRAPH = {module: imports_of(module, path) for module, path in MODULES.items()}
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in MODULES if layer_of(m) < 0] == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = [
+        f"{module} ({layer_of(module)}) imports {target} ({layer_of(target)})"
+        for module, targets in GRAPH.items()
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(module)
+    ]
+    assert upward == []
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_no_import_cycle_between_files():
+    cycle = find_cycle(GRAPH)
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    graph = {k: set(v) for k, v in GRAPH.items()}
+    graph["sm_env.core.cards"].add("sm_env.core.game")  # game imports cards already
+    cycle = find_cycle(graph)
+    assert cycle is not None and {"sm_env.core.cards", "sm_env.core.game"} <= set(cycle)
+
+
+def test_the_layer_check_finds_a_planted_upward_import():
+    assert layer_of("sm_env.core.game") < layer_of("sm_env.compiled.batch") < layer_of("agents.search.pimc")
+    assert layer_of("sm_web.app") < layer_of("sm_cli.cli")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("sm_env.core")))
+def test_the_rules_core_imports_the_standard_library_only(module):
+    outside = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots = [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots = [node.module.split(".")[0]]
+        else:
+            continue
+        outside += [r for r in roots if r not in sys.stdlib_module_names and r != "sm_env"]
+    assert outside == []
+    assert all(t.startswith("sm_env.core") or layer_of(t) == 0 for t in GRAPH[module])

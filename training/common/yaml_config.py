@@ -1,0 +1,309 @@
+"""Typed YAML configs (pydantic v2): field types, messages that name the key, ``--set`` overrides, files.
+
+The toolkit of both run configurations (:mod:`training.sb3.config`, :mod:`training.rllib.config`):
+
+- field types that read YAML as a person means it: :data:`Number` and :data:`Whole` take numbers (``3e-4``
+  and ``1e6`` written as text too, ``1e6`` a whole number) but never booleans, :data:`Flag` only ``true`` or
+  ``false``; :class:`Section` forbids unknown keys and reads a null section as all defaults;
+- :func:`setting`: a field with its default and ``description`` (:func:`describe` lists them);
+- :func:`validate` turns the first pydantic error into a :class:`ConfigError` naming the source, the dotted
+  key, the value and what is allowed (one formatter for every field: choices, types, bounds, own checks);
+- :func:`load` reads a file, applies ``--set KEY=VALUE`` overrides (values read as YAML) and validates,
+  blaming a bad value on the override that set it.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+from collections.abc import Callable
+from typing import Annotated, Any, get_args
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    WrapValidator,
+    model_validator,
+)
+
+from sm_env.atomic import atomic_path
+
+
+class ConfigError(ValueError):
+    """A config file or override that is not valid; the message names the key.
+
+    ``key`` is the dotted key at fault (None when the whole file is) and
+    ``detail`` the message without its source prefix.
+    """
+
+    def __init__(self, message: str, key: str | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.detail = message if detail is None else detail
+
+
+def config_error(source: str, key: str | None, detail: str) -> ConfigError:
+    """The error for ``detail`` about ``key``, prefixed with its source (a file name; "" for none)."""
+    return ConfigError(f"{source}: {detail}" if source else detail, key, detail)
+
+
+# ---------------------------------------------------------------------------- field types
+# Numbers and flags are pydantic's strict types (a boolean is never a number, a number never a boolean);
+# _lax reads the numbers YAML leaves as text. One formatter (_allowed) words every error.
+
+
+def _lax(value: Any) -> Any:
+    """A number written as text (YAML 1.1 reads ``3e-4``, ``1e6`` and ``1_000`` as text) as a number, and a
+    float without a fraction as an int (a whole number); anything else unchanged, for the strict check."""
+    if isinstance(value, str):
+        try:
+            value = float(value.replace("_", ""))
+        except ValueError:
+            return value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _says(message: str) -> WrapValidator:
+    """A compound value's one message when it (or an item) has the wrong type; its checks keep theirs."""
+
+    def check(value: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            raise ValueError(message) from None
+
+    return WrapValidator(check)
+
+
+def _check(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
+    """A check pydantic's own constraints cannot state; ``allowed`` is the message."""
+
+    def check(value: Any) -> Any:
+        if value is not None and not predicate(value):
+            raise ValueError(allowed)
+        return value
+
+    return AfterValidator(check)
+
+
+def _rules(value: Any) -> str | dict:
+    from sm_env.core.rules import RuleSet
+
+    if not isinstance(value, (str, dict)):
+        raise ValueError("expected a rule preset name or a dict of rule options")
+    rules = RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
+    if rules.num_players != 3:
+        raise ValueError(
+            f"training plays three players; {rules.name!r} has {rules.num_players} (docs/rules.md 10.6): four-player "
+            f"games are played by the env, the agents and the evaluation, but no trainer learns them"
+        )
+    return value
+
+
+def _mix(value: Any) -> dict[str, float]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError("expected a mapping of opponent names to weights")
+    if not all(type(_lax(w)) in (int, float) for w in value.values()):
+        raise ValueError("expected a number")
+    mix = {k: float(_lax(w)) for k, w in value.items()}
+    if not mix or min(mix.values()) < 0 or sum(mix.values()) <= 0:
+        raise ValueError("must map opponent names to weights >= 0 with a positive sum")
+    return mix
+
+
+Whole = Annotated[StrictInt, BeforeValidator(_lax)]
+Number = Annotated[StrictFloat, BeforeValidator(_lax)]  # an int is a number too
+Flag = StrictBool  # true or false only: numbers are never read as booleans
+Text = StrictStr
+Agents = Annotated[list[Text], _says("expected a list of agent names")]
+Rules = Annotated[str | dict, BeforeValidator(_rules)]
+Mix = Annotated[dict[str, float], BeforeValidator(_mix)]
+Ints = _says("expected a list of whole numbers")
+Sizes = Annotated[list[Whole], Ints, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
+Balances = Annotated[
+    list[Whole], Ints, _check(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0")
+]
+
+
+def setting(default: Any, description: str, **constraints: Any) -> Any:
+    """A field with its documentation; a callable default is a factory (a fresh list or dict per config)."""
+    if callable(default):
+        return Field(default_factory=default, description=description, **constraints)
+    return Field(default, description=description, **constraints)
+
+
+def _section(field: Any) -> type[BaseModel] | None:
+    """The section class a field holds, or None for a plain value."""
+    kind = field.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+class Section(BaseModel):
+    """A config section: unknown keys are errors; a missing or null section is all defaults."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_defaults(cls, data: Any) -> Any:
+        return {} if data is None else data
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (as YAML writes them)."""
+        return self.model_dump()
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+_TYPES = {"bool_type": "true or false", "string_type": "a text", "int_type": "a whole number", "float_type": "a number"}
+_TYPES["model_type"] = "a mapping of keys to values"  # a section
+
+
+def _allowed(err: dict[str, Any], field: Any) -> str:
+    """What a field allows, in words, from pydantic's error and the field's own declaration (one formatter
+    for every field: choices, types, bounds, and the messages of the checks above)."""
+    kind = err["type"]
+    if kind == "literal_error":
+        return "expected one of " + ", ".join(repr(choice) for choice in get_args(field.annotation))
+    if kind in _TYPES:
+        return "expected " + _TYPES[kind]
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        bounds = {k: getattr(m, k) for m in field.metadata for k in _BOUNDS if getattr(m, k, None) is not None}
+        if len(bounds) == 1:
+            ((name, limit),) = bounds.items()
+            return f"must be {_BOUNDS[name]} {limit}"
+        low = f"({bounds['gt']}" if "gt" in bounds else f"[{bounds['ge']}"
+        high = f"{bounds['lt']})" if "lt" in bounds else f"{bounds['le']}]"
+        return f"must be in {low}, {high}"
+    cause = (err.get("ctx") or {}).get("error")
+    return err["msg"] if cause is None else str(cause)
+
+
+def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
+    """One pydantic error as a ConfigError naming the key, the value and what is allowed (and, for a value of
+    the wrong type, the field's description)."""
+    *path, name = err["loc"]  # section names, then the field (compound values report their errors whole)
+    for part in path:
+        model = _section(model.model_fields[part])
+    dotted, value = ".".join(map(str, err["loc"])), err.get("input")
+    if err["type"] == "extra_forbidden":
+        names = list(model.model_fields)
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        where = f" in {'.'.join(path)!r}" if path else ""
+        return config_error(source, dotted, f"unknown key {dotted!r}{hint}; allowed keys{where}: {', '.join(names)}")
+    field = model.model_fields[name]
+    detail = _allowed(err, field)
+    if not detail.startswith("expected"):
+        return config_error(source, dotted, f"{dotted}: {detail}, got {value!r:.80}")
+    null = " or null" if field.default is None else ""
+    got = f"got {value!r:.80} ({type(value).__name__})"
+    return config_error(source, dotted, f"{dotted}: {detail}{null}, {got}; {dotted}: {field.description}")
+
+
+def validate(model: type[BaseModel], data: Any, source: str) -> Any:
+    """``data`` (a plain dict, as YAML gives it) as a ``model``; the first error as a :class:`ConfigError`."""
+    if not isinstance(data, dict):
+        raise config_error(source, None, f"the config must be a mapping of keys to values, got {data!r:.60}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _explain(model, exc.errors()[0], source) from None
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"ppo.learning_rate=1e-4"`` -> (["ppo", "learning_rate"], 1e-4 as YAML reads it)."""
+    key, equals, raw = text.partition("=")
+    if not equals:
+        raise ConfigError(f"--set {text}: expected key=value, e.g. ppo.learning_rate=1e-4")
+    if not all(path := key.strip().split(".")):
+        raise ConfigError(f"--set {text}: the key must be a dotted name like ppo.learning_rate")
+    try:
+        return path, yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as err:
+        raise ConfigError(f"--set {text}: the value is not valid YAML: {err}") from None
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Set dotted keys in a raw config dict (validated later with the rest); a missing or null section is made."""
+    data = copy.deepcopy(data)
+    for text in overrides:
+        path, value = parse_override(text)
+        node = data
+        for part in path[:-1]:
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {text}: {part!r} is not a section")
+        node[path[-1]] = value
+    return data
+
+
+def read_yaml(path: str) -> dict[str, Any]:
+    """The mapping of a YAML file (an empty file: {})."""
+    if not os.path.isfile(path):
+        missing = not os.path.exists(path)
+        raise ConfigError(
+            f"config file not found: {path}" if missing else f"config file {path} is a folder; give a .yaml file"
+        )
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, (dict, type(None))):
+        kind = type(data).__name__
+        raise ConfigError(f"{path}: the top level must be a mapping of sections (env, ppo, ...), got {kind}")
+    return data or {}
+
+
+def load(check: Callable[[Any, str], Any], path: str | None, overrides: list[str] | None) -> Any:
+    """Read ``path`` (None: the defaults), apply the overrides, ``check(data, source)`` (a validator that raises
+    ConfigError); an invalid value set by an override is reported as the override's fault
+    (``--set KEY=VALUE: ...``), one from the file as the file's."""
+    overrides = list(overrides or [])
+    data = apply_overrides(read_yaml(path) if path is not None else {}, overrides)
+    try:
+        return check(data, path or "")
+    except ConfigError as err:
+        for text in reversed(overrides if err.key else []):  # the last override of the key (or its section)
+            key = ".".join(parse_override(text)[0])
+            if err.key == key or err.key.startswith(key + ".") or key.startswith(err.key + "."):
+                raise ConfigError(f"--set {text}: {err.detail}", err.key, err.detail) from None
+        raise
+
+
+def config_text(cfg: BaseModel) -> str:
+    """The resolved config as YAML text."""
+    return yaml.safe_dump(cfg.model_dump(), sort_keys=False)
+
+
+def save_config(cfg: BaseModel, path: str) -> None:
+    """Write the resolved config (any of this package's configs) as YAML, atomically (sm_env.atomic)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(config_text(cfg))
+
+
+def describe(model: type[BaseModel], prefix: str = "") -> str:
+    """Every field with its default and documentation (one per line)."""
+    lines = []
+    for name, field in model.model_fields.items():
+        section = _section(field)
+        if section is not None:
+            lines += [f"{prefix}{name}:  # {field.description}", describe(section, f"{prefix}{name}.")]
+        else:
+            lines.append(f"{prefix}{name} = {field.get_default(call_default_factory=True)!r}  {field.description}")
+    return "\n".join(lines)

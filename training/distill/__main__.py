@@ -1,0 +1,7 @@
+"""``python -m training.distill``: run a distillation config (see :mod:`training.distill.fit`)."""
+
+import sys
+
+from training.distill.fit import main
+
+sys.exit(main())

@@ -1,0 +1,351 @@
+"""Search-labelled positions for distillation: play hands, label every
+decision with what the search (``pimc``) thinks of each legal action.
+
+One *labelled decision* holds (arrays, one row per decision):
+
+============  ===========  ====================================================
+name          dtype/shape  meaning
+============  ===========  ====================================================
+bits          uint8 [91]   the 728 binary entries of the observation, packed
+                           (``np.packbits``, little bit order)
+scalars       f32 [61]     the other 61 entries of the observation
+legal         uint8 [7]    the 56-bit legal-action mask, packed the same way
+values        f16 [56]     pimc's mean tricks after each legal action (NaN for
+                           illegal actions and for decisions not searched)
+target        int8         the label: pimc's choice (best mean, ties to the
+                           heuristic's move), or the heuristic's move where pimc
+                           does not search (exchange, trump, discards)
+searched      bool         the row has search values
+balance       int8         the acting seat's balance (tricks - quota) at the
+                           end of the hand: the value-head target
+role          int8         0 dealer, 1 eldest, 2 middle
+============  ===========  ====================================================
+
+Forced decisions (one legal action) are skipped: they teach nothing.
+
+Which hands: hand ``k`` of a data set with seed ``s`` is dealt from game seed
+``derive(s, k)`` by seat ``k % 3``; with probability ``exchange_start`` it
+opens with the exchange called for by random previous-hand balances (each
+seat's balance drawn in -4..+4, summing to zero), so that exchanges are
+labelled too.
+
+Who plays (the *behaviour*): by default pimc itself (its choice, or with
+probability ``explore`` an action sampled from a softmax of its values at
+temperature 0.5 tricks, so that positions after slightly worse moves are
+seen too); or any agent spec (e.g. ``ppo:runs/x/policy.pt``, which gives
+DAgger: the learner plays, the search labels). With ``search=False`` the
+play decisions are not stored and nothing is searched: a cheap set of
+exchange, trump and discard decisions (labelled by the heuristic; the fitter
+can relabel them with a teacher policy, ``fit.other_teacher``).
+
+Storage: a folder of shards ``shard_00000.npz``, one per chunk of
+``chunk_hands`` hands, each written atomically; a ``meta.json`` holds the
+settings. Generation is resumable: shards already present are skipped, and
+shard ``i`` depends only on the settings and ``i``, whatever the number of
+worker processes, so an interrupted run continued gives the same data set.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from agents import act, make_agent
+from agents.heuristic import heuristic_action
+from agents.search.pimc import PimcAgent
+from sm_env.atomic import atomic_path
+from sm_env.core.cards import from_mask
+from sm_env.core.game import NUM_ACTIONS, PLAY, Game
+from sm_env.core.knowledge import player_view
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode
+from training.evaluation.evaluate import derive_seed
+
+BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1
+SCALAR_SIZE = OBSERVATION_SIZE - BINARY_SIZE
+FIELDS = ("bits", "scalars", "legal", "values", "target", "searched", "balance", "role")
+EXPLORE_TEMPERATURE = 0.5
+_LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """What a labelled data set is made of (stored in ``meta.json``)."""
+
+    seed: int = 0
+    samples: int = 10  # pimc deals per labelled decision
+    chunk_hands: int = 50  # hands per shard
+    exchange_start: float = 0.7  # share of hands that open with an exchange
+    explore: float = 0.1  # pimc behaviour: share of softmax-sampled moves
+    behaviour: str = "pimc"  # or an agent spec that plays while pimc labels
+    search: bool = True  # False: play decisions are neither searched nor stored (cheap exchange/trump/discard data)
+    rules: str = "standard"
+
+    def validate(self) -> None:
+        if self.samples < 1:
+            raise ValueError(f"samples must be >= 1, got {self.samples}")
+        if self.chunk_hands < 1:
+            raise ValueError(f"chunk_hands must be >= 1, got {self.chunk_hands}")
+        for name in ("exchange_start", "explore"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if not self.search and self.behaviour == "pimc":
+            raise ValueError("search=False needs a behaviour agent other than pimc (e.g. trained)")
+        if self.behaviour != "pimc":
+            make_agent(self.behaviour)  # fails with a clear error on a bad spec
+
+
+def pack_observation(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split an observation into its packed binary part and its scalars."""
+    return np.packbits(obs[:BINARY_SIZE].astype(np.uint8), bitorder="little"), obs[BINARY_SIZE:].astype(np.float32)
+
+
+def unpack_observations(bits: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+    """Observation vectors [n, 789] (float32) from packed rows."""
+    binary = np.unpackbits(bits, axis=1, count=BINARY_SIZE, bitorder="little").astype(np.float32)
+    return np.concatenate([binary, scalars.astype(np.float32)], axis=1)
+
+
+def unpack_legal(legal: np.ndarray) -> np.ndarray:
+    """Boolean legal masks [n, 56] from packed rows."""
+    return np.unpackbits(legal, axis=1, count=NUM_ACTIONS, bitorder="little").astype(bool)
+
+
+def _start_balances(rng: random.Random) -> list[int]:
+    while True:
+        a, b = rng.randint(-4, 4), rng.randint(-4, 4)
+        if -4 <= -(a + b) <= 4 and (a, b) != (0, 0):
+            return [a, b, -(a + b)]
+
+
+def _softmax_pick(values: dict[int, float], rng: random.Random) -> int:
+    best = max(values.values())
+    actions = list(values)
+    weights = [math.exp((values[a] - best) / EXPLORE_TEMPERATURE) for a in actions]
+    return rng.choices(actions, weights)[0]
+
+
+def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
+    """Play hand ``index`` of the data set and return its labelled decisions."""
+    rng = random.Random(derive_seed(settings.seed, index, 0xB1A5))
+    balances = _start_balances(rng) if rng.random() < settings.exchange_start else None
+    game = Game(
+        settings.rules,
+        seed=derive_seed(settings.seed, index),
+        first_dealer=index % 3,
+        max_hands=1,
+        start_balances=balances,
+    )
+    search = PimcAgent(seed=derive_seed(settings.seed, index, 1), samples=settings.samples)
+    behaviour = None
+    if settings.behaviour != "pimc":
+        behaviour = make_agent(settings.behaviour, seed=derive_seed(settings.seed, index, 2))
+        behaviour.reset(derive_seed(settings.seed, index, 2))
+    rows: list[dict[str, Any]] = []
+    seats: list[int] = []
+    while True:
+        seat = game.current_player
+        if seat is None:
+            break
+        view = player_view(game, seat)
+        legal = from_mask(view.legal)
+        default = heuristic_action(view)
+        if len(legal) == 1:
+            action = legal[0]
+        elif view.phase == PLAY and not settings.search:
+            action = act(behaviour, view) if behaviour is not None else default
+        else:
+            values_row = np.full(NUM_ACTIONS, np.nan, dtype=np.float16)
+            if view.phase == PLAY:
+                values = search.evaluate(view, legal)
+                target = max(legal, key=lambda a: (values[a], a == default, -a))
+                for a, v in values.items():
+                    values_row[a] = v
+                searched = True
+            else:
+                values, target, searched = {}, default, False
+            bits, scalars = pack_observation(encode(view))
+            rows.append(
+                {
+                    "bits": bits,
+                    "scalars": scalars,
+                    "legal": np.frombuffer(view.legal.to_bytes(_LEGAL_BYTES, "little"), dtype=np.uint8),
+                    "values": values_row,
+                    "target": target,
+                    "searched": searched,
+                    "role": (seat - view.dealer) % 3,
+                }
+            )
+            seats.append(seat)
+            if behaviour is not None:
+                action = act(behaviour, view)
+            elif searched and rng.random() < settings.explore:
+                action = _softmax_pick(values, rng)
+            else:
+                action = target
+        game.apply(action)
+    final = game.history[-1].balances
+    for row, seat in zip(rows, seats, strict=True):
+        row["balance"] = final[seat]
+    return rows
+
+
+def _stack(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    dtypes = {"target": np.int8, "searched": np.bool_, "balance": np.int8, "role": np.int8}
+    out = {}
+    for name in FIELDS:
+        if name in dtypes:
+            out[name] = np.array([r[name] for r in rows], dtype=dtypes[name])
+        else:
+            out[name] = np.stack([r[name] for r in rows])
+    return out
+
+
+def shard_path(folder: str, chunk: int) -> str:
+    return os.path.join(folder, f"shard_{chunk:05d}.npz")
+
+
+def _make_shard(job: tuple[DataSettings, str, int]) -> tuple[int, int, float]:
+    settings, folder, chunk = job
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    first = chunk * settings.chunk_hands
+    for index in range(first, first + settings.chunk_hands):
+        rows.extend(label_hand(settings, index))
+    with atomic_path(shard_path(folder, chunk)) as tmp:
+        with open(tmp, "wb") as handle:
+            np.savez_compressed(handle, **_stack(rows))
+    return chunk, len(rows), time.perf_counter() - started
+
+
+def say(message: str) -> None:
+    """The default progress log: a line on stdout, flushed (logs are often files)."""
+    print(message, flush=True)
+
+
+def _init_worker(nice: int) -> None:
+    if nice:
+        os.nice(nice)
+
+
+def generate(
+    folder: str,
+    hands: int,
+    settings: DataSettings,
+    workers: int = 1,
+    nice: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> int:
+    """Label ``hands`` hands into ``folder`` (resumable); returns the shards written now.
+
+    ``hands`` is rounded up to whole shards. A folder made with other
+    settings is refused (its ``meta.json`` differs).
+    """
+    log = log or say
+    settings.validate()
+    if hands < 1:
+        raise ValueError(f"hands must be >= 1, got {hands}")
+    os.makedirs(folder, exist_ok=True)
+    meta_path = os.path.join(folder, "meta.json")
+    meta = {"format": "sergeant-major-distill-data/1", "settings": asdict(settings)}
+    if os.path.exists(meta_path):
+        with open(meta_path, encoding="utf-8") as handle:
+            old = json.load(handle)
+        if old.get("settings") != meta["settings"]:
+            raise ValueError(
+                f"{folder} holds data made with other settings ({old.get('settings')}); "
+                f"use another folder or the same settings ({meta['settings']})"
+            )
+    else:
+        with atomic_path(meta_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(meta, handle, indent=1)
+    for name in os.listdir(folder):  # temporary files of shards cut short by an earlier interruption
+        if name.startswith(".shard_") and ".tmp" in name:
+            os.remove(os.path.join(folder, name))
+    chunks = -(-hands // settings.chunk_hands)
+    todo = [c for c in range(chunks) if not os.path.exists(shard_path(folder, c))]
+    log(f"{folder}: {chunks - len(todo)} of {chunks} shards present, {len(todo)} to label")
+    jobs = [(settings, folder, c) for c in todo]
+    started = time.perf_counter()
+    rows = 0
+    results: Iterator[tuple[int, int, float]]
+    if not jobs:
+        return 0
+    if workers <= 1 and not nice:
+        results = map(_make_shard, jobs)  # in this process: its niceness is never changed
+        pool = None
+    else:
+        pool = mp.get_context("spawn").Pool(max(1, workers), initializer=_init_worker, initargs=(nice,))
+        results = pool.imap_unordered(_make_shard, jobs)
+    try:
+        for done, (chunk, n, seconds) in enumerate(results, 1):
+            rows += n
+            elapsed = time.perf_counter() - started
+            log(
+                f"shard {chunk}: {n} decisions in {seconds:.1f} s; {done}/{len(jobs)} shards, "
+                f"{rows / elapsed:.1f} decisions/s overall"
+            )
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    return len(jobs)
+
+
+def load(folders: str | list[str]) -> dict[str, np.ndarray]:
+    """All shards of one or more data folders, concatenated (arrays as in the module docstring)."""
+    if isinstance(folders, str):
+        folders = [folders]
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
+    for folder in folders:
+        names = sorted(n for n in os.listdir(folder) if n.startswith("shard_") and n.endswith(".npz"))
+        if not names:
+            raise ValueError(f"{folder}: no shard_*.npz files (generate data first)")
+        for name in names:
+            with np.load(os.path.join(folder, name)) as shard:
+                for field in FIELDS:
+                    parts[field].append(shard[field])
+    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: label hands into a data folder (resumable)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m training.distill.data", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="data folder (created; resumed if present)")
+    parser.add_argument("--hands", type=int, required=True)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--nice", type=int, default=0, help="raise the workers' niceness by this much")
+    for field, default in asdict(DataSettings()).items():
+        kind = (
+            (lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
+            if isinstance(default, bool)
+            else type(default)
+        )
+        parser.add_argument("--" + field.replace("_", "-"), type=kind, default=default)
+    args = parser.parse_args(argv)
+    settings = DataSettings(**{f: getattr(args, f) for f in asdict(DataSettings())})
+    try:
+        generate(args.out, args.hands, settings, workers=args.workers, nice=args.nice)
+    except ValueError as err:
+        print(f"error: {err}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

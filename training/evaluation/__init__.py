@@ -1,0 +1,5 @@
+"""Duplicate evaluation of any agents: seatings, confidence intervals, ratings, and the same on Ray.
+
+- :mod:`~training.evaluation.evaluate`: the duplicate evaluation (``sergeant-major eval``)
+- :mod:`~training.evaluation.ray_tasks`: its deals as Ray tasks, with retries (``eval --ray``)
+"""

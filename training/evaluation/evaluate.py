@@ -1,0 +1,823 @@
+"""Duplicate evaluation: the same deals replayed with the agents in every
+seating, so that the luck of the cards cancels out.
+
+Seatings (one *deal* is played once per seating):
+
+- three distinct agents: all 6 permutations over the three seats;
+- two agents ``[A, B]``: A against two copies of B, in the 3 rotations
+  (A at seat 0, 1 and 2).
+
+With four players (``players: 4``, e.g. ``--rules four-5-3-2-2``): four
+distinct agents in all 24 permutations, or A against three copies of B in
+the 4 rotations.
+
+So on every deal every agent sits in every seat, and in every role.
+
+Modes:
+
+- ``hand``: one hand per game, dealt by seat ``dealer`` (default 0), from
+  the deal's seed; with ``start_balances`` the hand opens with the exchange
+  those (imaginary previous-hand) balances call for.
+- ``game``: whole games (first to 12 tricks under the standard rules),
+  truncated after ``max_hands`` hands (default 30). Each seating of a deal
+  gets the same game seed, hence the same first dealer and the same deal
+  sequence (the engine draws only the first dealer and the random deals
+  from its RNG).
+
+Reported per agent, overall and per role (dealer, eldest, middle; with four
+players dealer, eldest, third, fourth):
+
+- ``balance``: mean balance (tricks - quota) per hand played;
+- ``tricks``: mean tricks per hand;
+- ``win_rate``: overall, the share of games the agent won (a hand-mode game
+  is won by taking 12 tricks in its one hand); per role, the share of hands
+  played in that role that won the game.
+
+Each with a 95% percentile bootstrap confidence interval over deals (the
+seatings of one deal are correlated, so deals are the unit resampled; each
+figure is a ratio of sums over the resampled deals). Also: the pairwise
+difference of mean balance between agents (with its CI), an openskill
+Plackett-Luce rating (each hand in hand mode, each game in game mode, is a
+three-player free-for-all ranked by balance, or by the win then the final
+score; two copies of one agent each get updated and the agent takes the
+mean of their updates), and the time per decision of each agent.
+
+Results are deterministic for a given seed whatever the number of workers,
+and the same on Ray (``--ray [ADDRESS]``, :mod:`training.evaluation.ray_tasks`): every
+random choice is seeded from the seed and the deal index (timing figures
+aside, and agents budgeted by time aside).
+
+Command line::
+
+    sergeant-major eval --agents heuristic pimc random --deals 1000 \\
+        --mode hand --workers 2 --seed 0 --out runs/eval/first
+    sergeant-major eval --agents pimc ismcts heuristic --deals 10000 --ray HEAD:6379
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import itertools
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agents import Agent, act, make_agent, make_opponent
+from sm_env.atomic import atomic_path
+from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RuleSet
+from training.common.progress import progress_bar
+
+ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
+
+if TYPE_CHECKING:
+    from training.sb3.config import Config
+
+METRICS = ("balance", "tricks", "win_rate")
+
+
+def schedule(n_agents: int, players: int = 3) -> list[tuple[int, ...]]:
+    """Seatings as agent index by seat: every permutation of ``players`` distinct agents (6 for three, 24 for
+    four), or the ``players`` rotations of agent 0 against copies of agent 1."""
+    if n_agents == players:
+        return list(itertools.permutations(range(players)))
+    if n_agents == 2:
+        return [tuple(0 if seat == k else 1 for seat in range(players)) for k in range(players)]
+    raise ValueError(f"duplicate evaluation of {players} players needs 2 or {players} agents, got {n_agents}")
+
+
+def derive_seed(*keys: int) -> int:
+    """A 32-bit seed derived from ``keys`` (each taken modulo 2**32); the same keys give the same seed."""
+    return int(np.random.SeedSequence([k & 0xFFFFFFFF for k in keys]).generate_state(1)[0])
+
+
+def deal_seed(seed: int, index: int) -> int:
+    """The game seed of deal ``index`` (the same in every seating)."""
+    return derive_seed(seed, index, 0x5EED)
+
+
+# ---------------------------------------------------------------- playing
+
+
+@dataclass(frozen=True)
+class DealConfig:
+    """What every worker needs to play deals: agent specs, scoring mode, base seed, rules and table setup."""
+
+    specs: tuple[str, ...]
+    mode: str
+    seed: int
+    rules: Any
+    dealer: int
+    start_balances: tuple[int, ...] | None
+    max_hands: int
+
+
+_STATE: dict[str, Any] = {}
+
+
+def init_worker(config: DealConfig) -> None:
+    """Set up this process (or Ray worker) to play deals of ``config`` with fresh agents."""
+    _STATE["config"] = config
+    _STATE["agents"] = {}
+
+
+def _agent(index: int, copy: int) -> Agent:
+    agents: dict[tuple[int, int], Agent] = _STATE["agents"]
+    key = (index, copy)
+    if key not in agents:
+        agents[key] = make_agent(_STATE["config"].specs[index])
+    return agents[key]
+
+
+def play_deal(index: int) -> dict[str, Any]:
+    """Play one deal in every seating; plain data out (for pickling)."""
+    config: DealConfig = _STATE["config"]
+    seed = deal_seed(config.seed, index)
+    seatings = []
+    n = len(config.specs)
+    seconds = [0.0] * n
+    decisions = [0] * n
+    for k, seating in enumerate(schedule(n, RuleSet.from_any(config.rules).num_players)):
+        copies: dict[int, int] = {}
+        seat_agents = []
+        for seat, who in enumerate(seating):
+            agent = _agent(who, copies.get(who, 0))
+            copies[who] = copies.get(who, 0) + 1
+            agent.reset(derive_seed(config.seed, index, k, seat))
+            seat_agents.append(agent)
+        if config.mode == "hand":
+            game = Game(
+                config.rules, seed=seed, first_dealer=config.dealer, max_hands=1, start_balances=config.start_balances
+            )
+        else:
+            game = Game(config.rules, seed=seed, max_hands=config.max_hands)
+        while True:
+            seat = game.current_player
+            if seat is None:
+                break
+            view = player_view(game, seat)
+            start = time.perf_counter()
+            action = act(seat_agents[seat], view)
+            seconds[seating[seat]] += time.perf_counter() - start
+            decisions[seating[seat]] += 1
+            game.apply(action)
+        hands = [  # passed-out deals (auction) have no dealer and no score
+            (log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history if log.tricks_won is not None
+        ]
+        seatings.append(
+            {
+                "seating": list(seating),
+                "hands": hands,
+                "winners": list(game.winners or []),
+                "scores": list(game.scores),
+                "truncated": game.truncated,
+            }
+        )
+    return {"index": index, "seatings": seatings, "seconds": seconds, "decisions": decisions}
+
+
+# ---------------------------------------------------------------- aggregation
+
+
+@dataclass
+class Estimate:
+    """A figure with its 95% bootstrap confidence interval."""
+
+    mean: float
+    lo: float
+    hi: float
+
+    def text(self, signed: bool = True, digits: int = 3) -> str:
+        fmt = f"{{:{'+' if signed else ''}.{digits}f}}"
+        return f"{fmt.format(self.mean)} [{fmt.format(self.lo)}, {fmt.format(self.hi)}]"
+
+    def to_dict(self) -> dict[str, float]:
+        return {"mean": self.mean, "lo": self.lo, "hi": self.hi}
+
+
+@dataclass
+class EvalResult:
+    """The outcome of :func:`evaluate` (see the module docstring for the figures).
+
+    ``agents``: the labels (specs, with ``#2`` etc. where a spec repeats);
+    ``stats[agent][role][metric]`` with role ``all`` or a role name (:meth:`roles`);
+    ``counts[agent][role]``: hands (and games under ``all``) behind them;
+    ``pairwise[(a, b)]``: mean balance of a minus that of b;
+    ``pairwise_roles[(a, b)][role]``: the same difference within one role
+    (a as dealer against b as dealer on the same deals, and so on);
+    ``ratings[agent]``: openskill mu, sigma and ordinal (mu - 3 sigma).
+    """
+
+    agents: list[str]
+    config: dict[str, Any]
+    stats: dict[str, dict[str, dict[str, Estimate]]]
+    counts: dict[str, dict[str, dict[str, int]]]
+    pairwise: dict[tuple[str, str], Estimate]
+    ratings: dict[str, dict[str, float]]
+    timing: dict[str, dict[str, float]]
+    elapsed: float
+    deal_balances: list[list[float]] = field(default_factory=list, repr=False)
+    pairwise_roles: dict[tuple[str, str], dict[str, Estimate]] = field(default_factory=dict)
+
+    def roles(self) -> tuple[str, ...]:
+        """The role names of the evaluated rule set (dealer, eldest, middle; or the four-player roles)."""
+        return tuple(role for role in self.stats[self.agents[0]] if role != "all")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "sergeant-major-eval/1",
+            "config": copy.deepcopy(self.config),
+            "agents": list(self.agents),
+            "stats": {
+                a: {r: {m: e.to_dict() for m, e in ms.items()} for r, ms in roles.items()}
+                for a, roles in self.stats.items()
+            },
+            "counts": copy.deepcopy(self.counts),
+            "pairwise": [
+                {
+                    "a": a,
+                    "b": b,
+                    "balance_difference": e.to_dict(),
+                    "by_role": {r: x.to_dict() for r, x in self.pairwise_roles.get((a, b), {}).items()},
+                }
+                for (a, b), e in self.pairwise.items()
+            ],
+            "ratings": copy.deepcopy(self.ratings),
+            "timing": copy.deepcopy(self.timing),
+            "elapsed_seconds": self.elapsed,
+        }
+
+    def table(self) -> str:
+        """A plain-text report: per agent and role, pairwise differences, ratings, timing."""
+        cfg = self.config
+        width = max(len(a) for a in self.agents) + 2
+        lines = [
+            f"duplicate evaluation: {cfg['deals']} deals x {len(cfg['seatings'])} seatings, mode {cfg['mode']}, "
+            f"rules {cfg['rules']}, seed {cfg['seed']} ({self.elapsed:.1f} s)",
+            "95% bootstrap CIs over deals",
+            "",
+            f"{'agent':<{width}}{'role':<8}{'balance/hand':<28}{'tricks/hand':<28}{'win rate':<26}{'hands':>7}",
+        ]
+        for a in self.agents:
+            for role in ("all", *self.roles()):
+                s = self.stats[a][role]
+                lines.append(
+                    f"{a if role == 'all' else '':<{width}}{role:<8}{s['balance'].text():<28}"
+                    f"{s['tricks'].text(False):<28}{s['win_rate'].text(False):<26}{self.counts[a][role]['hands']:>7}"
+                )
+        lines.append("")
+        lines.append("balance difference per hand (row minus column agent):")
+        for (a, b), e in self.pairwise.items():
+            lines.append(f"  {a} - {b}: {e.text()}")
+            for role, x in self.pairwise_roles.get((a, b), {}).items():
+                lines.append(f"    as {role:<7} {x.text()}")
+        lines.append("")
+        lines.append("openskill (Plackett-Luce) ratings:")
+        for a in sorted(self.agents, key=lambda x: -self.ratings[x]["ordinal"]):
+            r = self.ratings[a]
+            lines.append(f"  {a:<{width}} mu {r['mu']:6.2f}  sigma {r['sigma']:5.2f}  ordinal {r['ordinal']:6.2f}")
+        lines.append("")
+        lines.append("time per decision:")
+        for a in self.agents:
+            t = self.timing[a]
+            lines.append(f"  {a:<{width}} {t['ms_per_decision']:8.3f} ms  ({int(t['decisions'])} decisions)")
+        return "\n".join(lines)
+
+    def save(self, out_dir: str | os.PathLike[str]) -> dict[str, str]:
+        """Write ``result.json``, ``result.csv`` and ``balance_by_role.png`` (each atomically); returns their paths."""
+        out = os.fspath(out_dir)
+        os.makedirs(out, exist_ok=True)
+        paths = {
+            "json": os.path.join(out, "result.json"),
+            "csv": os.path.join(out, "result.csv"),
+            "png": os.path.join(out, "balance_by_role.png"),
+        }
+        with atomic_path(paths["json"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(self.to_dict(), handle, indent=2)
+            handle.write("\n")
+        with atomic_path(paths["csv"]) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            header = ["agent", "role", "hands"]
+            for m in METRICS:
+                header += [m, f"{m}_lo", f"{m}_hi"]
+            writer.writerow(header)
+            for a in self.agents:
+                for role in ("all", *self.roles()):
+                    row: list[Any] = [a, role, self.counts[a][role]["hands"]]
+                    for m in METRICS:
+                        e = self.stats[a][role][m]
+                        row += [f"{e.mean:.6f}", f"{e.lo:.6f}", f"{e.hi:.6f}"]
+                    writer.writerow(row)
+        with atomic_path(paths["png"]) as tmp:
+            self.plot(tmp)
+        return paths
+
+    def plot(self, path: str) -> None:
+        """Bar chart of mean balance by role per agent, with CI error bars."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        groups = ("all", *self.roles())
+        n = len(self.agents)
+        width = 0.8 / n
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for i, a in enumerate(self.agents):
+            means = [self.stats[a][g]["balance"].mean for g in groups]
+            lo = [self.stats[a][g]["balance"].mean - self.stats[a][g]["balance"].lo for g in groups]
+            hi = [self.stats[a][g]["balance"].hi - self.stats[a][g]["balance"].mean for g in groups]
+            xs = [x + (i - (n - 1) / 2) * width for x in range(len(groups))]
+            ax.bar(xs, means, width, yerr=[lo, hi], capsize=3, label=a)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(groups)
+        ax.set_ylabel("mean balance per hand (tricks - quota)")
+        ax.set_title(f"duplicate evaluation, {self.config['deals']} deals ({self.config['mode']} mode), 95% CI")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+
+def _labels(specs: Sequence[str]) -> list[str]:
+    labels = []
+    for i, spec in enumerate(specs):
+        repeat = sum(1 for s in specs[:i] if s == spec)
+        labels.append(spec if repeat == 0 else f"{spec}#{repeat + 1}")
+    return labels
+
+
+def _bootstrap_weights(deals: int, seed: int, bootstrap: int) -> np.ndarray:
+    """``bootstrap`` resamplings of the deals as weights (deal counts), drawn from ``seed``."""
+    rng = np.random.default_rng(derive_seed(seed, 0xB007))
+    return np.concatenate(
+        [
+            rng.multinomial(deals, np.full(deals, 1.0 / deals), size=min(500, bootstrap - b))
+            for b in range(0, bootstrap, 500)
+        ]
+    ).astype(float)
+
+
+def _bootstrap(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> Estimate:
+    """Ratio of sums over deals, with a percentile CI from resampled deal weights."""
+    total = den.sum()
+    mean = float(num.sum() / total) if total else float("nan")
+    if not total:
+        return Estimate(mean, float("nan"), float("nan"))
+    nums = weights @ num
+    dens = weights @ den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = nums / dens
+    ratios = ratios[np.isfinite(ratios)]
+    lo, hi = np.percentile(ratios, [2.5, 97.5]) if len(ratios) else (float("nan"), float("nan"))
+    return Estimate(mean, float(lo), float(hi))
+
+
+def _diff_bootstrap(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray, weights: np.ndarray) -> Estimate:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
+        diffs = (weights @ na) / (weights @ da) - (weights @ nb) / (weights @ db)
+    diffs = diffs[np.isfinite(diffs)]
+    if not len(diffs):  # a role neither agent played (the auction decides who deals)
+        return Estimate(mean, float("nan"), float("nan"))
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    return Estimate(mean, float(lo), float(hi))
+
+
+def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[str, dict[str, float]]:
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating(name=label) for label in labels]
+
+    def rank_of(values: list[float]) -> list[int]:
+        return [1 + sum(1 for w in values if w > v) for v in values]
+
+    for deal in deals:
+        for seating in deal["seatings"]:
+            who = seating["seating"]
+            if mode == "hand":
+                matches = [rank_of([float(b) for b in balances]) for _, _, balances in seating["hands"]]
+            else:
+                winners = set(seating["winners"])
+                matches = [rank_of([(s in winners) * 1000.0 + seating["scores"][s] for s in range(len(who))])]
+            for ranks in matches:
+                teams = [[model.rating(mu=ratings[w].mu, sigma=ratings[w].sigma)] for w in who]
+                new = model.rate(teams, ranks=ranks)
+                for agent in set(who):
+                    seats = [s for s in range(len(who)) if who[s] == agent]
+                    mu = ratings[agent].mu + sum(new[s][0].mu - ratings[agent].mu for s in seats) / len(seats)
+                    sigma = sum(new[s][0].sigma for s in seats) / len(seats)
+                    ratings[agent] = model.rating(mu=mu, sigma=sigma, name=labels[agent])
+    return {labels[i]: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for i, r in enumerate(ratings)}
+
+
+def _aggregate(
+    deals: list[dict[str, Any]], labels: list[str], mode: str, seed: int, bootstrap: int
+) -> tuple[dict, dict, dict, dict, list[list[float]]]:
+    n = len(labels)
+    d = len(deals)
+    players = len(deals[0]["seatings"][0]["seating"])
+    roles = ROLES if players == 3 else FOUR_ROLE_NAMES
+    every = players  # the role index of "all"
+    # per deal, agent, role (players = all): sums of balance, tricks, wins; counts of hands and games
+    bal = np.zeros((d, n, players + 1))
+    tricks = np.zeros((d, n, players + 1))
+    wins = np.zeros((d, n, players + 1))
+    hands = np.zeros((d, n, players + 1))
+    games = np.zeros((d, n))
+    for i, deal in enumerate(deals):
+        for seating in deal["seatings"]:
+            who = seating["seating"]
+            winners = set(seating["winners"])
+            last = len(seating["hands"]) - 1
+            for h, (dealer, won, balances) in enumerate(seating["hands"]):
+                for s in range(players):
+                    a, r = who[s], (s - dealer) % players
+                    for role in (r, every):
+                        bal[i, a, role] += balances[s]
+                        tricks[i, a, role] += won[s]
+                        hands[i, a, role] += 1
+                        if h == last and s in winners:
+                            wins[i, a, role] += 1
+            for s in range(players):
+                games[i, who[s]] += 1
+    weights = _bootstrap_weights(d, seed, bootstrap)
+    stats: dict[str, dict[str, dict[str, Estimate]]] = {}
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for a, label in enumerate(labels):
+        stats[label] = {}
+        counts[label] = {}
+        for role_index, role in enumerate((*roles, "all")):
+            den = hands[:, a, role_index]
+            win_den = games[:, a] if role == "all" else den
+            stats[label][role] = {
+                "balance": _bootstrap(bal[:, a, role_index], den, weights),
+                "tricks": _bootstrap(tricks[:, a, role_index], den, weights),
+                "win_rate": _bootstrap(wins[:, a, role_index], win_den, weights),
+            }
+            counts[label][role] = {"hands": int(den.sum())}
+            if role == "all":
+                counts[label][role]["games"] = int(games[:, a].sum())
+        stats[label] = {"all": stats[label]["all"], **{r: stats[label][r] for r in roles}}
+        counts[label] = {"all": counts[label]["all"], **{r: counts[label][r] for r in roles}}
+    pairwise = {}
+    pairwise_roles = {}
+    for a, b in itertools.combinations(range(n), 2):
+        pairwise[(labels[a], labels[b])] = _diff_bootstrap(
+            bal[:, a, every], hands[:, a, every], bal[:, b, every], hands[:, b, every], weights
+        )
+        pairwise_roles[(labels[a], labels[b])] = {
+            role: _diff_bootstrap(bal[:, a, r], hands[:, a, r], bal[:, b, r], hands[:, b, r], weights)
+            for r, role in enumerate(roles)
+        }
+    per_deal = (bal[:, :, every] / np.maximum(hands[:, :, every], 1)).tolist()
+    return stats, counts, pairwise, pairwise_roles, per_deal
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def evaluate(
+    agents: Sequence[str],
+    deals: int = 1000,
+    mode: str = "hand",
+    seed: int = 0,
+    workers: int | None = None,
+    *,
+    rules: RuleSet | str | dict[str, Any] | None = None,
+    dealer: int = 0,
+    start_balances: Sequence[int] | None = None,
+    max_hands: int = 30,
+    bootstrap: int = 2000,
+    progress: bool = True,
+    ray: str | None = None,
+) -> EvalResult:
+    """Duplicate evaluation of 2 or 3 agent specs (2 or 4 with four players) over ``deals`` deals.
+
+    ``mode``: ``"hand"`` (single hands dealt by ``dealer``, optionally opened
+    by the exchange of ``start_balances``) or ``"game"`` (whole games,
+    truncated after ``max_hands``). ``workers``: processes (default
+    min(2, cpu count); 1 plays in this process). ``ray``: play the deals as
+    Ray tasks instead (:mod:`training.evaluation.ray_tasks`): ``""`` a local Ray
+    instance, else a cluster address; ``workers`` is then ignored. Results
+    depend only on the other arguments, not on ``workers`` or ``ray``.
+    """
+    specs = [str(a) for a in agents]
+    rule_set = RuleSet.from_any(rules)
+    players = rule_set.num_players
+    schedule(len(specs), players)  # validates the number of agents
+    for spec in specs:
+        make_opponent(spec)  # fail fast on a bad spec (or 'human'), before any process starts
+    if mode not in ("hand", "game"):
+        raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
+    if deals < 1:
+        raise ValueError(f"deals must be >= 1, got {deals}")
+    if not 0 <= dealer < players:
+        raise ValueError(f"dealer must be a seat 0-{players - 1}, got {dealer}")
+    if max_hands < 1:
+        raise ValueError(f"max_hands must be >= 1, got {max_hands}")
+    balances = None if start_balances is None else tuple(int(b) for b in start_balances)
+    if balances is not None:
+        Game(rule_set, seed=0, first_dealer=dealer, start_balances=balances)  # validates them
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    workers = max(1, min(int(workers), deals))
+    config = DealConfig(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    bar = progress_bar(deals, "deals", "deal", enabled=progress)
+    try:
+        if ray is not None:
+            from .ray_tasks import play_deals_on_ray
+
+            results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
+        elif workers == 1:
+            init_worker(config)
+            for index in range(deals):
+                results.append(play_deal(index))
+                bar.update(1)
+        else:
+            ctx = mp.get_context("spawn")
+            with ctx.Pool(workers, initializer=init_worker, initargs=(config,)) as pool:
+                for result in pool.imap(play_deal, range(deals), chunksize=1):
+                    results.append(result)
+                    bar.update(1)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    labels = _labels(specs)
+    stats, counts, pairwise, pairwise_roles, per_deal = _aggregate(results, labels, mode, seed, bootstrap)
+    ratings = _ratings(results, mode, labels)
+    seconds = np.sum([r["seconds"] for r in results], axis=0)
+    decisions = np.sum([r["decisions"] for r in results], axis=0)
+    timing = {
+        labels[i]: {
+            "decisions": int(decisions[i]),
+            "seconds": float(seconds[i]),
+            "ms_per_decision": float(1000 * seconds[i] / decisions[i]) if decisions[i] else 0.0,
+        }
+        for i in range(len(specs))
+    }
+    config_dict = {
+        "agents": specs,
+        "deals": deals,
+        "mode": mode,
+        "seed": seed,
+        "workers": workers if ray is None else None,
+        "ray": ray,
+        "rules": rule_set.name,
+        "rule_options": rule_set.options(),
+        "dealer": dealer if mode == "hand" else None,
+        "start_balances": None if balances is None else list(balances),
+        "max_hands": max_hands if mode == "game" else 1,
+        "bootstrap": bootstrap,
+        "seatings": [list(s) for s in schedule(len(specs), players)],
+    }
+    return EvalResult(
+        labels, config_dict, stats, counts, pairwise, ratings, timing, elapsed, per_deal, pairwise_roles=pairwise_roles
+    )
+
+
+# ---------------------------------------------------------------- a trained policy against baselines
+
+
+def evaluate_policy_file(path: str, cfg: Config, deals: int, progress: bool = False) -> dict[str, Any]:
+    """Evaluate a policy file against every ``eval.opponents`` baseline.
+
+    Two duplicate measurements per opponent, both per role:
+
+    - ``training.evaluation.evaluate.evaluate([policy, opponent])`` (the project's
+      evaluator: the policy against two copies of the opponent, in the 3
+      rotations of every deal): the policy's mean balance per role with its
+      95% bootstrap CI (``balance``, ``balance_ci``), the opponent's in the
+      same evaluation (``opponent_balance``), the game win rate, and the
+      overall balance difference policy - opponent with its CI;
+    - hand mode only, :func:`role_advantage`: on the same deal, the policy's
+      balance in a role minus the opponent's balance in that role when it
+      plays all three seats itself (``advantage`` with ``advantage_ci``),
+      the direct test of "plays this role better than the opponent would".
+
+    ``progress``: a line per opponent and a bar per measurement (stderr).
+    """
+    results: dict[str, Any] = {}
+    for opponent in cfg.eval.opponents:
+        if progress:
+            print(f"evaluating against {opponent}: {deals} deals, mode {cfg.eval.mode}", file=sys.stderr)
+        results[opponent] = project_evaluation(path, opponent, deals, cfg, progress)
+        if cfg.eval.mode == "hand":
+            adv = role_advantage(
+                f"ppo:{path}",
+                opponent,
+                deals,
+                rules=cfg.env.rules,
+                seed=cfg.eval.seed,
+                start_balances=cfg.eval.start_balances,
+                progress=progress,
+            )
+            for role in (*ROLES, "all"):
+                results[opponent][role].update(adv[role])
+    return results
+
+
+def project_evaluation(path: str, opponent: str, deals: int, cfg: Config, progress: bool = False) -> dict[str, Any]:
+    """:func:`evaluate` of the policy file against two copies of ``opponent``, per role."""
+    policy = f"ppo:{path}"
+    result = evaluate(
+        [policy, opponent],
+        deals=deals,
+        mode=cfg.eval.mode,
+        seed=cfg.eval.seed,
+        workers=cfg.eval.workers,
+        rules=cfg.env.rules,
+        max_hands=cfg.eval.max_hands,
+        start_balances=cfg.eval.start_balances,
+        progress=progress,
+    )
+    me, them = result.agents
+    out: dict[str, Any] = {}
+    for role in (*ROLES, "all"):
+        mine, theirs = result.stats[me][role], result.stats[them][role]
+        out[role] = {
+            "balance": mine["balance"].mean,
+            "balance_ci": [mine["balance"].lo, mine["balance"].hi],
+            "opponent_balance": theirs["balance"].mean,
+            "win_rate": mine["win_rate"].mean,
+            "hands": result.counts[me][role]["hands"],
+        }
+    diff = result.pairwise[(me, them)]
+    out["all"]["difference"] = diff.mean
+    out["all"]["difference_ci"] = [diff.lo, diff.hi]
+    return out
+
+
+def role_advantage(
+    policy: str,
+    opponent: str,
+    deals: int,
+    *,
+    rules: RuleSet | str | dict[str, Any] | None = None,
+    seed: int = 0,
+    start_balances: Sequence[int] | None = None,
+    bootstrap: int = 2000,
+    progress: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Per role, hand mode: the policy's balance minus the opponent's, same deal, same seat.
+
+    For every deal (game seed :func:`deal_seed`; seat 0 deals) the opponent
+    first plays all three seats; then, for each role, the policy (an agent
+    spec, e.g. ``ppo:PATH``) takes that seat against two copies of the
+    opponent, with the same agent seeds. Returns per role (and ``all``) the
+    mean ``advantage`` with its 95% bootstrap CI over deals
+    (``advantage_ci``), resampled as in :func:`evaluate`.
+    """
+    learner = make_agent(policy)
+    players = [make_agent(opponent) for _ in range(3)]
+    start = None if start_balances is None else list(start_balances)
+
+    def play(index: int, learner_seat: int | None) -> list[int]:
+        game = Game(rules, seed=deal_seed(seed, index), first_dealer=0, max_hands=1, start_balances=start)
+        agents = list(players)
+        if learner_seat is not None:
+            agents[learner_seat] = learner
+        for s, agent in enumerate(agents):
+            agent.reset(derive_seed(seed, index, s))
+        while (s := game.current_player) is not None:
+            game.apply(act(agents[s], player_view(game, s)))
+        return game.scores
+
+    diffs = np.zeros((deals, 3))
+    bar = progress_bar(deals, "role advantage", "deal", enabled=progress)
+    for i in range(deals):
+        base = play(i, None)
+        for role in range(3):  # seat 0 deals: seat r has role r
+            diffs[i, role] = play(i, role)[role] - base[role]
+        bar.update(1)
+    bar.close()
+    weights = _bootstrap_weights(deals, seed, bootstrap)
+    ones = np.ones(deals)
+    out: dict[str, dict[str, Any]] = {}
+    for role, name in enumerate((*ROLES, "all")):
+        estimate = _bootstrap(diffs.mean(axis=1) if name == "all" else diffs[:, role], ones, weights)
+        out[name] = {"advantage": estimate.mean, "advantage_ci": [estimate.lo, estimate.hi]}
+    return out
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The table of :func:`evaluate_policy_file`'s results, one line per opponent and role."""
+
+    def ci(pair: list[float]) -> str:
+        return f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"
+
+    lines = [
+        f"{'opponent':<11}{'role':<8}{'balance':>9}{'95% CI':>19}{'opp. bal':>10}"
+        f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"
+    ]
+    for opponent, per_role in results.items():
+        for role in (*ROLES, "all"):
+            r = per_role[role]
+            line = (
+                f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}{r['opponent_balance']:>+10.3f}"
+            )
+            if "advantage" in r:
+                verdict = "yes" if r["advantage_ci"][0] > 0 else ("NO" if r["advantage_ci"][1] < 0 else "unclear")
+                line += f"{r['advantage']:>+11.3f}{ci(r['advantage_ci']):>19}{verdict:>10}"
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _balances_arg(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"start balances are integers like 2,-1,-1, got {text!r}") from None
+    if len(values) not in (3, 4) or sum(values) != 0:
+        raise argparse.ArgumentTypeError(
+            f"start balances are three integers (four with four players) summing to 0, got {text!r}"
+        )
+    return values
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: run an evaluation, print the table, save JSON, CSV and PNG."""
+    parser = argparse.ArgumentParser(prog="sergeant-major eval", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--agents", nargs="+", required=True, help="2 or 3 agent specs (2 or 4 with four players): random, heuristic..."
+    )
+    parser.add_argument(
+        "--deals",
+        type=int,
+        default=1000,
+        help="deals to play, each in every seating (default 1000); 1000 take about 15 s for heuristic against "
+        "random, about 3 minutes with pimc",
+    )
+    parser.add_argument(
+        "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="play the deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS "
+        "(ray start --head prints it); same results as --workers N for the same seed",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
+    parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
+    parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
+    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
+    parser.add_argument(
+        "--start-balances",
+        type=_balances_arg,
+        default=None,
+        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)",
+    )
+    parser.add_argument(
+        "--max-hands", type=int, default=30, help="game mode: truncate after this many hands (default 30)"
+    )
+    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        result = evaluate(
+            args.agents,
+            args.deals,
+            args.mode,
+            args.seed,
+            args.workers,
+            rules=args.rules,
+            dealer=args.dealer,
+            start_balances=args.start_balances,
+            max_hands=args.max_hands,
+            bootstrap=args.bootstrap,
+            progress=not args.no_progress,
+            ray=args.ray,
+        )
+    except ValueError as err:
+        print(f"sergeant-major eval: error: {err}", file=sys.stderr)
+        return 2
+    print(result.table())
+    out = args.out
+    if out is None:
+        name = "-".join(a.replace(":", "_").replace("/", "_").replace("=", "") for a in args.agents)
+        out = os.path.join("runs", "eval", f"{name}-{args.mode}-{args.seed}")
+    paths = result.save(out)
+    print(f"\nsaved {paths['json']}, {paths['csv']}, {paths['png']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""The training configuration: a typed schema (pydantic v2) loaded from YAML.
+
+Sections: ``name``, ``output_dir``, ``seed`` and ``env`` (EnvConfig), ``opponents`` (OpponentsConfig),
+``pretrain`` (PretrainConfig), ``ppo`` (PPOConfig), ``train`` (TrainConfig), ``eval`` (EvalConfig); every key is
+optional, ``sergeant-major config`` prints the defaults and each field's ``description`` (:func:`describe`).
+
+:func:`load_config` raises :class:`ConfigError` naming the source (the file or the ``--set`` override), the dotted
+key, the value and what is allowed. ``--set ppo.learning_rate=1e-4`` values are read as YAML
+(:func:`apply_overrides`). ``3e-4`` (text in YAML 1.1) is a number, ``1e6`` a whole number; booleans are only
+``true`` or ``false``, never numbers. The field types, the messages and the loading are
+:mod:`training.common.yaml_config`'s, shared with the RLlib configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator
+
+from sm_env.core.episode import EPISODES, REWARDS, check_episode
+from sm_env.core.game import ROLE_NAMES as ROLES
+from training.common import yaml_config
+from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
+    Agents,
+    Balances,
+    ConfigError,
+    Flag,
+    Mix,
+    Number,
+    Rules,
+    Section,
+    Sizes,
+    Text,
+    Whole,
+    apply_overrides,
+    config_error,
+    config_text,
+    load,
+    save_config,
+    setting,
+    validate,
+)
+
+
+def _seats(value: Any) -> str | list[str]:
+    if value == "all":
+        return value
+    items = [value] if isinstance(value, str) else value
+    if not (isinstance(items, list) and items and all(r in ROLES for r in items) and len(set(items)) == len(items)):
+        raise ValueError("must be 'all' or a non-empty list of distinct roles from dealer, eldest, middle")
+    return value
+
+
+class EnvConfig(Section):
+    """The learner's game (training/sb3/single_agent.py)."""
+
+    rules: Rules = setting(
+        "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options"
+    )
+    episode: Literal[EPISODES] = setting(
+        "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand"
+    )
+    max_hands: Whole = setting(100, "game episodes: truncate a game nobody has won after this many hands", gt=0)
+    reward: Literal[REWARDS] = setting(
+        "balance",
+        "'balance': tricks - quota at the end of every hand; 'result': winning the game (+1 shared by winners, -1 by "
+        "losers; needs episode: game)",
+    )
+    reward_scale: Number = setting(1.0, "rewards are multiplied by this (balances run about -8..+8)", gt=0)
+    dense_reward: Flag = setting(
+        False,
+        "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when the hand ends (the "
+        "same total per hand; easier credit assignment)",
+    )
+    learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = setting(
+        "all",
+        "roles the learner plays in the first hand of an episode: 'all' or a list of 'dealer', 'eldest', 'middle' "
+        "(one drawn per episode; one shared policy)",
+    )
+    exchange_start: Number = setting(
+        0.0,
+        "hand episodes: probability that the hand starts with an exchange (random previous balances), so that "
+        "exchange decisions are trained",
+        ge=0,
+        le=1,
+    )
+
+
+class OpponentsConfig(Section):
+    """Who plays the two other seats: baselines and frozen snapshots of the learner."""
+
+    mix: Mix = setting(
+        lambda: {"random": 1.0},
+        "weight of each opponent kind: agent names of agents.make_agent ('random', 'heuristic', ...) and 'snapshots' "
+        "(a frozen copy of the learner from the pool); each opponent seat draws independently every episode; until "
+        "the first snapshot exists its weight goes to the others",
+    )
+    snapshot_every: Whole = setting(
+        100_000, "learner timesteps between snapshots added to the pool (checked after every segment)", gt=0
+    )
+    pool_size: Whole = setting(10, "snapshots kept in the pool (oldest dropped)", gt=0)
+    snapshot_deterministic: Flag = setting(False, "snapshots play their most probable action instead of sampling")
+
+
+class PretrainConfig(Section):
+    """Optional warm start by imitation: before PPO, the policy learns to copy a
+    teacher agent playing the learner's seat (cross-entropy on its actions,
+    masked), and the value network learns the teacher's returns."""
+
+    teacher: Text | None = setting(None, "agent spec to imitate, e.g. 'heuristic' (null: no warm start)")
+    decisions: Whole = setting(200_000, "teacher decisions collected (in the training env, same opponents)", gt=0)
+    epochs: Whole = setting(4, "passes over the collected decisions", gt=0)
+    batch_size: Whole = setting(256, "minibatch size", ge=2)
+    learning_rate: Number = setting(1e-3, "Adam learning rate of the warm start", gt=0)
+    value: Flag = setting(True, "also fit the value network to the teacher's returns")
+
+
+class PPOConfig(Section):
+    """MaskablePPO (sb3-contrib) hyper-parameters."""
+
+    learning_rate: Number = setting(3e-4, "Adam learning rate", gt=0)
+    lr_schedule: Literal[("constant", "linear")] = setting(
+        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
+    )
+    n_steps: Whole = setting(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", gt=0)
+    batch_size: Whole = setting(512, "minibatch size", ge=2)
+    n_epochs: Whole = setting(4, "passes over each rollout", gt=0)
+    gamma: Number = setting(1.0, "discount (episodes are short and end for sure: 1.0 is fine)", gt=0, le=1)
+    gae_lambda: Number = setting(0.95, "GAE lambda", ge=0, le=1)
+    clip_range: Number = setting(0.2, "PPO clipping", gt=0)
+    ent_coef: Number = setting(0.01, "entropy bonus", ge=0)
+    vf_coef: Number = setting(0.5, "value loss weight", ge=0)
+    max_grad_norm: Number = setting(0.5, "gradient clipping", gt=0)
+    target_kl: Number | None = setting(None, "stop an update early beyond this KL (null: never)", gt=0)
+    normalize_advantage: Flag = setting(True, "normalise advantages per minibatch")
+    net_arch: Sizes = setting(lambda: [256, 256], "hidden layer sizes of the policy and of the value network")
+    activation: Literal[("tanh", "relu")] = setting("tanh", "activation of the hidden layers")
+
+
+class TrainConfig(Section):
+    """Length of the run, vectorisation, checkpoints."""
+
+    total_timesteps: Whole = setting(200_000, "learner decisions to train for", gt=0)
+    n_envs: Whole = setting(8, "parallel environments", gt=0)
+    vec_env: Literal[("dummy", "subproc")] = setting(
+        "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
+    )
+    segment_steps: Whole = setting(
+        16_384,
+        "learner timesteps per training segment (rounded up to whole rollouts); snapshots, evaluations and "
+        "checkpoints happen between segments; envs restart every segment so that --resume continues exactly",
+        gt=0,
+    )
+    checkpoint_every: Whole = setting(
+        100_000, "timesteps between checkpoints (the last segment always writes one)", gt=0
+    )
+    keep_checkpoints: Whole = setting(3, "numbered checkpoints kept besides checkpoints/latest.zip", ge=0)
+    torch_threads: Whole = setting(1, "torch CPU threads (1 is best with 2 cores and small networks)", gt=0)
+    progress_bar: Flag = setting(True, "show a tqdm progress bar")
+
+
+class EvalConfig(Section):
+    """Duplicate evaluation of the learner against baselines, per role."""
+
+    every: Whole = setting(0, "timesteps between evaluations during training (0: only at the end)", ge=0)
+    opponents: Agents = setting(
+        lambda: ["heuristic", "random"],
+        "baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
+    )
+    deals: Whole = setting(200, "deals per evaluation during training", gt=0)
+    final_deals: Whole = setting(2000, "deals of the final evaluation (0: none)", ge=0)
+    mode: Literal[("hand", "game")] = setting("hand", "evaluate single hands ('hand') or whole games ('game')")
+    max_hands: Whole = setting(30, "game mode: hands per game at most", gt=0)
+    start_balances: Balances | None = setting(
+        None,
+        "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every hand opens with "
+        "that exchange (null: no exchange)",
+    )
+    seed: Whole = setting(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
+    workers: Whole = setting(1, "evaluation worker processes", gt=0)
+
+
+class Config(Section):
+    """A training run."""
+
+    name: Text = setting("run", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = setting("runs", "folder of run folders (relative to the working directory)")
+    seed: Whole = setting(0, "seed of everything: python random, numpy, torch, environments")
+    env: EnvConfig = setting(EnvConfig, "the learner's game")
+    opponents: OpponentsConfig = setting(OpponentsConfig, "opponent pool")
+    pretrain: PretrainConfig = setting(PretrainConfig, "optional warm start by imitation of a teacher")
+    ppo: PPOConfig = setting(PPOConfig, "MaskablePPO hyper-parameters")
+    train: TrainConfig = setting(TrainConfig, "length, vectorisation, checkpoints")
+    eval: EvalConfig = setting(EvalConfig, "evaluation")
+
+
+class EvalFileConfig(Section):
+    """An evaluation of a trained policy (configs/eval.yaml):
+    ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
+
+    policy: Text | None = setting(
+        None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
+    )
+    rules: Rules = setting("standard", "rule set of the evaluation games (as env.rules)")
+    eval: EvalConfig = setting(
+        EvalConfig,
+        "evaluation settings (as the eval section of a training config; final_deals is the number of deals, every is "
+        "ignored)",
+    )
+
+
+def _cross_checks(cfg: Config, source: str) -> None:
+    env = cfg.env
+    try:
+        check_episode(env.episode, env.reward, env.max_hands)  # the env's own rules (sm_env.core.episode)
+    except ValueError as err:
+        raise config_error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
+    if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
+        raise config_error(
+            source,
+            "ppo.batch_size",
+            f"ppo.batch_size: must be at most ppo.n_steps * train.n_envs = "
+            f"{cfg.ppo.n_steps * cfg.train.n_envs}, got {cfg.ppo.batch_size}",
+        )
+
+
+def config_from_dict(data: Any, source: str = "") -> Config:
+    """A validated :class:`Config` from a plain dict (as YAML gives it)."""
+    cfg = validate(Config, data, source)
+    _cross_checks(cfg, source)
+    return cfg
+
+
+def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
+    """A validated :class:`EvalFileConfig` from a plain dict (as YAML gives it)."""
+    return validate(EvalFileConfig, data, source)
+
+
+def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
+    """Read, override and validate a training config (see :func:`training.common.yaml_config.load`)."""
+    return load(config_from_dict, path, overrides)
+
+
+def load_eval_config(path: str | None, overrides: list[str] | None = None) -> EvalFileConfig:
+    """Read, override and validate an evaluation config (configs/eval.yaml; None: the defaults)."""
+    return load(eval_config_from_dict, path, overrides)
+
+
+def describe(model: type[BaseModel] = Config) -> str:
+    """Every field of a config (the training config unless told) with its default and documentation, one a line."""
+    return yaml_config.describe(model)

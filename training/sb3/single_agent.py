@@ -1,0 +1,435 @@
+"""The learner's seat as a single-agent Gymnasium environment.
+
+:class:`SingleSeatEnv` lets one learner play one seat of a Sergeant Major game
+while the other two seats are played, inside :meth:`SingleSeatEnv.step`, by
+opponents drawn from an :class:`OpponentPool` (baseline agents and frozen
+snapshots of the learner). Every opponent is a plain
+:class:`agents.base.Agent` that sees only its ``player_view``; a snapshot is a
+:class:`SnapshotAgent` around the learner's numpy policy. Every transition
+is from the learner's point of view only: a rollout never mixes two
+players' observations.
+
+It drives the engine directly (``Game.apply``, ``knowledge.player_view``,
+``observation.encode``), which is several times faster than stepping the
+PettingZoo environment, and computes exactly what that environment would give
+the same seat (episodes and rewards are those of :mod:`sm_env.core.episode`, as
+in the environment):
+
+- observation: ``observation.encode(player_view(game, seat))`` (789 floats in
+  [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
+- reward, from the learner's point of view, in the env's reward modes:
+  ``"balance"`` (default) gives the learner's balance (tricks - quota) of each
+  hand when that hand ends; ``"result"`` (``episode="game"`` only) gives, when
+  a game is won, the learner's share of +1 for the winners and -1 for the
+  losers (one winner: +1 / -0.5 each), 0 for a truncation (``max_hands``);
+  ``reward_scale`` multiplies either. ``dense_reward=True`` (balance mode)
+  pays the same total sooner: +1 for every trick the learner wins, when it
+  is won, and the rest of the balance (-quota) when the hand ends;
+- ``episode="hand"`` plays one hand (a termination at its end);
+  ``episode="game"`` plays a whole game (termination when won, truncation at
+  ``max_hands``).
+
+Which seat the learner plays: ``learner_seats`` is ``"all"`` or a list of
+roles (``"dealer"``, ``"eldest"``, ``"middle"``). Each episode draws one of
+them with the env's RNG; the learner's absolute seat is drawn too and the
+first dealer is set so that the learner has that role in the first hand (in
+``"game"`` episodes roles then rotate as the rules say).
+
+``reset(seed, options)``: options ``role`` (a role name or 0-2), ``seat``
+(0-2) and ``deals`` (as ``sm_env`` reset options) fix what is otherwise
+drawn from the env's RNG.
+
+``exchange_start`` (hand episodes): the probability that the hand starts with
+an exchange, from the balances of an imaginary previous hand (tricks of the
+previous hand drawn as 16 independent tricks, each won by a seat with
+probability quota / 16), so that exchange decisions are trained too.
+
+Masks: :meth:`SingleSeatEnv.action_masks` (sb3-contrib's MaskablePPO
+convention) and ``info["action_mask"]`` hold the learner's legal actions. The
+learner is only ever asked to act when it has a legal action, so the mask is
+never all zero; after the episode has ended (no decision left) it is all ones.
+An illegal action (only possible when masks are ignored, e.g. by Gymnasium's
+env checker) is replaced by the lowest legal action and flagged with
+``info["illegal_action"] = True``.
+
+:class:`ActionMaskVecEnv` caches the masks from the infos so that MaskablePPO
+does not need one extra inter-process call per step with SubprocVecEnv.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+
+from agents import Agent, act
+from agents.ppo_agent import NumpyPolicy
+from sm_env.core.episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
+from sm_env.core.game import NUM_ACTIONS, OVER, ROLE_NAMES, Game
+from sm_env.core.knowledge import PlayerView, player_view
+from sm_env.core.rules import RuleSet
+from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
+
+ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
+SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
+
+
+# ---------------------------------------------------------------------------- opponents
+
+
+class SnapshotAgent(Agent):
+    """A frozen snapshot of the learner as an agent: its numpy policy
+    (:class:`agents.ppo_agent.NumpyPolicy`) sampling, or playing its argmax.
+
+    It encodes the view itself into a reused buffer, so callers need not build
+    the observation dict (``needs_observation`` is False)."""
+
+    def __init__(self, policy: NumpyPolicy, seed: int | None, deterministic: bool, name: str) -> None:
+        super().__init__(seed)
+        self.policy = policy
+        self.deterministic = deterministic
+        self.name = name
+        self._obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+
+    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
+        encode(view, self._obs)
+        return self.policy.choose(self._obs, view.legal, self.deterministic, self.rng)
+
+
+def make_baseline(name: str, seed: int) -> Agent:
+    """A baseline agent by spec through ``agents.make_agent`` (the registry)."""
+    from agents import make_agent
+
+    return make_agent(name, seed)
+
+
+class OpponentPool:
+    """Where opponents come from: weighted baselines plus frozen snapshots.
+
+    Args:
+        mix: weight of each opponent kind: agent names understood by
+            ``agents.make_agent`` (``"random"``, ``"heuristic"``, ...) and
+            ``"snapshots"`` (a uniformly drawn snapshot of the learner). While
+            no snapshot exists its weight goes to the other entries (or to
+            ``"random"`` if there is none).
+        pool_size: how many snapshots are kept (oldest dropped first).
+        snapshot_deterministic: snapshots play their argmax instead of sampling.
+
+    Each opponent seat draws its opponent independently at every reset.
+    """
+
+    def __init__(
+        self, mix: Mapping[str, float] | None = None, pool_size: int = 10, snapshot_deterministic: bool = False
+    ) -> None:
+        mix = dict(mix or {"random": 1.0})
+        if not mix or any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
+            raise ValueError(f"opponent mix needs non-negative weights with a positive sum, got {mix}")
+        self.mix = mix
+        self.pool_size = pool_size
+        self.snapshot_deterministic = snapshot_deterministic
+        self.snapshots: list[tuple[str, NumpyPolicy]] = []
+
+    def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str) -> None:
+        self.snapshots.append((name, NumpyPolicy.from_state_dict(arrays, activation, where=f"snapshot {name}")))
+        del self.snapshots[: -self.pool_size]
+
+    def snapshot_names(self) -> list[str]:
+        return [name for name, _ in self.snapshots]
+
+    def _weights(self) -> tuple[list[str], list[float]]:
+        names, weights = [], []
+        for name, weight in self.mix.items():
+            if weight > 0 and (name != SNAPSHOTS or self.snapshots):
+                names.append(name)
+                weights.append(weight)
+        if not names:
+            return ["random"], [1.0]
+        return names, weights
+
+    def draw(self, rng: random.Random) -> str:
+        """The kind of one opponent: an agent name, or ``"snapshots:<name>"``."""
+        names, weights = self._weights()
+        kind = rng.choices(names, weights)[0] if len(names) > 1 else names[0]
+        if kind == SNAPSHOTS:
+            return f"{SNAPSHOTS}:{rng.randrange(len(self.snapshots))}"
+        return kind
+
+
+# ---------------------------------------------------------------------------- env
+
+
+def role_indices(learner_seats: str | Sequence[str]) -> tuple[int, ...]:
+    if learner_seats == "all":
+        return (0, 1, 2)
+    if isinstance(learner_seats, str):
+        learner_seats = [learner_seats]
+    out = []
+    for role in learner_seats:
+        if role not in ROLES:
+            raise ValueError(f"learner_seats: unknown role {role!r}; allowed: 'all' or a list of {list(ROLES)}")
+        out.append(ROLES.index(role))
+    if not out:
+        raise ValueError("learner_seats: empty list; give 'all' or at least one role")
+    return tuple(sorted(set(out)))
+
+
+class SingleSeatEnv(gym.Env):
+    """One learner seat against pooled opponents (see the module docstring)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        rules: RuleSet | str | dict[str, Any] | None = "standard",
+        episode: str = "hand",
+        max_hands: int | None = 100,
+        reward: str = "balance",
+        reward_scale: float = 1.0,
+        learner_seats: str | Sequence[str] = "all",
+        exchange_start: float = 0.0,
+        dense_reward: bool = False,
+        opponents: OpponentPool | Mapping[str, float] | None = None,
+        baseline_factory: Callable[[str, int], Agent] | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = RuleSet.from_any(rules)
+        if self.rules.num_players != 3:
+            raise ValueError(
+                f"training plays three players; {self.rules.name!r} has {self.rules.num_players} (docs/rules.md 10.6)"
+            )
+        if self.rules.num_actions != NUM_ACTIONS:
+            raise ValueError(
+                f"training supports rule sets of {NUM_ACTIONS} actions; {self.rules.name!r} needs "
+                f"{self.rules.num_actions} (docs/rules.md 10.8)"
+            )
+        check_episode(episode, reward, max_hands)
+        if not 0.0 <= exchange_start <= 1.0:
+            raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
+        self.episode = episode
+        self.max_hands = engine_max_hands(episode, max_hands)
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.roles = role_indices(learner_seats)
+        self.exchange_start = float(exchange_start) if episode == "hand" else 0.0
+        self.dense_reward = bool(dense_reward)
+        self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(opponents)
+        self.baseline_factory = baseline_factory or make_baseline
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self._all_ones = np.ones(NUM_ACTIONS, dtype=np.int8)
+        self._rng = random.Random(0)
+        self._baselines: dict[tuple[str, int], Agent] = {}
+        self.game: Game | None = None
+        self.seat = 0
+        self.opponents: dict[int, Agent] = {}
+        self.opponent_names: dict[int, str] = {}  # the pool's name of each opponent (a baseline spec or a snapshot)
+        self._mask = self._all_ones
+        self._credited = 0
+        self._hand_credit = 0
+        self.decisions = 0  # engine decisions (learner + opponents) since construction
+
+    # -- pool management (callable through VecEnv.env_method) -----------------
+    def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str = "tanh") -> None:
+        self.pool.add_snapshot(name, arrays, activation)
+
+    def snapshot_names(self) -> list[str]:
+        return self.pool.snapshot_names()
+
+    # -- gymnasium API ---------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None or self.game is None:
+            # every random choice of the wrapper comes from np_random (seeded by reset)
+            self._rng = random.Random(int(self.np_random.integers(2**63)))
+            self._baselines = {}
+        rng = self._rng
+        options = options or {}
+        role = options.get("role")
+        role = ROLES.index(role) if isinstance(role, str) else (rng.choice(self.roles) if role is None else role)
+        seat = options.get("seat", rng.randrange(3))
+        start = None
+        if self.exchange_start > 0 and rng.random() < self.exchange_start:
+            start = self._previous_balances(rng, (seat - role) % 3)
+        self.seat = seat
+        self.game = Game(
+            self.rules,
+            seed=rng.randrange(2**62),
+            first_dealer=(seat - role) % 3,
+            deals=options.get("deals"),
+            max_hands=self.max_hands,
+            start_balances=start,
+        )
+        self.opponents, self.opponent_names = {}, {}
+        for s in range(3):
+            if s != seat:
+                kind = self.pool.draw(rng)
+                self.opponents[s] = self._opponent(kind, s, rng)
+                self.opponent_names[s] = self._kind_name(kind)
+        self._credited = 0
+        self._hand_credit = 0
+        reward = self._advance()  # opponents who act before the learner
+        assert reward == 0.0 and self.game.current == seat
+        return self._observe(), self._info()
+
+    def step(self, action: Any):
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.phase == OVER:
+            raise RuntimeError("the episode is over; call reset()")
+        action = int(action)
+        illegal = not (0 <= action < NUM_ACTIONS and game.legal_mask() >> action & 1)
+        if illegal:
+            legal = game.legal_mask()
+            action = (legal & -legal).bit_length() - 1
+        game.apply(action)
+        self.decisions += 1
+        reward = self._advance()
+        terminated = truncated = False
+        if game.phase == OVER:
+            terminated, truncated = episode_end(self.episode, game.winners is not None)
+        obs = self._observe()
+        info = self._info()
+        if illegal:
+            info["illegal_action"] = True
+        return obs, reward * self.reward_scale, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions (int8 0/1, length 56); never all zero."""
+        return self._mask
+
+    # -- internals ---------------------------------------------------------------
+    def _kind_name(self, kind: str) -> str:
+        if kind.startswith(SNAPSHOTS + ":"):
+            return self.pool.snapshots[int(kind.split(":", 1)[1])][0]
+        return kind
+
+    def _opponent(self, kind: str, seat: int, rng: random.Random) -> Agent:
+        """The agent of one opponent seat for this episode, seeded from ``rng``."""
+        agent_seed = rng.randrange(2**62)
+        if kind.startswith(SNAPSHOTS + ":"):
+            name, policy = self.pool.snapshots[int(kind.split(":", 1)[1])]
+            return SnapshotAgent(policy, agent_seed, self.pool.snapshot_deterministic, name)
+        key = (kind, seat)
+        agent = self._baselines.get(key)
+        if agent is None:
+            agent = self._baselines[key] = self.baseline_factory(kind, agent_seed)
+        agent.reset(agent_seed)
+        return agent
+
+    def _previous_balances(self, rng: random.Random, dealer: int) -> list[int]:
+        """Balances of an imaginary previous hand dealt by the seat right of ``dealer``."""
+        previous_dealer = (dealer - 1) % 3
+        quotas = [self.rules.quotas[(s - previous_dealer) % 3] for s in range(3)]
+        tricks = [0, 0, 0]
+        for seat in rng.choices(range(3), quotas, k=self.rules.tricks_per_hand):
+            tricks[seat] += 1
+        return [tricks[s] - quotas[s] for s in range(3)]
+
+    def _advance(self) -> float:
+        """Opponents act until the learner is to act or the game is over; the
+        learner's reward for every hand (or game) that ended meanwhile."""
+        game = self.game
+        seat = self.seat
+        opponents = self.opponents
+        while game.phase != OVER and game.current != seat:
+            s = game.current
+            game.apply(act(opponents[s], player_view(game, s)))
+            self.decisions += 1
+        reward = 0.0
+        if self.reward_mode == "balance":
+            history = game.history
+            while self._credited < len(history) and history[self._credited].balances is not None:
+                reward += hand_rewards(history[self._credited].balances)[seat] - self._hand_credit
+                self._hand_credit = 0
+                self._credited += 1
+            if self.dense_reward and game.phase != OVER:
+                tricks = game.tricks_won[seat]  # of the hand in progress
+                reward += tricks - self._hand_credit
+                self._hand_credit = tricks
+        elif game.phase == OVER and self._credited == 0:
+            self._credited = 1
+            reward = result_rewards(game.winners)[seat]
+        return reward
+
+    def _observe(self) -> np.ndarray:
+        game = self.game
+        if game.phase == OVER:
+            self._mask = self._all_ones
+        else:
+            self._mask = action_mask(game.legal_mask())
+        return encode(player_view(game, self.seat))
+
+    def _info(self) -> dict[str, Any]:
+        game = self.game
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": ROLES[game.role_of(self.seat)]}
+        if game.phase == OVER:
+            info["balance"] = game.scores[self.seat]
+            info["hands"] = game.hand_number
+            info["first_role"] = ROLES[(self.seat - game.first_dealer) % 3]
+            info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
+        return info
+
+
+# ---------------------------------------------------------------------------- vector env
+
+
+class ActionMaskVecEnv(VecEnvWrapper):
+    """Caches each sub-env's mask (``info["action_mask"]``) so that
+    ``env_method("action_masks")`` needs no call into the sub-envs."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        self._masks = np.ones((venv.num_envs, NUM_ACTIONS), dtype=np.int8)
+
+    def reset(self):
+        obs = self.venv.reset()
+        for i, info in enumerate(self.venv.reset_infos):
+            self._masks[i] = info["action_mask"]
+        return obs
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        reset_infos = self.venv.reset_infos
+        for i, done in enumerate(dones):
+            self._masks[i] = (reset_infos[i] if done else infos[i])["action_mask"]
+        return obs, rewards, dones, infos
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs):
+        if method_name == "action_masks" and not method_args and not method_kwargs:
+            rows = range(self.num_envs) if indices is None else ([indices] if isinstance(indices, int) else indices)
+            return [self._masks[i] for i in rows]
+        return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "action_masks" or self.venv.has_attr(attr_name)
+
+
+def make_vec_env(
+    env_kwargs: dict[str, Any],
+    n_envs: int,
+    kind: str = "dummy",
+    seed: int | None = None,
+    pool_kwargs: dict[str, Any] | None = None,
+) -> VecEnv:
+    """``n_envs`` copies of :class:`SingleSeatEnv` in a Dummy/SubprocVecEnv,
+    with the mask cache and episode statistics (VecMonitor). Each env gets its
+    own :class:`OpponentPool` built from ``pool_kwargs``."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    def factory() -> SingleSeatEnv:
+        return SingleSeatEnv(**env_kwargs, opponents=OpponentPool(**(pool_kwargs or {})))
+
+    if kind == "dummy":
+        venv: VecEnv = DummyVecEnv([factory] * n_envs)
+    elif kind == "subproc":
+        venv = SubprocVecEnv([factory] * n_envs, start_method="forkserver")
+    else:
+        raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {kind!r}")
+    if seed is not None:
+        venv.seed(seed)
+    return VecMonitor(ActionMaskVecEnv(venv), info_keywords=("first_role",))

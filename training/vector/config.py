@@ -1,0 +1,201 @@
+"""The configuration of the batched self-play PPO trainer (``python -m training.vector.ppo --config ...``).
+
+Sections (every key optional; ``python -m training.vector.config`` lists them with their defaults)::
+
+    name: selfplay              # run folder <output_dir>/<name>
+    output_dir: runs
+    seed: 0
+    env:       {...}            # SelfPlayEnvConfig: the games (sm_env.compiled.batch.VectorGame's keywords)
+    opponents: {...}            # SeatsConfig: who plays each seat (the learner, snapshots, frozen files, random)
+    ppo:       {...}            # VectorPPOConfig: PPO hyper-parameters, the network, the critic
+    train:     {...}            # VectorTrainConfig: length, checkpoints, threads
+    eval:      {...}            # the SB3 trainer's EvalConfig: duplicate evaluation against baselines
+
+Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, as for the
+other trainers, and ``--set KEY=VALUE`` overrides work the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Literal
+
+from sm_env.core.episode import EPISODES
+from training.common.yaml_config import (
+    ConfigError,
+    Flag,
+    Mix,
+    Number,
+    Rules,
+    Section,
+    Sizes,
+    Text,
+    Whole,
+    config_error,
+    describe,
+    load,
+    setting,
+    validate,
+)
+from training.sb3.config import EvalConfig
+
+SELF = "self"
+SNAPSHOTS = "snapshots"
+RANDOM = "random"
+
+
+def policy_file(spec: str) -> str | None:
+    """The ``.pt``/``.zip`` file a seat spec names (``trained``, ``ppo:PATH`` or a bare path), else None."""
+    if spec == "trained":
+        from agents import TRAINED_POLICY
+
+        return TRAINED_POLICY
+    if spec.startswith("ppo:"):
+        return spec[4:]
+    if spec.endswith((".pt", ".zip")):
+        return spec
+    return None
+
+
+class SelfPlayEnvConfig(Section):
+    """The games: sm_env.compiled.batch.VectorGame, many at once."""
+
+    rules: Rules = setting("standard", "a preset name or a dict of rule options (docs/rules.md sections 1-9)")
+    episode: Literal[EPISODES] = setting("hand", "'hand': an episode is one hand; 'game': a whole game")
+    max_hands: Whole = setting(30, "game episodes: truncate a game nobody has won after this many hands", gt=0)
+    num_games: Whole = setting(256, "games stepped together (one decision of each per engine step)", gt=0)
+    reward_scale: Number = setting(0.25, "a seat's reward: its hand balance (tricks - quota) times this", gt=0)
+
+
+class SeatsConfig(Section):
+    """Who plays each seat. Every episode one seat of each game is the learner; each other seat draws its
+    player from ``mix`` (independently, per episode)."""
+
+    mix: Mix = setting(
+        lambda: {SELF: 1.0},
+        "weights of the other two seats' players: 'self' (the learner: self-play, its transitions are trained "
+        "on), 'snapshots' (a frozen copy of the learner from the pool; 'self' until one exists), 'random', "
+        "'trained' or 'ppo:PATH' (a frozen policy file)",
+    )
+    snapshot_every: Whole = setting(500_000, "learner decisions between frozen copies joining the pool", gt=0)
+    pool_size: Whole = setting(4, "snapshots kept (the oldest leaves)", gt=0)
+
+
+class VectorPPOConfig(Section):
+    """Masked PPO (CleanRL style) hyper-parameters and the networks."""
+
+    learning_rate: Number = setting(3e-4, "Adam learning rate", gt=0)
+    lr_schedule: Literal[("constant", "linear")] = setting(
+        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
+    )
+    n_steps: Whole = setting(64, "engine steps per rollout (a rollout is n_steps * env.num_games decisions)", gt=0)
+    batch_size: Whole = setting(4096, "minibatch size (learner decisions)", ge=2)
+    n_epochs: Whole = setting(4, "passes over each rollout", gt=0)
+    gamma: Number = setting(1.0, "discount per decision of the same seat", gt=0, le=1)
+    gae_lambda: Number = setting(0.95, "GAE lambda (per-seat sequences)", ge=0, le=1)
+    clip_range: Number = setting(0.2, "PPO clipping of the probability ratio", gt=0)
+    ent_coef: Number = setting(0.01, "entropy bonus (entropy over the legal actions)", ge=0)
+    vf_coef: Number = setting(0.5, "value loss weight", ge=0)
+    max_grad_norm: Number = setting(0.5, "gradient clipping (global norm)", gt=0)
+    target_kl: Number | None = setting(None, "stop an update's epochs beyond this approximate KL (null: never)", gt=0)
+    normalize_advantage: Flag = setting(True, "normalise advantages per minibatch")
+    net_arch: Sizes = setting(lambda: [512, 256], "hidden layer sizes of the actor and of the critic")
+    activation: Literal[("tanh", "relu")] = setting("relu", "activation of the hidden layers")
+    init: Text | None = setting(
+        None,
+        "start the actor from a policy file ('trained', 'ppo:PATH' or a .pt path of the same net_arch and "
+        "activation; null: a fresh network)",
+    )
+    critic_warmup: Whole = setting(
+        0,
+        "rollouts at the start of a run in which only the critic learns (the actor stays as loaded: a fresh critic "
+        "first learns the values of an init policy before its advantages steer it)",
+        ge=0,
+    )
+    critic: Literal[("observation", "full")] = setting(
+        "observation",
+        "the critic's input: 'observation' (what the actor sees) or 'full' (the observation plus the cards "
+        "hidden from the seat: VectorGame.full_state; used in training only, never by the actor)",
+    )
+
+
+class VectorTrainConfig(Section):
+    """Length of the run, checkpoints, threads."""
+
+    total_timesteps: Whole = setting(1_000_000, "learner decisions to train for (rounded up to whole rollouts)", gt=0)
+    checkpoint_every: Whole = setting(
+        200_000, "learner decisions between checkpoints (the end of the run always writes one)", gt=0
+    )
+    keep_checkpoints: Whole = setting(2, "numbered checkpoints kept besides checkpoints/latest.pt", ge=0)
+    torch_threads: Whole = setting(2, "torch CPU threads", gt=0)
+    progress: Flag = setting(True, "print a line of metrics per rollout (stderr)")
+
+
+class SelfPlayConfig(Section):
+    """A run of the batched self-play PPO trainer."""
+
+    name: Text = setting("selfplay", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = setting("runs", "folder of run folders")
+    seed: Whole = setting(0, "seed of the games, the seat draws, the sampling and the network")
+    env: SelfPlayEnvConfig = setting(SelfPlayEnvConfig, "the games")
+    opponents: SeatsConfig = setting(SeatsConfig, "who plays each seat")
+    ppo: VectorPPOConfig = setting(VectorPPOConfig, "PPO hyper-parameters")
+    train: VectorTrainConfig = setting(VectorTrainConfig, "length, checkpoints, threads")
+    eval: EvalConfig = setting(EvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)")
+
+
+def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
+    """A validated :class:`SelfPlayConfig` from a plain dict (as YAML gives it)."""
+    cfg = validate(SelfPlayConfig, data, source)
+    from sm_env.compiled.batch import unsupported_options
+    from sm_env.core.rules import RuleSet
+
+    unsupported = unsupported_options(RuleSet.from_any(cfg.env.rules))
+    if unsupported:
+        raise config_error(
+            source, "env.rules", f"env.rules: the batched engine runs sections 1-9 only; these rules use {unsupported}"
+        )
+    rollout = cfg.ppo.n_steps * cfg.env.num_games
+    if cfg.ppo.batch_size > rollout:
+        raise config_error(
+            source,
+            "ppo.batch_size",
+            f"ppo.batch_size: must be at most ppo.n_steps * env.num_games = {rollout}, got {cfg.ppo.batch_size}",
+        )
+    for spec in cfg.opponents.mix:
+        path = policy_file(spec)
+        if spec in (SELF, SNAPSHOTS, RANDOM):
+            continue
+        if path is None:
+            raise config_error(
+                source,
+                "opponents.mix",
+                f"opponents.mix: unknown player {spec!r}; allowed: 'self', 'snapshots', 'random', 'trained', "
+                "'ppo:PATH' (a frozen policy file)",
+            )
+        if not os.path.isfile(path):
+            raise config_error(source, "opponents.mix", f"opponents.mix: policy file not found: {path} (from {spec!r})")
+    if cfg.ppo.init is not None:
+        path = policy_file(cfg.ppo.init) or cfg.ppo.init
+        if not os.path.isfile(path):
+            raise config_error(source, "ppo.init", f"ppo.init: policy file not found: {path}")
+    return cfg
+
+
+def load_selfplay_config(path: str | None = None, overrides: list[str] | None = None) -> SelfPlayConfig:
+    """Read, override and validate a self-play config (``path`` None: the defaults)."""
+    return load(selfplay_config_from_dict, path, overrides)
+
+
+__all__ = [
+    "ConfigError",
+    "SelfPlayConfig",
+    "load_selfplay_config",
+    "policy_file",
+    "selfplay_config_from_dict",
+]
+
+if __name__ == "__main__":  # python -m training.vector.config
+    print(describe(SelfPlayConfig))
+    sys.exit(0)

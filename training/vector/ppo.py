@@ -1,0 +1,782 @@
+"""Masked PPO over the batched engine, CleanRL style: one file, one path from a config to a result.
+
+    python -m training.vector.ppo --config configs/selfplay.yaml
+    python -m training.vector.ppo --config configs/selfplay.yaml --set ppo.critic=full --set env.num_games=512
+    python -m training.vector.ppo --resume runs/selfplay --set train.total_timesteps=20000000
+    (also: sergeant-major train --backend vector --config configs/selfplay.yaml)
+
+What one run does (the config is training/vector/config.py):
+
+1. ``env.num_games`` games of :class:`sm_env.compiled.batch.VectorGame` step together; each engine step is one
+   decision in every game. Each episode, one seat of every game is the learner and the two others draw
+   their player from ``opponents.mix``: ``self`` (the learner too: self-play), a frozen snapshot of the
+   learner, a frozen policy file, or uniform random play.
+2. Rollout (``ppo.n_steps`` engine steps): the learner's actor picks the actions of its seats (sampled from
+   the softmax over the legal actions: illegal logits are masked out). Every learner seat of every game is
+   its own trajectory: a transition's reward is that seat's hand balance (tricks - quota, times
+   ``env.reward_scale``) paid when a hand ends after it and before the seat's next decision, and it is
+   terminal when the episode ends there. A trajectory still open at the end of the rollout is bootstrapped
+   with the critic's value of the seat's view at that moment (:func:`per_seat_gae`); the rewards paid
+   after that moment and before the seat's next decision are left to that value. A game stopped by
+   ``env.max_hands`` ends its trajectories like a finished one (no bootstrap).
+3. Update: ``ppo.n_epochs`` passes of clipped PPO over minibatches of the learner's transitions, the
+   entropy over the legal actions, a value loss, gradient clipping, optional early stop on approx_kl
+   (during the first ``ppo.critic_warmup`` rollouts only the value loss: the actor stays as loaded).
+4. Between rollouts: snapshots join the pool, checkpoints (atomic; ``--resume`` continues exactly: the same
+   weights as an uninterrupted run), duplicate evaluations against baselines (training/evaluation/evaluate.py).
+
+The critic (``ppo.critic: full``) may see the cards hidden from the seat (:meth:`VectorGame.full_state`),
+an asymmetric actor-critic: the actor, the only part exported, sees the observation alone.
+
+Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.ppo_agent.export_policy`
+writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
+``metrics.jsonl`` (one line per rollout: SPS, policy/value loss, entropy, approx_kl, clipfrac, explained
+variance, the time breakdown), ``eval.jsonl``, ``final_eval.json`` and ``config.yaml``.
+
+Time is measured per phase (:class:`Timers`): the network (forward to act, forward for the values,
+forward+backward+step of the update) against everything else (the engine, sampling, the opponents'
+random play, bookkeeping, batching); ``python benchmarks/bench_trainer.py`` prints the breakdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.ppo_agent import NumpyPolicy, export_policy, load_numpy_policy
+from sm_env.atomic import atomic_path
+from sm_env.compiled.batch import FULL_STATE_SIZE, VectorGame
+from sm_env.compiled.kernels import random_legal
+from sm_env.core.game import NUM_ACTIONS
+from sm_env.observation import OBSERVATION_SIZE
+from training.common.yaml_config import save_config
+from training.sb3.config import ConfigError, config_from_dict
+
+from .config import (
+    RANDOM,
+    SELF,
+    SNAPSHOTS,
+    SelfPlayConfig,
+    load_selfplay_config,
+    policy_file,
+)
+
+CHECKPOINT_FORMAT = "sergeant-major-vector-ppo/1"
+LEARNER, RANDOM_PLAYER = 0, 1  # seat kinds; 2 + k: the k-th frozen policy (files, then snapshot slots)
+NETWORK_PHASES = ("act forward", "value forward", "update network")
+_MASKED = -1e9  # logit of an illegal action: exp() is 0, and 0 * _MASKED stays finite in the entropy
+_ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+class CheckpointError(ConfigError):
+    """A checkpoint that cannot be read or does not fit the run's config (one line)."""
+
+
+# ---------------------------------------------------------------------------- networks
+
+
+def mlp(inputs: int, net_arch: list[int], outputs: int, activation: str) -> nn.Sequential:
+    """Linear layers of ``net_arch`` sizes with the activation between them, then a linear output layer."""
+    layers: list[nn.Module] = []
+    for width in net_arch:
+        layers += [nn.Linear(inputs, width), _ACTIVATIONS[activation]()]
+        inputs = width
+    layers.append(nn.Linear(inputs, outputs))
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """An actor (observation -> 56 logits) and a separate critic (observation [+ full state] -> value),
+    both MLPs of ``net_arch`` (SB3's actor-critic layout: no shared layers)."""
+
+    def __init__(self, net_arch: list[int], activation: str, full_critic: bool) -> None:
+        super().__init__()
+        self.net_arch, self.activation, self.full_critic = list(net_arch), activation, full_critic
+        self.actor = mlp(OBSERVATION_SIZE, net_arch, NUM_ACTIONS, activation)
+        critic_inputs = OBSERVATION_SIZE + (FULL_STATE_SIZE if full_critic else 0)
+        self.critic = mlp(critic_inputs, net_arch, 1, activation)
+
+    def value(self, obs: torch.Tensor, full: torch.Tensor | None) -> torch.Tensor:
+        x = torch.cat([obs, full], dim=1) if self.full_critic else obs
+        return self.critic(x).squeeze(-1)
+
+
+def actor_arrays(actor: nn.Sequential) -> dict[str, np.ndarray]:
+    """The actor's weights in SB3 key naming (what :class:`NumpyPolicy` and ``ppo:PATH`` files hold)."""
+    linears = [m for m in actor if isinstance(m, nn.Linear)]
+    out = {}
+    for i, layer in enumerate(linears[:-1]):
+        out[f"mlp_extractor.policy_net.{2 * i}.weight"] = layer.weight.detach().numpy().copy()
+        out[f"mlp_extractor.policy_net.{2 * i}.bias"] = layer.bias.detach().numpy().copy()
+    out["action_net.weight"] = linears[-1].weight.detach().numpy().copy()
+    out["action_net.bias"] = linears[-1].bias.detach().numpy().copy()
+    return out
+
+
+def load_actor(actor: nn.Sequential, policy: NumpyPolicy, where: str, net_arch: list[int], activation: str) -> None:
+    """Copy a loaded policy's weights into ``actor``; its network must be ``net_arch`` / ``activation``."""
+    if policy.net_arch != list(net_arch) or policy.activation != activation:
+        raise ConfigError(
+            f"{where}: the policy is an MLP {policy.net_arch} {policy.activation}; the config's network is "
+            f"ppo.net_arch {list(net_arch)}, ppo.activation {activation!r}: set them to the policy's"
+        )
+    linears = [m for m in actor if isinstance(m, nn.Linear)]
+    with torch.no_grad():
+        for layer, (w, b) in zip(linears, [*policy.hidden, policy.head], strict=True):
+            layer.weight.copy_(torch.from_numpy(w.T))  # NumpyPolicy keeps weights transposed (x @ W)
+            layer.bias.copy_(torch.from_numpy(b))
+
+
+def network_flops(net_arch: list[int], full_critic: bool = False) -> dict[str, float]:
+    """Floating-point operations per decision (a multiply-add counts 2; biases and activations left out).
+
+    ``act``: the actor's and the critic's forward passes (acting, then the value of the transition);
+    ``update_epoch``: forward + backward of both (backward ~ 2 forwards) for one pass over the decision.
+    """
+
+    def forward(inputs: int, outputs: int) -> float:
+        sizes = [inputs, *net_arch, outputs]
+        return float(sum(2 * a * b for a, b in zip(sizes, sizes[1:], strict=False)))
+
+    actor = forward(OBSERVATION_SIZE, NUM_ACTIONS)
+    critic = forward(OBSERVATION_SIZE + (FULL_STATE_SIZE if full_critic else 0), 1)
+    return {
+        "actor_forward": actor,
+        "critic_forward": critic,
+        "act": actor + critic,
+        "update_epoch": 3 * (actor + critic),
+    }
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with every illegal action (``mask`` False) set to a large negative number."""
+    return logits.masked_fill(~mask, _MASKED)
+
+
+def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One action per row from softmax(logits) (Gumbel-max with ``generator``)."""
+    u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0 - 1e-7)
+    return torch.argmax(logits - torch.log(-torch.log(u)), dim=1)
+
+
+# ---------------------------------------------------------------------------- advantages
+
+
+def per_seat_gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    dones: np.ndarray,
+    next_index: np.ndarray,
+    tail_values: np.ndarray,
+    gamma: float,
+    lam: float,
+    block: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """GAE along each seat's own sequence of transitions; returns (advantages, returns).
+
+    The arrays are flat over a rollout in step order (entry ``t * block + i``: engine step t, game i).
+    For transition j: ``rewards[j]`` is what the seat was paid after it and before its next decision,
+    ``dones[j]`` whether its episode ended there, ``next_index[j]`` the entry of the same seat's next
+    decision in the rollout (-1: none), and ``tail_values[j]`` the value to bootstrap from when the
+    episode goes on but the rollout ended before the seat's next decision. A seat's next decision is
+    always at a later engine step, so one backward sweep over the steps gives, with
+    ``V' = 0 if done else values[next] (or tail_values)``::
+
+        delta[j] = rewards[j] + gamma * V' - values[j]
+        adv[j]   = delta[j] + gamma * lam * (1 - done[j]) * adv[next[j]]   (0 without a next)
+    """
+    adv = np.zeros(len(rewards), dtype=np.float32)
+    for start in range(len(rewards) - block, -1, -block):
+        span = slice(start, start + block)
+        nxt = next_index[span]
+        has_next = nxt >= 0
+        safe = np.where(has_next, nxt, 0)
+        next_value = np.where(has_next, values[safe], tail_values[span])
+        next_adv = np.where(has_next, adv[safe], 0.0)
+        alive = ~dones[span]
+        delta = rewards[span] + gamma * next_value * alive - values[span]
+        adv[span] = delta + gamma * lam * alive * next_adv
+    return adv, adv + values
+
+
+def explained_variance(predicted: np.ndarray, target: np.ndarray) -> float:
+    """1 - Var(target - predicted) / Var(target) (nan when the target does not vary)."""
+    var = float(np.var(target))
+    return float("nan") if var == 0 else 1.0 - float(np.var(target - predicted)) / var
+
+
+class Timers:
+    """Seconds spent per phase: ``with timers("engine"): ...``."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
+
+    def network_share(self) -> float:
+        total = sum(self.seconds.values())
+        return sum(self.seconds.get(p, 0.0) for p in NETWORK_PHASES) / total if total else 0.0
+
+    def table(self) -> str:
+        total = sum(self.seconds.values()) or 1.0
+        rows = sorted(self.seconds.items(), key=lambda kv: -kv[1])
+        lines = [f"  {phase:<16}{sec:>9.2f} s {100 * sec / total:>6.1f}%" for phase, sec in rows]
+        lines.append(f"  network (forward/backward): {100 * self.network_share():.1f}% of the timed wall time")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- the trainer
+
+
+class VectorPPO:
+    """One run: the games, the network, the rollout buffer and the steps between rollouts."""
+
+    def __init__(self, cfg: SelfPlayConfig, run_dir: str, resume: bool = False, quiet: bool = False) -> None:
+        self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
+        torch.set_num_threads(cfg.train.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)  # sampling, seat draws, minibatch order
+        n, steps = cfg.env.num_games, cfg.ppo.n_steps
+        self.num_games, self.n_steps = n, steps
+        self.games = VectorGame(
+            n, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
+        )
+        self.games.reset()
+        self.net = ActorCritic(cfg.ppo.net_arch, cfg.ppo.activation, cfg.ppo.critic == "full")
+        if cfg.ppo.init is not None:
+            path = policy_file(cfg.ppo.init) or cfg.ppo.init
+            load_actor(
+                self.net.actor, load_numpy_policy(path)[0], f"ppo.init {path}", cfg.ppo.net_arch, cfg.ppo.activation
+            )
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+        # who plays: mix entries in order; frozen files get kinds 2.., snapshot slots after them
+        self.mix_names = list(cfg.opponents.mix)
+        self.mix_weights = torch.tensor([cfg.opponents.mix[k] for k in self.mix_names], dtype=torch.float64)
+        frozen_specs = [name for name in self.mix_names if name not in (SELF, SNAPSHOTS, RANDOM)]
+        self.file_kind = {name: 2 + k for k, name in enumerate(frozen_specs)}
+        self.frozen: list[nn.Sequential | None] = [
+            self._frozen_actor(load_numpy_policy(policy_file(name))[0]) for name in frozen_specs
+        ]
+        self.snapshot_base = 2 + len(frozen_specs)
+        self.snapshots: list[dict[str, torch.Tensor]] = []  # ring of pool_size slots
+        self.frozen += [None] * cfg.opponents.pool_size
+        self.seat_kind = np.zeros((n, 3), dtype=np.int64)
+        self._draw_seats(np.arange(n))
+        random_seeds = torch.randint(1, 2**62, (n,), generator=self.gen, dtype=torch.int64)
+        self.random_state = random_seeds.numpy().astype(np.uint64)
+        self.global_step = self.updates = self.rollouts = self.snapshots_added = 0
+        self.last = {"snapshot": 0, "eval": 0, "checkpoint": 0}
+        self.history: list[dict[str, Any]] = []
+        self.evals: list[dict[str, Any]] = []
+        self.wall = 0.0
+        self.timers = Timers()
+        # rollout buffer, flat in step order: entry t * n + i
+        size = steps * n
+        self.obs = np.zeros((steps, n, OBSERVATION_SIZE), dtype=np.float32)
+        self.full = np.zeros((steps, n, FULL_STATE_SIZE), dtype=np.float32) if self.net.full_critic else None
+        self.masks = np.zeros((steps, n, NUM_ACTIONS), dtype=np.int8)
+        self.actions = np.zeros(size, dtype=np.int64)
+        self.logps = np.zeros(size, dtype=np.float32)
+        self.learner = np.zeros(size, dtype=np.bool_)
+        self.seats = np.zeros(size, dtype=np.int8)  # the absolute seat that acted
+        self.rewards = np.zeros(size, dtype=np.float32)
+        self.dones = np.zeros(size, dtype=np.bool_)
+        self.next_index = np.full(size, -1, dtype=np.int64)
+        self.tail_values = np.zeros(size, dtype=np.float32)
+        self.episode_return = np.zeros((n, 3), dtype=np.float64)
+        os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
+        if resume:
+            self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
+        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
+        self.start_step, self.start_wall = self.global_step, self.wall
+
+    # -- seats -------------------------------------------------------------------
+    def _frozen_actor(self, policy: NumpyPolicy) -> nn.Sequential:
+        actor = mlp(OBSERVATION_SIZE, policy.net_arch, NUM_ACTIONS, policy.activation)
+        load_actor(actor, policy, "frozen policy", policy.net_arch, policy.activation)
+        return actor.requires_grad_(False)
+
+    def _draw_seats(self, rows: np.ndarray) -> None:
+        """New players for the games in ``rows``: one seat the learner, the others drawn from the mix."""
+        if len(rows) == 0:
+            return
+        m = len(rows)
+        learner_seat = torch.randint(3, (m,), generator=self.gen).numpy()
+        picks = torch.multinomial(self.mix_weights.expand(m * 3, -1), 1, True, generator=self.gen).view(m, 3).numpy()
+        snap = torch.randint(max(len(self.snapshots), 1), (m, 3), generator=self.gen).numpy()
+        kinds = np.zeros((m, 3), dtype=np.int64)
+        for k, name in enumerate(self.mix_names):
+            chosen = picks == k
+            if name == RANDOM:
+                kinds[chosen] = RANDOM_PLAYER
+            elif name == SNAPSHOTS and self.snapshots:
+                kinds[chosen] = self.snapshot_base + snap[chosen]
+            elif name in self.file_kind:
+                kinds[chosen] = self.file_kind[name]
+        kinds[np.arange(m), learner_seat] = LEARNER
+        self.seat_kind[rows] = kinds
+
+    def add_snapshot(self) -> None:
+        """A frozen copy of the actor joins the pool (replacing the oldest when it is full)."""
+        slot = self.snapshots_added % self.cfg.opponents.pool_size
+        self.snapshots_added += 1
+        state = {k: v.detach().clone() for k, v in self.net.actor.state_dict().items()}
+        if slot == len(self.snapshots):
+            self.snapshots.append(state)
+        else:
+            self.snapshots[slot] = state
+        actor = mlp(OBSERVATION_SIZE, self.net.net_arch, NUM_ACTIONS, self.net.activation)
+        actor.load_state_dict(state)
+        self.frozen[self.snapshot_base - 2 + slot] = actor.requires_grad_(False)
+
+    # -- rollout -----------------------------------------------------------------
+    def collect(self) -> dict[str, float]:
+        """Play ``n_steps`` engine steps in every game; fill the buffer; returns episode statistics."""
+        n, g, t_ = self.num_games, self.games, self.timers
+        rows = np.arange(n)
+        last_index = np.full((n, 3), -1, dtype=np.int64)  # each seat's latest learner transition
+        self.rewards[:] = 0
+        self.dones[:] = False
+        self.next_index[:] = -1
+        self.tail_values[:] = 0
+        returns: list[np.ndarray] = []
+        scale = self.cfg.env.reward_scale
+        actions = np.zeros(n, dtype=np.int64)
+        for t in range(self.n_steps):
+            with t_("engine"):
+                cur = g.current_player.astype(np.int64)
+                g.legal_mask(out=self.masks[t])
+                g.observe(out=self.obs[t])
+                if self.full is not None:
+                    g.full_state(out=self.full[t])
+            with t_("bookkeeping"):
+                kind = self.seat_kind[rows, cur]
+                learn = kind == LEARNER
+                lrows = rows if learn.all() else np.flatnonzero(learn)
+                obs_t = torch.from_numpy(self.obs[t][lrows])
+                mask_t = torch.from_numpy(self.masks[t][lrows]).bool()
+            with t_("act forward"), torch.no_grad():
+                logits = self.net.actor(obs_t)
+            with t_("sampling"), torch.no_grad():
+                logits = masked_logits(logits, mask_t)
+                chosen = sample(logits, self.gen)
+                logp = torch.log_softmax(logits, dim=1).gather(1, chosen[:, None]).squeeze(1)
+                actions[lrows] = chosen.numpy()
+                span = t * n + lrows
+                self.actions[t * n : (t + 1) * n] = 0
+                self.actions[span] = actions[lrows]
+                self.logps[span] = logp.numpy()
+                self.learner[t * n : (t + 1) * n] = learn
+                self.seats[t * n : (t + 1) * n] = cur
+            if len(lrows) < n:
+                self._opponents_act(t, kind, actions)
+            with t_("bookkeeping"):
+                seats = cur[lrows]
+                prev = last_index[lrows, seats]
+                linked = prev >= 0
+                self.next_index[prev[linked]] = span[linked]
+                last_index[lrows, seats] = span
+            with t_("engine"):
+                r, done = g.step(actions)
+            with t_("bookkeeping"):
+                self.episode_return += r * scale
+                paid = (last_index >= 0) & (r != 0)
+                if paid.any():
+                    self.rewards[last_index[paid]] += r[paid] * scale
+                if done.any():
+                    ended = np.flatnonzero(done)
+                    finals = last_index[ended]
+                    self.dones[finals[finals >= 0]] = True
+                    learner_seats = self.seat_kind[ended] == LEARNER
+                    returns.append(self.episode_return[ended][learner_seats])
+                    self.episode_return[ended] = 0.0
+                    last_index[ended] = -1
+                    self._draw_seats(ended)
+        # bootstrap the trajectories still open: the value of the seat's view now
+        open_rows, open_seats = np.nonzero(last_index >= 0)
+        if len(open_rows):
+            with t_("engine"):
+                obs = g.observe(open_rows, open_seats)
+                full = g.full_state(open_rows, open_seats) if self.full is not None else None
+            with t_("value forward"), torch.no_grad():
+                values = self.net.value(torch.from_numpy(obs), None if full is None else torch.from_numpy(full))
+            self.tail_values[last_index[open_rows, open_seats]] = values.numpy()
+        done_returns = np.concatenate(returns) if returns else np.zeros(0)
+        return {
+            "episodes": float(len(done_returns)),
+            "episode_return": float(done_returns.mean()) if len(done_returns) else float("nan"),
+        }
+
+    def _opponents_act(self, t: int, kind: np.ndarray, actions: np.ndarray) -> None:
+        """The actions of the seats not played by the learner at step ``t``."""
+        for code in np.unique(kind[kind != LEARNER]):
+            rows = np.flatnonzero(kind == code)
+            if code == RANDOM_PLAYER:
+                with self.timers("opponents"):
+                    out = np.zeros(len(rows), dtype=np.int64)
+                    state = self.random_state[rows]
+                    random_legal(self.masks[t][rows], state, out)
+                    self.random_state[rows] = state
+                    actions[rows] = out
+                continue
+            actor = self.frozen[code - 2]
+            with self.timers("act forward"), torch.no_grad():
+                logits = actor(torch.from_numpy(self.obs[t][rows]))
+            with self.timers("sampling"):
+                logits = masked_logits(logits, torch.from_numpy(self.masks[t][rows]).bool())
+                actions[rows] = sample(logits, self.gen).numpy()
+
+    # -- update ------------------------------------------------------------------
+    def update(self) -> dict[str, float]:
+        """Values, per-seat GAE, then ``n_epochs`` of clipped PPO over the learner's transitions."""
+        p, t_ = self.cfg.ppo, self.timers
+        with t_("batching"):
+            idx = np.flatnonzero(self.learner)
+            obs_all = torch.from_numpy(self.obs.reshape(-1, OBSERVATION_SIZE))
+            full_all = None if self.full is None else torch.from_numpy(self.full.reshape(-1, FULL_STATE_SIZE))
+            values = np.zeros(len(self.learner), dtype=np.float32)
+        with t_("value forward"), torch.no_grad():
+            for start in range(0, len(idx), 8192):
+                chunk = torch.from_numpy(idx[start : start + 8192])
+                full = None if full_all is None else full_all[chunk]
+                values[idx[start : start + 8192]] = self.net.value(obs_all[chunk], full).numpy()
+        with t_("bookkeeping"):
+            adv, ret = per_seat_gae(
+                self.rewards,
+                values,
+                self.dones,
+                self.next_index,
+                self.tail_values,
+                p.gamma,
+                p.gae_lambda,
+                self.num_games,
+            )
+            lr = p.learning_rate * (
+                max(0.0, 1.0 - self.global_step / self.cfg.train.total_timesteps) if p.lr_schedule == "linear" else 1.0
+            )
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            b_idx = torch.from_numpy(idx)
+            b_actions = torch.from_numpy(self.actions[idx])
+            b_logp = torch.from_numpy(self.logps[idx])
+            b_adv = torch.from_numpy(adv[idx])
+            b_ret = torch.from_numpy(ret[idx])
+            masks_all = torch.from_numpy(self.masks.reshape(-1, NUM_ACTIONS))
+        stats: dict[str, list[float]] = {
+            k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
+        }
+        m = len(idx)
+        train_actor = self.rollouts >= p.critic_warmup
+        if m == 0:  # no learner decision in this rollout (tiny n_steps): nothing to learn from
+            return {
+                **{k: float("nan") for k in stats},
+                "explained_variance": float("nan"),
+                "learning_rate": lr,
+                "decisions": 0.0,
+            }
+        for _epoch in range(p.n_epochs):
+            with t_("batching"):
+                order = torch.randperm(m, generator=self.gen)
+            kl_epoch = []
+            for start in range(0, m, p.batch_size):
+                with t_("batching"):
+                    mb = order[start : start + p.batch_size]
+                    rows = b_idx[mb]
+                    obs, mask = obs_all[rows], masks_all[rows].bool()
+                    full = None if full_all is None else full_all[rows]
+                    mb_adv = b_adv[mb]
+                    if p.normalize_advantage and len(mb) > 1:
+                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                with t_("update network"):
+                    logits = masked_logits(self.net.actor(obs), mask)
+                    logp_all = torch.log_softmax(logits, dim=1)
+                    new_logp = logp_all.gather(1, b_actions[mb][:, None]).squeeze(1)
+                    entropy = -(logp_all.exp() * logp_all).sum(1).mean()
+                    value = self.net.value(obs, full)
+                    log_ratio = new_logp - b_logp[mb]
+                    ratio = log_ratio.exp()
+                    pg_loss = torch.max(
+                        -mb_adv * ratio, -mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)
+                    ).mean()
+                    v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
+                    loss = p.vf_coef * v_loss
+                    if train_actor:
+                        loss = loss + pg_loss - p.ent_coef * entropy
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(self.net.parameters(), p.max_grad_norm)
+                    self.optimizer.step()
+                with torch.no_grad():
+                    approx_kl = float(((ratio - 1) - log_ratio).mean())
+                    clipfrac = float(((ratio - 1).abs() > p.clip_range).float().mean())
+                for key, v in zip(
+                    stats, (pg_loss.item(), v_loss.item(), entropy.item(), approx_kl, clipfrac), strict=True
+                ):
+                    stats[key].append(v)
+                kl_epoch.append(approx_kl)
+            self.updates += 1
+            if train_actor and p.target_kl is not None and np.mean(kl_epoch) > p.target_kl:
+                break
+        out = {k: float(np.mean(v)) for k, v in stats.items()}
+        out["explained_variance"] = explained_variance(values[idx], ret[idx])
+        out["learning_rate"] = lr
+        out["decisions"] = float(m)
+        return out
+
+    # -- loop --------------------------------------------------------------------
+    def train(self) -> None:
+        """Rollouts and updates until ``train.total_timesteps`` learner decisions; checkpoints, snapshots,
+        evaluations between rollouts; always a checkpoint at the end."""
+        cfg = self.cfg
+        while self.global_step < cfg.train.total_timesteps:
+            started = time.perf_counter()
+            episodes = self.collect()
+            stats = self.update()
+            elapsed = time.perf_counter() - started
+            self.wall += elapsed
+            self.global_step += int(stats["decisions"])
+            self.rollouts += 1
+            row = {"global_step": self.global_step, "rollout": self.rollouts, "sps": stats["decisions"] / elapsed}
+            row.update(stats)
+            row.update(episodes)
+            row["network_share"] = self.timers.network_share()
+            self.history.append(row)
+            if cfg.train.progress and not self.quiet:
+                print(
+                    f"step {self.global_step:>10}  sps {row['sps']:>7.0f}  pg {row['policy_loss']:+.4f}  "
+                    f"v {row['value_loss']:.4f}  ent {row['entropy']:.3f}  kl {row['approx_kl']:.4f}  "
+                    f"clip {row['clipfrac']:.3f}  ev {row['explained_variance']:+.3f}  "
+                    f"net {100 * row['network_share']:.0f}%",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if self.global_step - self.last["snapshot"] >= cfg.opponents.snapshot_every:
+                self.last["snapshot"] = self.global_step
+                self.add_snapshot()
+            if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
+                self.last["eval"] = self.global_step
+                self.evaluate(cfg.eval.deals)
+            finished = self.global_step >= cfg.train.total_timesteps
+            if finished or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
+                self.last["checkpoint"] = self.global_step
+                self.save_checkpoint()
+
+    # -- outputs -----------------------------------------------------------------
+    def numpy_policy(self) -> NumpyPolicy:
+        return NumpyPolicy.from_state_dict(actor_arrays(self.net.actor), self.net.activation, where="the actor")
+
+    def export(self, path: str) -> str:
+        """The actor as a ``.pt`` policy (``ppo:PATH``), atomically."""
+        export_policy(
+            self.numpy_policy(),
+            path,
+            trainer="training.vector.ppo",
+            num_timesteps=self.global_step,
+            rules=str(self.cfg.env.rules),
+        )
+        return path
+
+    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
+        """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py)."""
+        from training.evaluation.evaluate import evaluate_policy_file, format_table
+
+        path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
+        sb3_cfg = config_from_dict({"env": {"rules": self.cfg.env.rules}, "eval": self.cfg.eval.to_dict()})
+        results = evaluate_policy_file(path, sb3_cfg, deals)
+        self.evals.append({"global_step": self.global_step, "deals": deals, "final": final, "results": results})
+        self._write_lines("eval.jsonl", self.evals)
+        if not self.quiet:
+            print(
+                f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}",
+                file=sys.stderr,
+            )
+        return results
+
+    def _write_lines(self, name: str, rows: list[dict[str, Any]]) -> None:
+        with atomic_path(os.path.join(self.run_dir, name)) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row) + "\n")
+
+    def _state(self) -> dict[str, Any]:
+        engine = {
+            k: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v)
+            for k, v in self.games.get_state().items()
+        }
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "config": self.cfg.to_dict(),
+            "counters": {
+                "global_step": self.global_step,
+                "updates": self.updates,
+                "rollouts": self.rollouts,
+                "wall": self.wall,
+                "snapshots_added": self.snapshots_added,
+            },
+            "last": dict(self.last),
+            "net": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "engine": engine,
+            "seat_kind": torch.from_numpy(self.seat_kind.copy()),
+            "random_state": torch.from_numpy(self.random_state.view(np.int64).copy()),
+            "episode_return": torch.from_numpy(self.episode_return.copy()),
+            "generator": self.gen.get_state(),
+            "snapshots": list(self.snapshots),
+            "history": self.history,
+            "evals": self.evals,
+        }
+
+    def save_checkpoint(self) -> str:
+        """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), the logs, the current policy."""
+        folder = os.path.join(self.run_dir, "checkpoints")
+        state = self._state()
+        numbered = os.path.join(folder, f"step_{self.global_step:010d}.pt")
+        for path in (numbered, os.path.join(folder, "latest.pt")):
+            with atomic_path(path) as tmp:
+                torch.save(state, tmp)
+        kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
+        for old in kept[: max(0, len(kept) - self.cfg.train.keep_checkpoints)]:
+            os.remove(os.path.join(folder, old))
+        self._write_lines("metrics.jsonl", self.history)
+        return numbered
+
+    def load(self, path: str) -> None:
+        """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
+        if not os.path.isfile(path):
+            raise CheckpointError(f"cannot resume: {path} does not exist")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - torch's own message advises unsafe loading: never relay it
+            raise CheckpointError(f"{path}: not a checkpoint of this trainer, or damaged") from None
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint")
+        saved = state["config"]
+        for section, key in (
+            ("ppo", "net_arch"),
+            ("ppo", "activation"),
+            ("ppo", "critic"),
+            ("env", "num_games"),
+            ("ppo", "n_steps"),
+        ):
+            now = getattr(getattr(self.cfg, section), key)
+            if saved[section][key] != now:
+                raise CheckpointError(
+                    f"{path}: the run was trained with {section}.{key} {saved[section][key]!r}, the config says "
+                    f"{now!r}; resume with the config the run was trained with"
+                )
+        try:
+            self.net.load_state_dict(state["net"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as err:
+            raise CheckpointError(f"{path}: the weights do not fit the config's network ({err})") from None
+        engine = {
+            k: (v.numpy().view(np.uint64) if k in ("cm", "rng", "rng_start", "seed") else v.numpy())
+            for k, v in state["engine"].items()
+        }
+        self.games.set_state(engine)
+        self.seat_kind = state["seat_kind"].numpy().copy()
+        self.random_state = state["random_state"].numpy().view(np.uint64).copy()
+        self.episode_return = state["episode_return"].numpy().copy()
+        self.gen.set_state(state["generator"])
+        self.snapshots = []
+        for k, snap in enumerate(state["snapshots"]):
+            self.snapshots.append(snap)
+            actor = mlp(OBSERVATION_SIZE, self.net.net_arch, NUM_ACTIONS, self.net.activation)
+            actor.load_state_dict(snap)
+            self.frozen[self.snapshot_base - 2 + k] = actor.requires_grad_(False)
+        counters = state["counters"]
+        self.global_step, self.updates, self.rollouts = (
+            counters["global_step"],
+            counters["updates"],
+            counters["rollouts"],
+        )
+        self.wall, self.snapshots_added = counters["wall"], counters["snapshots_added"]
+        self.last = dict(state["last"])
+        self.history, self.evals = list(state["history"]), list(state["evals"])
+
+
+# ---------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train from a config (or resume a run); returns the exit status (2: bad input, 130: interrupted)."""
+    from training.cli import fresh_run_dir
+
+    parser = argparse.ArgumentParser(
+        prog="python -m training.vector.ppo",
+        description="Masked PPO self-play over the batched engine (sm_env.compiled.batch), from a config to a policy.",
+        epilog="examples:\n" + __doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--backend", choices=("vector",), default="vector", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--config", help="YAML config (configs/selfplay.yaml; python -m training.vector.config lists the keys)"
+    )
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from checkpoints/latest.pt")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config field (repeatable)",
+    )
+    parser.add_argument("--run-dir", help="run folder (default: <output_dir>/<name>, or <name>-2, ... if used)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    args = parser.parse_args(argv)
+    if args.resume and args.config:
+        parser.error("give either --config (a new run) or --resume RUN_DIR (continue a run), not both")
+    if not args.resume and not args.config:
+        parser.error("--config FILE is needed to start a run (or --resume RUN_DIR to continue one)")
+    run_dir = args.resume or args.run_dir or ""
+    try:
+        if args.resume:
+            cfg = load_selfplay_config(os.path.join(run_dir, "config.yaml"), args.sets)
+        else:
+            cfg = load_selfplay_config(args.config, args.sets)
+            if args.run_dir:
+                if os.path.exists(os.path.join(run_dir, "checkpoints", "latest.pt")):
+                    raise ConfigError(f"{run_dir} already holds a run: continue it with --resume {run_dir}")
+            else:
+                run_dir, cfg.name = fresh_run_dir(cfg.output_dir, cfg.name)
+        print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", file=sys.stderr, flush=True)
+        trainer = VectorPPO(cfg, run_dir, resume=bool(args.resume), quiet=args.quiet)
+        trainer.train()
+    except ConfigError as err:
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: continue with --resume {run_dir} (from the last checkpoint)", file=sys.stderr)
+        return 130
+    final = trainer.export(os.path.join(run_dir, "final_policy.pt"))
+    done = trainer.global_step - trainer.start_step
+    wall = trainer.wall - trainer.start_wall
+    print(f"trained {done} learner decisions in {wall:.0f} s ({done / max(wall, 1e-9):.0f}/s); time by phase:")
+    print(trainer.timers.table())
+    if cfg.eval.final_deals > 0:
+        results = trainer.evaluate(cfg.eval.final_deals, final=True)
+        with atomic_path(os.path.join(run_dir, "final_eval.json")) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            json.dump(
+                {"global_step": trainer.global_step, "deals": cfg.eval.final_deals, "results": results}, f, indent=1
+            )
+    print(f"final policy: {final} (agent spec ppo:{final})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
