@@ -14,12 +14,12 @@ from sm_env.core.cards import from_mask
 from sm_env.core.game import PLAY, Game
 from sm_env.core.knowledge import player_view
 from sm_env.observation import encode
-from training import distill_data
+from training.distill import data as distill_data
 from training.distill.data import DataSettings
 
 pytest.importorskip("torch")
 
-from training import distill  # noqa: E402
+from training.distill import fit as distill  # noqa: E402
 
 TINY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0)
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from training import evaluate as ev
+from training.evaluation import evaluate as ev
 
 
 def _strip(result: ev.EvalResult) -> dict:

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[rllib]')")
 
-from training import evaluate as ev  # noqa: E402
+from training.evaluation import evaluate as ev  # noqa: E402
 from training.evaluation.ray_tasks import chunks, play_chunk, play_deals_on_ray  # noqa: E402
 
 

@@ -65,7 +65,8 @@ import numpy as np
 import yaml
 
 from sm_env.atomic import atomic_path
-from training import distill_data, symmetry
+from training.distill import data as distill_data
+from training.distill import symmetry
 from training.distill.data import DataSettings
 
 Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
