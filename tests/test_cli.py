@@ -182,26 +182,6 @@ def test_python_dash_m_sm_cli_runs_the_command():
     assert "standard" in done.stdout and "woburn" in done.stdout
 
 
-def test_sm_env_never_imports_the_layers_above_it():
-    """The engine package is the ground floor: no module of sm_env imports agents, training or sm_cli."""
-    import ast
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1] / "sm_env"
-    above = {"agents", "training", "sm_cli"}
-    found = []
-    for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            found += [f"{path.name}: {name}" for name in names if name.split(".")[0] in above]
-    assert found == []
-
-
 def test_the_core_commands_do_not_load_training(capsys):
     import subprocess
     import sys
