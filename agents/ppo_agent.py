@@ -235,7 +235,7 @@ def supported_rules(observation_entries: int = OBSERVATION_SIZE, actions: int = 
     return found
 
 
-def _rules_problem(
+def rules_problem(
     rules: RuleSet, observation_entries: int = OBSERVATION_SIZE, actions: int = NUM_ACTIONS
 ) -> str | None:
     """Why a policy of this input and output size cannot play ``rules`` (one line), or None if it can."""
@@ -380,7 +380,7 @@ class PPOAgent(Agent):
     def check_rules(self, rules: RuleSet) -> None:
         """A ValueError naming the rule set and the rule sets this policy plays, if it cannot play ``rules``
         (another observation layout, action count or number of players: docs/rules.md 10.8)."""
-        problem = _rules_problem(rules)
+        problem = rules_problem(rules)
         if problem is not None:
             raise PolicyLoadError(f"{self.path}: {problem}")
 
