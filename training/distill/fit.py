@@ -449,6 +449,31 @@ def resume_fit_state(path: str, stamp: dict[str, Any], parts: dict[str, Any]) ->
         raise CheckpointError(f"{path}: the fit's checkpoint is damaged ({type(err).__name__})") from None
 
 
+def _fit_arrays(
+    train: dict[str, np.ndarray], settings: FitSettings
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The observations, targets (:func:`_targets`, the unsearched rows relabelled by ``fit.other_teacher`` if
+    set), legal masks and scaled balances (balance / 4) of the training decisions."""
+    targets, legal = _targets(train, settings.temperature, settings.hard_weight)
+    obs = distill_data.unpack_observations(train["bits"], train["scalars"])
+    balance = train["balance"].astype(np.float32) / 4.0
+    if settings.other_teacher:
+        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher)
+    return obs, targets, legal, balance
+
+
+def _optimiser(net: Any, settings: FitSettings, decisions: int) -> dict[str, Any]:
+    """Adam over ``net`` and its learning-rate schedule: cosine decay to 5% over the fit's steps."""
+    import torch
+
+    optimiser = torch.optim.Adam(net.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    total = settings.epochs * max(1, -(-decisions // settings.batch_size))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total)))
+    )
+    return {"optimiser": optimiser, "schedule": schedule}
+
+
 def _fit_epoch(parts: dict[str, Any], tensors: tuple[Any, ...], settings: FitSettings) -> tuple[float, float]:
     """One pass over the training decisions in a random order (minibatches, suit renamings when
     ``settings.suit_augment``); the mean policy and value losses."""
@@ -507,23 +532,13 @@ def fit(
     if settings.play_only:
         train = {name: array[train["searched"]] for name, array in train.items()}
     rng = np.random.default_rng(seed)
-    targets, legal = _targets(train, settings.temperature, settings.hard_weight)
-    obs = distill_data.unpack_observations(train["bits"], train["scalars"])
-    balance = train["balance"].astype(np.float32) / 4.0
-    if settings.other_teacher:
-        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher)
+    obs, targets, legal, balance = _fit_arrays(train, settings)
     net = initial_network(settings)
     corrections = None
     if settings.anchor_margin > 0:
         targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
         log(f"anchored targets: {corrections:.1%} of the decisions corrected to pimc's move")
-    optimiser = torch.optim.Adam(net.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
-    steps_per_epoch = max(1, -(-len(obs) // settings.batch_size))
-    total = settings.epochs * steps_per_epoch
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total)))
-    )
-    parts = {"net": net, "optimiser": optimiser, "schedule": schedule, "rng": rng}
+    parts = {"net": net, **_optimiser(net, settings, len(obs)), "rng": rng}
     stamp = {"settings": asdict(settings), "seed": seed, "decisions": int(len(obs))}
     first_epoch = 0
     if checkpoint and os.path.exists(checkpoint):
