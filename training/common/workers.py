@@ -11,7 +11,10 @@ workers, sub-process environments) therefore runs with one thread:
 - :func:`limit_threads`: called first thing in a worker (a pool's, a Ray task's, a sub-process
   environment's): the thread variables, and ``torch.set_num_threads(1)`` if torch is already imported.
 
-Never call :func:`limit_threads` in the main process: a trainer sets its own torch thread count.
+Never call :func:`limit_threads` in the main process: a trainer sets its own torch thread count. Work done
+in the main process as a worker would do it (an evaluation on ``workers: 1``) runs under
+:func:`one_torch_thread`, which gives the thread count back afterwards; so the deals are played with one
+torch thread wherever they are played.
 """
 
 from __future__ import annotations
@@ -49,6 +52,21 @@ def _one_thread_environment() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Torch on one thread inside the block (if torch is imported), its thread count restored after."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
 
 
 def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:

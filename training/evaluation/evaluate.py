@@ -76,7 +76,7 @@ from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
-from training.common.workers import spawn_pool
+from training.common.workers import one_torch_thread, spawn_pool
 
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, schedule
 
@@ -476,9 +476,10 @@ def evaluate(
             results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
         elif workers == 1:
             init_worker(config)
-            for index in range(deals):
-                results.append(play_deal(index))
-                bar.update(1)
+            with one_torch_thread():  # as in a worker process
+                for index in range(deals):
+                    results.append(play_deal(index))
+                    bar.update(1)
         else:
             with spawn_pool(workers, init_worker, (config,)) as pool:
                 for result in pool.imap(play_deal, range(deals), chunksize=1):
