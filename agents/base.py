@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from sm_env.core.knowledge import PlayerView
+from sm_env.core.rules import RuleSet
 from sm_env.observation import action_mask, encode
 
 
@@ -45,13 +46,17 @@ class Agent:
         """A legal action id for the seat of ``view`` (which is to act)."""
         raise NotImplementedError
 
+    def check_rules(self, rules: RuleSet) -> None:
+        """Raise a ValueError (one line naming the rule set) if this agent cannot play ``rules``;
+        the default agent plays any rule set."""
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
 
 def observation_for(view: PlayerView) -> dict[str, np.ndarray]:
     """The observation dict of the environment for a view (vector + action mask)."""
-    return {"observation": encode(view), "action_mask": action_mask(view.legal)}
+    return {"observation": encode(view), "action_mask": action_mask(view.legal, view.rules.num_actions)}
 
 
 def act(agent: Agent, view: PlayerView) -> int:

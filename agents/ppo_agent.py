@@ -15,9 +15,21 @@ of :mod:`sm_env.observation` and give one logit per action of the action
 space (56), with consistent layer shapes and finite weights. Anything else is
 a :class:`PolicyLoadError` naming the file and what is wrong.
 
+A file that holds anything but tensors and plain values (a pickle of some
+class) is refused in one line, never unpickled: it is not a plain policy file.
+
 The network runs in numpy (one observation at a time is faster than torch
 here, and needs no torch threads), so this agent is cheap enough to be an
 opponent inside the training environment (frozen snapshots of the learner).
+
+The one bridge between torch networks and :class:`NumpyPolicy`, used by every
+trainer: :func:`policy_from_torch` (the ``nn.Linear`` layers of a torch actor
+to a validated numpy policy; :func:`actor_state` gives its arrays) and
+:func:`policy_into_torch` (a numpy policy's weights into torch layers).
+
+A policy plays the rule sets whose observation and actions it was trained on
+(:func:`supported_rules`: the three-player rule sets of 789 observation
+entries and 56 actions); :meth:`PPOAgent.check_rules` says so in one line.
 
 Agent interface (see ``agents/base.py``): ``needs_observation = True``,
 ``reset(seed)`` and ``act(view, observation=None) -> int`` (``observation`` is
@@ -32,22 +44,27 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import random
+import warnings
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from sm_env.atomic import atomic_path
 from sm_env.core.game import NUM_ACTIONS
-from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
+from sm_env.core.rules import PRESETS, RuleSet
+from sm_env.observation import OBSERVATION_SIZE, action_mask, encode, observation_size
 
 from .base import Agent
 
 POLICY_FORMAT = "sergeant-major-policy/1"
 META_ENTRY = "sm_policy.json"  # plain JSON entry the trainer adds to SB3 zips
 ACTIVATIONS = ("tanh", "relu")
+HIDDEN_KEY = "mlp_extractor.policy_net"  # SB3's names of the actor's layers: HIDDEN_KEY.<2i>, then HEAD_KEY
+HEAD_KEY = "action_net"
 
 
 class PolicyLoadError(ValueError):
@@ -106,10 +123,10 @@ class NumpyPolicy:
         """Plain arrays in SB3 key naming (weights [out, in]); picklable and small."""
         out: dict[str, np.ndarray] = {}
         for i, (w, b) in enumerate(self.hidden):
-            out[f"mlp_extractor.policy_net.{2 * i}.weight"] = w.T.copy()
-            out[f"mlp_extractor.policy_net.{2 * i}.bias"] = b.copy()
-        out["action_net.weight"] = self.head[0].T.copy()
-        out["action_net.bias"] = self.head[1].copy()
+            out[f"{HIDDEN_KEY}.{2 * i}.weight"] = w.T.copy()
+            out[f"{HIDDEN_KEY}.{2 * i}.bias"] = b.copy()
+        out[f"{HEAD_KEY}.weight"] = self.head[0].T.copy()
+        out[f"{HEAD_KEY}.bias"] = self.head[1].copy()
         return out
 
     @classmethod
@@ -125,7 +142,7 @@ class NumpyPolicy:
             try:
                 if hasattr(value, "detach"):
                     value = value.detach().cpu().numpy()
-                value = np.asarray(value, dtype=np.float32)
+                value = np.array(value, dtype=np.float32)  # a copy: never a view of a live network
             except (TypeError, ValueError, RuntimeError) as err:
                 raise PolicyLoadError(f"{where}: {key} is not an array of numbers ({err})") from None
             if not np.all(np.isfinite(value)):
@@ -134,16 +151,16 @@ class NumpyPolicy:
 
         if not isinstance(state, Mapping):
             raise PolicyLoadError(f"{where}: expected a state dict of tensors, got {type(state).__name__}")
-        for key in ("action_net.weight", "action_net.bias"):
+        for key in (f"{HEAD_KEY}.weight", f"{HEAD_KEY}.bias"):
             if key not in state:
                 raise PolicyLoadError(f"{where}: missing {key!r}; this is not an SB3 actor-critic MLP policy")
         hidden = []
         i = 0
-        while f"mlp_extractor.policy_net.{i}.weight" in state:
-            w, b = arr(f"mlp_extractor.policy_net.{i}.weight"), arr(f"mlp_extractor.policy_net.{i}.bias")
+        while f"{HIDDEN_KEY}.{i}.weight" in state:
+            w, b = arr(f"{HIDDEN_KEY}.{i}.weight"), arr(f"{HIDDEN_KEY}.{i}.bias")
             hidden.append((w, b))
             i += 2
-        head = (arr("action_net.weight"), arr("action_net.bias"))
+        head = (arr(f"{HEAD_KEY}.weight"), arr(f"{HEAD_KEY}.bias"))
         prev = OBSERVATION_SIZE
         for n, (w, b) in enumerate(hidden + [head]):
             if w.ndim != 2 or b.shape != (w.shape[0],):
@@ -160,6 +177,78 @@ class NumpyPolicy:
         return cls(hidden, head, activation)
 
 
+# ---------------------------------------------------------------------------- torch bridge
+
+
+def _linears(modules: Sequence[Any]) -> list[Any]:
+    from torch import nn
+
+    return [layer for module in modules for layer in module.modules() if isinstance(layer, nn.Linear)]
+
+
+def actor_state(modules: Sequence[Any]) -> dict[str, np.ndarray]:
+    """The weights of a torch actor as numpy copies in SB3 key naming (what policy files hold): the
+    ``nn.Linear`` layers of ``modules`` in order, the hidden layers then the action head."""
+    layers = _linears(modules)
+    if not layers:
+        raise PolicyLoadError("the actor has no linear layers")
+    state: dict[str, np.ndarray] = {}
+    for i, layer in enumerate(layers):
+        key = HEAD_KEY if i == len(layers) - 1 else f"{HIDDEN_KEY}.{2 * i}"
+        state[f"{key}.weight"] = layer.weight.detach().cpu().numpy().copy()
+        state[f"{key}.bias"] = layer.bias.detach().cpu().numpy().copy()
+    return state
+
+
+def policy_from_torch(modules: Sequence[Any], activation: str, where: str = "the actor") -> NumpyPolicy:
+    """The :class:`NumpyPolicy` of a torch actor (see :func:`actor_state`), validated like a policy file."""
+    return NumpyPolicy.from_state_dict(actor_state(modules), activation, where=where)
+
+
+def policy_into_torch(policy: NumpyPolicy, modules: Sequence[Any], where: str = "the network") -> None:
+    """Copy ``policy``'s weights into the ``nn.Linear`` layers of ``modules`` (in order; the same sizes)."""
+    import torch
+
+    layers = _linears(modules)
+    pairs = [*policy.hidden, policy.head]  # NumpyPolicy keeps weights transposed (x @ W)
+    have = [tuple(layer.weight.shape) for layer in layers]
+    want = [(w.shape[1], w.shape[0]) for w, _ in pairs]
+    if have != want:
+        raise PolicyLoadError(f"{where}: its layers {have} do not fit the policy's layers {want}")
+    with torch.no_grad():
+        for layer, (w, b) in zip(layers, pairs, strict=True):
+            layer.weight.copy_(torch.from_numpy(w.T))
+            layer.bias.copy_(torch.from_numpy(b))
+
+
+# ---------------------------------------------------------------------------- rule sets
+
+
+def supported_rules(observation_entries: int = OBSERVATION_SIZE, actions: int = NUM_ACTIONS) -> list[str]:
+    """The rule presets a policy of this input and output size can play (three players, the same
+    observation size and action count)."""
+    found = []
+    for name in PRESETS:
+        rules = RuleSet.from_any(name)
+        if rules.num_players == 3 and rules.num_actions == actions and observation_size(rules) == observation_entries:
+            found.append(name)
+    return found
+
+
+def rules_problem(
+    rules: RuleSet, observation_entries: int = OBSERVATION_SIZE, actions: int = NUM_ACTIONS
+) -> str | None:
+    """Why a policy of this input and output size cannot play ``rules`` (one line), or None if it can."""
+    wanted = observation_size(rules) if rules.num_players == 3 else None
+    if rules.num_players == 3 and rules.num_actions == actions and wanted == observation_entries:
+        return None
+    needs = f"{rules.num_players} players" if wanted is None else f"{wanted} entries and {rules.num_actions} actions"
+    return (
+        f"a policy of {observation_entries} observation entries and {actions} actions cannot play the rule set "
+        f"{rules.name!r} ({needs}); it plays: {', '.join(supported_rules(observation_entries, actions))}"
+    )
+
+
 # ---------------------------------------------------------------------------- files
 
 
@@ -171,9 +260,25 @@ def _torch() -> Any:
     return torch
 
 
-def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _load_plain(source: Any, path: str, what: str) -> Any:
+    """``torch.load(weights_only=True)`` of ``source`` (the file ``path`` or one of its entries); anything it
+    refuses is one line saying the file is not a plain policy file (torch's own advice, to load it unsafely,
+    is never relayed)."""
     torch = _torch()
+    try:
+        with warnings.catch_warnings():  # torch warns about odd pickles: the error below says it all
+            warnings.simplefilter("ignore")
+            return torch.load(source, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise PolicyLoadError(
+            f"{path}: not a plain policy file: {what} holds more than tensors and plain values (or is damaged), "
+            "so it cannot be loaded safely"
+        ) from None
+    except Exception as err:  # noqa: BLE001 - any other failure is a damaged file
+        raise PolicyLoadError(f"{path}: {what} cannot be read ({type(err).__name__}); the file is damaged") from None
 
+
+def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -190,20 +295,11 @@ def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
             raw = archive.read("policy.pth")
     except zipfile.BadZipFile:
         raise PolicyLoadError(f"{path}: not a zip file (expected an SB3 .zip or a .pt export)") from None
-    try:
-        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any failure is a bad file
-        raise PolicyLoadError(f"{path}: policy.pth could not be loaded as plain tensors: {err}") from None
-    return state, meta
+    return _load_plain(io.BytesIO(raw), path, "its policy.pth entry"), meta
 
 
 def _read_pt(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    torch = _torch()
-
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001
-        raise PolicyLoadError(f"{path}: could not be loaded as plain tensors (weights_only): {err}") from None
+    blob = _load_plain(path, path, "the file")
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
         raise PolicyLoadError(f"{path}: not a {POLICY_FORMAT} file (missing or wrong 'format')")
     state = blob.get("state_dict")
@@ -279,16 +375,22 @@ class PPOAgent(Agent):
         self.policy, self.meta = load_numpy_policy(self.path)
         self.deterministic = deterministic
         self.name = f"ppo:{self.path}"
+        self._rules: RuleSet | None = None  # the last rule set checked by act()
+
+    def check_rules(self, rules: RuleSet) -> None:
+        """A ValueError naming the rule set and the rule sets this policy plays, if it cannot play ``rules``
+        (another observation layout, action count or number of players: docs/rules.md 10.8)."""
+        problem = rules_problem(rules)
+        if problem is not None:
+            raise PolicyLoadError(f"{self.path}: {problem}")
 
     def act(self, view: Any, observation: Any = None) -> int:
         """The chosen legal action for ``view``; ``observation`` may be the
         environment's dict (``{"observation": ..., "action_mask": ...}``), the
         bare vector, or None (then it is encoded from the view)."""
-        if view.rules.num_actions != NUM_ACTIONS:
-            raise ValueError(
-                f"{self.path}: a policy of {NUM_ACTIONS} actions cannot play the rule set {view.rules.name!r}, "
-                f"which needs {view.rules.num_actions} (docs/rules.md 10.8)"
-            )
+        if view.rules is not self._rules:
+            self.check_rules(view.rules)
+            self._rules = view.rules
         if isinstance(observation, Mapping):
             observation = observation.get("observation")
         if observation is None:

@@ -26,9 +26,11 @@ import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
 from sm_env.core.knowledge import PlayerView
+from sm_env.core.rules import RuleSet
 from sm_env.observation import action_mask, encode
 
 from .base import Agent
+from .ppo_agent import rules_problem
 
 LEARNER_MODULES = os.path.join("learner_group", "learner", "rl_module")
 
@@ -97,6 +99,19 @@ class RLlibAgent(Agent):
         self.deterministic = deterministic
         self.name = name
         self._torch = torch
+        module = next(iter(modules.values()))
+        try:  # the sizes the module was built for (ActionMaskingPPOModule keeps its env's dict space)
+            space = getattr(module, "observation_space_with_mask", None) or module.observation_space
+            self._sizes: tuple[int, int] | None = (int(space["observations"].shape[0]), int(module.action_space.n))
+        except (AttributeError, KeyError, TypeError, IndexError):
+            self._sizes = None  # a module of another kind: not checked
+
+    def check_rules(self, rules: RuleSet) -> None:
+        """A ValueError naming the rule set and the rule sets the module plays, if it was built for another
+        observation size or action count (or the rule set has four players)."""
+        problem = None if self._sizes is None else rules_problem(rules, *self._sizes)
+        if problem is not None:
+            raise RLlibLoadError(f"rllib agent: {problem}")
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
         """The module's choice among the legal actions of ``view``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 
 import pytest
@@ -22,15 +23,54 @@ from training.sb3.config import (
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_shipped_configs_are_valid():
-    for name in ("quickstart", "full", "eval"):
-        path = os.path.join(ROOT, "configs", f"{name}.yaml")
-        if name == "eval":
-            from training.sb3.config import load_eval_config
+def _sb3(path):
+    return load_config(path), Config
 
-            load_eval_config(path)
-        else:
-            load_config(path)
+
+def _eval(path):
+    return load_eval_config(path), EvalFileConfig
+
+
+def _vector(path):
+    from training.vector.config import SelfPlayConfig, load_selfplay_config
+
+    return load_selfplay_config(path), SelfPlayConfig
+
+
+def _rllib(path):
+    from training.rllib.config import RLlibConfig, load_rllib_config
+
+    return load_rllib_config(path), RLlibConfig
+
+
+def _distill(path):
+    from training.distill import fit
+
+    return fit.load_config(path), fit.DistillConfig
+
+
+# configs/ file name pattern -> the loader of its trainer; a config file that matches none fails the test below
+LOADERS = (
+    ("quickstart.yaml", _sb3),
+    ("full.yaml", _sb3),
+    ("eval.yaml", _eval),
+    ("selfplay*.yaml", _vector),
+    ("rllib_*.yaml", _rllib),
+    ("distill*.yaml", _distill),
+)
+SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED if n.endswith((".yaml", ".yml"))])
+def test_every_shipped_config_loads_with_its_loader(name):
+    loaders = [loader for pattern, loader in LOADERS if fnmatch.fnmatch(name, pattern)]
+    assert len(loaders) == 1, f"configs/{name}: no loader (or several) in tests/test_config.py LOADERS"
+    cfg, kind = loaders[0](os.path.join(ROOT, "configs", name))  # loads and validates, or raises
+    assert isinstance(cfg, kind)
+
+
+def test_every_loader_pattern_still_names_a_shipped_config():
+    assert all(any(fnmatch.fnmatch(n, pattern) for n in SHIPPED) for pattern, _ in LOADERS)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ and the whole pipeline on a tiny setting."""
 from __future__ import annotations
 
 import os
+import pickle
 from dataclasses import replace
 
 import numpy as np
@@ -19,6 +20,7 @@ from training.distill.data import DataSettings
 
 pytest.importorskip("torch")
 
+from training.common.checkpoint import CheckpointError  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
 
 TINY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0)
@@ -299,6 +301,9 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
     checkpoint = str(tmp_path / "fit.ckpt")
     with pytest.raises(Stop):
         distill.fit(data, data, settings, seed=1, log=stop_after_epoch_2, checkpoint=checkpoint)
+    state = torch.load(checkpoint, weights_only=True)
+    assert state.pop("format") == distill.FIT_FORMAT
+    torch.save(state, checkpoint)  # as written before checkpoints carried their format: still resumed
     lines: list[str] = []
     resumed, report = distill.fit(data, data, settings, seed=1, log=lines.append, checkpoint=checkpoint)
     assert lines[0].startswith("resuming the fit after epoch 2") and len(lines) == 2  # resume, epoch 3
@@ -307,3 +312,10 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     with pytest.raises(ValueError, match="checkpoint of another fit"):
         distill.fit(data, data, replace(settings, batch_size=16), seed=1, log=lambda *_: None, checkpoint=checkpoint)
+    torch.save({"format": "something-else/1", "stamp": {}}, checkpoint)
+    with pytest.raises(ValueError, match="not a sergeant-major-distill-fit/1 checkpoint"):
+        distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=checkpoint)
+    (tmp_path / "fit.ckpt").write_bytes(pickle.dumps(DataSettings()))  # a pickled class: refused in one line
+    with pytest.raises(CheckpointError, match="holds more than tensors and plain values") as info:
+        distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=checkpoint)
+    assert "\n" not in str(info.value) and "weights_only" not in str(info.value)

@@ -179,3 +179,52 @@ def test_heuristic_beats_random_in_the_section_10_presets(rules):
         progress=False,
     )
     assert result.pairwise[("heuristic", "random")].lo > 1.0
+
+
+def _worker_report() -> tuple[int, str | None]:
+    """In a worker: torch's thread count and OMP_NUM_THREADS."""
+    import torch
+
+    return torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")
+
+
+def test_a_spawned_evaluation_worker_runs_torch_on_one_thread(monkeypatch):
+    from training.common.workers import spawn_pool
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    config = ev.DealConfig(("heuristic", "random"), "hand", 0, ev.RuleSet(), 0, None, 1)
+    with spawn_pool(1, ev.init_worker, (config,)) as pool:  # as evaluate() starts its workers
+        threads, omp = pool.apply(_worker_report)
+        assert pool.apply(ev.play_deal, (0,))["index"] == 0  # the worker's own initializer ran too
+    assert (threads, omp) == (1, "1")
+    assert "OMP_NUM_THREADS" not in os.environ  # the parent's environment is left as it was
+
+
+def test_any_agent_spec_is_evaluated_against_the_baselines_as_the_trainers_report_it():
+    from training.sb3.config import EvalConfig
+
+    settings = EvalConfig(opponents=["random"], mode="hand", seed=1, workers=1)
+    results = ev.evaluate_against("heuristic", settings, "standard", 4)
+    rows = results["random"]
+    assert set(rows) == {"dealer", "eldest", "middle", "all"}
+    assert {"balance", "balance_ci", "opponent_balance", "win_rate", "hands", "advantage"} <= set(rows["dealer"])
+    assert rows["all"]["hands"] == 4 * 3 and "difference_ci" in rows["all"]
+    scalars = ev.eval_scalars(results)
+    assert scalars["eval/random/all_balance"] == rows["all"]["balance"]
+    assert scalars["eval/random/middle_advantage"] == rows["middle"]["advantage"]
+    assert scalars["eval/random/difference"] == rows["all"]["difference"]
+    assert len(scalars) == 4 + 4 + 2
+
+
+def test_deals_played_in_this_process_use_one_torch_thread_and_give_the_count_back():
+    torch = pytest.importorskip("torch")
+    from training.common.workers import one_torch_thread
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with one_torch_thread():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(saved)

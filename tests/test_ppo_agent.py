@@ -137,3 +137,89 @@ def test_export_round_trip_keeps_the_weights(tmp_path):
     again = PPOAgent(tmp_path / "p.pt").policy
     obs = np.linspace(-1, 1, OBSERVATION_SIZE, dtype=np.float32)
     assert np.allclose(again.logits(obs), policy.logits(obs))
+
+
+# ---------------------------------------------------------------------------- hostile files
+
+
+class _Hostile:
+    """Unpickling this would run code: a policy file must never be unpickled beyond tensors and plain values."""
+
+    def __reduce__(self):
+        return (print, ("pwned",))
+
+
+def _hostile_files(tmp_path) -> dict[str, str]:
+    import pickle
+
+    torch.save({"format": "sergeant-major-policy/1", "state_dict": _Hostile()}, tmp_path / "class.pt")
+    (tmp_path / "class.pkl").write_bytes(pickle.dumps(_Hostile()))
+    zipped = _sb3_zip(tmp_path / "class.zip", _state(), {"activation": "tanh"})
+    with zipfile.ZipFile(zipped, "w") as archive:  # an SB3-like zip whose policy.pth is a pickled class
+        archive.writestr("policy.pth", pickle.dumps(_Hostile()))
+    return {name: str(tmp_path / name) for name in ("class.pt", "class.pkl", "class.zip")}
+
+
+@pytest.mark.parametrize("name", ["class.pt", "class.pkl", "class.zip"])
+def test_a_file_holding_a_class_is_refused_in_one_line_without_torchs_advice(name, tmp_path, capsys):
+    path = _hostile_files(tmp_path)[name]
+    with pytest.raises(PolicyLoadError, match="not a plain policy file") as info:
+        PPOAgent(path)
+    assert "\n" not in str(info.value) and "weights_only" not in str(info.value)
+    with pytest.raises(AgentSpecError, match="cannot be loaded safely"):
+        make_agent(f"ppo:{path}")
+    argv = ["eval", "--agents", f"ppo:{path}", "random", "--deals", "1", "--workers", "1", "--no-progress"]
+    assert cli_main(argv + ["--out", str(tmp_path / "ev")]) == 2
+    _one_error_line(capsys.readouterr().err, "sergeant-major eval: error: ", "not a plain policy file")
+    assert cli_main(["train", "--evaluate", path, "--set", "eval.final_deals=1"]) == 2
+    captured = capsys.readouterr()
+    _one_error_line(captured.err, "sergeant-major train: error: ", "not a plain policy file")
+    assert "weights_only" not in captured.err and "pwned" not in captured.out + captured.err
+
+
+# ---------------------------------------------------------------------------- rule sets
+
+
+@pytest.mark.parametrize("rules", ["calls", "woburn-auction", "four-5-3-2-2"])
+def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_path, capsys):
+    argv = ["eval", "--agents", "trained", "heuristic", "--rules", rules, "--deals", "1", "--workers", "1"]
+    assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2
+    err = capsys.readouterr().err
+    _one_error_line(err, "sergeant-major eval: error: ", f"cannot play the rule set {rules!r}")
+    assert "it plays: standard, " in err and not (tmp_path / "ev").exists()
+
+
+def test_check_rules_accepts_the_rule_sets_of_its_observation():
+    from sm_env.core.rules import RuleSet
+
+    agent = make_agent("trained")
+    for name in ("standard", "woburn", "9-2-5"):
+        agent.check_rules(RuleSet.from_any(name))
+    with pytest.raises(PolicyLoadError, match="'calls' .*74 actions"):
+        agent.check_rules(RuleSet.from_any("calls"))
+
+
+# ---------------------------------------------------------------------------- the torch bridge
+
+
+def test_the_torch_bridge_round_trips_an_actor():
+    from torch import nn
+
+    from agents.ppo_agent import actor_state, policy_from_torch, policy_into_torch
+
+    torch.manual_seed(0)
+    actor = nn.Sequential(nn.Linear(OBSERVATION_SIZE, 12), nn.ReLU(), nn.Linear(12, 8), nn.ReLU())
+    head = nn.Linear(8, NUM_ACTIONS)
+    policy = policy_from_torch([actor, head], "relu")
+    assert policy.net_arch == [12, 8] and set(actor_state([actor, head])) == set(policy.arrays())
+    obs = torch.linspace(-1, 1, OBSERVATION_SIZE)
+    with torch.no_grad():
+        expected = head(actor(obs)).numpy()
+        head.bias.add_(1.0)  # the policy is a copy: later training does not move it
+    assert np.allclose(policy.logits(obs.numpy()), expected, atol=1e-5)
+    fresh = [nn.Sequential(nn.Linear(OBSERVATION_SIZE, 12), nn.ReLU(), nn.Linear(12, 8), nn.ReLU()), nn.Linear(8, 56)]
+    policy_into_torch(policy, fresh)
+    with torch.no_grad():
+        assert np.allclose(fresh[1](fresh[0](obs)).numpy(), expected, atol=1e-5)
+    with pytest.raises(PolicyLoadError, match="do not fit the policy's layers"):
+        policy_into_torch(policy, [nn.Linear(OBSERVATION_SIZE, 12), nn.Linear(12, NUM_ACTIONS)])

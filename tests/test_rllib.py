@@ -383,3 +383,14 @@ def test_train_command_line_errors_are_one_line(tmp_path, capsys):
     assert "policies: 'per_role' needs env.episode: hand" in capsys.readouterr().err
     assert main(["--backend", "rllib", "--resume", str(tmp_path)]) == 2
     assert "cannot resume" in capsys.readouterr().err
+
+
+def test_an_rllib_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(exported_policy, tmp_path, capsys):
+    from sm_cli import main as cli_main
+
+    argv = ["eval", "--agents", f"rllib:{exported_policy}", "random", "--rules", "calls", "--deals", "1"]
+    assert cli_main(argv + ["--workers", "1", "--no-progress", "--out", str(tmp_path / "ev")]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sergeant-major eval: error: "), err
+    assert "cannot play the rule set 'calls'" in err and "it plays: standard, " in err

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
 import os
 import random
 import time
@@ -67,7 +66,8 @@ from sm_env.core.cards import from_mask
 from sm_env.core.game import NUM_ACTIONS, PLAY, Game
 from sm_env.core.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode
-from training.evaluation.evaluate import derive_seed
+from training.common.workers import spawn_pool
+from training.evaluation.deals import derive_seed
 
 BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1
 SCALAR_SIZE = OBSERVATION_SIZE - BINARY_SIZE
@@ -284,7 +284,7 @@ def generate(
         results = map(_make_shard, jobs)  # in this process: its niceness is never changed
         pool = None
     else:
-        pool = mp.get_context("spawn").Pool(max(1, workers), initializer=_init_worker, initargs=(nice,))
+        pool = spawn_pool(max(1, workers), _init_worker, (nice,))  # one torch thread per worker
         results = pool.imap_unordered(_make_shard, jobs)
     try:
         for done, (chunk, n, seconds) in enumerate(results, 1):

@@ -65,6 +65,7 @@ import numpy as np
 import yaml
 
 from sm_env.atomic import atomic_path
+from training.common.checkpoint import CheckpointError, load_tensors
 from training.distill import data as distill_data
 from training.distill import symmetry
 from training.distill.data import DataSettings
@@ -294,30 +295,21 @@ def _network(net_arch: tuple[int, ...], activation: str = "relu") -> Any:
 
 def initial_network(settings: FitSettings) -> Any:
     """A fresh network, or one whose trunk and policy head are copied from ``settings.init``."""
-    import torch
-
     if not settings.init:
         return _network(settings.net_arch)
-    from agents.ppo_agent import load_numpy_policy
+    from agents.ppo_agent import load_numpy_policy, policy_into_torch
 
     policy, _ = load_numpy_policy(_policy_path(settings.init))
     net = _network(tuple(policy.net_arch), policy.activation)
-    linears = [m for m in net.trunk if hasattr(m, "weight")]
-    with torch.no_grad():
-        for layer, (w, b) in zip([*linears, net.policy], [*policy.hidden, policy.head], strict=True):
-            layer.weight.copy_(torch.from_numpy(w.T))  # NumpyPolicy keeps weights transposed for x @ W
-            layer.bias.copy_(torch.from_numpy(b))
+    policy_into_torch(policy, [net.trunk, net.policy], f"fit.init {settings.init}")
     return net
 
 
 def to_numpy_policy(net: Any) -> Any:
     """The actor of a fitted network as an :class:`agents.ppo_agent.NumpyPolicy`."""
-    from agents.ppo_agent import NumpyPolicy
+    from agents.ppo_agent import policy_from_torch
 
-    linears = [m for m in net.trunk if hasattr(m, "weight")]
-    hidden = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
-    head = (net.policy.weight.detach().numpy().copy(), net.policy.bias.detach().numpy().copy())
-    return NumpyPolicy(hidden, head, activation=getattr(net, "activation", "relu"))
+    return policy_from_torch([net.trunk, net.policy], getattr(net, "activation", "relu"), where="the fitted network")
 
 
 def _evaluate_fit(net: Any, data: dict[str, np.ndarray], batch: int = 8192) -> dict[str, float]:
@@ -410,6 +402,111 @@ def _anchored_targets(
     return onehot, len(fix) / max(len(target), 1)
 
 
+FIT_FORMAT = "sergeant-major-distill-fit/1"  # the fit's checkpoint (training/common/checkpoint.py)
+
+
+def save_fit_state(
+    path: str, stamp: dict[str, Any], epoch: int, history: list[dict[str, Any]], parts: dict[str, Any]
+) -> None:
+    """Write the state of a fit after ``epoch`` finished epochs to ``path``, atomically: ``parts`` holds the
+    network (``net``), the optimiser (``optimiser``), the learning-rate schedule (``schedule``) and the numpy
+    generator (``rng``); the torch generator's state is saved too."""
+    import torch
+
+    state = {
+        "format": FIT_FORMAT,
+        "stamp": stamp,
+        "epoch": epoch,
+        "history": history,
+        "net": parts["net"].state_dict(),
+        "optimiser": parts["optimiser"].state_dict(),
+        "schedule": parts["schedule"].state_dict(),
+        "numpy_rng": parts["rng"].bit_generator.state,
+        "torch_rng": torch.get_rng_state(),
+    }
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def resume_fit_state(path: str, stamp: dict[str, Any], parts: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """Restore what :func:`save_fit_state` wrote into ``parts`` (and the torch generator); returns the history and
+    the epochs finished. A checkpoint of another fit (another ``stamp``: settings, seed, data size) is refused."""
+    import torch
+
+    state = load_tensors(path, path, "the fit's checkpoint")
+    if not isinstance(state, dict) or state.get("format", FIT_FORMAT) != FIT_FORMAT or "stamp" not in state:
+        raise CheckpointError(f"{path}: not a {FIT_FORMAT} checkpoint")
+    if state["stamp"] != stamp:
+        raise CheckpointError(f"{path} is the checkpoint of another fit ({state['stamp']}); remove it or use it")
+    try:
+        parts["net"].load_state_dict(state["net"])
+        parts["optimiser"].load_state_dict(state["optimiser"])
+        parts["schedule"].load_state_dict(state["schedule"])
+        parts["rng"].bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        return list(state["history"]), int(state["epoch"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        raise CheckpointError(f"{path}: the fit's checkpoint is damaged ({type(err).__name__})") from None
+
+
+def _fit_arrays(
+    train: dict[str, np.ndarray], settings: FitSettings
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The observations, targets (:func:`_targets`, the unsearched rows relabelled by ``fit.other_teacher`` if
+    set), legal masks and scaled balances (balance / 4) of the training decisions."""
+    targets, legal = _targets(train, settings.temperature, settings.hard_weight)
+    obs = distill_data.unpack_observations(train["bits"], train["scalars"])
+    balance = train["balance"].astype(np.float32) / 4.0
+    if settings.other_teacher:
+        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher)
+    return obs, targets, legal, balance
+
+
+def _optimiser(net: Any, settings: FitSettings, decisions: int) -> dict[str, Any]:
+    """Adam over ``net`` and its learning-rate schedule: cosine decay to 5% over the fit's steps."""
+    import torch
+
+    optimiser = torch.optim.Adam(net.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    total = settings.epochs * max(1, -(-decisions // settings.batch_size))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total)))
+    )
+    return {"optimiser": optimiser, "schedule": schedule}
+
+
+def _fit_epoch(parts: dict[str, Any], tensors: tuple[Any, ...], settings: FitSettings) -> tuple[float, float]:
+    """One pass over the training decisions in a random order (minibatches, suit renamings when
+    ``settings.suit_augment``); the mean policy and value losses."""
+    import torch
+
+    net, optimiser, schedule, rng = parts["net"], parts["optimiser"], parts["schedule"], parts["rng"]
+    obs_t, targets_t, legal_t, balance_t, obs_tables, action_tables = tensors
+    n = len(obs_t)
+    net.train()
+    order = torch.from_numpy(rng.permutation(n))
+    sums = np.zeros(2)
+    for start in range(0, n, settings.batch_size):
+        idx = order[start : start + settings.batch_size]
+        x, target, mask = obs_t[idx], targets_t[idx], legal_t[idx]
+        if settings.suit_augment:
+            perm = torch.randint(len(symmetry.PERMUTATIONS), (len(idx),))
+            x = torch.gather(x, 1, obs_tables[perm])
+            target = torch.gather(target, 1, action_tables[perm])
+            mask = torch.gather(mask, 1, action_tables[perm])
+        logits, value = net(x)
+        logits = logits.masked_fill(~mask, -1e9)
+        policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        value_loss = ((value - balance_t[idx]) ** 2).mean()
+        loss = policy_loss + settings.value_coef * value_loss
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        sums += (policy_loss.item() * len(idx), value_loss.item() * len(idx))
+    net.eval()
+    return float(sums[0] / n), float(sums[1] / n)
+
+
 def fit(
     train: dict[str, np.ndarray],
     valid: dict[str, np.ndarray],
@@ -421,9 +518,9 @@ def fit(
     """Fit a policy-value network to labelled decisions; returns it and its figures.
 
     With ``checkpoint`` (a file path), the state of the fit (network, optimiser, learning-rate schedule, random
-    generators, history) is written there atomically after every epoch, and a fit started again with the same
-    path, data and settings continues after the last finished epoch, giving the same network as an
-    uninterrupted fit.
+    generators, history) is written there atomically after every epoch (:func:`save_fit_state`), and a fit
+    started again with the same path, data and settings continues after the last finished epoch
+    (:func:`resume_fit_state`), giving the same network as an uninterrupted fit.
     """
     import torch
 
@@ -435,86 +532,41 @@ def fit(
     if settings.play_only:
         train = {name: array[train["searched"]] for name, array in train.items()}
     rng = np.random.default_rng(seed)
-    targets, legal = _targets(train, settings.temperature, settings.hard_weight)
-    obs = distill_data.unpack_observations(train["bits"], train["scalars"])
-    balance = train["balance"].astype(np.float32) / 4.0
-    if settings.other_teacher:
-        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher)
+    obs, targets, legal, balance = _fit_arrays(train, settings)
     net = initial_network(settings)
     corrections = None
     if settings.anchor_margin > 0:
         targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
         log(f"anchored targets: {corrections:.1%} of the decisions corrected to pimc's move")
-    optimiser = torch.optim.Adam(net.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
-    steps_per_epoch = max(1, -(-len(obs) // settings.batch_size))
-    total = settings.epochs * steps_per_epoch
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(step, total) / total)))
-    )
+    parts = {"net": net, **_optimiser(net, settings, len(obs)), "rng": rng}
     stamp = {"settings": asdict(settings), "seed": seed, "decisions": int(len(obs))}
     first_epoch = 0
     if checkpoint and os.path.exists(checkpoint):
-        state = torch.load(checkpoint, weights_only=True)
-        if state["stamp"] != stamp:
-            raise ValueError(f"{checkpoint} is the checkpoint of another fit ({state['stamp']}); remove it or use it")
-        net.load_state_dict(state["net"])
-        optimiser.load_state_dict(state["optimiser"])
-        schedule.load_state_dict(state["schedule"])
-        rng.bit_generator.state = state["numpy_rng"]
-        torch.set_rng_state(state["torch_rng"])
-        history, first_epoch = state["history"], state["epoch"]
+        history, first_epoch = resume_fit_state(checkpoint, stamp, parts)
         log(f"resuming the fit after epoch {first_epoch} ({checkpoint})")
     else:
         net.eval()
         history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
     started = time.perf_counter() - (history[-1].get("seconds", 0.0) if first_epoch else 0.0)
-    obs_t, targets_t = torch.from_numpy(obs), torch.from_numpy(targets)
-    legal_t, balance_t = torch.from_numpy(legal), torch.from_numpy(balance)
-    obs_tables, action_tables = (torch.from_numpy(t) for t in symmetry.index_tables())
+    tensors = (
+        torch.from_numpy(obs),
+        torch.from_numpy(targets),
+        torch.from_numpy(legal),
+        torch.from_numpy(balance),
+        *(torch.from_numpy(t) for t in symmetry.index_tables()),
+    )
     for epoch in range(first_epoch, settings.epochs):
-        net.train()
-        order = torch.from_numpy(rng.permutation(len(obs)))
-        sums = np.zeros(2)
-        for start in range(0, len(obs), settings.batch_size):
-            idx = order[start : start + settings.batch_size]
-            x, target, mask = obs_t[idx], targets_t[idx], legal_t[idx]
-            if settings.suit_augment:
-                perm = torch.randint(len(symmetry.PERMUTATIONS), (len(idx),))
-                x = torch.gather(x, 1, obs_tables[perm])
-                target = torch.gather(target, 1, action_tables[perm])
-                mask = torch.gather(mask, 1, action_tables[perm])
-            logits, value = net(x)
-            logits = logits.masked_fill(~mask, -1e9)
-            policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
-            value_loss = ((value - balance_t[idx]) ** 2).mean()
-            loss = policy_loss + settings.value_coef * value_loss
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            sums += (policy_loss.item() * len(idx), value_loss.item() * len(idx))
-        net.eval()
+        policy_loss, value_loss = _fit_epoch(parts, tensors, settings)
         row = {
             "epoch": epoch + 1,
-            "policy_loss": float(sums[0] / len(obs)),
-            "value_loss": float(sums[1] / len(obs)),
+            "policy_loss": policy_loss,
+            "value_loss": value_loss,
             "seconds": time.perf_counter() - started,
             "valid": _evaluate_fit(net, valid),
         }
         history.append(row)
         if checkpoint:
-            state = {
-                "stamp": stamp,
-                "epoch": epoch + 1,
-                "history": history,
-                "net": net.state_dict(),
-                "optimiser": optimiser.state_dict(),
-                "schedule": schedule.state_dict(),
-                "numpy_rng": rng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(),
-            }
-            with atomic_path(checkpoint) as tmp:
-                torch.save(state, tmp)
+            save_fit_state(checkpoint, stamp, epoch + 1, history, parts)
         v = row["valid"]
         log(
             f"epoch {epoch + 1}/{settings.epochs}: policy loss {row['policy_loss']:.4f}, value loss "

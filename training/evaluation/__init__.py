@@ -1,5 +1,6 @@
 """Duplicate evaluation of any agents: seatings, confidence intervals, ratings, and the same on Ray.
 
 - :mod:`~training.evaluation.evaluate`: the duplicate evaluation (``sergeant-major eval``)
+- :mod:`~training.evaluation.deals`: one deal played in every seating (what every worker runs)
 - :mod:`~training.evaluation.ray_tasks`: its deals as Ray tasks, with retries (``eval --ray``)
 """

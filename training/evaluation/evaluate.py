@@ -61,7 +61,6 @@ import copy
 import csv
 import itertools
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -71,119 +70,41 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents import Agent, act, make_agent, make_opponent
+from agents import act, make_agent, make_opponent
 from sm_env.atomic import atomic_path
 from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
+from training.common.workers import one_torch_thread, spawn_pool
+
+from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, schedule
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 
 if TYPE_CHECKING:
-    from training.sb3.config import Config
+    from training.sb3.config import Config, EvalConfig
+
+__all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, here too
+    "DealConfig",
+    "EvalResult",
+    "Estimate",
+    "deal_seed",
+    "derive_seed",
+    "eval_scalars",
+    "evaluate",
+    "evaluate_against",
+    "check_agent",
+    "evaluate_policy_file",
+    "format_table",
+    "init_worker",
+    "main",
+    "play_deal",
+    "role_advantage",
+    "schedule",
+]
 
 METRICS = ("balance", "tricks", "win_rate")
-
-
-def schedule(n_agents: int, players: int = 3) -> list[tuple[int, ...]]:
-    """Seatings as agent index by seat: every permutation of ``players`` distinct agents (6 for three, 24 for
-    four), or the ``players`` rotations of agent 0 against copies of agent 1."""
-    if n_agents == players:
-        return list(itertools.permutations(range(players)))
-    if n_agents == 2:
-        return [tuple(0 if seat == k else 1 for seat in range(players)) for k in range(players)]
-    raise ValueError(f"duplicate evaluation of {players} players needs 2 or {players} agents, got {n_agents}")
-
-
-def derive_seed(*keys: int) -> int:
-    """A 32-bit seed derived from ``keys`` (each taken modulo 2**32); the same keys give the same seed."""
-    return int(np.random.SeedSequence([k & 0xFFFFFFFF for k in keys]).generate_state(1)[0])
-
-
-def deal_seed(seed: int, index: int) -> int:
-    """The game seed of deal ``index`` (the same in every seating)."""
-    return derive_seed(seed, index, 0x5EED)
-
-
-# ---------------------------------------------------------------- playing
-
-
-@dataclass(frozen=True)
-class DealConfig:
-    """What every worker needs to play deals: agent specs, scoring mode, base seed, rules and table setup."""
-
-    specs: tuple[str, ...]
-    mode: str
-    seed: int
-    rules: Any
-    dealer: int
-    start_balances: tuple[int, ...] | None
-    max_hands: int
-
-
-_STATE: dict[str, Any] = {}
-
-
-def init_worker(config: DealConfig) -> None:
-    """Set up this process (or Ray worker) to play deals of ``config`` with fresh agents."""
-    _STATE["config"] = config
-    _STATE["agents"] = {}
-
-
-def _agent(index: int, copy: int) -> Agent:
-    agents: dict[tuple[int, int], Agent] = _STATE["agents"]
-    key = (index, copy)
-    if key not in agents:
-        agents[key] = make_agent(_STATE["config"].specs[index])
-    return agents[key]
-
-
-def play_deal(index: int) -> dict[str, Any]:
-    """Play one deal in every seating; plain data out (for pickling)."""
-    config: DealConfig = _STATE["config"]
-    seed = deal_seed(config.seed, index)
-    seatings = []
-    n = len(config.specs)
-    seconds = [0.0] * n
-    decisions = [0] * n
-    for k, seating in enumerate(schedule(n, RuleSet.from_any(config.rules).num_players)):
-        copies: dict[int, int] = {}
-        seat_agents = []
-        for seat, who in enumerate(seating):
-            agent = _agent(who, copies.get(who, 0))
-            copies[who] = copies.get(who, 0) + 1
-            agent.reset(derive_seed(config.seed, index, k, seat))
-            seat_agents.append(agent)
-        if config.mode == "hand":
-            game = Game(
-                config.rules, seed=seed, first_dealer=config.dealer, max_hands=1, start_balances=config.start_balances
-            )
-        else:
-            game = Game(config.rules, seed=seed, max_hands=config.max_hands)
-        while True:
-            seat = game.current_player
-            if seat is None:
-                break
-            view = player_view(game, seat)
-            start = time.perf_counter()
-            action = act(seat_agents[seat], view)
-            seconds[seating[seat]] += time.perf_counter() - start
-            decisions[seating[seat]] += 1
-            game.apply(action)
-        hands = [  # passed-out deals (auction) have no dealer and no score
-            (log.dealer, list(log.tricks_won), list(log.balances)) for log in game.history if log.tricks_won is not None
-        ]
-        seatings.append(
-            {
-                "seating": list(seating),
-                "hands": hands,
-                "winners": list(game.winners or []),
-                "scores": list(game.scores),
-                "truncated": game.truncated,
-            }
-        )
-    return {"index": index, "seatings": seatings, "seconds": seconds, "decisions": decisions}
 
 
 # ---------------------------------------------------------------- aggregation
@@ -489,6 +410,16 @@ def _aggregate(
 # ---------------------------------------------------------------- entry points
 
 
+def check_agent(spec: str, rules: RuleSet) -> None:
+    """Build the agent of ``spec`` once: a bad spec, ``human``, or an agent that cannot play ``rules`` (a
+    policy trained on other observations or actions) is a ValueError in one line."""
+    agent = make_opponent(spec)
+    try:
+        agent.check_rules(rules)
+    except ValueError as err:
+        raise ValueError(f"agent {spec!r}: {err}") from None
+
+
 def evaluate(
     agents: Sequence[str],
     deals: int = 1000,
@@ -518,8 +449,8 @@ def evaluate(
     rule_set = RuleSet.from_any(rules)
     players = rule_set.num_players
     schedule(len(specs), players)  # validates the number of agents
-    for spec in specs:
-        make_opponent(spec)  # fail fast on a bad spec (or 'human'), before any process starts
+    for spec in specs:  # fail fast, before any process starts
+        check_agent(spec, rule_set)
     if mode not in ("hand", "game"):
         raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
     if deals < 1:
@@ -545,12 +476,12 @@ def evaluate(
             results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
         elif workers == 1:
             init_worker(config)
-            for index in range(deals):
-                results.append(play_deal(index))
-                bar.update(1)
+            with one_torch_thread():  # as in a worker process
+                for index in range(deals):
+                    results.append(play_deal(index))
+                    bar.update(1)
         else:
-            ctx = mp.get_context("spawn")
-            with ctx.Pool(workers, initializer=init_worker, initargs=(config,)) as pool:
+            with spawn_pool(workers, init_worker, (config,)) as pool:
                 for result in pool.imap(play_deal, range(deals), chunksize=1):
                     results.append(result)
                     bar.update(1)
@@ -590,75 +521,93 @@ def evaluate(
     )
 
 
-# ---------------------------------------------------------------- a trained policy against baselines
+# ---------------------------------------------------------------- an agent against baselines
 
 
-def evaluate_policy_file(path: str, cfg: Config, deals: int, progress: bool = False) -> dict[str, Any]:
-    """Evaluate a policy file against every ``eval.opponents`` baseline.
+def evaluate_against(
+    spec: str, settings: EvalConfig, rules: Any, deals: int, progress: bool = False
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Evaluate the agent ``spec`` (``ppo:PATH``, ``rllib:PATH``, ``trained``, ``heuristic``, ...) against
+    every ``settings.opponents`` baseline under ``rules``; what every trainer reports.
 
-    Two duplicate measurements per opponent, both per role:
+    ``settings``: an ``eval`` config section (mode, seed, workers, max_hands, start_balances, opponents).
+    Two duplicate measurements per opponent, both per role (``results[opponent][role]``, role a role name
+    or ``all``):
 
-    - ``training.evaluation.evaluate.evaluate([policy, opponent])`` (the project's
-      evaluator: the policy against two copies of the opponent, in the 3
-      rotations of every deal): the policy's mean balance per role with its
-      95% bootstrap CI (``balance``, ``balance_ci``), the opponent's in the
-      same evaluation (``opponent_balance``), the game win rate, and the
-      overall balance difference policy - opponent with its CI;
-    - hand mode only, :func:`role_advantage`: on the same deal, the policy's
-      balance in a role minus the opponent's balance in that role when it
-      plays all three seats itself (``advantage`` with ``advantage_ci``),
-      the direct test of "plays this role better than the opponent would".
+    - :func:`evaluate` ``([spec, opponent])`` (the agent against two copies of the opponent, in the 3
+      rotations of every deal): the agent's mean balance per role with its 95% bootstrap CI
+      (``balance``, ``balance_ci``), the opponent's in the same evaluation (``opponent_balance``), the
+      game win rate, the hands behind them, and under ``all`` the balance difference agent - opponent
+      with its CI (``difference``, ``difference_ci``);
+    - hand mode only, :func:`role_advantage`: on the same deal, the agent's balance in a role minus the
+      opponent's balance in that role when it plays all three seats itself (``advantage`` with
+      ``advantage_ci``), the direct test of "plays this role better than the opponent would".
 
     ``progress``: a line per opponent and a bar per measurement (stderr).
     """
     results: dict[str, Any] = {}
-    for opponent in cfg.eval.opponents:
+    for opponent in settings.opponents:
         if progress:
-            print(f"evaluating against {opponent}: {deals} deals, mode {cfg.eval.mode}", file=sys.stderr)
-        results[opponent] = project_evaluation(path, opponent, deals, cfg, progress)
-        if cfg.eval.mode == "hand":
+            print(f"evaluating against {opponent}: {deals} deals, mode {settings.mode}", file=sys.stderr)
+        result = evaluate(
+            [spec, opponent],
+            deals=deals,
+            mode=settings.mode,
+            seed=settings.seed,
+            workers=settings.workers,
+            rules=rules,
+            max_hands=settings.max_hands,
+            start_balances=settings.start_balances,
+            progress=progress,
+        )
+        me, them = result.agents
+        rows: dict[str, Any] = {}
+        for role in (*ROLES, "all"):
+            mine, theirs = result.stats[me][role], result.stats[them][role]
+            rows[role] = {
+                "balance": mine["balance"].mean,
+                "balance_ci": [mine["balance"].lo, mine["balance"].hi],
+                "opponent_balance": theirs["balance"].mean,
+                "win_rate": mine["win_rate"].mean,
+                "hands": result.counts[me][role]["hands"],
+            }
+        diff = result.pairwise[(me, them)]
+        rows["all"]["difference"] = diff.mean
+        rows["all"]["difference_ci"] = [diff.lo, diff.hi]
+        if settings.mode == "hand":
             adv = role_advantage(
-                f"ppo:{path}",
+                spec,
                 opponent,
                 deals,
-                rules=cfg.env.rules,
-                seed=cfg.eval.seed,
-                start_balances=cfg.eval.start_balances,
+                rules=rules,
+                seed=settings.seed,
+                start_balances=settings.start_balances,
                 progress=progress,
             )
             for role in (*ROLES, "all"):
-                results[opponent][role].update(adv[role])
+                rows[role].update(adv[role])
+        results[opponent] = rows
     return results
 
 
-def project_evaluation(path: str, opponent: str, deals: int, cfg: Config, progress: bool = False) -> dict[str, Any]:
-    """:func:`evaluate` of the policy file against two copies of ``opponent``, per role."""
-    policy = f"ppo:{path}"
-    result = evaluate(
-        [policy, opponent],
-        deals=deals,
-        mode=cfg.eval.mode,
-        seed=cfg.eval.seed,
-        workers=cfg.eval.workers,
-        rules=cfg.env.rules,
-        max_hands=cfg.eval.max_hands,
-        start_balances=cfg.eval.start_balances,
-        progress=progress,
-    )
-    me, them = result.agents
-    out: dict[str, Any] = {}
-    for role in (*ROLES, "all"):
-        mine, theirs = result.stats[me][role], result.stats[them][role]
-        out[role] = {
-            "balance": mine["balance"].mean,
-            "balance_ci": [mine["balance"].lo, mine["balance"].hi],
-            "opponent_balance": theirs["balance"].mean,
-            "win_rate": mine["win_rate"].mean,
-            "hands": result.counts[me][role]["hands"],
-        }
-    diff = result.pairwise[(me, them)]
-    out["all"]["difference"] = diff.mean
-    out["all"]["difference_ci"] = [diff.lo, diff.hi]
+def evaluate_policy_file(path: str, cfg: Config, deals: int, progress: bool = False) -> dict[str, Any]:
+    """:func:`evaluate_against` of the policy file ``path`` (``ppo:PATH``) with a training config's
+    ``eval`` settings and ``env.rules``."""
+    return evaluate_against(f"ppo:{path}", cfg.eval, cfg.env.rules, deals, progress)
+
+
+def eval_scalars(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, float]:
+    """The figures every trainer logs of :func:`evaluate_against`'s results (TensorBoard tags):
+    ``eval/<opponent>/<role>_balance`` and ``_advantage`` (role a role name or ``all``),
+    ``eval/<opponent>/win_rate`` and ``eval/<opponent>/difference``."""
+    out: dict[str, float] = {}
+    for opponent, per_role in results.items():
+        for role, row in per_role.items():
+            out[f"eval/{opponent}/{role}_balance"] = row["balance"]
+            if "advantage" in row:
+                out[f"eval/{opponent}/{role}_advantage"] = row["advantage"]
+        out[f"eval/{opponent}/win_rate"] = per_role["all"]["win_rate"]
+        out[f"eval/{opponent}/difference"] = per_role["all"]["difference"]
     return out
 
 
@@ -715,7 +664,7 @@ def role_advantage(
 
 
 def format_table(results: dict[str, Any]) -> str:
-    """The table of :func:`evaluate_policy_file`'s results, one line per opponent and role."""
+    """The table of :func:`evaluate_against`'s results, one line per opponent and role."""
 
     def ci(pair: list[float]) -> str:
         return f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"

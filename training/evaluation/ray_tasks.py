@@ -2,8 +2,9 @@
 
 :func:`play_deals_on_ray` plays deals ``0 .. deals-1`` exactly as the local
 process pool of :func:`training.evaluation.evaluate.evaluate` does (the same
-``play_deal``, so the same seed gives identical results), in chunks of
-deals, one Ray task per chunk:
+:func:`training.evaluation.deals.play_deal`, so the same seed gives identical
+results), in chunks of deals, one Ray task per chunk, each worker on one torch
+thread (:func:`training.common.workers.limit_threads`):
 
 - ``address`` None or ``""``: a local Ray instance (started if none is
   running, or the one ``RAY_ADDRESS`` names); otherwise the cluster at that
@@ -23,11 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .evaluate import DealConfig, init_worker, play_deal
+from training.common.workers import limit_threads
+
+from .deals import DealConfig, init_worker, play_deal
 
 
 def play_chunk(config: DealConfig, indices: Sequence[int]) -> list[dict[str, Any]]:
     """Play the deals ``indices`` (in a Ray worker); the per-deal results of ``play_deal``."""
+    limit_threads()
     init_worker(config)
     return [play_deal(i) for i in indices]
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from sm_env.atomic import atomic_path
 from sm_env.core.game import ROLE_NAMES
+from training.common.checkpoint import load_tensors
 from training.common.yaml_config import save_config
 
 from .config import RLlibConfig
@@ -204,14 +205,12 @@ class RLlibTrainer:
         return final
 
     def _restore(self, path: str) -> None:
-        import torch
-
         self.algo.restore_from_path(os.path.abspath(path))
         with open(os.path.join(path, STATE_FILE), encoding="utf-8") as handle:
             state = json.load(handle)
         self.iteration, self.env_steps, self.wall = state["iteration"], state["env_steps"], state["wall"]
         self.evals = state.get("evals", [])
-        league = torch.load(os.path.join(path, LEAGUE_FILE), weights_only=True)
+        league = load_tensors(os.path.join(path, LEAGUE_FILE), path, LEAGUE_FILE)
         for name in sorted(league, key=lambda n: int(n.rsplit("_", 1)[-1])):
             states = {m: {k: v.numpy() for k, v in s.items()} for m, s in league[name].items()}
             self.league[name] = states
@@ -256,46 +255,13 @@ class RLlibTrainer:
         return figures
 
     def evaluate(self, deals: int, policy: str) -> dict[str, Any]:
-        """Duplicate evaluation of ``rllib:policy`` per role against every ``eval.opponents`` (logged)."""
-        from training.evaluation.evaluate import evaluate, role_advantage
+        """Duplicate evaluation of ``rllib:policy`` per role against every ``eval.opponents`` (logged):
+        :func:`training.evaluation.evaluate.evaluate_against`, as every trainer reports it."""
+        from training.evaluation.evaluate import eval_scalars, evaluate_against
 
-        spec = f"rllib:{policy}"
-        ev = self.cfg.eval
-        results: dict[str, Any] = {}
-        for opponent in ev.opponents:
-            result = evaluate(
-                [spec, opponent],
-                deals=deals,
-                mode=ev.mode,
-                seed=ev.seed,
-                workers=1,
-                rules=self.cfg.env.rules,
-                max_hands=ev.max_hands,
-                start_balances=ev.start_balances,
-                progress=False,
-            )
-            me, them = result.agents
-            rows: dict[str, Any] = {}
-            for role in (*ROLE_NAMES, "all"):
-                rows[role] = {
-                    "balance": result.stats[me][role]["balance"].mean,
-                    "opponent_balance": result.stats[them][role]["balance"].mean,
-                    "win_rate": result.stats[me][role]["win_rate"].mean,
-                }
-            rows["all"]["difference"] = result.pairwise[(me, them)].mean
-            if ev.mode == "hand":
-                adv = role_advantage(
-                    spec, opponent, deals, rules=self.cfg.env.rules, seed=ev.seed, start_balances=ev.start_balances
-                )
-                for role in (*ROLE_NAMES, "all"):
-                    rows[role]["advantage"] = adv[role]["advantage"]
-            for role in ROLE_NAMES:
-                self.writer.add_scalar(f"eval/{opponent}/{role}_balance", rows[role]["balance"], self.env_steps)
-                if "advantage" in rows[role]:
-                    self.writer.add_scalar(f"eval/{opponent}/{role}_advantage", rows[role]["advantage"], self.env_steps)
-            self.writer.add_scalar(f"eval/{opponent}/win_rate", rows["all"]["win_rate"], self.env_steps)
-            self.writer.add_scalar(f"eval/{opponent}/difference", rows["all"]["difference"], self.env_steps)
-            results[opponent] = rows
+        results = evaluate_against(f"rllib:{policy}", self.cfg.eval, self.cfg.env.rules, deals)
+        for tag, value in eval_scalars(results).items():
+            self.writer.add_scalar(tag, value, self.env_steps)
         self.evals.append({"iteration": self.iteration, "env_steps": self.env_steps, "results": results})
         return results
 

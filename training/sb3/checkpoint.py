@@ -14,7 +14,8 @@ A checkpoint (``checkpoints/latest.zip``, ``checkpoints/step_*.zip``) is what
 Files are written through :func:`sm_env.atomic.atomic_path`, so a run killed
 at any moment leaves the previous checkpoint intact. Loading never unpickles
 code, and a file that cannot be read, or does not fit the model of the
-config, is a :class:`CheckpointError` in one line.
+config, is a :class:`CheckpointError` in one line (every trainer's checkpoint
+formats and what they share: :mod:`training.common.checkpoint`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,7 @@ import torch
 
 from agents.ppo_agent import META_ENTRY
 from sm_env.atomic import atomic_path
-
-from .config import ConfigError
+from training.common.checkpoint import CheckpointError, check_format, load_tensors
 
 STATE_ENTRY = "sm_training_state.pt"
 STATE_FORMAT = "sergeant-major-training-state/1"
@@ -46,10 +46,6 @@ _STATE_KEYS: dict[str, type | tuple[type, ...]] = {
     "snapshots": list,
     "rng": dict,
 }
-
-
-class CheckpointError(ConfigError):
-    """A checkpoint that cannot be read or does not fit the run's config (one line, no traceback)."""
 
 
 def rng_states() -> dict[str, Any]:
@@ -91,17 +87,7 @@ def read_training_state(path: str) -> dict[str, Any]:
             raw = archive.read(STATE_ENTRY)
     except (OSError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
         raise CheckpointError(f"{path}: not a training checkpoint ({err})") from None
-    try:
-        with warnings.catch_warnings():  # torch warns about odd pickles: the error below says it all
-            warnings.simplefilter("ignore")
-            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - torch's own message advises unsafe loading: never relay it
-        raise CheckpointError(
-            f"{path}: {STATE_ENTRY} is corrupt or holds more than tensors and plain values; "
-            "it was not written by this trainer"
-        ) from None
-    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-        raise CheckpointError(f"{path}: {STATE_ENTRY} is not a {STATE_FORMAT} file")
+    state = check_format(load_tensors(io.BytesIO(raw), path, STATE_ENTRY), path, STATE_FORMAT, STATE_ENTRY)
     for key, kind in _STATE_KEYS.items():
         if not isinstance(state.get(key), kind):
             raise CheckpointError(f"{path}: {STATE_ENTRY} has no valid {key!r}; the checkpoint is damaged")

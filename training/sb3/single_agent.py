@@ -73,6 +73,7 @@ from sm_env.core.game import NUM_ACTIONS, OVER, ROLE_NAMES, Game
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
+from training.common.workers import limit_threads
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
@@ -424,10 +425,14 @@ def make_vec_env(
     def factory() -> SingleSeatEnv:
         return SingleSeatEnv(**env_kwargs, opponents=OpponentPool(**(pool_kwargs or {})))
 
+    def subprocess_factory() -> SingleSeatEnv:  # runs in the worker process: one torch thread there
+        limit_threads()
+        return factory()
+
     if kind == "dummy":
         venv: VecEnv = DummyVecEnv([factory] * n_envs)
     elif kind == "subproc":
-        venv = SubprocVecEnv([factory] * n_envs, start_method="forkserver")
+        venv = SubprocVecEnv([subprocess_factory] * n_envs, start_method="forkserver")
     else:
         raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {kind!r}")
     if seed is not None:

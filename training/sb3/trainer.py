@@ -53,14 +53,14 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 
-from agents.ppo_agent import NumpyPolicy, export_policy, policy_metadata
+from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_from_torch, policy_metadata
 from sm_env.atomic import atomic_path
+from training.common.checkpoint import CheckpointError
 from training.common.progress import progress_bar
-from training.evaluation.evaluate import evaluate_policy_file
+from training.evaluation.evaluate import eval_scalars, evaluate_against
 
 from .checkpoint import (
     STATE_FORMAT,
-    CheckpointError,
     load_weights,
     read_training_state,
     rng_states,
@@ -133,18 +133,19 @@ def build_model(cfg: Config, venv: Any) -> RunPPO:
     return model
 
 
+def actor_modules(model: Any) -> list[Any]:
+    """The torch modules of the actor of an SB3 MLP policy: its hidden layers, then its action head."""
+    return [model.policy.mlp_extractor.policy_net, model.policy.action_net]
+
+
 def policy_arrays(model: Any) -> dict[str, np.ndarray]:
     """The actor's weights as numpy arrays (SB3 key names)."""
-    return {
-        key: value.detach().cpu().numpy().copy()
-        for key, value in model.policy.state_dict().items()
-        if key.startswith("mlp_extractor.policy_net.") or key.startswith("action_net.")
-    }
+    return actor_state(actor_modules(model))
 
 
 def numpy_policy(model: Any, cfg: Config) -> NumpyPolicy:
     """The learner's current policy as a numpy network (for snapshots and exports)."""
-    return NumpyPolicy.from_state_dict(policy_arrays(model), cfg.ppo.activation)
+    return policy_from_torch(actor_modules(model), cfg.ppo.activation, where="the learner")
 
 
 def check_opponents(cfg: Config) -> None:
@@ -344,19 +345,15 @@ class Trainer:
         directory = os.path.join(self.run_dir, "checkpoints")
         path = os.path.join(directory, "eval_policy.pt")
         export_policy(numpy_policy(self.model, cfg), path)
-        results = evaluate_policy_file(path, cfg, deals, progress=final and cfg.train.progress_bar and not self.quiet)
+        progress = final and cfg.train.progress_bar and not self.quiet
+        results = evaluate_against(f"ppo:{path}", cfg.eval, cfg.env.rules, deals, progress)
         entry = {"num_timesteps": int(self.model.num_timesteps), "deals": deals, "final": final, "results": results}
         self.eval_history.append(entry)
         with open(os.path.join(self.run_dir, "eval.jsonl"), "a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry) + "\n")
         logger = self.model.logger
-        for opponent, per_role in results.items():
-            for role, row in per_role.items():
-                logger.record(f"eval/{opponent}/{role}_balance", row["balance"])
-                if "advantage" in row:
-                    logger.record(f"eval/{opponent}/{role}_advantage", row["advantage"])
-            logger.record(f"eval/{opponent}/win_rate", per_role["all"]["win_rate"])
-            logger.record(f"eval/{opponent}/difference", per_role["all"]["difference"])
+        for tag, value in eval_scalars(results).items():
+            logger.record(tag, value)
         if final:
             logger.dump(self.model.num_timesteps)
         return results

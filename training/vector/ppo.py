@@ -53,14 +53,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.ppo_agent import NumpyPolicy, export_policy, load_numpy_policy
+from agents.ppo_agent import NumpyPolicy, export_policy, load_numpy_policy, policy_from_torch, policy_into_torch
 from sm_env.atomic import atomic_path
 from sm_env.compiled.batch import FULL_STATE_SIZE, VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE
+from training.common.checkpoint import CheckpointError, check_format, load_tensors
 from training.common.yaml_config import save_config
-from training.sb3.config import ConfigError, config_from_dict
+from training.sb3.config import ConfigError
 
 from .config import (
     RANDOM,
@@ -76,10 +77,6 @@ LEARNER, RANDOM_PLAYER = 0, 1  # seat kinds; 2 + k: the k-th frozen policy (file
 NETWORK_PHASES = ("act forward", "value forward", "update network")
 _MASKED = -1e9  # logit of an illegal action: exp() is 0, and 0 * _MASKED stays finite in the entropy
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
-
-
-class CheckpointError(ConfigError):
-    """A checkpoint that cannot be read or does not fit the run's config (one line)."""
 
 
 # ---------------------------------------------------------------------------- networks
@@ -111,18 +108,6 @@ class ActorCritic(nn.Module):
         return self.critic(x).squeeze(-1)
 
 
-def actor_arrays(actor: nn.Sequential) -> dict[str, np.ndarray]:
-    """The actor's weights in SB3 key naming (what :class:`NumpyPolicy` and ``ppo:PATH`` files hold)."""
-    linears = [m for m in actor if isinstance(m, nn.Linear)]
-    out = {}
-    for i, layer in enumerate(linears[:-1]):
-        out[f"mlp_extractor.policy_net.{2 * i}.weight"] = layer.weight.detach().numpy().copy()
-        out[f"mlp_extractor.policy_net.{2 * i}.bias"] = layer.bias.detach().numpy().copy()
-    out["action_net.weight"] = linears[-1].weight.detach().numpy().copy()
-    out["action_net.bias"] = linears[-1].bias.detach().numpy().copy()
-    return out
-
-
 def load_actor(actor: nn.Sequential, policy: NumpyPolicy, where: str, net_arch: list[int], activation: str) -> None:
     """Copy a loaded policy's weights into ``actor``; its network must be ``net_arch`` / ``activation``."""
     if policy.net_arch != list(net_arch) or policy.activation != activation:
@@ -130,11 +115,7 @@ def load_actor(actor: nn.Sequential, policy: NumpyPolicy, where: str, net_arch: 
             f"{where}: the policy is an MLP {policy.net_arch} {policy.activation}; the config's network is "
             f"ppo.net_arch {list(net_arch)}, ppo.activation {activation!r}: set them to the policy's"
         )
-    linears = [m for m in actor if isinstance(m, nn.Linear)]
-    with torch.no_grad():
-        for layer, (w, b) in zip(linears, [*policy.hidden, policy.head], strict=True):
-            layer.weight.copy_(torch.from_numpy(w.T))  # NumpyPolicy keeps weights transposed (x @ W)
-            layer.bias.copy_(torch.from_numpy(b))
+    policy_into_torch(policy, [actor], where)
 
 
 def network_flops(net_arch: list[int], full_critic: bool = False) -> dict[str, float]:
@@ -579,7 +560,7 @@ class VectorPPO:
 
     # -- outputs -----------------------------------------------------------------
     def numpy_policy(self) -> NumpyPolicy:
-        return NumpyPolicy.from_state_dict(actor_arrays(self.net.actor), self.net.activation, where="the actor")
+        return policy_from_torch([self.net.actor], self.net.activation, where="the actor")
 
     def export(self, path: str) -> str:
         """The actor as a ``.pt`` policy (``ppo:PATH``), atomically."""
@@ -594,11 +575,10 @@ class VectorPPO:
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
         """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py)."""
-        from training.evaluation.evaluate import evaluate_policy_file, format_table
+        from training.evaluation.evaluate import evaluate_against, format_table
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
-        sb3_cfg = config_from_dict({"env": {"rules": self.cfg.env.rules}, "eval": self.cfg.eval.to_dict()})
-        results = evaluate_policy_file(path, sb3_cfg, deals)
+        results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
         self.evals.append({"global_step": self.global_step, "deals": deals, "final": final, "results": results})
         self._write_lines("eval.jsonl", self.evals)
         if not self.quiet:
@@ -659,12 +639,7 @@ class VectorPPO:
         """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
         if not os.path.isfile(path):
             raise CheckpointError(f"cannot resume: {path} does not exist")
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception:  # noqa: BLE001 - torch's own message advises unsafe loading: never relay it
-            raise CheckpointError(f"{path}: not a checkpoint of this trainer, or damaged") from None
-        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointError(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint")
+        state = check_format(load_tensors(path, path), path, CHECKPOINT_FORMAT)
         saved = state["config"]
         for section, key in (
             ("ppo", "net_arch"),

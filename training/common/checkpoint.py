@@ -1,0 +1,71 @@
+"""What every trainer's checkpoints share: one error type, one safe loader, and the formats in one place.
+
+Every checkpoint is written atomically (:mod:`sm_env.atomic`, or a temporary folder renamed), holds
+tensors and plain values only, and is read with ``torch.load(weights_only=True)`` through
+:func:`load_tensors`, which never unpickles code and never relays torch's advice to load a file unsafely.
+Anything unreadable, damaged or not fitting the run is a :class:`CheckpointError`: one line naming the
+file and what is wrong (a :class:`~training.common.yaml_config.ConfigError`, so the command lines print
+it as ``... error: ...`` and exit with status 2).
+
+The formats (each trainer's own state, so they stay separate; every one is still read as written):
+
+- **policy file** (``final_policy.pt``, ``policy_r<k>.pt``, ``agents/policies/*.pt``; not a checkpoint:
+  what ``ppo:PATH`` plays): ``{"format": "sergeant-major-policy/1", "observation_size", "action_count",
+  "net_arch", "activation", ..., "state_dict"}``, the actor in SB3 key naming
+  (:func:`agents.ppo_agent.export_policy`);
+- **SB3 trainer** (``checkpoints/latest.zip``, ``step_*.zip``; :mod:`training.sb3.checkpoint`): the zip
+  that ``MaskablePPO.save`` writes (so that SB3 and ``ppo:PATH`` read it too) plus ``sm_policy.json`` (the
+  policy's metadata) and ``sm_training_state.pt`` (``"format": "sergeant-major-training-state/1"``,
+  counters, opponent snapshots, RNG states, evaluation history, config);
+  ``final_model.zip`` is the same zip without the training state;
+- **vector PPO** (``checkpoints/latest.pt``, ``step_*.pt``; :mod:`training.vector.ppo`): one torch file,
+  ``"format": "sergeant-major-vector-ppo/1"``, config, counters, network and optimiser state dicts, the
+  engine's state, seat kinds, generator state, snapshots, metrics and evaluations;
+- **distillation fit** (``fit_r<k>.ckpt``; :mod:`training.distill.fit`): one torch file,
+  ``"format": "sergeant-major-distill-fit/1"`` (files written before the key existed have none), the
+  fit's ``stamp`` (settings, seed, decisions), epoch, history, network, optimiser and schedule state
+  dicts, numpy and torch RNG states;
+- **RLlib** (``checkpoints/iter_NNNNNN/``; :mod:`training.rllib.trainer`): the folder RLlib's
+  ``save_to_path`` writes, plus ``sm_state.json`` (counters, evaluations) and ``league.pt`` (the frozen
+  opponents' weights by snapshot, module and key).
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import Any
+
+from .yaml_config import ConfigError
+
+
+class CheckpointError(ConfigError):
+    """A checkpoint that cannot be read or does not fit the run's config (one line, no traceback)."""
+
+
+def load_tensors(source: Any, path: str, what: str = "the checkpoint") -> Any:
+    """``torch.load(source, weights_only=True)`` on the CPU (``source``: the file ``path``, or a buffer
+    holding one of its entries, named by ``what``); a :class:`CheckpointError` for anything it refuses."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():  # torch warns about odd pickles: the error below says it all
+            warnings.simplefilter("ignore")
+            return torch.load(source, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such checkpoint") from None
+    except Exception as err:  # noqa: BLE001 - torch's own message advises unsafe loading: never relay it
+        if isinstance(err, pickle.UnpicklingError):
+            problem = "is corrupt or holds more than tensors and plain values"
+        else:
+            problem = f"cannot be read ({type(err).__name__})"
+        raise CheckpointError(
+            f"{path}: {what} {problem}; it was not written by this trainer, or it is damaged"
+        ) from None
+
+
+def check_format(state: Any, path: str, fmt: str, what: str = "the checkpoint") -> dict[str, Any]:
+    """``state`` if it is a mapping whose ``"format"`` is ``fmt``, else a :class:`CheckpointError`."""
+    if not isinstance(state, dict) or state.get("format") != fmt:
+        raise CheckpointError(f"{path}: {what} is not a {fmt} file")
+    return state
