@@ -108,6 +108,19 @@ def test_replay_missing_file_and_bad_json(tmp_path, capsys):
     assert "error" in capsys.readouterr().err
 
 
+def test_replay_refuses_a_record_file_over_the_size_cap(tmp_path, capsys, monkeypatch):
+    import sm_env.records.format as record_format
+
+    path = tmp_path / "game.json"
+    main(["random", "--seed", "2", "--max-hands", "2", "--save", str(path)])
+    capsys.readouterr()
+    monkeypatch.setattr(record_format, "MAX_RECORD_BYTES", 100)
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major replay: error: ") and "larger than 100 bytes" in err
+    assert "Traceback" not in err
+
+
 def test_replay_reports_an_illegal_action_with_status_1(tmp_path, capsys):
     path = tmp_path / "game.json"
     main(["random", "--seed", "2", "--max-hands", "2", "--save", str(path)])

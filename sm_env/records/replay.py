@@ -526,14 +526,30 @@ def _check_fields(where: str, raw: dict[str, Any], log: HandLog, rules: RuleSet,
             raise _fail(path, f"the record has {show(a)}, but the replay gives {show(b)}")
 
 
-def _canon_record(record: dict[str, Any], keys: list[str], rules: RuleSet) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _canon_hand(hand: dict[str, Any], rules: RuleSet) -> dict[str, Any]:
+    return {key: _canon_field(key, hand[key]) for key in hand_keys(rules)}
+
+
+def _record_difference(
+    record: dict[str, Any], out: dict[str, Any], keys: list[str], rules: RuleSet
+) -> tuple[str, Any, Any] | None:
+    """The first place where two records differ in ``keys`` (hands in canonical form), or None; one hand at a
+    time, so that no canonical copy of a whole record is held."""
     for key in keys:
-        if key == "hands":
-            out[key] = [{k: _canon_field(k, h[k]) for k in hand_keys(rules)} for h in record[key]]
+        a, b = record[key], out[key]
+        if key != "hands":
+            found = _difference(a, b, key, key)
+        elif len(a) != len(b):
+            found = _difference([_canon_hand(h, rules) for h in a], [_canon_hand(h, rules) for h in b], key, key)
         else:
-            out[key] = record[key]
-    return out
+            found = None
+            for i, (x, y) in enumerate(zip(a, b, strict=True), 1):
+                found = _difference(_canon_hand(x, rules), _canon_hand(y, rules), f"hand {i}")
+                if found:
+                    break
+        if found:
+            return found
+    return None
 
 
 # ---------------------------------------------------------------------- replaying
@@ -799,7 +815,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     _check_end(game, parsed)
     out = game_record(game)
     keys = [key for key in (*RECORD_KEYS, *EXTRA_KEYS) if key in record]
-    found = _difference(_canon_record(record, keys, parsed.rules), _canon_record(out, keys, parsed.rules), "")
+    found = _record_difference(record, out, keys, parsed.rules)
     if found:  # a safety net: the checks above should have caught it
         path, a, b = found
         raise _fail(path or "record", f"the record has {show(a)}, but the replay gives {show(b)}")
