@@ -259,6 +259,7 @@ def test_help_names_the_sergeant_major_command(command, capsys):
     assert out.startswith(f"usage: sergeant-major {command}") and "python -m" not in out
     if command == "eval":
         assert "(default 1000)" in " ".join(out.split())
+        assert "rllib:PATH loads a pickle: only load policies you trust" in " ".join(out.split())
 
 
 def test_config_lists_the_fields_and_resolves_a_file(capsys):
