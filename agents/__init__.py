@@ -17,7 +17,9 @@ Specs accepted by :func:`make_agent`:
 ``rllib:path/to/policy``    an RLlib policy exported by
                             ``sergeant-major train --backend rllib``
                             (``agents.rllib_agent.RLlibAgent``; needs
-                            ``pip install -e ".[rllib]"``)
+                            ``pip install -e ".[rllib]"``). Only load policies
+                            you trust: an RLlib checkpoint is a pickle, and
+                            unpickling it can run any code put in it
 ``trained``                 the best policy shipped with the package
                             (``agents/policies/standard_v2.pt``, distilled
                             from pimc by ``configs/distill_v2.yaml``; the
@@ -25,6 +27,28 @@ Specs accepted by :func:`make_agent`:
                             ``ppo:agents/policies/standard_v1.pt`` and
                             ``ppo:agents/policies/standard_v0.pt``)
 ==========================  ===============================================
+
+Parameters (``kind:name=value,name=value``; :data:`AGENT_PARAMS`), each checked here, once: an unknown
+name, a value of the wrong type or out of range, or a name given twice is an :class:`AgentSpecError`
+naming the parameter and the values it allows.
+
+==========  ==============  ===================================================
+agent       parameter       allowed (default)
+==========  ==============  ===================================================
+pimc        ``samples``     a whole number 1-10000 (20): deals per decision
+pimc        ``seconds``     a number above 0, at most 600 (none): time per
+                            decision instead of ``samples``
+ismcts      ``iterations``  a whole number 1-100000 (200) per decision
+ismcts      ``seconds``     a number above 0, at most 600 (none): time per
+                            decision instead of ``iterations`` (still at
+                            most 100000 iterations)
+ismcts      ``c``           a number 0-10 (0.3): the exploration constant
+both        ``bid``         0 or 1 (0): also search trump and discards
+both        ``kernel``      0 or 1 (1): 0 forces the pure-Python search
+==========  ==============  ===================================================
+
+Yes/no values may also be written ``yes``/``no``, ``true``/``false``, ``on``/``off``. The caps keep a
+decision's memory bounded (10000 pimc deals: about 160 MB; a 100000-node ismcts tree: about 70 MB).
 """
 
 from __future__ import annotations
@@ -35,7 +59,7 @@ from collections.abc import Callable
 
 from sm_env.old_paths import keep_old_paths
 
-from .base import Agent, act, observation_for
+from .base import Agent, Param, act, observation_for, typed_params
 
 keep_old_paths(
     {
@@ -52,6 +76,7 @@ keep_old_paths(
 KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH", "rllib:PATH")
 
 __all__ = [
+    "AGENT_PARAMS",
     "Agent",
     "AgentSpecError",
     "KNOWN_AGENTS",
@@ -71,6 +96,25 @@ class AgentSpecError(ValueError):
     """An agent spec that names no known agent or has bad parameters."""
 
 
+_FLAG = Param(bool)
+AGENT_PARAMS: dict[str, dict[str, Param]] = {
+    "pimc": {
+        "samples": Param(int, 1, 10_000),
+        "seconds": Param(float, 0, 600, low_open=True),
+        "bid": _FLAG,
+        "kernel": _FLAG,
+    },
+    "ismcts": {
+        "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS
+        "seconds": Param(float, 0, 600, low_open=True),
+        "c": Param(float, 0, 10),
+        "bid": _FLAG,
+        "kernel": _FLAG,
+    },
+}
+"""The parameters each agent's spec takes, with the values allowed (the table in the module docstring)."""
+
+
 def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """Split ``kind:rest`` into (kind, rest, key=value parameters of rest)."""
     if not isinstance(spec, str) or not spec.strip():
@@ -81,9 +125,12 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     if rest and kind not in _PATH_KINDS:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
-            if not eq or not key.strip():
+            key = key.strip().lower()
+            if not eq or not key:
                 raise AgentSpecError(f"agent spec {spec!r}: parameters are key=value pairs separated by commas")
-            params[key.strip().lower()] = value.strip()
+            if key in params:
+                raise AgentSpecError(f"agent spec {spec!r}: parameter {key!r} given twice")
+            params[key] = value.strip()
     return kind, rest, params
 
 
@@ -137,15 +184,15 @@ def _heuristic(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 def _pimc(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from agents.search.pimc import make_pimc
+    from agents.search.pimc import PimcAgent
 
-    return make_pimc(seed, **params)
+    return PimcAgent(seed, **typed_params("pimc", params, AGENT_PARAMS["pimc"]))
 
 
 def _ismcts(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from agents.search.ismcts import make_ismcts
+    from agents.search.ismcts import IsmctsAgent
 
-    return make_ismcts(seed, **params)
+    return IsmctsAgent(seed, **typed_params("ismcts", params, AGENT_PARAMS["ismcts"]))
 
 
 def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:

@@ -13,8 +13,9 @@ function of the seed and the views seen.
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,18 +67,62 @@ def act(agent: Agent, view: PlayerView) -> int:
     return agent.act(view)
 
 
+FLAG_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+"""The words a yes/no spec parameter may be (any case)."""
+
+
 def flag(text: str) -> bool:
-    """A spec parameter as a yes/no: ``0``, ``false``, ``no`` and ``off`` are no, anything else yes."""
-    return text.strip().lower() not in ("0", "false", "no", "off")
+    """A spec parameter as a yes/no: ``1``, ``true``, ``yes``, ``on`` or ``0``, ``false``, ``no``, ``off`` (any
+    case); ValueError for anything else."""
+    word = text.strip().lower()
+    if word not in FLAG_WORDS:
+        raise ValueError(f"expected 0 or 1 (or yes/no, true/false, on/off), got {text!r}")
+    return FLAG_WORDS[word]
 
 
-def typed_params(agent: str, params: dict[str, str], types: dict[str, Callable[[str], Any]], example: str) -> dict:
-    """Spec parameters (text) converted by ``types`` (name -> converter); ValueError naming the agent, the
-    known parameters, or the bad value with an ``example`` of good ones."""
-    unknown = sorted(set(params) - set(types))
+@dataclass(frozen=True)
+class Param:
+    """One spec parameter: its type (``int``, ``float`` or ``bool``, a yes/no :func:`flag`) and, for a number,
+    the range allowed: ``low`` to ``high`` inclusive, ``low`` itself excluded when ``low_open``. A float must
+    be finite (``nan`` and ``inf`` are refused)."""
+
+    type: type
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+
+    def allowed(self) -> str:
+        """The values allowed, in words (for error messages and docs)."""
+        if self.type is bool:
+            return "0 or 1 (or yes/no, true/false, on/off)"
+        kind = "a whole number" if self.type is int else "a number"
+        if self.low_open:
+            return f"{kind} above {self.low:g} and at most {self.high:g}"
+        return f"{kind} from {self.low:g} to {self.high:g}"
+
+    def parse(self, text: str) -> Any:
+        """The value of ``text``, or ValueError naming the values allowed."""
+        if self.type is bool:
+            return flag(text)
+        try:
+            value = self.type(text.strip())
+        except ValueError:
+            raise ValueError(self.allowed()) from None
+        if not math.isfinite(value) or value > self.high or value < self.low or (self.low_open and value == self.low):
+            raise ValueError(self.allowed())
+        return value
+
+
+def typed_params(agent: str, params: dict[str, str], table: dict[str, Param]) -> dict[str, Any]:
+    """Spec parameters (text) checked and converted by ``table`` (name -> :class:`Param`); ValueError naming
+    the agent and the unknown parameter (with the known ones) or the bad one (with the values it allows)."""
+    unknown = sorted(set(params) - set(table))
     if unknown:
-        raise ValueError(f"{agent}: unknown parameter(s) {unknown}; known: {sorted(types)}")
-    try:
-        return {name: types[name](value) for name, value in params.items()}
-    except ValueError as err:
-        raise ValueError(f"{agent}: bad parameter value ({err}); e.g. {example}") from None
+        raise ValueError(f"{agent}: unknown parameter(s) {unknown}; known: {sorted(table)}")
+    values = {}
+    for name, text in params.items():
+        try:
+            values[name] = table[name].parse(text)
+        except ValueError:
+            raise ValueError(f"{agent}: parameter {name!r} must be {table[name].allowed()}, got {text!r}") from None
+    return values

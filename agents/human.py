@@ -19,7 +19,10 @@ and scores, and a numbered list of the legal actions. It answers with
   (action 58);
 - ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop.
 
-A wrong answer gets a clear message and a new prompt, never a traceback.
+When only one action is legal (a card that must be played, say the last
+card of the hand), nothing is asked: the table is shown and the action is
+played, with a line saying so. A wrong answer gets a clear message and a new
+prompt, never a traceback.
 Input and output streams are injectable, for tests and other front ends.
 """
 
@@ -206,6 +209,10 @@ class HumanAgent(Agent):
             raise ValueError(f"human: seat {view.seat} is not to act")
         self.say("")
         self.say(render_table(view, unicode_suits=self.unicode_suits))
+        if len(legal) == 1:  # forced: nothing to ask
+            what = "card" if legal[0] < NUM_CARDS else "choice"
+            self.say(f"  your only legal {what}: {_action_label(legal[0], view)} (played for you)")
+            return legal[0]
         self.say("Legal: " + "  ".join(f"{i}) {_action_label(a, view)}" for i, a in enumerate(legal, 1)))
         while True:
             self.output.write(_prompt(view))
@@ -225,6 +232,6 @@ class HumanAgent(Agent):
             except ValueError as err:
                 self.say(f"  {err}")
                 continue
-            if action < NUM_CARDS and len(legal) > 1:
+            if action < NUM_CARDS:
                 self.say(f"  you chose {CARD_TEXT[action]}")
             return action

@@ -3,7 +3,11 @@
     sergeant-major play --seat 0 --opponents heuristic pimc --seed 7
 
 The engine runs the game; the person answers at each of its turns (see
-:mod:`agents.human`). After every hand the result is shown. At the end (or
+:mod:`agents.human`; a forced choice, one legal action, is played for it and
+said). Between turns the person is told what the rules did without asking:
+an exchange it took part in once the cards are back (a receiver returns its
+highest cards of each suit sent, with no choice: docs/rules.md section 4),
+and the last trick of each hand, before the hand's result. At the end (or
 when the person quits) the game record is saved as JSON
 (``sergeant-major-record/1``, see docs/interface.md) with ``sm_env.records``.
 """
@@ -17,8 +21,9 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from sm_env.core.cards import CARD_TEXT
 from sm_env.core.game import Game, result_text
-from sm_env.core.knowledge import player_view
+from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.records import save_record
 
 from . import AgentSpecError, act, fresh_seed, make_opponent
@@ -33,6 +38,51 @@ def _save(game: Game, path: str, out: TextIO) -> bool:
     save_record(game, path)
     print(f"Game record saved to {path}", file=out)
     return True
+
+
+def _cards(cards: tuple[int, ...]) -> str:
+    return " ".join(CARD_TEXT[c] for c in cards)
+
+
+def _exchange_news(view: PlayerView, told: set[tuple[int, int]]) -> list[str]:
+    """A line for each exchange of the view's seat whose cards are back and that is not in ``told`` yet
+    ((hand number, index) pairs, updated)."""
+    lines = []
+    for index, ex in enumerate(view.exchanges):
+        key = (view.hand_number, index)
+        if ex.returned is None or key in told:  # not back yet, or not the seat's to see
+            continue
+        told.add(key)
+        if ex.receiver == view.seat:
+            lines.append(
+                f"Exchange: player_{ex.sender} sent you {_cards(ex.sent)}; you gave back {_cards(ex.returned)} "
+                f"(not your choice: a receiver returns its highest card(s) of each suit sent: docs/rules.md section 4)"
+            )
+        else:
+            lines.append(
+                f"Exchange: you sent {_cards(ex.sent)} to player_{ex.receiver}, who gave back {_cards(ex.returned)} "
+                f"(its highest card(s) of each suit you sent)"
+            )
+    return lines
+
+
+def _untold(game: Game, seat: int, told: set[tuple[int, int]]) -> bool:
+    """Whether the current hand has an exchange of ``seat`` not told yet (who exchanges with whom is public)."""
+    return any(
+        seat in (ex.sender, ex.receiver) and (game.hand_number, i) not in told
+        for i, ex in enumerate(game.log.exchanges)
+    )
+
+
+def _last_trick(game: Game, number: int) -> str | None:
+    """The last trick of hand ``number``, which no turn of the person shows (the hand ends with it)."""
+    tricks = game.history[number - 1].tricks
+    if not tricks or tricks[-1].winner is None:
+        return None
+    last = tricks[-1]
+    n = game.rules.num_players
+    plays = ", ".join(f"player_{(last.leader + i) % n} {CARD_TEXT[c]}" for i, c in enumerate(last.cards))
+    return f"Trick {len(tricks)} (the last of hand {number}): {plays} -> player_{last.winner}"
 
 
 def _hand_summary(game: Game, number: int) -> str:
@@ -86,6 +136,7 @@ def main(
     names = ", ".join(f"player_{s}: {'you' if s == args.seat else agents[s].name}" for s in range(n))
     print(f"Sergeant Major, seed {seed}. {names}. Type 'help' for help.", file=out)
     hand = game.hand_number
+    told: set[tuple[int, int]] = set()
     status = 0
     try:
         while game.current_player is not None:
@@ -93,7 +144,13 @@ def main(
             view = player_view(game, seat)
             action = human.act(view) if seat == args.seat else act(agents[seat], view)
             game.apply(action)
+            if _untold(game, args.seat, told):
+                for line in _exchange_news(player_view(game, args.seat), told):
+                    print(line, file=out)
             if game.hand_number != hand or game.is_over:
+                last = _last_trick(game, hand)
+                if last is not None:
+                    print(last, file=out)
                 print(_hand_summary(game, hand), file=out)
                 hand = game.hand_number
     except HumanQuit as why:

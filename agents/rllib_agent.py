@@ -14,6 +14,10 @@
 
 Loading needs ``ray[rllib]`` and torch (``pip install -e ".[rllib]"``) but no
 running Ray instance.
+
+Only load policies you trust: an RLlib checkpoint is a pickle, and unpickling
+it can run any code its author put in it (unlike ``ppo:PATH``, which loads
+plain tensors).
 """
 
 from __future__ import annotations

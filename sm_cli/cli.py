@@ -55,7 +55,7 @@ from typing import Any
 from sm_env.core.game import OVER, PLAY, Game, result_text
 from sm_env.core.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
 from sm_env.display.render import render_table
-from sm_env.records import RecordError, ReplayError, load_record, replay, save_record
+from sm_env.records import MAX_RECORD_BYTES, RecordError, ReplayError, load_record, replay, save_record
 
 PROG = "sergeant-major"
 
@@ -188,7 +188,9 @@ def _add_replay(subparsers: Any) -> None:
         help="re-play and check a game record file",
         description="Re-play a game record with the engine and check every field. Exit status 1 if it does not replay.",
     )
-    parser.add_argument("path", help="record file (JSON), e.g. written by 'random --save'")
+    parser.add_argument(
+        "path", help=f"record file (JSON, at most {MAX_RECORD_BYTES >> 20} MiB), e.g. written by 'random --save'"
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="print one line per hand")
     parser.set_defaults(handler=cmd_replay)
 

@@ -203,7 +203,7 @@ def test_make_agent_specs():
         make_agent("alphazero")
     with pytest.raises(AgentSpecError, match="unknown parameter"):
         make_agent("pimc:depth=3")
-    with pytest.raises(AgentSpecError, match="bad parameter value"):
+    with pytest.raises(AgentSpecError, match="parameter .samples. must be a whole number"):
         make_agent("pimc:samples=many")
     with pytest.raises(AgentSpecError, match="takes no parameters"):
         make_agent("random:x=1")
@@ -408,15 +408,84 @@ def test_fresh_seeds_are_in_range_and_vary():
     assert all(0 <= s < 2**31 for s in seeds) and len(seeds) > 1
 
 
-def test_spec_parameters_are_typed_in_one_place():
-    from agents.base import flag, typed_params
+def test_spec_parameters_are_typed_and_bounded_in_one_place():
+    from agents.base import Param, flag, typed_params
 
-    types = {"samples": int, "seconds": float, "bid": flag}
-    assert typed_params("x", {"samples": "7", "bid": "off"}, types, "x:samples=3") == {"samples": 7, "bid": False}
-    assert flag("yes") and flag("1") and not flag(" No ")
+    table = {"samples": Param(int, 1, 50), "seconds": Param(float, 0, 9, low_open=True), "bid": Param(bool)}
+    assert typed_params("x", {"samples": " 7", "bid": "off"}, table) == {"samples": 7, "bid": False}
+    assert typed_params("x", {"samples": "50", "seconds": "9"}, table) == {"samples": 50, "seconds": 9.0}
+    assert flag("yes") and flag("1") and flag("ON") and not flag(" No ")
+    with pytest.raises(ValueError, match="expected 0 or 1"):
+        flag("maybe")
     with pytest.raises(
         ValueError, match=r"x: unknown parameter\(s\) \['depth'\]; known: \['bid', 'samples', 'seconds'\]"
     ):
-        typed_params("x", {"depth": "3"}, types, "x:samples=3")
-    with pytest.raises(ValueError, match="x: bad parameter value .*; e.g. x:samples=3"):
-        typed_params("x", {"seconds": "soon"}, types, "x:samples=3")
+        typed_params("x", {"depth": "3"}, table)
+    for name, text, allowed in [
+        ("seconds", "soon", "a number above 0 and at most 9"),
+        ("seconds", "0", "a number above 0 and at most 9"),
+        ("seconds", "9.5", "a number above 0 and at most 9"),
+        ("samples", "51", "a whole number from 1 to 50"),
+        ("samples", "2.5", "a whole number from 1 to 50"),
+        ("bid", "2", "0 or 1"),
+    ]:
+        with pytest.raises(ValueError) as info:
+            typed_params("x", {name: text}, table)
+        assert str(info.value).startswith(f"x: parameter {name!r} must be {allowed}") and repr(text) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("pimc:seconds=nan", "'seconds' must be a number above 0 and at most 600, got 'nan'"),
+        ("pimc:seconds=inf", "'seconds' must be a number above 0 and at most 600, got 'inf'"),
+        ("pimc:seconds=-1", "'seconds' must be a number above 0 and at most 600"),
+        ("pimc:seconds=601", "'seconds' must be a number above 0 and at most 600"),
+        ("pimc:seconds=1e400", "'seconds' must be a number above 0 and at most 600"),
+        ("pimc:samples=1000000", "'samples' must be a whole number from 1 to 10000, got '1000000'"),
+        ("pimc:samples=0", "'samples' must be a whole number from 1 to 10000"),
+        ("pimc:samples=", "'samples' must be a whole number from 1 to 10000, got ''"),
+        ("pimc:samples=1.5", "'samples' must be a whole number from 1 to 10000"),
+        ("pimc:bid=maybe", "'bid' must be 0 or 1"),
+        ("pimc:kernel=2", "'kernel' must be 0 or 1"),
+        ("pimc:depth=3", r"unknown parameter\(s\) \['depth'\]; known: \['bid', 'kernel', 'samples', 'seconds'\]"),
+        ("pimc:samples=5,samples=6", "parameter 'samples' given twice"),
+        ("ismcts:iterations=1000000", "'iterations' must be a whole number from 1 to 100000"),
+        ("ismcts:seconds=inf", "'seconds' must be a number above 0 and at most 600"),
+        ("ismcts:c=inf", "'c' must be a number from 0 to 10"),
+        ("ismcts:c=11", "'c' must be a number from 0 to 10"),
+        ("ismcts:samples=5", r"unknown parameter\(s\) \['samples'\]"),
+        ("heuristic:depth=1", "takes no parameters"),
+    ],
+)
+def test_make_agent_refuses_parameters_out_of_bounds(spec, message):
+    with pytest.raises(AgentSpecError, match=message) as info:
+        make_agent(spec)
+    assert str(info.value).startswith(f"agent spec {spec!r}: ") or "takes no parameters" in str(info.value)
+
+
+def test_the_spec_table_documents_the_bounds_and_the_rllib_warning():
+    import agents
+    from agents import rllib_agent
+
+    doc = " ".join(agents.__doc__.split())
+    for table in agents.AGENT_PARAMS.values():
+        for name, p in table.items():
+            if p.type is bool:
+                allowed = "0 or 1"
+            elif p.low_open:
+                allowed = f"a number above {p.low:g}, at most {p.high:g}"
+            else:
+                allowed = f"a {'whole number' if p.type is int else 'number'} {p.low:g}-{p.high:g}"
+            assert f"``{name}`` {allowed}" in doc, name
+    assert "Only load policies you trust" in doc and "only load policies you trust" in rllib_agent.__doc__.lower()
+
+
+def test_make_agent_accepts_parameters_at_their_bounds():
+    from agents.search.ismcts import MAX_ITERATIONS
+
+    assert make_agent("pimc:samples=10000").samples == 10_000 and make_agent("pimc:samples=1").samples == 1
+    assert make_agent("pimc:seconds=600").seconds == 600 and make_agent("pimc:seconds=0.001").seconds == 0.001
+    assert make_agent("pimc:bid=yes,kernel=off").bid and not make_agent("pimc:kernel=false").kernel
+    assert make_agent("ismcts:iterations=100000").iterations == MAX_ITERATIONS  # the cap a time budget stops at
+    assert make_agent("ismcts:c=0").c == 0 and make_agent("ismcts:c=10").c == 10

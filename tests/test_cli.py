@@ -108,6 +108,19 @@ def test_replay_missing_file_and_bad_json(tmp_path, capsys):
     assert "error" in capsys.readouterr().err
 
 
+def test_replay_refuses_a_record_file_over_the_size_cap(tmp_path, capsys, monkeypatch):
+    import sm_env.records.format as record_format
+
+    path = tmp_path / "game.json"
+    main(["random", "--seed", "2", "--max-hands", "2", "--save", str(path)])
+    capsys.readouterr()
+    monkeypatch.setattr(record_format, "MAX_RECORD_BYTES", 100)
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major replay: error: ") and "larger than 100 bytes" in err
+    assert "Traceback" not in err
+
+
 def test_replay_reports_an_illegal_action_with_status_1(tmp_path, capsys):
     path = tmp_path / "game.json"
     main(["random", "--seed", "2", "--max-hands", "2", "--save", str(path)])
@@ -226,6 +239,7 @@ def test_help_names_the_sergeant_major_command(command, capsys):
     assert out.startswith(f"usage: sergeant-major {command}") and "python -m" not in out
     if command == "eval":
         assert "(default 1000)" in " ".join(out.split())
+        assert "rllib:PATH loads a pickle: only load policies you trust" in " ".join(out.split())
 
 
 def test_config_lists_the_fields_and_resolves_a_file(capsys):

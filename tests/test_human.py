@@ -95,6 +95,59 @@ def test_end_of_input_and_quit_stop_cleanly():
     assert run_human(view, "zz\nquit\n")[0] is None
 
 
+def test_a_forced_card_is_played_without_asking_and_said():
+    for seed in range(50):
+        game = Game(seed=seed, first_dealer=0, max_hands=1)
+        while game.current_player is not None:
+            view = player_view(game, game.current_player)
+            if game.phase == PLAY and view.legal.bit_count() == 1 and view.hand.bit_count() > 1:
+                break  # one card of the led suit among several cards
+            game.apply(heuristic_action(view))
+        else:
+            continue
+        break
+    (card,) = from_mask(view.legal)
+    action, text = run_human(view, "")  # no input at all: nothing is asked
+    assert action == card
+    assert f"your only legal card: {CARD_TEXT[card]} (played for you)" in text
+    assert "Card to play" not in text and "Legal:" not in text
+
+
+def test_a_chosen_card_is_echoed():
+    _, view = following_state()
+    action, text = run_human(view, "1\n")
+    assert action == numbered_actions(view)[0] and f"you chose {CARD_TEXT[action]}" in text
+
+
+def test_play_main_shows_the_last_trick_and_the_exchanges_of_the_person(tmp_path):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    argv = ["--seat", "1", "--seed", "8", "--max-hands", "2", "--opponents", "heuristic", "random"]
+    assert play.main(argv + ["--record", str(path)], input_stream=io.StringIO("1\n" * 200), output_stream=out) == 0
+    text = out.getvalue()
+    record = json.loads(path.read_text())
+    for number, hand in enumerate(record["hands"], 1):
+        last = hand["tricks"][-1]
+        line = f"Trick 16 (the last of hand {number}): player_{last['leader']} {last['cards'][0]}"
+        assert line in text and text.index(line) < text.index(f"Hand {number} over")
+        assert f"-> player_{last['winner']}\n\n=== Hand {number} over" in text
+    # seat 1 is down after hand 1: the rules make its return
+    exchange = next(e for e in record["hands"][1]["exchanges"] if e["to"] == 1)
+    sent, returned = " ".join(exchange["sent"]), " ".join(exchange["returned"])
+    assert f"Exchange: player_{exchange['from']} sent you {sent}; you gave back {returned} (not your choice" in text
+    assert "your only legal card" in text  # the last card of each hand is forced
+
+
+def test_play_main_tells_the_sender_what_came_back(tmp_path):
+    out = io.StringIO()
+    argv = ["--seat", "2", "--seed", "8", "--max-hands", "2", "--opponents", "heuristic", "random"]
+    path = tmp_path / "game.json"
+    assert play.main(argv + ["--record", str(path)], input_stream=io.StringIO("1\n" * 200), output_stream=out) == 0
+    exchange = next(e for e in json.loads(path.read_text())["hands"][1]["exchanges"] if e["from"] == 2)
+    sent, returned = " ".join(exchange["sent"]), " ".join(exchange["returned"])
+    assert f"Exchange: you sent {sent} to player_{exchange['to']}, who gave back {returned}" in out.getvalue()
+
+
 def test_play_main_eof_exits_cleanly_and_saves_the_record(tmp_path):
     path = tmp_path / "game.json"
     out = io.StringIO()

@@ -65,6 +65,16 @@ def test_ismcts_time_budget_runs_at_least_one_iteration():
     assert agent.decisions > 0 and agent.total_iterations >= agent.decisions
 
 
+@pytest.mark.parametrize("kernel", [True, False])
+def test_ismcts_time_budget_stops_at_the_iteration_cap(monkeypatch, kernel):
+    import agents.search.ismcts as ismcts
+
+    monkeypatch.setattr(ismcts, "MAX_ITERATIONS", 16)  # the tree's memory stays bounded under any time budget
+    agent = IsmctsAgent(seed=0, seconds=600, kernel=kernel)
+    agent.search(_ruff_position())
+    assert agent.total_iterations == 16
+
+
 def test_ismcts_is_deterministic_under_a_seed():
     def run(seed):
         return play_game([IsmctsAgent(iterations=8, bid=True) for _ in range(3)], seed, start_balances=[2, -1, -1])
@@ -87,12 +97,13 @@ def test_ismcts_spec():
     assert agent.seconds == 0.2 and agent.bid and agent.name == "ismcts:seconds=0.2,bid=1"
     for spec, message in [
         ("ismcts:depth=3", "unknown parameter"),
-        ("ismcts:iterations=many", "bad parameter value"),
-        ("ismcts:c=wide", "bad parameter value"),
-        ("ismcts:iterations=0", "iterations must be >= 1"),
-        ("ismcts:seconds=0", "seconds must be > 0"),
-        ("ismcts:c=-1", "c must be a finite number >= 0"),
-        ("ismcts:c=nan", "c must be a finite number >= 0"),
+        ("ismcts:iterations=many", "'iterations' must be a whole number from 1 to 100000, got 'many'"),
+        ("ismcts:c=wide", "'c' must be a number from 0 to 10"),
+        ("ismcts:iterations=0", "'iterations' must be a whole number from 1 to 100000, got '0'"),
+        ("ismcts:iterations=100001", "'iterations' must be a whole number from 1 to 100000"),
+        ("ismcts:seconds=0", "'seconds' must be a number above 0 and at most 600"),
+        ("ismcts:c=-1", "'c' must be a number from 0 to 10"),
+        ("ismcts:c=nan", "'c' must be a number from 0 to 10, got 'nan'"),
         ("ismcts:iterations", "key=value"),
     ]:
         with pytest.raises(AgentSpecError, match=message):

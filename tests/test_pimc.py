@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents import make_agent
 from agents.heuristic import heuristic_action
-from agents.search.pimc import PimcAgent, make_pimc
+from agents.search.pimc import PimcAgent
 from sm_env.core.cards import SUIT_LETTERS, parse_card
 from sm_env.core.game import EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.knowledge import player_view
@@ -141,15 +142,15 @@ def test_same_seed_same_values():
 
 
 @pytest.mark.parametrize(
-    "params, message",
+    "spec, message",
     [
-        ({"samples": "0"}, "samples must be >= 1"),
-        ({"seconds": "0"}, "seconds must be > 0"),
-        ({"samples": "many"}, "bad parameter value"),
-        ({"depth": "3"}, "unknown parameter"),
+        ("pimc:samples=0", "'samples' must be a whole number from 1 to 10000, got '0'"),
+        ("pimc:seconds=0", "'seconds' must be a number above 0 and at most 600, got '0'"),
+        ("pimc:samples=many", "'samples' must be a whole number from 1 to 10000, got 'many'"),
+        ("pimc:depth=3", "unknown parameter"),
     ],
 )
-def test_bad_parameters_are_refused(params, message):
+def test_bad_parameters_are_refused(spec, message):
     with pytest.raises(ValueError, match=message):
-        make_pimc(0, **params)
-    assert make_pimc(0, samples="9", bid="0").samples == 9
+        make_agent(spec, 0)
+    assert make_agent("pimc:samples=9,bid=0", 0).samples == 9

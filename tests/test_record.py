@@ -568,6 +568,23 @@ def test_load_errors_name_the_path(tmp_path: Any) -> None:
         load_record(listed)
 
 
+def test_record_files_are_capped_in_size(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sm_env.records.format as record_format
+    from sm_env.records import MAX_RECORD_BYTES
+
+    game = Game(RuleSet(fixed_hands=100), seed=5)
+    play(game, random.Random(5))
+    path = tmp_path / "game.json"
+    save_record(game, path)
+    size = path.stat().st_size
+    assert len(game.history) == 100 and 50 * size < MAX_RECORD_BYTES  # the cap is far above a real game
+    monkeypatch.setattr(record_format, "MAX_RECORD_BYTES", size)
+    assert load_record(path) == game_record(game)  # exactly at the cap: read
+    monkeypatch.setattr(record_format, "MAX_RECORD_BYTES", size - 1)
+    with pytest.raises(RecordError, match=rf"game.json: larger than {size - 1} bytes .*the most a game record"):
+        load_record(path)
+
+
 def test_failed_save_leaves_the_old_file_intact(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "game.json"
     save_record(game_record(Game(seed=1)), path)

@@ -41,7 +41,8 @@ searched.
 
 Budget: ``iterations`` per decision (default 200; reproducible under a seed)
 or ``seconds`` per decision (iterate until the time is up, at least one
-iteration; not reproducible). ``c`` is the exploration constant (default
+iteration, at most ``MAX_ITERATIONS`` so that the tree's memory stays
+bounded; not reproducible). ``c`` is the exploration constant (default
 0.3). The paper uses 0.7 for rewards in [0, 1], but here one trick of 16 is
 worth only 0.06, and 0.7 spreads 100-200 iterations almost evenly; a short
 sweep (100 iterations against the heuristic, 40 duplicate hands) gave
@@ -68,7 +69,7 @@ import random
 import time
 from typing import Any
 
-from agents.base import Agent, flag, typed_params
+from agents.base import Agent
 from agents.heuristic import heuristic_action
 from agents.unseen import deck_of
 from sm_env.core.cards import from_mask, to_mask
@@ -77,6 +78,10 @@ from sm_env.core.knowledge import PlayerView
 
 from .rollout import compiled_rollouts, rollout
 from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
+
+MAX_ITERATIONS = 100_000
+"""The most iterations of one decision under a time budget, and the largest ``iterations`` a spec may ask for
+(:data:`agents.AGENT_PARAMS`): each adds a tree node (about 700 bytes), so a decision stays under 100 MB."""
 
 
 class Node:
@@ -190,7 +195,7 @@ class IsmctsAgent(Agent):
                 while True:  # short chunks, so that the clock is read often
                     tree.iterate(8)
                     n += 8
-                    if time.perf_counter() >= deadline:
+                    if time.perf_counter() >= deadline or n >= MAX_ITERATIONS:
                         break
         finally:
             tree.close()  # the agent's generator continues where the compiled copy stopped
@@ -239,13 +244,6 @@ class IsmctsAgent(Agent):
             if deadline is None:
                 if n >= self.iterations:
                     break
-            elif time.perf_counter() >= deadline:
+            elif time.perf_counter() >= deadline or n >= MAX_ITERATIONS:
                 break
         return root, n
-
-
-def make_ismcts(seed: int | None = None, **params: str) -> IsmctsAgent:
-    """An IsmctsAgent from spec parameters given as text (``iterations``, ``seconds``, ``c``, ``bid``, ``kernel``)."""
-    types = {"iterations": int, "seconds": float, "c": float, "bid": flag, "kernel": flag}
-    kwargs = typed_params("ismcts", params, types, "ismcts:iterations=200, ismcts:seconds=0.2 or c=0.3")
-    return IsmctsAgent(seed, **kwargs)

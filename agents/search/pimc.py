@@ -50,7 +50,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from agents.base import Agent, flag, typed_params
+from agents.base import Agent
 from agents.heuristic import heuristic_action
 from agents.unseen import deck_of
 from sm_env.core.cards import from_mask, to_mask
@@ -167,13 +167,6 @@ class PimcAgent(Agent):
         world = sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
         dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
         return world_from_view(view, world), dealer_out
-
-
-def make_pimc(seed: int | None = None, **params: str) -> PimcAgent:
-    """A PimcAgent from spec parameters given as text (``samples``, ``seconds``, ``bid``, ``kernel``)."""
-    types = {"samples": int, "seconds": float, "bid": flag, "kernel": flag}
-    kwargs = typed_params("pimc", params, types, "pimc:samples=20 or pimc:seconds=0.5")
-    return PimcAgent(seed, **kwargs)
 
 
 def _compiled_stream(rng: random.Random) -> TwisterStream | None:

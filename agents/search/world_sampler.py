@@ -124,107 +124,176 @@ def _flag(view: PlayerView, seat: int) -> int:
 
 
 def constraints_of(view: PlayerView) -> Constraints:
-    """The locations each unknown card may be in, from the view alone."""
+    """The locations each unknown card may be in, from the view alone.
+
+    Every unknown card starts allowed in every location with room; then each source of fact (module
+    docstring) narrows it: voids shown in play, the cards the seat sent, the cards it returned as receiver,
+    the kitty cards shown to it, and what ``one_card_kitty`` makes public."""
     me = view.seat
     n = len(view.hand_sizes)
-    left, right = (me + 1) % n, (me - 1) % n
-    opponents = (left, right) if n == 3 else (left, right, (me + 2) % n)
-    full = (1 << (len(opponents) + 2)) - 1
-    rules = view.rules
-    dealer = view.dealer
-    order = hand_order(rules)
-    exchange_at = order.index("send" if rules.trump_after_send else "exchange")
-    # the dealer may have discarded a card it got or kept in the exchange
-    after_exchange = view.phase != EXCHANGE and "discard" in order[exchange_at:]
-    choosing = view.phase == EXCHANGE and view.to_act == me
+    opponents = ((me + 1) % n, (me - 1) % n) if n == 3 else ((me + 1) % n, (me - 1) % n, (me + 2) % n)
+    unknown = deck_of(view.rules) & ~_known(view)
+    capacity = _capacity(view, opponents, unknown.bit_count())
+    places = _Places(view, unknown, capacity)
+    _void_facts(view, opponents, places)
+    _sent_facts(view, places)
+    _returned_facts(view, places)
+    _shown_facts(view, places)
+    if view.face_up >= 0:
+        _face_up_facts(view, unknown, places.allowed)
+    cons = Constraints(me, opponents, unknown, tuple(places.allowed), capacity)
+    _check_feasible(cons)
+    return cons
+
+
+def _choosing(view: PlayerView) -> bool:
+    """Whether the seat is choosing cards to send in the exchange now."""
+    return view.phase == EXCHANGE and view.to_act == view.seat
+
+
+def _discards_after_exchange(view: PlayerView) -> bool:
+    """Whether the dealer may have discarded a card it got or kept in the exchange (the exchange is over and
+    the discards come after it in the hand's order)."""
+    order = hand_order(view.rules)
+    exchange_at = order.index("send" if view.rules.trump_after_send else "exchange")
+    return view.phase != EXCHANGE and "discard" in order[exchange_at:]
+
+
+def _known(view: PlayerView) -> int:
+    """The cards the seat can place for certain: its hand, every card played, its own discards (the dealer's
+    kitty cards are in its hand, played or discarded, or, kitty before the exchange, sent), the face-up card
+    while on the table, the card it put out, and its cards chosen in an exchange round not yet completed."""
     played = 0
     for cards in view.played:
         played |= cards
-    # the dealer's kitty cards are in its hand, played or discarded, or (kitty before the exchange) sent
     known = view.hand | played | to_mask(view.discards or ())
-    face_up, take = view.face_up, view.take
-    if face_up >= 0 and (take is None or not take[1]):  # on the table
-        known |= 1 << face_up
+    if view.face_up >= 0 and (view.take is None or not view.take[1]):  # on the table
+        known |= 1 << view.face_up
     if view.put_out is not None:
         known |= 1 << view.put_out
-    in_transit = []  # (receiver, cards) I sent that are in the receiver's hand, not returned yet
-    for ex in view.exchanges:
-        if ex.sender == me and ex.returned is None and ex.sent:
-            if choosing:  # my own cards chosen in a round not yet completed: out of play for now
+    if _choosing(view):  # my own cards chosen in a round not yet completed: out of play for now
+        for ex in view.exchanges:
+            if ex.sender == view.seat and ex.returned is None and ex.sent:
                 known |= to_mask(ex.sent)
-            else:
-                in_transit.append((ex.receiver, to_mask(ex.sent)))
-    unknown = deck_of(rules) & ~known
-    n_unknown = unknown.bit_count()
-    cap_kitty = 0 if view.kitty_taken else rules.kitty_size
+    return known
+
+
+def _capacity(view: PlayerView, opponents: tuple[int, ...], n_unknown: int) -> tuple[int, ...]:
+    """Cards in each location: the opponents' hand sizes, the kitty until taken, *out* the rest."""
+    me, n = view.seat, len(view.hand_sizes)
+    cap_kitty = 0 if view.kitty_taken else view.rules.kitty_size
     cap_out = n_unknown - sum(view.hand_sizes[s] for s in opponents) - cap_kitty
-    capacity = (view.hand_sizes[left], view.hand_sizes[right], cap_kitty, cap_out)
+    capacity = (view.hand_sizes[(me + 1) % n], view.hand_sizes[(me - 1) % n], cap_kitty, cap_out)
     if n == 4:
         capacity += (view.hand_sizes[(me + 2) % n],)
     if cap_out < 0:
         raise WorldError(f"seat {me}: {n_unknown} unknown cards cannot fill hands and kitty {capacity}")
-    base = sum(1 << loc for loc in range(len(capacity)) if capacity[loc] > 0)
-    allowed = [base if unknown >> c & 1 else 0 for c in range(52)]
+    return capacity
 
-    # an opponent that took the face-up card may have put out any card it held
-    taker = take[0] if take is not None and take[1] and take[0] != me else None
-    widen = 0 if taker is None else _flag(view, taker)
 
-    def restrict(cards: int, mask: int) -> None:
-        if mask & widen:
+class _Places:
+    """The locations each card may still be in (``allowed`` as in :class:`Constraints`) while the facts
+    narrow them."""
+
+    def __init__(self, view: PlayerView, unknown: int, capacity: tuple[int, ...]) -> None:
+        self.unknown = unknown
+        self.full = (1 << len(capacity)) - 1
+        base = sum(1 << loc for loc in range(len(capacity)) if capacity[loc] > 0)
+        self.allowed = [base if unknown >> c & 1 else 0 for c in range(52)]
+        # an opponent that took the face-up card may have put out any card it held
+        take = view.take
+        taker = take[0] if take is not None and take[1] and take[0] != view.seat else None
+        self.widen = 0 if taker is None else _flag(view, taker)
+
+    def restrict(self, cards: int, mask: int) -> None:
+        """Keep the unknown cards of ``cards`` to the locations of ``mask`` (and *out*, where the taker of the
+        face-up card is one of them)."""
+        if mask & self.widen:
             mask |= 1 << OUT
-        for c in from_mask(cards & unknown):
-            allowed[c] &= mask
+        for c in from_mask(cards & self.unknown):
+            self.allowed[c] &= mask
 
+
+def _void_facts(view: PlayerView, opponents: tuple[int, ...], places: _Places) -> None:
+    """A void shown in play: that opponent holds no card of the suit."""
     for seat in opponents:
         for s in range(4):
             if view.voids[seat] >> s & 1:
-                restrict(SUIT_MASK[s], full & ~_flag(view, seat))
-    for receiver, cards in in_transit:
-        restrict(cards, _flag(view, receiver))
-    exchanges = view.exchanges
-    for i, ex in enumerate(exchanges):
-        if ex.returned is None or ex.sent is None:
+                places.restrict(SUIT_MASK[s], places.full & ~_flag(view, seat))
+
+
+def _sent_facts(view: PlayerView, places: _Places) -> None:
+    """The cards the seat sent: in the receiver's hand while not returned (once its round is complete); once
+    returned, a card not given back is where :func:`_holders` says, and the receiver keeps no card of a suit
+    above the lowest it returned (:func:`_above_returned`)."""
+    after = _discards_after_exchange(view)
+    choosing = _choosing(view)
+    for i, ex in enumerate(view.exchanges):
+        if ex.sender != view.seat:
             continue
-        if ex.sender == me:
-            receiver = ex.receiver
-            holders = {receiver}
-            others = exchanges if rules.trump_after_send else exchanges[i + 1 :]  # all returns at once there
-            for later in others:
-                done = not (view.phase == EXCHANGE and later.sender == view.to_act)
-                if later.receiver == receiver and later.sender != me and done:
-                    holders.add(later.sender)
-            mask = 0
-            for h in holders:
-                mask |= _flag(view, h)
-            if after_exchange and dealer in holders:
-                mask |= 1 << OUT
-            restrict(to_mask(ex.sent) & ~to_mask(ex.returned), mask)
-            lowest = [99] * 4
-            for c in ex.returned:
-                lowest[c // 13] = min(lowest[c // 13], c)
-            drop = _flag(view, receiver)
-            if after_exchange and receiver == dealer:
-                drop |= 1 << OUT
-            for s in range(4):
-                if lowest[s] < 99:
-                    above = SUIT_MASK[s] & ~((1 << (lowest[s] + 1)) - 1) & ~view.shown
-                    restrict(above, full & ~drop)
-        elif ex.receiver == me:
+        if ex.returned is None:
+            if ex.sent and not choosing:
+                places.restrict(to_mask(ex.sent), _flag(view, ex.receiver))
+        elif ex.sent is not None:
+            places.restrict(to_mask(ex.sent) & ~to_mask(ex.returned), _holders(view, i, after))
+            _above_returned(view, ex.receiver, ex.returned, after, places)
+
+
+def _holders(view: PlayerView, index: int, after: bool) -> int:
+    """Where a card the seat sent in exchange ``index`` and did not get back may be: with the receiver R, with
+    an up player that R gave cards to in a later completed round (any round with ``trump_after_send``, where
+    every card is sent before any comes back), or out when one of them is the dealer and ``after``."""
+    exchanges = view.exchanges
+    receiver = exchanges[index].receiver
+    holders = {receiver}
+    others = exchanges if view.rules.trump_after_send else exchanges[index + 1 :]  # all returns at once there
+    for later in others:
+        done = not (view.phase == EXCHANGE and later.sender == view.to_act)
+        if later.receiver == receiver and later.sender != view.seat and done:
+            holders.add(later.sender)
+    mask = 0
+    for h in holders:
+        mask |= _flag(view, h)
+    if after and view.dealer in holders:
+        mask |= 1 << OUT
+    return mask
+
+
+def _above_returned(view: PlayerView, receiver: int, returned: tuple[int, ...], after: bool, places: _Places) -> None:
+    """A receiver that returned cards of suit s keeps no unknown card of s above the lowest it returned (nor
+    discards one, when it is the dealer and ``after``)."""
+    lowest = [99] * 4
+    for c in returned:
+        lowest[c // 13] = min(lowest[c // 13], c)
+    drop = _flag(view, receiver)
+    if after and receiver == view.dealer:
+        drop |= 1 << OUT
+    for s in range(4):
+        if lowest[s] < 99:
+            above = SUIT_MASK[s] & ~((1 << (lowest[s] + 1)) - 1) & ~view.shown
+            places.restrict(above, places.full & ~drop)
+
+
+def _returned_facts(view: PlayerView, places: _Places) -> None:
+    """A card the seat, as receiver, returned to sender S is with S (or among S's discards when S is the
+    dealer and discards after the exchange)."""
+    after = _discards_after_exchange(view)
+    for ex in view.exchanges:
+        if ex.receiver == view.seat and ex.returned is not None and ex.sent is not None:
             mask = _flag(view, ex.sender)
-            if after_exchange and ex.sender == dealer:
+            if after and ex.sender == view.dealer:
                 mask |= 1 << OUT
-            restrict(to_mask(ex.returned), mask)
+            places.restrict(to_mask(ex.returned), mask)
+
+
+def _shown_facts(view: PlayerView, places: _Places) -> None:
+    """A kitty card shown to the seat (show rule) is with the dealer (or among its discards when the dealer
+    discards after taking the kitty)."""
     if view.shown:
-        mask = _flag(view, dealer)
-        if rules.pickup_before_discard:
+        mask = _flag(view, view.dealer)
+        if view.rules.pickup_before_discard:
             mask |= 1 << OUT
-        restrict(view.shown, mask)
-    if face_up >= 0:
-        _face_up_facts(view, unknown, allowed)
-    cons = Constraints(me, opponents, unknown, tuple(allowed), capacity)
-    _check_feasible(cons)
-    return cons
+        places.restrict(view.shown, mask)
 
 
 def _face_up_facts(view: PlayerView, unknown: int, allowed: list[int]) -> None:

@@ -112,6 +112,7 @@ __all__ = [
     "EXTRA_KEYS",
     "FORMAT",
     "HAND_KEYS",
+    "MAX_RECORD_BYTES",
     "RECORD_KEYS",
     "RecordError",
     "ReplayError",
@@ -123,6 +124,11 @@ __all__ = [
 ]
 
 FORMAT = "sergeant-major-record/1"
+
+MAX_RECORD_BYTES = 16 * 2**20
+"""The largest record file :func:`load_record` reads (16 MiB). A hand takes about 1.6 kB, so a 100-hand game
+is about 160 kB and this holds some 10,000 hands; reading and re-playing a record takes about 30 times its
+size in memory, so the cap also bounds :func:`sm_env.records.replay.replay`'s memory (about 500 MB)."""
 
 RECORD_KEYS = ("format", "rules", "seed", "first_dealer", "hands", "winner", "truncated")
 EXTRA_KEYS = ("max_hands", "start_balances")
@@ -311,15 +317,22 @@ def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a record file written by :func:`save_record` (or any JSON record).
 
     Raises FileNotFoundError (naming the path) when there is no such file and
-    :class:`RecordError` when it is not valid JSON or not a JSON object. The
-    record is not checked; :func:`replay` does that.
+    :class:`RecordError` when it is larger than :data:`MAX_RECORD_BYTES` (read no further), not
+    valid JSON or not a JSON object. The record is not checked; :func:`replay` does that.
     """
     target = os.fspath(path)
     try:
-        with open(target, encoding="utf-8") as handle:
-            text = handle.read()
+        with open(target, "rb") as handle:
+            data = handle.read(MAX_RECORD_BYTES + 1)
     except FileNotFoundError:
         raise FileNotFoundError(f"game record file not found: {target}") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise RecordError(
+            f"{target}: larger than {MAX_RECORD_BYTES} bytes ({MAX_RECORD_BYTES >> 20} MiB), the most a game record "
+            f"file may hold (a 100-hand game is about 160 kB)"
+        )
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise RecordError(f"{target}: not a UTF-8 text file ({err}); expected a JSON game record") from None
     try:

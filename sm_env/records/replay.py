@@ -255,9 +255,39 @@ def _parse_auction(hand: dict[str, Any], where: str) -> tuple[tuple[tuple[int, i
 
 
 def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = False) -> HandRecord:
-    """One hand entry; ``auction_entry``: an entry up to and including hand 1 of an auction game."""
+    """One hand entry; ``auction_entry``: an entry up to and including hand 1 of an auction game.
+
+    The field groups are checked in this order (the first error found is the one reported): keys, header
+    (number, dealer, quotas), deal, exchanges, trump and discards, shown, tricks, results, section 10 fields."""
     where = f"hand {index + 1}"
     hand = _dict(value, where)
+    _check_hand_keys(hand, where, rules, auction_entry)
+    header = _parse_header(hand, index, rules, auction_entry)  # number, dealer, quotas, assignment
+    n = rules.num_players
+    deal_hands, kitty = _parse_deal(hand["deal"], f"{where}, deal", rules)
+    exchanges = tuple(
+        _parse_exchange(e, f"{where}, exchange {i}", n)
+        for i, e in enumerate(_list(hand["exchanges"], f"{where}, exchanges"), 1)
+    )
+    trump = _parse_trump(hand["trump"], f"{where}, trump")
+    discards = None if hand["discards"] is None else tuple(_cards(hand["discards"], f"{where}, discards"))
+    shown = _parse_shown(hand["shown"], where, n)
+    tricks = _parse_tricks(hand["tricks"], where, n)
+    results = ("tricks_won", "balances", "scores", "chips")  # (assignment: in the header)
+    tricks_won, balances, scores, chips = (_tuple3(hand, key, where, n) for key in results)
+    take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
+    call, maxima = _parse_call(hand, where) if rules.calls else (-1, None)
+    auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
+    deal = (tuple(tuple(h) for h in deal_hands), tuple(kitty))
+    section_10 = (take, auction, passed_out, call, maxima)
+    return HandRecord(
+        *header, *deal, exchanges, trump, discards, shown, *section_10, tricks, tricks_won, balances, chips, scores
+    )
+
+
+def _check_hand_keys(hand: dict[str, Any], where: str, rules: RuleSet, auction_entry: bool) -> None:
+    """Every key of a hand entry present; the auction keys only in an auction entry, the section 10 keys only
+    with their option."""
     for key in hand_keys(rules) + (AUCTION_KEYS if auction_entry else ()):
         _get(hand, key, where)
     if not auction_entry:
@@ -270,6 +300,13 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
     for key, option in SECTION_10_HAND_KEYS.items():
         if key in hand and not getattr(rules, option):
             raise _fail(f"{where}, {key}", f"a record has {key!r} only when the rules' {option} option is on")
+
+
+def _parse_header(
+    hand: dict[str, Any], index: int, rules: RuleSet, auction_entry: bool
+) -> tuple[int, int | None, tuple[int, ...] | None, tuple[int, ...] | None]:
+    """The number, dealer, quotas and (``dealer_assigns_quotas``) assignment of a hand entry."""
+    where = f"hand {index + 1}"
     number = hand["number"]
     if number != index + 1 or not is_int(number):
         raise _fail(
@@ -287,76 +324,57 @@ def _parse_hand(value: Any, index: int, rules: RuleSet, auction_entry: bool = Fa
         raise _fail(f"{where}, quotas", "null; the quotas of a hand are known from its start")
     elif (quotas is None) != (dealer is None):
         raise _fail(f"{where}, quotas", "null exactly while the dealer is null (before the auction is won)")
-    deal_where = f"{where}, deal"
-    deal = _dict(hand["deal"], deal_where)
+    return number, dealer, quotas, assignment
+
+
+def _parse_deal(value: Any, where: str, rules: RuleSet) -> tuple[list[list[int]], list[int]]:
+    """A hand entry's deal (``where`` is ``hand k, deal``): the hands by seat and the kitty, checked by the
+    engine's own :func:`normalize_deal`."""
+    deal = _dict(value, where)
     deal_ids = {
         "hands": [
-            _cards(h, f"{deal_where}, seat {seat}")
-            for seat, h in enumerate(_list(_get(deal, "hands", deal_where), f"{deal_where}, hands"))
+            _cards(h, f"{where}, seat {seat}")
+            for seat, h in enumerate(_list(_get(deal, "hands", where), f"{where}, hands"))
         ],
-        "kitty": _cards(_get(deal, "kitty", deal_where), f"{deal_where}, kitty"),
+        "kitty": _cards(_get(deal, "kitty", where), f"{where}, kitty"),
     }
     extra = sorted(set(deal) - {"hands", "kitty"})
     if extra:
-        raise _fail(deal_where, f"unknown key(s) {extra}; a deal has 'hands' and 'kitty'")
+        raise _fail(where, f"unknown key(s) {extra}; a deal has 'hands' and 'kitty'")
     try:
-        deal_hands, kitty = normalize_deal(deal_ids, rules, deal_where)
+        return normalize_deal(deal_ids, rules, where)
     except DealError as err:
         raise ReplayError(str(err)) from None
-    exchanges = tuple(
-        _parse_exchange(e, f"{where}, exchange {i}", n)
-        for i, e in enumerate(_list(hand["exchanges"], f"{where}, exchanges"), 1)
-    )
-    trump = hand["trump"]
-    if trump is None:
-        trump = NO_SUIT
-    else:
-        if not isinstance(trump, str) or trump.strip().upper() not in tuple(SUIT_LETTERS):
-            raise _fail(f"{where}, trump", f"expected null or a suit letter C, D, H or S, got {show_type(trump)}")
-        trump = SUIT_LETTERS.index(trump.strip().upper())
-    discards = None
-    if hand["discards"] is not None:
-        discards = tuple(_cards(hand["discards"], f"{where}, discards"))
-    shown = None
-    if hand["shown"] is not None:
-        shown = []
-        for i, entry in enumerate(_list(hand["shown"], f"{where}, shown"), 1):
-            entry_where = f"{where}, shown {i}"
-            entry = _dict(entry, entry_where)
-            to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to", n)
-            shown.append((to, tuple(_cards(_get(entry, "cards", entry_where), f"{entry_where}, cards"))))
-        shown = tuple(shown)
-    tricks = None
-    if hand["tricks"] is not None:
-        items = _list(hand["tricks"], f"{where}, tricks")
-        tricks = tuple(_parse_trick(t, f"{where}, trick {i}", i == len(items), n) for i, t in enumerate(items, 1))
-    results = ("tricks_won", "balances", "scores", "chips")  # (assignment: checked above)
-    tricks_won, balances, scores, chips = (_tuple3(hand, key, where, n) for key in results)
-    take = _parse_take(hand["take"], f"{where}, take") if rules.one_card_kitty else None
-    call, maxima = _parse_call(hand, where) if rules.calls else (-1, None)
-    auction, passed_out = _parse_auction(hand, where) if auction_entry else (None, False)
-    return HandRecord(
-        number,
-        dealer,
-        quotas,
-        assignment,
-        tuple(tuple(h) for h in deal_hands),
-        tuple(kitty),
-        exchanges,
-        trump,
-        discards,
-        shown,
-        take,
-        auction,
-        passed_out,
-        call,
-        maxima,
-        tricks,
-        tricks_won,
-        balances,
-        chips,
-        scores,
-    )
+
+
+def _parse_trump(value: Any, where: str) -> int:
+    """A suit letter (any case, spaces around allowed) as a suit index; null is NO_SUIT."""
+    if value is None:
+        return NO_SUIT
+    if not isinstance(value, str) or value.strip().upper() not in tuple(SUIT_LETTERS):
+        raise _fail(where, f"expected null or a suit letter C, D, H or S, got {show_type(value)}")
+    return SUIT_LETTERS.index(value.strip().upper())
+
+
+def _parse_shown(value: Any, where: str, n: int) -> tuple[tuple[int, tuple[int, ...]], ...] | None:
+    """The kitty cards shown (show rule): (seat shown to, cards) entries, or None."""
+    if value is None:
+        return None
+    shown = []
+    for i, entry in enumerate(_list(value, f"{where}, shown"), 1):
+        entry_where = f"{where}, shown {i}"
+        entry = _dict(entry, entry_where)
+        to = _seat(_get(entry, "to", entry_where), f"{entry_where}, to", n)
+        shown.append((to, tuple(_cards(_get(entry, "cards", entry_where), f"{entry_where}, cards"))))
+    return tuple(shown)
+
+
+def _parse_tricks(value: Any, where: str, n: int) -> tuple[Trick, ...] | None:
+    """The tricks of a hand entry, or None; only the last may be incomplete."""
+    if value is None:
+        return None
+    items = _list(value, f"{where}, tricks")
+    return tuple(_parse_trick(t, f"{where}, trick {i}", i == len(items), n) for i, t in enumerate(items, 1))
 
 
 def _parse_call(hand: dict[str, Any], where: str) -> tuple[int, tuple[int, ...] | None]:
@@ -526,14 +544,30 @@ def _check_fields(where: str, raw: dict[str, Any], log: HandLog, rules: RuleSet,
             raise _fail(path, f"the record has {show(a)}, but the replay gives {show(b)}")
 
 
-def _canon_record(record: dict[str, Any], keys: list[str], rules: RuleSet) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _canon_hand(hand: dict[str, Any], rules: RuleSet) -> dict[str, Any]:
+    return {key: _canon_field(key, hand[key]) for key in hand_keys(rules)}
+
+
+def _record_difference(
+    record: dict[str, Any], out: dict[str, Any], keys: list[str], rules: RuleSet
+) -> tuple[str, Any, Any] | None:
+    """The first place where two records differ in ``keys`` (hands in canonical form), or None; one hand at a
+    time, so that no canonical copy of a whole record is held."""
     for key in keys:
-        if key == "hands":
-            out[key] = [{k: _canon_field(k, h[k]) for k in hand_keys(rules)} for h in record[key]]
+        a, b = record[key], out[key]
+        if key != "hands":
+            found = _difference(a, b, key, key)
+        elif len(a) != len(b):
+            found = _difference([_canon_hand(h, rules) for h in a], [_canon_hand(h, rules) for h in b], key, key)
         else:
-            out[key] = record[key]
-    return out
+            found = None
+            for i, (x, y) in enumerate(zip(a, b, strict=True), 1):
+                found = _difference(_canon_hand(x, rules), _canon_hand(y, rules), f"hand {i}")
+                if found:
+                    break
+        if found:
+            return found
+    return None
 
 
 # ---------------------------------------------------------------------- replaying
@@ -799,7 +833,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     _check_end(game, parsed)
     out = game_record(game)
     keys = [key for key in (*RECORD_KEYS, *EXTRA_KEYS) if key in record]
-    found = _difference(_canon_record(record, keys, parsed.rules), _canon_record(out, keys, parsed.rules), "")
+    found = _record_difference(record, out, keys, parsed.rules)
     if found:  # a safety net: the checks above should have caught it
         path, a, b = found
         raise _fail(path or "record", f"the record has {show(a)}, but the replay gives {show(b)}")

@@ -702,7 +702,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run an evaluation, print the table, save JSON, CSV and PNG."""
     parser = argparse.ArgumentParser(prog="sergeant-major eval", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--agents", nargs="+", required=True, help="2 or 3 agent specs (2 or 4 with four players): random, heuristic..."
+        "--agents",
+        nargs="+",
+        required=True,
+        help="2 or 3 agent specs (2 or 4 with four players): random, heuristic, pimc:samples=20, ppo:PATH... "
+        "(rllib:PATH loads a pickle: only load policies you trust)",
     )
     parser.add_argument(
         "--deals",
