@@ -101,7 +101,9 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         nargs=2,
         default=["heuristic", "heuristic"],
         metavar="SPEC",
-        help="opponents offered first on the page (default: heuristic heuristic; any agent spec: pimc, trained, ...)",
+        help="opponents offered first on the page (default: heuristic heuristic; random, heuristic, pimc, ismcts, "
+        "trained, or ppo:PATH / rllib:PATH, which the page may then choose; search parameters within the page's "
+        "bounds, e.g. pimc:seconds=1)",
     )
     args = parser.parse_args(argv)
     from agents import AgentSpecError, make_opponent

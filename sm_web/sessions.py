@@ -12,6 +12,14 @@ What a session sends to its page (:meth:`PlayedGame.state`, the events of
 of the human's seat, plus public facts: the card of a play, who won a trick
 and the result of a finished hand (from the engine's hand log).
 
+Opponents are checked by :func:`check_opponent`: only the agents a page is
+offered, search parameters within bounds (a decision stays short whatever the
+page sends). An agent's move is taken in three parts (:func:`begin_agent_step`
+and :func:`finish_agent_step` under the session's lock, :meth:`Turn.decide`
+without it), so a search never holds the session; a move whose game was stopped
+or replaced meanwhile, or whose request gave up waiting, is dropped. The agents
+of one game think at most :data:`GAME_SEARCH_SECONDS` in all.
+
 Errors are :class:`WebError` with an HTTP status and a message that says what
 was wrong and what is allowed; a request that fails changes nothing.
 """
