@@ -189,6 +189,12 @@ def parse_body(data: bytes) -> Any:
 
 async def read_body(request: Request, limit: int = MAX_BODY, what: str = "a request body") -> Any:
     """The request's JSON body (WebError 415, 413 naming the limit, or 400 from :func:`parse_body`)."""
+    data = await read_bytes(request, limit, what)
+    return parse_body(data) if len(data) <= MAX_BODY else await run_in_threadpool(parse_body, data)
+
+
+async def read_bytes(request: Request, limit: int, what: str) -> bytes:
+    """The request's body, unparsed: WebError 415 unless it is sent as JSON, 413 past ``limit`` bytes."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise WebError(415, f"send the body as JSON with Content-Type: application/json (got {kind or 'none'!r})")
@@ -203,8 +209,7 @@ async def read_body(request: Request, limit: int = MAX_BODY, what: str = "a requ
         if size > limit:
             raise too_large
         chunks.append(chunk)
-    data = b"".join(chunks)
-    return parse_body(data) if size <= MAX_BODY else await run_in_threadpool(parse_body, data)
+    return b"".join(chunks)
 
 
 # ---------------------------------------------------------------------- shared state
@@ -429,29 +434,31 @@ async def download_record(request: Request) -> Response:
 
 async def load_replay(request: Request) -> Response:
     """Check a record (or the session's finished game, or the preloaded record) and keep it for the viewer."""
-    body = await read_body(request, MAX_RECORD_BODY, "a record to view")
+    data = await read_bytes(request, MAX_RECORD_BODY, "a record to view")
     config = _config(request)
     session = session_of(request)
-    if body == {"from_game": True}:
-        if session is None:
-            raise WebError(404, "no game in this session (it may have expired): start a new game (POST /api/new)")
-        source = await _locked(session, lambda: record_of(played_of(session)))
-    elif isinstance(body, dict) and set(body) == {"preloaded"}:
-        if config.preload is None:
-            raise WebError(404, "this server was started without a record to view")
-        source = config.preload
-    else:
-        source = body
     checking: threading.Lock = request.app.state.replay_lock
 
     def check() -> Timeline:
-        with checking:  # one record at a time: re-playing one takes the most memory the server uses
-            return Timeline(source)
+        with checking:  # one record at a time: parsing and re-playing one take the most memory the server uses
+            body = parse_body(data)
+            if body == {"from_game": True}:
+                if session is None:
+                    raise WebError(404, "no game in this session (it may have expired): start a new game")
+                with session.lock:
+                    source = record_of(played_of(session))
+            elif isinstance(body, dict) and set(body) == {"preloaded"}:
+                if config.preload is None:
+                    raise WebError(404, "this server was started without a record to view")
+                source = config.preload
+            else:
+                source = body
+            try:
+                return Timeline(source)
+            except ReplayError as err:
+                raise WebError(400, f"not a record this viewer can show: {err}") from None
 
-    try:
-        timeline = await run_in_threadpool(check)
-    except ReplayError as err:
-        raise WebError(400, f"not a record this viewer can show: {err}") from None
+    timeline = await run_in_threadpool(check)
     session = session or new_session(request)
     session.replay = timeline
     return _json(timeline.summary())
