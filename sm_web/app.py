@@ -18,9 +18,20 @@ application/json``)::
     GET  /api/replay/frame   ?step=N&view=all|0|1|2 -> the table at step N
 
 Errors are ``{"error": "..."}`` with status 400 (a malformed or illegal
-request), 404 (no game or replay in this session), 409 (not now: not your
-turn, game over), 413 (body too large), 415 (not JSON) or 503 (too many live
-games). A request that fails changes nothing.
+request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
+:data:`MAX_DIGITS` digits, a float or true where a whole number is due), 404
+(no game or replay in this session), 409 (not now: not your turn, game over),
+413 (body too large: :data:`MAX_BODY`, a record :data:`MAX_RECORD_BODY`), 415
+(not JSON) or 503 (too many live games, an agent's move that took too long). A
+request that fails changes nothing and starts no session. Every API answer to a
+live session renews its cookie (its age is the idle limit).
+
+Handlers are module-level endpoints; they read the server's
+:class:`~sm_web.sessions.SessionStore` and :class:`Config` from
+``request.app.state`` (``store``, ``config``). An agent's decision runs in a
+daemon thread without the session's lock (see :func:`agent_move`), so a search
+never blocks the event loop, other requests of the session, or the server's
+stop.
 
 The state sent for play is built from the human seat's
 :func:`sm_env.core.knowledge.player_view` only (see :mod:`sm_web.sessions`).
@@ -28,8 +39,12 @@ The state sent for play is built from the human seat's
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import math
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -40,26 +55,42 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agents import KNOWN_AGENTS
 from sm_env.core.rules import PRESETS
 from sm_env.records import ReplayError
 
 from .replays import Timeline
-from .sessions import Session, SessionStore, WebError, agent_step, human_act, record_of
+from .sessions import (
+    PlayedGame,
+    Session,
+    SessionStore,
+    Turn,
+    WebError,
+    begin_agent_step,
+    build_game,
+    check_opponent,
+    finish_agent_step,
+    human_act,
+    offered_agents,
+    record_of,
+)
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 COOKIE = "sm_session"
-MAX_BODY = 16_384
-MAX_RECORD_BODY = 8_000_000
+MAX_BODY = 16_384  # bytes of a request body
+MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, replays.MAX_STEPS)
+MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
+MAX_DIGITS = 25  # digits of a whole number in a JSON body (a seed has at most 19)
+DECISION_WAIT = 30.0  # seconds a request waits for an agent's move (a web search takes at most 5)
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
+log = logging.getLogger("sm_web")
 
 
 @dataclass
@@ -69,6 +100,8 @@ class Config:
     pace: seconds the page waits between two agent moves. records_dir: where
     games are saved (None: not saved). max_sessions / idle_seconds bound the
     live games. preload: a record the viewer opens with (``view`` command).
+    opponents: offered first on the page (checked by :func:`sm_web.sessions.check_opponent`;
+    a ``ppo:PATH`` here may then be chosen on the page).
     """
 
     pace: float = 0.8
@@ -108,160 +141,312 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-async def _body(request: Request, limit: int = MAX_BODY) -> Any:
-    """The request's JSON body (WebError 415, 413 or 400 naming what was wrong)."""
+# ---------------------------------------------------------------------- request bodies
+
+
+def _whole_number(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise WebError(400, f"a number in the body has {digits} digits; at most {MAX_DIGITS} are accepted")
+    return int(text)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise WebError(400, f"a number in the body is too large ({text:.20}...)")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise WebError(400, f"the body is not valid JSON: {name} is not a JSON value")
+
+
+def _check_depth(value: Any) -> None:
+    """WebError 400 if ``value`` nests lists and objects deeper than :data:`MAX_DEPTH`."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise WebError(400, f"the body nests lists and objects more than {MAX_DEPTH} levels deep")
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+
+
+def parse_body(data: bytes) -> Any:
+    """A JSON body: WebError 400 for bad JSON, nesting deeper than :data:`MAX_DEPTH`, whole numbers longer
+    than :data:`MAX_DIGITS` digits, NaN, Infinity or numbers too large for a float."""
+    try:
+        value = json.loads(data or b"null", parse_int=_whole_number, parse_float=_finite, parse_constant=_not_json)
+    except RecursionError:
+        raise WebError(400, f"the body nests lists and objects more than {MAX_DEPTH} levels deep") from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise WebError(400, f"the body is not valid JSON: {err}") from None
+    if isinstance(value, (dict, list)):
+        _check_depth(value)
+    return value
+
+
+async def read_body(request: Request, limit: int = MAX_BODY, what: str = "a request body") -> Any:
+    """The request's JSON body (WebError 415, 413 naming the limit, or 400 from :func:`parse_body`)."""
+    data = await read_bytes(request, limit, what)
+    return parse_body(data) if len(data) <= MAX_BODY else await run_in_threadpool(parse_body, data)
+
+
+async def read_bytes(request: Request, limit: int, what: str) -> bytes:
+    """The request's body, unparsed: WebError 415 unless it is sent as JSON, 413 past ``limit`` bytes."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise WebError(415, f"send the body as JSON with Content-Type: application/json (got {kind or 'none'!r})")
-    data = b""
+    too_large = WebError(413, f"the request body is larger than {limit:,} bytes, the limit for {what}")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
     async for chunk in request.stream():
-        data += chunk
-        if len(data) > limit:
-            raise WebError(413, f"the request body is larger than {limit} bytes")
-    try:
-        return json.loads(data or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise WebError(400, f"the body is not valid JSON: {err}") from None
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
-def create_app(config: Config | None = None, store: SessionStore | None = None) -> Starlette:
-    """The app: routes above, sessions in ``store`` (one built from ``config`` if not given)."""
-    config = config or Config()
-    if store is None:
-        store = SessionStore(config.max_sessions, config.idle_seconds, config.records_dir)
+# ---------------------------------------------------------------------- shared state
 
-    def session_of(request: Request) -> Session | None:
-        return store.get(request.cookies.get(COOKIE))
 
-    def endpoint(
-        handler: Callable[[Request], Awaitable[Response]],
-    ) -> Callable[[Request], Awaitable[Response]]:
-        async def wrapped(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except WebError as err:
-                return _error(err.status, str(err))
+def _store(request: Request) -> SessionStore:
+    return request.app.state.store
 
-        return wrapped
 
-    def page(name: str) -> Callable[[Request], Awaitable[Response]]:
-        async def serve(request: Request) -> Response:
-            return FileResponse(os.path.join(STATIC, name))
+def _config(request: Request) -> Config:
+    return request.app.state.config
 
-        return serve
 
-    async def options(request: Request) -> Response:
-        return _json(
-            {
-                "presets": sorted(name for name, preset in PRESETS.items() if preset.num_players == 3),
-                "agents": [a for a in KNOWN_AGENTS if a != "human"],
-                "opponents": list(config.opponents),
-                "pace": config.pace,
-                "preloaded": config.preload is not None,
-            }
-        )
+def session_of(request: Request) -> Session | None:
+    """The request's live session (by its cookie), or None."""
+    return _store(request).get(request.cookies.get(COOKIE))
 
-    def live(request: Request) -> Session:
-        session = session_of(request)
-        if session is None:
-            raise WebError(404, "no game in this session (it may have expired): start a new game (POST /api/new)")
-        return session
 
-    def with_cookie(response: Response, session: Session) -> Response:
-        response.set_cookie(COOKIE, session.id, httponly=True, samesite="strict", max_age=int(store.idle_seconds))
+def live_session(request: Request) -> Session:
+    """The request's live session; WebError 404 when there is none."""
+    session = session_of(request)
+    if session is None:
+        raise WebError(404, "no game in this session (it may have expired): start a new game (POST /api/new)")
+    return session
+
+
+def played_of(session: Session) -> PlayedGame:
+    """The session's game (call under its lock); WebError 404 when it has none."""
+    if session.played is None:
+        raise WebError(404, "no game in this session: start a new game (POST /api/new)")
+    return session.played
+
+
+def new_session(request: Request) -> Session:
+    """A session for a request that succeeded (WebError 503 when the store is full); its cookie is set."""
+    session = _store(request).create()
+    request.state.new_session = session
+    return session
+
+
+def api(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """An API endpoint: WebError becomes its JSON error, any other failure a logged JSON 500; the live
+    session's cookie is set again (so it lasts as long as the session's idle limit)."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            response = await handler(request)
+        except WebError as err:
+            response = _error(err.status, str(err))
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path)
+            response = _error(500, "the server could not answer this request (its log says why)")
+        session = getattr(request.state, "new_session", None) or session_of(request)
+        if session is not None:
+            seconds = int(_store(request).idle_seconds)
+            response.set_cookie(COOKIE, session.id, httponly=True, samesite="strict", max_age=seconds)
         return response
 
-    async def new_game(request: Request) -> Response:
-        body = await _body(request)
-        session = session_of(request)
-        created = session is None
-        if created:
-            session = store.create()
+    endpoint.__name__ = endpoint.__qualname__ = handler.__name__
+    endpoint.__doc__ = handler.__doc__
+    return endpoint
 
-        def start() -> dict[str, Any]:
-            with session.lock:
-                return store.new_game(session, body, config.opponents).state()
 
+def _locked(session: Session, work: Callable[[], Any]) -> Awaitable[Any]:
+    """Run ``work`` under the session's lock in a worker thread."""
+
+    def run() -> Any:
+        with session.lock:
+            return work()
+
+    return run_in_threadpool(run)
+
+
+def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future:
+    """A future for ``work()`` run in a daemon thread: nobody waits for it when the server stops."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def run() -> None:
         try:
-            state = await run_in_threadpool(start)
-        except WebError:
-            if created:
-                store.forget(session.id)
+            outcome = (True, work())
+        except Exception as err:
+            outcome = (False, err)
+        try:
+            loop.call_soon_threadsafe(deliver, *outcome)
+        except RuntimeError:  # the loop is closed: the server stopped meanwhile
+            pass
+
+    threading.Thread(target=run, name="sm-web-agent", daemon=True).start()
+    return future
+
+
+# ---------------------------------------------------------------------- endpoints
+
+
+async def play_page(request: Request) -> Response:
+    return FileResponse(os.path.join(STATIC, "play.html"))
+
+
+async def replay_page(request: Request) -> Response:
+    return FileResponse(os.path.join(STATIC, "replay.html"))
+
+
+async def favicon(request: Request) -> Response:
+    return Response(status_code=204)
+
+
+async def options(request: Request) -> Response:
+    """Presets, the agents the page may ask for, the default opponents, the pace."""
+    config = _config(request)
+    agents = offered_agents(config.opponents)
+    agents += [o for o in config.opponents if o not in agents]
+    return _json(
+        {
+            "presets": sorted(name for name, preset in PRESETS.items() if preset.num_players == 3),
+            "agents": agents,
+            "opponents": list(config.opponents),
+            "pace": config.pace,
+            "preloaded": config.preload is not None,
+        }
+    )
+
+
+async def new_game(request: Request) -> Response:
+    """A new game (the session's old one is stopped and saved); nothing changes if it cannot start."""
+    body = await read_body(request)
+    store, config = _store(request), _config(request)
+
+    def start() -> tuple[PlayedGame, dict[str, Any]]:
+        played = build_game(body, config.opponents)
+        return played, played.state()
+
+    played, state = await run_in_threadpool(start)
+    session = session_of(request) or new_session(request)
+    await _locked(session, lambda: store.replace(session, played))
+    return _json({"game": state})
+
+
+async def game_state(request: Request) -> Response:
+    """The game in progress, or ``{"game": null}``."""
+    session = session_of(request)
+    if session is None:
+        return _json({"game": None})
+    return _json(await _locked(session, lambda: {"game": None if session.played is None else session.played.state()}))
+
+
+async def human_move(request: Request) -> Response:
+    """The human's move."""
+    body = await read_body(request)
+    session, store = live_session(request), _store(request)
+
+    def work() -> dict[str, Any]:
+        played = played_of(session)
+        event = human_act(played, body)
+        if played.finished:
+            store.save(played)
+        return {"event": event, "game": played.state()}
+
+    return _json(await _locked(session, work))
+
+
+async def agent_move(request: Request) -> Response:
+    """One move of the agent to act. Its decision runs in a daemon thread without the session's lock;
+    the move is applied only if the game did not change meanwhile and the request still waits for it
+    (at most :data:`DECISION_WAIT` seconds, then 503 and the move is dropped)."""
+    session, store = live_session(request), _store(request)
+    turn: Turn = await _locked(session, lambda: begin_agent_step(played_of(session)))
+
+    def think() -> dict[str, Any]:
+        try:
+            action = turn.decide()
+        except Exception:
+            with session.lock:
+                turn.release()
             raise
-        return with_cookie(_json({"game": state}), session)
+        with session.lock:
+            event = finish_agent_step(turn, action)
+            if turn.played.finished:
+                store.save(turn.played)
+            return {"event": event, "game": turn.played.state()}
 
-    async def state(request: Request) -> Response:
-        session = session_of(request)
-        if session is None or session.played is None:
-            return _json({"game": None})
+    answer = in_daemon_thread(think)
+    try:
+        return _json(await asyncio.wait_for(asyncio.shield(answer), DECISION_WAIT))
+    except asyncio.TimeoutError:
+        pass
 
-        def read() -> dict[str, Any]:
-            with session.lock:
-                return {"game": session.played.state() if session.played is not None else None}
+    def give_up() -> bool:
+        turn.abandoned = not turn.done
+        return turn.done
 
-        return _json(await run_in_threadpool(read))
+    if await _locked(session, give_up):  # applied just now: its answer is on its way
+        return _json(await answer)
+    raise WebError(503, f"the agent took more than {DECISION_WAIT:g} s to choose its move (dropped): ask again")
 
-    def played_of(session: Session) -> Any:
-        if session.played is None:
-            raise WebError(404, "no game in this session: start a new game (POST /api/new)")
-        return session.played
 
-    def move(run: Callable[[Any, Any], dict[str, Any]], needs_body: bool) -> Callable[[Request], Awaitable[Response]]:
-        async def handler(request: Request) -> Response:
-            body = await _body(request) if needs_body else None
-            session = live(request)
+async def stop_game(request: Request) -> Response:
+    """Stop the game (it is saved)."""
+    session, store = live_session(request), _store(request)
 
-            def work() -> dict[str, Any]:
-                with session.lock:
-                    played = played_of(session)
-                    event = run(played, body)
-                    if played.finished:
-                        store.save(played)
-                    return {"event": event, "game": played.state()}
+    def work() -> dict[str, Any]:
+        played = played_of(session)
+        if not played.finished:
+            played.stopped = True
+        store.save(played)
+        return {"game": played.state()}
 
-            return _json(await run_in_threadpool(work))
+    return _json(await _locked(session, work))
 
-        return handler
 
-    async def stop(request: Request) -> Response:
-        session = live(request)
+async def download_record(request: Request) -> Response:
+    """The record of the finished or stopped game, as a download."""
+    session = live_session(request)
+    played, data = await _locked(session, lambda: (played_of(session), record_of(played_of(session))))
+    name = f"sergeant-major-seed{played.seed}.json"
+    return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
-        def work() -> dict[str, Any]:
-            with session.lock:
-                played = played_of(session)
-                if not played.finished:
-                    played.stopped = True
-                store.save(played)
-                return {"game": played.state()}
 
-        return _json(await run_in_threadpool(work))
+async def load_replay(request: Request) -> Response:
+    """Check a record (or the session's finished game, or the preloaded record) and keep it for the viewer."""
+    data = await read_bytes(request, MAX_RECORD_BODY, "a record to view")
+    config = _config(request)
+    session = session_of(request)
+    checking: threading.Lock = request.app.state.replay_lock
 
-    async def record(request: Request) -> Response:
-        session = live(request)
-
-        def work() -> tuple[Any, dict[str, Any]]:
-            with session.lock:
-                played = played_of(session)
-                return played, record_of(played)
-
-        played, data = await run_in_threadpool(work)
-        name = f"sergeant-major-seed{played.seed}.json"
-        return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
-
-    async def load_replay(request: Request) -> Response:
-        body = await _body(request, MAX_RECORD_BODY)
-        session = session_of(request)
-        created = session is None
-        if created:
-            session = store.create()
-        try:
+    def check() -> Timeline:
+        with checking:  # one record at a time: parsing and re-playing one take the most memory the server uses
+            body = parse_body(data)
             if body == {"from_game": True}:
-
-                def finished_record() -> dict[str, Any]:
-                    with session.lock:
-                        return record_of(played_of(session))
-
-                source = await run_in_threadpool(finished_record)
+                if session is None:
+                    raise WebError(404, "no game in this session (it may have expired): start a new game")
+                with session.lock:
+                    source = record_of(played_of(session))
             elif isinstance(body, dict) and set(body) == {"preloaded"}:
                 if config.preload is None:
                     raise WebError(404, "this server was started without a record to view")
@@ -269,69 +454,82 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
             else:
                 source = body
             try:
-                timeline = await run_in_threadpool(Timeline, source)
+                return Timeline(source)
             except ReplayError as err:
                 raise WebError(400, f"not a record this viewer can show: {err}") from None
-        except WebError:
-            if created:
-                store.forget(session.id)
-            raise
-        session.replay = timeline
-        summary = {
-            "steps": len(timeline),
-            "hand_starts": timeline.hand_starts,
-            "rules": timeline.record["rules"].get("name", "custom"),
-            "seed": timeline.record.get("seed"),
-            "hands": len(timeline.record["hands"]),
-        }
-        return with_cookie(_json(summary), session)
 
-    async def replay_frame(request: Request) -> Response:
-        session = live(request)
-        timeline = session.replay
-        if timeline is None:
-            raise WebError(404, "no record loaded in this session: POST one to /api/replay")
-        query = request.query_params
-        unknown = sorted(set(query) - {"step", "view"})
-        if unknown:
-            raise WebError(400, f"unknown query parameter(s) {unknown}; use step and view")
-        try:
-            step = int(query.get("step", "0"))
-        except ValueError:
-            raise WebError(400, f"step must be a whole number from 0 to {len(timeline)}") from None
-        if not 0 <= step <= len(timeline):
-            raise WebError(400, f"step must be a whole number from 0 to {len(timeline)}, got {step}")
-        view = query.get("view", "all")
-        if view not in ("all", "0", "1", "2"):
-            raise WebError(400, f"view must be all (every hand) or a seat 0, 1 or 2, got {view!r}")
-        viewer = None if view == "all" else int(view)
-        return _json(await run_in_threadpool(timeline.frame, step, viewer))
+    timeline = await run_in_threadpool(check)
+    session = session or new_session(request)
+    session.replay = timeline
+    return _json(timeline.summary())
 
-    async def not_found(request: Request) -> Response:
-        return _error(404, f"no such API route: {request.method} {request.url.path}")
 
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> Any:
-        yield
-        store.close()
+async def replay_frame(request: Request) -> Response:
+    """The table at one step of the record in view."""
+    session = live_session(request)
+    timeline = session.replay
+    if timeline is None:
+        raise WebError(404, "no record loaded in this session: POST one to /api/replay")
+    query = request.query_params
+    unknown = sorted(set(query) - {"step", "view"})
+    if unknown:
+        raise WebError(400, f"unknown query parameter(s) {unknown}; use step and view")
+    text = query.get("step", "0")
+    if not (text.isascii() and text.isdigit() and len(text) <= 9 and int(text) <= len(timeline)):
+        raise WebError(400, f"step must be a whole number from 0 to {len(timeline)}, got {text!r:.20}")
+    view = query.get("view", "all")
+    if view not in ("all", "0", "1", "2"):
+        raise WebError(400, f"view must be all (every hand) or a seat 0, 1 or 2, got {view!r:.20}")
+    viewer = None if view == "all" else int(view)
+    return _json(await run_in_threadpool(timeline.frame, int(text), viewer))
 
-    routes = [
-        Route("/", page("play.html")),
-        Route("/replay", page("replay.html")),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Route("/api/options", endpoint(options)),
-        Route("/api/new", endpoint(new_game), methods=["POST"]),
-        Route("/api/state", endpoint(state)),
-        Route("/api/act", endpoint(move(human_act, True)), methods=["POST"]),
-        Route("/api/step", endpoint(move(lambda played, _body: agent_step(played), False)), methods=["POST"]),
-        Route("/api/stop", endpoint(stop), methods=["POST"]),
-        Route("/api/record", endpoint(record)),
-        Route("/api/replay", endpoint(load_replay), methods=["POST"]),
-        Route("/api/replay/frame", endpoint(replay_frame)),
-        Route("/api/{rest:path}", endpoint(not_found), methods=["GET", "POST"]),
+
+async def not_found(request: Request) -> Response:
+    raise WebError(404, f"no such API route: {request.method} {request.url.path}")
+
+
+@asynccontextmanager
+async def lifespan(app: Starlette) -> Any:
+    """On stop: every open game is saved."""
+    yield
+    app.state.store.close()
+
+
+def routes() -> list[BaseRoute]:
+    """The routes of the module docstring."""
+    return [
+        Route("/", play_page),
+        Route("/replay", replay_page),
+        Route("/favicon.ico", favicon),
+        Route("/api/options", api(options)),
+        Route("/api/new", api(new_game), methods=["POST"]),
+        Route("/api/state", api(game_state)),
+        Route("/api/act", api(human_move), methods=["POST"]),
+        Route("/api/step", api(agent_move), methods=["POST"]),
+        Route("/api/stop", api(stop_game), methods=["POST"]),
+        Route("/api/record", api(download_record)),
+        Route("/api/replay", api(load_replay), methods=["POST"]),
+        Route("/api/replay/frame", api(replay_frame)),
+        Route("/api/{rest:path}", api(not_found), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
+
+
+def create_app(config: Config | None = None, store: SessionStore | None = None) -> Starlette:
+    """The app: routes above, sessions in ``store`` (one built from ``config`` if not given).
+
+    ValueError when ``config.opponents`` holds a spec a page could not ask for (see
+    :func:`sm_web.sessions.check_opponent`)."""
+    config = config or Config()
+    for spec in config.opponents:
+        try:
+            check_opponent(spec, config.opponents)
+        except WebError as err:
+            raise ValueError(f"Config.opponents: {err}") from None
+    if store is None:
+        store = SessionStore(config.max_sessions, config.idle_seconds, config.records_dir)
+    app = Starlette(routes=routes(), lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.store = store
     app.state.config = config
+    app.state.replay_lock = threading.Lock()
     return app

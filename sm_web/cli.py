@@ -1,24 +1,30 @@
 """The ``serve`` and ``view`` commands (argparse; ``sergeant-major serve`` / ``view`` call these).
 
-Exit status 0 after a clean stop (Ctrl-C), 2 for a usage error or a bad input
-(an unknown agent, a record that does not replay, a missing web extra), with
-a one-line message.
+Ctrl-C (SIGINT) or SIGTERM stops the server: requests still running get
+:data:`STOP_SECONDS`, then the open games are saved and the process ends, even
+while an agent is searching (exit status 0 after Ctrl-C; after SIGTERM the
+process ends by that signal, as uvicorn does). Exit status 2 for a usage error or a bad input
+(an unknown agent, a record that does not replay, a missing web extra, a port
+in use), with a one-line message. ``--port 0`` takes a free port; the first
+line printed names the address.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from collections.abc import Sequence
 
 DEFAULT_HOST = "127.0.0.1"
+STOP_SECONDS = 2  # how long a stopping server waits for requests in flight
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1: this computer only)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: a free one)")
     parser.add_argument(
         "--records", default="runs/web", metavar="DIR", help="folder for the records of played games (default runs/web)"
     )
@@ -41,8 +47,8 @@ def _run(prog: str, args: argparse.Namespace, preload: dict | None, opponents: S
         from .app import Config, create_app
     except ImportError as err:
         return _fail(prog, f"the web app needs the web extra ({err}); install it with: pip install -e '.[web]'")
-    if not 0 < args.port < 65536:
-        return _fail(prog, f"--port must be 1-65535, got {args.port}")
+    if not 0 <= args.port < 65536:
+        return _fail(prog, f"--port must be 0-65535 (0: a free port), got {args.port}")
     if args.pace < 0 or args.max_games < 1 or args.idle_minutes <= 0:
         return _fail(prog, "--pace must be >= 0, --max-games >= 1 and --idle-minutes > 0")
     config = Config(
@@ -53,15 +59,34 @@ def _run(prog: str, args: argparse.Namespace, preload: dict | None, opponents: S
         preload=preload,
         opponents=(opponents[0], opponents[1]),
     )
-    app = create_app(config)
+    try:
+        app = create_app(config)
+    except ValueError as err:
+        return _fail(prog, str(err))
+    try:
+        listening = socket.create_server((args.host, args.port), family=_family(args.host))
+    except OSError as err:
+        return _fail(prog, f"cannot listen on {args.host} port {args.port}: {err.strerror or err}")
+    port = listening.getsockname()[1]
     if args.host not in (DEFAULT_HOST, "localhost", "::1"):
         print(
             f"{prog}: listening on {args.host}: other computers on the network can reach this server", file=sys.stderr
         )
     shown_host = "localhost" if args.host in (DEFAULT_HOST, "::1") else args.host
-    print(f"Open http://{shown_host}:{args.port}{path} (Ctrl-C stops)")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    print(f"Open http://{shown_host}:{port}{path} (Ctrl-C stops)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_SECONDS))
+    try:
+        server.run(sockets=[listening])  # on SIGTERM uvicorn ends the process by that signal once stopped
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn raises it again once the server has stopped
+        pass
     return 0
+
+
+def _family(host: str) -> socket.AddressFamily:
+    try:
+        return socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0][0]
+    except OSError:
+        return socket.AF_INET
 
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
@@ -76,15 +101,20 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         nargs=2,
         default=["heuristic", "heuristic"],
         metavar="SPEC",
-        help="opponents offered first on the page (default: heuristic heuristic; any agent spec: pimc, trained, ...)",
+        help="opponents offered first on the page (default: heuristic heuristic; random, heuristic, pimc, ismcts, "
+        "trained, or ppo:PATH / rllib:PATH, which the page may then choose; search parameters within the page's "
+        "bounds, e.g. pimc:seconds=1)",
     )
     args = parser.parse_args(argv)
     from agents import AgentSpecError, make_opponent
 
+    from .sessions import WebError, check_opponent
+
     for spec in args.opponents:
         try:
+            check_opponent(spec, args.opponents)  # the bounds a page's choice has
             make_opponent(spec, seed=0)
-        except AgentSpecError as err:
+        except (AgentSpecError, WebError) as err:
             return _fail("sergeant-major serve", f"--opponents: {err}")
     return _run("sergeant-major serve", args, None, args.opponents, "/")
 

@@ -1,8 +1,10 @@
 """Step through a saved game record, action by action.
 
 A :class:`Timeline` checks a record with :func:`sm_env.records.replay`, then
-re-plays it with the engine and keeps, for every step, who acted and what
-happened. Step 0 is the deal of hand 1; step k is the table after k actions.
+re-plays it with the engine and keeps the actions (one byte each) and a copy
+of the game every few hands; a frame re-plays from the nearest copy, and says
+who acted at that step and what happened. Step 0 is the deal of hand 1; step k
+is the table after k actions.
 The engine says which decision is due (its phase); the record's fields give
 the choice: the exchange's ``sent`` cards in the listed order, ``trump``,
 ``discards`` and the trick cards in play order. A re-play that does not give
@@ -15,6 +17,7 @@ None) or as one seat saw it (through :func:`sm_env.core.knowledge.player_view`).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from sm_env.core.cards import CARD_TEXT, parse_card
@@ -27,6 +30,7 @@ from sm_env.records import ReplayError, game_record, replay
 from .words import describe_action, end_text
 
 MAX_STEPS = 100_000
+CHECKPOINT_HANDS = 16  # a copy of the game is kept at every 16th hand start
 
 
 class Step:
@@ -46,6 +50,29 @@ class Step:
         self.shown: list[tuple[int, list[int]]] = []  # show rule: kitty cards shown when the kitty was taken
 
 
+def _step(game: Game, action: int) -> Step:
+    """Apply ``action`` to ``game`` and return the step: who acted and what it caused."""
+    log = game.history[-1]
+    closed = sum(1 for t in log.tricks or () if t.winner is not None)
+    moved = {id(e) for e in log.exchanges if e.returned is not None}
+    had_shown = log.shown is not None
+    receiver = game.exchange_to_send()[0] if game.phase == EXCHANGE else None
+    step = Step(game.hand_number, game.current, game.phase, action, receiver)
+    game.apply(action)
+    tricks = [t for t in log.tricks or () if t.winner is not None]
+    if len(tricks) > closed:
+        step.trick_winner = tricks[-1].winner
+        step.trick_number = len(tricks)
+    step.moved = [
+        {"from": e.sender, "to": e.receiver, "sent": list(e.sent), "returned": list(e.returned)}
+        for e in log.exchanges
+        if e.returned is not None and id(e) not in moved
+    ]
+    if not had_shown and log.shown:
+        step.shown = [(to, list(cards)) for to, cards in log.shown]
+    return step
+
+
 def _decisions(hand: dict[str, Any]) -> dict[int, list[int]]:
     """The record's choices of one hand, by the phase that asks for them."""
     sent = [parse_card(c) for e in hand.get("exchanges") or () for c in e["sent"]]
@@ -56,16 +83,17 @@ def _decisions(hand: dict[str, Any]) -> dict[int, list[int]]:
 
 
 class Timeline:
-    """A checked record and the actions that re-play it."""
+    """A checked record and the actions that re-play it, kept compact: one byte per action and a copy of
+    the game at every :data:`CHECKPOINT_HANDS`-th hand start; a frame re-plays from the last frame's game
+    when it lies on the way (stepping forward), else from the nearest copy."""
 
     def __init__(self, record: Any) -> None:
         if not isinstance(record, dict):
             raise ReplayError(f"a game record is a JSON object, got {type(record).__name__}")
         checked = replay(record)  # raises ReplayError naming the first bad field
-        self.record = checked
         hands = checked["hands"]
         max_hands = checked.get("max_hands", len(hands) if checked.get("truncated") else None)
-        start = Game(
+        game = Game(
             RuleSet.from_any(checked["rules"]),
             seed=checked.get("seed"),
             first_dealer=checked["first_dealer"],
@@ -74,88 +102,107 @@ class Timeline:
             start_balances=checked.get("start_balances"),
         )
         self.names = [f"player_{s}" for s in range(3)]
-        self.steps: list[Step] = []
-        self._starts: list[tuple[int, Game]] = []  # (step, game at the start of each hand)
-        game = start
-        for hand in hands:
-            self._starts.append((len(self.steps), game.clone()))
+        actions = bytearray()  # every action id is below 256
+        self._starts: list[int] = []  # the step at which each hand starts
+        self._copies: list[tuple[int, Game]] = []  # (step, the game then) at every CHECKPOINT_HANDS-th hand start
+        for k, hand in enumerate(hands):
+            self._starts.append(len(actions))
+            if k % CHECKPOINT_HANDS == 0:
+                copy = game.clone()
+                # play from here reads the current hand's log and the one before (who exchanges first): the
+                # older logs are dropped, so the copies do not hold the whole game many times over
+                copy.history = copy.history[-2:]
+                self._copies.append((len(actions), copy))
             queues = _decisions(hand)
             number = hand["number"]
             while not game.is_over and game.hand_number == number:
                 queue = queues.get(game.phase)
                 if not queue:
                     break
-                self._apply(game, queue.pop(0))
+                action = queue.pop(0)
+                game.apply(action)
+                actions.append(action)
+                if len(actions) > MAX_STEPS:
+                    raise ReplayError(f"the record has more than {MAX_STEPS} actions; the viewer shows at most that")
             left = [phase_name(p) for p, q in queues.items() if q]
             if left:
                 raise ReplayError(f"hand {number}: this viewer cannot step through the {', '.join(left)} decisions")
-        if len(self.steps) > MAX_STEPS:
-            raise ReplayError(f"the record has {len(self.steps)} actions; the viewer shows at most {MAX_STEPS}")
         again = game_record(game)
         if any(again.get(k) != checked.get(k) for k in ("hands", "winner", "truncated")):
             raise ReplayError(
                 "this viewer cannot step through this record (its rule set has decisions it does not know)"
             )
-        self.final = game
+        self.actions = bytes(actions)
+        self._lock = threading.Lock()
+        self._cursor: tuple[int, Game] | None = None  # (step, the game then): where the last frame was drawn
+        self._summary = {
+            "steps": len(actions),
+            "hand_starts": list(self._starts),
+            "rules": checked["rules"].get("name", "custom"),
+            "seed": checked.get("seed"),
+            "hands": len(hands),
+        }
 
-    def _apply(self, game: Game, action: int) -> None:
-        log = game.history[-1]
-        closed = sum(1 for t in log.tricks or () if t.winner is not None)
-        moved = {id(e) for e in log.exchanges if e.returned is not None}
-        had_shown = log.shown is not None
-        receiver = game.exchange_to_send()[0] if game.phase == EXCHANGE else None
-        step = Step(game.hand_number, game.current, game.phase, action, receiver)
-        game.apply(action)
-        tricks = [t for t in log.tricks or () if t.winner is not None]
-        if len(tricks) > closed:
-            step.trick_winner = tricks[-1].winner
-            step.trick_number = len(tricks)
-        step.moved = [
-            {"from": e.sender, "to": e.receiver, "sent": list(e.sent), "returned": list(e.returned)}
-            for e in log.exchanges
-            if e.returned is not None and id(e) not in moved
-        ]
-        if not had_shown and log.shown:
-            step.shown = [(to, list(cards)) for to, cards in log.shown]
-        self.steps.append(step)
+    def summary(self) -> dict[str, Any]:
+        """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands."""
+        return dict(self._summary, hand_starts=self.hand_starts)
 
     @property
     def hand_starts(self) -> list[int]:
         """The step at which each hand of the record starts (its deal)."""
-        return [step for step, _game in self._starts]
+        return list(self._starts)
 
     def __len__(self) -> int:
         """Number of actions (the last step index)."""
-        return len(self.steps)
+        return len(self.actions)
+
+    def _advance(self, index: int) -> Game:
+        """The cursor game moved to ``index`` actions (call under ``_lock``): from where it is when that is on
+        the way, else from the nearest copy; it keeps the logs of its last two hands only, like the copies."""
+        start_step, start = self._copies[0]
+        for step_no, copy in self._copies:
+            if step_no <= index:
+                start_step, start = step_no, copy
+        if self._cursor is not None and start_step <= self._cursor[0] <= index:
+            start_step, game = self._cursor
+        else:
+            game = start.clone()
+        for action in self.actions[start_step:index]:
+            game.apply(action)
+        del game.history[:-2]
+        self._cursor = (index, game)
+        return game
 
     def game_at(self, index: int) -> Game:
-        """The game after ``index`` actions (0 <= index <= len(self))."""
-        start_step, start = self._starts[0]
-        for step_no, game in self._starts:
-            if step_no <= index:
-                start_step, start = step_no, game
-        game = start.clone()
-        for step in self.steps[start_step:index]:
-            game.apply(step.action)
+        """The game after ``index`` actions (0 <= index <= len(self)), with its whole history (re-played from
+        the start: frames use the copies instead)."""
+        game = self._copies[0][1].clone()
+        for action in self.actions[:index]:
+            game.apply(action)
         return game
 
     def frame(self, index: int, viewer: int | None) -> dict[str, Any]:
         """The table after ``index`` actions, with every hand (viewer None) or as seat ``viewer`` saw it."""
-        game = self.game_at(index)
+        with self._lock:  # stepping forward moves the cursor on by one action
+            game = self._advance(max(index - 1, 0))
+            step = None
+            if index > 0:
+                step = _step(game, self.actions[index - 1])
+                self._cursor = (index, game)
+            return self._table(game, step, index, viewer)
+
+    def _table(self, game: Game, step: Step | None, index: int, viewer: int | None) -> dict[str, Any]:
         table = full_table(game, self.names) if viewer is None else seat_table(player_view(game, viewer), self.names)
         table["step"] = index
-        table["steps"] = len(self.steps)
-        table["event"] = self._event(index, viewer)
+        table["steps"] = len(self.actions)
+        table["event"] = None if step is None else self._event(step, viewer)
         table["hand_starts"] = self.hand_starts
         if game.is_over:
             table["result"] = end_text(game.winner, game.truncated, game.hand_number, self.names)
         return table
 
-    def _event(self, index: int, viewer: int | None) -> dict[str, Any] | None:
-        """What step ``index`` did, as ``viewer`` may see it; None at step 0."""
-        if index == 0:
-            return None
-        step = self.steps[index - 1]
+    def _event(self, step: Step, viewer: int | None) -> dict[str, Any]:
+        """What ``step`` did, as ``viewer`` may see it."""
         text = describe_action(step.seat, step.phase, step.action, viewer, self.names, step.receiver)
         marks = []
         if step.trick_winner is not None:

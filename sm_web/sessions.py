@@ -12,12 +12,21 @@ What a session sends to its page (:meth:`PlayedGame.state`, the events of
 of the human's seat, plus public facts: the card of a play, who won a trick
 and the result of a finished hand (from the engine's hand log).
 
+Opponents are checked by :func:`check_opponent`: only the agents a page is
+offered, search parameters within bounds (a decision stays short whatever the
+page sends). An agent's move is taken in three parts (:func:`begin_agent_step`
+and :func:`finish_agent_step` under the session's lock, :meth:`Turn.decide`
+without it), so a search never holds the session; a move whose game was stopped
+or replaced meanwhile, or whose request gave up waiting, is dropped. The agents
+of one game think at most :data:`GAME_SEARCH_SECONDS` in all.
+
 Errors are :class:`WebError` with an HTTP status and a message that says what
 was wrong and what is allowed; a request that fails changes nothing.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import threading
@@ -25,7 +34,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents import AgentSpecError, act, fresh_seed, make_opponent
+from agents import AgentSpecError, act, fresh_seed, make_opponent, parse_spec
+from agents.heuristic import heuristic_action
 from sm_env.core.cards import CardError, parse_card
 from sm_env.core.game import EXCHANGE, Game, IllegalActionError
 from sm_env.core.knowledge import player_view
@@ -36,6 +46,19 @@ from sm_env.records import game_record, save_record
 from .words import describe_action, hand_summary, news, prompt
 
 MAX_HANDS_LIMIT = 1000
+WEB_AGENTS = ("random", "heuristic", "pimc", "ismcts", "trained")  # what a page may ask for (ppo/rllib: see trusted)
+MAX_SEARCH_SECONDS = 5.0  # a search agent's seconds= per decision
+# the parameters a page may give a search agent: name -> (kind, low, high); seconds in (0, high], others in [low, high]
+SEARCH_PARAMS: dict[str, dict[str, tuple[str, float, float]]] = {
+    "pimc": {"samples": ("int", 1, 200), "seconds": ("seconds", 0, MAX_SEARCH_SECONDS), "bid": ("flag", 0, 1)},
+    "ismcts": {
+        "iterations": ("int", 1, 5000),
+        "seconds": ("seconds", 0, MAX_SEARCH_SECONDS),
+        "c": ("float", 0, 10),
+        "bid": ("flag", 0, 1),
+    },
+}
+GAME_SEARCH_SECONDS = 900.0  # agents' thinking time per game; past it they play the heuristic's move
 
 
 class WebError(Exception):
@@ -69,6 +92,9 @@ class PlayedGame:
         self.last_hand: dict[str, Any] | None = None
         self.stopped = False
         self.saved_path: str | None = None
+        self.moves = 0  # actions applied so far
+        self.thinking: Turn | None = None  # an agent's decision in progress
+        self.search_seconds = 0.0  # the agents' thinking time so far (bounded by GAME_SEARCH_SECONDS)
 
     @property
     def finished(self) -> bool:
@@ -85,6 +111,7 @@ class PlayedGame:
         before = player_view(game, self.seat)
         receiver = game.exchange_to_send()[0] if phase == EXCHANGE else None
         game.apply(action)  # raises IllegalActionError before changing anything
+        self.moves += 1
         event: dict[str, Any] = {"hand": hand, "seat": seat}
         text = describe_action(seat, phase, action, self.seat, self.names, receiver)
         if _closed_tricks(log) > closed:
@@ -116,6 +143,38 @@ class PlayedGame:
         table["seed"] = self.seed if self.seeded or self.finished else None
         table["opponents"] = list(self.specs)
         return table
+
+
+class Turn:
+    """An agent's decision in progress: read from the game under the session's lock, thought over without it."""
+
+    def __init__(self, played: PlayedGame, seat: int) -> None:
+        self.played = played
+        self.seat = seat
+        self.view = player_view(played.game, seat)
+        self.moves = played.moves
+        self.spent = 0.0
+        self.fallback = False  # the game's thinking time was spent: the heuristic's move
+        self.abandoned = False  # the request gave up waiting: the move is dropped
+        self.done = False
+
+    def release(self) -> None:
+        """The decision is over (call under the session's lock): the game may be asked for another."""
+        if self.played.thinking is self:
+            self.played.thinking = None
+            self.played.search_seconds += self.spent
+
+    def decide(self) -> int:
+        """The agent's action (no lock held: the search may take its seconds)."""
+        played = self.played
+        if played.search_seconds >= GAME_SEARCH_SECONDS:
+            self.fallback = True
+            return heuristic_action(self.view)
+        start = time.perf_counter()
+        try:
+            return act(played.agents[self.seat], self.view)
+        finally:
+            self.spent = time.perf_counter() - start
 
 
 def _closed_tricks(log: Any) -> int:
@@ -226,9 +285,16 @@ class SessionStore:
         ``trusted``: the ``ppo:PATH`` specs that may be asked for (those the server was started with).
         """
         played = build_game(request, trusted)
-        self.save(session.played)
-        session.played = played
+        self.replace(session, played)
         return played
+
+    def replace(self, session: Session, played: PlayedGame) -> None:
+        """Make ``played`` the session's game (call under its lock); the old one is stopped and saved."""
+        old = session.played
+        if old is not None and not old.finished:
+            old.stopped = True  # an agent still thinking there drops its move
+        self.save(old)
+        session.played = played
 
     def save(self, played: PlayedGame | None) -> str | None:
         """Write the game's record to the records folder (once per game; None when not saved)."""
@@ -264,8 +330,8 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     if unknown:
         raise WebError(400, f"unknown field(s) {unknown}; a new game takes seat, opponents, rules, seed, max_hands")
     seat = _field(request, "seat", 0)
-    if isinstance(seat, bool) or seat not in (0, 1, 2):
-        raise WebError(400, f"seat must be 0, 1 or 2, got {seat!r}")
+    if type(seat) is not int or seat not in (0, 1, 2):  # not True, not 0.0
+        raise WebError(400, f"seat must be 0, 1 or 2, got {seat!r:.40}")
     opponents = _field(request, "opponents", ["heuristic", "heuristic"])
     if (
         not isinstance(opponents, list)
@@ -275,14 +341,7 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
         raise WebError(
             400, f"opponents must be a list of two agent specs such as ['heuristic', 'pimc'], got {opponents!r:.80}"
         )
-    for spec in opponents:
-        kind = spec.strip().lower().partition(":")[0].strip()
-        if kind in ("ppo", "rllib") and spec.strip() not in trusted:
-            raise WebError(
-                400,
-                f"opponent {spec!r}: a {kind}:PATH agent can be chosen only if the server was started with it "
-                f"(serve --opponents {kind}:PATH ...); 'trained' is the shipped policy",
-            )
+    opponents = [check_opponent(spec, trusted) for spec in opponents]
     rules_in = _field(request, "rules", "standard")
     try:
         rules = RuleSet.from_any(rules_in)
@@ -296,19 +355,83 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
         )
     seed = request.get("seed")
     seeded = seed is not None
-    if seeded and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
-        raise WebError(400, f"seed must be a whole number 0 <= seed < 2**63, or null for a random deal; got {seed!r}")
+    if seeded and (type(seed) is not int or not 0 <= seed < 2**63):
+        raise WebError(
+            400, f"seed must be a whole number 0 <= seed < 2**63, or null for a random deal; got {seed!r:.40}"
+        )
     if not seeded:
         seed = fresh_seed()
     max_hands = _field(request, "max_hands", 100)
-    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or not 1 <= max_hands <= MAX_HANDS_LIMIT:
-        raise WebError(400, f"max_hands must be a whole number from 1 to {MAX_HANDS_LIMIT}, got {max_hands!r}")
+    if type(max_hands) is not int or not 1 <= max_hands <= MAX_HANDS_LIMIT:
+        raise WebError(400, f"max_hands must be a whole number from 1 to {MAX_HANDS_LIMIT}, got {max_hands!r:.40}")
     try:
-        return PlayedGame(seat, [o.strip() for o in opponents], rules, seed, max_hands, seeded)
+        return PlayedGame(seat, opponents, rules, seed, max_hands, seeded)
     except AgentSpecError as err:
         raise WebError(400, f"opponents: {err}") from None
     except (ValueError, TypeError) as err:
         raise WebError(400, f"cannot start this game: {err}") from None
+
+
+def offered_agents(trusted: Sequence[str] = ()) -> list[str]:
+    """The opponents a page may ask for: :data:`WEB_AGENTS` and the ``ppo:``/``rllib:`` specs in ``trusted``."""
+    paths = [t for t in trusted if parse_spec(t)[0] in ("ppo", "rllib")]
+    return list(WEB_AGENTS) + [t for i, t in enumerate(paths) if t not in paths[:i]]
+
+
+def check_opponent(spec: str, trusted: Sequence[str] = ()) -> str:
+    """``spec`` (stripped) if a page may ask for it as an opponent; WebError 400 naming what is allowed.
+
+    Allowed: an agent of :data:`WEB_AGENTS`; the search agents only with the parameters of
+    :data:`SEARCH_PARAMS` in their bounds (``seconds`` finite, at most :data:`MAX_SEARCH_SECONDS`;
+    ``samples`` and ``iterations`` capped), so that one decision stays short; a ``ppo:PATH`` or
+    ``rllib:PATH`` spec only if it is one of ``trusted`` (the server was started with it: a page does not
+    make the server open files of its choosing).
+    """
+    text = spec.strip()
+    if len(text) > 200:
+        raise WebError(400, f"opponent {text:.40}...: an agent spec has at most 200 characters")
+    try:
+        kind, _rest, params = parse_spec(text)
+    except AgentSpecError as err:
+        raise WebError(400, f"opponent {text!r}: {err}") from None
+    if kind in ("ppo", "rllib"):
+        if text in trusted:
+            return text
+        raise WebError(
+            400,
+            f"opponent {text!r}: a {kind}:PATH agent can be chosen only if the server was started with it "
+            f"(serve --opponents {kind}:PATH ...); 'trained' is the shipped policy",
+        )
+    if kind == "human":
+        raise WebError(400, "opponents: 'human' cannot take this seat (you are the only human seat); give an agent")
+    offered = ", ".join(offered_agents(trusted))
+    if kind not in WEB_AGENTS:
+        raise WebError(400, f"opponent {text!r}: unknown agent; this page offers {offered}")
+    bounds = SEARCH_PARAMS.get(kind, {})
+    for key, value in params.items():
+        if key not in bounds:
+            known = ", ".join(f"{k}=" for k in bounds) or "no parameters"
+            raise WebError(400, f"opponent {text!r}: {kind} takes {known} on this page, not {key}=")
+        what, low, high = bounds[key]
+        if what == "flag":
+            if value.lower() not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
+                raise WebError(400, f"opponent {text!r}: {key} is 0 or 1, got {value!r:.20}")
+            continue
+        try:
+            number = int(value) if what == "int" else float(value)
+        except ValueError:
+            number = None
+        ok = number is not None and math.isfinite(number) and low <= number <= high
+        if what == "seconds":
+            ok = ok and number > 0
+            allowed = f"seconds above 0 and at most {high:g}"
+        elif what == "int":
+            allowed = f"a whole number from {low:g} to {high:g}"
+        else:
+            allowed = f"a number from {low:g} to {high:g}"
+        if not ok:
+            raise WebError(400, f"opponent {text!r}: {key} must be {allowed} on this page, got {value!r:.20}")
+    return text
 
 
 def parse_action(request: Any, played: PlayedGame) -> int:
@@ -342,16 +465,38 @@ def human_act(played: PlayedGame, request: Any) -> dict[str, Any]:
         raise WebError(400, str(err)) from None
 
 
-def agent_step(played: PlayedGame) -> dict[str, Any]:
-    """One move of the agent to act; WebError 409 when the human is to act or the game is over."""
-    game = played.game
+def begin_agent_step(played: PlayedGame) -> Turn:
+    """The decision of the agent to act, to be made by :meth:`Turn.decide` then applied by
+    :func:`finish_agent_step` (call both ends under the session's lock); WebError 409 when the human is to
+    act, the game is over or an agent is already thinking."""
     if played.finished:
         raise WebError(409, "the game is over; start a new game")
-    seat = game.current_player
+    if played.thinking is not None:
+        raise WebError(409, "an agent is still choosing its move: wait for its answer")
+    seat = played.game.current_player
     if seat == played.seat:
         raise WebError(409, "it is your turn: choose an action (POST /api/act)")
-    action = act(played.agents[seat], player_view(game, seat))
-    return played.apply(seat, action)
+    played.thinking = Turn(played, seat)
+    return played.thinking
+
+
+def finish_agent_step(turn: Turn, action: int | None) -> dict[str, Any]:
+    """Apply the action ``turn`` decided (None: its search failed); WebError when the move no longer counts
+    (the request gave up waiting, or the game was stopped while the agent thought)."""
+    played = turn.played
+    turn.release()
+    if action is None or turn.abandoned:
+        raise WebError(503, "the agent's move was dropped (it took too long): ask again (POST /api/step)")
+    if played.finished or played.moves != turn.moves:
+        raise WebError(409, "the game was stopped while the agent was choosing its move")
+    event = played.apply(turn.seat, action)
+    if turn.fallback:
+        note = " (this game's search time is spent: the heuristic's move)"
+        event["text"] += note
+        if "hand_over" not in event:
+            played.log[-1] += note
+    turn.done = True
+    return event
 
 
 def record_of(played: PlayedGame) -> dict[str, Any]:

@@ -82,6 +82,9 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(base + "/")
+    page.wait_for_function("document.querySelectorAll('#agent-kinds option').length > 0")
+    offered = page.locator("#agent-kinds option").evaluate_all("els => els.map(e => e.value)")
+    assert "heuristic" in offered and not {"human", "ppo:PATH", "rllib:PATH"} & set(offered)  # only what it accepts
     page.select_option("select[name=seat]", "1")
     page.fill("input[name=opp1]", "heuristic")
     page.fill("input[name=opp2]", "random")
@@ -126,6 +129,11 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
             page.select_option("#pace", "0")
             reloaded = True
     assert reloaded and positions >= 16
+    room = page.evaluate(
+        "(() => { const s = getComputedStyle(document.getElementById('log')); "
+        "return parseFloat(s.paddingLeft) / parseFloat(s.fontSize); })()"
+    )
+    assert room >= 2.5  # the markers of entries 10 and up ("10.") are not clipped
     page.wait_for_function(STATUS_READY, timeout=15000)
     assert page.evaluate("document.body.dataset.status") in ("hand-over", "over")
     assert page.is_visible("#hand-over")
@@ -137,6 +145,7 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
     if page.is_visible("#stop"):
         page.click("#stop")
     page.wait_for_selector("#download:not([hidden])")
+    assert "to act" not in page.inner_text("#table")  # a stopped (or finished) game has nobody to act
     with page.expect_download() as info:
         page.click("#download")
     path = info.value.path()
@@ -166,6 +175,10 @@ def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tm
         game.apply(act(agents[game.current_player], player_view(game, game.current_player)))
     path = tmp_path / "game.json"
     save_record(game, path)
+    from sm_web.replays import Timeline
+
+    timeline = Timeline(load_record(path))
+    starts = timeline.hand_starts
     page = browser.new_page(viewport={"width": 1100, "height": 950}, bypass_csp=True)  # lets waits evaluate
     page.goto(base + "/replay")
     page.set_input_files("#file", str(path))
@@ -178,7 +191,11 @@ def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tm
     page.wait_for_function("document.body.dataset.step === '4'")
     page.select_option("#view", "0")
     page.wait_for_function("document.querySelectorAll('#table .card.back').length > 0")
+    if len(starts) > 1:  # at the start of hand 2 the caption tells its deal, not hand 1's last trick
+        page.click("#next-hand")
+        page.wait_for_function(f"document.body.dataset.step === '{starts[1]}'")
+        assert page.inner_text("#event").startswith("The deal of hand 2.")
     page.click("#last")
-    page.wait_for_function("document.body.dataset.step !== '4'")
+    page.wait_for_function(f"document.body.dataset.step === '{len(timeline)}'")
     assert "Game over" in page.inner_text("#event")
     page.close()

@@ -530,3 +530,300 @@ def test_prompts_say_in_plain_words_what_to_do_in_each_phase():
         game.apply(rng.choice(game.legal_actions()))
     assert seen == set(words)
     assert prompt(player_view(game, 0), names).startswith("Game over")
+
+
+# ---------------------------------------------------------------------- the server process
+
+
+def _http(base: str, method: str, path: str, cookie: str | None, body=None, timeout: float = 30):
+    """(status, JSON answer, cookie) of one request to a running server (standard library only)."""
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if cookie:
+        request.add_header("Cookie", cookie)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, headers, text = response.status, response.headers, response.read()
+    except urllib.error.HTTPError as err:
+        status, headers, text = err.code, err.headers, err.read()
+    set_cookie = headers.get("Set-Cookie")
+    return status, json.loads(text), set_cookie.split(";")[0] if set_cookie else cookie
+
+
+def test_sigterm_stops_the_server_while_an_agent_searches_and_the_open_game_is_saved(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    records = tmp_path / "records"
+    command = [sys.executable, "-m", "sm_web", "serve", "--port", "0", "--records", str(records), "--pace", "0"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("Open http://localhost:"), (line, server.stderr.read() if server.poll() else "")
+        base = "http://127.0.0.1:" + line.split("localhost:")[1].split("/")[0]
+        body = {"seed": SEED, "opponents": ["pimc:seconds=5", "pimc:seconds=5"]}  # the longest search allowed
+        status, state, cookie = _http(base, "POST", "/api/new", None, body)
+        assert status == 200 and state["game"]["opponents"] == body["opponents"]
+        answers: list = []
+        for _ in range(200):  # until an agent's move takes a while: a search is running
+            game = _http(base, "GET", "/api/state", cookie)[1]["game"]
+            if game["your_turn"]:
+                action = game["legal"][0] if game["legal"] else game["choices"][0]["action"]
+                assert _http(base, "POST", "/api/act", cookie, {"action": action})[0] == 200
+                continue
+
+            def step(out=answers):
+                try:
+                    out.append(_http(base, "POST", "/api/step", cookie, timeout=20)[0])
+                except OSError as err:  # the server stopped without answering
+                    out.append(err)
+
+            stepping = threading.Thread(target=step, daemon=True)
+            stepping.start()
+            stepping.join(1.0)
+            if stepping.is_alive():
+                break
+            assert answers.pop() == 200
+        assert stepping.is_alive(), "no agent move took long enough to be interrupted"
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=20) in (0, -signal.SIGTERM)  # within STOP_SECONDS, not after the search
+        stepping.join(10)
+        assert answers and answers[0] != 200  # the search was cut short: its request got no move
+        saved = os.listdir(records)
+        assert len(saved) == 1  # the open game was saved on the way out
+        record = load_record(records / saved[0])
+        assert replay(record) == record and record["winner"] is None
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+# ---------------------------------------------------------------------- opponents a page may ask for
+
+
+def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(capsys):
+    with make_client() as client:
+        options = client.get("/api/options").json()
+        assert options["agents"] == ["random", "heuristic", "pimc", "ismcts", "trained"]  # no human, ppo:, rllib:
+        for agent in options["agents"]:
+            if agent != "trained":  # (loads torch: slow; build_game knows it)
+                assert client.post("/api/new", json={"opponents": [agent, "heuristic"]}).status_code == 200, agent
+        before = _snapshot(client)
+        bad = [
+            ("pimc:seconds=nan", "seconds must be seconds above 0 and at most 5"),
+            ("pimc:seconds=inf", "seconds must be"),
+            ("pimc:seconds=-1", "seconds must be"),
+            ("pimc:seconds=0", "seconds must be"),
+            ("pimc:seconds=5.5", "seconds must be"),
+            ("pimc:samples=1000000", "samples must be a whole number from 1 to 200"),
+            ("pimc:samples=2.5", "samples must be"),
+            ("ismcts:seconds=nan", "seconds must be"),
+            ("ismcts:iterations=1000000", "iterations must be a whole number from 1 to 5000"),
+            ("ismcts:c=nan", "c must be a number from 0 to 10"),
+            ("pimc:kernel=0", "pimc takes samples=, seconds=, bid= on this page, not kernel="),
+            ("heuristic:x=1", "heuristic takes no parameters"),
+            ("pimc:bid=maybe", "bid is 0 or 1"),
+            ("rllib:/tmp", "only if the server was started with it"),
+            ("nobody", "unknown agent; this page offers random, heuristic, pimc, ismcts, trained"),
+            ("pimc:" + "samples=1," * 40, "at most 200 characters"),
+        ]
+        for spec, words in bad:
+            response = client.post("/api/new", json={"opponents": ["heuristic", spec]})
+            assert response.status_code == 400, spec
+            assert words in response.json()["error"], (spec, response.json())
+            assert _snapshot(client) == before, spec
+        for spec in ("pimc:seconds=0.05", "pimc:samples=200,bid=1", "ismcts:iterations=5000,c=0.5", "ismcts:seconds=5"):
+            response = client.post("/api/new", json={"opponents": ["heuristic", spec]})
+            assert response.status_code == 200, (spec, response.text)
+    with pytest.raises(ValueError, match="seconds must be"):
+        create_app(Config(opponents=("pimc:seconds=nan", "heuristic")))
+    from sm_web import serve_main
+
+    assert serve_main(["--opponents", "heuristic", "pimc:seconds=inf"]) == 2
+    assert "--opponents" in capsys.readouterr().err
+    assert serve_main(["--opponents", "heuristic", "ismcts:iterations=100000"]) == 2
+    assert "iterations must be" in capsys.readouterr().err
+
+
+def test_an_agent_thinks_without_the_session_lock_and_a_move_that_no_longer_counts_is_dropped(monkeypatch):
+    import threading
+
+    import sm_web.app as app_module
+    from sm_web.sessions import GAME_SEARCH_SECONDS
+
+    class Waiting:
+        """An agent that answers only when the test lets it (a long search)."""
+
+        needs_observation = False
+
+        def __init__(self) -> None:
+            self.go = threading.Event()
+            self.asked = threading.Event()
+
+        def act(self, view):
+            self.asked.set()
+            assert self.go.wait(10)
+            return heuristic_action(view)
+
+    from agents.heuristic import heuristic_action
+
+    monkeypatch.setattr(app_module, "DECISION_WAIT", 0.2)
+    with make_client() as client:
+        state = new_game(client, seat=2)
+        session = client.app.state.store.sessions()[0]
+        played = session.played
+        seat = played.game.current_player
+        assert seat != 2 and not state["your_turn"]
+        slow = played.agents[seat] = Waiting()
+        before = _snapshot(client)
+        response = client.post("/api/step")  # the request gives up waiting: nothing changes
+        assert response.status_code == 503 and "took more than 0.2 s" in response.json()["error"]
+        assert slow.asked.is_set() and _snapshot(client) == before
+        # while the agent still thinks, the session answers; a second move of it is refused
+        assert not session.lock.locked()
+        response = client.post("/api/step")
+        assert response.status_code == 409 and "still choosing" in response.json()["error"]
+        slow.go.set()
+        for _ in range(1000):
+            if played.thinking is None:
+                break
+            threading.Event().wait(0.01)
+        assert played.thinking is None and _snapshot(client) == before  # the late move was dropped
+        assert client.post("/api/step").status_code == 200  # the agent moves when asked again
+        # a game stopped while its agent thinks gets no move
+        while client.get("/api/state").json()["game"]["your_turn"]:
+            move(client)
+        slow = played.agents[played.game.current_player] = Waiting()
+        monkeypatch.setattr(app_module, "DECISION_WAIT", 10)
+        answers = []
+        stepping = threading.Thread(target=lambda: answers.append(client.post("/api/step")))
+        stepping.start()
+        assert slow.asked.wait(10)
+        stopped = client.post("/api/stop").json()["game"]
+        slow.go.set()
+        stepping.join(10)
+        assert answers[0].status_code == 409 and "stopped while the agent" in answers[0].json()["error"]
+        assert client.get("/api/state").json()["game"] == stopped
+        # a game whose thinking time is spent gets the heuristic's moves
+        new_game(client, seat=2)
+        played = client.app.state.store.sessions()[0].played
+        played.search_seconds = GAME_SEARCH_SECONDS
+        data = client.post("/api/step").json()
+        assert "search time is spent" in data["event"]["text"] and data["game"]["log"][-1] == data["event"]["text"]
+
+
+# ---------------------------------------------------------------------- malformed bodies, sessions, cookies
+
+
+def test_malformed_bodies_get_400_or_413_and_change_nothing(finished_record):
+    deep = b"[" * 1200 + b"]" * 1200
+    cases = [
+        (deep, "levels deep"),
+        (b'{"action": ' + b"[" * 17 + b"]" * 17 + b"}", "levels deep"),
+        (b'{"action": 1' + b"0" * 5000 + b"}", "digits"),
+        (b'{"action": NaN}', "NaN is not a JSON value"),
+        (b'{"action": -Infinity}', "not a JSON value"),
+        (b'{"action": 1e999}', "too large"),
+        (b'{"action": "\xff"}', "not valid JSON"),
+    ]
+    with make_client() as client:
+        new_game(client, seat=0)
+        before = _snapshot(client)
+        for path in ("/api/act", "/api/replay", "/api/new"):
+            for content, words in cases:
+                response = client.post(path, content=content, headers={"Content-Type": "application/json"})
+                assert response.status_code == 400 and words in response.json()["error"], (path, content[:30])
+                assert _snapshot(client) == before
+        huge = json.dumps(finished_record).encode() + b" " * 3_000_000
+        response = client.post("/api/replay", content=huge, headers={"Content-Type": "application/json"})
+        assert response.status_code == 413 and "3,000,000 bytes" in response.json()["error"]
+        for fields in ({"seat": 0.0}, {"seat": 1.0}, {"max_hands": 5.0}, {"seed": 7.0}, {"seed": False}):
+            response = client.post("/api/new", json=fields)
+            assert response.status_code == 400 and "must be" in response.json()["error"], fields
+            assert _snapshot(client) == before, fields
+        # the game is whole: it plays on and stops
+        move(client)
+        assert client.post("/api/stop").status_code == 200
+
+
+def test_a_failing_request_leaves_no_session_and_the_session_as_it_was(monkeypatch, finished_record):
+    import sm_web.app as app_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    with make_client(max_sessions=1) as client:
+        monkeypatch.setattr(app_module, "build_game", broken)
+        response = client.post("/api/new", json={})
+        assert response.status_code == 500 and "could not answer" in response.json()["error"]
+        monkeypatch.setattr(app_module, "Timeline", broken)
+        assert client.post("/api/replay", json=finished_record).status_code == 500
+        assert len(client.app.state.store) == 0 and "sm_session" not in client.cookies
+        monkeypatch.undo()
+        new_game(client)  # the one place left is free
+        before = _snapshot(client)
+        monkeypatch.setattr(app_module, "build_game", broken)
+        assert client.post("/api/new", json={}).status_code == 500
+        assert _snapshot(client) == before and len(client.app.state.store) == 1
+
+
+def test_every_answer_to_a_live_session_renews_its_cookie():
+    clock = Clock()
+    store = SessionStore(idle_seconds=600, clock=clock)
+    with TestClient(create_app(Config(records_dir=None, pace=0), store)) as client:
+        assert "set-cookie" not in client.get("/api/state").headers  # no session: no cookie
+        new_game(client, seat=1)
+        for _ in range(20):  # a player active for 20 x 500 s outlives the 600 s idle limit, cookie and all
+            clock.now += 500
+            game = client.get("/api/state").json()["game"]
+            assert game is not None
+            response = client.post("/api/act" if game["your_turn"] else "/api/step", json=None)
+            cookie = response.headers["set-cookie"]
+            assert "Max-Age=600" in cookie and client.cookies["sm_session"] in cookie
+        response = client.post("/api/act", json={"action": "nothing"})  # an error answer renews it too
+        assert response.status_code == 400 and "Max-Age=600" in response.headers["set-cookie"]
+
+
+def test_replay_frames_from_the_kept_copies_match_a_full_replay():
+    """Frames come from copies of the game every few hands and from the last frame's game: the same tables
+    and events as a re-play of the whole game, stepping forward or jumping about."""
+    import random
+
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
+    from sm_env.core.rules import RuleSet
+    from sm_env.display.scene import full_table, seat_table
+    from sm_env.records import game_record
+    from sm_web.replays import CHECKPOINT_HANDS, Timeline
+
+    rules = RuleSet.from_any({"win_tricks": 16})  # nobody wins: a long game
+    rng = random.Random(2)
+    game = Game(rules, seed=2, max_hands=CHECKPOINT_HANDS + 2)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    forward, jumping = Timeline(game_record(game)), Timeline(game_record(game))
+    assert len(forward.hand_starts) == CHECKPOINT_HANDS + 2
+    fresh = forward.game_at(0)
+    names = forward.names
+    checked = [s for s in range(len(forward) + 1) if s % 9 == 0 or s in forward.hand_starts]
+    jumped = {s: jumping.frame(s, s % 3) for s in sorted(checked, key=lambda s: rng.random())}
+    tables = ("step", "steps", "event", "hand_starts", "result")
+    for step in range(len(forward) + 1):
+        frame = forward.frame(step, None)
+        if step in jumped:
+            assert {k: v for k, v in frame.items() if k not in tables} == full_table(fresh, names), step
+            seat = jumped[step]
+            assert {k: v for k, v in seat.items() if k not in tables} == seat_table(player_view(fresh, step % 3), names)
+            assert seat["event"] == forward.frame(step, step % 3)["event"], step
+        if step < len(forward):
+            fresh.apply(forward.actions[step])
+    assert fresh.is_over and game_record(fresh) == game_record(game)

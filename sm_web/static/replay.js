@@ -42,11 +42,21 @@
     $("slider").value = frame.step;
     $("position").textContent = `action ${frame.step} of ${frame.steps} \u00b7 hand ${frame.hand_number}`;
     const event = frame.event;
-    $("event").textContent = frame.result || (event ? `Hand ${event.hand}: ${event.text}` : "The deal of hand 1. Step forward to see the first action.");
+    $("event").textContent = caption(frame, event);
     $("marks").replaceChildren(...(event ? event.marks : []).map((m) => SM.el("li", { class: `mark-${m.kind}` }, m.text)));
     SM.render($("table"), frame, {});
     document.body.dataset.status = "ready";
     document.body.dataset.step = String(frame.step);
+  }
+
+  // What the step shows: the last action, or at a hand's start its deal (and how the hand before ended).
+  function caption(frame, event) {
+    if (frame.result) return frame.result;
+    if (!event) return `The deal of hand ${frame.hand_number}. Step forward to see the first action.`;
+    if (event.hand !== frame.hand_number) {
+      return `The deal of hand ${frame.hand_number}. Step forward to see its first action. (Hand ${event.hand} ended: ${event.text}.)`;
+    }
+    return `Hand ${event.hand}: ${event.text}`;
   }
 
   function handStart(direction) {

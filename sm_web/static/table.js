@@ -44,7 +44,7 @@ const SM = (() => {
   function seatBox(table, seat, where, opts) {
     const p = table.players[seat];
     const hand = table.hands[seat];
-    const acting = table.to_act === seat && !table.over;
+    const acting = table.to_act === seat && !table.over && !table.finished;  // finished: also a stopped game
     const bal = p.tricks - p.quota;
     const box = el("div", { class: `seat seat-${where}${acting ? " acting" : ""}`, dataset: { seat } },
       el("h3", {}, p.name, " ", el("span", { class: "note" }, `\u00b7 ${p.role}`), acting ? " \u2190 to act" : ""),
