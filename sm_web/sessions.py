@@ -26,7 +26,6 @@ was wrong and what is allowed; a request that fails changes nothing.
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
 import threading
@@ -35,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents import AgentSpecError, act, fresh_seed, make_opponent, parse_spec
+from agents.base import Param
 from agents.heuristic import heuristic_action
 from sm_env.core.cards import CardError, parse_card
 from sm_env.core.game import EXCHANGE, Game, IllegalActionError
@@ -48,14 +48,18 @@ from .words import describe_action, hand_summary, news, prompt
 MAX_HANDS_LIMIT = 1000
 WEB_AGENTS = ("random", "heuristic", "pimc", "ismcts", "trained")  # what a page may ask for (ppo/rllib: see trusted)
 MAX_SEARCH_SECONDS = 5.0  # a search agent's seconds= per decision
-# the parameters a page may give a search agent: name -> (kind, low, high); seconds in (0, high], others in [low, high]
-SEARCH_PARAMS: dict[str, dict[str, tuple[str, float, float]]] = {
-    "pimc": {"samples": ("int", 1, 200), "seconds": ("seconds", 0, MAX_SEARCH_SECONDS), "bid": ("flag", 0, 1)},
+# the parameters a page may give a search agent, tighter than agents.AGENT_PARAMS so that one decision stays short
+WEB_PARAMS: dict[str, dict[str, Param]] = {
+    "pimc": {
+        "samples": Param(int, 1, 200),
+        "seconds": Param(float, 0, MAX_SEARCH_SECONDS, low_open=True),
+        "bid": Param(bool),
+    },
     "ismcts": {
-        "iterations": ("int", 1, 5000),
-        "seconds": ("seconds", 0, MAX_SEARCH_SECONDS),
-        "c": ("float", 0, 10),
-        "bid": ("flag", 0, 1),
+        "iterations": Param(int, 1, 5000),
+        "seconds": Param(float, 0, MAX_SEARCH_SECONDS, low_open=True),
+        "c": Param(float, 0, 10),
+        "bid": Param(bool),
     },
 }
 GAME_SEARCH_SECONDS = 900.0  # agents' thinking time per game; past it they play the heuristic's move
@@ -382,7 +386,7 @@ def check_opponent(spec: str, trusted: Sequence[str] = ()) -> str:
     """``spec`` (stripped) if a page may ask for it as an opponent; WebError 400 naming what is allowed.
 
     Allowed: an agent of :data:`WEB_AGENTS`; the search agents only with the parameters of
-    :data:`SEARCH_PARAMS` in their bounds (``seconds`` finite, at most :data:`MAX_SEARCH_SECONDS`;
+    :data:`WEB_PARAMS` in their bounds (``seconds`` finite, at most :data:`MAX_SEARCH_SECONDS`;
     ``samples`` and ``iterations`` capped), so that one decision stays short; a ``ppo:PATH`` or
     ``rllib:PATH`` spec only if it is one of ``trusted`` (the server was started with it: a page does not
     make the server open files of its choosing).
@@ -407,30 +411,16 @@ def check_opponent(spec: str, trusted: Sequence[str] = ()) -> str:
     offered = ", ".join(offered_agents(trusted))
     if kind not in WEB_AGENTS:
         raise WebError(400, f"opponent {text!r}: unknown agent; this page offers {offered}")
-    bounds = SEARCH_PARAMS.get(kind, {})
+    bounds = WEB_PARAMS.get(kind, {})
     for key, value in params.items():
         if key not in bounds:
             known = ", ".join(f"{k}=" for k in bounds) or "no parameters"
             raise WebError(400, f"opponent {text!r}: {kind} takes {known} on this page, not {key}=")
-        what, low, high = bounds[key]
-        if what == "flag":
-            if value.lower() not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
-                raise WebError(400, f"opponent {text!r}: {key} is 0 or 1, got {value!r:.20}")
-            continue
         try:
-            number = int(value) if what == "int" else float(value)
+            bounds[key].parse(value)
         except ValueError:
-            number = None
-        ok = number is not None and math.isfinite(number) and low <= number <= high
-        if what == "seconds":
-            ok = ok and number > 0
-            allowed = f"seconds above 0 and at most {high:g}"
-        elif what == "int":
-            allowed = f"a whole number from {low:g} to {high:g}"
-        else:
-            allowed = f"a number from {low:g} to {high:g}"
-        if not ok:
-            raise WebError(400, f"opponent {text!r}: {key} must be {allowed} on this page, got {value!r:.20}")
+            allowed = bounds[key].allowed()
+            raise WebError(400, f"opponent {text!r}: {key} must be {allowed} on this page, got {value!r:.20}") from None
     return text
 
 

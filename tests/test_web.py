@@ -619,7 +619,7 @@ def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(caps
                 assert client.post("/api/new", json={"opponents": [agent, "heuristic"]}).status_code == 200, agent
         before = _snapshot(client)
         bad = [
-            ("pimc:seconds=nan", "seconds must be seconds above 0 and at most 5"),
+            ("pimc:seconds=nan", "seconds must be a number above 0 and at most 5"),
             ("pimc:seconds=inf", "seconds must be"),
             ("pimc:seconds=-1", "seconds must be"),
             ("pimc:seconds=0", "seconds must be"),
@@ -631,7 +631,7 @@ def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(caps
             ("ismcts:c=nan", "c must be a number from 0 to 10"),
             ("pimc:kernel=0", "pimc takes samples=, seconds=, bid= on this page, not kernel="),
             ("heuristic:x=1", "heuristic takes no parameters"),
-            ("pimc:bid=maybe", "bid is 0 or 1"),
+            ("pimc:bid=maybe", "bid must be 0 or 1"),
             ("rllib:/tmp", "only if the server was started with it"),
             ("nobody", "unknown agent; this page offers random, heuristic, pimc, ismcts, trained"),
             ("pimc:" + "samples=1," * 40, "at most 200 characters"),
