@@ -235,6 +235,22 @@ def _init_worker(nice: int) -> None:
         os.nice(nice)
 
 
+def check_folder(folder: str, settings: DataSettings) -> bool:
+    """Whether ``folder`` holds data of these ``settings`` already (False: no data yet); ValueError if it
+    holds data made with other settings (its ``meta.json`` differs)."""
+    meta_path = os.path.join(folder, "meta.json")
+    if not os.path.exists(meta_path):
+        return False
+    with open(meta_path, encoding="utf-8") as handle:
+        old = json.load(handle).get("settings")
+    if old != settings.model_dump():
+        raise ValueError(
+            f"{folder} holds data made with other settings ({old}); "
+            f"use another folder or the same settings ({settings.model_dump()})"
+        )
+    return True
+
+
 def generate(
     folder: str,
     hands: int,
@@ -252,18 +268,10 @@ def generate(
     settings.validate()
     if hands < 1:
         raise ValueError(f"hands must be >= 1, got {hands}")
-    os.makedirs(folder, exist_ok=True)
     meta_path = os.path.join(folder, "meta.json")
     meta = {"format": "sergeant-major-distill-data/1", "settings": settings.model_dump()}
-    if os.path.exists(meta_path):
-        with open(meta_path, encoding="utf-8") as handle:
-            old = json.load(handle)
-        if old.get("settings") != meta["settings"]:
-            raise ValueError(
-                f"{folder} holds data made with other settings ({old.get('settings')}); "
-                f"use another folder or the same settings ({meta['settings']})"
-            )
-    else:
+    if not check_folder(folder, settings):
+        os.makedirs(folder, exist_ok=True)
         with atomic_path(meta_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             json.dump(meta, handle, indent=1)
     for name in os.listdir(folder):  # temporary files of shards cut short by an earlier interruption

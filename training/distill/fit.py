@@ -68,6 +68,7 @@ from training.common.yaml_config import ConfigError, save_config
 from training.distill import data as distill_data
 from training.distill import symmetry
 from training.distill.config import DistillConfig, ExtraData, FitSettings, load_distill_config
+from training.distill.data import DataSettings
 
 __all__ = ["DistillConfig", "ExtraData", "FitSettings", "fit", "fit_folders", "load_config", "main", "run"]
 
@@ -393,13 +394,34 @@ def fit(
 # ---------------------------------------------------------------- the run
 
 
+def round_settings(config: DistillConfig, run_dir: str, round_: int) -> DataSettings:
+    """How round ``round_``'s hands are labelled: ``data``; in a DAgger round (k > 0) the policy of round
+    k - 1 plays, with the seed ``data.seed + 1000 k``."""
+    if round_ == 0:
+        return config.data
+    policy = os.path.join(run_dir, f"policy_r{round_ - 1}.pt")
+    return config.data.model_copy(update={"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy}"})
+
+
+def data_sets(config: DistillConfig, run_dir: str) -> list[tuple[str, DataSettings]]:
+    """Every data folder of a run with its settings: ``data_r<k>`` of each round and the ``extra_data`` sets."""
+    rounds = [
+        (os.path.join(run_dir, f"data_r{k}"), round_settings(config, run_dir, k))
+        for k in range(config.dagger_rounds + 1)
+    ]
+    return rounds + [(os.path.join(run_dir, extra.name), extra.settings) for extra in config.extra_data]
+
+
 def run(config: DistillConfig, log: Log = None, run_dir: str | None = None) -> dict[str, Any]:
-    """Label, fit and (optionally) DAgger in ``run_dir`` (default ``run_dir``), skipping what is done
-    already; returns the summary (also written to ``summary.json``). The resolved config is ``config.yaml``."""
+    """Label, fit and (optionally) DAgger in ``run_dir`` (default ``config.run_dir``), skipping what is done
+    already; returns the summary (also written to ``summary.json``). The resolved config is saved as
+    ``config.yaml`` once the data already there is found to be of its settings."""
     from agents.ppo_agent import export_policy
 
     log = log or distill_data.say
-    run_dir = run_dir or run_dir
+    run_dir = run_dir or config.run_dir
+    for folder, settings in data_sets(config, run_dir):  # a resumed run's data must be of its settings
+        distill_data.check_folder(folder, settings)
     os.makedirs(run_dir, exist_ok=True)
     save_config(config, os.path.join(run_dir, "config.yaml"))
     folders: list[str] = []
@@ -407,12 +429,8 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None) -> d
     policy_path = ""
     for round_ in range(config.dagger_rounds + 1):
         folder = os.path.join(run_dir, f"data_r{round_}")
-        settings = config.data
-        hands = config.hands
-        if round_ > 0:
-            changes = {"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy_path}"}
-            settings = settings.model_copy(update=changes)
-            hands = config.dagger_hands
+        settings = round_settings(config, run_dir, round_)
+        hands = config.dagger_hands if round_ else config.hands
         started = time.perf_counter()
         distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log)
         folders.append(folder)
@@ -512,7 +530,12 @@ class DistillRun:
 
     def train(self, stop: Any = None) -> None:
         started = time.perf_counter()
-        self.summary = run(self.config, log=self.log, run_dir=self.run_dir)
+        try:
+            self.summary = run(self.config, log=self.log, run_dir=self.run_dir)
+        except ConfigError:
+            raise
+        except ValueError as err:  # data of other settings, a missing policy file, ...: the user's to fix
+            raise ConfigError(str(err)) from None
         self.wall, self.done = time.perf_counter() - started, len(self.summary["rounds"])
 
     def final_outputs(self) -> list[tuple[str, str]]:
