@@ -351,8 +351,8 @@ def test_exported_policy_plays_whole_games_as_an_agent(exported_policy):
     from agents import make_agent
     from training.evaluation.evaluate import evaluate
 
-    for path in (exported_policy, os.path.join(exported_policy, "shared")):
-        assert set(make_agent(f"rllib:{path}").modules) == {"shared"}
+    for path in (exported_policy, os.path.join(exported_policy, "shared"), os.path.relpath(exported_policy)):
+        assert set(make_agent(f"rllib:{path}").modules) == {"shared"}  # a relative path too (RUN/policy)
     result = evaluate(
         [f"rllib:{exported_policy}", "random"], deals=2, mode="game", max_hands=2, workers=1, progress=False
     )

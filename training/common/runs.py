@@ -83,6 +83,12 @@ def removed_on_failure(run_dir: str, resume: bool) -> Iterator[None]:
         raise
 
 
+def write_lines(path: str, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as JSON lines (one object a line: ``pandas.read_json(path, lines=True)``), atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
+
+
 # ---------------------------------------------------------------------------- interrupts
 
 

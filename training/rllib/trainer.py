@@ -156,7 +156,7 @@ class RLlibTrainer:
         if resume:
             latest = latest_checkpoint(run_dir)
             if latest is None:
-                raise ValueError(f"cannot resume {run_dir}: no checkpoint in {run_dir}/checkpoints")
+                raise ConfigError(f"cannot resume {run_dir}: no checkpoint in {run_dir}/checkpoints")
             self._restore(latest)
             self.checkpoint = latest
         save_config(cfg, os.path.join(run_dir, "config.yaml"))  # once it loaded, with this call's overrides

@@ -56,7 +56,7 @@ from stable_baselines3.common.logger import configure
 from agents.ppo_agent import NumpyPolicy, export_policy, policy_metadata
 from sm_env.atomic import atomic_path
 from training.common.progress import progress_bar
-from training.common.runs import Backend, removed_on_failure
+from training.common.runs import Backend, removed_on_failure, write_lines
 from training.evaluation.evaluate import evaluate_policy_file
 
 from .checkpoint import (
@@ -265,8 +265,7 @@ class Trainer:
 
     def _write_eval_log(self) -> None:
         """eval.jsonl from the evaluation history, atomically."""
-        with atomic_path(os.path.join(self.run_dir, "eval.jsonl")) as tmp, open(tmp, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(entry) + "\n" for entry in self.eval_history)
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.eval_history)
 
     def _add_snapshot(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         self.snapshots.append((name, arrays))
@@ -340,7 +339,7 @@ class Trainer:
             self.save_checkpoint()
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        """Duplicate evaluation of the current policy; logged and appended to eval.jsonl."""
+        """Duplicate evaluation of the current policy; logged, and added to eval.jsonl (rewritten atomically)."""
         cfg = self.cfg
         directory = os.path.join(self.run_dir, "checkpoints")
         path = os.path.join(directory, "eval_policy.pt")
@@ -348,8 +347,7 @@ class Trainer:
         results = evaluate_policy_file(path, cfg, deals, progress=final and cfg.train.progress_bar and not self.quiet)
         entry = {"num_timesteps": int(self.model.num_timesteps), "deals": deals, "final": final, "results": results}
         self.eval_history.append(entry)
-        with open(os.path.join(self.run_dir, "eval.jsonl"), "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry) + "\n")
+        self._write_eval_log()
         logger = self.model.logger
         for opponent, per_role in results.items():
             for role, row in per_role.items():

@@ -41,7 +41,6 @@ random play, bookkeeping, batching); ``python benchmarks/bench_trainer.py`` prin
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -59,7 +58,7 @@ from sm_env.compiled.batch import FULL_STATE_SIZE, VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE
-from training.common.runs import Backend, add_run_arguments, progress, run_command
+from training.common.runs import Backend, add_run_arguments, progress, run_command, write_lines
 from training.common.yaml_config import save_config
 from training.sb3.config import ConfigError, config_from_dict
 
@@ -604,18 +603,13 @@ class VectorPPO:
         sb3_cfg = config_from_dict({"env": {"rules": self.cfg.env.rules}, "eval": self.cfg.eval.to_dict()})
         results = evaluate_policy_file(path, sb3_cfg, deals)
         self.evals.append({"global_step": self.global_step, "deals": deals, "final": final, "results": results})
-        self._write_lines("eval.jsonl", self.evals)
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
         if not self.quiet and not final:  # the final table is the run layer's (stdout)
             print(
                 f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}",
                 file=sys.stderr,
             )
         return results
-
-    def _write_lines(self, name: str, rows: list[dict[str, Any]]) -> None:
-        with atomic_path(os.path.join(self.run_dir, name)) as tmp, open(tmp, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
 
     def _state(self) -> dict[str, Any]:
         engine = {
@@ -657,7 +651,7 @@ class VectorPPO:
         kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
         for old in kept[: max(0, len(kept) - self.cfg.train.keep_checkpoints)]:
             os.remove(os.path.join(folder, old))
-        self._write_lines("metrics.jsonl", self.history)
+        write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
         return numbered
 
     def load(self, path: str) -> None:
