@@ -33,21 +33,25 @@ Validation (5% of the shards held out) reports the agreement with pimc's
 choice and the *regret*: pimc's value of its best action minus its value of
 the network's action, in tricks per searched decision.
 
-Command line::
+Command line (``sergeant-major distill``, also ``python -m training.distill``; the run layer of every
+trainer, training/common/runs.py)::
 
-    python -m training.distill --config configs/distill.yaml
-    python -m training.distill --config configs/distill.yaml hands=200 name=tiny
-    python -m training.distill --config configs/distill_final.yaml \
+    sergeant-major distill --config configs/distill.yaml             # a new run in runs/distill_v1 (or -2, ...)
+    sergeant-major distill --config configs/distill.yaml hands=200 name=tiny
+    sergeant-major distill --resume runs/distill_v1                  # continue: label and fit what is missing
+    sergeant-major distill --resume runs/distill_v1 --set dagger_rounds=2   # one more DAgger round
+    sergeant-major distill --config configs/distill_final.yaml \
         --fit-data runs/distill_v1/data_r0,runs/distill_v1/data_r1,runs/distill_v1/teacher --out policy.pt
 
 (``--fit-data`` only fits, on folders labelled earlier, and writes the
-policy and ``<out>_fit.json``.)
+policy and ``<out>_fit.json``.) Ctrl-C stops at once: every shard and every
+fitted epoch is saved as it is made, and ``--resume`` continues from there.
 
-Outputs in ``<output_dir>/<name>/``: ``data_r<k>/`` and one folder per ``extra_data`` entry (labelled shards),
-``fit_r<k>.ckpt`` (the fit's state after its last finished epoch),
+Outputs in the run folder: ``config.yaml`` (the resolved config), ``data_r<k>/`` and one folder per
+``extra_data`` entry (labelled shards), ``fit_r<k>.ckpt`` (the fit's state after its last finished epoch),
 ``policy_r<k>.pt`` (the policy after round k, a ``.pt`` export readable by
 ``ppo:PATH``), ``train_r<k>.json`` (losses, validation figures, wall times),
-and ``summary.json``.
+and ``summary.json`` (written last: the run is complete).
 """
 
 from __future__ import annotations

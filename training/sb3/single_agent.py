@@ -427,7 +427,14 @@ def make_vec_env(
     if kind == "dummy":
         venv: VecEnv = DummyVecEnv([factory] * n_envs)
     elif kind == "subproc":
-        venv = SubprocVecEnv([factory] * n_envs, start_method="forkserver")
+
+        def in_worker() -> SingleSeatEnv:  # Ctrl-C is the trainer's to handle (a checkpoint, then close)
+            import signal
+
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return factory()
+
+        venv = SubprocVecEnv([in_worker] * n_envs, start_method="forkserver")
     else:
         raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {kind!r}")
     if seed is not None:

@@ -34,6 +34,8 @@ Run folder::
                                 from the checkpoint, so an evaluation redone after a crash is not
                                 listed twice)
     final_model.zip, final_policy.pt, final_eval.json
+    summary.json                written last (training/common/runs.py): how far the run went; a run
+                                that reached train.total_timesteps is complete
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ an asymmetric actor-critic: the actor, the only part exported, sees the observat
 Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.ppo_agent.export_policy`
 writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
 ``metrics.jsonl`` (one line per rollout: SPS, policy/value loss, entropy, approx_kl, clipfrac, explained
-variance, the time breakdown), ``eval.jsonl``, ``final_eval.json`` and ``config.yaml``.
+variance, the time breakdown), ``eval.jsonl``, ``final_eval.json``, ``config.yaml`` and ``summary.json``
+(the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 
 Time is measured per phase (:class:`Timers`): the network (forward to act, forward for the values,
 forward+backward+step of the update) against everything else (the engine, sampling, the opponents'
