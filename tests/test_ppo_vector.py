@@ -266,6 +266,9 @@ def test_ctrl_c_writes_a_checkpoint_and_resume_finishes_the_run(tmp_path, capsys
     assert json.loads((run / "summary.json").read_text())["progress"] >= 300
     assert train_main(["--resume", str(run)]) == 0
     assert "is complete" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse's usage error (exit status 2)
+        train_main(["--backend", "sb3", "--resume", str(run)])
+    assert "that run was trained by --backend vector, not sb3" in capsys.readouterr().err
 
 
 def _empty_config(tmp_path) -> object:

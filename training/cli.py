@@ -106,9 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the training command line; returns the exit status (2: bad input, 130: interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    name = _backend_arg(argv) or _resumed_backend(argv) or "sb3"
+    given, found = _backend_arg(argv), _resumed_backend(argv)
+    name = given or found or "sb3"
     if name not in BACKENDS:
         parser.parse_args(argv)  # argparse's own error for a bad --backend
+    if given and found and given != found:
+        parser.error(f"--resume: that run was trained by --backend {found}, not {given}: leave out --backend")
     args, _ = parser.parse_known_args(argv)
     if args.evaluate or (args.eval_config and not args.config and not args.resume):
         return evaluate_main(args.evaluate, args.eval_config, args.sets + args.overrides)

@@ -298,25 +298,27 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
                 return 0
         print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", flush=True)
         started = time.perf_counter()
-        with stop_on_interrupt(backend.stop_point) if backend.stop_point else nullcontext(StopRequest()) as stop:
-            with removed_on_failure(run_dir, bool(args.resume)):
-                trainer = backend.build(cfg, run_dir, bool(args.resume), args)
-            try:
+        stopping = stop_on_interrupt(backend.stop_point) if backend.stop_point else nullcontext(StopRequest())
+        trainer = None
+        try:
+            with stopping as stop:  # the training only: Ctrl-C in the final evaluation stops at once
+                with removed_on_failure(run_dir, bool(args.resume)):
+                    trainer = backend.build(cfg, run_dir, bool(args.resume), args)
                 start = (trainer.progress(), trainer.wall)
                 trainer.train(stop)
-                if stop:
-                    latest = backend.latest_checkpoint(run_dir)
-                    print(
-                        f"\ninterrupted after {trainer.progress()} {backend.unit}: the checkpoint is {latest}; "
-                        f"continue with: {backend.prog} --resume {run_dir}",
-                        file=sys.stderr,
-                    )
-                    return 130
-                summary = conclude(backend, cfg, run_dir, trainer, announce=not args.quiet)
-                done, wall = trainer.progress(), trainer.wall
-                times = time_summary(backend.unit, done, start[0], wall, start[1], time.perf_counter() - started)
-                report(cfg, run_dir, summary, "\n".join(filter(None, [times, trainer.details()])))
-            finally:
+            if stop:
+                print(
+                    f"\ninterrupted after {trainer.progress()} {backend.unit}: the checkpoint is "
+                    f"{backend.latest_checkpoint(run_dir)}; continue with: {backend.prog} --resume {run_dir}",
+                    file=sys.stderr,
+                )
+                return 130
+            summary = conclude(backend, cfg, run_dir, trainer, announce=not args.quiet)
+            done, wall = trainer.progress(), trainer.wall
+            times = time_summary(backend.unit, done, start[0], wall, start[1], time.perf_counter() - started)
+            report(cfg, run_dir, summary, "\n".join(filter(None, [times, trainer.details()])))
+        finally:
+            if trainer is not None:
                 trainer.close()
     except ConfigError as err:
         print(f"{backend.prog}: error: {err}", file=sys.stderr)
