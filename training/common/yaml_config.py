@@ -166,30 +166,33 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_default=False)
 
-    def __init_subclass__(cls, defaults: dict[str, Any] | None = None, descriptions: dict[str, str] | None = None,
-                          **kwargs: Any) -> None:  # fmt: skip
-        super().__init_subclass__(**kwargs)  # the keywords are for __pydantic_init_subclass__
+    def __init_subclass__(cls, defaults: Any = None, descriptions: Any = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)  # defaults, descriptions: for __pydantic_init_subclass__
 
     @classmethod
     def __pydantic_init_subclass__(
         cls, defaults: dict[str, Any] | None = None, descriptions: dict[str, str] | None = None, **kwargs: Any
     ) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        changes = {name: {} for name in {**(defaults or {}), **(descriptions or {})}}
-        for name, default in (defaults or {}).items():
-            changes[name] = {"default_factory": default} if callable(default) else {"default": default}
-        for name, description in (descriptions or {}).items():
-            changes[name]["description"] = description
-        for name, change in changes.items():
+        defaults, descriptions = defaults or {}, descriptions or {}
+        for name in {**defaults, **descriptions}:
             if name not in cls.model_fields:
                 raise TypeError(f"{cls.__name__}: no inherited field {name!r} to change")
             field = copy.copy(cls.model_fields[name])
-            if "default" in change or "default_factory" in change:
-                field.default, field.default_factory = PydanticUndefined, None
-            for key, value in change.items():
+            changes: dict[str, Any] = {}
+            if name in defaults:
+                value, factory = defaults[name], callable(defaults[name])
+                changes = {
+                    "default": PydanticUndefined if factory else value,
+                    "default_factory": value if factory else None,
+                }
+            if name in descriptions:
+                changes["description"] = descriptions[name]
+            for key, value in changes.items():
                 setattr(field, key, value)
+            field._attributes_set = {**getattr(field, "_attributes_set", {}), **changes}  # what subclasses inherit
             cls.__pydantic_fields__[name] = field
-        if changes:
+        if defaults or descriptions:
             cls.model_rebuild(force=True)
 
     @model_validator(mode="before")

@@ -606,10 +606,7 @@ class VectorPPO:
         self.evals.append({"global_step": self.global_step, "deals": deals, "final": final, "results": results})
         write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
         if not self.quiet and not final:  # the final table is the run layer's (stdout)
-            print(
-                f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}",
-                file=sys.stderr,
-            )
+            progress(f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}")
         return results
 
     def _state(self) -> dict[str, Any]:
