@@ -47,6 +47,7 @@ def module_paths(path: str) -> dict[str, str]:
     """The module checkpoints under ``path`` by module id (see the module docstring for what ``path`` may be)."""
     if not os.path.isdir(path):
         raise RLlibLoadError(f"rllib agent: no such folder: {path}")
+    path = os.path.abspath(path)  # RLlib reads a relative path as a URI without a scheme
     if os.path.isdir(os.path.join(path, LEARNER_MODULES)):
         path = os.path.join(path, LEARNER_MODULES)
     found = {

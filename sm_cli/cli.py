@@ -13,11 +13,12 @@ Subcommands::
     sergeant-major config [FILE [KEY=VALUE ...]]
         list the training config fields with their defaults, or show FILE
         resolved and validated (needs the training extra)
-    sergeant-major play | eval | train [OPTIONS]
-        a game against two agents, duplicate evaluation of agents and
-        self-play training; the options are those of the function that does
-        the work (``agents.play.main``, ``training.evaluation.evaluate.main``,
-        ``training.train.main``; try ``sergeant-major eval --help``)
+    sergeant-major play | eval | train | distill [OPTIONS]
+        a game against two agents, duplicate evaluation of agents,
+        self-play training and search distillation; the options are those of
+        the function that does the work (``agents.play.main``,
+        ``training.evaluation.evaluate.main``, ``training.train.main``,
+        ``training.distill.fit.main``; try ``sergeant-major eval --help``)
     sergeant-major serve | view [OPTIONS]
         play in a browser, or step through a record in a browser (``sm_web``;
         needs the web extra)
@@ -32,7 +33,7 @@ missing or unreadable file), with one line ``sergeant-major COMMAND: error:
 
 This package sits above ``sm_env``, ``agents`` and ``training`` and imports
 them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
-only when ``eval``, ``train`` or ``config`` runs, so the other commands start
+only when ``eval``, ``train``, ``distill`` or ``config`` runs, so the others start
 fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
@@ -322,6 +323,12 @@ def _run_train(argv: list[str]) -> int:
     return train.main(argv)
 
 
+def _run_distill(argv: list[str]) -> int:
+    from training.distill import fit
+
+    return fit.main(argv, prog=f"{PROG} distill")
+
+
 def _run_serve(argv: list[str]) -> int:
     import sm_web
 
@@ -338,6 +345,7 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "play": (_run_play, "play a game in the terminal against two agents"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
     "train": (_run_train, "self-play training from a config file"),
+    "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
     "serve": (_run_serve, "play in a browser against two agents (web extra)"),
     "view": (_run_view, "step through a game record in a browser (web extra)"),
 }

@@ -54,6 +54,7 @@ def _damaged_run(run, tmp_path, entry: str, data: bytes | None):
 
     copy = tmp_path / "run"
     shutil.copytree(run, copy)
+    (copy / "summary.json").unlink()  # not complete (stopped before its end): --resume loads the checkpoint
     latest = copy / "checkpoints" / "latest.zip"
     _rewrite(run / "checkpoints" / "latest.zip", latest, entry, data)
     return copy

@@ -194,3 +194,24 @@ def test_describe_lists_every_field_with_its_documentation():
     for section in ("env", "opponents", "pretrain", "ppo", "train", "eval"):
         for name, field in type(getattr(Config(), section)).model_fields.items():
             assert f"{section}.{name} = " in text and field.description in text
+
+
+def test_the_sb3_and_the_vector_ppo_sections_are_one_section_with_their_own_defaults():
+    from training.common.ppo import PPOSection
+    from training.sb3.config import PPOConfig
+    from training.vector.config import VectorPPOConfig
+
+    shared = list(PPOSection.model_fields)
+    assert len(shared) == 15 and list(PPOConfig.model_fields) == shared
+    assert list(VectorPPOConfig.model_fields)[:15] == shared
+    for name in shared:
+        for section in (PPOConfig, VectorPPOConfig):
+            mine, base = section.model_fields[name], PPOSection.model_fields[name]
+            assert (mine.annotation, mine.metadata) == (base.annotation, base.metadata), (section, name)
+    sb3, vector = PPOConfig(), VectorPPOConfig()
+    assert (sb3.n_steps, sb3.batch_size, sb3.net_arch, sb3.activation) == (256, 512, [256, 256], "tanh")
+    assert (vector.n_steps, vector.batch_size, vector.net_arch, vector.activation) == (64, 4096, [512, 256], "relu")
+    assert "train.n_envs" in PPOConfig.model_fields["n_steps"].description
+    assert "env.num_games" in VectorPPOConfig.model_fields["n_steps"].description
+    with pytest.raises(ConfigError, match="ppo.clip_range: must be > 0"):
+        load_config(None, ["ppo.clip_range=0"])

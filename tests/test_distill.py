@@ -3,9 +3,9 @@ and the whole pipeline on a tiny setting."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,6 +22,8 @@ pytest.importorskip("torch")
 
 from training.common.checkpoint import CheckpointError  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TINY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0)
 
@@ -100,24 +102,82 @@ def test_generation_is_resumable_and_deterministic(tmp_path):
 
 
 def test_bad_settings_are_refused_with_the_allowed_values():
-    with pytest.raises(ValueError, match="samples must be >= 1"):
-        DataSettings(samples=0).validate()
-    with pytest.raises(ValueError, match="explore must be in"):
-        DataSettings(explore=1.5).validate()
-    with pytest.raises(ValueError, match="unknown key 'epochz'"):
+    with pytest.raises(ValueError, match="samples"):
+        DataSettings(samples=0)
+    with pytest.raises(ValueError, match=r"--set data.samples=0: data.samples: must be >= 1, got 0"):
+        distill.load_config(None, ["data.samples=0"])
+    with pytest.raises(ValueError, match=r"data.explore: must be in \[0, 1\], got 1.5"):
+        distill.load_config(None, ["data.explore=1.5"])
+    with pytest.raises(ValueError, match="unknown key 'fit.epochz' \\(did you mean 'epochs'\\?\\)"):
         distill.load_config(None, ["fit.epochz=3"])
-    with pytest.raises(ValueError, match="hands"):
+    with pytest.raises(ValueError, match="hands: must be >= 1, got 0"):
         distill.load_config(None, ["hands=0"])
-    with pytest.raises(ValueError, match=r"extra_data\[0\].hands: a whole number >= 1, got 0"):
+    with pytest.raises(ValueError, match=r"extra_data\[0\].hands: must be >= 1, got 0"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 0}]"])
-    with pytest.raises(ValueError, match=r"extra_data\[0\]: unknown key 'sample'"):
+    with pytest.raises(ValueError, match=r"unknown key 'extra_data\[0\].sample' \(did you mean 'samples'\?\)"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1, sample: 3}]"])
     with pytest.raises(ValueError, match=r"extra_data\[0\].name: 'data_r1' is taken"):
         distill.load_config(None, ["extra_data=[{name: data_r1, hands: 1}]"])
     with pytest.raises(ValueError, match=r"extra_data\[1\].name: 'x' is taken"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1}, {name: x, hands: 2}]"])
-    with pytest.raises(ValueError, match="search=False needs a behaviour"):
+    with pytest.raises(ValueError, match=r"extra_data\[0\].search: search=False needs a behaviour"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1, search: false}]"])
+    with pytest.raises(ValueError, match=r"fit.validation: must be in \[0, 0.5\), got 0.5"):
+        distill.load_config(None, ["fit.validation=0.5"])
+
+
+def test_the_shipped_configs_give_the_settings_that_made_the_policies():
+    """configs/distill_v2.yaml made agents/policies/standard_v2.pt: its data sets (what their meta.json files hold)
+    and its fit, as the loader before the typed config read them."""
+    cfg = distill.load_config(os.path.join(ROOT, "configs", "distill_v2.yaml"))
+    assert (cfg.name, cfg.hands, cfg.dagger_rounds, cfg.workers, cfg.nice, cfg.seed) == (
+        "distill_v2",
+        30000,
+        0,
+        2,
+        5,
+        0,
+    )
+    base = {"seed": 101, "samples": 20, "chunk_hands": 500, "exchange_start": 0.7, "explore": 0.1}
+    assert cfg.data.model_dump() == {**base, "behaviour": "pimc", "search": True, "rules": "standard"}
+    teacher, dagger = cfg.extra_data
+    assert (teacher.name, teacher.hands, dagger.name, dagger.hands) == ("teacher", 20000, "dagger_v1", 2000)
+    assert teacher.settings.model_dump() == {
+        **base,
+        "seed": 77,
+        "chunk_hands": 1000,
+        "behaviour": "ppo:agents/policies/standard_v0.pt",
+        "search": False,
+        "rules": "standard",
+    }
+    assert dagger.settings.model_dump() == {
+        **base,
+        "seed": 202,
+        "behaviour": "ppo:agents/policies/standard_v1.pt",
+        "search": True,
+        "rules": "standard",
+    }
+    fit = cfg.fit.model_dump()
+    assert fit == {
+        "net_arch": [512, 256],
+        "init": "",
+        "play_only": False,
+        "anchor_margin": 0.0,
+        "epochs": 10,
+        "batch_size": 1024,
+        "learning_rate": 1e-3,
+        "weight_decay": 1e-5,
+        "temperature": 0.2,
+        "hard_weight": 0.25,
+        "value_coef": 0.25,
+        "validation": 0.03,
+        "threads": 1,
+        "suit_augment": True,
+        "other_teacher": "agents/policies/standard_v0.pt",
+    }
+    assert all(type(fit[k]) is float for k in ("anchor_margin", "learning_rate", "weight_decay"))
+    for name in ("distill.yaml", "distill_final.yaml"):
+        assert distill.load_config(os.path.join(ROOT, "configs", name)).fit.other_teacher in ("", fit["other_teacher"])
 
 
 def test_the_fit_learns_the_labels(tmp_path):
@@ -210,15 +270,13 @@ def test_anchored_targets_keep_the_start_policy_except_clear_search_corrections(
 
 def test_config_booleans_and_numbers_are_typed():
     assert distill.load_config(None, ["fit.play_only=true"]).fit.play_only is True
-    with pytest.raises(ValueError, match="play_only: expected bool, got 1"):
+    with pytest.raises(ValueError, match="fit.play_only: expected true or false, got 1 \\(int\\)"):
         distill.load_config(None, ["fit.play_only=1"])
-    with pytest.raises(ValueError, match="epochs: expected int"):
+    with pytest.raises(ValueError, match="fit.epochs: expected a whole number, got True"):
         distill.load_config(None, ["fit.epochs=true"])
+    assert distill.load_config(None, ["fit.learning_rate=1e-4"]).fit.learning_rate == 1e-4  # text in YAML 1.1
     assert (
-        distill.load_config(
-            os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "distill.yaml")
-        ).fit.init
-        == "agents/policies/standard_v0.pt"
+        distill.load_config(os.path.join(ROOT, "configs", "distill.yaml")).fit.init == "agents/policies/standard_v0.pt"
     )
 
 
@@ -311,7 +369,8 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
     for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     with pytest.raises(ValueError, match="checkpoint of another fit"):
-        distill.fit(data, data, replace(settings, batch_size=16), seed=1, log=lambda *_: None, checkpoint=checkpoint)
+        other = settings.model_copy(update={"batch_size": 16})
+        distill.fit(data, data, other, seed=1, log=lambda *_: None, checkpoint=checkpoint)
     torch.save({"format": "something-else/1", "stamp": {}}, checkpoint)
     with pytest.raises(ValueError, match="not a sergeant-major-distill-fit/1 checkpoint"):
         distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=checkpoint)
@@ -319,3 +378,42 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
     with pytest.raises(CheckpointError, match="holds more than tensors and plain values") as info:
         distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=checkpoint)
     assert "\n" not in str(info.value) and "weights_only" not in str(info.value)
+
+
+TINY_RUN = "name: tiny\nhands: 2\ndata: {seed: 3, samples: 2, chunk_hands: 1}\nfit: {epochs: 1, net_arch: [16]}\n"
+
+
+def test_the_distill_command_runs_resumes_and_stops_like_train(tmp_path, capsys, monkeypatch):
+    from sm_cli.cli import main as cli_main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY_RUN + f"output_dir: {tmp_path / 'runs'}\n")
+    run = tmp_path / "runs" / "tiny"
+    assert cli_main(["distill", "--config", str(config), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"new run: {run}\n" in out and "  policy_r0.pt " in out and "this call trained 1 rounds" in out
+    assert distill.load_config(str(run / "config.yaml")) == distill.load_config(str(config))  # resolved, saved
+    assert json.loads((run / "summary.json").read_text())["progress"] == 1
+    assert cli_main(["distill", "--resume", str(run)]) == 0
+    assert f"{run} is complete (1 rounds" in capsys.readouterr().out
+    # a further round, stopped by Ctrl-C while it labels: the command that continues is named
+    generate = distill_data.generate
+
+    def interrupted(folder, *args, **kwargs):
+        if folder.endswith("data_r1"):
+            raise KeyboardInterrupt
+        return generate(folder, *args, **kwargs)
+
+    monkeypatch.setattr(distill_data, "generate", interrupted)
+    assert cli_main(["distill", "--resume", str(run), "--set", "dagger_rounds=1", "dagger_hands=1"]) == 130
+    err = capsys.readouterr().err
+    assert f"continue with: sergeant-major distill --resume {run}" in err and "Traceback" not in err
+    saved = (run / "config.yaml").read_text()
+    assert cli_main(["distill", "--resume", str(run), "--set", "data.samples=3"]) == 2  # not the data's settings
+    assert "holds data made with other settings" in capsys.readouterr().err
+    assert (run / "config.yaml").read_text() == saved  # the run is left as it was
+    assert cli_main(["distill", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"sergeant-major distill: error: config file not found: {tmp_path / 'missing.yaml'}\n"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -235,3 +236,42 @@ def test_network_mismatches_are_clear_errors(tmp_path):
     assert train_main(["--backend", "vector", "--config", "no_such.yaml"]) == 2  # sergeant-major train --backend
     assert selfplay_config_from_dict({}).ppo.net_arch == [512, 256]
     assert os.path.isfile(tmp_path / "b" / "checkpoints" / "latest.pt")
+
+
+def test_ctrl_c_writes_a_checkpoint_and_resume_finishes_the_run(tmp_path, capsys, monkeypatch):
+    """The newcomer's case: checkpoint_every far away, Ctrl-C after a rollout: a checkpoint is written there,
+    the message names the command typed, and that command's --resume continues to the end."""
+    update = VectorPPO.update
+
+    def interrupted(self):
+        stats = update(self)
+        signal.raise_signal(signal.SIGINT)
+        return stats
+
+    monkeypatch.setattr(VectorPPO, "update", interrupted)
+    run = tmp_path / "run"
+    sets = sum((["--set", s] for s in [*TINY, "train.total_timesteps=300", "train.checkpoint_every=1000000"]), [])
+    assert (
+        train_main(["--backend", "vector", "--config", str(_empty_config(tmp_path)), "--run-dir", str(run), *sets])
+        == 130
+    )
+    err = capsys.readouterr().err
+    assert f"the checkpoint is {run}/checkpoints/latest.pt" in err
+    assert f"continue with: sergeant-major train --backend vector --resume {run}" in err
+    assert (run / "checkpoints" / "latest.pt").is_file()
+    monkeypatch.setattr(VectorPPO, "update", update)
+    assert train_main(["--resume", str(run), "--quiet"]) == 0  # the backend is found in the run folder
+    out = capsys.readouterr().out
+    assert "resuming: " in out and "  final_policy.pt " in out and (run / "final_policy.pt").is_file()
+    assert json.loads((run / "summary.json").read_text())["progress"] >= 300
+    assert train_main(["--resume", str(run)]) == 0
+    assert "is complete" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse's usage error (exit status 2)
+        train_main(["--backend", "sb3", "--resume", str(run)])
+    assert "that run was trained by --backend vector, not sb3" in capsys.readouterr().err
+
+
+def _empty_config(tmp_path) -> object:
+    path = tmp_path / "empty.yaml"
+    path.write_text("name: tiny\n")
+    return path

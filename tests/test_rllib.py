@@ -302,6 +302,10 @@ def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
     assert set(ROLE_NAMES) <= set(os.listdir(summary["policy"]))
     assert set(make_agent(f"rllib:{summary['policy']}").modules) == set(ROLE_NAMES)
     assert set(summary["final_eval"]["random"]) == {*ROLE_NAMES, "all"}
+    from training.evaluation.evaluate import format_table
+
+    assert "random     all " in format_table(summary["final_eval"])  # the table every trainer ends with
+    assert json.load(open(os.path.join(tmp_path, "run", "summary.json")))["progress"] == 1
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     tags = EventAccumulator(str(tmp_path / "run" / "tb")).Reload().Tags()["scalars"]
@@ -347,8 +351,8 @@ def test_exported_policy_plays_whole_games_as_an_agent(exported_policy):
     from agents import make_agent
     from training.evaluation.evaluate import evaluate
 
-    for path in (exported_policy, os.path.join(exported_policy, "shared")):
-        assert set(make_agent(f"rllib:{path}").modules) == {"shared"}
+    for path in (exported_policy, os.path.join(exported_policy, "shared"), os.path.relpath(exported_policy)):
+        assert set(make_agent(f"rllib:{path}").modules) == {"shared"}  # a relative path too (RUN/policy)
     result = evaluate(
         [f"rllib:{exported_policy}", "random"], deals=2, mode="game", max_hands=2, workers=1, progress=False
     )
@@ -382,7 +386,7 @@ def test_train_command_line_errors_are_one_line(tmp_path, capsys):
     assert main(["--backend", "rllib", "--config", str(config)]) == 2
     assert "policies: 'per_role' needs env.episode: hand" in capsys.readouterr().err
     assert main(["--backend", "rllib", "--resume", str(tmp_path)]) == 2
-    assert "cannot resume" in capsys.readouterr().err
+    assert "sergeant-major train --backend rllib: error: cannot resume" in capsys.readouterr().err
 
 
 def test_an_rllib_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(exported_policy, tmp_path, capsys):

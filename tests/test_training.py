@@ -357,7 +357,7 @@ def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["--config", str(config), "--run-dir", str(run), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "final model" in out and "heuristic  dealer" in out
+    assert "  final_model.zip " in out and "heuristic  dealer" in out
     for name in ("config.yaml", "final_model.zip", "final_policy.pt", "final_eval.json", "eval.jsonl"):
         assert (run / name).is_file(), name
     # the same folder again is refused; --resume continues it (here: longer)

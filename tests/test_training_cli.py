@@ -1,17 +1,19 @@
-"""training.cli: the training command line (new runs, resume, outputs, errors)."""
+"""training.cli and the run layer (training/common/runs.py): new runs, resume, interrupts, the end, errors."""
 
 from __future__ import annotations
 
-import types
+import json
+import signal
 
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from training.cli import fresh_run_dir, main, outputs_summary, time_summary  # noqa: E402
+from training.cli import main  # noqa: E402
+from training.common.runs import fresh_run_dir, outputs_summary, time_summary  # noqa: E402
 from training.sb3.config import load_config  # noqa: E402
-from training.sb3.trainer import planned_timesteps  # noqa: E402
+from training.sb3.trainer import Trainer, planned_timesteps  # noqa: E402
 
 TINY = (
     "name: tiny\n"
@@ -68,7 +70,8 @@ def test_resume_with_a_bad_override_leaves_the_run_resumable(tmp_path, capsys):
     saved = (run / "config.yaml").read_text()
     for override in ("ppo.net_arch=[64]", "opponents.mix={no-such-agent: 1}", "ppo.activation=relu"):
         capsys.readouterr()
-        assert main(["--resume", str(run), "--quiet", "--set", override]) == 2, override
+        longer = ["--set", "train.total_timesteps=256"]  # a complete run is not touched: nothing to check
+        assert main(["--resume", str(run), "--quiet", "--set", override, *longer]) == 2, override
         err = capsys.readouterr().err
         assert err.startswith("sergeant-major train: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
         assert (run / "config.yaml").read_text() == saved, override  # not persisted
@@ -92,22 +95,67 @@ def test_progress_and_summary_name_every_output(tmp_path, capsys):
     assert f"tensorboard --logdir {run}/tb" in captured.out
 
 
-def test_outputs_summary_leaves_out_a_final_evaluation_that_did_not_run():
-    assert "final_eval.json" not in outputs_summary("runs/x", final_eval=False)
-    assert "final_eval.json" in outputs_summary("runs/x", final_eval=True)
+def test_the_outputs_list_names_a_final_evaluation_only_when_it_ran(tmp_path, capsys):
+    assert main(["--config", tiny_config_file(tmp_path), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "final_eval.json" not in out and "  final_model.zip " in out
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["progress"] == 128 and "final_eval" not in summary and "final_model.zip" in summary["outputs"]
+    assert outputs_summary("runs/x", [("a.pt", "the policy")]) == "outputs in runs/x:\n  a.pt             the policy"
 
 
 def test_times_after_a_resume_do_not_contradict():
-    trainer = types.SimpleNamespace(
-        model=types.SimpleNamespace(num_timesteps=512), start_timesteps=256, wall=100.0, start_wall=90.0
-    )
-    text = time_summary(trainer, elapsed=15.0)
+    text = time_summary("learner decisions", done=512, start_done=256, wall=100.0, start_wall=90.0, elapsed=15.0)
     assert "this call trained 256 learner decisions in 10 s" in text and "took 15 s in all" in text
     assert "the whole run: 512 learner decisions in 100 s of training" in text
-    fresh = types.SimpleNamespace(
-        model=types.SimpleNamespace(num_timesteps=256), start_timesteps=0, wall=9.0, start_wall=0
-    )
-    assert "whole run" not in time_summary(fresh, elapsed=12.0)
+    assert "whole run" not in time_summary("learner decisions", 256, 0, 9.0, 0.0, elapsed=12.0)
+
+
+def test_resuming_a_finished_run_says_it_is_complete_and_does_nothing(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["--config", tiny_config_file(tmp_path), "--run-dir", str(run), "--quiet"]) == 0
+    before = {p.name: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["--resume", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and f"{run} is complete (128 learner decisions" in out
+    assert f"sergeant-major train --resume {run} --set train.total_timesteps=N" in out
+    assert {p.name: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before  # nothing re-run
+
+
+def test_ctrl_c_saves_a_checkpoint_and_names_the_command_that_continues(tmp_path, capsys, monkeypatch):
+    """The first SIGINT stops the run after its segment with a checkpoint (checkpoint_every is far away);
+    --resume then continues it to the end."""
+    segment = Trainer.train_segment
+
+    def interrupted(self, callback=None):
+        segment(self, callback)
+        signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(Trainer, "train_segment", interrupted)
+    run = tmp_path / "run"
+    sets = ["--set", "train.total_timesteps=512", "--set", "train.checkpoint_every=1000000"]
+    assert main(["--config", tiny_config_file(tmp_path), "--run-dir", str(run), "--quiet", *sets]) == 130
+    err = capsys.readouterr().err
+    assert "stopping: finishing the current segment" in err
+    assert f"interrupted after 128 learner decisions: the checkpoint is {run}/checkpoints/latest.zip" in err
+    assert f"continue with: sergeant-major train --resume {run}" in err and "Traceback" not in err
+    assert (run / "checkpoints" / "latest.zip").is_file() and not (run / "summary.json").exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    monkeypatch.setattr(Trainer, "train_segment", segment)
+    assert main(["--resume", str(run), "--quiet"]) == 0
+    assert json.loads((run / "summary.json").read_text())["progress"] == 512
+
+
+def test_resume_errors_name_the_command_typed(tmp_path, capsys):
+    assert main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert capsys.readouterr().err.startswith("sergeant-major train: error: cannot resume")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.yaml").write_text("name: x\n")
+    assert main(["--backend", "vector", "--resume", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major train --backend vector: error: cannot resume") and "nothing was saved" in err
+    assert err.count("\n") == 1
 
 
 @pytest.mark.parametrize(
@@ -116,3 +164,75 @@ def test_times_after_a_resume_do_not_contradict():
 def test_the_progress_bar_total_is_where_the_run_stops(done, total, segment):
     planned = planned_timesteps(done, total, segment)
     assert planned >= total and (planned - done) % segment == 0 and planned - segment < max(total, done + 1)
+
+
+class _FakeTrainer:
+    """A trainer of the run layer's protocol that trains by counting (what every backend's ending shares)."""
+
+    def __init__(self, cfg, run_dir, resume):
+        self.cfg, self.run_dir, self.wall = cfg, run_dir, 0.0
+        self.done = 5 if resume else 0
+
+    def progress(self):
+        return self.done
+
+    def train(self, stop):
+        self.done, self.wall = self.cfg.train.total_timesteps, 2.0
+        with open(f"{self.run_dir}/checkpoints/latest.zip", "w") as handle:
+            handle.write("x")
+
+    def final_outputs(self):
+        return [("policy.pt", "the policy")]
+
+    def evaluate(self, deals, final=False):
+        row = {"balance": 0.5, "balance_ci": [0.1, 0.9], "opponent_balance": -0.25}
+        return {"random": {role: dict(row) for role in ("dealer", "eldest", "middle", "all")}}
+
+    def details(self):
+        return "by phase: all of it"
+
+    def facts(self):
+        return {"fake": True}
+
+    def close(self):
+        pass
+
+
+def test_every_backend_ends_the_same_way_a_table_and_the_outputs(tmp_path, capsys):
+    """The run layer's ending (what `train --backend rllib` lacked): the final evaluation as a table on stdout,
+    the time, every output; final_eval.json and summary.json written."""
+    import argparse
+    import os
+
+    from training.common.runs import Backend, add_run_arguments, run_command
+    from training.common.yaml_config import save_config
+
+    def build(cfg, run_dir, resume, args):
+        os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
+        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # each trainer saves it once it has loaded
+        return _FakeTrainer(cfg, run_dir, resume)
+
+    fake = Backend(
+        prog="fake train",
+        load_config=load_config,
+        latest_checkpoint=lambda d: os.path.join(d, "checkpoints", "latest.zip") if os.path.isdir(d) else None,
+        length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
+        unit="steps",
+        build=build,
+    )
+    parser = argparse.ArgumentParser(prog="fake train")
+    add_run_arguments(parser, "a config")
+    run = tmp_path / "run"
+    config = tiny_config_file(tmp_path, "eval: {final_deals: 3, opponents: [random]}\n")
+    assert run_command(fake, parser, ["--config", config, "--run-dir", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "final evaluation: 3 deals against random" in out and "duplicate evaluation, 3 deals x 3 roles" in out
+    assert "random     all        +0.500   [+0.100, +0.900]    -0.250" in out
+    assert "this call trained 128 steps in 2 s" in out and "by phase: all of it" in out
+    for name in ("policy.pt", "final_eval.json", "checkpoints/", "config.yaml", "summary.json"):
+        assert f"\n  {name} " in out, name
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["progress"] == 128 and summary["fake"] and summary["final_eval"]["random"]["all"]["balance"] == 0.5
+    assert json.loads((run / "final_eval.json").read_text())["deals"] == 3
+    assert run_command(fake, parser, ["--resume", str(run), "--set", "train.total_timesteps=256"]) == 0
+    assert "the whole run: 256 steps" in capsys.readouterr().out

@@ -92,3 +92,45 @@ def test_describe_lists_defaults_and_descriptions():
         "inner.rate = 0.5  a number in (0, 1]",
         "inner.on = False  a flag",
     ]
+
+
+class Base(Section):
+    """Shared fields."""
+
+    steps: Whole = setting(4, "steps", gt=0)
+    sizes: Sizes = setting(lambda: [8], "sizes")
+
+
+class Changed(Base, defaults={"steps": 9, "sizes": lambda: [2, 2]}, descriptions={"steps": "engine steps"}):
+    """The shared fields with other defaults, and one more."""
+
+    extra: Flag = setting(True, "its own")
+
+
+class Listed(Section):
+    """A list of sections."""
+
+    items: list[Inner] = setting(list, "entries")
+
+
+def test_a_subclass_changes_defaults_and_descriptions_but_keeps_types_and_bounds():
+    assert Changed().model_dump() == {"steps": 9, "sizes": [2, 2], "extra": True}
+    assert Base().model_dump() == {"steps": 4, "sizes": [8]}  # the base is untouched
+    assert Changed().sizes is not Changed().sizes  # a factory default: a fresh list each time
+    with pytest.raises(ConfigError, match="steps: must be > 0, got 0"):
+        validate(Changed, {"steps": 0}, "")
+    assert "steps = 9  engine steps" in describe(Changed) and "steps = 4  steps" in describe(Base)
+    with pytest.raises(TypeError, match="no inherited field 'stepz'"):
+
+        class Wrong(Base, defaults={"stepz": 1}):
+            pass
+
+
+def test_errors_inside_a_list_of_sections_name_the_entry():
+    with pytest.raises(ConfigError, match=r"^items\[1\].size: must be > 0, got 0$"):
+        validate(Listed, {"items": [{"size": 2}, {"size": 0}]}, "")
+    with pytest.raises(ConfigError, match=r"unknown key 'items\[0\].sise' \(did you mean 'size'\?\); allowed keys in"):
+        validate(Listed, {"items": [{"sise": 2}]}, "")
+    with pytest.raises(ConfigError, match=r"^--set items=\[\{size: -1\}\]: items\[0\].size: must be > 0"):
+        load(lambda data, source: validate(Listed, data, source), None, ["items=[{size: -1}]"])
+    assert "items[].size = 3" in describe(Listed)

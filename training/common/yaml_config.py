@@ -35,6 +35,7 @@ from pydantic import (
     WrapValidator,
     model_validator,
 )
+from pydantic_core import PydanticUndefined
 
 from sm_env.atomic import atomic_path
 
@@ -143,15 +144,56 @@ def setting(default: Any, description: str, **constraints: Any) -> Any:
 
 
 def _section(field: Any) -> type[BaseModel] | None:
-    """The section class a field holds, or None for a plain value."""
+    """The section class a field holds (or the item class of a list of sections), or None for a plain value."""
     kind = field.annotation
+    if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+        kind = next(iter(get_args(kind)), None)  # list[Section]
     return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
 
 
+def dotted(loc: tuple[Any, ...]) -> str:
+    """A key path as a config names it: ``("extra_data", 0, "hands")`` -> ``extra_data[0].hands``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+
+
 class Section(BaseModel):
-    """A config section: unknown keys are errors; a missing or null section is all defaults."""
+    """A config section: unknown keys are errors; a missing or null section is all defaults.
+
+    A subclass may give inherited fields other defaults and descriptions (their types and bounds stay):
+    ``class Mine(Base, defaults={"n_steps": 64}, descriptions={"n_steps": "..."})``; a callable default is
+    a factory, as for :func:`setting`.
+    """
 
     model_config = ConfigDict(extra="forbid", validate_default=False)
+
+    def __init_subclass__(cls, defaults: Any = None, descriptions: Any = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)  # defaults, descriptions: for __pydantic_init_subclass__
+
+    @classmethod
+    def __pydantic_init_subclass__(
+        cls, defaults: dict[str, Any] | None = None, descriptions: dict[str, str] | None = None, **kwargs: Any
+    ) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        defaults, descriptions = defaults or {}, descriptions or {}
+        for name in {**defaults, **descriptions}:
+            if name not in cls.model_fields:
+                raise TypeError(f"{cls.__name__}: no inherited field {name!r} to change")
+            field = copy.copy(cls.model_fields[name])
+            changes: dict[str, Any] = {}
+            if name in defaults:
+                value, factory = defaults[name], callable(defaults[name])
+                changes = {
+                    "default": PydanticUndefined if factory else value,
+                    "default_factory": value if factory else None,
+                }
+            if name in descriptions:
+                changes["description"] = descriptions[name]
+            for key, value in changes.items():
+                setattr(field, key, value)
+            field._attributes_set = {**getattr(field, "_attributes_set", {}), **changes}  # what subclasses inherit
+            cls.__pydantic_fields__[name] = field
+        if defaults or descriptions:
+            cls.model_rebuild(force=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -194,23 +236,24 @@ def _allowed(err: dict[str, Any], field: Any) -> str:
 def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
     """One pydantic error as a ConfigError naming the key, the value and what is allowed (and, for a value of
     the wrong type, the field's description)."""
-    *path, name = err["loc"]  # section names, then the field (compound values report their errors whole)
+    *path, name = err["loc"]  # section names (and list indices), then the field (compound values: whole)
     for part in path:
-        model = _section(model.model_fields[part])
-    dotted, value = ".".join(map(str, err["loc"])), err.get("input")
+        if not isinstance(part, int):
+            model = _section(model.model_fields[part])
+    key, value = dotted(err["loc"]), err.get("input")
     if err["type"] == "extra_forbidden":
         names = list(model.model_fields)
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        where = f" in {'.'.join(path)!r}" if path else ""
-        return config_error(source, dotted, f"unknown key {dotted!r}{hint}; allowed keys{where}: {', '.join(names)}")
+        where = f" in {dotted(tuple(path))!r}" if path else ""
+        return config_error(source, key, f"unknown key {key!r}{hint}; allowed keys{where}: {', '.join(names)}")
     field = model.model_fields[name]
     detail = _allowed(err, field)
     if not detail.startswith("expected"):
-        return config_error(source, dotted, f"{dotted}: {detail}, got {value!r:.80}")
+        return config_error(source, key, f"{key}: {detail}, got {value!r:.80}")
     null = " or null" if field.default is None else ""
     got = f"got {value!r:.80} ({type(value).__name__})"
-    return config_error(source, dotted, f"{dotted}: {detail}{null}, {got}; {dotted}: {field.description}")
+    return config_error(source, key, f"{key}: {detail}{null}, {got}; {key}: {field.description}")
 
 
 def validate(model: type[BaseModel], data: Any, source: str) -> Any:
@@ -281,7 +324,7 @@ def load(check: Callable[[Any, str], Any], path: str | None, overrides: list[str
     except ConfigError as err:
         for text in reversed(overrides if err.key else []):  # the last override of the key (or its section)
             key = ".".join(parse_override(text)[0])
-            if err.key == key or err.key.startswith(key + ".") or key.startswith(err.key + "."):
+            if err.key == key or err.key.startswith((key + ".", key + "[")) or key.startswith(err.key + "."):
                 raise ConfigError(f"--set {text}: {err.detail}", err.key, err.detail) from None
         raise
 
@@ -303,7 +346,8 @@ def describe(model: type[BaseModel], prefix: str = "") -> str:
     for name, field in model.model_fields.items():
         section = _section(field)
         if section is not None:
-            lines += [f"{prefix}{name}:  # {field.description}", describe(section, f"{prefix}{name}.")]
+            inner = f"{prefix}{name}{'' if section is field.annotation else '[]'}."  # a list of sections: name[].
+            lines += [f"{prefix}{name}:  # {field.description}", describe(section, inner)]
         else:
             lines.append(f"{prefix}{name} = {field.get_default(call_default_factory=True)!r}  {field.description}")
     return "\n".join(lines)

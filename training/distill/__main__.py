@@ -1,4 +1,5 @@
-"""``python -m training.distill``: run a distillation config (see :mod:`training.distill.fit`)."""
+"""``python -m training.distill``: run a distillation config (see :mod:`training.distill.fit`; also
+``sergeant-major distill``)."""
 
 import sys
 

@@ -53,7 +53,6 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -67,6 +66,7 @@ from sm_env.core.game import NUM_ACTIONS, PLAY, Game
 from sm_env.core.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode
 from training.common.workers import spawn_pool
+from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
 from training.evaluation.deals import derive_seed
 
 BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1
@@ -76,28 +76,26 @@ EXPLORE_TEMPERATURE = 0.5
 _LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
 
 
-@dataclass(frozen=True)
-class DataSettings:
-    """What a labelled data set is made of (stored in ``meta.json``)."""
+class DataSettings(Section):
+    """What a labelled data set is made of (stored in ``meta.json``; the ``data:`` section of a distillation
+    config, :mod:`training.distill.config`)."""
 
-    seed: int = 0
-    samples: int = 10  # pimc deals per labelled decision
-    chunk_hands: int = 50  # hands per shard
-    exchange_start: float = 0.7  # share of hands that open with an exchange
-    explore: float = 0.1  # pimc behaviour: share of softmax-sampled moves
-    behaviour: str = "pimc"  # or an agent spec that plays while pimc labels
-    search: bool = True  # False: play decisions are neither searched nor stored (cheap exchange/trump/discard data)
-    rules: str = "standard"
+    seed: Whole = setting(0, "seed of the hands (hand k is dealt from derive(seed, k))")
+    samples: Whole = setting(10, "pimc deals per labelled decision", ge=1)
+    chunk_hands: Whole = setting(50, "hands per shard (one atomic file)", ge=1)
+    exchange_start: Number = setting(
+        0.7, "share of hands that open with an exchange (random previous balances in -4..4)", ge=0, le=1
+    )
+    explore: Number = setting(0.1, "pimc behaviour: share of moves sampled from softmax(values / 0.5)", ge=0, le=1)
+    behaviour: Text = setting("pimc", "who plays: 'pimc', or an agent spec that plays while pimc labels (DAgger)")
+    search: Flag = setting(
+        True, "false: play decisions are neither searched nor stored (cheap exchange/trump/discard data)"
+    )
+    rules: Text = setting("standard", "rule preset of the hands")
 
     def validate(self) -> None:
-        if self.samples < 1:
-            raise ValueError(f"samples must be >= 1, got {self.samples}")
-        if self.chunk_hands < 1:
-            raise ValueError(f"chunk_hands must be >= 1, got {self.chunk_hands}")
-        for name in ("exchange_start", "explore"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        """The checks across fields (the bounds are the fields' own): ``search: false`` needs another behaviour
+        than pimc, and the behaviour must be an agent spec that ``agents.make_agent`` builds."""
         if not self.search and self.behaviour == "pimc":
             raise ValueError("search=False needs a behaviour agent other than pimc (e.g. trained)")
         if self.behaviour != "pimc":
@@ -237,6 +235,22 @@ def _init_worker(nice: int) -> None:
         os.nice(nice)
 
 
+def check_folder(folder: str, settings: DataSettings) -> bool:
+    """Whether ``folder`` holds data of these ``settings`` already (False: no data yet); ValueError if it
+    holds data made with other settings (its ``meta.json`` differs)."""
+    meta_path = os.path.join(folder, "meta.json")
+    if not os.path.exists(meta_path):
+        return False
+    with open(meta_path, encoding="utf-8") as handle:
+        old = json.load(handle).get("settings")
+    if old != settings.model_dump():
+        raise ValueError(
+            f"{folder} holds data made with other settings ({old}); "
+            f"use another folder or the same settings ({settings.model_dump()})"
+        )
+    return True
+
+
 def generate(
     folder: str,
     hands: int,
@@ -254,18 +268,10 @@ def generate(
     settings.validate()
     if hands < 1:
         raise ValueError(f"hands must be >= 1, got {hands}")
-    os.makedirs(folder, exist_ok=True)
     meta_path = os.path.join(folder, "meta.json")
-    meta = {"format": "sergeant-major-distill-data/1", "settings": asdict(settings)}
-    if os.path.exists(meta_path):
-        with open(meta_path, encoding="utf-8") as handle:
-            old = json.load(handle)
-        if old.get("settings") != meta["settings"]:
-            raise ValueError(
-                f"{folder} holds data made with other settings ({old.get('settings')}); "
-                f"use another folder or the same settings ({meta['settings']})"
-            )
-    else:
+    meta = {"format": "sergeant-major-distill-data/1", "settings": settings.model_dump()}
+    if not check_folder(folder, settings):
+        os.makedirs(folder, exist_ok=True)
         with atomic_path(meta_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             json.dump(meta, handle, indent=1)
     for name in os.listdir(folder):  # temporary files of shards cut short by an earlier interruption
@@ -330,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--nice", type=int, default=0, help="raise the workers' niceness by this much")
-    for field, default in asdict(DataSettings()).items():
+    for field, default in DataSettings().model_dump().items():
         kind = (
             (lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
             if isinstance(default, bool)
@@ -338,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         parser.add_argument("--" + field.replace("_", "-"), type=kind, default=default)
     args = parser.parse_args(argv)
-    settings = DataSettings(**{f: getattr(args, f) for f in asdict(DataSettings())})
     try:
+        settings = validate(DataSettings, {f: getattr(args, f) for f in DataSettings.model_fields}, "")
         generate(args.out, args.hands, settings, workers=args.workers, nice=args.nice)
     except ValueError as err:
         print(f"error: {err}")

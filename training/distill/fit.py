@@ -33,21 +33,25 @@ Validation (5% of the shards held out) reports the agreement with pimc's
 choice and the *regret*: pimc's value of its best action minus its value of
 the network's action, in tricks per searched decision.
 
-Command line::
+Command line (``sergeant-major distill``, also ``python -m training.distill``; the run layer of every
+trainer, training/common/runs.py)::
 
-    python -m training.distill --config configs/distill.yaml
-    python -m training.distill --config configs/distill.yaml hands=200 name=tiny
-    python -m training.distill --config configs/distill_final.yaml \
+    sergeant-major distill --config configs/distill.yaml             # a new run in runs/distill_v1 (or -2, ...)
+    sergeant-major distill --config configs/distill.yaml hands=200 name=tiny
+    sergeant-major distill --resume runs/distill_v1                  # continue: label and fit what is missing
+    sergeant-major distill --resume runs/distill_v1 --set dagger_rounds=2   # one more DAgger round
+    sergeant-major distill --config configs/distill_final.yaml \
         --fit-data runs/distill_v1/data_r0,runs/distill_v1/data_r1,runs/distill_v1/teacher --out policy.pt
 
 (``--fit-data`` only fits, on folders labelled earlier, and writes the
-policy and ``<out>_fit.json``.)
+policy and ``<out>_fit.json``.) Ctrl-C stops at once: every shard and every
+fitted epoch is saved as it is made, and ``--resume`` continues from there.
 
-Outputs in ``<output_dir>/<name>/``: ``data_r<k>/`` and one folder per ``extra_data`` entry (labelled shards),
-``fit_r<k>.ckpt`` (the fit's state after its last finished epoch),
+Outputs in the run folder: ``config.yaml`` (the resolved config), ``data_r<k>/`` and one folder per
+``extra_data`` entry (labelled shards), ``fit_r<k>.ckpt`` (the fit's state after its last finished epoch),
 ``policy_r<k>.pt`` (the policy after round k, a ``.pt`` export readable by
 ``ppo:PATH``), ``train_r<k>.json`` (losses, validation figures, wall times),
-and ``summary.json``.
+and ``summary.json`` (written last: the run is complete).
 """
 
 from __future__ import annotations
@@ -58,161 +62,28 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
-import yaml
 
 from sm_env.atomic import atomic_path
 from training.common.checkpoint import CheckpointError, load_tensors
+from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
+from training.common.yaml_config import ConfigError, save_config
 from training.distill import data as distill_data
 from training.distill import symmetry
+from training.distill.config import DistillConfig, ExtraData, FitSettings, load_distill_config
 from training.distill.data import DataSettings
+
+__all__ = ["DistillConfig", "ExtraData", "FitSettings", "fit", "fit_folders", "load_config", "main", "run"]
 
 Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
 
 # ---------------------------------------------------------------- config
+# The settings are typed-YAML sections (training/distill/config.py); load_config is this module's name for
+# load_distill_config.
 
-
-@dataclass(frozen=True)
-class FitSettings:
-    """How the network is fitted to the labels."""
-
-    net_arch: tuple[int, ...] = (512, 256)  # hidden layer widths (ReLU); ignored with ``init``
-    init: str = ""  # start from this policy (a policy file, or "trained"): its layers and activation
-    play_only: bool = False  # fit only the searched decisions (keeps the start policy's exchange, trump, discards)
-    anchor_margin: float = 0.0  # > 0 (with init): one-hot targets = the start policy's own move, replaced by
-    # pimc's where pimc values the start policy's move more than this many tricks below its best (a correction)
-    epochs: int = 8
-    batch_size: int = 1024
-    learning_rate: float = 1e-3  # Adam, cosine-decayed to 5% over the epochs
-    weight_decay: float = 1e-5
-    temperature: float = 0.2  # tricks: softmax temperature of the soft target
-    hard_weight: float = 0.25  # share of the one-hot label (pimc's choice, ties to the heuristic) in the target
-    value_coef: float = 0.25  # weight of the value-head loss (balance / 4, squared error)
-    validation: float = 0.05  # share of shards held out
-    threads: int = 1  # torch threads
-    suit_augment: bool = True  # each sample seen under a random renaming of the suits (training.distill.symmetry)
-    other_teacher: str = ""  # label the unsearched decisions (exchange, trump, discards) with this policy's
-    # move (a policy file or "trained") instead of the heuristic's
-
-
-@dataclass(frozen=True)
-class ExtraData:
-    """A further data set of a run: ``hands`` hands labelled into ``<run_dir>/<name>/`` with the run's ``data``
-    settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``)."""
-
-    name: str
-    hands: int
-    settings: DataSettings
-
-
-@dataclass(frozen=True)
-class DistillConfig:
-    """A whole distillation run (see the module docstring)."""
-
-    name: str = "distill"
-    output_dir: str = "runs"
-    seed: int = 0
-    workers: int = 1  # labelling processes
-    nice: int = 0  # niceness added to the labelling workers
-    hands: int = 4000  # hands labelled in round 0
-    dagger_rounds: int = 0  # extra rounds where the policy plays and pimc labels
-    dagger_hands: int = 1000  # hands per DAgger round
-    data: DataSettings = field(default_factory=DataSettings)
-    fit: FitSettings = field(default_factory=FitSettings)
-    extra_data: tuple[ExtraData, ...] = ()  # labelled after data_r0, fitted with it in every round
-
-    @property
-    def run_dir(self) -> str:
-        return os.path.join(self.output_dir, self.name)
-
-
-def _extra_data(value: Any, data: dict[str, Any], where: str) -> tuple[ExtraData, ...]:
-    """``extra_data`` entries: each a mapping with ``name``, ``hands`` and any data settings to change."""
-    if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{where}: a list of data sets (name, hands, data settings), got {value!r}")
-    out = []
-    for i, entry in enumerate(value):
-        here = f"{where}[{i}]"
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
-            raise ValueError(f"{here}: a mapping with a folder name, hands and data settings, got {entry!r}")
-        hands = entry.get("hands")
-        if not isinstance(hands, int) or isinstance(hands, bool) or hands < 1:
-            raise ValueError(f"{here}.hands: a whole number >= 1, got {hands!r}")
-        if entry["name"].startswith("data_r") or entry["name"] in [e.name for e in out]:
-            raise ValueError(f"{here}.name: {entry['name']!r} is taken (by a round's data_r<k> or an earlier entry)")
-        changes = {k: v for k, v in entry.items() if k not in ("name", "hands")}
-        settings = _build(DataSettings, {**data, **changes}, here)
-        settings.validate()
-        out.append(ExtraData(entry["name"], hands, settings))
-    return tuple(out)
-
-
-def _build(cls: type, values: dict[str, Any], where: str) -> Any:
-    known = {f.name: f for f in fields(cls)}
-    kwargs: dict[str, Any] = {}
-    for key, value in values.items():
-        if key not in known:
-            raise ValueError(f"{where}: unknown key {key!r}; allowed: {sorted(known)}")
-        default = getattr(cls(), key)
-        if key == "extra_data":
-            value = _extra_data(value, values.get("data") or {}, f"{where}.extra_data")
-        elif key == "data":
-            value = _build(DataSettings, value or {}, f"{where}.data")
-        elif key == "fit":
-            value = _build(FitSettings, value or {}, f"{where}.fit")
-        elif key == "net_arch":
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and v > 0 for v in value):
-                raise ValueError(f"{where}.{key}: a list of positive whole numbers, got {value!r}")
-            value = tuple(value)
-        elif isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default)):
-            if isinstance(default, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
-                value = float(value)
-            elif isinstance(default, float) and isinstance(value, str):
-                try:
-                    value = float(value)
-                except ValueError:
-                    raise ValueError(f"{where}.{key}: a number, got {value!r}") from None
-            else:
-                raise ValueError(f"{where}.{key}: expected {type(default).__name__}, got {value!r}")
-        kwargs[key] = value
-    return cls(**kwargs)
-
-
-def load_config(path: str | None = None, overrides: list[str] | tuple[str, ...] = ()) -> DistillConfig:
-    """A config from a YAML file (or the defaults) plus ``key=value`` overrides (``fit.epochs=2``)."""
-    raw: dict[str, Any] = {}
-    if path is not None:
-        if not os.path.isfile(path):
-            raise ValueError(f"config file not found: {path}")
-        with open(path, encoding="utf-8") as handle:
-            raw = yaml.safe_load(handle) or {}
-        if not isinstance(raw, dict):
-            raise ValueError(f"{path}: expected a mapping of settings")
-    for item in overrides:
-        key, eq, text = item.partition("=")
-        if not eq:
-            raise ValueError(f"override {item!r}: expected key=value, e.g. fit.epochs=2")
-        *parents, last = key.strip().split(".")
-        node = raw
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = yaml.safe_load(text)
-    config = _build(DistillConfig, raw, path or "config")
-    config.data.validate()
-    fit = config.fit
-    if fit.epochs < 1 or fit.batch_size < 1 or fit.learning_rate <= 0 or fit.temperature <= 0:
-        raise ValueError("fit: epochs, batch_size, learning_rate and temperature must be > 0")
-    if not 0 <= fit.hard_weight <= 1:
-        raise ValueError(f"fit.hard_weight must be in [0, 1], got {fit.hard_weight}")
-    if not 0 <= fit.validation < 0.5:
-        raise ValueError(f"fit.validation must be in [0, 0.5), got {fit.validation}")
-    if config.hands < 1 or config.dagger_rounds < 0 or config.dagger_hands < 1:
-        raise ValueError("hands >= 1, dagger_rounds >= 0 and dagger_hands >= 1 are required")
-    return config
-
+load_config = load_distill_config
 
 # ---------------------------------------------------------------- fitting
 
@@ -539,7 +410,7 @@ def fit(
         targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
         log(f"anchored targets: {corrections:.1%} of the decisions corrected to pimc's move")
     parts = {"net": net, **_optimiser(net, settings, len(obs)), "rng": rng}
-    stamp = {"settings": asdict(settings), "seed": seed, "decisions": int(len(obs))}
+    stamp = {"settings": settings.model_dump(), "seed": seed, "decisions": int(len(obs))}
     first_epoch = 0
     if checkpoint and os.path.exists(checkpoint):
         history, first_epoch = resume_fit_state(checkpoint, stamp, parts)
@@ -579,40 +450,54 @@ def fit(
 # ---------------------------------------------------------------- the run
 
 
-def _write_json(path: str, payload: Any) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, indent=1)
-        handle.write("\n")
+def round_settings(config: DistillConfig, run_dir: str, round_: int) -> DataSettings:
+    """How round ``round_``'s hands are labelled: ``data``; in a DAgger round (k > 0) the policy of round
+    k - 1 plays, with the seed ``data.seed + 1000 k``."""
+    if round_ == 0:
+        return config.data
+    policy = os.path.join(run_dir, f"policy_r{round_ - 1}.pt")
+    return config.data.model_copy(update={"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy}"})
 
 
-def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
-    """Label, fit and (optionally) DAgger; returns the summary (also written to ``summary.json``)."""
+def data_sets(config: DistillConfig, run_dir: str) -> list[tuple[str, DataSettings]]:
+    """Every data folder of a run with its settings: ``data_r<k>`` of each round and the ``extra_data`` sets."""
+    rounds = [
+        (os.path.join(run_dir, f"data_r{k}"), round_settings(config, run_dir, k))
+        for k in range(config.dagger_rounds + 1)
+    ]
+    return rounds + [(os.path.join(run_dir, extra.name), extra.settings) for extra in config.extra_data]
+
+
+def run(config: DistillConfig, log: Log = None, run_dir: str | None = None) -> dict[str, Any]:
+    """Label, fit and (optionally) DAgger in ``run_dir`` (default ``config.run_dir``), skipping what is done
+    already; returns the summary (also written to ``summary.json``). The resolved config is saved as
+    ``config.yaml`` once the data already there is found to be of its settings."""
     from agents.ppo_agent import export_policy
 
     log = log or distill_data.say
-    os.makedirs(config.run_dir, exist_ok=True)
-    _write_json(os.path.join(config.run_dir, "config.json"), asdict(config))
+    run_dir = run_dir or config.run_dir
+    for folder, settings in data_sets(config, run_dir):  # a resumed run's data must be of its settings
+        distill_data.check_folder(folder, settings)
+    os.makedirs(run_dir, exist_ok=True)
+    save_config(config, os.path.join(run_dir, "config.yaml"))
     folders: list[str] = []
     summary: dict[str, Any] = {"rounds": []}
     policy_path = ""
     for round_ in range(config.dagger_rounds + 1):
-        folder = os.path.join(config.run_dir, f"data_r{round_}")
-        settings = config.data
-        hands = config.hands
-        if round_ > 0:
-            settings = replace(settings, seed=config.data.seed + 1000 * round_, behaviour=f"ppo:{policy_path}")
-            hands = config.dagger_hands
+        folder = os.path.join(run_dir, f"data_r{round_}")
+        settings = round_settings(config, run_dir, round_)
+        hands = config.dagger_hands if round_ else config.hands
         started = time.perf_counter()
         distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log)
         folders.append(folder)
         for extra in config.extra_data if round_ == 0 else ():
-            folders.append(os.path.join(config.run_dir, extra.name))
+            folders.append(os.path.join(run_dir, extra.name))
             distill_data.generate(
                 folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log
             )
         label_seconds = time.perf_counter() - started
-        policy_path = os.path.join(config.run_dir, f"policy_r{round_}.pt")
-        report_path = os.path.join(config.run_dir, f"train_r{round_}.json")
+        policy_path = os.path.join(run_dir, f"policy_r{round_}.pt")
+        report_path = os.path.join(run_dir, f"train_r{round_}.json")
         if os.path.exists(policy_path) and os.path.exists(report_path):
             log(f"round {round_}: {policy_path} exists; skipping the fit")
             with open(report_path, encoding="utf-8") as handle:
@@ -623,7 +508,7 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
             started = time.perf_counter()
-            checkpoint = os.path.join(config.run_dir, f"fit_r{round_}.ckpt")
+            checkpoint = os.path.join(run_dir, f"fit_r{round_}.ckpt")
             net, report = fit(train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint)
             report["fit_seconds"] = time.perf_counter() - started
             report["label_seconds"] = label_seconds
@@ -634,10 +519,11 @@ def run(config: DistillConfig, log: Log = None) -> dict[str, Any]:
                 round=round_,
                 train_decisions=report["train_decisions"],
             )
-            _write_json(report_path, report)
+            write_json(report_path, report)
         summary["rounds"].append({"round": round_, "policy": policy_path, **report})
     summary["policy"] = policy_path
-    _write_json(os.path.join(config.run_dir, "summary.json"), summary)
+    summary["progress"], summary["unit"] = len(summary["rounds"]), UNIT
+    write_json(os.path.join(run_dir, "summary.json"), summary)
     log(f"policy: {policy_path} (play it with the agent spec ppo:{policy_path})")
     return summary
 
@@ -656,32 +542,120 @@ def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = 
     net, report = fit(train, valid, config.fit, config.seed, log=log)
     report["fit_seconds"] = time.perf_counter() - started
     report["data"] = list(folders)
-    report["fit_settings"] = asdict(config.fit)
+    report["fit_settings"] = config.fit.model_dump()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     export_policy(to_numpy_policy(net), out, trainer="training.distill", train_decisions=report["train_decisions"])
-    _write_json(os.path.splitext(out)[0] + "_fit.json", report)
+    write_json(os.path.splitext(out)[0] + "_fit.json", report)
     log(f"policy: {out}")
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: run a distillation config (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=None, help="YAML config (default: built-in defaults)")
+# ---------------------------------------------------------------- the command line (training/common/runs.py)
+
+PROG = "python -m training.distill"
+UNIT = "rounds"
+
+
+def latest_saved(run_dir: str) -> str | None:
+    """The newest file a distillation run keeps (a labelled shard, a fit checkpoint, a round's policy), or None."""
+    found = [
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(run_dir)
+        for name in names
+        if name.endswith((".npz", ".ckpt", ".pt")) and not name.startswith(".")
+    ]
+    return max(found, key=os.path.getmtime) if found else None
+
+
+class DistillRun:
+    """A distillation run as the run layer drives it (:func:`run`; every shard and epoch is saved as it is made)."""
+
+    def __init__(self, config: DistillConfig, run_dir: str, quiet: bool = False) -> None:
+        self.config, self.run_dir, self.wall = config, run_dir, 0.0
+        self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
+        self.summary: dict[str, Any] = {"rounds": []}
+        self.done = self._rounds_done()
+
+    def _rounds_done(self) -> int:
+        rounds = range(self.config.dagger_rounds + 1)
+        present = [os.path.exists(os.path.join(self.run_dir, f"policy_r{k}.pt")) for k in rounds]
+        return present.index(False) if False in present else len(present)
+
+    def progress(self) -> int:
+        return self.done
+
+    def train(self, stop: Any = None) -> None:
+        started = time.perf_counter()
+        try:
+            self.summary = run(self.config, log=self.log, run_dir=self.run_dir)
+        except ConfigError:
+            raise
+        except ValueError as err:  # data of other settings, a missing policy file, ...: the user's to fix
+            raise ConfigError(str(err)) from None
+        self.wall, self.done = time.perf_counter() - started, len(self.summary["rounds"])
+
+    def final_outputs(self) -> list[tuple[str, str]]:
+        policy = self.summary["policy"]
+        rows = [(os.path.basename(policy), f"the policy; play it: sergeant-major play --opponents ppo:{policy} pimc")]
+        folders = [f"data_r{k}" for k in range(self.config.dagger_rounds + 1)] + [
+            e.name for e in self.config.extra_data
+        ]
+        rows.append((", ".join(f + "/" for f in folders), "the labelled decisions (training/distill/data.py)"))
+        rows.append(("train_r<k>.json", "each round's fit: losses, validation agreement and regret, times"))
+        return rows
+
+    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
+        raise NotImplementedError("a distillation config has no evaluation (benchmarks/strength.py measures it)")
+
+    def details(self) -> str:
+        return ""
+
+    def facts(self) -> dict[str, Any]:
+        return {key: value for key, value in self.summary.items() if key not in ("progress", "unit")}
+
+    def close(self) -> None:
+        pass
+
+
+def backend(prog: str = PROG) -> Backend:
+    """Distillation as the run layer sees it (``sergeant-major distill``)."""
+    return Backend(
+        prog=prog,
+        load_config=load_distill_config,
+        latest_checkpoint=latest_saved,
+        length=lambda cfg: (cfg.dagger_rounds + 1, "dagger_rounds"),
+        unit=UNIT,
+        build=lambda cfg, run_dir, resume, args: DistillRun(cfg, run_dir, quiet=args.quiet),
+        stop_point=None,  # shards and epochs are saved as they are made: Ctrl-C stops at once
+        saved="fit_r<k>.ckpt",
+    )
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Command line: run a distillation config (see the module docstring); the exit status (2: bad input)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__.split("\n\n")[0],
+        epilog="A new run goes to <output_dir>/<name> (or <name>-2, ... if that is used); --resume RUN_DIR "
+        "continues one, labelling and fitting only what is missing (training/common/runs.py).",
+    )
+    add_run_arguments(parser, "YAML config (configs/distill*.yaml; python -m training.distill.config lists the keys)")
     parser.add_argument("--fit-data", default=None, help="only fit: comma-separated labelled data folders")
     parser.add_argument("--out", default=None, help="with --fit-data: the policy file to write")
-    parser.add_argument("overrides", nargs="*", help="key=value settings, e.g. fit.epochs=2 hands=100")
     args = parser.parse_args(argv)
+    if not args.fit_data:
+        if args.out:
+            parser.error("--out goes with --fit-data")
+        return run_command(backend(prog), parser, argv)
     try:
-        config = load_config(args.config, args.overrides)
-        if args.fit_data:
-            if not args.out:
-                raise ValueError("--fit-data needs --out PATH (the policy file to write)")
-            fit_folders(config, [f for f in args.fit_data.split(",") if f], args.out)
-        else:
-            run(config)
+        if not args.out:
+            raise ConfigError("--fit-data needs --out PATH (the policy file to write)")
+        if args.resume:
+            raise ConfigError("--fit-data fits once (give --config, not --resume)")
+        config = load_distill_config(args.config, args.sets + args.overrides)
+        fit_folders(config, [f for f in args.fit_data.split(",") if f], args.out)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     return 0
 

@@ -83,7 +83,7 @@ from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, s
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 
 if TYPE_CHECKING:
-    from training.sb3.config import Config, EvalConfig
+    from training.sb3.config import EvalConfig
 
 __all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, here too
     "DealConfig",
@@ -95,7 +95,6 @@ __all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, h
     "evaluate",
     "evaluate_against",
     "check_agent",
-    "evaluate_policy_file",
     "format_table",
     "init_worker",
     "main",
@@ -588,12 +587,6 @@ def evaluate_against(
                 rows[role].update(adv[role])
         results[opponent] = rows
     return results
-
-
-def evaluate_policy_file(path: str, cfg: Config, deals: int, progress: bool = False) -> dict[str, Any]:
-    """:func:`evaluate_against` of the policy file ``path`` (``ppo:PATH``) with a training config's
-    ``eval`` settings and ``env.rules``."""
-    return evaluate_against(f"ppo:{path}", cfg.eval, cfg.env.rules, deals, progress)
 
 
 def eval_scalars(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, float]:

@@ -35,18 +35,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from typing import Any
 
 import numpy as np
 
-from sm_env.atomic import atomic_path
 from sm_env.core.game import ROLE_NAMES
 from training.common.checkpoint import load_tensors
-from training.common.yaml_config import save_config
+from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command
+from training.common.yaml_config import ConfigError, save_config
 
-from .config import RLlibConfig
+from .config import RLlibConfig, load_rllib_config
 
 LEARNER_MODULES = os.path.join("learner_group", "learner", "rl_module")
 STATE_FILE = "sm_state.json"
@@ -135,17 +134,19 @@ def _numpy_state(state: Any) -> Any:
 class RLlibTrainer:
     """A run: algorithm, league, checkpoints, TensorBoard (module docstring)."""
 
-    def __init__(self, cfg: RLlibConfig, run_dir: str, resume: bool = False, address: str | None = None) -> None:
+    def __init__(
+        self, cfg: RLlibConfig, run_dir: str, resume: bool = False, address: str | None = None, quiet: bool = False
+    ) -> None:
         import torch
 
         self.cfg = cfg
         self.run_dir = run_dir
+        self.quiet = quiet
+        self.checkpoint: str | None = None  # the newest checkpoint of the run
         self.ids = module_ids(cfg)
         torch.set_num_threads(cfg.train.torch_threads)
         torch.manual_seed(cfg.seed)
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
-        if not resume:
-            save_config(cfg, os.path.join(run_dir, "config.yaml"))
         init_ray(address, cfg.train.num_cpus)
         self.algo = build_algo_config(cfg).build_algo()
         self.iteration = 0
@@ -156,8 +157,10 @@ class RLlibTrainer:
         if resume:
             latest = latest_checkpoint(run_dir)
             if latest is None:
-                raise ValueError(f"cannot resume {run_dir}: no checkpoint in {run_dir}/checkpoints")
+                raise ConfigError(f"cannot resume {run_dir}: no checkpoint in {run_dir}/checkpoints")
             self._restore(latest)
+            self.checkpoint = latest
+        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # once it loaded, with this call's overrides
         from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(os.path.join(run_dir, "tb"))
@@ -254,16 +257,72 @@ class RLlibTrainer:
             self.writer.add_scalar(key, value, self.env_steps)
         return figures
 
-    def evaluate(self, deals: int, policy: str) -> dict[str, Any]:
-        """Duplicate evaluation of ``rllib:policy`` per role against every ``eval.opponents`` (logged):
-        :func:`training.evaluation.evaluate.evaluate_against`, as every trainer reports it."""
+    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
+        """Duplicate evaluation of the exported policy (``rllib:RUN/policy``, :meth:`export_policy`) per role
+        against every ``eval.opponents``, logged to TensorBoard: :func:`training.evaluation.evaluate.evaluate_against`,
+        as every trainer reports it."""
         from training.evaluation.evaluate import eval_scalars, evaluate_against
 
-        results = evaluate_against(f"rllib:{policy}", self.cfg.eval, self.cfg.env.rules, deals)
+        spec = f"rllib:{os.path.join(self.run_dir, 'policy')}"
+        results = evaluate_against(spec, self.cfg.eval, self.cfg.env.rules, deals)
         for tag, value in eval_scalars(results).items():
             self.writer.add_scalar(tag, value, self.env_steps)
-        self.evals.append({"iteration": self.iteration, "env_steps": self.env_steps, "results": results})
+        self.evals.append(
+            {"iteration": self.iteration, "env_steps": self.env_steps, "final": final, "results": results}
+        )
         return results
+
+    # ------------------------------------------------------------------ the run layer (training/common/runs.py)
+
+    def train(self, stop: Any = None) -> None:
+        """Iterations until ``train.iterations``, or until ``stop`` is set (a Ctrl-C: checked after each
+        iteration); checkpoints every ``train.checkpoint_every`` and at the end either way, evaluations every
+        ``eval.every`` (progress on stderr)."""
+        from training.evaluation.evaluate import format_table
+
+        cfg = self.cfg
+        say = (lambda text: None) if self.quiet or not cfg.train.progress else progress
+        while self.iteration < cfg.train.iterations and not stop:
+            figures = self.train_iteration()
+            balances = " ".join(f"{k.split('_')[-1]} {v:+.2f}" for k, v in figures.items() if "balance_" in k)
+            say(
+                f"iteration {self.iteration}/{cfg.train.iterations}: {self.env_steps} env steps, "
+                f"{figures['time/decisions_per_second']:.0f} decisions/s; balance by role: {balances}"
+            )
+            last = self.iteration == cfg.train.iterations
+            if last or stop or self.iteration % cfg.train.checkpoint_every == 0:
+                self.checkpoint = self.save_checkpoint()
+                say(f"checkpoint: {self.checkpoint}")
+            if cfg.eval.every and self.iteration % cfg.eval.every == 0 and not last:
+                self.checkpoint = self.save_checkpoint()
+                self.export_policy(self.checkpoint)
+                results = self.evaluate(cfg.eval.deals)
+                say(f"evaluation at iteration {self.iteration}, {cfg.eval.deals} deals:\n{format_table(results)}")
+        if self.checkpoint is None:
+            self.checkpoint = self.save_checkpoint()
+
+    def progress(self) -> int:
+        """Iterations trained so far (the whole run)."""
+        return self.iteration
+
+    def final_outputs(self) -> list[tuple[str, str]]:
+        """The learner's modules as ``policy/``, and every output of the run and how to use it."""
+        policy = self.export_policy(self.checkpoint)
+        return [
+            ("policy/", f"the learner's modules; play it: sergeant-major play --opponents rllib:{policy} heuristic"),
+            ("tb/", f"TensorBoard logs: tensorboard --logdir {self.run_dir}/tb"),
+        ]
+
+    def details(self) -> str:
+        return f"{self.env_steps} env steps sampled"
+
+    def facts(self) -> dict[str, Any]:
+        return {
+            "iterations": self.iteration,
+            "env_steps": self.env_steps,
+            "policy": os.path.join(self.run_dir, "policy"),
+            "checkpoint": self.checkpoint,
+        }
 
     def close(self) -> None:
         """Stop the algorithm and flush the logs."""
@@ -290,92 +349,44 @@ def train_rllib(
     cfg: RLlibConfig, run_dir: str, resume: bool = False, address: str | None = None, quiet: bool = False
 ) -> dict[str, Any]:
     """Run (or continue) a training run to ``train.iterations``; the summary (also ``RUN/summary.json``)."""
-    trainer = RLlibTrainer(cfg, run_dir, resume=resume, address=address)
-    say = (lambda *a: None) if quiet or not cfg.train.progress else (lambda *a: print(*a, flush=True))
+    trainer = RLlibTrainer(cfg, run_dir, resume=resume, address=address, quiet=quiet)
     try:
-        checkpoint = latest_checkpoint(run_dir) if resume else None
-        while trainer.iteration < cfg.train.iterations:
-            figures = trainer.train_iteration()
-            balances = " ".join(f"{k.split('_')[-1]} {v:+.2f}" for k, v in figures.items() if "balance_" in k)
-            say(
-                f"iteration {trainer.iteration}/{cfg.train.iterations}: {trainer.env_steps} env steps, "
-                f"{figures['time/decisions_per_second']:.0f} decisions/s; balance by role: {balances}"
-            )
-            last = trainer.iteration == cfg.train.iterations
-            if last or trainer.iteration % cfg.train.checkpoint_every == 0:
-                checkpoint = trainer.save_checkpoint()
-                say(f"checkpoint: {checkpoint}")
-            if cfg.eval.every and trainer.iteration % cfg.eval.every == 0 and not last:
-                policy = trainer.export_policy(trainer.save_checkpoint())
-                say(json.dumps(trainer.evaluate(cfg.eval.deals, policy)))
-        if checkpoint is None:
-            checkpoint = trainer.save_checkpoint()
-        policy = trainer.export_policy(checkpoint)
-        summary: dict[str, Any] = {
-            "iterations": trainer.iteration,
-            "env_steps": trainer.env_steps,
-            "train_seconds": trainer.wall,
-            "policy": policy,
-            "checkpoint": checkpoint,
-        }
-        if cfg.eval.final_deals > 0:
-            summary["final_eval"] = trainer.evaluate(cfg.eval.final_deals, policy)
-        with atomic_path(os.path.join(run_dir, "summary.json")) as tmp, open(tmp, "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=1)
-        say(f"policy: {policy}  (play it: sergeant-major play --opponents rllib:{policy} heuristic)")
-        return summary
+        trainer.train()
+        return conclude(backend(), cfg, run_dir, trainer)
     finally:
         trainer.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``sergeant-major train --backend rllib ...``; returns the exit status (2: bad input)."""
-    import argparse
+PROG = "sergeant-major train --backend rllib"
 
-    from training.cli import fresh_run_dir
-    from training.sb3.config import ConfigError
 
-    from .config import load_rllib_config
+def backend(prog: str = PROG) -> Backend:
+    """The RLlib trainer as the run layer sees it (``sergeant-major train --backend rllib``)."""
 
-    prog = "sergeant-major train --backend rllib"
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", choices=("rllib",), default="rllib")
-    parser.add_argument("--config", help="YAML config (configs/rllib_*.yaml)")
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
-    parser.add_argument("--address", default=None, help="Ray cluster address (default: a local Ray instance)")
-    parser.add_argument("--run-dir", help="run folder (default: <output_dir>/<name>, or <name>-2, ... if used)")
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    if bool(args.resume) == bool(args.config):
-        parser.error("give --config FILE (a new run) or --resume RUN_DIR (continue a run)")
-    try:
-        if args.resume:
-            run_dir = args.resume
-            if latest_checkpoint(run_dir) is None:
-                raise ConfigError(f"cannot resume {run_dir}: no RLlib checkpoint in {run_dir}/checkpoints")
-            cfg = load_rllib_config(os.path.join(run_dir, "config.yaml"), args.sets)
-        else:
-            cfg = load_rllib_config(args.config, args.sets)
-            if args.run_dir:
-                run_dir = args.run_dir
-                if latest_checkpoint(run_dir) is not None:
-                    raise ConfigError(f"{run_dir} already holds a run: continue it with --resume {run_dir}")
-            else:
-                run_dir, cfg.name = fresh_run_dir(cfg.output_dir, cfg.name)
+    def build(cfg: RLlibConfig, run_dir: str, resume: bool, args: Any) -> RLlibTrainer:
         try:
             import ray  # noqa: F401
         except ImportError:
             raise ConfigError("the rllib backend needs ray[rllib]: pip install -e '.[rllib]'") from None
-    except ConfigError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
-    print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", flush=True)
-    try:
-        train_rllib(cfg, run_dir, resume=bool(args.resume), address=args.address, quiet=args.quiet)
-    except KeyboardInterrupt:
-        latest = latest_checkpoint(run_dir)
-        where = f"the last checkpoint is {latest}" if latest else "no checkpoint was written yet"
-        print(f"\ninterrupted: {where}; continue with: sergeant-major train --backend rllib --resume {run_dir}")
-        return 130
-    return 0
+        return RLlibTrainer(cfg, run_dir, resume=resume, address=getattr(args, "address", None), quiet=args.quiet)
+
+    return Backend(
+        prog=prog,
+        load_config=load_rllib_config,
+        latest_checkpoint=latest_checkpoint,
+        length=lambda cfg: (cfg.train.iterations, "train.iterations"),
+        unit="iterations",
+        build=build,
+        stop_point="finishing the current iteration, then writing a checkpoint",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``sergeant-major train --backend rllib ...``; returns the exit status (2: bad input, 130: interrupted)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=("rllib",), default="rllib", help=argparse.SUPPRESS)
+    add_run_arguments(parser, "YAML config (configs/rllib_*.yaml)")
+    parser.add_argument("--address", default=None, help="Ray cluster address (default: a local Ray instance)")
+    return run_command(backend(), parser, argv)

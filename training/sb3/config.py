@@ -20,6 +20,7 @@ from pydantic import BaseModel, BeforeValidator
 from sm_env.core.episode import EPISODES, REWARDS, check_episode
 from sm_env.core.game import ROLE_NAMES as ROLES
 from training.common import yaml_config
+from training.common.ppo import PPOSection
 from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
     Agents,
     Balances,
@@ -115,26 +116,11 @@ class PretrainConfig(Section):
     value: Flag = setting(True, "also fit the value network to the teacher's returns")
 
 
-class PPOConfig(Section):
-    """MaskablePPO (sb3-contrib) hyper-parameters."""
-
-    learning_rate: Number = setting(3e-4, "Adam learning rate", gt=0)
-    lr_schedule: Literal[("constant", "linear")] = setting(
-        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
-    )
-    n_steps: Whole = setting(256, "steps per env per rollout (rollout size = n_steps * train.n_envs)", gt=0)
-    batch_size: Whole = setting(512, "minibatch size", ge=2)
-    n_epochs: Whole = setting(4, "passes over each rollout", gt=0)
-    gamma: Number = setting(1.0, "discount (episodes are short and end for sure: 1.0 is fine)", gt=0, le=1)
-    gae_lambda: Number = setting(0.95, "GAE lambda", ge=0, le=1)
-    clip_range: Number = setting(0.2, "PPO clipping", gt=0)
-    ent_coef: Number = setting(0.01, "entropy bonus", ge=0)
-    vf_coef: Number = setting(0.5, "value loss weight", ge=0)
-    max_grad_norm: Number = setting(0.5, "gradient clipping", gt=0)
-    target_kl: Number | None = setting(None, "stop an update early beyond this KL (null: never)", gt=0)
-    normalize_advantage: Flag = setting(True, "normalise advantages per minibatch")
-    net_arch: Sizes = setting(lambda: [256, 256], "hidden layer sizes of the policy and of the value network")
-    activation: Literal[("tanh", "relu")] = setting("tanh", "activation of the hidden layers")
+class PPOConfig(
+    PPOSection,
+    descriptions={"n_steps": "steps per env per rollout (rollout size = n_steps * train.n_envs)"},
+):
+    """MaskablePPO (sb3-contrib) hyper-parameters (training/common/ppo.py)."""
 
 
 class TrainConfig(Section):

@@ -425,7 +425,10 @@ def make_vec_env(
     def factory() -> SingleSeatEnv:
         return SingleSeatEnv(**env_kwargs, opponents=OpponentPool(**(pool_kwargs or {})))
 
-    def subprocess_factory() -> SingleSeatEnv:  # runs in the worker process: one torch thread there
+    def subprocess_factory() -> SingleSeatEnv:  # runs in the worker process: one torch thread there, and
+        import signal  # Ctrl-C is the trainer's to handle (a checkpoint, then close)
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         limit_threads()
         return factory()
 

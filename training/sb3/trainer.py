@@ -34,6 +34,8 @@ Run folder::
                                 from the checkpoint, so an evaluation redone after a crash is not
                                 listed twice)
     final_model.zip, final_policy.pt, final_eval.json
+    summary.json                written last (training/common/runs.py): how far the run went; a run
+                                that reached train.total_timesteps is complete
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_fro
 from sm_env.atomic import atomic_path
 from training.common.checkpoint import CheckpointError
 from training.common.progress import progress_bar
+from training.common.runs import Backend, removed_on_failure, write_lines
 from training.evaluation.evaluate import eval_scalars, evaluate_against
 
 from .checkpoint import (
@@ -67,7 +70,7 @@ from .checkpoint import (
     set_rng_states,
     write_model_zip,
 )
-from .config import Config, ConfigError, save_config
+from .config import Config, ConfigError, load_config, save_config
 from .single_agent import ROLES, SNAPSHOTS, make_baseline, make_vec_env
 from .warm_start import warm_start
 
@@ -265,8 +268,7 @@ class Trainer:
 
     def _write_eval_log(self) -> None:
         """eval.jsonl from the evaluation history, atomically."""
-        with atomic_path(os.path.join(self.run_dir, "eval.jsonl")) as tmp, open(tmp, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(entry) + "\n" for entry in self.eval_history)
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.eval_history)
 
     def _add_snapshot(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         self.snapshots.append((name, arrays))
@@ -340,7 +342,7 @@ class Trainer:
             self.save_checkpoint()
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        """Duplicate evaluation of the current policy; logged and appended to eval.jsonl."""
+        """Duplicate evaluation of the current policy; logged, and added to eval.jsonl (rewritten atomically)."""
         cfg = self.cfg
         directory = os.path.join(self.run_dir, "checkpoints")
         path = os.path.join(directory, "eval_policy.pt")
@@ -349,8 +351,7 @@ class Trainer:
         results = evaluate_against(f"ppo:{path}", cfg.eval, cfg.env.rules, deals, progress)
         entry = {"num_timesteps": int(self.model.num_timesteps), "deals": deals, "final": final, "results": results}
         self.eval_history.append(entry)
-        with open(os.path.join(self.run_dir, "eval.jsonl"), "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry) + "\n")
+        self._write_eval_log()
         logger = self.model.logger
         for tag, value in eval_scalars(results).items():
             logger.record(tag, value)
@@ -361,6 +362,53 @@ class Trainer:
     def close(self) -> None:
         """Close the environments."""
         self.venv.close()
+
+    # -- the run layer (training/common/runs.py) -------------------------------------
+    def progress(self) -> int:
+        """Learner decisions trained so far (the whole run)."""
+        return int(self.model.num_timesteps)
+
+    def train(self, stop: Any = None, stop_after_segments: int | None = None) -> None:
+        """Segments until ``train.total_timesteps``, or until ``stop`` is set (a Ctrl-C: checked after each
+        segment) or ``stop_after_segments`` segments of this call are done; a checkpoint at the end either way."""
+        cfg, model = self.cfg, self.model
+        bar = None
+        if cfg.train.progress_bar and not self.quiet:
+            total = planned_timesteps(int(model.num_timesteps), cfg.train.total_timesteps, self.segment_steps)
+            bar = progress_bar(total, cfg.name, "step", initial=int(model.num_timesteps), leave=True)
+        callback = ProgressCallback(bar, cfg.train.n_envs)
+        segments = 0
+        try:
+            while model.num_timesteps < cfg.train.total_timesteps and not stop:
+                self.train_segment(callback)
+                segments += 1
+                if stop_after_segments is not None and segments >= stop_after_segments:
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        if self.last["checkpoint"] != model.num_timesteps:
+            self.save_checkpoint()
+
+    def final_outputs(self) -> list[tuple[str, str]]:
+        """:meth:`save_final`, then every output of the run and how to use it."""
+        self.save_final()
+        policy = f"ppo:{self.run_dir}/final_model.zip"
+        return [
+            (
+                "final_model.zip",
+                f"the trained policy; play against it: sergeant-major play --opponents {policy} {policy}",
+            ),
+            ("final_policy.pt", "the same policy as plain tensors (agents.make_agent('ppo:PATH') loads either)"),
+            ("eval.jsonl", "every evaluation, one JSON object a line (pandas.read_json(path, lines=True))"),
+            ("tb/", f"TensorBoard logs: tensorboard --logdir {self.run_dir}/tb"),
+        ]
+
+    def details(self) -> str:
+        return ""
+
+    def facts(self) -> dict[str, Any]:
+        return {"num_timesteps": int(self.model.num_timesteps)}
 
 
 class ProgressCallback(BaseCallback):
@@ -397,46 +445,44 @@ class ProgressCallback(BaseCallback):
         self.made = 0
 
 
+def start(cfg: Config, run_dir: str, resume: bool = False, quiet: bool = False) -> Trainer:
+    """The trainer of a run, new or resumed: built (the checkpoint loaded and checked on ``resume``), then the
+    config saved as ``run_dir/config.yaml``, never before. A new run that fails here removes the folder it made."""
+    with removed_on_failure(run_dir, resume):
+        trainer = Trainer(cfg, run_dir, resume=resume, quiet=quiet)
+        save_config(cfg, os.path.join(run_dir, "config.yaml"))
+    return trainer
+
+
 def train(
     cfg: Config, run_dir: str, resume: bool = False, quiet: bool = False, stop_after_segments: int | None = None
 ) -> Trainer:
-    """Run (or continue) training; returns the finished :class:`Trainer`.
+    """Run (or continue) training; returns the finished :class:`Trainer` (:func:`start`, :meth:`Trainer.train`).
 
-    The config is saved as ``run_dir/config.yaml`` once the trainer is built
-    (the checkpoint loaded and checked on ``resume``), never before. A new
-    run that fails before training starts removes the run folder it made.
     ``stop_after_segments`` stops early after that many segments of this call
     (a checkpoint is written), as if the run had been interrupted.
     """
-    made = not os.path.exists(run_dir)
+    trainer = start(cfg, run_dir, resume=resume, quiet=quiet)
     try:
-        trainer = Trainer(cfg, run_dir, resume=resume, quiet=quiet)
-        save_config(cfg, os.path.join(run_dir, "config.yaml"))
-    except BaseException:
-        if made and not resume:
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise
-    model = trainer.model
-    bar = None
-    if cfg.train.progress_bar and not quiet:
-        total = planned_timesteps(int(model.num_timesteps), cfg.train.total_timesteps, trainer.segment_steps)
-        bar = progress_bar(total, cfg.name, "step", initial=int(model.num_timesteps), leave=True)
-    callback = ProgressCallback(bar, cfg.train.n_envs)
-    segments = 0
-    try:
-        while model.num_timesteps < cfg.train.total_timesteps:
-            trainer.train_segment(callback)
-            segments += 1
-            if stop_after_segments is not None and segments >= stop_after_segments:
-                if trainer.last["checkpoint"] != model.num_timesteps:
-                    trainer.save_checkpoint()
-                return trainer
-        if trainer.last["checkpoint"] != model.num_timesteps:
-            trainer.save_checkpoint()
+        trainer.train(stop_after_segments=stop_after_segments)
     except BaseException:
         trainer.close()
         raise
-    finally:
-        if bar is not None:
-            bar.close()
     return trainer
+
+
+def backend(prog: str) -> Backend:
+    """The SB3 trainer as the run layer sees it (``sergeant-major train``)."""
+
+    def latest(run_dir: str) -> str | None:
+        path = os.path.join(run_dir, "checkpoints", "latest.zip")
+        return path if os.path.isfile(path) else None
+
+    return Backend(
+        prog=prog,
+        load_config=load_config,
+        latest_checkpoint=latest,
+        length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
+        unit="learner decisions",
+        build=lambda cfg, run_dir, resume, args: start(cfg, run_dir, resume=resume, quiet=args.quiet),
+    )

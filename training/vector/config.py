@@ -22,6 +22,7 @@ import sys
 from typing import Any, Literal
 
 from sm_env.core.episode import EPISODES
+from training.common.ppo import PPOSection
 from training.common.yaml_config import (
     ConfigError,
     Flag,
@@ -29,7 +30,6 @@ from training.common.yaml_config import (
     Number,
     Rules,
     Section,
-    Sizes,
     Text,
     Whole,
     config_error,
@@ -82,26 +82,13 @@ class SeatsConfig(Section):
     pool_size: Whole = setting(4, "snapshots kept (the oldest leaves)", gt=0)
 
 
-class VectorPPOConfig(Section):
-    """Masked PPO (CleanRL style) hyper-parameters and the networks."""
+class VectorPPOConfig(
+    PPOSection,
+    defaults={"n_steps": 64, "batch_size": 4096, "net_arch": lambda: [512, 256], "activation": "relu"},
+    descriptions={"n_steps": "engine steps per rollout (a rollout is n_steps * env.num_games decisions)"},
+):
+    """Masked PPO (CleanRL style) hyper-parameters and the networks (training/common/ppo.py), and the start."""
 
-    learning_rate: Number = setting(3e-4, "Adam learning rate", gt=0)
-    lr_schedule: Literal[("constant", "linear")] = setting(
-        "constant", "'linear' decays the learning rate to 0 over train.total_timesteps"
-    )
-    n_steps: Whole = setting(64, "engine steps per rollout (a rollout is n_steps * env.num_games decisions)", gt=0)
-    batch_size: Whole = setting(4096, "minibatch size (learner decisions)", ge=2)
-    n_epochs: Whole = setting(4, "passes over each rollout", gt=0)
-    gamma: Number = setting(1.0, "discount per decision of the same seat", gt=0, le=1)
-    gae_lambda: Number = setting(0.95, "GAE lambda (per-seat sequences)", ge=0, le=1)
-    clip_range: Number = setting(0.2, "PPO clipping of the probability ratio", gt=0)
-    ent_coef: Number = setting(0.01, "entropy bonus (entropy over the legal actions)", ge=0)
-    vf_coef: Number = setting(0.5, "value loss weight", ge=0)
-    max_grad_norm: Number = setting(0.5, "gradient clipping (global norm)", gt=0)
-    target_kl: Number | None = setting(None, "stop an update's epochs beyond this approximate KL (null: never)", gt=0)
-    normalize_advantage: Flag = setting(True, "normalise advantages per minibatch")
-    net_arch: Sizes = setting(lambda: [512, 256], "hidden layer sizes of the actor and of the critic")
-    activation: Literal[("tanh", "relu")] = setting("relu", "activation of the hidden layers")
     init: Text | None = setting(
         None,
         "start the actor from a policy file ('trained', 'ppo:PATH' or a .pt path of the same net_arch and "

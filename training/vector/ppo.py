@@ -31,7 +31,8 @@ an asymmetric actor-critic: the actor, the only part exported, sees the observat
 Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.ppo_agent.export_policy`
 writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
 ``metrics.jsonl`` (one line per rollout: SPS, policy/value loss, entropy, approx_kl, clipfrac, explained
-variance, the time breakdown), ``eval.jsonl``, ``final_eval.json`` and ``config.yaml``.
+variance, the time breakdown), ``eval.jsonl``, ``final_eval.json``, ``config.yaml`` and ``summary.json``
+(the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 
 Time is measured per phase (:class:`Timers`): the network (forward to act, forward for the values,
 forward+backward+step of the update) against everything else (the engine, sampling, the opponents'
@@ -41,7 +42,6 @@ random play, bookkeeping, batching); ``python benchmarks/bench_trainer.py`` prin
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -60,6 +60,7 @@ from sm_env.compiled.kernels import random_legal
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
+from training.common.runs import Backend, add_run_arguments, progress, run_command, write_lines
 from training.common.yaml_config import save_config
 from training.sb3.config import ConfigError
 
@@ -521,11 +522,12 @@ class VectorPPO:
         return out
 
     # -- loop --------------------------------------------------------------------
-    def train(self) -> None:
-        """Rollouts and updates until ``train.total_timesteps`` learner decisions; checkpoints, snapshots,
-        evaluations between rollouts; always a checkpoint at the end."""
+    def train(self, stop: Any = None) -> None:
+        """Rollouts and updates until ``train.total_timesteps`` learner decisions, or until ``stop`` is set (a
+        Ctrl-C: checked after each rollout); checkpoints, snapshots, evaluations between rollouts; always a
+        checkpoint at the end."""
         cfg = self.cfg
-        while self.global_step < cfg.train.total_timesteps:
+        while self.global_step < cfg.train.total_timesteps and not stop:
             started = time.perf_counter()
             episodes = self.collect()
             stats = self.update()
@@ -539,13 +541,11 @@ class VectorPPO:
             row["network_share"] = self.timers.network_share()
             self.history.append(row)
             if cfg.train.progress and not self.quiet:
-                print(
+                progress(
                     f"step {self.global_step:>10}  sps {row['sps']:>7.0f}  pg {row['policy_loss']:+.4f}  "
                     f"v {row['value_loss']:.4f}  ent {row['entropy']:.3f}  kl {row['approx_kl']:.4f}  "
                     f"clip {row['clipfrac']:.3f}  ev {row['explained_variance']:+.3f}  "
-                    f"net {100 * row['network_share']:.0f}%",
-                    file=sys.stderr,
-                    flush=True,
+                    f"net {100 * row['network_share']:.0f}%"
                 )
             if self.global_step - self.last["snapshot"] >= cfg.opponents.snapshot_every:
                 self.last["snapshot"] = self.global_step
@@ -554,9 +554,13 @@ class VectorPPO:
                 self.last["eval"] = self.global_step
                 self.evaluate(cfg.eval.deals)
             finished = self.global_step >= cfg.train.total_timesteps
-            if finished or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
-                self.last["checkpoint"] = self.global_step
+            if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
                 self.save_checkpoint()
+        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
+            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def _latest(self) -> str:
+        return os.path.join(self.run_dir, "checkpoints", "latest.pt")
 
     # -- outputs -----------------------------------------------------------------
     def numpy_policy(self) -> NumpyPolicy:
@@ -580,18 +584,10 @@ class VectorPPO:
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
         results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
         self.evals.append({"global_step": self.global_step, "deals": deals, "final": final, "results": results})
-        self._write_lines("eval.jsonl", self.evals)
-        if not self.quiet:
-            print(
-                f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}",
-                file=sys.stderr,
-            )
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
+        if not self.quiet and not final:  # the final table is the run layer's (stdout)
+            progress(f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}")
         return results
-
-    def _write_lines(self, name: str, rows: list[dict[str, Any]]) -> None:
-        with atomic_path(os.path.join(self.run_dir, name)) as tmp, open(tmp, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
 
     def _state(self) -> dict[str, Any]:
         engine = {
@@ -624,6 +620,7 @@ class VectorPPO:
     def save_checkpoint(self) -> str:
         """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), the logs, the current policy."""
         folder = os.path.join(self.run_dir, "checkpoints")
+        self.last["checkpoint"] = self.global_step
         state = self._state()
         numbered = os.path.join(folder, f"step_{self.global_step:010d}.pt")
         for path in (numbered, os.path.join(folder, "latest.pt")):
@@ -632,7 +629,7 @@ class VectorPPO:
         kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
         for old in kept[: max(0, len(kept) - self.cfg.train.keep_checkpoints)]:
             os.remove(os.path.join(folder, old))
-        self._write_lines("metrics.jsonl", self.history)
+        write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
         return numbered
 
     def load(self, path: str) -> None:
@@ -684,73 +681,64 @@ class VectorPPO:
         self.last = dict(state["last"])
         self.history, self.evals = list(state["history"]), list(state["evals"])
 
+    # -- the run layer (training/common/runs.py) ----------------------------------
 
-# ---------------------------------------------------------------------------- command line
+    def progress(self) -> int:
+        """Learner decisions trained so far (the whole run)."""
+        return self.global_step
+
+    def final_outputs(self) -> list[tuple[str, str]]:
+        """The final policy, and every output of the run and how to use it."""
+        final = self.export(os.path.join(self.run_dir, "final_policy.pt"))
+        return [
+            ("final_policy.pt", f"the trained actor; play it: sergeant-major play --opponents ppo:{final} heuristic"),
+            ("metrics.jsonl", "one line per rollout: SPS, losses, entropy, approx_kl, clipfrac, explained variance"),
+            ("eval.jsonl", "every evaluation, one JSON object a line (pandas.read_json(path, lines=True))"),
+        ]
+
+    def details(self) -> str:
+        """The time by phase (the network against everything else)."""
+        return "time by phase:\n" + self.timers.table()
+
+    def facts(self) -> dict[str, Any]:
+        return {"global_step": self.global_step, "rollouts": self.rollouts}
+
+    def close(self) -> None:
+        """Nothing to release (the games and the network are plain memory)."""
+
+
+PROG = "python -m training.vector.ppo"
+
+
+def backend(prog: str = PROG) -> Backend:
+    """The batched trainer as the run layer sees it (``sergeant-major train --backend vector``)."""
+
+    def latest(run_dir: str) -> str | None:
+        path = os.path.join(run_dir, "checkpoints", "latest.pt")
+        return path if os.path.isfile(path) else None
+
+    return Backend(
+        prog=prog,
+        load_config=load_selfplay_config,
+        latest_checkpoint=latest,
+        length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
+        unit="learner decisions",
+        build=lambda cfg, run_dir, resume, args: VectorPPO(cfg, run_dir, resume=resume, quiet=args.quiet),
+        stop_point="finishing the current rollout, then writing a checkpoint",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Train from a config (or resume a run); returns the exit status (2: bad input, 130: interrupted)."""
-    from training.cli import fresh_run_dir
-
     parser = argparse.ArgumentParser(
-        prog="python -m training.vector.ppo",
+        prog=PROG,
         description="Masked PPO self-play over the batched engine (sm_env.compiled.batch), from a config to a policy.",
         epilog="examples:\n" + __doc__.split("\n\n")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--backend", choices=("vector",), default="vector", help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--config", help="YAML config (configs/selfplay.yaml; python -m training.vector.config lists the keys)"
-    )
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from checkpoints/latest.pt")
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config field (repeatable)",
-    )
-    parser.add_argument("--run-dir", help="run folder (default: <output_dir>/<name>, or <name>-2, ... if used)")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
-    args = parser.parse_args(argv)
-    if args.resume and args.config:
-        parser.error("give either --config (a new run) or --resume RUN_DIR (continue a run), not both")
-    if not args.resume and not args.config:
-        parser.error("--config FILE is needed to start a run (or --resume RUN_DIR to continue one)")
-    run_dir = args.resume or args.run_dir or ""
-    try:
-        if args.resume:
-            cfg = load_selfplay_config(os.path.join(run_dir, "config.yaml"), args.sets)
-        else:
-            cfg = load_selfplay_config(args.config, args.sets)
-            if args.run_dir:
-                if os.path.exists(os.path.join(run_dir, "checkpoints", "latest.pt")):
-                    raise ConfigError(f"{run_dir} already holds a run: continue it with --resume {run_dir}")
-            else:
-                run_dir, cfg.name = fresh_run_dir(cfg.output_dir, cfg.name)
-        print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", file=sys.stderr, flush=True)
-        trainer = VectorPPO(cfg, run_dir, resume=bool(args.resume), quiet=args.quiet)
-        trainer.train()
-    except ConfigError as err:
-        print(f"{parser.prog}: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: continue with --resume {run_dir} (from the last checkpoint)", file=sys.stderr)
-        return 130
-    final = trainer.export(os.path.join(run_dir, "final_policy.pt"))
-    done = trainer.global_step - trainer.start_step
-    wall = trainer.wall - trainer.start_wall
-    print(f"trained {done} learner decisions in {wall:.0f} s ({done / max(wall, 1e-9):.0f}/s); time by phase:")
-    print(trainer.timers.table())
-    if cfg.eval.final_deals > 0:
-        results = trainer.evaluate(cfg.eval.final_deals, final=True)
-        with atomic_path(os.path.join(run_dir, "final_eval.json")) as tmp, open(tmp, "w", encoding="utf-8") as f:
-            json.dump(
-                {"global_step": trainer.global_step, "deals": cfg.eval.final_deals, "results": results}, f, indent=1
-            )
-    print(f"final policy: {final} (agent spec ppo:{final})")
-    return 0
+    add_run_arguments(parser, "YAML config (configs/selfplay.yaml; python -m training.vector.config lists the keys)")
+    return run_command(backend(), parser, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,335 @@
+"""The run layer every trainer's command shares: run folders, ``--config/--resume/--set/--run-dir``, Ctrl-C, the end.
+
+``sergeant-major train`` (every ``--backend``) and ``sergeant-major distill`` are :func:`run_command` over a
+:class:`Backend` (the trainer's config loader, checkpoint finder and length) and behave the same:
+
+- ``--config FILE`` starts a new run in ``<output_dir>/<name>`` or, if that folder is used, in the first free
+  ``<name>-2``, ``<name>-3``, ... (:func:`fresh_run_dir`; the folder used is printed and the saved config
+  names it); ``--run-dir DIR`` picks the folder and refuses one that holds a run;
+- ``--resume RUN_DIR`` continues a run from its ``config.yaml`` and its latest checkpoint; ``--set KEY=VALUE``
+  (or a trailing ``KEY=VALUE``) overrides a config key in both cases. A run whose ``summary.json`` (written
+  last) says it reached the config's length is complete: one line says so, exit status 0;
+- Ctrl-C (SIGINT) asks the trainer to stop at its next safe point (the end of the current segment, rollout,
+  iteration or shard) and to write a checkpoint there; the command names it and the command that continues,
+  exit status 130. A second Ctrl-C stops at once, keeping the last checkpoint written;
+- progress (bars, a line per rollout, periodic evaluations) goes to stderr; results go to stdout: the run
+  folder, the final evaluation table, the time taken, every output and how to use it;
+- a user error is one line ``PROG: error: ...`` on stderr, exit status 2, and leaves the run as it was.
+
+Run folder: ``config.yaml`` (the resolved config, what ``--resume`` reads), ``checkpoints/``, the logs, the
+outputs, ``final_eval.json`` (the final evaluation, when there is one) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sm_env.atomic import atomic_path
+from training.common.yaml_config import ConfigError
+
+SUMMARY = "summary.json"
+FINAL_EVAL = "final_eval.json"
+EVAL_HEADER = (
+    "duplicate evaluation, {deals} deals x 3 roles, mode {mode}: balance = the policy's mean balance per hand "
+    "against two copies of the opponent; opp. bal = the opponent's in the same games; advantage = the policy's "
+    "balance minus the opponent's own balance in the same seat on the same deal (95% bootstrap CIs over deals)"
+)
+
+
+def fresh_run_dir(output_dir: str, name: str) -> tuple[str, str]:
+    """(run folder, run name) for a new run: ``output_dir/name`` unless it exists and is not
+    empty, else the first free ``output_dir/name-N`` (N = 2, 3, ...)."""
+    candidate, n = name, 1
+    while True:
+        path = os.path.join(output_dir, candidate)
+        if not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path)):
+            return path, candidate
+        n += 1
+        candidate = f"{name}-{n}"
+
+
+def progress(message: str) -> None:
+    """A progress line (stderr, flushed): what a run is doing, as opposed to its results (stdout)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def write_json(path: str, payload: Any) -> None:
+    """``payload`` as indented JSON, atomically (sm_env.atomic)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle, indent=1)
+        handle.write("\n")
+
+
+@contextmanager
+def removed_on_failure(run_dir: str, resume: bool) -> Iterator[None]:
+    """A new run's folder that did not exist before is removed if the block fails (a failed start leaves
+    nothing behind); a resumed run's folder is never touched."""
+    made = not resume and not os.path.exists(run_dir)
+    try:
+        yield
+    except BaseException:
+        if made:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+def write_lines(path: str, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as JSON lines (one object a line: ``pandas.read_json(path, lines=True)``), atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
+
+
+# ---------------------------------------------------------------------------- interrupts
+
+
+class StopRequest:
+    """Set by the first Ctrl-C while :func:`stop_on_interrupt` is active: trainers look at it at their safe
+    points (``if stop: save a checkpoint and return``); falsy until then."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __bool__(self) -> bool:
+        return self.requested
+
+
+@contextmanager
+def stop_on_interrupt(what: str) -> Iterator[StopRequest]:
+    """The first SIGINT sets the request (and says ``what`` happens next); a second one raises
+    KeyboardInterrupt at once. Outside the main thread (no signal handlers there) Ctrl-C is left as it is."""
+    stop = StopRequest()
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.requested:
+            raise KeyboardInterrupt
+        stop.requested = True
+        progress(f"\nstopping: {what} (Ctrl-C again to stop at once, losing the work since the last checkpoint)")
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        yield stop
+        return
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# ---------------------------------------------------------------------------- the command line
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, config_help: str) -> None:
+    """The options of every run command: --config, --resume, --set, --run-dir, --quiet, KEY=VALUE."""
+    parser.add_argument("--config", metavar="FILE", help=config_help)
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config field, e.g. --set ppo.learning_rate=1e-4 (repeatable)",
+    )
+    parser.add_argument("--run-dir", help="run folder (default: <output_dir>/<name>, or <name>-2, ... if used)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="more overrides, like --set")
+
+
+class TrainerRun(Protocol):
+    """What :func:`run_command` asks of a trainer (built for a run folder, new or resumed)."""
+
+    wall: float  # seconds of training over the whole run
+
+    def progress(self) -> int:
+        """How far the run is, in the backend's unit (learner decisions, iterations, rounds)."""
+
+    def train(self, stop: StopRequest) -> None:
+        """Train to the config's length or until ``stop``; either way a checkpoint at the end."""
+
+    def final_outputs(self) -> list[tuple[str, str]]:
+        """Write the final outputs; (file, what it is and how to use it) for each."""
+
+    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
+        """The duplicate evaluation against ``eval.opponents`` (``format_table``'s layout)."""
+
+    def details(self) -> str:
+        """More about the time taken (may be empty)."""
+
+    def facts(self) -> dict[str, Any]:
+        """What ``summary.json`` records besides the run layer's own keys (may be empty)."""
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One trainer as a run command sees it."""
+
+    prog: str  # the command the user typed, named in every message: "sergeant-major train --backend vector"
+    load_config: Callable[[str | None, list[str]], Any]  # (file, overrides) -> a validated config
+    latest_checkpoint: Callable[[str], str | None]  # run folder -> its newest checkpoint, or None
+    length: Callable[[Any], tuple[int, str]]  # config -> (how far it runs, the key that says so)
+    unit: str  # what progress() counts
+    build: Callable[[Any, str, bool, argparse.Namespace], TrainerRun]  # (cfg, run_dir, resume, args) -> trainer
+    stop_point: str | None = "finishing the current segment, then writing a checkpoint"  # None: Ctrl-C stops at
+    # once (a trainer whose every step is saved as it is made: KeyboardInterrupt loses nothing)
+    saved: str = "checkpoints/"  # where the state to resume from is (the outputs list names it)
+
+
+def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, str]:
+    """The config and the run folder of this command (new or resumed); ConfigError for a user mistake."""
+    if args.resume and args.config:
+        parser.error("give either --config (a new run) or --resume RUN_DIR (continue a run), not both")
+    if not args.resume and not args.config:
+        parser.error("--config FILE is needed to start a run (or --resume RUN_DIR to continue one)")
+    overrides = list(args.sets) + list(args.overrides)
+    if args.resume:
+        run_dir = args.resume
+        if not os.path.isfile(os.path.join(run_dir, "config.yaml")):
+            raise ConfigError(f"cannot resume {run_dir}: it holds no run (no config.yaml)")
+        if backend.latest_checkpoint(run_dir) is None:
+            raise ConfigError(
+                f"cannot resume {run_dir}: no checkpoint in it (nothing was saved); start it again with "
+                f"{backend.prog} --config FILE"
+            )
+        return backend.load_config(os.path.join(run_dir, "config.yaml"), overrides), run_dir
+    cfg = backend.load_config(args.config, overrides)
+    if args.run_dir:
+        if backend.latest_checkpoint(args.run_dir) is not None:
+            raise ConfigError(
+                f"{args.run_dir} already holds a run: continue it with {backend.prog} --resume {args.run_dir}, "
+                "or leave out --run-dir to start a new run in a fresh folder"
+            )
+        return cfg, args.run_dir
+    run_dir, cfg.name = fresh_run_dir(cfg.output_dir, cfg.name)
+    return cfg, run_dir
+
+
+def completed(run_dir: str, target: int) -> int | None:
+    """How far a finished run went (its ``summary.json``), if that reaches ``target``; else None."""
+    try:
+        with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as handle:
+            done = int(json.load(handle)["progress"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return done if done >= target else None
+
+
+def time_summary(unit: str, done: int, start_done: int, wall: float, start_wall: float, elapsed: float) -> str:
+    """What this call trained and how long it took; after a resume, the whole run too."""
+    call, call_wall = done - start_done, wall - start_wall
+    rate = call / call_wall if call_wall > 0 else 0.0  # whole numbers: rates of 1 or less are for tests only
+    text = (
+        f"this call trained {call} {unit} in {call_wall:.0f} s ({rate:.0f} {unit}/s) "
+        f"and took {elapsed:.0f} s in all (evaluations and saving included)"
+    )
+    if start_done:
+        text += f"; the whole run: {done} {unit} in {wall:.0f} s of training"
+    return text
+
+
+def outputs_summary(run_dir: str, rows: list[tuple[str, str]]) -> str:
+    """Every output of a run and how to look at it, one a line."""
+    return f"outputs in {run_dir}:\n" + "\n".join(f"  {name:<16} {what}" for name, what in rows)
+
+
+def conclude(backend: Backend, cfg: Any, run_dir: str, trainer: TrainerRun, announce: bool = False) -> dict[str, Any]:
+    """The end of every run, in files: the final outputs, the final evaluation (``final_eval.json``, when
+    ``eval.final_deals`` > 0) and, last, ``summary.json`` (how far the run went: what makes it complete, its
+    time, its final evaluation, its outputs with what each is). Returns the summary. ``announce``: say that
+    the final evaluation starts (stdout)."""
+    rows = trainer.final_outputs()
+    deals = cfg.eval.final_deals if hasattr(cfg, "eval") else 0
+    summary: dict[str, Any] = {"progress": trainer.progress(), "unit": backend.unit, "train_seconds": trainer.wall}
+    summary.update(trainer.facts())
+    if deals > 0:
+        if announce:
+            print(f"final evaluation: {deals} deals against {', '.join(cfg.eval.opponents)}", flush=True)
+        results = trainer.evaluate(deals, final=True)
+        final = {"progress": trainer.progress(), "unit": backend.unit, "deals": deals, "results": results}
+        write_json(os.path.join(run_dir, FINAL_EVAL), final)
+        rows.append((FINAL_EVAL, f"the final evaluation: python -m json.tool {run_dir}/{FINAL_EVAL}"))
+        summary["final_eval"] = results
+    length, key = backend.length(cfg)
+    rows.append((backend.saved, f"go further: {backend.prog} --resume {run_dir} --set {key}=N (now {length})"))
+    rows.append(("config.yaml", "the resolved config of the run"))
+    rows.append((SUMMARY, "how far the run went, its time and its final evaluation"))
+    summary["outputs"] = dict(rows)
+    write_json(os.path.join(run_dir, SUMMARY), summary)
+    return summary
+
+
+def report(cfg: Any, run_dir: str, summary: dict[str, Any], times: str) -> None:
+    """The end of every run, on stdout: the final evaluation table, the time taken, the outputs."""
+    from training.evaluation.evaluate import format_table
+
+    if "final_eval" in summary:
+        print("\n" + EVAL_HEADER.format(deals=cfg.eval.final_deals, mode=cfg.eval.mode))
+        print(format_table(summary["final_eval"]))
+    print("\n" + times)
+    print(outputs_summary(run_dir, list(summary["outputs"].items())), flush=True)
+
+
+def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Parse a run command line and run it (module docstring); the exit status (2: bad input, 130: interrupted)."""
+    args = parser.parse_args(argv)
+    run_dir = ""
+    try:
+        cfg, run_dir = open_run(backend, parser, args)
+        if args.resume:
+            length, key = backend.length(cfg)
+            done = completed(run_dir, length)
+            if done is not None:
+                print(
+                    f"{run_dir} is complete ({done} {backend.unit}, the config asks for {length}): nothing to do; "
+                    f"go further with {backend.prog} --resume {run_dir} --set {key}=N"
+                )
+                return 0
+        print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", flush=True)
+        started = time.perf_counter()
+        stopping = stop_on_interrupt(backend.stop_point) if backend.stop_point else nullcontext(StopRequest())
+        trainer = None
+        try:
+            with stopping as stop:  # the training only: Ctrl-C in the final evaluation stops at once
+                with removed_on_failure(run_dir, bool(args.resume)):
+                    trainer = backend.build(cfg, run_dir, bool(args.resume), args)
+                start = (trainer.progress(), trainer.wall)
+                trainer.train(stop)
+            if stop:
+                print(
+                    f"\ninterrupted after {trainer.progress()} {backend.unit}: the checkpoint is "
+                    f"{backend.latest_checkpoint(run_dir)}; continue with: {backend.prog} --resume {run_dir}",
+                    file=sys.stderr,
+                )
+                return 130
+            summary = conclude(backend, cfg, run_dir, trainer, announce=not args.quiet)
+            done, wall = trainer.progress(), trainer.wall
+            times = time_summary(backend.unit, done, start[0], wall, start[1], time.perf_counter() - started)
+            report(cfg, run_dir, summary, "\n".join(filter(None, [times, trainer.details()])))
+        finally:
+            if trainer is not None:
+                trainer.close()
+    except ConfigError as err:
+        print(f"{backend.prog}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        latest = backend.latest_checkpoint(run_dir) if run_dir else None
+        where = (
+            f"the last checkpoint is {latest}; continue with: {backend.prog} --resume {run_dir}"
+            if latest
+            else "nothing was saved; start the run again"
+        )
+        print(f"\ninterrupted: {where}", file=sys.stderr)
+        return 130
+    return 0

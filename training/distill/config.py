@@ -1,0 +1,166 @@
+"""The configuration of a distillation run (``sergeant-major distill --config configs/distill_v2.yaml``).
+
+Sections (every key optional; ``python -m training.distill.config`` lists them with their defaults)::
+
+    name: distill               # run folder <output_dir>/<name>
+    output_dir: runs
+    seed: 0                     # the fit's seed (round k: seed + k) and the validation split
+    workers: 1                  # labelling processes
+    nice: 0                     # niceness added to the labelling workers
+    hands: 4000                 # hands labelled in round 0 (data_r0)
+    dagger_rounds: 0            # further rounds: the fitted policy plays, pimc labels, the network is refitted
+    dagger_hands: 1000          # hands per DAgger round
+    data:       {...}           # DataSettings: how hands are played and labelled (training/distill/data.py)
+    extra_data: [...]           # ExtraData: further data sets labelled after data_r0 and fitted in every round
+    fit:        {...}           # FitSettings: the network and its fit
+
+Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, as for
+the trainers' configs, and ``--set KEY=VALUE`` overrides work the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from pydantic import model_validator
+
+from training.common.yaml_config import (
+    ConfigError,
+    Flag,
+    Number,
+    Section,
+    Sizes,
+    Text,
+    Whole,
+    config_error,
+    describe,
+    load,
+    setting,
+    validate,
+)
+from training.distill.data import DataSettings
+
+
+class FitSettings(Section):
+    """How the network is fitted to the labels."""
+
+    net_arch: Sizes = setting(lambda: [512, 256], "hidden layer widths (ReLU); ignored with init")
+    init: Text = setting("", "start from this policy (a policy file, or 'trained'): its layers and activation")
+    play_only: Flag = setting(
+        False, "fit only the searched decisions (keeps the start policy's exchange, trump, discards)"
+    )
+    anchor_margin: Number = setting(
+        0.0,
+        "> 0 (with init): one-hot targets = the start policy's own move, replaced by pimc's where pimc values the "
+        "start policy's move more than this many tricks below its best (a correction); 0: plain imitation",
+        ge=0,
+    )
+    epochs: Whole = setting(8, "passes over the labelled decisions", gt=0)
+    batch_size: Whole = setting(1024, "minibatch size", gt=0)
+    learning_rate: Number = setting(1e-3, "Adam learning rate, cosine-decayed to 5% over the epochs", gt=0)
+    weight_decay: Number = setting(1e-5, "Adam weight decay", ge=0)
+    temperature: Number = setting(0.2, "tricks: softmax temperature of the soft target", gt=0)
+    hard_weight: Number = setting(
+        0.25, "share of the one-hot label (pimc's choice, ties to the heuristic) in the target", ge=0, le=1
+    )
+    value_coef: Number = setting(0.25, "weight of the value-head loss (balance / 4, squared error)", ge=0)
+    validation: Number = setting(0.05, "share of shards held out", ge=0, lt=0.5)
+    threads: Whole = setting(1, "torch threads", gt=0)
+    suit_augment: Flag = setting(
+        True, "each sample seen under a random renaming of the suits (training.distill.symmetry)"
+    )
+    other_teacher: Text = setting(
+        "",
+        "label the unsearched decisions (exchange, trump, discards) with this policy's move (a policy file or "
+        "'trained') instead of the heuristic's",
+    )
+
+
+class ExtraData(DataSettings):
+    """A further data set of a run: ``hands`` hands labelled into ``<run_dir>/<name>/`` with the run's ``data``
+    settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``)."""
+
+    name: Text = setting("", "folder name in the run folder (not data_r<k>, a round's)")
+    hands: Whole = setting(1, "hands labelled", ge=1)
+
+    @property
+    def settings(self) -> DataSettings:
+        """The data settings of the set (what its ``meta.json`` holds)."""
+        return DataSettings(**self.model_dump(exclude={"name", "hands"}))
+
+
+class DistillConfig(Section):
+    """A whole distillation run (training/distill/fit.py)."""
+
+    name: Text = setting("distill", "run name: the run folder is <output_dir>/<name>")
+    output_dir: Text = setting("runs", "folder of run folders")
+    seed: Whole = setting(0, "seed of the fit (round k: seed + k) and of the validation split")
+    workers: Whole = setting(1, "labelling processes", gt=0)
+    nice: Whole = setting(0, "niceness added to the labelling workers", ge=0)
+    hands: Whole = setting(4000, "hands labelled in round 0", ge=1)
+    dagger_rounds: Whole = setting(0, "extra rounds where the policy plays and pimc labels", ge=0)
+    dagger_hands: Whole = setting(1000, "hands per DAgger round", ge=1)
+    data: DataSettings = setting(DataSettings, "how hands are played and labelled")
+    fit: FitSettings = setting(FitSettings, "the network and its fit")
+    extra_data: list[ExtraData] = setting(
+        list, "further data sets labelled after data_r0 and fitted with it in every round (name, hands, data keys)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _entries_start_from_data(cls, values: Any) -> Any:
+        """Each ``extra_data`` entry: the run's ``data`` settings, then the entry's own keys."""
+        if isinstance(values, dict) and isinstance(values.get("extra_data"), list):
+            data = values.get("data") if isinstance(values.get("data"), dict) else {}
+            entries = [{**data, **e} if isinstance(e, dict) else e for e in values["extra_data"]]
+            values = {**values, "extra_data": entries}
+        return values
+
+    @property
+    def run_dir(self) -> str:
+        """The run folder a new run of this config goes to: ``<output_dir>/<name>``."""
+        return os.path.join(self.output_dir, self.name)
+
+
+def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
+    """A validated :class:`DistillConfig` from a plain dict (as YAML gives it)."""
+    cfg = validate(DistillConfig, data, source)
+    checks = [("data", cfg.data)] + [(f"extra_data[{i}]", entry) for i, entry in enumerate(cfg.extra_data)]
+    for key, settings in checks:
+        try:
+            settings.validate()
+        except ValueError as err:
+            field = "search" if not settings.search and settings.behaviour == "pimc" else "behaviour"
+            raise config_error(source, f"{key}.{field}", f"{key}.{field}: {err}") from None
+    seen: list[str] = []
+    for i, entry in enumerate(cfg.extra_data):
+        if not entry.name or entry.name.startswith("data_r") or entry.name in seen or os.sep in entry.name:
+            raise config_error(
+                source,
+                f"extra_data[{i}].name",
+                f"extra_data[{i}].name: {entry.name!r} is taken or not a folder name (by a round's data_r<k> or an "
+                "earlier entry); give each entry its own folder name",
+            )
+        seen.append(entry.name)
+    return cfg
+
+
+def load_distill_config(path: str | None = None, overrides: list[str] | None = None) -> DistillConfig:
+    """Read, override and validate a distillation config (``path`` None: the defaults)."""
+    return load(distill_config_from_dict, path, overrides)
+
+
+__all__ = [
+    "ConfigError",
+    "DistillConfig",
+    "ExtraData",
+    "FitSettings",
+    "distill_config_from_dict",
+    "load_distill_config",
+]
+
+if __name__ == "__main__":  # python -m training.distill.config
+    print(describe(DistillConfig))
+    sys.exit(0)
