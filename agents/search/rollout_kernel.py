@@ -385,7 +385,7 @@ class RolloutBatch:
             raise ValueError(f"position {row}: rules {game.rules.name}, but the batch plays {self.rules.name}")
         if self._cfg is None:
             self._cfg = vk.rules_config(self.rules, None)
-        load_game(self._st, self._cm, row, game)  # the one loader from a Game to a kernel row
+        load_game(self._st, self._cm, row, game, rules_checked=True)  # the batch's rules: checked at construction
         self._deck[row] = deck
         self._dealer_out[row] = dealer_out
 

@@ -46,7 +46,10 @@ Interface::
   training. Never part of :meth:`observe`, never for an actor.
 - ``get_state()`` / ``set_state(state)``: every slot's game and random
   stream as a dict of arrays (checkpoints; a restored batch continues
-  exactly as the saved one would have).
+  exactly as the saved one would have). ``set_state`` checks the state in
+  full first (:mod:`sm_env.compiled.state_check`: every game is replayed
+  from its log) and raises :class:`VectorStateError` naming the field for
+  anything the batch could not have reached; nothing changes then.
 
 Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
 starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's

@@ -15,7 +15,6 @@ balances, kitty taken, discards, voids, the exchange (plan, round, receiver, car
 chosen; each exchange's sent and returned cards) and the kitty cards shown; hands,
 kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
 bookkeeping) and the next hand's deal (``C_NEXT_*``, the caller's) are left at 0.
-Plain Python and numpy: no numba.
 """
 
 from __future__ import annotations
@@ -38,9 +37,12 @@ class LoadError(ValueError):
     """A Game the kernels cannot hold (rules they do not run, or a phase they do not know)."""
 
 
-def game_row(game: Game) -> tuple[list[int], list[int]]:
-    """The kernel row of ``game``'s state: (``st`` values, ``cm`` card sets), lists of NUM_S and NUM_C ints."""
-    refused = unsupported(game.rules)
+def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[int]]:
+    """The kernel row of ``game``'s state: (``st`` values, ``cm`` card sets), lists of NUM_S and NUM_C ints.
+
+    ``rules_checked``: the caller has made sure that the compiled engine runs ``game.rules`` (skips that check).
+    """
+    refused = [] if rules_checked else unsupported(game.rules)
     if refused:
         raise LoadError(f"the kernels do not run rule set {game.rules.name!r}: it uses {', '.join(refused)}")
     if game.phase not in LOADABLE_PHASES:
@@ -100,8 +102,9 @@ def game_row(game: Game) -> tuple[list[int], list[int]]:
     return st, cm
 
 
-def load_game(st: np.ndarray, cm: np.ndarray, row: int, game: Game) -> None:
-    """Copy ``game``'s state into row ``row`` of ``st`` (int32 [n, NUM_S]) and ``cm`` (uint64 [n, NUM_C])."""
-    st_row, cm_row = game_row(game)
+def load_game(st: np.ndarray, cm: np.ndarray, row: int, game: Game, rules_checked: bool = False) -> None:
+    """Copy ``game``'s state into row ``row`` of ``st`` (int32 [n, NUM_S]) and ``cm`` (uint64 [n, NUM_C])
+    (``rules_checked`` as for :func:`game_row`)."""
+    st_row, cm_row = game_row(game, rules_checked)
     st[row] = st_row
     cm[row] = cm_row

@@ -139,7 +139,7 @@ _ST_NAMES = _column_names("S_", k.NUM_S)
 _CM_NAMES = _column_names("C_", k.NUM_C)
 
 
-def _array(state: Mapping, name: str, shape: tuple[int | None, ...], kinds: str, what: str) -> np.ndarray:
+def _array(state: Mapping, name: str, shape: tuple[int | None, ...], kinds: str, what: str, n: int) -> np.ndarray:
     """``state[name]`` as an array of one of the dtype kinds ``kinds`` and the shape (None: any length)."""
     try:
         a = np.asarray(state[name])
@@ -151,7 +151,7 @@ def _array(state: Mapping, name: str, shape: tuple[int | None, ...], kinds: str,
         want = (
             "(" + ", ".join("length" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
         )
-        raise VectorStateError(f"set_state: {name} has shape {a.shape}; this batch needs {want} ({what})")
+        raise VectorStateError(f"set_state: {name} has shape {a.shape}; this batch of {n} games needs {want} ({what})")
     return a
 
 
@@ -176,24 +176,24 @@ def checked_state(state: Any, num_games: int, cfg: np.ndarray, describe: str) ->
     if unknown:
         raise VectorStateError(f"set_state: unknown key(s) {unknown}; a state has {list(STATE_KEYS)}")
     n = num_games
-    rules = _array(state, "rules", (k.NUM_K,), "iu", f"the rule vector of {k.NUM_K} integers")
+    rules = _array(state, "rules", (k.NUM_K,), "iu", f"the rule vector of {k.NUM_K} integers", n)
     if not np.array_equal(rules, cfg):
         raise VectorStateError(
             f"set_state: the state was saved under other rules, episode or max_hands than this batch's ({describe})"
         )
     whole, bits = "iu", "iu"
-    st = _array(state, "st", (n, k.NUM_S), whole, f"int32 game columns, one row per game ({n} games)")
+    st = _array(state, "st", (n, k.NUM_S), whole, "int32 game columns, one row per game", n)
     _within(st, "st", -(2**31), 2**31 - 1, "int32 columns")
-    cm = _array(state, "cm", (n, k.NUM_C), bits, "uint64 card sets, one row per game")
-    rng = _array(state, "rng", (n,), bits, "the uint64 generator state of each slot")
-    rng_start = _array(state, "rng_start", (n, 2), bits, "uint64 generator starts of each slot")
-    log = _array(state, "log", (n, None), whole, "int8 action ids, one row per game")
+    cm = _array(state, "cm", (n, k.NUM_C), bits, "uint64 card sets, one row per game", n)
+    rng = _array(state, "rng", (n,), bits, "the uint64 generator state of each slot", n)
+    rng_start = _array(state, "rng_start", (n, 2), bits, "uint64 generator starts of each slot", n)
+    log = _array(state, "log", (n, None), whole, "int8 action ids, one row per game", n)
     if log.shape[1] < 1:
         raise VectorStateError("set_state: log has no columns; it must hold at least one action per game")
     _within(log, "log", -128, 127, "int8 entries")
-    done = _array(state, "done", (n,), "biu", "one bool per game")
+    done = _array(state, "done", (n,), "biu", "one bool per game", n)
     _within(done, "done", 0, 1, "booleans")
-    seed = _array(state, "seed", (1,), bits, "one uint64 seed")
+    seed = _array(state, "seed", (1,), bits, "one uint64 seed", n)
     arrays = {
         "st": st.astype(np.int32),
         "cm": cm.astype(np.uint64),
