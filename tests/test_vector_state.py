@@ -232,5 +232,8 @@ def test_float_rows_seats_and_final_seats_are_refused_not_truncated(played) -> N
         g.observe(rows=[True, False])
     with pytest.raises(ValueError, match="final_seats must be whole numbers"):
         g.step(np.zeros(SLOTS, dtype=np.int64), final_seats=np.zeros(SLOTS))
+    for bad in (-1, 2.0, True):
+        with pytest.raises(ValueError, match="num_hands must be a whole number"):
+            g.deals(0, bad)
     assert g.observe(rows=[]).shape == (0, g.observation_size)  # an empty list reads as floats: allowed
     assert np.array_equal(g.observe(rows=[1], seats=[2]), g.observe(rows=np.array([1]), seats=2))

@@ -400,7 +400,9 @@ class VectorGame:
         """(first dealer, deals of the first ``num_hands`` hands) of the game in ``slot``
         (or of the one that ended last there), as ``Game(first_dealer=..., deals=...)`` takes them."""
         start = self._rng_start[self._slot(slot), 1 if finished else 0]
-        first, decks = k.game_deals(start, self._cfg, num_hands)
+        if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 0:
+            raise ValueError(f"num_hands must be a whole number >= 0, got {num_hands!r}")
+        first, decks = k.game_deals(start, self._cfg, int(num_hands))
         size = self.rules.hand_size
         cards = 51 if self.rules.no_kitty_51 else 52
         deals = [
