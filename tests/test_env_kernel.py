@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from sm_env import replay
-from sm_env.compiled.batch import supported_presets
+from sm_env.compiled.support import supported_presets
+from sm_env.core.game import GameOverError
 from sm_env.core.rules import PRESETS
-from sm_env.envs.aec import IllegalEnvActionError, raw_env
+from sm_env.envs.aec import EnvGameOverError, IllegalEnvActionError, raw_env
 
 AGENTS = ("player_0", "player_1", "player_2")
 
@@ -217,3 +218,25 @@ def test_four_players_use_the_pure_python_path(preset: str) -> None:
     assert not e.agents or e.terminations[e.agent_selection] or e.truncations[e.agent_selection]
     assert [len(hand) for hand in e.game.history[-1].deal_hands] == [12, 12, 12, 12]
     replay(e.record())  # a valid record of the four-player game played
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("rules, max_hands", [("standard", 1), ({"win_tricks": 9, "quotas": [7, 5, 4]}, 50)])
+def test_step_after_the_end_is_a_clear_error(compiled: bool, rules: object, max_hands: int) -> None:
+    e = raw_env(rules=rules, max_hands=max_hands, compiled=compiled)
+    e.reset(seed=3)
+    rng = random.Random(3)
+    while e.agents:
+        agent = e.agent_selection
+        if e.terminations[agent] or e.truncations[agent]:
+            e.step(None)  # PettingZoo's dead step: removes the agent
+        else:
+            e.step(rng.choice(e.legal_actions()))
+    record = e.record()
+    with pytest.raises(EnvGameOverError, match=r"after the game has ended \(.+\): no agents remain") as err:
+        e.step(0)
+    assert isinstance(err.value, GameOverError) and isinstance(err.value, IllegalEnvActionError)
+    assert ("won by" in str(err.value)) == (max_hands == 50)
+    assert e.agents == [] and e.record() == record  # nothing changed
+    e.reset(seed=4)
+    assert e.agents == list(AGENTS)

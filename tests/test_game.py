@@ -863,3 +863,56 @@ def test_seeds_outside_the_allowed_kinds_are_a_clear_value_error(seed, match):
 def test_allowed_seeds_give_repeatable_games():
     for seed in (0, 2**64 - 1, -(2**64) + 1, "seven", 1.5):
         assert Game(seed=seed).history[0].deal_hands == Game(seed=seed).history[0].deal_hands
+
+
+def test_the_game_state_is_declared_once_and_every_field_is_set() -> None:
+    from sm_env.core.game import GAME_FIELDS, HAND_FIELDS, HAND_STATE
+
+    assert not set(GAME_FIELDS) & set(HAND_FIELDS) and Game.__slots__ == GAME_FIELDS + HAND_FIELDS
+    game = Game(seed=3, max_hands=5, start_balances=[2, -1, -1])
+    for name in HAND_FIELDS:  # _reset_hand_state sets every per-hand field
+        delattr(game, name)
+    game._reset_hand_state(1, [0, 0, 0], 0, None)
+    played = Game(seed=2, max_hands=3)
+    rng = random.Random(2)
+    for _ in range(150):  # into hand 2 or 3 (scores, previous balances, an exchange)
+        played.apply(rng.choice(played.legal_actions()))
+    positions = [Game(seed=1), game, played]
+    position = Game(seed=4)
+    while position.phase != PLAY:
+        position.apply(position.legal_actions()[0])
+    positions.append(
+        Game.from_position(
+            "standard",
+            hand_number=2,
+            dealer=0,
+            scores=[1, 0, -1],
+            previous_balances=[1, 0, -1],
+            phase=PLAY,
+            to_act=1,
+            hands=position.hands,
+            kitty=position.kitty_mask,
+            kitty_taken=True,
+            trump=2,
+            discards=[],
+            trick=[],
+            trick_leader=1,
+            tricks_won=[0, 0, 0],
+            tricks_played=0,
+            played=[0, 0, 0],
+            voids=[0, 0, 0],
+        )  # fmt: skip
+    )
+    for g in positions:
+        assert all(hasattr(g, name) for name in Game.__slots__), [n for n in Game.__slots__ if not hasattr(g, n)]
+        other = g.clone()
+        for name, copied, _ in HAND_STATE:
+            if name == "_round_exchanges":  # entries of the copied log
+                assert [e.sent for e in other._round_exchanges] == [e.sent for e in g._round_exchanges]
+                continue
+            assert getattr(other, name) == getattr(g, name), name
+            if copied and getattr(g, name) is not None:
+                assert getattr(other, name) is not getattr(g, name), name
+        assert other.history is not g.history and other.history[-1] is not g.history[-1]
+    with pytest.raises(AttributeError):
+        g.undeclared = 1  # type: ignore[attr-defined]

@@ -36,15 +36,17 @@ def positions(rules: str, count: int, seed: int) -> list[tuple[Game, int]]:
 
 
 def python_rollout(game: Game, deck: int, dealer_out: int) -> tuple[list[int], list[int]]:
-    clone = game.clone()
     actions: list[int] = []
-    apply = clone.apply
 
-    def logged(action: int) -> None:
-        actions.append(action)
-        apply(action)
+    class Logged(Game):
+        __slots__ = ()  # Game's layout: a clone can become one
 
-    clone.apply = logged  # type: ignore[method-assign]
+        def apply(self, action: int) -> None:
+            actions.append(action)
+            Game.apply(self, action)
+
+    clone = game.clone()
+    clone.__class__ = Logged
     rollout(clone, deck, dealer_out)
     return actions, list(clone.tricks_won)
 

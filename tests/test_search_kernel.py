@@ -138,13 +138,19 @@ def test_only_a_plain_random_is_copied():
 
 def test_a_rule_the_kernel_does_not_know_falls_back_to_python(monkeypatch):
     import agents.search.rollout_kernel as kernel
+    from sm_env.compiled import support
 
     rules = RuleSet(win_margin=5)
     assert compiled_rollouts(rules) is kernel.RolloutBatch
-    monkeypatch.setattr(kernel, "KNOWN_RULES", {k: v for k, v in kernel.KNOWN_RULES.items() if k != "win_margin"})
+    monkeypatch.delitem(support.MAPPED, "win_margin")  # a field the tables do not classify: nothing runs compiled
+    assert compiled_rollouts(rules) is None and compiled_rollouts(RuleSet()) is None
+    monkeypatch.setitem(support.REFUSED, "win_margin", None)  # refused: only its default runs compiled
     assert compiled_rollouts(rules) is None
-    assert compiled_rollouts(RuleSet()) is kernel.RolloutBatch  # the option at its default: still supported
-    monkeypatch.setattr(kernel, "KNOWN_RULES", {**kernel.KNOWN_RULES, "win_margin": "bool"})
+    assert compiled_rollouts(RuleSet()) is kernel.RolloutBatch
+    monkeypatch.delitem(support.REFUSED, "win_margin")
+    monkeypatch.setitem(support.MAPPED, "win_margin", (support.BOOL, ("K_WIN_MARGIN",)))
     assert compiled_rollouts(rules) is None  # a value of a kind the kernel does not take
+    with pytest.raises(ValueError, match="win_margin: 5"):
+        kernel.RolloutBatch(rules, 1)
     view = decisions(rules, 1, seed=2)[0]
     assert PimcAgent(seed=3, samples=4).evaluate(view) == PimcAgent(seed=3, samples=4, kernel=False).evaluate(view)

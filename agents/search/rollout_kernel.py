@@ -23,37 +23,21 @@ cards in play and the cards the dealer knows are out (its discards).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from sm_env import vector_kernels as vk
+from sm_env.compiled import kernels as vk
+from sm_env.compiled.loader import load_game
+from sm_env.compiled.support import supports as supports  # the one answer, re-exported for rollout.py
+from sm_env.compiled.support import unsupported
 from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
-_BOOL, _OPTIONAL_INT, _ANY = "bool", "optional int", "any"
-KNOWN_RULES = {  # the rule options the kernel plays, and the values it takes
-    "name": _ANY,
-    "pickup_before_discard": _BOOL,
-    "trump_after_kitty": _BOOL,
-    "quotas": _ANY,
-    "no_exchange": _BOOL,
-    "max_exchange": _OPTIONAL_INT,
-    "win_tricks": _OPTIONAL_INT,
-    "win_margin": _OPTIONAL_INT,
-    "target_score": _OPTIONAL_INT,
-    "target_symmetric": _BOOL,
-    "dealer_makes_quota": _BOOL,
-    "fixed_hands": _OPTIONAL_INT,
-    "no_kitty_51": _BOOL,
-}
-"""Rule options the kernel plays (name -> the values it takes); a rule set that sets any other option away
-from its default, or one of these to another kind of value, is not supported."""
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
 
 
@@ -373,30 +357,17 @@ def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
         rollout_row(i, st, cm, cfg, deck[i], dealer_out[i], first[i], log[i])
 
 
-def supports(rules: RuleSet) -> bool:
-    """Whether the kernel plays ``rules`` exactly: every option it does not know is at its default, and those it
-    knows have values of the kind it takes (``KNOWN_RULES``)."""
-    for field in dataclasses.fields(rules):
-        value = getattr(rules, field.name)
-        kind = KNOWN_RULES.get(field.name)
-        if kind is None:
-            ok = value == field.default
-        elif kind == _BOOL:
-            ok = isinstance(value, bool)
-        elif kind == _OPTIONAL_INT:
-            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
-        else:
-            ok = True
-        if not ok:
-            return False
-    return True
-
-
 class RolloutBatch:
     """Positions (one per row) to play out with the heuristic; see the module docstring."""
 
     def __init__(self, rules: RuleSet | str | dict[str, Any] | None, num_positions: int) -> None:
         self.rules = RuleSet.from_any(rules)
+        refused = unsupported(self.rules)
+        if refused:
+            raise ValueError(
+                f"RolloutBatch plays the rules the compiled engine runs; rule set {self.rules.name!r} uses "
+                f"{', '.join(refused)}: use agents.search.rollout.rollout"
+            )
         self.num_positions = int(num_positions)
         n = self.num_positions
         self._st = np.zeros((n, vk.NUM_S), dtype=np.int32)
@@ -414,30 +385,7 @@ class RolloutBatch:
             raise ValueError(f"position {row}: rules {game.rules.name}, but the batch plays {self.rules.name}")
         if self._cfg is None:
             self._cfg = vk.rules_config(self.rules, None)
-        st = [0] * vk.NUM_S
-        st[vk.S_PHASE] = game.phase
-        st[vk.S_CUR] = game.current
-        st[vk.S_DEALER] = game.dealer
-        st[vk.S_HAND_NO] = game.hand_number
-        st[vk.S_FIRST_DEALER] = game.first_dealer
-        st[vk.S_LEADER] = game.leader
-        st[vk.S_LED] = game.led_suit if game.trick else -1
-        st[vk.S_TRUMP] = game.trump
-        st[vk.S_TRICK_LEN] = len(game.trick)
-        st[vk.S_TRICK : vk.S_TRICK + len(game.trick)] = game.trick
-        st[vk.S_TRICKS_PLAYED] = game.tricks_played
-        st[vk.S_TW : vk.S_TW + 3] = game.tricks_won
-        st[vk.S_Q : vk.S_Q + 3] = game.quotas
-        st[vk.S_SC : vk.S_SC + 3] = game.scores
-        st[vk.S_PICKED] = int(game.picked_up)
-        st[vk.S_DISC_COUNT] = len(game.log.discards or ())
-        st[vk.S_VOID : vk.S_VOID + 3] = game.voids
-        cm = [0] * vk.NUM_C
-        cm[vk.C_HAND : vk.C_HAND + 3] = game.hands
-        cm[vk.C_KITTY] = game.kitty_mask
-        cm[vk.C_PLAYED : vk.C_PLAYED + 3] = game.played
-        self._st[row] = st
-        self._cm[row] = cm
+        load_game(self._st, self._cm, row, game, rules_checked=True)  # the batch's rules: checked at construction
         self._deck[row] = deck
         self._dealer_out[row] = dealer_out
 

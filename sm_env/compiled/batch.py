@@ -46,7 +46,10 @@ Interface::
   training. Never part of :meth:`observe`, never for an actor.
 - ``get_state()`` / ``set_state(state)``: every slot's game and random
   stream as a dict of arrays (checkpoints; a restored batch continues
-  exactly as the saved one would have).
+  exactly as the saved one would have). ``set_state`` checks the state in
+  full first (:mod:`sm_env.compiled.state_check`: every game is replayed
+  from its log) and raises :class:`VectorStateError` naming the field for
+  anything the batch could not have reached; nothing changes then.
 
 Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
 starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's
@@ -76,19 +79,29 @@ from typing import Any
 import numpy as np
 
 from sm_env.core.cards import from_mask
+from sm_env.core.episode import check_episode, engine_max_hands
 from sm_env.core.game import NUM_ACTIONS, Game, IllegalActionError, action_text
-from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet
+from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE
 from sm_env.records import game_record
 
 from . import kernels as k
+from .state_check import VectorStateError, checked_state
+from .support import INT32_MAX, supported_presets, unsupported
 
-__all__ = ["FULL_STATE_SIZE", "NUM_PLAYERS", "VectorActionError", "VectorGame"]
+__all__ = [
+    "FULL_STATE_SIZE",
+    "NUM_PLAYERS",
+    "VectorActionError",
+    "VectorGame",
+    "VectorStateError",
+    "supported_presets",
+    "unsupported_options",
+]
 
 NUM_PLAYERS = 3
 FULL_STATE_SIZE = k.FULL_STATE_SIZE
 _STATE_ARRAYS = ("st", "cm", "rng", "rng_start", "log", "done")
-_EPISODES = ("game", "hand")
 _INITIAL_LOG = 256
 
 
@@ -97,20 +110,17 @@ class VectorActionError(IllegalActionError):
 
 
 def unsupported_options(rules: RuleSet) -> list[str]:
-    """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set): the compiled
-    kernels do not implement the section 10 options (docs/rules.md) nor ``dealer_makes_quota: up``
-    (three players only)."""
-    found = [name for name in SECTION_10_OPTIONS if getattr(rules, name)]
-    if rules.num_players != 3:
-        found.append(f"players: {rules.num_players}")
-    if rules.dealer_makes_quota == "up":
-        found.append("dealer_makes_quota: up")
-    return found
+    """The options of ``rules`` that VectorGame cannot run (empty: it can run the rule set):
+    :func:`sm_env.compiled.support.unsupported`, kept under this name."""
+    return unsupported(rules)
 
 
-def supported_presets() -> list[str]:
-    """Names of the presets VectorGame runs (every preset of sections 1-9)."""
-    return sorted(name for name, preset in PRESETS.items() if not unsupported_options(preset))
+def _whole(values: Any, name: str, what: str) -> np.ndarray:
+    """``values`` as an int64 array, refusing what is not whole numbers (floats are not truncated)."""
+    a = np.asarray(values)
+    if a.dtype.kind not in "iu" and not (a.size == 0 and a.dtype.kind == "f"):  # [] reads as a float array
+        raise ValueError(f"{name} must be whole numbers ({what}), got a {a.dtype} array")
+    return a.astype(np.int64, copy=False)
 
 
 class VectorGame:
@@ -127,21 +137,23 @@ class VectorGame:
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a whole number >= 1, got {num_games!r}")
-        if episode not in _EPISODES:
-            raise ValueError(f"episode must be 'game' (a whole game) or 'hand' (one hand), got {episode!r}")
-        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
-            raise ValueError(f"max_hands must be a whole number >= 1 or None (no limit), got {max_hands!r}")
+        check_episode(episode, "balance", max_hands)  # the episode kinds and hand limit (reward: any of them)
+        if max_hands is not None and max_hands > INT32_MAX:
+            raise ValueError(f"max_hands must be at most {INT32_MAX} (or None: no limit), got {max_hands}")
+        if not isinstance(parallel, (bool, np.bool_)):
+            raise ValueError(f"parallel must be True or False, got {parallel!r}")
         self.num_games = int(num_games)
         self.rules = RuleSet.from_any(rules)
-        unsupported = unsupported_options(self.rules)
-        if unsupported:
+        refused = unsupported(self.rules)
+        if refused:
             raise ValueError(
                 f"VectorGame runs the rule options of docs/rules.md sections 1-9; rule set {self.rules.name!r} uses "
-                f"{', '.join(unsupported)} (section 10), which only sm_env.env / Game play so far"
+                f"{', '.join(refused)}, which the compiled engine does not run (the section 10 options and four "
+                "players: only sm_env.env / Game play them so far)"
             )
         self.episode = episode
         self.max_hands = max_hands
-        self.game_max_hands = 1 if episode == "hand" else max_hands
+        self.game_max_hands = engine_max_hands(episode, max_hands)
         self.num_actions = NUM_ACTIONS
         self.num_players = NUM_PLAYERS
         self.observation_size = OBSERVATION_SIZE
@@ -255,13 +267,22 @@ class VectorGame:
 
     def _rows_seats(self, rows: np.ndarray | None, seats: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Checked (rows, seats) of :meth:`observe` and :meth:`full_state`; seat -1 is the player to act."""
-        rows = self._rows if rows is None else np.asarray(rows, dtype=np.int64)
+        if rows is None:
+            rows = self._rows
+        else:
+            rows = _whole(rows, "rows", f"slot indices 0-{self.num_games - 1}")
+            if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= self.num_games)):
+                raise ValueError(f"rows must be a list of slot indices 0-{self.num_games - 1}")
         if seats is None:
             seats = self._to_act if rows is self._rows else np.full(len(rows), -1, dtype=np.int64)
         else:
-            seats = np.broadcast_to(np.asarray(seats, dtype=np.int64), rows.shape)
-        if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= self.num_games)):
-            raise ValueError(f"rows must be slot indices 0-{self.num_games - 1}")
+            seats = _whole(seats, "seats", "seats 0, 1, 2 (or -1: the player to act)")
+            try:
+                seats = np.broadcast_to(seats, rows.shape)
+            except ValueError:
+                raise ValueError(
+                    f"seats has shape {seats.shape}; it must be one seat or one per row {rows.shape}"
+                ) from None
         if len(seats) and (seats.min() < -1 or seats.max() > 2):
             raise ValueError("seats must be 0, 1, 2 (or -1: the player to act)")
         return rows, seats
@@ -300,33 +321,21 @@ class VectorGame:
         return state
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
-        """Restore what :meth:`get_state` returned (same number of games and rules); nothing changes on error."""
-        n = self.num_games
-        shapes = {"st": (n, k.NUM_S), "cm": (n, k.NUM_C), "rng": (n,), "rng_start": (n, 2), "done": (n,)}
-        missing = [name for name in (*_STATE_ARRAYS, "seed", "rules") if name not in state]
-        if missing:
-            raise ValueError(f"set_state: the state lacks {missing}; give what get_state() returned")
-        if not np.array_equal(np.asarray(state["rules"]), self._cfg):
-            raise ValueError(
-                "set_state: the state was saved under other rules, episode or max_hands than this batch's "
-                f"({self.rules.name}, episode {self.episode}, max_hands {self.max_hands})"
-            )
-        arrays = {name: np.asarray(state[name]) for name in (*_STATE_ARRAYS, "seed")}
-        for name, shape in shapes.items():
-            if arrays[name].shape != shape:
-                raise ValueError(
-                    f"set_state: {name} has shape {arrays[name].shape}, this batch of {n} games needs {shape}"
-                )
-        log = arrays["log"]
-        if log.ndim != 2 or log.shape[0] != n:
-            raise ValueError(f"set_state: log has shape {log.shape}, this batch needs ({n}, length)")
-        self._st = arrays["st"].astype(np.int32, copy=True)
-        self._cm = arrays["cm"].astype(np.uint64, copy=True)
-        self._rng = arrays["rng"].astype(np.uint64, copy=True)
-        self._rng_start = arrays["rng_start"].astype(np.uint64, copy=True)
-        self._log = arrays["log"].astype(np.int8, copy=True)
-        self._done = arrays["done"].astype(np.bool_, copy=True)
-        self.seed = int(arrays["seed"].astype(np.uint64)[0])
+        """Restore what :meth:`get_state` returned (same number of games and rules).
+
+        The state is checked in full first (:mod:`sm_env.compiled.state_check`: keys, dtypes, shapes, ranges,
+        and every slot's game replayed from its log); anything else raises :class:`VectorStateError`
+        naming the field, and nothing changes.
+        """
+        describe = f"{self.rules.name}, episode {self.episode}, max_hands {self.max_hands}"
+        arrays = checked_state(state, self.num_games, self._cfg, describe)
+        self._st = arrays["st"]
+        self._cm = arrays["cm"]
+        self._rng = arrays["rng"]
+        self._rng_start = arrays["rng_start"]
+        self._log = arrays["log"]
+        self._done = arrays["done"]
+        self.seed = arrays["seed"]
         self._has_reset = True
 
     # ------------------------------------------------------------------ step
@@ -355,17 +364,17 @@ class VectorGame:
             active = np.asarray(active)
             if active.shape != (n,) or active.dtype != np.bool_:
                 raise ValueError(f"active must be a bool array of shape ({n},), got {active.dtype} {active.shape}")
-        bad = k.first_illegal(self._st, self._cm, actions, active)
-        if bad >= 0:
-            raise self._illegal(bad, int(actions[bad]))
         if final_seats is None:
             final_seats = self._no_final
         else:
-            final_seats = np.asarray(final_seats, dtype=np.int64)
+            final_seats = _whole(final_seats, "final_seats", f"seats 0-2 (or -1) of shape ({n},)")
             if final_seats.shape != (n,) or final_seats.min() < -1 or final_seats.max() > 2:
                 raise ValueError(f"final_seats must be seats 0-2 (or -1) of shape ({n},)")
-            if self._final_obs.shape[0] != n:
-                self._final_obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
+        bad = k.first_illegal(self._st, self._cm, actions, active)
+        if bad >= 0:
+            raise self._illegal(bad, int(actions[bad]))
+        if final_seats is not self._no_final and self._final_obs.shape[0] != n:
+            self._final_obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
         rewards = np.empty((n, NUM_PLAYERS), dtype=np.float32)
         done = np.empty(n, dtype=np.bool_)
         state = (self._st, self._cm, self._rng, self._rng_start, self._cfg, self._log)
@@ -391,7 +400,9 @@ class VectorGame:
         """(first dealer, deals of the first ``num_hands`` hands) of the game in ``slot``
         (or of the one that ended last there), as ``Game(first_dealer=..., deals=...)`` takes them."""
         start = self._rng_start[self._slot(slot), 1 if finished else 0]
-        first, decks = k.game_deals(start, self._cfg, num_hands)
+        if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 0:
+            raise ValueError(f"num_hands must be a whole number >= 0, got {num_hands!r}")
+        first, decks = k.game_deals(start, self._cfg, int(num_hands))
         size = self.rules.hand_size
         cards = 51 if self.rules.no_kitty_51 else 52
         deals = [

@@ -26,6 +26,7 @@ from sm_env.observation import OBSERVATION_SIZE, encode
 from sm_env.records import game_record, replay
 
 from .batch import VectorGame
+from .kernels import S_LOG_LEN
 
 
 class LockstepError(AssertionError):
@@ -53,10 +54,17 @@ def lockstep(
     all_seats: bool = False,
     replay_every: int = 10,
     parallel: bool = False,
+    vec: VectorGame | None = None,
 ) -> LockstepResult:
-    """Play ``num_games`` random games in lockstep; raises LockstepError at the first difference."""
-    vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
-    vec.reset()
+    """Play ``num_games`` random games in lockstep; raises LockstepError at the first difference.
+
+    With ``vec`` (a batch already dealt, e.g. restored by ``set_state``), its games are played on from where
+    they stand (``rules``, ``num_slots``, ``episode`` and ``max_hands`` are the batch's; ``max_hands`` not None).
+    """
+    if vec is None:
+        vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
+        vec.reset()
+    num_slots, episode = vec.num_games, vec.episode
     hands_per_game = vec.game_max_hands
 
     def reference(slot: int, finished: bool = False) -> Game:
@@ -64,11 +72,15 @@ def lockstep(
         return Game(vec.rules, first_dealer=first, deals=deals, max_hands=hands_per_game)
 
     games = [reference(i) for i in range(num_slots)]
+    steps = [0] * num_slots
+    for i, game in enumerate(games):  # the actions already played (none after a reset)
+        for action in vec._log[i, : vec._st[i, S_LOG_LEN]]:
+            game.apply(int(action))
+            steps[i] += 1
     rng = np.random.default_rng(seed)
     finished = decisions = hands = 0
     obs_ref = np.empty(OBSERVATION_SIZE, dtype=np.float32)
     rows = np.arange(num_slots)
-    steps = [0] * num_slots
     while finished < num_games:
         current = vec.current_player
         masks = vec.legal_mask()

@@ -6,14 +6,15 @@ and masked by numba kernels.
 reference: it is built at every reset (seed, deals, options, errors), its
 RNG decides every deal, and ``env.game``, records, rendering and illegal-action
 messages come from it. When the rule set is one that :mod:`sm_env.compiled.batch`
-runs (:func:`sm_env.compiled.batch.unsupported_options` is empty), the env steps
+runs (:func:`sm_env.compiled.support.supports`), the env steps
 :class:`CompiledGame` instead and brings the ``Game`` up to date only when
 it is asked for (see :mod:`sm_env.envs.aec`). The observation written here is
 ``observation.encode(knowledge.player_view(game, seat))`` bit for bit, as
 ``tests/test_env_kernel.py`` checks in lockstep with the pure-Python path.
 
-Deals (``K_GIVEN_DEALS``: a hand starts with the deal in the ``C_NEXT_*``
-columns): hand 1 is the ``Game``'s own deal. The deal of the next hand is
+The game is copied from the ``Game`` by :func:`sm_env.compiled.loader.game_row` (the
+one loader from a ``Game`` to a kernel row). Deals (``K_GIVEN_DEALS``: a hand starts
+with the deal in the ``C_NEXT_*`` columns): hand 1 is the ``Game``'s own. The deal of the next hand is
 put in place one hand ahead, as the ``Game`` will draw it: the next of the
 given deals (reset option ``deals``) while some are left, which the caller
 puts there (``CODE_GIVEN_DEAL``), else :func:`sm_env.core.game.random_deal`
@@ -46,16 +47,12 @@ from sm_env.core.game import NUM_ACTIONS, OVER, Game
 from sm_env.core.rules import RuleSet
 
 from . import kernels as vk
-from .batch import unsupported_options
 from .codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE_SHIFT  # numba freezes them
+from .loader import game_row
+from .support import supports
 from .twister import MT_N, randbelow, twister_state
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
-
-
-def supports(rules: RuleSet) -> bool:
-    """Whether the compiled path runs this rule set (every rule set VectorGame runs)."""
-    return rules.num_actions == NUM_ACTIONS and not unsupported_options(rules)
 
 
 _CM = vk.NUM_S // 2
@@ -144,17 +141,10 @@ def observe_env(buf, seat, obs, mask):
 
 
 @njit(cache=True)
-def _start_env(buf, first_dealer, has_previous, p0, p1, p2, draw_next):
-    """Hand 1 from the deal in C_NEXT_* (previous balances p0-p2 if ``has_previous``), then the next deal
-    drawn if ``draw_next``."""
-    st, cm, rng, cfg, _ = _parts(buf)
-    st[0, vk.S_FIRST_DEALER] = first_dealer
-    st[0, vk.S_PB] = p0
-    st[0, vk.S_PB + 1] = p1
-    st[0, vk.S_PB + 2] = p2
-    vk._start_hand(0, st, cm, rng, cfg, first_dealer, has_previous)
-    if draw_next:
-        _draw_next(buf, cm, cfg)
+def _draw_next_deal(buf):
+    """The deal of the next hand into C_NEXT_*, drawn from the generator in ``buf``."""
+    _, cm, _, cfg, _ = _parts(buf)
+    _draw_next(buf, cm, cfg)
 
 
 @njit(cache=True)
@@ -205,20 +195,20 @@ class CompiledGame:
 
     def __init__(self, game: Game) -> None:
         buf = self.buf = _template(game.rules, game.max_hands).copy()
+        st, cm = game_row(game)  # the one loader from a Game to a kernel row
+        buf[:_CM].view(np.int32)[:] = st
+        buf[_CM:_RNG] = cm
         more_hands = game.max_hands != 1
         self.deal_queue = list(game.deal_queue) if more_hands else []
         buf[_QUEUED] = len(self.deal_queue)
-        first = game.history[0]
-        self._put_next(first.deal_hands, first.kitty)
         if more_hands:
             mt, pos = twister_state(game.rng)
             buf[_MT:_POS].view(np.uint32)[:] = mt
             buf[_POS] = pos
-        p = game.start_balances or (0, 0, 0)
-        has_previous = game.start_balances is not None
-        _start_env(buf, game.first_dealer, has_previous, p[0], p[1], p[2], more_hands and not self.deal_queue)
-        if self.deal_queue:
-            self.next_given_deal()
+            if self.deal_queue:
+                self.next_given_deal()
+            else:
+                _draw_next_deal(buf)
 
     def __getstate__(self) -> dict:
         return {"buf": self.buf, "deal_queue": self.deal_queue}

@@ -375,6 +375,77 @@ def check_start_balances(balances: Any, rules: RuleSet) -> list[int] | None:
     )
 
 
+GAME_STATE: tuple[tuple[str, str], ...] = (
+    ("rules", "the RuleSet"),
+    ("_order", "hand_order(rules)"),
+    ("seed", "the seed given (the record's)"),
+    ("rng", "the random.Random that draws the first dealer and the random deals"),
+    ("deal_queue", "the given deals not yet dealt: [(hands, kitty)]"),
+    ("max_hands", "the hand limit (None: none)"),
+    ("first_dealer", "the dealer of hand 1"),
+    ("start_balances", "balances of an imaginary hand before hand 1, or None"),
+    ("scores", "running scores by seat"),
+    ("history", "the HandLog of every hand so far, the current one last"),
+    ("winners", "winning seats ascending, None while nobody has won"),
+    ("truncated", "stopped by max_hands"),
+    ("hand_number", "the hand being played (1 = first)"),
+    ("calls_left", "with calls: the bit set of calls each seat has not made yet"),
+    ("passed_out", "auction: passed-out deals so far"),
+    ("auction_first", "auction: the seat that bids first"),
+    ("auction_bids", "auction: (seat, bid or None for a pass) in bidding order"),
+    ("auction_passed", "auction: passed, by seat"),
+    ("auction_high", "auction: (bid, seat) of the highest bid, None before any"),
+    ("hand1_quotas", "auction: hand 1's quotas by seat once the auction is won"),
+)
+"""The per-game attributes of :class:`Game` (kept from hand to hand): (name, meaning). The auction ones describe
+the auction being held, or the one that decided hand 1 (docs/rules.md 10.2)."""
+
+HAND_STATE: tuple[tuple[str, bool, str], ...] = (
+    # (name, copied by clone: a list the hand changes in place, meaning); seat-indexed by absolute seat,
+    # card sets as bit sets
+    ("dealer", False, "the dealer's seat"),
+    ("quotas", True, "quotas by seat; None until the dealer assigns them (dealer_assigns_quotas)"),
+    ("hands", True, "the cards each seat holds"),
+    ("kitty_mask", False, "the kitty (still known to the dealer once taken); one_card_kitty: the face-up card"),
+    ("face_up", False, "one_card_kitty: the face-up card's id, else -1"),
+    ("take", False, "one_card_kitty: None until decided, else (seat, card put out of play) or (seat, None)"),
+    ("previous_balances", False, "balances of the hand before (None in hand 1 without start balances)"),
+    ("trump", False, "the trump suit, NO_SUIT until named (and in a no-trump or misère hand)"),
+    ("picked_up", False, "the dealer has taken the kitty"),
+    ("call", False, "calls: the hand's call (0-3 a suit, 4 NT, 5 Miz), -1 before it"),
+    ("maxima", False, "a misère hand's maxima by seat, else None"),
+    ("played", True, "the cards each seat played this hand"),
+    ("voids", True, "4-bit suit set per seat: the suits it showed it lacks"),
+    ("trick", True, "the cards of the open trick in play order"),
+    ("led_suit", False, "the suit led to the open trick, NO_SUIT with none"),
+    ("leader", False, "the leader of the open or next trick"),
+    ("tricks_won", True, "tricks won this hand by seat"),
+    ("tricks_played", False, "tricks completed this hand"),
+    ("phase", False, "the phase (EXCHANGE ... BID)"),
+    ("current", False, "the seat to act (the last to act once over)"),
+    ("_exchange_rounds", False, "the exchange plan: [(sender, [(receiver, count), ...])]"),
+    ("_exchange_round", False, "index of the exchange round being played"),
+    ("_receivers", False, "that round's [(receiver, count)]"),
+    ("_receiver_index", False, "the receiver the sender is choosing cards for"),
+    ("_round_exchanges", False, "the round's ExchangeLog entries, one per receiver served so far (clone: special)"),
+    ("_stage", False, "index into hand_order of the stage being played; -1 before the first"),
+    ("_returns_done", False, "every exchanged card has been returned"),
+)
+"""The per-hand attributes of :class:`Game`, all set by ``Game._reset_hand_state`` at each deal: (name, whether
+:meth:`Game.clone` copies it, meaning). Public ones are read by the view, the renderer, search and the compiled
+loader (:mod:`sm_env.compiled.loader`); the private ones are the exchange (read through
+:meth:`Game.cards_to_send`) and the order of the hand. With :data:`GAME_STATE` they are ``Game.__slots__``: an
+attribute declared nowhere cannot be set."""
+
+HAND_FIELDS: tuple[str, ...] = tuple(name for name, _, _ in HAND_STATE)
+GAME_FIELDS: tuple[str, ...] = tuple(name for name, _ in GAME_STATE)
+_HAND_LISTS = tuple(name for name, copied, _ in HAND_STATE if copied)
+# what clone shares as it is (ints, bools, tuples, immutable once set) and what it builds itself
+_CLONE_BUILT = ("rng", "deal_queue", "scores", "history", "winners", "_round_exchanges", *_HAND_LISTS)
+_CLONE_SHARED = tuple(name for name in GAME_FIELDS + HAND_FIELDS if name not in _CLONE_BUILT)
+_shared_values = operator.attrgetter(*_CLONE_SHARED)
+
+
 class Game:
     """One game of Sergeant Major, hand after hand, until it is won.
 
@@ -387,7 +458,12 @@ class Game:
         max_hands: stop (truncate) after this many hands if nobody has won.
         start_balances: optional balances of an imaginary previous hand, so
             that hand 1 starts with an exchange (used to study single hands).
+
+    State: the per-game attributes of :data:`GAME_STATE` and the per-hand ones of :data:`HAND_STATE`
+    (``__slots__``).
     """
+
+    __slots__ = GAME_FIELDS + HAND_FIELDS
 
     def __init__(
         self,
@@ -639,40 +715,10 @@ class Game:
             self._exchange_rounds = self._exchange_plan(previous_balances)
         self._next_stage()
 
-    # Per-hand lists that a clone must copy (everything else per hand is an int, a bool or shared).
-    _HAND_LISTS = ("quotas", "hands", "played", "voids", "trick", "tricks_won")  # quotas: None until assigned
-
     def _reset_hand_state(
         self, dealer: int, hands: list[int], kitty: int, previous_balances: Sequence[int] | None
     ) -> None:
-        """Declare every per-hand attribute, as at the deal of a hand dealt by ``dealer``.
-
-        Public (read by the view, the renderer and search; seat-indexed lists by
-        absolute seat, card sets as bit sets): ``dealer``, ``quotas``, ``hands``,
-        ``kitty_mask`` (the kitty; still known to the dealer once taken),
-        ``previous_balances`` (None in hand 1 unless start balances were
-        given), ``trump`` (NO_SUIT until named), ``picked_up`` (the dealer took
-        the kitty), ``played`` (cards each seat played this hand), ``voids``
-        (4-bit suit set per seat, shown in play), ``trick`` (cards of the open
-        trick in play order), ``led_suit`` (NO_SUIT with no open trick),
-        ``leader`` (of the open or next trick), ``tricks_won``,
-        ``tricks_played``, ``phase``, ``current`` (the seat to act); with
-        ``one_card_kitty`` ``kitty_mask`` is the face-up card, ``face_up`` its
-        id (-1 without the option) and ``take`` the decision on it: None until
-        made (and when the face-up card is 2D), else (seat, card put out of
-        play) or (seat, None) when declined.
-
-        Private, the exchange (read through :meth:`cards_to_send`):
-        ``_exchange_rounds`` (the plan: [(sender, [(receiver, count), ...])]),
-        ``_exchange_round`` (index of the round being played), ``_receivers``
-        (that round's [(receiver, count)]), ``_receiver_index`` (the receiver
-        the sender is choosing cards for) and ``_round_exchanges`` (the
-        round's ExchangeLog entries, one per receiver served so far).
-
-        Private, the order of the hand: ``_stage`` (index into
-        :func:`hand_order` of the stage being played; -1 before the first)
-        and ``_returns_done`` (every exchanged card has been returned).
-        """
+        """Set every per-hand attribute (:data:`HAND_STATE`), as at the deal of a hand dealt by ``dealer``."""
         q = self.rules.quotas
         n = self.rules.num_players
         self.dealer = dealer
@@ -1192,14 +1238,15 @@ class Game:
     def clone(self) -> Game:
         """An independent copy (for search); the RNG and history are copied too."""
         other = Game.__new__(Game)
-        other.__dict__.update(self.__dict__)
+        for name, value in zip(_CLONE_SHARED, _shared_values(self), strict=True):
+            setattr(other, name, value)
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
         other.deal_queue = list(self.deal_queue)
         other.scores = list(self.scores)
         other.history = self.history[:-1] + [self.history[-1].copy()]
         other.winners = None if self.winners is None else list(self.winners)
-        for name in Game._HAND_LISTS:
+        for name in _HAND_LISTS:
             value = getattr(self, name)
             setattr(other, name, None if value is None else list(value))
         # the round's entries are the last ones of the copied log (a new list even when empty)

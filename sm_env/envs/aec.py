@@ -141,8 +141,8 @@ to; games end by the rules and ``max_hands``, so any value other than None
 or -1 is ignored with a warning.
 
 `compiled`: ``True`` (default) steps, observes and masks with compiled
-kernels (:mod:`sm_env.compiled.single`, numba) whenever the rule set is one that
-:class:`sm_env.compiled.batch.VectorGame` runs (every preset of docs/rules.md
+kernels (:mod:`sm_env.compiled.single`, numba) whenever the compiled engine
+runs the rule set (:func:`sm_env.compiled.support.supports`: every preset of docs/rules.md
 sections 1-9), about five times faster per decision; ``False``, and rule
 sets with section 10 options (four players among them), use the pure-Python
 path: ``observation.encode(knowledge.player_view(game, seat))`` on the stepped
@@ -219,9 +219,10 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE_SHIFT
+from sm_env.compiled.support import supports
 from sm_env.core.cards import from_mask
 from sm_env.core.episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
-from sm_env.core.game import OVER, Game, IllegalActionError, check_seed
+from sm_env.core.game import OVER, Game, GameOverError, IllegalActionError, check_seed, result_text
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.display.render import render_table
@@ -230,7 +231,15 @@ from sm_env.observation import action_mask, encode, observation_size
 if TYPE_CHECKING:
     from sm_env.compiled.single import CompiledGame
 
-__all__ = ["AGENTS", "FastOrderEnforcingWrapper", "IllegalEnvActionError", "agent_names", "env", "raw_env"]
+__all__ = [
+    "AGENTS",
+    "EnvGameOverError",
+    "FastOrderEnforcingWrapper",
+    "IllegalEnvActionError",
+    "agent_names",
+    "env",
+    "raw_env",
+]
 
 AGENTS: tuple[str, ...] = ("player_0", "player_1", "player_2")
 """The agents of a three-player game; ``agent_names(4)`` with four players."""
@@ -253,13 +262,6 @@ _observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | Non
 _F32, _I8 = np.dtype(np.float32), np.dtype(np.int8)
 
 
-def _kernel_supports(rules: RuleSet) -> bool:
-    """Whether the compiled path (:mod:`sm_env.compiled.single`) runs these rules."""
-    from sm_env.compiled.single import supports
-
-    return supports(rules)
-
-
 def _compiled_game(game: Game) -> CompiledGame:
     """The compiled path's copy of a fresh Game."""
     global _step_kernel, _observe_kernel
@@ -274,6 +276,11 @@ class IllegalEnvActionError(IllegalActionError):
 
     Subclass of :class:`sm_env.core.game.IllegalActionError` with the engine's message.
     """
+
+
+class EnvGameOverError(IllegalEnvActionError, GameOverError):
+    """``step`` on the raw environment once the game has ended and no agent remains (``agents`` is empty);
+    the wrapped ``env()`` warns instead, as PettingZoo's wrapper does."""
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -381,7 +388,7 @@ class raw_env(AECEnv):
         self._game_max_hands = engine_max_hands(episode, max_hands)
         if not isinstance(compiled, bool):
             raise ValueError(f"compiled must be True or False, got {compiled!r}")
-        self._use_kernel = compiled and _kernel_supports(self.rules)
+        self._use_kernel = compiled and supports(self.rules)
 
         self._agent_names = agent_names(self.rules.num_players)  # player_0 .. player_2 (player_3 with four)
         self._seats = {agent: seat for seat, agent in enumerate(self._agent_names)}
@@ -526,7 +533,11 @@ class raw_env(AECEnv):
         without changing anything, if the action is not legal.
         """
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        try:
+            dead = self.terminations[agent] or self.truncations[agent]
+        except KeyError:  # every agent has been removed: the game has ended
+            raise self._stepped_after_end(action) from None
+        if dead:
             self._was_dead_step(action)
             return
         fast = self._fast
@@ -560,6 +571,16 @@ class raw_env(AECEnv):
                 self._update_infos(code >> CODE_PHASE_SHIFT & 7, code >> CODE_HAND_SHIFT)
         if self.render_mode == "human":
             self.render()
+
+    def _stepped_after_end(self, action: Any) -> Exception:
+        if self._game is None:
+            return RuntimeError("call reset() before step()")
+        _, hands, winners = self._status()
+        end = result_text(winners, False, hands) if winners else f"after {hands} hand{'s' if hands != 1 else ''}"
+        return EnvGameOverError(
+            f"step({action!r}) after the game has ended ({end}): no agents remain (env.agents is empty); "
+            "call reset() to play another game"
+        )
 
     def _step_game(self, agent: str, action: int | None) -> None:
         """``step`` on the pure-Python path: the Game itself is stepped."""

@@ -1,0 +1,110 @@
+"""From a :class:`~sm_env.core.game.Game` to a kernel row: the one copy of a game's state into the
+columns of :mod:`sm_env.compiled.kernels` (``st`` int32, ``cm`` uint64 card sets).
+
+Used by :class:`sm_env.compiled.single.CompiledGame` (``raw_env``'s compiled path: a
+fresh game) and by :class:`agents.search.rollout_kernel.RolloutBatch` (search: a
+position set up by ``Game.from_position`` or a clone). Any position of a three-player
+game under rules the compiled engine runs (:func:`sm_env.compiled.support.supports`) in
+the exchange, trump, discard, play or over phase loads; the row then observes,
+masks and plays on as the ``Game`` does (``tests/test_loader.py``).
+
+What is copied, from :data:`sm_env.core.game.HAND_STATE` and :data:`~sm_env.core.game.GAME_STATE`
+and the hand's log: phase, seat to act, dealer, hand number, first dealer, trick
+(leader, led suit, cards), trump, tricks played and won, quotas, scores, previous
+balances, kitty taken, discards, voids, the exchange (plan, round, receiver, cards
+chosen; each exchange's sent and returned cards) and the kitty cards shown; hands,
+kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
+bookkeeping) and the next hand's deal (``C_NEXT_*``, the caller's) are left at 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sm_env.core.cards import to_mask
+from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
+
+from . import kernels as k
+from .support import unsupported
+
+__all__ = ["LOADABLE_PHASES", "LoadError", "game_row", "load_game"]
+
+LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER)
+"""The phases the kernels know."""
+
+
+class LoadError(ValueError):
+    """A Game the kernels cannot hold (rules they do not run, or a phase they do not know)."""
+
+
+def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[int]]:
+    """The kernel row of ``game``'s state: (``st`` values, ``cm`` card sets), lists of NUM_S and NUM_C ints.
+
+    ``rules_checked``: the caller has made sure that the compiled engine runs ``game.rules`` (skips that check).
+    """
+    refused = [] if rules_checked else unsupported(game.rules)
+    if refused:
+        raise LoadError(f"the kernels do not run rule set {game.rules.name!r}: it uses {', '.join(refused)}")
+    if game.phase not in LOADABLE_PHASES:
+        raise LoadError(f"the kernels hold the exchange, trump, discard, play or over phase, not phase {game.phase}")
+    log = game.log
+    st = [0] * k.NUM_S
+    st[k.S_PHASE] = game.phase
+    st[k.S_CUR] = game.current
+    st[k.S_DEALER] = game.dealer
+    st[k.S_HAND_NO] = game.hand_number
+    st[k.S_FIRST_DEALER] = game.first_dealer
+    st[k.S_LEADER] = game.leader
+    trick = game.trick
+    st[k.S_LED] = game.led_suit if trick else -1
+    st[k.S_TRUMP] = game.trump
+    st[k.S_TRICK_LEN] = len(trick)
+    st[k.S_TRICK : k.S_TRICK + len(trick)] = trick
+    st[k.S_TRICKS_PLAYED] = game.tricks_played
+    st[k.S_TW : k.S_TW + 3] = game.tricks_won
+    st[k.S_Q : k.S_Q + 3] = game.quotas
+    st[k.S_SC : k.S_SC + 3] = game.scores
+    if game.previous_balances is not None:
+        st[k.S_HAS_PREV] = 1
+        st[k.S_PB : k.S_PB + 3] = game.previous_balances
+    st[k.S_PICKED] = int(game.picked_up)
+    discards = log.discards or ()
+    st[k.S_DISC_COUNT] = len(discards)
+    st[k.S_VOID : k.S_VOID + 3] = game.voids
+    rounds = game._exchange_rounds
+    st[k.S_EX_NROUNDS] = len(rounds)
+    st[k.S_EX_ROUND] = game._exchange_round
+    for r, (sender, targets) in enumerate(rounds):
+        st[k.S_EX_SENDER + r] = sender
+        st[k.S_EX_NT + r] = len(targets)
+        for t, (receiver, count) in enumerate(targets):
+            st[k.S_EX_RECV + 2 * r + t] = receiver
+            st[k.S_EX_CNT + 2 * r + t] = count
+    if game.phase == EXCHANGE:
+        st[k.S_EX_TARGET] = game._receiver_index
+        for t, entry in enumerate(game._round_exchanges):
+            st[k.S_EX_PEND + t] = len(entry.sent)
+    if game.winners is not None:
+        st[k.S_WINNERS] = sum(1 << s for s in game.winners)
+    st[k.S_TRUNCATED] = int(game.truncated)
+    cm = [0] * k.NUM_C
+    cm[k.C_HAND : k.C_HAND + 3] = game.hands
+    cm[k.C_KITTY] = game.kitty_mask
+    cm[k.C_PLAYED : k.C_PLAYED + 3] = game.played
+    cm[k.C_DISCARDS] = to_mask(discards)
+    for entry in log.exchanges:
+        pair = entry.sender * 3 + entry.receiver
+        st[k.S_EX_STARTED + pair] = entry.count
+        cm[k.C_SENT + pair] = to_mask(entry.sent)
+        cm[k.C_RET + pair] = to_mask(entry.returned or ())
+    for sender, cards in log.shown or ():
+        cm[k.C_SHOWN + sender] |= to_mask(cards)
+    return st, cm
+
+
+def load_game(st: np.ndarray, cm: np.ndarray, row: int, game: Game, rules_checked: bool = False) -> None:
+    """Copy ``game``'s state into row ``row`` of ``st`` (int32 [n, NUM_S]) and ``cm`` (uint64 [n, NUM_C])
+    (``rules_checked`` as for :func:`game_row`)."""
+    st_row, cm_row = game_row(game, rules_checked)
+    st[row] = st_row
+    cm[row] = cm_row

@@ -1,0 +1,84 @@
+"""The compiled engine's one support boundary (sm_env.compiled.support): every RuleSet field classified."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from sm_env.compiled import support
+from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet
+
+FIELDS = {field.name for field in dataclasses.fields(RuleSet)}
+
+
+def test_every_ruleset_field_is_mapped_or_refused_and_never_both() -> None:
+    assert set(support.MAPPED) | set(support.REFUSED) == FIELDS
+    assert not set(support.MAPPED) & set(support.REFUSED)
+    assert support.unclassified() == []
+
+
+def test_a_new_field_is_detected_and_refused_by_name() -> None:
+    assert support.unclassified([*FIELDS, "new_option"]) == ["new_option"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Extended(RuleSet):
+        new_option: bool = False
+
+    extended = Extended()
+    assert support.supports(RuleSet()) and not support.supports(extended)  # fails closed, even at the default
+    assert support.unsupported(extended) == ["new_option (not classified for the compiled engine)"]
+
+
+def test_the_mapped_columns_are_the_kernels_rule_vector() -> None:
+    from sm_env.compiled import kernels
+
+    named = {column for _, columns in support.MAPPED.values() for column in columns}
+    columns = {name for name in dir(kernels) if name.startswith("K_")}
+    assert named <= columns
+    # the rest is not a rule option: the hand limit and the dealing mode of the caller
+    assert columns - named == {"K_MAX_HANDS", "K_GIVEN_DEALS"}
+
+
+@pytest.mark.parametrize(
+    "rules, named",
+    [
+        (PRESETS["four-5-3-2-2"], ["players: 4"]),
+        (RuleSet(dealer_makes_quota="up"), ["dealer_makes_quota: up"]),
+        (RuleSet(calls=True), ["calls"]),
+        (RuleSet(target_score=2**31), [f"target_score: {2**31}"]),  # beyond the kernels' int32 scores
+        (RuleSet(fixed_hands=10**30), [f"fixed_hands: {10**30}"]),
+    ],
+)
+def test_unsupported_values_are_named(rules: RuleSet, named: list[str]) -> None:
+    assert support.unsupported(rules) == named
+    assert not support.supports(rules)
+
+
+def test_section_9_presets_are_supported_and_section_10_ones_are_not() -> None:
+    presets = support.supported_presets()
+    assert "standard" in presets and "woburn" in presets
+    for name, preset in PRESETS.items():
+        on = [option for option in SECTION_10_OPTIONS if getattr(preset, option)]
+        assert (name in presets) == (not on and preset.players == 3 and preset.dealer_makes_quota != "up"), name
+
+
+def test_every_compiled_consumer_asks_the_one_boundary() -> None:
+    from agents.search import rollout_kernel
+    from sm_env.compiled import batch, single
+
+    assert rollout_kernel.supports is single.supports is support.supports
+    assert batch.unsupported_options(RuleSet(auction=True)) == ["auction"]  # kept for the names docs use
+    with pytest.raises(ValueError, match="chips"):
+        batch.VectorGame(2, rules=RuleSet(chips=True), seed=0)
+    with pytest.raises(ValueError, match="target_score"):
+        batch.VectorGame(2, rules=RuleSet(target_score=2**40), seed=0)
+    with pytest.raises(ValueError, match="auction"):
+        rollout_kernel.RolloutBatch(RuleSet(auction=True), 1)
+
+
+def test_support_loads_no_numba() -> None:
+    code = "import sys, sm_env.compiled.support; assert 'numba' not in sys.modules, 'numba loaded'"
+    subprocess.run([sys.executable, "-c", code], check=True)
