@@ -24,7 +24,7 @@ from sm_env.core.cards import CardError, card_text, from_mask, mask_text, parse_
 from sm_env.core.game import PHASE_NAMES, DealError, Game, GameOverError, IllegalActionError, action_text
 from sm_env.core.rules import PRESETS, RulesError, RuleSet
 from sm_env.display.render import render_table
-from sm_env.envs.aec import IllegalEnvActionError, env, raw_env
+from sm_env.envs.aec import EnvGameOverError, IllegalEnvActionError, env, raw_env
 from sm_env.old_paths import keep_old_paths
 
 from .records import ReplayError, game_record, load_record, replay, save_record
@@ -35,6 +35,7 @@ __all__ = [
     "PRESETS",
     "CardError",
     "DealError",
+    "EnvGameOverError",
     "Game",
     "GameOverError",
     "IllegalActionError",

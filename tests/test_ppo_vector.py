@@ -275,3 +275,32 @@ def _empty_config(tmp_path) -> object:
     path = tmp_path / "empty.yaml"
     path.write_text("name: tiny\n")
     return path
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda state: state["engine"]["st"].__setitem__((0, 0), 10**6),  # a value the engine cannot hold
+        lambda state: state["engine"].pop("cm"),  # a missing array
+        lambda state: state.pop("counters"),  # a missing entry
+        lambda state: state.__setitem__("seat_kind", "three"),  # a wrong type
+    ],
+)
+def test_resume_of_a_tampered_checkpoint_is_one_line_and_leaves_it_as_it_was(tmp_path, capsys, tamper):
+    run = tmp_path / "run"
+    sets = sum((["--set", s] for s in [*TINY, "train.total_timesteps=1", "eval.final_deals=0"]), [])
+    assert (
+        train_main(["--backend", "vector", "--config", str(_empty_config(tmp_path)), "--run-dir", str(run), *sets]) == 0
+    )
+    latest = run / "checkpoints" / "latest.pt"
+    state = torch.load(latest, weights_only=True)
+    tamper(state)
+    torch.save(state, latest)
+    (run / "summary.json").unlink()  # not complete: the resume must read the checkpoint
+    saved = latest.read_bytes()
+    capsys.readouterr()
+    assert train_main(["--resume", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("sergeant-major train --backend vector: error: ") and "latest.pt" in err, err
+    assert latest.read_bytes() == saved

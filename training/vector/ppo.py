@@ -637,6 +637,16 @@ class VectorPPO:
         if not os.path.isfile(path):
             raise CheckpointError(f"cannot resume: {path} does not exist")
         state = check_format(load_tensors(path, path), path, CHECKPOINT_FORMAT)
+        try:
+            self._restore(path, state)
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as err:  # damaged, tampered
+            raise CheckpointError(f"{path}: the checkpoint is damaged ({type(err).__name__}: {err})") from None
+
+    def _restore(self, path: str, state: dict[str, Any]) -> None:
+        """Everything :meth:`load` restores from ``state``: the settings it must agree with, the network, the
+        engine (checked whole by ``VectorGame.set_state``), the opponents and the counters."""
         saved = state["config"]
         for section, key in (
             ("ppo", "net_arch"),
