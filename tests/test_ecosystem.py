@@ -60,6 +60,24 @@ def test_flat_observation_wrapper_moves_the_mask_to_the_info():
     assert e.unwrapped.record() == plain.unwrapped.record()
 
 
+@pytest.mark.parametrize("infos_first", [True, False])
+def test_flat_observation_wrapper_infos_hold_every_agents_mask(infos_first):
+    """Whichever is read first (``infos`` or ``last()``), every agent's info mask is ``action_mask(agent)``."""
+    e = mask_in_info(sm_env.env(episode="hand"))
+    e.reset(seed=3)
+    rng = random.Random(3)
+    while e.agents:
+        infos = e.infos if infos_first else None
+        _, _, term, trunc, info = e.last()
+        infos = infos or e.infos
+        assert info is infos[e.agent_selection]
+        for agent in e.possible_agents:
+            if agent in infos:
+                np.testing.assert_array_equal(infos[agent]["action_mask"], e.unwrapped.action_mask(agent))
+                assert infos[agent]["action_mask"].dtype == np.int8
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(info["action_mask"]))))
+
+
 def test_flat_observation_wrapper_infos_are_new_after_a_step():
     e = FlatObservationWrapper(sm_env.env())
     e.reset(seed=0)

@@ -44,7 +44,43 @@ __all__ = ["FlatObservationWrapper", "ObservationKeysWrapper", "mask_in_info", "
 RLLIB_KEYS: dict[str, str] = {"observation": "observations"}
 
 
-class FlatObservationWrapper(BaseWrapper):
+def _forward(name: str) -> property:
+    """A property that reads and writes the inner env's ``name`` (``BaseWrapper.__getattr__`` without its cost)."""
+
+    def get(self: BaseWrapper) -> Any:
+        return getattr(self.env, name)  # before reset: the inner env's clear error
+
+    def set(self: BaseWrapper, value: Any) -> None:
+        setattr(self.env, name, value)
+
+    return property(get, set, doc=f"The inner env's ``{name}``.")
+
+
+class _ForwardingWrapper(BaseWrapper):
+    """``BaseWrapper`` with the attributes an agent loop reads as properties, and ``last`` calling them directly."""
+
+    agent_selection = _forward("agent_selection")
+    agents = _forward("agents")
+    rewards = _forward("rewards")
+    terminations = _forward("terminations")
+    truncations = _forward("truncations")
+    infos = _forward("infos")
+    _cumulative_rewards = _forward("_cumulative_rewards")
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As ``AECEnv.last``."""
+        env = self.env
+        agent = env.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            env._cumulative_rewards[agent],
+            env.terminations[agent],
+            env.truncations[agent],
+            self.infos[agent],
+        )
+
+
+class FlatObservationWrapper(_ForwardingWrapper):
     """The observation vector as the observation, the action mask in ``infos[agent]["action_mask"]``.
 
     ``observation_space(agent)`` is ``Box(-1, 1, (789,), float32)``. ``infos``
@@ -55,6 +91,7 @@ class FlatObservationWrapper(BaseWrapper):
         super().__init__(env)
         self._spaces = {agent: env.observation_space(agent)["observation"] for agent in env.possible_agents}
         self._infos: dict[str, dict[str, Any]] | None = None
+        self._num_actions = env.action_space(env.possible_agents[0]).n
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """As the inner ``reset``."""
@@ -79,25 +116,50 @@ class FlatObservationWrapper(BaseWrapper):
 
     @property
     def infos(self) -> dict[str, dict[str, Any]]:
-        """The inner infos, each with ``"action_mask"`` (int8 (56,)) added; new dicts after every step and reset."""
+        """The inner infos, each with ``"action_mask"`` (int8 (56,)) added; new dicts after every step and reset.
+
+        Built once per step, when first read: only the agent to act can have a legal action, so only its mask
+        is computed; every other agent's is all 0 (as ``action_mask(agent)`` gives).
+        """
         if self._infos is None:
-            mask = self.env.unwrapped.action_mask
-            self._infos = {agent: {**info, "action_mask": mask(agent)} for agent, info in self.env.infos.items()}
+            self._infos = self._build_infos(None)
         return self._infos
+
+    def _build_infos(self, mask: np.ndarray | None) -> dict[str, dict[str, Any]]:
+        """The infos of this step; ``mask``: the acting agent's mask if already at hand (from ``observe``)."""
+        env = self.env
+        raw = env.unwrapped
+        selected = env.agent_selection
+        size = self._num_actions
+        infos = {}
+        for agent, info in env.infos.items():
+            if agent == selected:
+                info = {**info, "action_mask": raw.action_mask(agent) if mask is None else mask}
+            else:
+                info = {**info, "action_mask": np.zeros(size, np.int8)}
+            infos[agent] = info
+        return infos
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """As ``AECEnv.last``, with the flat observation and the mask in the info."""
-        agent = self.agent_selection
+        env = self.env
+        agent = env.agent_selection
+        obs = None
+        if observe:
+            both = env.observe(agent)
+            obs = both["observation"]
+            if self._infos is None:
+                self._infos = self._build_infos(both["action_mask"])  # the mask observe built anyway
         return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
+            obs,
+            env._cumulative_rewards[agent],
+            env.terminations[agent],
+            env.truncations[agent],
             self.infos[agent],
         )
 
 
-class ObservationKeysWrapper(BaseWrapper):
+class ObservationKeysWrapper(_ForwardingWrapper):
     """The Dict observation with keys renamed by ``keys`` (default ``{"observation": "observations"}``).
 
     Keys not named in ``keys`` keep their name; ``keys`` must name existing
