@@ -62,10 +62,10 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
-import yaml
 
 from sm_env.atomic import atomic_path
 from training import distill_data, symmetry
+from training.common.yaml_config import parse_yaml, read_config_text
 from training.distill.data import DataSettings
 
 Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
@@ -185,8 +185,7 @@ def load_config(path: str | None = None, overrides: list[str] | tuple[str, ...] 
     if path is not None:
         if not os.path.isfile(path):
             raise ValueError(f"config file not found: {path}")
-        with open(path, encoding="utf-8") as handle:
-            raw = yaml.safe_load(handle) or {}
+        raw = parse_yaml(read_config_text(path), path) or {}  # the shared bounds (size, depth, aliases, tags)
         if not isinstance(raw, dict):
             raise ValueError(f"{path}: expected a mapping of settings")
     for item in overrides:
@@ -197,7 +196,7 @@ def load_config(path: str | None = None, overrides: list[str] | tuple[str, ...] 
         node = raw
         for part in parents:
             node = node.setdefault(part, {})
-        node[last] = yaml.safe_load(text)
+        node[last] = parse_yaml(text, f"override {item!r}")
     config = _build(DistillConfig, raw, path or "config")
     config.data.validate()
     fit = config.fit
@@ -249,8 +248,7 @@ def _load_split(folders: list[str], share: float, seed: int) -> tuple[dict[str, 
             raise ValueError(f"{folder}: no labelled shards")
         held = set(split_shards(len(names), share, seed).tolist())
         for i, name in enumerate(names):
-            with np.load(os.path.join(folder, name)) as shard:
-                part = {f: shard[f] for f in distill_data.FIELDS}
+            part = distill_data.read_shard(os.path.join(folder, name))  # within bounds, or one clear error
             (valid if i in held else train).append(part)
 
     def cat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
