@@ -14,8 +14,9 @@ each adapter puts it; prints decisions per second and the ratio to
 
     python benchmarks/bench_adapters.py [--hands 300] [--repeats 3]
 
-Each figure is the best of ``--repeats`` runs. Every adapter should stay at
-0.5 x ``raw_env`` or above (docs/results.md has the figures).
+Each figure is the best of ``--repeats`` rounds (a round runs every adapter
+once, in turn, after a warm-up); the table is Markdown. Every adapter should stay at 0.5 x
+``raw_env`` or above (docs/results.md has the figures).
 """
 
 from __future__ import annotations
@@ -101,13 +102,17 @@ def run_single_seat(hands: int, seed: int) -> int:
     return e.decisions
 
 
-def best_rate(run: Callable[[int, int], int], hands: int, repeats: int) -> float:
-    """Best decisions per second over ``repeats`` runs."""
-    best = 0.0
+def best_rates(runs: list[tuple[str, Callable[[int, int], int]]], hands: int, repeats: int) -> dict[str, float]:
+    """Best decisions per second of each run over ``repeats`` rounds; each round runs every adapter once, in
+    turn, so that a change of load on the machine touches them all alike."""
+    best = dict.fromkeys((name for name, _ in runs), 0.0)
+    for _, run in runs:
+        run(2, 0)  # warm up: compiled kernels, imports, caches
     for _ in range(repeats):
-        start = time.perf_counter()
-        decisions = run(hands, 0)
-        best = max(best, decisions / (time.perf_counter() - start))
+        for name, run in runs:
+            start = time.perf_counter()
+            decisions = run(hands, 0)
+            best[name] = max(best[name], decisions / (time.perf_counter() - start))
     return best
 
 
@@ -135,11 +140,12 @@ def main() -> None:
         runs.append(("rllib_env.TurnBasedEnv", run_turn_based))
     if _available("stable_baselines3", "SingleSeatEnv"):
         runs.append(("SingleSeatEnv (random)", run_single_seat))
-    peer = None
-    for name, run in runs:
-        rate = best_rate(run, args.hands, args.repeats)
-        peer = peer or rate
-        print(f"{name:<30} {rate:9.0f} decisions/s   {rate / peer:5.2f} x raw_env")
+    rates = best_rates(runs, args.hands, args.repeats)
+    peer = rates["raw_env"]
+    print(f"| adapter (best of {args.repeats} rounds, {args.hands} hands) | decisions/s | x raw_env |")
+    print("| --- | ---: | ---: |")
+    for name, rate in rates.items():
+        print(f"| {name} | {rate:,.0f} | {rate / peer:.2f} |")
 
 
 if __name__ == "__main__":

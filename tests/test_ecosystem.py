@@ -191,6 +191,30 @@ def test_torchrl_pettingzoo_wrapper(wrap):
     assert total == steps  # exactly one seat acts per step
 
 
+def test_torchrl_collector_with_the_masked_random_policy():
+    """The README's TorchRL collector snippet, run as written: every action collected is legal."""
+    _needs("torchrl")
+    import os
+    import re
+
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md"), encoding="utf-8").read()
+    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "Collector(" in b]
+    snippet = "\n".join(line[2:] if line.startswith("  ") else line for line in snippet.splitlines())
+    scope: dict = {}
+    exec(snippet, scope)
+    collector = scope["collector"]
+    steps = 0
+    for batch in collector:
+        for agent in ("player_0", "player_1", "player_2"):
+            group = batch[agent]
+            acting = group["mask"].squeeze(-1)
+            actions = group["action"].squeeze(-1)[acting]
+            assert group["action_mask"].squeeze(-2)[acting].gather(-1, actions.unsqueeze(-1)).all()
+            steps += int(acting.sum())
+    collector.shutdown()
+    assert steps == 128
+
+
 # ----------------------------------------------------------------------------- Tianshou
 
 

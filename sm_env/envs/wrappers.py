@@ -57,7 +57,7 @@ def _forward(name: str) -> property:
 
 
 class _ForwardingWrapper(BaseWrapper):
-    """``BaseWrapper`` with the attributes an agent loop reads as properties, and ``last`` calling them directly."""
+    """``BaseWrapper`` with the attributes an agent loop reads as properties (no ``__getattr__`` per read)."""
 
     agent_selection = _forward("agent_selection")
     agents = _forward("agents")
@@ -66,18 +66,6 @@ class _ForwardingWrapper(BaseWrapper):
     truncations = _forward("truncations")
     infos = _forward("infos")
     _cumulative_rewards = _forward("_cumulative_rewards")
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """As ``AECEnv.last``."""
-        env = self.env
-        agent = env.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            env._cumulative_rewards[agent],
-            env.terminations[agent],
-            env.truncations[agent],
-            self.infos[agent],
-        )
 
 
 class FlatObservationWrapper(_ForwardingWrapper):
@@ -90,17 +78,18 @@ class FlatObservationWrapper(_ForwardingWrapper):
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._spaces = {agent: env.observation_space(agent)["observation"] for agent in env.possible_agents}
-        self._infos: dict[str, dict[str, Any]] | None = None
+        self._infos: dict[str, dict[str, Any]] | None = None  # this step's infos, once read
+        self._acting: tuple[str, dict[str, Any]] | None = None  # this step's info of the agent to act, once read
         self._num_actions = env.action_space(env.possible_agents[0]).n
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """As the inner ``reset``."""
-        self._infos = None
+        self._infos = self._acting = None
         self.env.reset(seed=seed, options=options)
 
     def step(self, action: int | None) -> None:
         """As the inner ``step``."""
-        self._infos = None
+        self._infos = self._acting = None
         self.env.step(action)
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -118,45 +107,42 @@ class FlatObservationWrapper(_ForwardingWrapper):
     def infos(self) -> dict[str, dict[str, Any]]:
         """The inner infos, each with ``"action_mask"`` (int8 (56,)) added; new dicts after every step and reset.
 
-        Built once per step, when first read: only the agent to act can have a legal action, so only its mask
-        is computed; every other agent's is all 0 (as ``action_mask(agent)`` gives).
+        Built once per step, when first read, and only what is read: only the agent to act can have a legal
+        action, so only its mask is computed (the info ``last()`` returned, if it was called); every other
+        agent's is all 0 (as ``action_mask(agent)`` gives).
         """
         if self._infos is None:
-            self._infos = self._build_infos(None)
+            env = self.env
+            selected = env.agent_selection
+            size = self._num_actions
+            infos = {}
+            for agent, info in env.infos.items():
+                if agent == selected:
+                    infos[agent] = self._acting_info(agent, info, None)
+                else:
+                    infos[agent] = {**info, "action_mask": np.zeros(size, np.int8)}
+            self._infos = infos
         return self._infos
 
-    def _build_infos(self, mask: np.ndarray | None) -> dict[str, dict[str, Any]]:
-        """The infos of this step; ``mask``: the acting agent's mask if already at hand (from ``observe``)."""
-        env = self.env
-        raw = env.unwrapped
-        selected = env.agent_selection
-        size = self._num_actions
-        infos = {}
-        for agent, info in env.infos.items():
-            if agent == selected:
-                info = {**info, "action_mask": raw.action_mask(agent) if mask is None else mask}
-            else:
-                info = {**info, "action_mask": np.zeros(size, np.int8)}
-            infos[agent] = info
-        return infos
+    def _acting_info(self, agent: str, info: dict[str, Any], mask: np.ndarray | None) -> dict[str, Any]:
+        """The info of the agent to act, built once per step (``mask``: its mask, if at hand already)."""
+        acting = self._acting
+        if acting is None or acting[0] != agent:
+            mask = self.env.unwrapped.action_mask(agent) if mask is None else mask
+            acting = self._acting = (agent, {**info, "action_mask": mask})
+        return acting[1]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """As ``AECEnv.last``, with the flat observation and the mask in the info."""
+        """As ``AECEnv.last``, with the flat observation and the mask in the info (the other agents' infos are
+        built only if ``infos`` is read)."""
         env = self.env
         agent = env.agent_selection
-        obs = None
-        if observe:
-            both = env.observe(agent)
-            obs = both["observation"]
-            if self._infos is None:
-                self._infos = self._build_infos(both["action_mask"])  # the mask observe built anyway
-        return (
-            obs,
-            env._cumulative_rewards[agent],
-            env.terminations[agent],
-            env.truncations[agent],
-            self.infos[agent],
-        )
+        obs, reward, terminated, truncated, info = env.last(observe)
+        if self._infos is not None:
+            info = self._infos[agent]
+        else:
+            info = self._acting_info(agent, info, obs["action_mask"] if observe else None)
+        return (obs["observation"] if observe else None), reward, terminated, truncated, info
 
 
 class ObservationKeysWrapper(_ForwardingWrapper):
@@ -193,6 +179,14 @@ class ObservationKeysWrapper(_ForwardingWrapper):
         """The inner observation with renamed keys."""
         keys = self._keys
         return {keys.get(k, k): v for k, v in self.env.observe(agent).items()}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As ``AECEnv.last``, with renamed observation keys."""
+        obs, reward, terminated, truncated, info = self.env.last(observe)
+        if observe:
+            keys = self._keys
+            obs = {keys.get(k, k): v for k, v in obs.items()}
+        return obs, reward, terminated, truncated, info
 
 
 def mask_in_info(env: AECEnv) -> FlatObservationWrapper:
