@@ -30,7 +30,7 @@ def main() -> int:
     for name in PACKAGES:
         module = __import__(name)
         installed = os.path.dirname(os.path.abspath(module.__file__))
-        if installed.startswith(checkout + os.sep):
+        if installed == os.path.join(checkout, name):
             problems.append(f"{name} was imported from the checkout ({installed}), not from the installed wheel")
             continue
         missing = sorted(files(os.path.join(checkout, name)) - files(installed))

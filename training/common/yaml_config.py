@@ -317,7 +317,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         return path, parse_yaml(raw, "") if raw.strip() else ""
     except ConfigError as err:
-        raise ConfigError(f"--set {text}: the value: {err}") from None
+        raise ConfigError(f"--set {text}: {err}") from None  # the value's fault, as parse_yaml words it
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
