@@ -122,6 +122,7 @@ def test_aliases_that_expand_beyond_the_budget_are_refused_before_expanding(tmp_
     with pytest.raises(ConfigError, match=r"^--set inner=.*expands to more than"):
         load(check, None, ["inner=" + BILLION_LAUGHS.replace("\n", ", ").join("{}")])
     assert parse_yaml("a: &x [1, 2]\nb: *x\n", "f") == {"a": [1, 2], "b": [1, 2]}  # small aliases still work
+    assert parse_yaml("a: &x {k: 1}\nb:\n  <<: *x\n  j: 2\n", "f") == {"a": {"k": 1}, "b": {"k": 1, "j": 2}}
 
 
 def test_deep_nesting_huge_integers_tags_and_big_files_are_one_clear_error(tmp_path):

@@ -69,7 +69,21 @@ MAX_NODES = 100_000  # values in the document once every alias is expanded
 MAX_DIGITS = 100  # digits of a whole number (seeds are at most 20)
 _SAFE_TAGS = frozenset(
     "tag:yaml.org,2002:" + name
-    for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary", "omap", "pairs", "set")
+    for name in (
+        "str",
+        "int",
+        "float",
+        "bool",
+        "null",
+        "map",
+        "seq",
+        "merge",
+        "timestamp",
+        "binary",
+        "omap",
+        "pairs",
+        "set",
+    )
 )
 
 
