@@ -1,16 +1,22 @@
-"""Speed of the library adapters relative to the plain environment, in the same run.
+"""Speed of every adapter of the project relative to the plain environment, in the same run.
 
 Random legal play over whole hands (``episode="hand"``), the mask read where
 each adapter puts it; prints decisions per second and the ratio to
 ``raw_env`` for:
 
-(a) ``raw_env`` (observation dict every decision: the peer);
-(b) ``sm_env.envs.wrappers.mask_in_info(env())`` (Box observation, mask in info);
-(c) ``sm_env.envs.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray).
+(a) ``raw_env`` (``observe`` every decision: the peer);
+(b) ``sm_env.env()`` (``OrderEnforcingWrapper``; ``last()`` every decision);
+(c) ``sm_env.envs.wrappers.mask_in_info(env())`` (Box observation, mask in ``last()``'s info);
+(d) ``sm_env.envs.wrappers.rllib_observation_keys(env())`` (renamed keys; ``last()``);
+(e) ``sm_env.envs.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray);
+(f) ``training.sb3.single_agent.SingleSeatEnv`` (one learner seat, random opponents played inside
+    ``step``; every decision counts, the opponents' too; needs the train extra).
 
     python benchmarks/bench_adapters.py [--hands 300] [--repeats 3]
 
-Each figure is the best of ``--repeats`` runs.
+Each figure is the best of ``--repeats`` rounds (a round runs every adapter
+once, in turn, after a warm-up); the table is Markdown. Every adapter should stay at 0.5 x
+``raw_env`` or above (docs/results.md has the figures).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 import sm_env
-from sm_env.envs.wrappers import mask_in_info
+from sm_env.envs.wrappers import mask_in_info, rllib_observation_keys
 
 
 def run_raw(hands: int, seed: int) -> int:
@@ -39,20 +45,33 @@ def run_raw(hands: int, seed: int) -> int:
     return decisions
 
 
-def run_mask_in_info(hands: int, seed: int) -> int:
-    e = mask_in_info(sm_env.env(episode="hand"))
+def _run_last(e, hands: int, seed: int, mask_of: Callable) -> int:
+    """Random legal play through ``last()``; ``mask_of(obs, info)`` finds the mask."""
     rng = random.Random(seed)
     decisions = 0
     for h in range(hands):
         e.reset(seed=seed + h)
         while not any(e.terminations.values()):
-            _, _, _, _, info = e.last()
-            e.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            obs, _, _, _, info = e.last()
+            e.step(int(rng.choice(np.flatnonzero(mask_of(obs, info)))))
             decisions += 1
     return decisions
 
 
-def run_rllib(hands: int, seed: int) -> int:
+def run_env(hands: int, seed: int) -> int:
+    return _run_last(sm_env.env(episode="hand"), hands, seed, lambda obs, info: obs["action_mask"])
+
+
+def run_mask_in_info(hands: int, seed: int) -> int:
+    return _run_last(mask_in_info(sm_env.env(episode="hand")), hands, seed, lambda obs, info: info["action_mask"])
+
+
+def run_rllib_keys(hands: int, seed: int) -> int:
+    e = rllib_observation_keys(sm_env.env(episode="hand"))
+    return _run_last(e, hands, seed, lambda obs, info: obs["action_mask"])
+
+
+def run_turn_based(hands: int, seed: int) -> int:
     from sm_env.envs.rllib_env import TurnBasedEnv
 
     e = TurnBasedEnv({"episode": "hand"})
@@ -69,14 +88,41 @@ def run_rllib(hands: int, seed: int) -> int:
     return decisions
 
 
-def best_rate(run: Callable[[int, int], int], hands: int, repeats: int) -> float:
-    """Best decisions per second over ``repeats`` runs."""
-    best = 0.0
+def run_single_seat(hands: int, seed: int) -> int:
+    from training.sb3.single_agent import SingleSeatEnv
+
+    e = SingleSeatEnv(episode="hand", opponents={"random": 1.0})
+    rng = random.Random(seed)
+    e.reset(seed=seed)
+    for _ in range(hands):
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+        e.reset()
+    return e.decisions
+
+
+def best_rates(runs: list[tuple[str, Callable[[int, int], int]]], hands: int, repeats: int) -> dict[str, float]:
+    """Best decisions per second of each run over ``repeats`` rounds; each round runs every adapter once, in
+    turn, so that a change of load on the machine touches them all alike."""
+    best = dict.fromkeys((name for name, _ in runs), 0.0)
+    for _, run in runs:
+        run(2, 0)  # warm up: compiled kernels, imports, caches
     for _ in range(repeats):
-        start = time.perf_counter()
-        decisions = run(hands, 0)
-        best = max(best, decisions / (time.perf_counter() - start))
+        for name, run in runs:
+            start = time.perf_counter()
+            decisions = run(hands, 0)
+            best[name] = max(best[name], decisions / (time.perf_counter() - start))
     return best
+
+
+def _available(module: str, what: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        print(f"{module} is not installed: {what} is skipped")
+        return False
+    return True
 
 
 def main() -> None:
@@ -84,18 +130,22 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    runs = [("raw_env", run_raw), ("mask_in_info(env())", run_mask_in_info)]
-    try:
-        import ray.rllib  # noqa: F401
-
-        runs.append(("rllib_env.TurnBasedEnv", run_rllib))
-    except ImportError:
-        print("ray[rllib] is not installed: TurnBasedEnv is skipped")
-    peer = None
-    for name, run in runs:
-        rate = best_rate(run, args.hands, args.repeats)
-        peer = peer or rate
-        print(f"{name:<24} {rate:9.0f} decisions/s   {rate / peer:5.2f} x raw_env")
+    runs = [
+        ("raw_env", run_raw),
+        ("env()", run_env),
+        ("mask_in_info(env())", run_mask_in_info),
+        ("rllib_observation_keys(env())", run_rllib_keys),
+    ]
+    if _available("ray.rllib", "rllib_env.TurnBasedEnv"):
+        runs.append(("rllib_env.TurnBasedEnv", run_turn_based))
+    if _available("stable_baselines3", "SingleSeatEnv"):
+        runs.append(("SingleSeatEnv (random)", run_single_seat))
+    rates = best_rates(runs, args.hands, args.repeats)
+    peer = rates["raw_env"]
+    print(f"| adapter (best of {args.repeats} rounds, {args.hands} hands) | decisions/s | x raw_env |")
+    print("| --- | ---: | ---: |")
+    for name, rate in rates.items():
+        print(f"| {name} | {rate:,.0f} | {rate / peer:.2f} |")
 
 
 if __name__ == "__main__":

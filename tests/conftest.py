@@ -6,12 +6,67 @@ import os
 
 import pytest
 
+# The quick tier, ``python -m pytest -m "not slow"``, leaves these out (the README says which and why); the default
+# ``python -m pytest`` (what CI runs) runs everything. Whole files first, then single tests (every parameter).
+SLOW_MODULES = {
+    "test_notebooks.py": "executes every notebook",
+    "test_rllib.py": "starts Ray and trains with RLlib",
+    "test_ray_eval.py": "starts Ray",
+    "test_browser.py": "drives Chromium",
+    "test_training.py": "SB3 training runs",
+    "test_training_cli.py": "training runs through the command line",
+    "test_ppo_vector.py": "vector PPO training runs",
+    "test_distill.py": "search-labelled data and fits",
+    "test_checkpoint.py": "training runs to checkpoint and resume",
+    "test_properties.py": "long property tests over many random games",
+}
+SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps and the searches in many positions
+    "test_ecosystem.py": {
+        "test_supersuit_observation_wrappers",
+        "test_sb3_maskable_ppo_on_single_seat_env",
+        "test_torchrl_pettingzoo_wrapper",
+        "test_torchrl_collector_with_the_masked_random_policy",
+        "test_tianshou_collects_and_trains_dqn",
+    },
+    "test_vector.py": {
+        "test_lockstep_parallel_kernels",
+        "test_lockstep_every_preset",
+        "test_lockstep_every_seat_observation",
+    },
+    "test_variants.py": {"test_random_games_follow_the_rules", "test_phase_order_random_games_follow_the_rules"},
+    "test_four.py": {"test_random_games_follow_the_rules"},
+    "test_record.py": {"test_random_standard_games_replay_to_themselves"},
+    "test_ismcts.py": {"test_ismcts_plays_only_legal_actions"},
+    "test_agents.py": {
+        "test_pimc_plays_only_legal_actions",
+        "test_world_sampler_never_contradicts_knowledge_and_admits_the_truth",
+        "test_shipped_trained_policy_beats_the_heuristic",
+    },
+    "test_web.py": {"test_whole_game_through_http_then_the_record_replays"},
+}
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        "notebooks: executes the research notebooks with nbclient (slow; deselect with -m 'not notebooks')",
-    )
+
+def pytest_ignore_collect(collection_path, config):
+    """With exactly ``-m "not slow"``, the slow files are not even imported (Ray, torch and SB3 take seconds)."""
+    if config.getoption("markexpr", "").strip() == "not slow" and collection_path.name in SLOW_MODULES:
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests named above ``slow``. A name that its file does not define is an error (a renamed test
+    would otherwise drop out of the list unnoticed)."""
+    checked = set()
+    for item in items:
+        module = item.path.name
+        names = SLOW_TESTS.get(module, set())
+        if module in SLOW_MODULES or getattr(item, "originalname", item.name) in names:
+            item.add_marker(pytest.mark.slow)
+        if names and module not in checked and getattr(item, "module", None) is not None:
+            checked.add(module)
+            missing = sorted(n for n in names if not hasattr(item.module, n))
+            if missing:
+                raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS: {module} defines no {', '.join(missing)}")
 
 
 @pytest.fixture(scope="session")

@@ -60,6 +60,24 @@ def test_flat_observation_wrapper_moves_the_mask_to_the_info():
     assert e.unwrapped.record() == plain.unwrapped.record()
 
 
+@pytest.mark.parametrize("infos_first", [True, False])
+def test_flat_observation_wrapper_infos_hold_every_agents_mask(infos_first):
+    """Whichever is read first (``infos`` or ``last()``), every agent's info mask is ``action_mask(agent)``."""
+    e = mask_in_info(sm_env.env(episode="hand"))
+    e.reset(seed=3)
+    rng = random.Random(3)
+    while e.agents:
+        infos = e.infos if infos_first else None
+        _, _, term, trunc, info = e.last()
+        infos = infos or e.infos
+        assert info is infos[e.agent_selection]
+        for agent in e.possible_agents:
+            if agent in infos:
+                np.testing.assert_array_equal(infos[agent]["action_mask"], e.unwrapped.action_mask(agent))
+                assert infos[agent]["action_mask"].dtype == np.int8
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(info["action_mask"]))))
+
+
 def test_flat_observation_wrapper_infos_are_new_after_a_step():
     e = FlatObservationWrapper(sm_env.env())
     e.reset(seed=0)
@@ -171,6 +189,30 @@ def test_torchrl_pettingzoo_wrapper(wrap):
         assert info["winners"].shape[-1] == 3 and info["phase"].dtype.is_floating_point
     total = sum(int(rollout[a]["mask"].sum()) for a in ("player_0", "player_1", "player_2"))
     assert total == steps  # exactly one seat acts per step
+
+
+def test_torchrl_collector_with_the_masked_random_policy():
+    """The README's TorchRL collector snippet, run as written: every action collected is legal."""
+    _needs("torchrl")
+    import os
+    import re
+
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md"), encoding="utf-8").read()
+    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "Collector(" in b]
+    snippet = "\n".join(line[2:] if line.startswith("  ") else line for line in snippet.splitlines())
+    scope: dict = {}
+    exec(snippet, scope)
+    collector = scope["collector"]
+    steps = 0
+    for batch in collector:
+        for agent in ("player_0", "player_1", "player_2"):
+            group = batch[agent]
+            acting = group["mask"].squeeze(-1)
+            actions = group["action"].squeeze(-1)[acting]
+            assert group["action_mask"].squeeze(-2)[acting].gather(-1, actions.unsqueeze(-1)).all()
+            steps += int(acting.sum())
+    collector.shutdown()
+    assert steps == 128
 
 
 # ----------------------------------------------------------------------------- Tianshou

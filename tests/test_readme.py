@@ -36,3 +36,12 @@ def test_readme_paths_after_the_quickstart_are_those_the_quickstart_makes():
     assert "training.train --evaluate" not in readme  # the one command is sergeant-major
     for path in re.findall(r"runs/quickstart/[\w./]+", readme):
         assert path.split("/", 2)[2].rstrip(".") in ("final_model.zip", "tb", "final_eval.json", "eval.jsonl"), path
+
+
+def test_readme_preset_table_names_every_preset_in_order():
+    from sm_env.core.rules import PRESETS
+
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    table = readme.split("| preset | options |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
+    names = [name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])]
+    assert names == list(PRESETS), "the README preset table must list sm_env.core.rules.PRESETS (sergeant-major rules)"

@@ -6,7 +6,12 @@ import pytest
 
 pytest.importorskip("pydantic")
 
+from training.common import yaml_config  # noqa: E402
 from training.common.yaml_config import (  # noqa: E402
+    MAX_CONFIG_BYTES,
+    MAX_DEPTH,
+    MAX_DIGITS,
+    MAX_NODES,
     ConfigError,
     Flag,
     Mix,
@@ -16,6 +21,8 @@ from training.common.yaml_config import (  # noqa: E402
     Whole,
     describe,
     load,
+    parse_yaml,
+    read_yaml,
     setting,
     validate,
 )
@@ -134,3 +141,70 @@ def test_errors_inside_a_list_of_sections_name_the_entry():
     with pytest.raises(ConfigError, match=r"^--set items=\[\{size: -1\}\]: items\[0\].size: must be > 0"):
         load(lambda data, source: validate(Listed, data, source), None, ["items=[{size: -1}]"])
     assert "items[].size = 3" in describe(Listed)
+
+
+# ---------------------------------------------------------------------------- what a config may cost
+
+BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + k)}: &{chr(98 + k)} [{', '.join([f'*{chr(97 + k)}'] * 10)}]\n" for k in range(8)
+)  # 9 lines, 10**9 values once expanded
+
+
+def hostile(tmp_path, text: str) -> str:
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_aliases_that_expand_beyond_the_budget_are_refused_before_expanding(tmp_path):
+    assert len(BILLION_LAUGHS) < 700
+    path = hostile(tmp_path, BILLION_LAUGHS)
+    with pytest.raises(ConfigError, match=rf"^{path}: the YAML expands to more than {MAX_NODES} values"):
+        read_yaml(path)
+    with pytest.raises(ConfigError, match=r"^--set inner=.*expands to more than"):
+        load(check, None, ["inner=" + BILLION_LAUGHS.replace("\n", ", ").join("{}")])
+    assert parse_yaml("a: &x [1, 2]\nb: *x\n", "f") == {"a": [1, 2], "b": [1, 2]}  # small aliases still work
+    assert parse_yaml("a: &x {k: 1}\nb:\n  <<: *x\n  j: 2\n", "f") == {"a": {"k": 1}, "b": {"k": 1, "j": 2}}
+
+
+def test_deep_nesting_huge_integers_tags_and_big_files_are_one_clear_error(tmp_path):
+    cases = {
+        "[" * 5000 + "]" * 5000: f"nests more than {MAX_DEPTH} levels deep",
+        "a: " + "7" * 5000: f"a whole number of 5000 digits; at most {MAX_DIGITS}",
+        "a: !!python/object/apply:os.system [echo hi]": "YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is "
+        "not allowed",
+        "a: !custom 1": "YAML tag '!custom' is not allowed",
+        "a: [1, 2": "not valid YAML: expected ',' or ']', but got '<stream end>'",
+    }
+    for text, expected in cases.items():
+        path = hostile(tmp_path, text)
+        with pytest.raises(ConfigError) as err:
+            read_yaml(path)
+        assert str(err.value).startswith(f"{path}: ") and expected in str(err.value), str(err.value)
+        assert "\n" not in str(err.value)
+    assert parse_yaml("[" * MAX_DEPTH + "]" * MAX_DEPTH, "f") is not None
+    assert parse_yaml("a: " + "9" * MAX_DIGITS, "f") == {"a": int("9" * MAX_DIGITS)}
+    big = hostile(tmp_path, "#" * (MAX_CONFIG_BYTES + 1))
+    with pytest.raises(ConfigError, match=rf"larger than {MAX_CONFIG_BYTES} bytes"):
+        read_yaml(big)
+
+
+def test_every_config_loader_reads_through_the_bounded_reader(tmp_path):
+    from training.distill import fit
+    from training.rllib import config as rllib_config
+    from training.sb3 import config as sb3_config
+    from training.vector import config as vector_config
+
+    path = hostile(tmp_path, BILLION_LAUGHS)
+    for loader in (sb3_config.load_config, sb3_config.load_eval_config, vector_config.load_selfplay_config):
+        with pytest.raises(ConfigError, match="expands to more than"):
+            loader(path, [])
+    with pytest.raises(ConfigError, match="expands to more than"):
+        rllib_config.load_rllib_config(path, [])
+    with pytest.raises(ConfigError, match="expands to more than"):
+        fit.load_config(path)
+    with pytest.raises(ConfigError, match="tag .*python/name:os.system.* is not allowed"):
+        fit.load_config(hostile(tmp_path, "hands: !!python/name:os.system\n"))
+    with pytest.raises(ConfigError, match="nests more than"):
+        fit.load_config(None, ["hands=" + "[" * 100])
+    assert yaml_config.parse_yaml("", "f") is None

@@ -85,7 +85,7 @@ class TurnBasedEnv(MultiAgentEnv):
     def _set_names(self) -> None:
         """Map seats to ids for the episode that just started (roles: by the dealer of hand 1)."""
         if self.agent_names == "roles":
-            dealer = self.aec.game.dealer
+            dealer = self.aec._synced_game().dealer  # just reset; not .game, which would step a Game along from now on
             self._to_id = {AGENTS[(dealer + k) % 3]: ROLE_NAMES[k] for k in range(3)}
             self._to_seat = {name: seat for seat, name in self._to_id.items()}
 
@@ -110,7 +110,7 @@ class TurnBasedEnv(MultiAgentEnv):
     def step(self, action_dict: dict[str, Any]):
         """Apply the action of the agent to act; see the module docstring for what comes back."""
         aec = self.aec
-        if aec.game is None:
+        if aec._game is None:  # not .game: reading it steps a Game along with the kernels from then on
             raise RuntimeError("call reset() before step()")
         if not aec.agents:
             raise RuntimeError("the episode is over: call reset()")

@@ -44,7 +44,31 @@ __all__ = ["FlatObservationWrapper", "ObservationKeysWrapper", "mask_in_info", "
 RLLIB_KEYS: dict[str, str] = {"observation": "observations"}
 
 
-class FlatObservationWrapper(BaseWrapper):
+def _forward(name: str) -> property:
+    """A property that reads and writes the inner env's ``name`` (``BaseWrapper.__getattr__`` without its cost)."""
+
+    def get(self: BaseWrapper) -> Any:
+        return getattr(self.env, name)  # before reset: the inner env's clear error
+
+    def set(self: BaseWrapper, value: Any) -> None:
+        setattr(self.env, name, value)
+
+    return property(get, set, doc=f"The inner env's ``{name}``.")
+
+
+class _ForwardingWrapper(BaseWrapper):
+    """``BaseWrapper`` with the attributes an agent loop reads as properties (no ``__getattr__`` per read)."""
+
+    agent_selection = _forward("agent_selection")
+    agents = _forward("agents")
+    rewards = _forward("rewards")
+    terminations = _forward("terminations")
+    truncations = _forward("truncations")
+    infos = _forward("infos")
+    _cumulative_rewards = _forward("_cumulative_rewards")
+
+
+class FlatObservationWrapper(_ForwardingWrapper):
     """The observation vector as the observation, the action mask in ``infos[agent]["action_mask"]``.
 
     ``observation_space(agent)`` is ``Box(-1, 1, (789,), float32)``. ``infos``
@@ -54,16 +78,18 @@ class FlatObservationWrapper(BaseWrapper):
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._spaces = {agent: env.observation_space(agent)["observation"] for agent in env.possible_agents}
-        self._infos: dict[str, dict[str, Any]] | None = None
+        self._infos: dict[str, dict[str, Any]] | None = None  # this step's infos, once read
+        self._acting: tuple[str, dict[str, Any]] | None = None  # this step's info of the agent to act, once read
+        self._num_actions = env.action_space(env.possible_agents[0]).n
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """As the inner ``reset``."""
-        self._infos = None
+        self._infos = self._acting = None
         self.env.reset(seed=seed, options=options)
 
     def step(self, action: int | None) -> None:
         """As the inner ``step``."""
-        self._infos = None
+        self._infos = self._acting = None
         self.env.step(action)
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -79,25 +105,47 @@ class FlatObservationWrapper(BaseWrapper):
 
     @property
     def infos(self) -> dict[str, dict[str, Any]]:
-        """The inner infos, each with ``"action_mask"`` (int8 (56,)) added; new dicts after every step and reset."""
+        """The inner infos, each with ``"action_mask"`` (int8 (56,)) added; new dicts after every step and reset.
+
+        Built once per step, when first read, and only what is read: only the agent to act can have a legal
+        action, so only its mask is computed (the info ``last()`` returned, if it was called); every other
+        agent's is all 0 (as ``action_mask(agent)`` gives).
+        """
         if self._infos is None:
-            mask = self.env.unwrapped.action_mask
-            self._infos = {agent: {**info, "action_mask": mask(agent)} for agent, info in self.env.infos.items()}
+            env = self.env
+            selected = env.agent_selection
+            size = self._num_actions
+            infos = {}
+            for agent, info in env.infos.items():
+                if agent == selected:
+                    infos[agent] = self._acting_info(agent, info, None)
+                else:
+                    infos[agent] = {**info, "action_mask": np.zeros(size, np.int8)}
+            self._infos = infos
         return self._infos
 
+    def _acting_info(self, agent: str, info: dict[str, Any], mask: np.ndarray | None) -> dict[str, Any]:
+        """The info of the agent to act, built once per step (``mask``: its mask, if at hand already)."""
+        acting = self._acting
+        if acting is None or acting[0] != agent:
+            mask = self.env.unwrapped.action_mask(agent) if mask is None else mask
+            acting = self._acting = (agent, {**info, "action_mask": mask})
+        return acting[1]
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """As ``AECEnv.last``, with the flat observation and the mask in the info."""
-        agent = self.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
+        """As ``AECEnv.last``, with the flat observation and the mask in the info (the other agents' infos are
+        built only if ``infos`` is read)."""
+        env = self.env
+        agent = env.agent_selection
+        obs, reward, terminated, truncated, info = env.last(observe)
+        if self._infos is not None:
+            info = self._infos[agent]
+        else:
+            info = self._acting_info(agent, info, obs["action_mask"] if observe else None)
+        return (obs["observation"] if observe else None), reward, terminated, truncated, info
 
 
-class ObservationKeysWrapper(BaseWrapper):
+class ObservationKeysWrapper(_ForwardingWrapper):
     """The Dict observation with keys renamed by ``keys`` (default ``{"observation": "observations"}``).
 
     Keys not named in ``keys`` keep their name; ``keys`` must name existing
@@ -131,6 +179,14 @@ class ObservationKeysWrapper(BaseWrapper):
         """The inner observation with renamed keys."""
         keys = self._keys
         return {keys.get(k, k): v for k, v in self.env.observe(agent).items()}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As ``AECEnv.last``, with renamed observation keys."""
+        obs, reward, terminated, truncated, info = self.env.last(observe)
+        if observe:
+            keys = self._keys
+            obs = {keys.get(k, k): v for k, v in obs.items()}
+        return obs, reward, terminated, truncated, info
 
 
 def mask_in_info(env: AECEnv) -> FlatObservationWrapper:

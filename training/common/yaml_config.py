@@ -9,7 +9,11 @@ The toolkit of both run configurations (:mod:`training.sb3.config`, :mod:`traini
 - :func:`validate` turns the first pydantic error into a :class:`ConfigError` naming the source, the dotted
   key, the value and what is allowed (one formatter for every field: choices, types, bounds, own checks);
 - :func:`load` reads a file, applies ``--set KEY=VALUE`` overrides (values read as YAML) and validates,
-  blaming a bad value on the override that set it.
+  blaming a bad value on the override that set it;
+- :func:`parse_yaml` and :func:`read_yaml`: the one way the project reads YAML configs (files and override
+  values), with bounds on what a config may cost: at most :data:`MAX_CONFIG_BYTES` bytes, nesting at most
+  :data:`MAX_DEPTH` deep, at most :data:`MAX_NODES` values once aliases are expanded (no "billion laughs"),
+  whole numbers of at most :data:`MAX_DIGITS` digits, and only YAML's own plain tags (no ``!!python/...``).
 """
 
 from __future__ import annotations
@@ -56,6 +60,100 @@ class ConfigError(ValueError):
 def config_error(source: str, key: str | None, detail: str) -> ConfigError:
     """The error for ``detail`` about ``key``, prefixed with its source (a file name; "" for none)."""
     return ConfigError(f"{source}: {detail}" if source else detail, key, detail)
+
+
+# ---------------------------------------------------------------------------- reading YAML, bounded
+
+MAX_CONFIG_BYTES = 1 << 20  # a config file (the committed ones are a few KB)
+MAX_DEPTH = 32  # nested mappings and lists
+MAX_NODES = 100_000  # values in the document once every alias is expanded
+MAX_DIGITS = 100  # digits of a whole number (seeds are at most 20)
+_SAFE_TAGS = frozenset(
+    "tag:yaml.org,2002:" + name
+    for name in (
+        "str",
+        "int",
+        "float",
+        "bool",
+        "null",
+        "map",
+        "seq",
+        "merge",
+        "timestamp",
+        "binary",
+        "omap",
+        "pairs",
+        "set",
+    )
+)
+
+
+def _yaml_error(source: str, err: yaml.YAMLError) -> ConfigError:
+    """A YAML syntax error in one line (the problem and where it is)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return config_error(source, None, f"not valid YAML: {problem}{where}")
+
+
+def _check_nodes(root: yaml.Node, source: str) -> None:
+    """Refuse a document that expands to more than MAX_NODES values, has a tag of its own or a huge integer.
+
+    Each node is visited once (an alias is the node it names), its expanded size memoised, so the check is
+    linear in the text however the aliases multiply.
+    """
+    sizes: dict[int, int] = {}
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if done:
+            children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+            size = 1 + sum(sizes[id(child)] for child in children)
+            if size > MAX_NODES:
+                raise config_error(
+                    source, None, f"the YAML expands to more than {MAX_NODES} values (aliases repeat what they name)"
+                )
+            sizes[id(node)] = size
+            continue
+        if node.tag not in _SAFE_TAGS:
+            raise config_error(source, None, f"YAML tag {node.tag!r} is not allowed: a config holds plain values only")
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_DIGITS:
+                raise config_error(source, None, f"a whole number of {len(node.value)} digits; at most {MAX_DIGITS}")
+            sizes[id(node)] = 1
+            continue
+        stack.append((node, True))
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """The value of one YAML document (None for an empty one), read with PyYAML's safe loader within the bounds
+    of the module docstring; a :class:`ConfigError` naming ``source`` and the bound otherwise."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise config_error(source, None, f"the config is {len(text)} characters long; at most {MAX_CONFIG_BYTES}")
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):  # events first: composing recurses per level
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise config_error(source, None, f"the YAML nests more than {MAX_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_nodes(node, source)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as err:
+        raise _yaml_error(source, err) from None
 
 
 # ---------------------------------------------------------------------------- field types
@@ -274,9 +372,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not all(path := key.strip().split(".")):
         raise ConfigError(f"--set {text}: the key must be a dotted name like ppo.learning_rate")
     try:
-        return path, yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as err:
-        raise ConfigError(f"--set {text}: the value is not valid YAML: {err}") from None
+        return path, parse_yaml(raw, "") if raw.strip() else ""
+    except ConfigError as err:
+        raise ConfigError(f"--set {text}: {err}") from None  # the value's fault, as parse_yaml words it
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -295,18 +393,29 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
-def read_yaml(path: str) -> dict[str, Any]:
-    """The mapping of a YAML file (an empty file: {})."""
+def read_config_text(path: str) -> str:
+    """The text of a config file, at most MAX_CONFIG_BYTES bytes of UTF-8; a ConfigError otherwise."""
     if not os.path.isfile(path):
         missing = not os.path.exists(path)
         raise ConfigError(
             f"config file not found: {path}" if missing else f"config file {path} is a folder; give a .yaml file"
         )
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read: {err.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise config_error(path, None, f"the file is larger than {MAX_CONFIG_BYTES} bytes: not a config")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise config_error(path, None, f"not UTF-8 text (byte {err.start})") from None
+
+
+def read_yaml(path: str) -> dict[str, Any]:
+    """The mapping of a YAML file (an empty file: {}), read by :func:`parse_yaml` (at most MAX_CONFIG_BYTES)."""
+    data = parse_yaml(read_config_text(path), path)
     if not isinstance(data, (dict, type(None))):
         kind = type(data).__name__
         raise ConfigError(f"{path}: the top level must be a mapping of sections (env, ppo, ...), got {kind}")

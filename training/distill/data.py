@@ -40,8 +40,10 @@ can relabel them with a teacher policy, ``fit.other_teacher``).
 
 Storage: a folder of shards ``shard_00000.npz``, one per chunk of
 ``chunk_hands`` hands, each written atomically; a ``meta.json`` holds the
-settings. Generation is resumable: shards already present are skipped, and
-shard ``i`` depends only on the settings and ``i``, whatever the number of
+settings. :func:`read_shard` reads a shard within bounds (the entries, dtypes and shapes above, at most
+:data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read), so a damaged or hostile
+file is one clear :class:`ShardError`, never a large allocation. Generation is resumable: shards already
+present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
 worker processes, so an interrupted run continued gives the same data set.
 """
 
@@ -52,6 +54,8 @@ import math
 import os
 import random
 import time
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -74,6 +78,23 @@ SCALAR_SIZE = OBSERVATION_SIZE - BINARY_SIZE
 FIELDS = ("bits", "scalars", "legal", "values", "target", "searched", "balance", "role")
 EXPLORE_TEMPERATURE = 0.5
 _LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
+MAX_SHARD_ROWS = 500_000  # about 230 MB once loaded; a shard of chunk_hands <= MAX_CHUNK_HANDS hands holds fewer
+MAX_CHUNK_HANDS = 5_000  # hands per shard (a hand has fewer than 100 decisions)
+SHARD_LAYOUT: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
+    "bits": (np.dtype(np.uint8), ((BINARY_SIZE + 7) // 8,)),
+    "scalars": (np.dtype(np.float32), (SCALAR_SIZE,)),
+    "legal": (np.dtype(np.uint8), (_LEGAL_BYTES,)),
+    "values": (np.dtype(np.float16), (NUM_ACTIONS,)),
+    "target": (np.dtype(np.int8), ()),
+    "searched": (np.dtype(np.bool_), ()),
+    "balance": (np.dtype(np.int8), ()),
+    "role": (np.dtype(np.int8), ()),
+}
+"""Each shard entry's dtype and the shape of one row (the module docstring's table)."""
+
+
+class ShardError(ValueError):
+    """A shard file that is not one this module writes (the message names the file and what is wrong)."""
 
 
 class DataSettings(Section):
@@ -82,7 +103,7 @@ class DataSettings(Section):
 
     seed: Whole = setting(0, "seed of the hands (hand k is dealt from derive(seed, k))")
     samples: Whole = setting(10, "pimc deals per labelled decision", ge=1)
-    chunk_hands: Whole = setting(50, "hands per shard (one atomic file)", ge=1)
+    chunk_hands: Whole = setting(50, "hands per shard (one atomic file; loads within bounds)", ge=1, le=MAX_CHUNK_HANDS)
     exchange_start: Number = setting(
         0.7, "share of hands that open with an exchange (random previous balances in -4..4)", ge=0, le=1
     )
@@ -317,10 +338,56 @@ def load(folders: str | list[str]) -> dict[str, np.ndarray]:
         if not names:
             raise ValueError(f"{folder}: no shard_*.npz files (generate data first)")
         for name in names:
-            with np.load(os.path.join(folder, name)) as shard:
-                for field in FIELDS:
-                    parts[field].append(shard[field])
+            shard = read_shard(os.path.join(folder, name))
+            for field in FIELDS:
+                parts[field].append(shard[field])
     return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
+def _read_entry(archive: zipfile.ZipFile, path: str, field: str) -> np.ndarray:
+    """One ``.npy`` entry, its header checked against :data:`SHARD_LAYOUT` and MAX_SHARD_ROWS before the data
+    is read; the data must be exactly as long as the header declares."""
+    dtype, row = SHARD_LAYOUT[field]
+    with archive.open(field + ".npy") as stream:
+        version = np.lib.format.read_magic(stream)
+        if version not in ((1, 0), (2, 0)):
+            raise ShardError(f"{path}: {field}: .npy format version {version} is not one this module writes")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, got = read_header(stream)  # a header longer than numpy's own limit is refused there
+        if got != dtype or fortran or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
+            want = f"{dtype} [rows{''.join(f', {n}' for n in row)}]"
+            raise ShardError(f"{path}: {field}: holds {got} {list(shape)}; a shard holds {want}")
+        if shape[0] > MAX_SHARD_ROWS:
+            raise ShardError(f"{path}: {field}: declares {shape[0]} rows; a shard holds at most {MAX_SHARD_ROWS}")
+        array = np.empty(shape, dtype)
+        size = array.nbytes
+        got_bytes = stream.readinto(memoryview(array).cast("B")) if size else 0
+        if got_bytes != size or stream.read(1):
+            raise ShardError(f"{path}: {field}: the data is not the {size} bytes its header declares")
+    return array
+
+
+def read_shard(path: str) -> dict[str, np.ndarray]:
+    """One shard's arrays (:data:`FIELDS`), every one with the same number of rows; a :class:`ShardError`
+    for anything else (other entries, dtypes or shapes, more than MAX_SHARD_ROWS rows, a damaged file), and
+    at most the declared arrays' memory."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = sorted(archive.namelist())
+            expected = sorted(f + ".npy" for f in FIELDS)
+            if entries != expected:
+                raise ShardError(f"{path}: not a data shard: its entries are {entries[:10]}, expected {expected}")
+            arrays = {field: _read_entry(archive, path, field) for field in FIELDS}
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
+        raise ShardError(f"{path}: not a readable data shard ({err})") from None
+    except ShardError:
+        raise
+    except ValueError as err:  # numpy's own header checks
+        raise ShardError(f"{path}: not a data shard: {err}") from None
+    rows = {len(a) for a in arrays.values()}
+    if len(rows) != 1:
+        raise ShardError(f"{path}: the entries hold different numbers of rows ({sorted(rows)})")
+    return arrays
 
 
 def _yes(text: str) -> bool:

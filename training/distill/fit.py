@@ -122,8 +122,7 @@ def _load_split(folders: list[str], share: float, seed: int) -> tuple[dict[str, 
             raise ValueError(f"{folder}: no labelled shards")
         held = set(split_shards(len(names), share, seed).tolist())
         for i, name in enumerate(names):
-            with np.load(os.path.join(folder, name)) as shard:
-                part = {f: shard[f] for f in distill_data.FIELDS}
+            part = distill_data.read_shard(os.path.join(folder, name))  # within bounds, or one clear error
             (valid if i in held else train).append(part)
 
     def cat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -1,0 +1,121 @@
+"""training.distill.data.read_shard: a data shard is read within bounds, a hostile one is one clear error."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+from training.distill import data as distill_data
+from training.distill.data import FIELDS, MAX_CHUNK_HANDS, MAX_SHARD_ROWS, SHARD_LAYOUT, DataSettings, ShardError
+
+
+def rows(n: int) -> dict[str, np.ndarray]:
+    """A valid shard's arrays of ``n`` rows (arbitrary contents)."""
+    rng = np.random.default_rng(n)
+    return {
+        name: (rng.integers(0, 2, (n, *shape)) if dtype.kind != "f" else rng.random((n, *shape))).astype(dtype)
+        for name, (dtype, shape) in SHARD_LAYOUT.items()
+    }
+
+
+def npy(shape: tuple[int, ...], dtype, fortran: bool = False) -> bytes:
+    """A ``.npy`` header declaring ``shape`` and ``dtype`` (the data follows it)."""
+    buf = io.BytesIO()
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": fortran, "shape": shape}
+    np.lib.format.write_array_header_1_0(buf, header)
+    return buf.getvalue()
+
+
+def write_shard(path, arrays: dict[str, np.ndarray], replace: dict[str, tuple[bytes, int]] | None = None) -> str:
+    """A shard as ``np.savez_compressed`` writes it; ``replace``: entry -> (raw header, bytes of zeros after it)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            with archive.open(name + ".npy", "w") as entry:
+                if replace and name in replace:
+                    header, zeros = replace[name]
+                    entry.write(header)
+                    chunk = bytes(1 << 20)
+                    for start in range(0, zeros, len(chunk)):
+                        entry.write(chunk[: zeros - start])
+                else:
+                    np.lib.format.write_array(entry, array, allow_pickle=False)
+    return str(path)
+
+
+def refused(path: str, match: str) -> None:
+    with pytest.raises(ShardError, match=match) as err:
+        distill_data.read_shard(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+def test_a_shard_as_generated_reads_back_unchanged(tmp_path):
+    arrays = rows(5)
+    path = str(tmp_path / "shard_00000.npz")
+    with open(path, "wb") as handle:
+        np.savez_compressed(handle, **arrays)  # as _make_shard writes it
+    got = distill_data.read_shard(path)
+    assert list(got) == list(FIELDS)
+    for name in FIELDS:
+        np.testing.assert_array_equal(got[name], arrays[name])
+        assert got[name].dtype == arrays[name].dtype and got[name].flags.writeable
+    np.testing.assert_array_equal(distill_data.load(str(tmp_path))["values"], arrays["values"])
+    empty = write_shard(tmp_path / "empty.npz", rows(0))
+    assert all(len(a) == 0 for a in distill_data.read_shard(empty).values())
+
+
+def test_a_zip_bomb_and_headers_that_lie_are_refused_before_the_data_is_read(tmp_path):
+    good = rows(3)
+    bits = SHARD_LAYOUT["bits"][1]
+    # a header declaring more rows than a shard may hold: refused from the header alone
+    bomb = write_shard(tmp_path / "bomb.npz", good, {"bits": (npy((10**9, *bits), np.uint8), 20 << 20)})
+    assert os.path.getsize(bomb) < 200_000
+    refused(bomb, rf"bits: declares 1000000000 rows; a shard holds at most {MAX_SHARD_ROWS}")
+    # a header declaring 3 rows in front of 20 MB of data: only the declared bytes (and one more) are read
+    longer = write_shard(tmp_path / "long.npz", good, {"values": (npy((3, 56), np.float16), 20 << 20)})
+    refused(longer, r"values: the data is not the 336 bytes its header declares")
+    # a header declaring more rows than the data holds
+    shorter = write_shard(tmp_path / "short.npz", good, {"role": (npy((1000,), np.int8), 10)})
+    refused(shorter, r"role: the data is not the 1000 bytes its header declares")
+
+
+def test_entries_dtypes_shapes_and_damage_are_one_clear_error(tmp_path):
+    good = rows(3)
+    cases = {
+        "pickle": ({"target": (npy((3,), object), 24)}, r"target: holds object \[3\]; a shard holds int8 \[rows\]"),
+        "dtype": ({"bits": (npy((3, 91), np.float64), 3 * 91 * 8)}, r"bits: holds float64 \[3, 91\]"),
+        "shape": (
+            {"scalars": (npy((3, 60), np.float32), 3 * 60 * 4)},
+            r"scalars: holds float32 \[3, 60\]; a shard "
+            r"holds float32 \[rows, 61\]",
+        ),
+        "fortran": ({"legal": (npy((3, 7), np.uint8, fortran=True), 21)}, r"legal: holds uint8 \[3, 7\]"),
+        "rows": ({"balance": (npy((2,), np.int8), 2)}, r"the entries hold different numbers of rows \(\[2, 3\]\)"),
+    }
+    for name, (replace, match) in cases.items():
+        refused(write_shard(tmp_path / f"{name}.npz", good, replace), match)
+    missing = {k: v for k, v in good.items() if k != "role"}
+    refused(write_shard(tmp_path / "missing.npz", missing), r"not a data shard: its entries are")
+    refused(write_shard(tmp_path / "extra.npz", {**good, "more": good["role"]}), r"not a data shard: its entries are")
+    text = tmp_path / "text.npz"
+    text.write_text("not a zip")
+    refused(str(text), r"not a readable data shard \(File is not a zip file\)")
+    whole = write_shard(tmp_path / "whole.npz", good)
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(open(whole, "rb").read()[:-40])
+    refused(str(cut), r"not a readable data shard")
+
+
+def test_load_names_the_bad_shard_and_chunk_hands_is_bounded(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    write_shard(folder / "shard_00000.npz", rows(2))
+    bad = write_shard(folder / "shard_00001.npz", rows(2), {"role": (npy((10**8,), np.int8), 0)})
+    with pytest.raises(ValueError, match=rf"^{bad}: role: declares 100000000 rows"):
+        distill_data.load(str(folder))
+    with pytest.raises(ValueError, match=rf"chunk_hands must be in \[1, {MAX_CHUNK_HANDS}\]"):
+        DataSettings(chunk_hands=MAX_CHUNK_HANDS + 1).validate()
+    DataSettings(chunk_hands=MAX_CHUNK_HANDS).validate()
