@@ -9,6 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 
+from training.common.yaml_config import ConfigError, validate
 from training.distill import data as distill_data
 from training.distill.data import FIELDS, MAX_CHUNK_HANDS, MAX_SHARD_ROWS, SHARD_LAYOUT, DataSettings, ShardError
 
@@ -116,6 +117,8 @@ def test_load_names_the_bad_shard_and_chunk_hands_is_bounded(tmp_path):
     bad = write_shard(folder / "shard_00001.npz", rows(2), {"role": (npy((10**8,), np.int8), 0)})
     with pytest.raises(ValueError, match=rf"^{bad}: role: declares 100000000 rows"):
         distill_data.load(str(folder))
-    with pytest.raises(ValueError, match=rf"chunk_hands must be in \[1, {MAX_CHUNK_HANDS}\]"):
-        DataSettings(chunk_hands=MAX_CHUNK_HANDS + 1).validate()
-    DataSettings(chunk_hands=MAX_CHUNK_HANDS).validate()
+    with pytest.raises(
+        ConfigError, match=rf"^chunk_hands: must be in \[1, {MAX_CHUNK_HANDS}\], got {MAX_CHUNK_HANDS + 1}"
+    ):
+        validate(DataSettings, {"chunk_hands": MAX_CHUNK_HANDS + 1}, "")
+    validate(DataSettings, {"chunk_hands": MAX_CHUNK_HANDS}, "").validate()
