@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from training.common.run_config import RunSection
 from training.common.yaml_config import (
     ConfigError,
     Flag,
@@ -91,12 +92,13 @@ class ExtraData(DataSettings):
         return DataSettings(**self.model_dump(exclude={"name", "hands"}))
 
 
-class DistillConfig(Section):
+class DistillConfig(
+    RunSection,
+    defaults={"name": "distill"},
+    descriptions={"seed": "seed of the fit (round k: seed + k) and of the validation split"},
+):
     """A whole distillation run (training/distill/fit.py)."""
 
-    name: Text = setting("distill", "run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = setting("runs", "folder of run folders")
-    seed: Whole = setting(0, "seed of the fit (round k: seed + k) and of the validation split")
     workers: Whole = setting(1, "labelling processes", gt=0)
     nice: Whole = setting(0, "niceness added to the labelling workers", ge=0)
     hands: Whole = setting(4000, "hands labelled in round 0", ge=1)

@@ -23,6 +23,7 @@ import sys
 from typing import Any, Literal
 
 from sm_env.core.episode import EPISODES, REWARDS, check_episode
+from training.common.run_config import RunSection
 from training.common.yaml_config import (
     Flag,
     Mix,
@@ -30,7 +31,6 @@ from training.common.yaml_config import (
     Rules,
     Section,
     Sizes,
-    Text,
     Whole,
     config_error,
     describe,
@@ -96,12 +96,13 @@ class RLlibTrainConfig(Section):
     progress: Flag = setting(True, "print a line per iteration")
 
 
-class RLlibConfig(Section):
+class RLlibConfig(
+    RunSection,
+    defaults={"name": "rllib"},
+    descriptions={"seed": "seed of torch, RLlib and the environments"},
+):
     """An RLlib training run."""
 
-    name: Text = setting("rllib", "run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = setting("runs", "folder of run folders")
-    seed: Whole = setting(0, "seed of torch, RLlib and the environments")
     env: RLlibEnvConfig = setting(RLlibEnvConfig, "the game")
     policies: Literal[("shared", "per_role")] = setting(
         "shared", "'shared': one policy for the three seats; 'per_role': one per role (needs env.episode: hand)"

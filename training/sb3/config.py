@@ -21,6 +21,7 @@ from sm_env.core.episode import EPISODES, REWARDS, check_episode
 from sm_env.core.game import ROLE_NAMES as ROLES
 from training.common import yaml_config
 from training.common.ppo import PPOSection
+from training.common.run_config import RunSection
 from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
     Agents,
     Balances,
@@ -166,12 +167,13 @@ class EvalConfig(Section):
     workers: Whole = setting(1, "evaluation worker processes", gt=0)
 
 
-class Config(Section):
+class Config(
+    RunSection,
+    defaults={"name": "run"},
+    descriptions={"seed": "seed of everything: python random, numpy, torch, environments"},
+):
     """A training run."""
 
-    name: Text = setting("run", "run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = setting("runs", "folder of run folders (relative to the working directory)")
-    seed: Whole = setting(0, "seed of everything: python random, numpy, torch, environments")
     env: EnvConfig = setting(EnvConfig, "the learner's game")
     opponents: OpponentsConfig = setting(OpponentsConfig, "opponent pool")
     pretrain: PretrainConfig = setting(PretrainConfig, "optional warm start by imitation of a teacher")

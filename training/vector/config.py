@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from sm_env.core.episode import EPISODES
 from training.common.ppo import PPOSection
+from training.common.run_config import RunSection
 from training.common.yaml_config import (
     ConfigError,
     Flag,
@@ -119,12 +120,13 @@ class VectorTrainConfig(Section):
     progress: Flag = setting(True, "print a line of metrics per rollout (stderr)")
 
 
-class SelfPlayConfig(Section):
+class SelfPlayConfig(
+    RunSection,
+    defaults={"name": "selfplay"},
+    descriptions={"seed": "seed of the games, the seat draws, the sampling and the network"},
+):
     """A run of the batched self-play PPO trainer."""
 
-    name: Text = setting("selfplay", "run name: the run folder is <output_dir>/<name>")
-    output_dir: Text = setting("runs", "folder of run folders")
-    seed: Whole = setting(0, "seed of the games, the seat draws, the sampling and the network")
     env: SelfPlayEnvConfig = setting(SelfPlayEnvConfig, "the games")
     opponents: SeatsConfig = setting(SeatsConfig, "who plays each seat")
     ppo: VectorPPOConfig = setting(VectorPPOConfig, "PPO hyper-parameters")
