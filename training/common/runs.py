@@ -172,6 +172,16 @@ class TrainerRun(Protocol):
     def close(self) -> None: ...
 
 
+def checkpoint_at(*parts: str) -> Callable[[str], str | None]:
+    """A :class:`Backend`'s ``latest_checkpoint``: the file ``run_dir/<parts>``, or None when there is none."""
+
+    def latest(run_dir: str) -> str | None:
+        path = os.path.join(run_dir, *parts)
+        return path if os.path.isfile(path) else None
+
+    return latest
+
+
 @dataclass(frozen=True)
 class Backend:
     """One trainer as a run command sees it."""

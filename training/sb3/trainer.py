@@ -59,7 +59,7 @@ from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_fro
 from sm_env.atomic import atomic_path
 from training.common.checkpoint import CheckpointError
 from training.common.progress import progress_bar
-from training.common.runs import Backend, removed_on_failure, write_lines
+from training.common.runs import Backend, checkpoint_at, removed_on_failure, write_lines
 from training.evaluation.evaluate import eval_scalars, evaluate_against
 
 from .checkpoint import (
@@ -474,14 +474,10 @@ def train(
 def backend(prog: str) -> Backend:
     """The SB3 trainer as the run layer sees it (``sergeant-major train``)."""
 
-    def latest(run_dir: str) -> str | None:
-        path = os.path.join(run_dir, "checkpoints", "latest.zip")
-        return path if os.path.isfile(path) else None
-
     return Backend(
         prog=prog,
         load_config=load_config,
-        latest_checkpoint=latest,
+        latest_checkpoint=checkpoint_at("checkpoints", "latest.zip"),
         length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
         unit="learner decisions",
         build=lambda cfg, run_dir, resume, args: start(cfg, run_dir, resume=resume, quiet=args.quiet),

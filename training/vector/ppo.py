@@ -60,7 +60,7 @@ from sm_env.compiled.kernels import random_legal
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
-from training.common.runs import Backend, add_run_arguments, progress, run_command, write_lines
+from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
 from training.sb3.config import ConfigError
 
@@ -723,14 +723,10 @@ PROG = "python -m training.vector.ppo"
 def backend(prog: str = PROG) -> Backend:
     """The batched trainer as the run layer sees it (``sergeant-major train --backend vector``)."""
 
-    def latest(run_dir: str) -> str | None:
-        path = os.path.join(run_dir, "checkpoints", "latest.pt")
-        return path if os.path.isfile(path) else None
-
     return Backend(
         prog=prog,
         load_config=load_selfplay_config,
-        latest_checkpoint=latest,
+        latest_checkpoint=checkpoint_at("checkpoints", "latest.pt"),
         length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
         unit="learner decisions",
         build=lambda cfg, run_dir, resume, args: VectorPPO(cfg, run_dir, resume=resume, quiet=args.quiet),
