@@ -16,8 +16,9 @@ Reward modes (``REWARDS``), per seat:
   paid. Zero sum. Invariant, in every rule set: over an episode the rewards
   of a seat add up to its running score at the end minus its running score at
   the start (every game starts at 0: ``start_balances`` are the balances of an
-  imaginary hand before the game and are not scored), the score that decides
-  ``target_score``, ``fixed_hands`` and the record's ``scores``.
+  imaginary hand before the game and are not scored). The running score is
+  what ``target_score`` and ``fixed_hands`` rank by and what the record's
+  ``scores`` hold.
 - ``"balance"``: when a hand ends, that hand's balance (tricks - quota, or
   maximum - tricks in a misère hand; zero sum). It equals ``"score"`` in every
   rule set without ``chips``; under ``chips`` it is not what the game is
