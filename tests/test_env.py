@@ -439,7 +439,7 @@ def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="episode"):
         raw_env(episode="match")
     with pytest.raises(ValueError, match="reward"):
-        raw_env(reward="score")
+        raw_env(reward="points")
     with pytest.raises(ValueError, match="episode='hand'"):
         raw_env(reward="result", episode="hand")
     with pytest.raises(ValueError, match="max_hands"):

@@ -19,7 +19,7 @@ def test_valid_combinations_pass():
     "episode, reward, max_hands, words",
     [
         ("round", "balance", 10, ["episode", "'game'", "'hand'", "'round'"]),
-        ("game", "points", 10, ["reward", "'balance'", "'result'", "'points'"]),
+        ("game", "points", 10, ["reward", "'score'", "'balance'", "'result'", "'points'"]),
         ("hand", "result", 10, ["reward='result'", "episode='hand'"]),
         ("game", "balance", 0, ["max_hands", ">= 1", "0"]),
         ("game", "balance", True, ["max_hands", "True"]),

@@ -15,7 +15,7 @@ Interface::
     g.current_player           # int32 [N]: seat to act
     g.legal_mask()             # int8 [N, A]: 1 exactly for the legal actions (A = 56)
     g.observe()                # float32 [N, O]: observation of the player to act (O = 789)
-    r, done = g.step(actions)  # actions int [N]; r float32 [N, 3]: hand balances paid
+    r, done = g.step(actions)  # actions int [N]; r float32 [N, 3]: score changes paid
                                # this step; done bool [N]: the game (or hand) in the slot ended
     g.record(i)                # the game now in slot i, as a standard record
     g.finished_record(i)       # after a step with done[i]: the game that just ended in slot i
@@ -27,9 +27,11 @@ Interface::
   and slot i then already holds a new game. ``truncated[i]`` tells a game
   stopped by ``max_hands`` from one won under the rules (episode "hand":
   a hand episode always ends by termination, as in ``env()``).
-- ``r`` is each seat's balance (tricks - quota) of the hand that ended at
-  this step, by absolute seat, 0 on every other step: env()'s "balance"
-  reward.
+- ``r`` is the change of each seat's running score in the hand that ended
+  at this step, by absolute seat, 0 on every other step: env()'s "score"
+  reward (the default), so a game's rewards add up to its final scores. In
+  every rule set the kernels run (none has ``chips``) it is the hand's
+  balance (tricks - quota), env()'s "balance" reward too.
 - ``step(actions, active)``: with a bool mask ``active`` only those slots
   move (the others keep their game; their action is ignored). An illegal
   action raises :class:`VectorActionError` naming the slot, the action and

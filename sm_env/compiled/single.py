@@ -255,6 +255,11 @@ class CompiledGame:
         r = self.buf[_REWARD:_MT].view(np.float32)
         return int(r[0]), int(r[1]), int(r[2])
 
+    def scores(self) -> tuple[int, int, int]:
+        """The running scores by seat (``Game.scores``; the env's ``"score"`` reward is their change)."""
+        st = self.buf[:_CM].view(np.int32)
+        return int(st[vk.S_SC]), int(st[vk.S_SC + 1]), int(st[vk.S_SC + 2])
+
     def legal_bits(self) -> int:
         """Legal action bit set of the player to act (0 once the game is over)."""
         return int(_legal_bits(self.buf))

@@ -94,9 +94,18 @@ keep or modify them.
 
 ### Rewards
 
-`reward="balance"` (default): when a hand ends, every agent receives its
-balance for that hand, tricks taken minus quota (zero-sum). All other steps
-reward 0. The sum over a game is the final running score.
+`reward="score"` (default): when a hand ends, every agent receives the
+change of its running score in that hand: its balance, tricks taken minus
+quota, or under ``chips`` (docs/rules.md 10.7) the chips it won or paid
+(zero-sum). All other steps reward 0. In every rule set the rewards of an
+agent over a game add up to its final running score (the record's
+``scores``, what ``target_score`` and ``fixed_hands`` rank by) minus its
+starting score, which is 0 (``start_balances`` are not scored).
+
+`reward="balance"`: when a hand ends, every agent receives the hand's
+balance, tricks taken minus quota (zero-sum). It equals ``"score"`` in every
+rule set without ``chips``; under ``chips`` the game is scored in chips, so
+the balances of a game do not add up to its scores.
 
 `reward="result"`: 0 on every step except the last one of a game that was
 won under the rules: the winners share +1 and the losers share -1 (one
@@ -114,7 +123,7 @@ for every agent, whatever the engine says about the game.
 ### Arguments
 
 ```python
-env(rules="standard", episode="game", max_hands=100, reward="balance", render_mode=None, compiled=True)
+env(rules="standard", episode="game", max_hands=100, reward="score", render_mode=None, compiled=True)
 ```
 
 `rules`: a preset name of :data:`sm_env.core.rules.PRESETS` (``"standard"``,
@@ -128,7 +137,7 @@ reset option ``start_balances`` gives one).
 `max_hands`: truncate a game that nobody has won after this many hands
 (default 100; ``None``: no limit). Ignored with ``episode="hand"``.
 
-`reward`: ``"balance"`` or ``"result"`` (above).
+`reward`: ``"score"``, ``"balance"`` or ``"result"`` (above; :mod:`sm_env.core.episode`).
 
 `render_mode`: ``None``, ``"ansi"`` (``render()`` returns the table as text,
 seen by the player to act, or by a spectator once the game is over),
@@ -221,7 +230,14 @@ from pettingzoo.utils.env_logger import EnvLogger
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE_SHIFT
 from sm_env.compiled.support import supports
 from sm_env.core.cards import from_mask
-from sm_env.core.episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
+from sm_env.core.episode import (
+    DEFAULT_REWARD,
+    check_episode,
+    engine_max_hands,
+    episode_end,
+    hand_rewards,
+    result_rewards,
+)
 from sm_env.core.game import OVER, Game, GameOverError, IllegalActionError, check_seed, result_text
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
@@ -365,7 +381,7 @@ class raw_env(AECEnv):
         rules: RuleSet | str | dict[str, Any] | None = "standard",
         episode: str = "game",
         max_hands: int | None = 100,
-        reward: str = "balance",
+        reward: str = DEFAULT_REWARD,
         render_mode: str | None = None,
         max_cycles: int | None = None,
         compiled: bool = True,
@@ -420,6 +436,7 @@ class raw_env(AECEnv):
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self._agent_names}
         self.agent_selection = self._agent_names[0]
         self._rewarded = False
+        self._scores: list[int] = []  # the running scores when the last hand was rewarded (or the game began)
         self._info_code = -1  # phase | hand number << 3 when the infos were last built
 
     # ------------------------------------------------------------------ spaces
@@ -489,6 +506,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self._agent_names, False)
         self.truncations = dict.fromkeys(self._agent_names, False)
         self._rewarded = False
+        self._scores = list(game.scores)
         self._info_code = -1
         self._skip_agent_selection = None
         self._update_infos(game.phase, game.hand_number)
@@ -561,7 +579,7 @@ class raw_env(AECEnv):
                 if self._rewarded:
                     self._clear_rewards()
                 if code & CODE_HAND_ENDED:
-                    self._end_hand(fast.balances())
+                    self._end_hand(fast.balances(), fast.scores())
             if code >> CODE_PHASE_SHIFT == self._info_code:  # same phase, same hand
                 self.agent_selection = self._agent_names[code & 3]
             elif code >> CODE_PHASE_SHIFT & 7 == OVER:
@@ -596,7 +614,8 @@ class raw_env(AECEnv):
         if self._rewarded:
             self._clear_rewards()
         if game.hand_number != hand or game.phase == OVER:
-            self._end_hand(game.history[hand - 1].balances)
+            log = game.history[hand - 1]
+            self._end_hand(log.balances, log.scores)
         if game.phase == OVER:
             self._end_game()
         else:
@@ -625,11 +644,14 @@ class raw_env(AECEnv):
             rewards[a] = 0.0
         self._rewarded = False
 
-    def _end_hand(self, balances: Sequence[int] | None) -> None:
-        """Give the balance rewards of the hand that just ended (None: a passed-out deal, no rewards)."""
-        if self.reward_mode != "balance" or balances is None:  # None: a passed-out deal (auction) scores nothing
+    def _end_hand(self, balances: Sequence[int] | None, scores: Sequence[int] | None) -> None:
+        """Give the rewards of the hand that just ended (``balances`` None: a passed-out deal, no rewards)."""
+        if balances is None:  # a passed-out deal (auction) scores nothing
             return
-        values = hand_rewards(balances)
+        values = hand_rewards(self.reward_mode, balances, self._scores, scores)
+        self._scores = list(scores)
+        if values is None:
+            return
         rewards = self.rewards
         cumulative = self._cumulative_rewards
         for agent, value in zip(self._agent_names, values, strict=True):

@@ -9,7 +9,8 @@ new-API-stack multi-agent protocol:
   float32), action_mask=Box(0, 1, (56,), int8))``, the AEC env's observation
   with its vector under ``"observations"`` (plural), the key RLlib's masking
   modules read. The sizes come from the AEC env, so every rule variant works.
-- **Rewards** are those of the AEC env (``reward="balance"`` or ``"result"``),
+- **Rewards** are those of the AEC env (``reward="score"``, the default,
+  ``"balance"`` or ``"result"``),
   paid in the step they are earned to every agent that earned them, acting or
   not (RLlib adds a reward to an agent without an observation to its next
   step). The agent that receives an observation always gets a reward key

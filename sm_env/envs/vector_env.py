@@ -9,8 +9,11 @@ view (as ``training.sb3.single_agent.SingleSeatEnv``, batched):
 - observation: float32 ``[num_envs, 789]``, ``observation.encode`` of the
   learner's ``player_view``; action: one action id per env
   (``single_action_space = Discrete(56)``);
-- reward: the learner's balance (tricks - quota) of each hand when it ends,
-  times ``reward_scale`` (env()'s ``"balance"`` reward);
+- reward: the change of the learner's running score in each hand when it
+  ends, times ``reward_scale`` (env()'s ``"score"`` reward, the default: the
+  hand's balance, tricks - quota, in every rule set the batched engine runs,
+  none of which has ``chips``); over an episode the rewards add up to the
+  learner's final score;
 - ``episode="hand"`` (default: one hand, a termination) or ``"game"``
   (termination when won, truncation after ``max_hands``);
 - the learner's seat is drawn at random (uniformly 0-2) for each episode,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Literal
 
-from sm_env.core.episode import EPISODES, REWARDS, check_episode
+from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
     Flag,
@@ -48,7 +48,9 @@ class RLlibEnvConfig(Section):
     episode: Literal[EPISODES] = setting("hand", "'hand' (one hand per episode) or 'game' (a whole game)")
     max_hands: Whole | None = setting(30, "game episodes: truncate after this many hands", gt=0)
     reward: Literal[REWARDS] = setting(
-        "balance", "'balance' (tricks - quota each hand) or 'result' (game episodes: the win)"
+        DEFAULT_REWARD,
+        "'score' (the change of the running score each hand), 'balance' (tricks - quota each hand; not the score "
+        "with chips) or 'result' (game episodes: the win)",
     )
 
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator
 
-from sm_env.core.episode import EPISODES, REWARDS, check_episode
+from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.game import ROLE_NAMES as ROLES
 from training.common import yaml_config
 from training.common.ppo import PPOSection
@@ -64,15 +64,16 @@ class EnvConfig(Section):
     )
     max_hands: Whole = setting(100, "game episodes: truncate a game nobody has won after this many hands", gt=0)
     reward: Literal[REWARDS] = setting(
-        "balance",
-        "'balance': tricks - quota at the end of every hand; 'result': winning the game (+1 shared by winners, -1 by "
-        "losers; needs episode: game)",
+        DEFAULT_REWARD,
+        "'score': the change of the running score at the end of every hand (the balance, tricks - quota, or the chips "
+        "with chips); 'balance': the hand's tricks - quota (not the score with chips); 'result': winning the game "
+        "(+1 shared by winners, -1 by losers; needs episode: game)",
     )
     reward_scale: Number = setting(1.0, "rewards are multiplied by this (balances run about -8..+8)", gt=0)
     dense_reward: Flag = setting(
         False,
-        "reward 'balance' paid sooner: +1 per trick the learner wins when it is won, -quota when the hand ends (the "
-        "same total per hand; easier credit assignment)",
+        "reward 'score' or 'balance' paid sooner: +1 per trick the learner wins when it is won, the rest (-quota "
+        "without chips) when the hand ends (the same total per hand; easier credit assignment)",
     )
     learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = setting(
         "all",

@@ -18,13 +18,17 @@ in the environment):
 - observation: ``observation.encode(player_view(game, seat))`` (789 floats in
   [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
 - reward, from the learner's point of view, in the env's reward modes:
-  ``"balance"`` (default) gives the learner's balance (tricks - quota) of each
-  hand when that hand ends; ``"result"`` (``episode="game"`` only) gives, when
-  a game is won, the learner's share of +1 for the winners and -1 for the
-  losers (one winner: +1 / -0.5 each), 0 for a truncation (``max_hands``);
-  ``reward_scale`` multiplies either. ``dense_reward=True`` (balance mode)
-  pays the same total sooner: +1 for every trick the learner wins, when it
-  is won, and the rest of the balance (-quota) when the hand ends;
+  ``"score"`` (default) gives the change of the learner's running score in
+  each hand when that hand ends (its balance, tricks - quota, or its chips
+  under ``chips``), so the rewards of a game add up to its final score;
+  ``"balance"`` gives the hand's balance (the same but under ``chips``);
+  ``"result"`` (``episode="game"`` only) gives, when a game is won, the
+  learner's share of +1 for the winners and -1 for the losers (one winner:
+  +1 / -0.5 each), 0 for a truncation (``max_hands``); ``reward_scale``
+  multiplies each. ``dense_reward=True`` (score and balance modes) pays the
+  same total sooner: +1 for every trick the learner wins, when it is won,
+  and the rest of the hand's reward (-quota without chips) when the hand
+  ends;
 - ``episode="hand"`` plays one hand (a termination at its end);
   ``episode="game"`` plays a whole game (termination when won, truncation at
   ``max_hands``).
@@ -68,7 +72,14 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents import Agent, act
 from agents.ppo_agent import NumpyPolicy
-from sm_env.core.episode import check_episode, engine_max_hands, episode_end, hand_rewards, result_rewards
+from sm_env.core.episode import (
+    DEFAULT_REWARD,
+    check_episode,
+    engine_max_hands,
+    episode_end,
+    hand_rewards,
+    result_rewards,
+)
 from sm_env.core.game import NUM_ACTIONS, OVER, ROLE_NAMES, Game
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
@@ -188,7 +199,7 @@ class SingleSeatEnv(gym.Env):
         rules: RuleSet | str | dict[str, Any] | None = "standard",
         episode: str = "hand",
         max_hands: int | None = 100,
-        reward: str = "balance",
+        reward: str = DEFAULT_REWARD,
         reward_scale: float = 1.0,
         learner_seats: str | Sequence[str] = "all",
         exchange_start: float = 0.0,
@@ -231,6 +242,7 @@ class SingleSeatEnv(gym.Env):
         self._mask = self._all_ones
         self._credited = 0
         self._hand_credit = 0
+        self._scores: list[int] = []  # the running scores after the last hand credited (or at the start)
         self.decisions = 0  # engine decisions (learner + opponents) since construction
 
     # -- pool management (callable through VecEnv.env_method) -----------------
@@ -272,6 +284,7 @@ class SingleSeatEnv(gym.Env):
                 self.opponent_names[s] = self._kind_name(kind)
         self._credited = 0
         self._hand_credit = 0
+        self._scores = list(self.game.scores)
         reward = self._advance()  # opponents who act before the learner
         assert reward == 0.0 and self.game.current == seat
         return self._observe(), self._info()
@@ -342,10 +355,13 @@ class SingleSeatEnv(gym.Env):
             game.apply(act(opponents[s], player_view(game, s)))
             self.decisions += 1
         reward = 0.0
-        if self.reward_mode == "balance":
+        if self.reward_mode != "result":
             history = game.history
             while self._credited < len(history) and history[self._credited].balances is not None:
-                reward += hand_rewards(history[self._credited].balances)[seat] - self._hand_credit
+                log = history[self._credited]
+                paid = hand_rewards(self.reward_mode, log.balances, self._scores, log.scores)
+                reward += paid[seat] - self._hand_credit
+                self._scores = log.scores
                 self._hand_credit = 0
                 self._credited += 1
             if self.dense_reward and game.phase != OVER:
