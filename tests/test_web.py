@@ -302,23 +302,76 @@ def _check_payload(client: TestClient, payload: dict, seat: int) -> int:
     return len(seen)
 
 
-@pytest.mark.parametrize("seat", [0, 1, 2])
-def test_no_payload_holds_a_card_the_seat_may_not_know(seat):
+def _features(payload: dict, seat: int) -> set[str]:
+    """The section 10 payload fields a state shows (so that the leak test is seen to cover each of them)."""
+    state = payload.get("game") or payload
+    seen = set()
+    face_up = state.get("face_up")
+    if face_up:
+        seen.add("face_up")
+        if face_up["taken"] is not None:
+            seen.add("taken by you" if face_up["decider"] == seat else "taken by another")
+        if face_up["put_out"] is not None:
+            seen.add("put_out")
+    if state.get("auction") and state["auction"]["bids"]:
+        seen.add("bids")
+    if state.get("call") and state["call"]["call"]:
+        seen.add("call")
+    if any(p["quota"] is None for p in state["players"]) and state["phase"] == "assign":
+        seen.add("quotas to assign")
+    if any(p.get("maximum") is not None for p in state["players"]):
+        seen.add("maxima")
+    if len(state["players"]) == 4 and state["exchanges"]:
+        seen.add("four-player exchange")
+    return seen
+
+
+LEAK_CASES = [
+    ("standard", 0, 250, set()),
+    ("standard", 1, 250, set()),
+    ("standard", 2, 250, set()),
+    ("woburn-auction", 1, 80, {"bids"}),
+    ("calls", 0, 120, {"call", "maxima"}),
+    ("dealer-assigns", 2, 120, {"quotas to assign"}),
+    ("9-5-3-one-card", 0, 150, {"face_up", "taken by you", "taken by another", "put_out"}),
+    ("9-5-3-one-card", 2, 150, {"face_up", "taken by you", "taken by another", "put_out"}),
+    ("four-5-3-2-2", 3, 250, {"four-player exchange"}),
+    ("four-6-3-2-1", 1, 120, set()),
+]
+
+
+@pytest.mark.parametrize(("rules", "seat", "enough", "wanted"), LEAK_CASES)
+def test_no_payload_holds_a_card_the_seat_may_not_know(rules, seat, enough, wanted):
+    """Every JSON payload of whole games, for each kind of table (section 10 rule sets, four players): no card
+    the seat may not know (web_helpers.known_cards, from the rule book), and every new field is exercised."""
+    from sm_env.core.rules import PRESETS
+
+    n = PRESETS[rules].num_players
+    face_up = 1 if PRESETS[rules].one_card_kitty else 0
+    hand_size = (52 - PRESETS[rules].kitty_size - face_up) // n
+    seen: set[str] = set()
+
+    def check(payload: dict) -> None:
+        _check_payload(client, payload, seat)
+        seen.update(_features(payload, seat))
+
     with make_client() as client:
         for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js"):
             assert not cards_in(client.get(path).text), path
         positions = exchanges = 0
+        opponents = ["heuristic", "random", "heuristic"][: n - 1]
         for seed in range(100 * seat, 100 * seat + 20):  # games until enough positions, some with an exchange
-            state = new_game(client, seat=seat, opponents=["heuristic", "random"], seed=seed)
-            assert _check_payload(client, {"game": state}, seat) == 16
+            state = new_game(client, seat=seat, opponents=opponents, seed=seed, rules=rules)
+            assert _check_payload(client, {"game": state}, seat) == hand_size + face_up
             game = the_game(client)
-            while not game.is_over and positions < 250:
-                move(client, check=lambda payload: _check_payload(client, payload, seat))
+            while not game.is_over and (positions < enough or not wanted <= seen):
+                move(client, check=check)
                 exchanges += bool(game.log.exchanges)
                 positions += 1
-            if positions >= 250 and exchanges:
+            if positions >= enough and wanted <= seen and (exchanges or game.rules.no_exchange or game.rules.auction):
                 break
-        assert positions >= 250 and exchanges > 0  # many positions, some of them in or after an exchange
+        assert positions >= enough and wanted <= seen, sorted(wanted - seen)
+        assert exchanges > 0 or game.rules.no_exchange or game.rules.auction  # some positions in or after an exchange
 
 
 def test_the_leak_check_can_fail():
@@ -330,6 +383,36 @@ def test_the_leak_check_can_fail():
         game = the_game(client)
         with pytest.raises(AssertionError, match="leaked"):
             _check_payload(client, {"game": full_table(game, ["a", "b", "c"])}, 0)
+
+
+def test_the_leak_check_flags_the_card_put_out_shown_to_another_seat():
+    """One-card kitty: the card put out of play is in its player's payload only; shown to another, it is a leak."""
+    from sm_env.core.cards import CARD_TEXT
+    from sm_env.core.game import TAKE
+    from sm_env.core.knowledge import player_view
+    from sm_env.display.scene import seat_table
+
+    with make_client() as client:
+        for seed in range(40):
+            new_game(client, rules="9-5-3-one-card", seed=seed, opponents=["heuristic", "heuristic"])
+            game = the_game(client)
+            while game.phase != TAKE and game.hand_number == 1 and not game.is_over:
+                move(client)
+            if game.phase == TAKE and game.current != 0:
+                break
+        taker = game.current
+        held = game.hands[taker] & ~game.hands[0]
+        card = (held & -held).bit_length() - 1  # a card of the taker that seat 0 does not know
+        game.apply(card)
+        names = ["a", "b", "c"]
+        mine = seat_table(player_view(game, taker), names)["face_up"]
+        assert mine["put_out"] == CARD_TEXT[card] and mine["taken"] is True and mine["decider"] == taker
+        theirs = seat_table(player_view(game, 0), names)
+        assert theirs["face_up"]["put_out"] is None and theirs["face_up"]["taken"] is True
+        _check_payload(client, {"game": theirs}, 0)  # as sent: fine
+        theirs["face_up"]["put_out"] = CARD_TEXT[card]
+        with pytest.raises(AssertionError, match="leaked"):
+            _check_payload(client, {"game": theirs}, 0)
 
 
 # ---------------------------------------------------------------------- the replay viewer
