@@ -123,7 +123,7 @@ class PlayedGame:
         if _closed_tricks(log) > closed:
             winner = log.tricks[-1 if log.tricks[-1].winner is not None else -2].winner
             event["trick_winner"] = winner
-            text += f"; {self.names[winner]} {'win' if winner == self.seat else 'wins'} the trick"
+            text += f"; {'you win' if winner == self.seat else self.names[winner] + ' wins'} the trick"
         if game.hand_number == hand and not game.is_over:
             for line in news(before, player_view(game, self.seat), self.names):
                 text += f". {line}"
