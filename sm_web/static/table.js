@@ -90,11 +90,12 @@ const SM = (() => {
   function faceUpView(table, names) {
     const f = table.face_up;
     if (!f) return null;
+    const you = f.decider === table.seat;
     let what;
     if (f.nobody) what = "(the two of diamonds): nobody can take it";
-    else if (f.taken === true) what = `taken by ${names[f.decider]}, who put a card face down out of play`;
+    else if (f.taken === true) what = `taken by ${names[f.decider]} (for a card put face down out of play)`;
     else if (f.taken === false) what = `declined by ${names[f.decider]}`;
-    else if (f.decider !== null) what = `${names[f.decider]} holds the two of diamonds and decides`;
+    else if (f.decider !== null) what = you ? "you hold the two of diamonds and decide" : `${names[f.decider]} holds the two of diamonds and decides`;
     else what = "the holder of the two of diamonds may take it after trump is named";
     return el("div", { class: "face-up", id: "face-up" }, "Face-up card: ", card(f.card, { small: true }), ` ${what}`,
       f.put_out ? el("div", {}, "Put out of play: ", card(f.put_out, { small: true }),
