@@ -68,7 +68,6 @@ from sm_env.core.game import (
 from sm_env.core.knowledge import ExchangeView, PlayerView, player_view
 from sm_env.core.logs import ExchangeLog
 
-ROLES = ("dealer", "eldest", "middle")
 # Suits in the order a hand is shown: black and red alternate (spades, hearts, clubs, diamonds).
 DISPLAY_SUITS = (3, 2, 0, 1)
 
