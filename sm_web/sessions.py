@@ -90,6 +90,10 @@ class PlayedGame:
         others = [s for s in range(n) if s != seat]
         for i, (s, spec) in enumerate(zip(others, opponents, strict=True)):
             agent = make_opponent(spec, seed=seed + 1 + i)  # AgentSpecError for "human"
+            try:
+                agent.check_rules(rules)  # a trained policy plays the rule sets of its observation only
+            except ValueError as err:
+                raise WebError(400, f"opponent {spec!r}: {err}") from None
             agent.reset(seed + s)
             self.agents[s] = agent
         self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(n)]

@@ -190,7 +190,36 @@ def test_bad_requests_get_clear_errors_and_change_nothing():
         assert client.post("/api/act", json={"action": state["legal"][0]}).status_code == 200
 
 
+def test_an_opponent_that_cannot_play_the_rule_set_is_refused_at_the_start(monkeypatch):
+    """A trained policy plays the rule sets of its observation only: the game does not start (400), rather
+    than fail at the agent's first move."""
+    import sm_web.sessions as sessions
+    from agents import make_opponent
+
+    class Narrow:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def check_rules(self, rules):
+            if rules.name != "standard":
+                raise ValueError(f"a policy of this layout cannot play the rule set {rules.name!r}; it plays: standard")
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+    monkeypatch.setattr(sessions, "make_opponent", lambda spec, seed=None: Narrow(make_opponent(spec, seed)))
+    with make_client() as client:
+        response = client.post("/api/new", json={"rules": "calls", "opponents": ["heuristic", "random"]})
+        assert response.status_code == 400
+        assert (
+            "opponent 'heuristic': a policy of this layout cannot play the rule set 'calls'" in response.json()["error"]
+        )
+        assert len(client.app.state.store) == 0
+        assert new_game(client, rules="standard")["rules"] == "standard"
+
+
 def test_four_players_take_three_opponents_and_seats_0_to_3():
+    """Four players: seats 0-3 and three opponents, one heuristic a seat by default."""
     with make_client() as client:
         bad = [
             ({"rules": "four-5-3-2-2", "seat": 4}, "seat must be 0, 1, 2 or 3 with 4 players"),
