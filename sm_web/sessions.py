@@ -119,11 +119,12 @@ class PlayedGame:
         closed = _closed_tricks(log)
         before = player_view(game, self.seat)
         receiver = game.exchange_to_send()[0] if phase == EXCHANGE else None
-        face_up = game.face_up
         game.apply(action)  # raises IllegalActionError before changing anything
         self.moves += 1
         event: dict[str, Any] = {"hand": hand, "seat": seat}
-        text = describe_action(seat, phase, action, self.seat, self.names, receiver, rules=self.rules, face_up=face_up)
+        text = describe_action(
+            seat, phase, action, self.seat, self.names, receiver, rules=self.rules, face_up=before.face_up
+        )
         if _closed_tricks(log) > closed:
             winner = log.tricks[-1 if log.tricks[-1].winner is not None else -2].winner
             event["trick_winner"] = winner

@@ -53,7 +53,8 @@ def _role(view: Any, seat: int) -> str:
 
 
 def _quotas_text(by_role: Sequence[int], dealer: int, viewer: int | None, names: Sequence[str]) -> str:
-    """``you 8 (dealer), player_1 3 (eldest), player_2 5 (middle)``: quotas by role, said by seat."""
+    """``you 8 (dealer), player_1 3 (eldest), player_2 5 (middle)``: quotas by role, said by seat (the auction
+    and the dealer's assignment, the two uses, are of three players only)."""
     roles = ("dealer", "eldest", "middle")
     n = len(by_role)
     parts = []
@@ -149,7 +150,7 @@ def prompt(view: Any, names: Sequence[str]) -> str:
     if view.phase == PLAY:
         number = view.tricks_played + 1
         if view.maxima is not None:
-            need = f"misère: you have {view.tricks_won[me]} tricks and may take at most {view.maxima[me]}"
+            need = f"misère: you have {_plural(view.tricks_won[me], 'trick')} and may take at most {view.maxima[me]}"
         else:
             need = f"you have {view.tricks_won[me]} of your quota of {quota}"
         if not view.trick:
