@@ -284,6 +284,7 @@ def test_play_a_hand_of_the_auction_the_calls_and_four_players_by_clicking(brows
     page.click("#stop")
     page.wait_for_selector("#watch:not([hidden])")
     page.click("#watch")
+    page.wait_for_url("**/replay?from=game")  # the new page is loaded: waits no longer run in the old one
     page.wait_for_function("document.body.dataset.step === '0'")
     assert page.is_enabled("#view option[value='3']") == four
     page.select_option("#view", str(seat))
