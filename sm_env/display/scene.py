@@ -32,7 +32,7 @@ Layout (cards as two-character text, seats absolute 0-2, 0-3 with four players; 
      "shown": [{"to": 0, "cards": [..]}],
      "over": false, "winner": null, "truncated": false,
      # rule sets of docs/rules.md section 10 (null when their option is off):
-     "face_up": {"card": "7C", "decider": 1 | null, "taken": true | null, "put_out": "8D" | null,
+     "face_up": {"card": "7C", "decider": 1 | null, "taken": bool | null, "put_out": "8D" | null,
                  "nobody": false} | null,              # one_card_kitty; put_out: only its player's
      "auction": {"first": 0, "bids": [{"seat", "bid": 9 | null}], "high": {"bid", "seat"} | null,
                  "passed": [false, true, false], "passed_out": 0, "hand1_quotas": [..] | null,
