@@ -1,10 +1,11 @@
 """Play Sergeant Major in a browser, and step through saved games.
 
 A small local web app (Starlette, run by uvicorn): a person plays a whole
-game against two built-in agents, and a replay viewer steps through any game
-record. The page of a player only ever receives that seat's
-:class:`~sm_env.core.knowledge.PlayerView`, turned into JSON on the server
-(:mod:`sm_web.tables`); hidden hands and the kitty never reach it.
+game of any preset against two built-in agents (three with four players), and
+a replay viewer steps through any game record. The page of a player only ever
+receives that seat's :class:`~sm_env.core.knowledge.PlayerView`, turned into
+JSON on the server (:mod:`sm_env.display.scene`); hidden hands and the kitty
+never reach it.
 
 Commands (``pip install -e '.[web]'``)::
 

@@ -6,16 +6,16 @@ JSON API (the session is the ``sm_session`` cookie, set by ``/api/new`` or
 ``/api/replay``; POST bodies are JSON objects, ``Content-Type:
 application/json``)::
 
-    GET  /api/options        presets, agent kinds, the pace of agents' moves
+    GET  /api/options        presets (every one) and their players, agent kinds, the pace of agents' moves
     POST /api/new            {"seat": 0, "opponents": ["heuristic", "pimc"], "rules": "standard",
-                              "seed": 7 | null, "max_hands": 100} -> state
+                              "seed": 7 | null, "max_hands": 100} -> state (one opponent per other seat)
     GET  /api/state          the game in progress (a reload resumes it) -> {"game": state | null}
     POST /api/act            {"action": 12 | "AC"}: the human's move -> {"event", "game"}
     POST /api/step           one move of the agent to act -> {"event", "game"}
     POST /api/stop           stop the game (it is saved) -> state
     GET  /api/record         the record of the finished or stopped game (a download)
     POST /api/replay         a record (JSON object), or {"from_game": true} -> {"steps", "hand_starts", ...}
-    GET  /api/replay/frame   ?step=N&view=all|0|1|2 -> the table at step N
+    GET  /api/replay/frame   ?step=N&view=all|0|1|2(|3) -> the table at step N
 
 Errors are ``{"error": "..."}`` with status 400 (a malformed or illegal
 request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
@@ -322,13 +322,15 @@ async def favicon(request: Request) -> Response:
 
 
 async def options(request: Request) -> Response:
-    """Presets, the agents the page may ask for, the default opponents, the pace."""
+    """Presets (every one; ``players``: how many seats each has), the agents the page may ask for, the default
+    opponents, the pace."""
     config = _config(request)
     agents = offered_agents(config.opponents)
     agents += [o for o in config.opponents if o not in agents]
     return _json(
         {
-            "presets": sorted(name for name, preset in PRESETS.items() if preset.num_players == 3),
+            "presets": sorted(PRESETS),
+            "players": {name: preset.num_players for name, preset in sorted(PRESETS.items())},
             "agents": agents,
             "opponents": list(config.opponents),
             "pace": config.pace,
@@ -478,8 +480,9 @@ async def replay_frame(request: Request) -> Response:
     if not (text.isascii() and text.isdigit() and len(text) <= 9 and int(text) <= len(timeline)):
         raise WebError(400, f"step must be a whole number from 0 to {len(timeline)}, got {text!r:.20}")
     view = query.get("view", "all")
-    if view not in ("all", "0", "1", "2"):
-        raise WebError(400, f"view must be all (every hand) or a seat 0, 1 or 2, got {view!r:.20}")
+    seats = [str(s) for s in range(timeline.players)]
+    if view != "all" and view not in seats:
+        raise WebError(400, f"view must be all (every hand) or a seat {', '.join(seats)}, got {view!r:.20}")
     viewer = None if view == "all" else int(view)
     return _json(await run_in_threadpool(timeline.frame, int(text), viewer))
 

@@ -6,8 +6,10 @@ of the game every few hands; a frame re-plays from the nearest copy, and says
 who acted at that step and what happened. Step 0 is the deal of hand 1; step k
 is the table after k actions.
 The engine says which decision is due (its phase); the record's fields give
-the choice: the exchange's ``sent`` cards in the listed order, ``trump``,
-``discards`` and the trick cards in play order. A re-play that does not give
+the choice: the exchange's ``sent`` cards in the listed order, ``trump`` (or
+the ``call`` with ``calls``), ``discards``, the trick cards in play order, and
+for the rule sets of docs/rules.md section 10 the ``assignment``, the ``take``
+and the ``auction``'s bids and passes. A re-play that does not give
 back the same record (a rule set whose decisions this viewer does not know)
 is refused with a clear error.
 
@@ -21,7 +23,23 @@ import threading
 from typing import Any
 
 from sm_env.core.cards import CARD_TEXT, parse_card
-from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
+    BID,
+    BID_ACTION_BASE,
+    CALL_NAMES,
+    DISCARD,
+    EXCHANGE,
+    MAX_ACTIONS,
+    PASS_ACTION,
+    PLAY,
+    TAKE,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    Game,
+    assignment_of,
+)
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.display.scene import full_table, phase_name, seat_table
@@ -36,14 +54,26 @@ CHECKPOINT_HANDS = 16  # a copy of the game is kept at every 16th hand start
 class Step:
     """One action of the record and what it caused (public facts and the hidden card, kept apart)."""
 
-    __slots__ = ("hand", "seat", "phase", "action", "receiver", "trick_winner", "trick_number", "moved", "shown")
+    __slots__ = (
+        "hand",
+        "seat",
+        "phase",
+        "action",
+        "receiver",
+        "face_up",
+        "trick_winner",
+        "trick_number",
+        "moved",
+        "shown",
+    )
 
-    def __init__(self, hand: int, seat: int, phase: int, action: int, receiver: int | None) -> None:
+    def __init__(self, hand: int, seat: int, phase: int, action: int, receiver: int | None, face_up: int) -> None:
         self.hand = hand
         self.seat = seat
         self.phase = phase
         self.action = action
         self.receiver = receiver
+        self.face_up = face_up  # the face-up card of one_card_kitty (public), else -1
         self.trick_winner: int | None = None
         self.trick_number = 0
         self.moved: list[dict[str, Any]] = []  # exchanges whose cards changed hands with this step
@@ -57,7 +87,7 @@ def _step(game: Game, action: int) -> Step:
     moved = {id(e) for e in log.exchanges if e.returned is not None}
     had_shown = log.shown is not None
     receiver = game.exchange_to_send()[0] if game.phase == EXCHANGE else None
-    step = Step(game.hand_number, game.current, game.phase, action, receiver)
+    step = Step(game.hand_number, game.current, game.phase, action, receiver, game.face_up)
     game.apply(action)
     tricks = [t for t in log.tricks or () if t.winner is not None]
     if len(tricks) > closed:
@@ -73,13 +103,26 @@ def _step(game: Game, action: int) -> Step:
     return step
 
 
-def _decisions(hand: dict[str, Any]) -> dict[int, list[int]]:
-    """The record's choices of one hand, by the phase that asks for them."""
+def _decisions(hand: dict[str, Any], rules: RuleSet) -> dict[int, list[int]]:
+    """The record's choices of one hand (one entry: a passed-out deal of the auction is one), by the phase
+    that asks for them."""
     sent = [parse_card(c) for e in hand.get("exchanges") or () for c in e["sent"]]
-    trump = [] if hand.get("trump") is None else [TRUMP_ACTION_BASE + "CDHS".index(hand["trump"].upper())]
+    if rules.calls:
+        trump = [] if hand.get("call") is None else [TRUMP_ACTION_BASE + CALL_NAMES.index(hand["call"])]
+    else:
+        trump = [] if hand.get("trump") is None else [TRUMP_ACTION_BASE + "CDHS".index(hand["trump"].upper())]
     discards = [parse_card(c) for c in hand.get("discards") or ()]
     plays = [parse_card(c) for t in hand.get("tricks") or () for c in t["cards"]]
-    return {EXCHANGE: sent, TRUMP: trump, DISCARD: discards, PLAY: plays}
+    queues = {EXCHANGE: sent, TRUMP: trump, DISCARD: discards, PLAY: plays}
+    if hand.get("assignment") is not None:  # checked by replay(): one of the permutations
+        wanted = list(hand["assignment"])
+        queues[ASSIGN] = [a for a in range(ASSIGN_ACTION_BASE, MAX_ACTIONS) if assignment_of(a, rules) == wanted][:1]
+    if hand.get("take") is not None:
+        card = hand["take"]["card"]
+        queues[TAKE] = [PASS_ACTION if card is None else parse_card(card)]
+    if hand.get("auction") is not None:
+        queues[BID] = [PASS_ACTION if b["bid"] is None else BID_ACTION_BASE + b["bid"] - 8 for b in hand["auction"]]
+    return queues
 
 
 class Timeline:
@@ -93,15 +136,17 @@ class Timeline:
         checked = replay(record)  # raises ReplayError naming the first bad field
         hands = checked["hands"]
         max_hands = checked.get("max_hands", len(hands) if checked.get("truncated") else None)
+        rules = RuleSet.from_any(checked["rules"])
         game = Game(
-            RuleSet.from_any(checked["rules"]),
+            rules,
             seed=checked.get("seed"),
             first_dealer=checked["first_dealer"],
             deals=[h["deal"] for h in hands],
             max_hands=max_hands,
             start_balances=checked.get("start_balances"),
         )
-        self.names = [f"player_{s}" for s in range(3)]
+        self.players = rules.num_players
+        self.names = [f"player_{s}" for s in range(self.players)]
         actions = bytearray()  # every action id is below 256
         self._starts: list[int] = []  # the step at which each hand starts
         self._copies: list[tuple[int, Game]] = []  # (step, the game then) at every CHECKPOINT_HANDS-th hand start
@@ -113,7 +158,7 @@ class Timeline:
                 # older logs are dropped, so the copies do not hold the whole game many times over
                 copy.history = copy.history[-2:]
                 self._copies.append((len(actions), copy))
-            queues = _decisions(hand)
+            queues = _decisions(hand, rules)
             number = hand["number"]
             while not game.is_over and game.hand_number == number:
                 queue = queues.get(game.phase)
@@ -133,6 +178,7 @@ class Timeline:
                 "this viewer cannot step through this record (its rule set has decisions it does not know)"
             )
         self.actions = bytes(actions)
+        self._rules = rules
         self._lock = threading.Lock()
         self._cursor: tuple[int, Game] | None = None  # (step, the game then): where the last frame was drawn
         self._summary = {
@@ -141,10 +187,11 @@ class Timeline:
             "rules": checked["rules"].get("name", "custom"),
             "seed": checked.get("seed"),
             "hands": len(hands),
+            "players": self.players,
         }
 
     def summary(self) -> dict[str, Any]:
-        """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands."""
+        """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands, players."""
         return dict(self._summary, hand_starts=self.hand_starts)
 
     @property
@@ -203,7 +250,16 @@ class Timeline:
 
     def _event(self, step: Step, viewer: int | None) -> dict[str, Any]:
         """What ``step`` did, as ``viewer`` may see it."""
-        text = describe_action(step.seat, step.phase, step.action, viewer, self.names, step.receiver)
+        text = describe_action(
+            step.seat,
+            step.phase,
+            step.action,
+            viewer,
+            self.names,
+            step.receiver,
+            rules=self._rules,
+            face_up=step.face_up,
+        )
         marks = []
         if step.trick_winner is not None:
             marks.append({"kind": "trick", "text": f"{self.names[step.trick_winner]} wins trick {step.trick_number}"})

@@ -1,4 +1,4 @@
-"""Games kept per browser session: one person against two agents.
+"""Games kept per browser session: one person against two agents (three with four players).
 
 A :class:`Session` holds at most one game (and a replay being watched). The
 :class:`SessionStore` hands sessions out by a random id (the page's cookie),
@@ -43,7 +43,7 @@ from sm_env.core.rules import RulesError, RuleSet
 from sm_env.display.scene import seat_table
 from sm_env.records import game_record, save_record
 
-from .words import describe_action, hand_summary, news, prompt
+from .words import choice_label, describe_action, hand_summary, news, prompt
 
 MAX_HANDS_LIMIT = 1000
 WEB_AGENTS = ("random", "heuristic", "pimc", "ismcts", "trained")  # what a page may ask for (ppo/rllib: see trusted)
@@ -74,7 +74,7 @@ class WebError(Exception):
 
 
 class PlayedGame:
-    """One game: the engine, the two agents, the human's seat and what the page has been told."""
+    """One game: the engine, the agents (one per other seat), the human's seat and what the page has been told."""
 
     def __init__(
         self, seat: int, opponents: Sequence[str], rules: RuleSet, seed: int, max_hands: int, seeded: bool
@@ -85,13 +85,18 @@ class PlayedGame:
         self.seeded = seeded
         self.specs = list(opponents)
         self.game = Game(rules, seed=seed, max_hands=max_hands)
-        self.agents: list[Any] = [None, None, None]
-        others = [s for s in range(3) if s != seat]
+        n = rules.num_players
+        self.agents: list[Any] = [None] * n
+        others = [s for s in range(n) if s != seat]
         for i, (s, spec) in enumerate(zip(others, opponents, strict=True)):
             agent = make_opponent(spec, seed=seed + 1 + i)  # AgentSpecError for "human"
+            try:
+                agent.check_rules(rules)  # a trained policy plays the rule sets of its observation only
+            except ValueError as err:
+                raise WebError(400, f"opponent {spec!r}: {err}") from None
             agent.reset(seed + s)
             self.agents[s] = agent
-        self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(3)]
+        self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(n)]
         self.log: list[str] = []  # what happened in the current hand, as the human may see it
         self.last_hand: dict[str, Any] | None = None
         self.stopped = False
@@ -117,11 +122,13 @@ class PlayedGame:
         game.apply(action)  # raises IllegalActionError before changing anything
         self.moves += 1
         event: dict[str, Any] = {"hand": hand, "seat": seat}
-        text = describe_action(seat, phase, action, self.seat, self.names, receiver)
+        text = describe_action(
+            seat, phase, action, self.seat, self.names, receiver, rules=self.rules, face_up=before.face_up
+        )
         if _closed_tricks(log) > closed:
             winner = log.tricks[-1 if log.tricks[-1].winner is not None else -2].winner
             event["trick_winner"] = winner
-            text += f"; {self.names[winner]} {'win' if winner == self.seat else 'wins'} the trick"
+            text += f"; {'you win' if winner == self.seat else self.names[winner] + ' wins'} the trick"
         if game.hand_number == hand and not game.is_over:
             for line in news(before, player_view(game, self.seat), self.names):
                 text += f". {line}"
@@ -138,6 +145,7 @@ class PlayedGame:
         """What the page shows: the human seat's table, prompt, log and the last hand's result."""
         view = player_view(self.game, self.seat)
         table = seat_table(view, self.names)
+        table["choices"] = [dict(c, label=choice_label(view, c["action"], self.names)) for c in table["choices"]]
         table["prompt"] = prompt(view, self.names) if not self.stopped else "Game stopped. Start a new one."
         table["your_turn"] = not self.finished and view.to_act == self.seat
         table["log"] = list(self.log)
@@ -323,8 +331,9 @@ def _field(request: dict[str, Any], key: str, default: Any) -> Any:
 def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     """A new game from ``{"seat", "opponents", "rules", "seed", "max_hands"}`` (all optional).
 
-    Defaults: seat 0, opponents heuristic heuristic, rules standard, a random
-    seed, max_hands 100. A ``ppo:PATH`` or ``rllib:PATH`` opponent must be one of ``trusted``:
+    Any rule set (every preset, three or four players). Defaults: seat 0, one
+    heuristic opponent per other seat, rules standard, a random seed,
+    max_hands 100. A ``ppo:PATH`` or ``rllib:PATH`` opponent must be one of ``trusted``:
     a page does not make the server open files of its choosing. WebError 400
     names the bad field and what is allowed.
     """
@@ -333,30 +342,29 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     unknown = sorted(set(request) - {"seat", "opponents", "rules", "seed", "max_hands"})
     if unknown:
         raise WebError(400, f"unknown field(s) {unknown}; a new game takes seat, opponents, rules, seed, max_hands")
-    seat = _field(request, "seat", 0)
-    if type(seat) is not int or seat not in (0, 1, 2):  # not True, not 0.0
-        raise WebError(400, f"seat must be 0, 1 or 2, got {seat!r:.40}")
-    opponents = _field(request, "opponents", ["heuristic", "heuristic"])
-    if (
-        not isinstance(opponents, list)
-        or len(opponents) != 2
-        or not all(isinstance(o, str) and o.strip() for o in opponents)
-    ):
-        raise WebError(
-            400, f"opponents must be a list of two agent specs such as ['heuristic', 'pimc'], got {opponents!r:.80}"
-        )
-    opponents = [check_opponent(spec, trusted) for spec in opponents]
     rules_in = _field(request, "rules", "standard")
     try:
         rules = RuleSet.from_any(rules_in)
     except (RulesError, TypeError, ValueError) as err:
         raise WebError(400, f"rules: {err}") from None
-    if rules.num_players != 3:
+    n = rules.num_players
+    seat = _field(request, "seat", 0)
+    if type(seat) is not int or not 0 <= seat < n:  # not True, not 0.0
+        seats = "0, 1 or 2" if n == 3 else "0, 1, 2 or 3"
+        raise WebError(400, f"seat must be {seats} with {n} players ({rules.name}), got {seat!r:.40}")
+    opponents = _field(request, "opponents", ["heuristic"] * (n - 1))
+    if (
+        not isinstance(opponents, list)
+        or len(opponents) != n - 1
+        or not all(isinstance(o, str) and o.strip() for o in opponents)
+    ):
+        count = "two" if n == 3 else "three"
         raise WebError(
             400,
-            f"rules: the browser table seats three players; {rules.name!r} has {rules.num_players} "
-            f"(play it with sergeant-major play --rules {rules.name} or sm_env.env)",
+            f"opponents must be a list of {count} agent specs (one per other seat of {rules.name}) such as "
+            f"{['heuristic', 'pimc', 'random'][: n - 1]}, got {opponents!r:.80}",
         )
+    opponents = [check_opponent(spec, trusted) for spec in opponents]
     seed = request.get("seed")
     seeded = seed is not None
     if seeded and (type(seed) is not int or not 0 <= seed < 2**63):
@@ -428,7 +436,9 @@ def parse_action(request: Any, played: PlayedGame) -> int:
     """The action id of ``{"action": 12}`` or ``{"action": "AC"}`` (a card as text); WebError 400 otherwise."""
     if not isinstance(request, dict) or set(request) != {"action"}:
         raise WebError(
-            400, 'expected {"action": ID} with an action id (0-51 a card, 52-55 a trump) or card text like "TH"'
+            400,
+            'expected {"action": ID} with an action id (0-51 a card, 52-73 the other choices: docs/interface.md) '
+            'or card text like "TH"',
         )
     value = request["action"]
     if isinstance(value, str):

@@ -11,8 +11,27 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.core.cards import CARD_TEXT, NUM_CARDS, SUIT_NAMES, texts
-from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, OVER, PLAY, TAKE, TRUMP, Game, action_text
-from sm_env.display.scene import ROLES, phase_name, sorted_cards
+from sm_env.core.game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
+    BID,
+    BID_ACTION_BASE,
+    DISCARD,
+    EXCHANGE,
+    MIZ_ACTION,
+    NT_ACTION,
+    OVER,
+    PASS_ACTION,
+    PLAY,
+    TAKE,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    Game,
+    action_text,
+    assignment_of,
+    role_names,
+)
+from sm_env.display.scene import phase_name, sorted_cards
 
 _DOING = {
     EXCHANGE: "choosing cards to exchange",
@@ -29,6 +48,45 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _role(view: Any, seat: int) -> str:
+    return role_names(view.rules)[view.role(seat)]
+
+
+def _quotas_text(by_role: Sequence[int], dealer: int, viewer: int | None, names: Sequence[str]) -> str:
+    """``you 8 (dealer), player_1 3 (eldest), player_2 5 (middle)``: quotas by role, said by seat (the auction
+    and the dealer's assignment, the two uses, are of three players only)."""
+    roles = ("dealer", "eldest", "middle")
+    n = len(by_role)
+    parts = []
+    for role in range(n):
+        seat = (dealer + role) % n
+        parts.append(f"{'you' if seat == viewer else names[seat]} {by_role[role]} ({roles[role]})")
+    return ", ".join(parts)
+
+
+def choice_label(view: Any, action: int, names: Sequence[str]) -> str:
+    """The words on the button of a choice (not a card) that ``view``'s player may make now.
+
+    Trump and calls (``call clubs``, ``call no trump (NT)``, ``call misère (Miz)``), bids and the pass, the
+    decline of the face-up card, and a quota assignment said seat by seat.
+    """
+    if view.phase == TAKE and action == PASS_ACTION:
+        return f"Decline the face-up {CARD_TEXT[view.face_up]}"
+    if view.phase == BID and action == PASS_ACTION:
+        return "Pass"
+    if view.phase == BID and action >= BID_ACTION_BASE:
+        return f"Bid {action - BID_ACTION_BASE + 8}"
+    if view.phase == ASSIGN and action >= ASSIGN_ACTION_BASE:
+        return _quotas_text(assignment_of(action, view.rules), view.dealer, view.seat, names)
+    if view.phase == TRUMP and view.rules.calls:
+        if action == NT_ACTION:
+            return "call no trump (NT)"
+        if action == MIZ_ACTION:
+            return "call misère (Miz)"
+        return f"call {SUIT_NAMES[action - TRUMP_ACTION_BASE]}"
+    return action_text(action, view.rules)
+
+
 def prompt(view: Any, names: Sequence[str]) -> str:
     """What the seat of ``view`` is asked to do now, or who is acting, in plain words."""
     me = view.seat
@@ -37,23 +95,33 @@ def prompt(view: Any, names: Sequence[str]) -> str:
         return f"{ended} {end_rule_text(view.rules)}".strip() if view.winner is not None else ended
     if view.to_act != me:
         who = names[view.to_act]
-        return f"{who} ({ROLES[view.role(view.to_act)]}) is {_DOING.get(view.phase, phase_name(view.phase))}..."
+        if view.phase == BID:  # nobody deals yet: no role
+            return f"{who} is bidding in the auction..."
+        doing = _DOING.get(view.phase, phase_name(view.phase))
+        if view.phase == TRUMP and view.rules.calls:
+            doing = "making a call"
+        elif view.phase == TAKE:
+            doing = f"holds 2D and is deciding whether to take the face-up {CARD_TEXT[view.face_up]}"
+            return f"{who} ({_role(view, view.to_act)}) {doing}..."
+        return f"{who} ({_role(view, view.to_act)}) is {doing}..."
     if view.phase == ASSIGN:
         return (
-            f"You deal this hand: give the quotas {'-'.join(map(str, view.rules.quotas))} to dealer, eldest and "
-            "middle (yourself included). The eldest still leads."
+            f"You deal this hand: give the quotas {'-'.join(map(str, view.rules.quotas))} to the dealer (you), "
+            "the eldest and the middle, in the order you choose, with one of the buttons. The eldest still leads."
         )
     if view.phase == BID:
+        high = view.auction_high
+        above = "8 to 16" if high is None else f"more than {names[high[1]]}'s {high[0]}, up to 16"
         return (
-            "Auction: bid the tricks you will take as dealer of the first hand (8-16, more than the last bid), "
-            "or pass. The highest bidder deals with the bid as its quota."
+            f"Auction: bid how many tricks you will take as dealer of the first hand ({above}), or pass. "
+            "The highest bidder deals hand 1 with the bid as its quota; a player who passes does not bid again."
         )
     quota = view.quotas[me]
     if view.phase == TAKE:
         card = CARD_TEXT[view.face_up]
         return (
-            f"You hold 2D: you may take the face-up {card} into your hand and put one of your cards (2D included) "
-            f"face down out of play, or decline."
+            f"You hold 2D: you may take the face-up {card} into your hand. To take it, click the card of your "
+            f"hand you put face down out of play (2D included; only you will know it); or press Decline."
         )
     if view.phase == EXCHANGE:
         parts = [f"{_plural(n, 'card')} to send to {names[r]}" for r, n in view.to_send if n > 0]
@@ -81,14 +149,18 @@ def prompt(view: Any, names: Sequence[str]) -> str:
         return f"Discard {_plural(left, 'more card')} face down: they are out of play.{after}"
     if view.phase == PLAY:
         number = view.tricks_played + 1
-        need = f"you have {view.tricks_won[me]} of your quota of {quota}"
+        if view.maxima is not None:
+            need = f"misère: you have {_plural(view.tricks_won[me], 'trick')} and may take at most {view.maxima[me]}"
+        else:
+            need = f"you have {view.tricks_won[me]} of your quota of {quota}"
         if not view.trick:
             return f"Trick {number}: your lead, play any card ({need})."
         suit = SUIT_NAMES[view.led_suit]
         follow = view.hand & (0x1FFF << (13 * view.led_suit))
         if follow:
             return f"Trick {number}: follow {suit}; only {suit} can be played ({need})."
-        return f"Trick {number}: you have no {suit}, so any card may be played; a trump wins the trick ({need})."
+        wins = "a trump wins the trick" if view.trump >= 0 else f"with no trump only {suit} can win the trick"
+        return f"Trick {number}: you have no {suit}, so any card may be played; {wins} ({need})."
     return f"Your turn ({phase_name(view.phase)}): choose one of the buttons."
 
 
@@ -97,8 +169,9 @@ def news(before: Any, after: Any, names: Sequence[str]) -> list[str]:
 
     Exchanges whose cards moved (what was sent and returned, where the seat
     took part; only the count for the third player, when the exchange ends),
-    the kitty taken (its cards if the seat is the dealer) and kitty cards
-    shown to the seat. Built from the two views only.
+    the kitty taken (its cards if the seat is the dealer), kitty cards
+    shown to the seat and the end of the auction (who deals hand 1, the
+    quotas). Built from the two views only.
     """
     me = after.seat
 
@@ -130,6 +203,13 @@ def news(before: Any, after: Any, names: Sequence[str]) -> list[str]:
             lines.append(f"You take the kitty: {' '.join(sorted_cards(after.kitty))}")
         else:
             lines.append(f"{names[after.dealer]} takes the kitty")
+    if before.phase == BID and after.phase != BID and after.auction_high is not None:
+        bid, dealer = after.auction_high
+        by_role = [after.quotas[(dealer + r) % len(after.quotas)] for r in range(len(after.quotas))]
+        lines.append(
+            f"{'You win' if dealer == me else names[dealer] + ' wins'} the auction with {bid} and "
+            f"{'deal' if dealer == me else 'deals'} hand 1: quotas {_quotas_text(by_role, dealer, me, names)}"
+        )
     if after.shown and not before.shown:
         lines.append(
             "Show rule: the dealer must show you these kitty cards, higher than the lowest card it gave back to "
@@ -170,21 +250,43 @@ def end_rule_text(rules: Any) -> str:
 
 
 def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) -> dict[str, Any]:
-    """The public result of finished hand ``number``: tricks, quotas, balances, scores and its last trick.
+    """The public result of finished hand ``number``: tricks, quotas (a misère hand's maxima), balances, scores
+    and its last trick; for a deal passed out in the auction, that nobody bid (``passed_out`` true, quotas,
+    tricks and balances null, scores unchanged).
 
     Only public facts: nothing of the deal, the kitty or the discards.
     """
     log = game.history[number - 1]
+    n = game.rules.num_players
+    if log.passed_out:
+        if game.is_over:
+            after = end_text(game.winner, game.truncated, number, names, me)
+        else:
+            after = f"The cards are dealt again and {names[game.auction_first]} bids first."
+        return {
+            "number": number,
+            "passed_out": True,
+            "quotas": None,
+            "tricks_won": None,
+            "balances": None,
+            "scores": list(game.scores),  # the auction comes before hand 1: nothing scored yet
+            "chips": None,
+            "last_trick": None,
+            "lines": ["Everybody passed in the auction: nobody deals this deal and nothing is scored."],
+            "after": after,
+        }
+    roles = role_names(game.rules)
     lines = []
-    for s in range(3):
+    for s in range(n):
         who = "You" if s == me else names[s]
+        against = f"a maximum of {log.maxima[s]} (misère)" if log.maxima is not None else f"a quota of {log.quotas[s]}"
         lines.append(
-            f"{who} ({ROLES[(s - log.dealer) % 3]}) took {_plural(log.tricks_won[s], 'trick')} "
-            f"against a quota of {log.quotas[s]}: {log.balances[s]:+d}"
+            f"{who} ({roles[(s - log.dealer) % n]}) took {_plural(log.tricks_won[s], 'trick')} "
+            f"against {against}: {log.balances[s]:+d}"
             + (f", chips {log.chips[s]:+d}." if log.chips is not None else ".")
         )
     last = log.tricks[-1] if log.tricks else None
-    up = [s for s in range(3) if log.balances[s] > 0]
+    up = [s for s in range(n) if log.balances[s] > 0]
     if game.is_over:
         after = end_text(game.winner, game.truncated, number, names, me)
         if game.winner is not None:
@@ -196,10 +298,13 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
             + " took more than the quota and will give cards to those who took fewer, receiving their best cards "
             "of the same suits."
         )
+    elif game.rules.no_exchange:
+        after = "Next hand: these rules have no exchange."
     else:
         after = "Next hand: nobody is up, so there is no exchange."
     return {
         "number": number,
+        "passed_out": False,
         "quotas": list(log.quotas),
         "tricks_won": list(log.tricks_won),
         "balances": list(log.balances),
@@ -209,7 +314,7 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
         if last is None
         else {
             "leader": last.leader,
-            "cards": [{"seat": (last.leader + i) % 3, "card": CARD_TEXT[c]} for i, c in enumerate(last.cards)],
+            "cards": [{"seat": (last.leader + i) % n, "card": CARD_TEXT[c]} for i, c in enumerate(last.cards)],
             "winner": last.winner,
         },
         "lines": lines,
@@ -218,18 +323,44 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
 
 
 def describe_action(
-    seat: int, phase: int, action: int, viewer: int | None, names: Sequence[str], receiver: int | None = None
+    seat: int,
+    phase: int,
+    action: int,
+    viewer: int | None,
+    names: Sequence[str],
+    receiver: int | None = None,
+    *,
+    rules: Any = None,
+    face_up: int = -1,
 ) -> str:
     """Plain words for one action, as ``viewer`` may see it (None: every hand is shown).
 
-    ``receiver`` is the seat a card is sent to in the exchange.
+    ``receiver`` is the seat a card is sent to in the exchange; ``rules`` says a call from a trump and the
+    quotas of an assignment; ``face_up`` is the face-up card of ``one_card_kitty`` (public). The card put out
+    of play to take it is named only to its player, as are the cards sent and discarded.
     """
     who = names[seat]
     mine = viewer is None or viewer == seat
+    calls = rules is not None and rules.calls
     if phase == PLAY:
         return f"{who} played {CARD_TEXT[action]}"
-    if phase == TRUMP and NUM_CARDS <= action < NUM_CARDS + 4:
-        return f"{who} named {SUIT_NAMES[action - NUM_CARDS]} trump"
+    if phase == TRUMP and action == NT_ACTION:
+        return f"{who} called no trump (NT)"
+    if phase == TRUMP and action == MIZ_ACTION:
+        return f"{who} called misère (Miz): the quotas become maxima"
+    if phase == TRUMP and TRUMP_ACTION_BASE <= action < TRUMP_ACTION_BASE + 4:
+        suit = SUIT_NAMES[action - TRUMP_ACTION_BASE]
+        return f"{who} called {suit} (trump)" if calls else f"{who} named {suit} trump"
+    if phase == BID:
+        return f"{who} passed" if action == PASS_ACTION else f"{who} bid {action - BID_ACTION_BASE + 8}"
+    if phase == ASSIGN and rules is not None and action >= ASSIGN_ACTION_BASE:
+        return f"{who} gave the quotas: {_quotas_text(assignment_of(action, rules), seat, viewer, names)}"
+    if phase == TAKE:
+        card = f" {CARD_TEXT[face_up]}" if face_up >= 0 else " card"
+        if action == PASS_ACTION:
+            return f"{who} declined the face-up{card}"
+        out = CARD_TEXT[action] if mine else "a card"
+        return f"{who} took the face-up{card} and put {out} face down out of play"
     if phase == EXCHANGE:
         to = "" if receiver is None else f" to {'you' if receiver == viewer else names[receiver]}"
         return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} to send{to}"
@@ -237,4 +368,4 @@ def describe_action(
         return f"{who} discarded {CARD_TEXT[action] if mine else 'a card'} face down"
     if action < NUM_CARDS:  # a card in a phase this module does not know: named only to its owner
         return f"{who} chose {CARD_TEXT[action] if mine else 'a card'} ({phase_name(phase)})"
-    return f"{who}: {action_text(action)}"
+    return f"{who}: {action_text(action, rules)}"

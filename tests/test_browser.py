@@ -199,3 +199,103 @@ def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tm
     page.wait_for_function(f"document.body.dataset.step === '{len(timeline)}'")
     assert "Game over" in page.inner_text("#event")
     page.close()
+
+
+def _seed_and_seat(rules: str) -> tuple[int, int]:
+    """A seed and the human's seat for which the human makes the new decision of ``rules`` in hand 1."""
+    from sm_env.core.game import Game
+
+    if rules == "woburn-auction":
+        return 5, 1  # everyone bids
+    for seed in range(100):
+        game = Game(rules, seed=seed, max_hands=100)
+        if rules == "calls":  # the dealer makes the call
+            return seed, game.dealer
+        if game.dealer == 3:  # four players: the human sits at seat 3 and deals
+            return seed, 3
+    raise AssertionError("no seed")
+
+
+@pytest.mark.parametrize("rules", ["woburn-auction", "calls", "four-5-3-2-2"])
+def test_play_a_hand_of_the_auction_the_calls_and_four_players_by_clicking(browser, server, rules):
+    """The rule set is chosen on the page; the human bids, calls or sits at a fourth seat, clicking the buttons
+    and cards the page offers; the page never shows a card its seat may not know; the hand ends."""
+    base, _records, store = server
+    seed, seat = _seed_and_seat(rules)
+    page = browser.new_page(viewport={"width": 1100, "height": 1100}, bypass_csp=True)  # lets waits evaluate
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(base + "/")
+    page.wait_for_function("document.querySelectorAll('#agent-kinds option').length > 0")
+    page.select_option("select[name=rules]", rules)
+    four = rules.startswith("four")
+    assert page.is_visible("input[name=opp3]") == four  # a fourth seat needs a third opponent
+    page.select_option("select[name=seat]", str(seat))
+    page.fill("input[name=seed]", str(seed))
+    page.select_option("#pace", "0")
+    page.click("#deal")
+    clicked_labels: list[str] = []
+    drawn = set()
+    for _ in range(200):
+        page.wait_for_function(STATUS_READY, timeout=15000)
+        status = page.evaluate("document.body.dataset.status")
+        if status == "hand-over" and page.inner_text("#hand-over-title").startswith("Deal"):  # a deal passed out
+            page.click("#continue")
+            continue
+        if status != "your-turn":
+            break
+        (session,) = store.sessions()
+        game = session.played.game
+        shown = cards_in(page.content())
+        assert shown <= known_cards(game, seat), sorted(shown - known_cards(game, seat))
+        drawn.update(s for s in ("#auction", "#calls", ".seat-across") if page.locator(f"#table {s}").count())
+        assert page.locator("#table .seat").count() == (4 if four else 3)
+        updates = page.evaluate("Number(document.body.dataset.updates || 0)")
+        buttons = page.locator("#choices button")
+        if buttons.count():
+            labels = buttons.evaluate_all("els => els.map(e => e.textContent)")
+            if "Pass" in labels:  # the auction: bid the lowest bid offered once, then pass
+                target = labels[1] if not any(label.startswith("Bid") for label in clicked_labels) else "Pass"
+            elif "call no trump (NT)" in labels:
+                target = "call no trump (NT)"
+            else:
+                target = labels[0]
+            assert "action" not in target and target.strip()  # plain words on every button
+            clicked_labels.append(target)
+            buttons.nth(labels.index(target)).click()
+        else:
+            page.locator("#my-hand button.card:not([disabled])").first.click()
+        page.wait_for_function(f"Number(document.body.dataset.updates) > {updates}")
+    page.wait_for_function(STATUS_READY, timeout=15000)
+    assert page.is_visible("#hand-over") and "is over" in page.inner_text("#hand-over-title")
+    assert "quota" in page.inner_text("#hand-over-body")
+    (session,) = store.sessions()
+    log = session.played.game.history[0 if rules != "woburn-auction" else -2]
+    if rules == "woburn-auction":
+        assert any(label.startswith("Bid") for label in clicked_labels) and "#auction" in drawn
+        assert any(seat_ == seat and bid is not None for seat_, bid in session.played.game.auction_bids)
+    elif rules == "calls":
+        assert "call no trump (NT)" in clicked_labels and "#calls" in drawn and log.call == 4
+    else:
+        assert ".seat-across" in drawn and log.dealer == 3 and len(log.tricks) == 12
+        assert clicked_labels[0].endswith("clubs") and len(log.discards) == 4  # trump, then 4 discards clicked
+    # the replay viewer steps through the game's record, as every hand or as the human's seat saw it
+    page.click("#continue")
+    page.click("#stop")
+    page.wait_for_selector("#watch:not([hidden])")
+    page.click("#watch")
+    page.wait_for_url("**/replay?from=game")  # the new page is loaded: waits no longer run in the old one
+    page.wait_for_function("document.body.dataset.step === '0'")
+    assert page.is_enabled("#view option[value='3']") == four
+    page.select_option("#view", str(seat))
+    told = []
+    for step in range(1, 4):
+        page.click("#forward")
+        page.wait_for_function(f"document.body.dataset.step === '{step}'")
+        told.append(page.inner_text("#event"))
+    assert page.locator("#table .seat").count() == (4 if four else 3)
+    assert all(text.startswith("Hand 1: ") for text in told), told
+    words = {"woburn-auction": " bid ", "calls": " called no trump (NT)", "four-5-3-2-2": " named clubs trump"}[rules]
+    assert any(words in text for text in told), told
+    assert not errors, errors
+    page.close()

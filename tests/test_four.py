@@ -532,9 +532,11 @@ def test_evaluation_seats_every_agent_everywhere_with_four():
     assert len(four.config["seatings"]) == 24 and four.counts["heuristic"]["all"]["games"] == 2 * 24
 
 
-def test_the_browser_table_refuses_four_players_clearly():
+def test_the_browser_table_seats_four_players():
     pytest.importorskip("sm_web")
     from sm_web.sessions import WebError, build_game
 
-    with pytest.raises(WebError, match="browser table seats three players; 'four-5-3-2-2' has 4"):
-        build_game({"rules": "four-5-3-2-2"})
+    played = build_game({"rules": "four-5-3-2-2", "seat": 3, "opponents": ["heuristic", "random", "heuristic"]})
+    assert len(played.state()["players"]) == 4 and played.state()["seat"] == 3
+    with pytest.raises(WebError, match="opponents must be a list of three agent specs"):
+        build_game({"rules": "four-5-3-2-2", "opponents": ["heuristic", "random"]})

@@ -114,6 +114,10 @@ def test_the_page_and_static_files_are_served():
             assert "script-src 'self'" in response.headers["content-security-policy"]
         options = client.get("/api/options").json()
         assert "standard" in options["presets"] and "pimc" in options["agents"] and "human" not in options["agents"]
+        from sm_env.core.rules import PRESETS
+
+        assert options["presets"] == sorted(PRESETS) and len(options["presets"]) == 22  # every preset, four players too
+        assert options["players"]["four-5-3-2-2"] == 4 and options["players"]["woburn-auction"] == 3
         assert client.get("/api/nothing").status_code == 404
 
 
@@ -184,6 +188,54 @@ def test_bad_requests_get_clear_errors_and_change_nothing():
             assert _snapshot(client) == before, fields
         # the game goes on as before
         assert client.post("/api/act", json={"action": state["legal"][0]}).status_code == 200
+
+
+def test_an_opponent_that_cannot_play_the_rule_set_is_refused_at_the_start(monkeypatch):
+    """A trained policy plays the rule sets of its observation only: the game does not start (400), rather
+    than fail at the agent's first move."""
+    import sm_web.sessions as sessions
+    from agents import make_opponent
+
+    class Narrow:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def check_rules(self, rules):
+            if rules.name != "standard":
+                raise ValueError(f"a policy of this layout cannot play the rule set {rules.name!r}; it plays: standard")
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+    monkeypatch.setattr(sessions, "make_opponent", lambda spec, seed=None: Narrow(make_opponent(spec, seed)))
+    with make_client() as client:
+        response = client.post("/api/new", json={"rules": "calls", "opponents": ["heuristic", "random"]})
+        assert response.status_code == 400
+        assert (
+            "opponent 'heuristic': a policy of this layout cannot play the rule set 'calls'" in response.json()["error"]
+        )
+        assert len(client.app.state.store) == 0
+        assert new_game(client, rules="standard")["rules"] == "standard"
+
+
+def test_four_players_take_three_opponents_and_seats_0_to_3():
+    """Four players: seats 0-3 and three opponents, one heuristic a seat by default."""
+    with make_client() as client:
+        bad = [
+            ({"rules": "four-5-3-2-2", "seat": 4}, "seat must be 0, 1, 2 or 3 with 4 players"),
+            ({"rules": "four-5-3-2-2", "opponents": ["heuristic", "random"]}, "three agent specs"),
+            ({"rules": "standard", "opponents": ["heuristic"] * 3}, "two agent specs"),
+            ({"rules": "standard", "seat": 3}, "seat must be 0, 1 or 2 with 3 players"),
+        ]
+        for fields, words in bad:
+            response = client.post("/api/new", json=fields)
+            assert response.status_code == 400 and words in response.json()["error"], (fields, response.json())
+        assert len(client.app.state.store) == 0
+        state = new_game(client, rules="four-5-3-2-2", seat=3, opponents=["heuristic", "random", "heuristic"])
+        assert [p["role"] for p in state["players"]].count("fourth") == 1 and len(state["hands"]) == 4
+        assert state["players"][3]["name"] == "You" and state["players"][2]["name"] == "player_2 (heuristic)"
+        defaults = client.post("/api/new", json={"rules": "four-6-3-2-1"}).json()["game"]  # one heuristic a seat
+        assert [p["name"] for p in defaults["players"]] == ["You"] + [f"player_{s} (heuristic)" for s in (1, 2, 3)]
 
 
 def test_a_bad_first_request_creates_no_session():
@@ -302,23 +354,76 @@ def _check_payload(client: TestClient, payload: dict, seat: int) -> int:
     return len(seen)
 
 
-@pytest.mark.parametrize("seat", [0, 1, 2])
-def test_no_payload_holds_a_card_the_seat_may_not_know(seat):
+def _features(payload: dict, seat: int) -> set[str]:
+    """The section 10 payload fields a state shows (so that the leak test is seen to cover each of them)."""
+    state = payload.get("game") or payload
+    seen = set()
+    face_up = state.get("face_up")
+    if face_up:
+        seen.add("face_up")
+        if face_up["taken"] is not None:
+            seen.add("taken by you" if face_up["decider"] == seat else "taken by another")
+        if face_up["put_out"] is not None:
+            seen.add("put_out")
+    if state.get("auction") and state["auction"]["bids"]:
+        seen.add("bids")
+    if state.get("call") and state["call"]["call"]:
+        seen.add("call")
+    if any(p["quota"] is None for p in state["players"]) and state["phase"] == "assign":
+        seen.add("quotas to assign")
+    if any(p.get("maximum") is not None for p in state["players"]):
+        seen.add("maxima")
+    if len(state["players"]) == 4 and state["exchanges"]:
+        seen.add("four-player exchange")
+    return seen
+
+
+LEAK_CASES = [
+    ("standard", 0, 250, set()),
+    ("standard", 1, 250, set()),
+    ("standard", 2, 250, set()),
+    ("woburn-auction", 1, 80, {"bids"}),
+    ("calls", 0, 120, {"call", "maxima"}),
+    ("dealer-assigns", 2, 120, {"quotas to assign"}),
+    ("9-5-3-one-card", 0, 150, {"face_up", "taken by you", "taken by another", "put_out"}),
+    ("9-5-3-one-card", 2, 150, {"face_up", "taken by you", "taken by another", "put_out"}),
+    ("four-5-3-2-2", 3, 250, {"four-player exchange"}),
+    ("four-6-3-2-1", 1, 120, set()),
+]
+
+
+@pytest.mark.parametrize(("rules", "seat", "enough", "wanted"), LEAK_CASES)
+def test_no_payload_holds_a_card_the_seat_may_not_know(rules, seat, enough, wanted):
+    """Every JSON payload of whole games, for each kind of table (section 10 rule sets, four players): no card
+    the seat may not know (web_helpers.known_cards, from the rule book), and every new field is exercised."""
+    from sm_env.core.rules import PRESETS
+
+    n = PRESETS[rules].num_players
+    face_up = 1 if PRESETS[rules].one_card_kitty else 0
+    hand_size = (52 - PRESETS[rules].kitty_size - face_up) // n
+    seen: set[str] = set()
+
+    def check(payload: dict) -> None:
+        _check_payload(client, payload, seat)
+        seen.update(_features(payload, seat))
+
     with make_client() as client:
         for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js"):
             assert not cards_in(client.get(path).text), path
         positions = exchanges = 0
+        opponents = ["heuristic", "random", "heuristic"][: n - 1]
         for seed in range(100 * seat, 100 * seat + 20):  # games until enough positions, some with an exchange
-            state = new_game(client, seat=seat, opponents=["heuristic", "random"], seed=seed)
-            assert _check_payload(client, {"game": state}, seat) == 16
+            state = new_game(client, seat=seat, opponents=opponents, seed=seed, rules=rules)
+            assert _check_payload(client, {"game": state}, seat) == hand_size + face_up
             game = the_game(client)
-            while not game.is_over and positions < 250:
-                move(client, check=lambda payload: _check_payload(client, payload, seat))
+            while not game.is_over and (positions < enough or not wanted <= seen):
+                move(client, check=check)
                 exchanges += bool(game.log.exchanges)
                 positions += 1
-            if positions >= 250 and exchanges:
+            if positions >= enough and wanted <= seen and (exchanges or game.rules.no_exchange or game.rules.auction):
                 break
-        assert positions >= 250 and exchanges > 0  # many positions, some of them in or after an exchange
+        assert positions >= enough and wanted <= seen, sorted(wanted - seen)
+        assert exchanges > 0 or game.rules.no_exchange or game.rules.auction  # some positions in or after an exchange
 
 
 def test_the_leak_check_can_fail():
@@ -330,6 +435,36 @@ def test_the_leak_check_can_fail():
         game = the_game(client)
         with pytest.raises(AssertionError, match="leaked"):
             _check_payload(client, {"game": full_table(game, ["a", "b", "c"])}, 0)
+
+
+def test_the_leak_check_flags_the_card_put_out_shown_to_another_seat():
+    """One-card kitty: the card put out of play is in its player's payload only; shown to another, it is a leak."""
+    from sm_env.core.cards import CARD_TEXT
+    from sm_env.core.game import TAKE
+    from sm_env.core.knowledge import player_view
+    from sm_env.display.scene import seat_table
+
+    with make_client() as client:
+        for seed in range(40):
+            new_game(client, rules="9-5-3-one-card", seed=seed, opponents=["heuristic", "heuristic"])
+            game = the_game(client)
+            while game.phase != TAKE and game.hand_number == 1 and not game.is_over:
+                move(client)
+            if game.phase == TAKE and game.current != 0:
+                break
+        taker = game.current
+        held = game.hands[taker] & ~game.hands[0]
+        card = (held & -held).bit_length() - 1  # a card of the taker that seat 0 does not know
+        game.apply(card)
+        names = ["a", "b", "c"]
+        mine = seat_table(player_view(game, taker), names)["face_up"]
+        assert mine["put_out"] == CARD_TEXT[card] and mine["taken"] is True and mine["decider"] == taker
+        theirs = seat_table(player_view(game, 0), names)
+        assert theirs["face_up"]["put_out"] is None and theirs["face_up"]["taken"] is True
+        _check_payload(client, {"game": theirs}, 0)  # as sent: fine
+        theirs["face_up"]["put_out"] = CARD_TEXT[card]
+        with pytest.raises(AssertionError, match="leaked"):
+            _check_payload(client, {"game": theirs}, 0)
 
 
 # ---------------------------------------------------------------------- the replay viewer
@@ -378,25 +513,53 @@ def test_replay_viewer_steps_through_every_action_and_marks_what_happened(finish
         )
 
 
-def test_replay_viewer_one_seat_mode_shows_only_what_that_seat_knew(finished_record):
-    record = finished_record
+def _heuristic_record(rules: str, seed: int, max_hands: int) -> dict:
+    """The record of a game of heuristic agents."""
+    from agents import act, make_agent
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
+    from sm_env.records import game_record
+
+    game = Game(rules, seed=seed, max_hands=max_hands)
+    players = [make_agent("heuristic", seed=s) for s in range(game.rules.num_players)]
+    while not game.is_over:
+        seat = game.current_player
+        game.apply(act(players[seat], player_view(game, seat)))
+    return game_record(game)
+
+
+@pytest.mark.parametrize(
+    "rules", ["standard", "woburn-auction", "calls", "dealer-assigns", "9-5-3-one-card", "four-5-3-2-2"]
+)
+def test_replay_viewer_one_seat_mode_shows_only_what_that_seat_knew(rules, finished_record):
     from sm_web.replays import Timeline
 
+    record = finished_record
+    for seed in range(4, 40) if rules != "standard" else ():  # a game where the face-up card is taken, too
+        record = _heuristic_record(rules, seed, 3)
+        if rules != "9-5-3-one-card" or any(h["take"] and h["take"]["card"] for h in record["hands"]):
+            break
+
     timeline = Timeline(record)
+    n = timeline.players
     checked = 0
-    for step in range(0, len(timeline) + 1, 3):
+    events = set()
+    for step in range(0, len(timeline) + 1, 3 if rules == "standard" else 1):
         game = timeline.game_at(step)
-        for seat in range(3):
+        for seat in range(n):
             frame = timeline.frame(step, seat)
             event = frame.pop("event") or {}
+            events.add(event.get("text", "").split(" ", 1)[-1].split(" ", 1)[0])
             hands = [h is not None for h in frame["hands"]]
-            assert hands == [s == seat for s in range(3)]
+            assert hands == [s == seat for s in range(n)]
             allowed = known_cards(game, seat)
             if event and event["hand"] != game.hand_number:
                 allowed = allowed | played_cards(game, event["hand"])
             assert cards_in(frame) | cards_in(event) <= allowed, (step, seat)
             checked += 1
     assert checked > 100
+    new = {"woburn-auction": "bid", "calls": "called", "dealer-assigns": "gave", "9-5-3-one-card": "took"}
+    assert rules not in new or new[rules] in events, sorted(events)  # the new decisions are told too
 
 
 def test_replay_viewer_refuses_bad_records_clearly(finished_record):
@@ -827,3 +990,174 @@ def test_replay_frames_from_the_kept_copies_match_a_full_replay():
         if step < len(forward):
             fresh.apply(forward.actions[step])
     assert fresh.is_over and game_record(fresh) == game_record(game)
+
+
+# ---------------------------------------------------------------------- section 10 rule sets, four players
+
+
+def _seed_where(rules: str, wanted) -> int:
+    """The first seed whose game (as the server builds it) satisfies ``wanted(game)``."""
+    from sm_env.core.game import Game
+
+    return next(seed for seed in range(200) if wanted(Game(rules, seed=seed, max_hands=100)))
+
+
+def _holds_two_of_diamonds(game) -> int:
+    from sm_env.core.game import TWO_OF_DIAMONDS
+
+    return next(s for s in range(3) if game.hands[s] >> TWO_OF_DIAMONDS & 1)
+
+
+HAND_CASES = {
+    # preset: (the human's seat in the game of a seed, which seed: one where the human makes the new decision)
+    "woburn-auction": (lambda game: 1, lambda game: True),
+    "calls": (lambda game: game.dealer, lambda game: True),
+    "dealer-assigns": (lambda game: game.dealer, lambda game: True),
+    "9-5-3-one-card": (_holds_two_of_diamonds, lambda game: game.face_up != 13),
+    "four-5-3-2-2": (lambda game: 3, lambda game: game.dealer == 3),
+}
+
+
+@pytest.mark.parametrize("rules", sorted(HAND_CASES))
+def test_a_whole_hand_of_each_new_way_of_playing_through_the_api_with_the_pages_choices(rules):
+    """The human makes the preset's new decision from the choices the page shows (plain words), the agents
+    the rest; hand 1 ends, and the record (with that decision) steps through the replay viewer."""
+    from sm_env.core.game import Game
+
+    seat_of, wanted = HAND_CASES[rules]
+    seed = _seed_where(rules, wanted)
+    seat = seat_of(Game(rules, seed=seed, max_hands=100))
+    n = Game(rules).rules.num_players
+    with make_client() as client:
+        state = new_game(client, seat=seat, seed=seed, rules=rules, opponents=["heuristic"] * (n - 1))
+        assert len(state["players"]) == n and state["seat"] == seat
+        asked: dict[str, list[str]] = {}  # phase -> the labels of the choices offered to the human
+        said: list[str] = []  # the events' texts
+        summary = None
+        for _ in range(400):
+            game = client.get("/api/state").json()["game"]
+            if game["your_turn"]:
+                phase, labels = game["phase"], [c["label"] for c in game["choices"]]
+                asked.setdefault(phase, labels)
+                if phase == "bid":  # bid the lowest bid offered, then pass
+                    bid = [c for c in game["choices"] if c["label"].startswith("Bid")]
+                    mine = any(b["seat"] == seat and b["bid"] for b in game["auction"]["bids"])
+                    action = (bid[0] if bid and not mine else game["choices"][0])["action"]
+                elif phase == "assign":  # not the usual order: the dealer keeps the smallest quota
+                    action = game["choices"][-1]["action"]
+                elif phase == "trump" and rules == "calls":
+                    action = next(c["action"] for c in game["choices"] if c["label"] == "call no trump (NT)")
+                elif game["choices"] and not game["legal"]:
+                    action = game["choices"][0]["action"]
+                else:  # a card: the take puts the lowest card shown out of play
+                    action = game["legal"][-1]
+                response = client.post("/api/act", json={"action": action})
+            else:
+                response = client.post("/api/step")
+            assert response.status_code == 200, response.text
+            data = response.json()
+            said.append(data["event"]["text"])
+            summary = data["event"].get("hand_over")
+            if summary is not None and not summary["passed_out"]:
+                break
+        assert summary is not None and summary["number"] == data["event"]["hand"]
+        assert len(summary["lines"]) == n and "took" in summary["lines"][0]
+        assert client.post("/api/stop").status_code == 200
+        record = client.get("/api/record").json()
+        assert replay(record) == record
+        hand = record["hands"][summary["number"] - 1]
+        assert len(hand["tricks"]) == {"four-5-3-2-2": 12, "9-5-3-one-card": 17}.get(rules, 16)
+        if rules == "woburn-auction":
+            assert asked["bid"][0] == "Pass" and "Bid 8" in asked["bid"] and "Bid 16" in asked["bid"]
+            auction = record["hands"][0]["auction"]
+            assert any(b["seat"] == seat and b["bid"] == 8 for b in auction), auction
+            assert "You bid 8" in said and any("wins the auction with" in t or "win the auction" in t for t in said)
+        elif rules == "calls":
+            assert asked["trump"] == [
+                "call clubs",
+                "call diamonds",
+                "call hearts",
+                "call spades",
+                "call no trump (NT)",
+                "call misère (Miz)",
+            ]
+            assert hand["call"] == "NT" and hand["trump"] is None and "You called no trump (NT)" in said
+        elif rules == "dealer-assigns":
+            assert len(asked["assign"]) == 6 and all(label.startswith("you ") for label in asked["assign"])
+            assert asked["assign"][-1].startswith("you 3 (dealer)")
+            assert hand["assignment"] == [3, 5, 8]
+            assert any(t.startswith("You gave the quotas: you 3 (dealer)") for t in said)
+        elif rules == "9-5-3-one-card":
+            face_up = record["hands"][0]["deal"]["kitty"][0]
+            assert asked["take"] == [f"Decline the face-up {face_up}"]
+            assert hand["take"]["seat"] == seat and hand["take"]["card"] is not None
+            assert f"You took the face-up {face_up} and put {hand['take']['card']} face down out of play" in said
+        else:
+            assert asked.get("trump") == ["trump clubs", "trump diamonds", "trump hearts", "trump spades"]
+            assert hand["dealer"] == seat == 3 and len(hand["discards"]) == 4
+        summary = client.post("/api/replay", json={"from_game": True}).json()
+        assert summary["players"] == n
+        for step in range(0, summary["steps"] + 1, 7):
+            for view in ("all", str(seat)):
+                frame = client.get(f"/api/replay/frame?step={step}&view={view}")
+                assert frame.status_code == 200 and len(frame.json()["players"]) == n
+        seats = [str(s) for s in range(n)]
+        assert client.get(f"/api/replay/frame?step=0&view={n}").status_code == 400
+        assert client.get(f"/api/replay/frame?step=0&view={seats[-1]}").status_code == 200
+
+
+@pytest.mark.parametrize("rules", ["woburn-auction", "calls", "dealer-assigns", "9-5-3-one-card", "four-5-3-2-2"])
+def test_prompts_choices_and_events_say_each_new_decision_in_plain_words(rules):
+    """Each phase of these rule sets has its own prompt for the seat to act and for the others, every choice
+    that is not a card has a button label in words, and each action is told without hidden cards."""
+    import random
+
+    from sm_env.core.cards import CARD_TEXT
+    from sm_env.core.game import NUM_CARDS, PHASE_NAMES, TAKE, Game
+    from sm_env.core.knowledge import player_view
+    from sm_web.words import choice_label, describe_action, prompt
+
+    words = {
+        "exchange": "Exchange: you took",
+        "trump": "Make a call" if rules == "calls" else "Name the trump suit",
+        "discard": "Discard",
+        "play": "Trick",
+        "bid": "Auction: bid how many tricks",
+        "assign": "give the quotas 8-5-3",
+        "take": "You hold 2D: you may take the face-up",
+    }
+    waiting = {"bid": "is bidding in the auction...", "take": "holds 2D and is deciding whether to take the face-up"}
+    labels = {
+        "bid": lambda a: "Pass" if a == 58 else f"Bid {a - 51}",
+        "take": lambda a: "Decline the face-up ",
+        "assign": lambda a: "you ",
+        "trump": lambda a: "call " if rules == "calls" else "trump ",
+    }
+    game = Game(rules, seed=6, max_hands=4)
+    n = game.rules.num_players
+    names = [f"p{s}" for s in range(n)]
+    rng = random.Random(1)
+    seen = set()
+    while not game.is_over:
+        seat = game.current_player
+        phase = PHASE_NAMES[game.phase]
+        view = player_view(game, seat)
+        assert words[phase] in prompt(view, names), (phase, prompt(view, names))
+        other = prompt(player_view(game, (seat + 1) % n), names)
+        assert other.startswith(f"p{seat} ") and other.endswith("..."), other
+        assert waiting.get(phase, "") in other
+        for action in game.legal_actions():
+            if action >= NUM_CARDS:
+                assert choice_label(view, action, names).startswith(labels[phase](action)), (phase, action)
+        action = rng.choice(game.legal_actions())
+        face_up = game.face_up
+        hidden = action < NUM_CARDS and game.phase == TAKE
+        game.apply(action)
+        for viewer in range(n):
+            text = describe_action(seat, view.phase, action, viewer, names, rules=game.rules, face_up=face_up)
+            assert text.startswith(f"p{seat} ") and "action" not in text, text
+            if hidden:
+                assert (CARD_TEXT[action] in text) == (viewer == seat), text  # the card put out: its player's only
+        seen.add(phase)
+    new = {"woburn-auction": {"bid"}, "dealer-assigns": {"assign"}, "9-5-3-one-card": {"take"}}.get(rules, set())
+    assert {"play", "trump"} | new <= seen

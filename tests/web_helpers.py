@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from sm_env.core.cards import CARD_TEXT, from_mask
-from sm_env.core.game import Game
+from sm_env.core.game import TAKE, TWO_OF_DIAMONDS, Game
 
 CARD_PATTERN = re.compile(r"\b([2-9TJQKA][CDHS])\b")
 
@@ -23,7 +23,10 @@ def known_cards(game: Game, seat: int) -> set[str]:
 
     Its hand; every card played this hand; in the exchange what it sent (at
     once) and what came back, or as receiver both once the round is done; as
-    dealer its discards and, once taken, the kitty; cards shown to it.
+    dealer its discards and, once taken, the kitty; cards shown to it; with
+    a one-card kitty the face-up card (public), 2D once its holder is asked
+    (who decides is public) and the card put out of play, by its player only
+    (docs/rules.md 10.5).
     """
     log = game.history[-1]
     known = set(from_mask(game.hands[seat]))
@@ -43,6 +46,12 @@ def known_cards(game: Game, seat: int) -> set[str]:
     for to, cards in log.shown or ():
         if to == seat:
             known.update(cards)
+    if game.rules.one_card_kitty:
+        known.update(log.kitty)  # the face-up card
+        if game.phase == TAKE or log.take is not None:
+            known.add(TWO_OF_DIAMONDS)
+        if log.take is not None and log.take[0] == seat and log.take[1] is not None:
+            known.add(log.take[1])
     return {CARD_TEXT[c] for c in known}
 
 

@@ -170,7 +170,8 @@ class _Painter:
             width=max(1, self.s(3)),
         )
         you = " (you)" if seat == table["seat"] else ""
-        self.text((x + self.s(10), y + self.s(6)), f"{NAMES[seat]}{you} - {p['role']}", size=17)
+        role = p["role"] or "bidding"  # no role during the auction (nobody deals yet)
+        self.text((x + self.s(10), y + self.s(6)), f"{NAMES[seat]}{you} - {role}", size=17)
         if p["quota"] is None:  # the dealer has still to assign the quotas
             stats = f"quota ?  tricks {p['tricks']}  score {p['score']:+d}"
         else:

@@ -30,7 +30,20 @@ Layout (cards as two-character text, seats absolute 0-2, 0-3 with four players; 
      "kitty_size": 4, "kitty": [..] | null, "kitty_taken": false,
      "discards": [..] | null, "discard_count": 4,
      "shown": [{"to": 0, "cards": [..]}],
-     "over": false, "winner": null, "truncated": false}
+     "over": false, "winner": null, "truncated": false,
+     # rule sets of docs/rules.md section 10 (null when their option is off):
+     "face_up": {"card": "7C", "decider": 1 | null, "taken": bool | null, "put_out": "8D" | null,
+                 "nobody": false} | null,              # one_card_kitty; put_out: only its player's
+     "auction": {"first": 0, "bids": [{"seat", "bid": 9 | null}], "high": {"bid", "seat"} | null,
+                 "passed": [false, true, false], "passed_out": 0, "hand1_quotas": [..] | null,
+                 "open": true} | null,                 # auction; open: its bids matter now (bid phase or hand 1)
+     "call": {"call": "NT" | "C" | null, "maxima": [..] | null,
+              "calls_left": [["C", "NT", ...], x3]} | null}   # calls
+
+Each player has ``"maximum"`` too (its maximum in a misère hand, else null);
+``"role"`` is null during the auction (nobody deals yet) and ``"quota"`` null
+until the quotas are known (auction, dealer_assigns_quotas). With four
+players every list by seat has four entries.
 """
 
 from __future__ import annotations
@@ -39,11 +52,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from sm_env.core.cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, SUIT_MASK, from_mask
-from sm_env.core.game import EXCHANGE, OVER, PHASE_NAMES, PLAY, Game, action_text, role_names
+from sm_env.core.game import (
+    BID,
+    CALL_NAMES,
+    EXCHANGE,
+    OVER,
+    PHASE_NAMES,
+    PLAY,
+    TAKE,
+    TWO_OF_DIAMONDS,
+    Game,
+    action_text,
+    role_names,
+)
 from sm_env.core.knowledge import ExchangeView, PlayerView, player_view
 from sm_env.core.logs import ExchangeLog
 
-ROLES = ("dealer", "eldest", "middle")
 # Suits in the order a hand is shown: black and red alternate (spades, hearts, clubs, diamonds).
 DISPLAY_SUITS = (3, 2, 0, 1)
 
@@ -97,6 +121,8 @@ def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
             "cards": _trick(view.trick_leader, view.trick, seats),
         }
     winner = view.winner
+    bidding = view.phase == BID
+    maxima = view.maxima
     return {
         "rules": view.rules.name,
         "hand_number": view.hand_number,
@@ -107,8 +133,9 @@ def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
             {
                 "seat": s,
                 "name": names[s],
-                "role": roles[view.role(s)],
-                "quota": None if view.quotas is None else view.quotas[s],  # None until the dealer assigns them
+                "role": None if bidding else roles[view.role(s)],  # the auction decides who deals
+                "quota": None if view.quotas is None else view.quotas[s],  # None until known (auction, assign)
+                "maximum": None if maxima is None else maxima[s],  # a misère hand (calls)
                 "tricks": view.tricks_won[s],
                 "score": view.scores[s],
                 "cards": view.hand_sizes[s],
@@ -126,6 +153,55 @@ def _public(view: PlayerView, names: Sequence[str]) -> dict[str, Any]:
         "over": view.phase == OVER,
         "winner": list(winner) if isinstance(winner, list) else winner,
         "truncated": view.truncated,
+        "face_up": _face_up(view),
+        "auction": _auction(view),
+        "call": _call(view),
+    }
+
+
+def _face_up(view: PlayerView) -> dict[str, Any] | None:
+    """The face-up card of ``one_card_kitty`` (public), who decides on it, whether it was taken (public) and
+    the card put out of play to take it (only in the view of the player who put it out)."""
+    if not view.rules.one_card_kitty or view.face_up < 0:
+        return None
+    decider = taken = None
+    if view.take is not None:
+        decider, taken = view.take
+    elif view.phase == TAKE:
+        decider = view.to_act
+    return {
+        "card": CARD_TEXT[view.face_up],
+        "decider": decider,
+        "taken": taken,
+        "put_out": None if view.put_out is None else CARD_TEXT[view.put_out],
+        "nobody": view.face_up == TWO_OF_DIAMONDS,  # the face-up card is 2D: nobody can take it
+    }
+
+
+def _auction(view: PlayerView) -> dict[str, Any] | None:
+    """The auction's bids and passes (``auction``; all public)."""
+    if not view.rules.auction:
+        return None
+    high = view.auction_high
+    return {
+        "first": view.auction_first,
+        "bids": [{"seat": seat, "bid": bid} for seat, bid in view.auction_bids],
+        "high": None if high is None else {"bid": high[0], "seat": high[1]},
+        "passed": list(view.auction_passed),
+        "passed_out": view.passed_out,
+        "hand1_quotas": None if view.hand1_quotas is None else list(view.hand1_quotas),
+        "open": view.phase == BID or view.hand_number - view.passed_out == 1,
+    }
+
+
+def _call(view: PlayerView) -> dict[str, Any] | None:
+    """The hand's call, a misère hand's maxima and the calls each seat has still to make (``calls``; public)."""
+    if not view.rules.calls:
+        return None
+    return {
+        "call": CALL_NAMES[view.call] if view.call >= 0 else None,
+        "maxima": None if view.maxima is None else list(view.maxima),
+        "calls_left": [[CALL_NAMES[k] for k in range(6) if left >> k & 1] for left in view.calls_left],
     }
 
 
@@ -179,4 +255,6 @@ def full_table(game: Game, names: Sequence[str]) -> dict[str, Any]:
         discards=_texts(log.discards or ()),
         shown=[{"to": to, "cards": _texts(cards)} for to, cards in log.shown or ()],
     )
+    if table["face_up"] is not None and game.take is not None and game.take[1] is not None:
+        table["face_up"]["put_out"] = CARD_TEXT[game.take[1]]
     return table

@@ -1,4 +1,4 @@
-// The play page: one person against two agents. The server keeps the game; this page only draws what it is sent
+// The play page: one person against two agents (three with a four-player rule set). The server keeps the game; this page only draws what it is sent
 // (the human seat's view) and posts the person's clicks. Agents' moves are fetched one at a time, at a readable pace.
 "use strict";
 (() => {
@@ -8,6 +8,7 @@
   let busy = false;     // a request is in flight
   let pausedForHand = false;
   let timer = null;
+  let players = {};     // seats of each preset (from /api/options)
 
   function setStatus(status) { document.body.dataset.status = status; }
 
@@ -46,21 +47,31 @@
   }
 
   function choiceLabel(choice) {
-    const m = /^trump (\w+)$/.exec(choice.label);
-    if (m) { const letter = m[1][0].toUpperCase(); return `${SM.SUITS[letter]} ${m[1]}`; }
+    const m = /^(trump|call) (clubs|diamonds|hearts|spades)$/.exec(choice.label);
+    if (m) { const letter = m[2][0].toUpperCase(); return `${SM.SUITS[letter]} ${m[1] === "call" ? "call " : ""}${m[2]}`; }
     return choice.label;
+  }
+
+  // The seat menu and the opponents' fields follow the chosen rule set's number of players.
+  function fitSeats() {
+    const form = $("new-game");
+    const n = players[form.rules.value] || 3;
+    const four = form.seat.querySelector("option[value='3']");
+    four.hidden = four.disabled = n < 4;
+    if (Number(form.seat.value) >= n) form.seat.value = "0";
+    form.opp3.hidden = n < 4;
   }
 
   function showHandOver(summary) {
     pausedForHand = true;
-    $("hand-over-title").textContent = `Hand ${summary.number} is over`;
+    $("hand-over-title").textContent = summary.passed_out ? `Deal ${summary.number}: everybody passed` : `Hand ${summary.number} is over`;
     const body = $("hand-over-body");
     const trick = summary.last_trick;
     body.replaceChildren(
       ...summary.lines.map((line) => SM.el("p", {}, line)),
       trick ? SM.el("p", {}, "Last trick: ", ...trick.cards.map((pc) => SM.card(pc.card, { small: true })),
         ` won by ${game.players[trick.winner].name}`) : "",
-      SM.el("p", {}, "Scores: " + summary.scores.map((s, i) => `${game.players[i].name} ${s > 0 ? "+" : ""}${s}`).join(", ")),
+      summary.passed_out ? "" : SM.el("p", {}, "Scores: " + summary.scores.map((s, i) => `${game.players[i].name} ${s > 0 ? "+" : ""}${s}`).join(", ")),
       SM.el("p", {}, SM.el("b", {}, summary.after)));
     $("hand-over").hidden = false;
     $("continue").textContent = game.finished ? "See the table" : "Next hand";
@@ -100,7 +111,9 @@
     event.preventDefault();
     const form = $("new-game");
     const seedText = form.seed.value.trim();
-    const body = { seat: Number(form.seat.value), opponents: [form.opp1.value.trim(), form.opp2.value.trim()], rules: form.rules.value,
+    const opponents = [form.opp1.value.trim(), form.opp2.value.trim(), form.opp3.value.trim()];
+    const n = players[form.rules.value] || 3;
+    const body = { seat: Number(form.seat.value), opponents: opponents.slice(0, n - 1), rules: form.rules.value,
       seed: seedText === "" ? null : Number(seedText) };
     if (seedText !== "" && !/^\d+$/.test(seedText)) { showError("The seed must be a whole number (or empty for a random deal)."); return; }
     pausedForHand = false;
@@ -119,6 +132,9 @@
       $("agent-kinds").replaceChildren(...options.agents.map((a) => SM.el("option", { value: a })));
       form.opp1.value = options.opponents[0];
       form.opp2.value = options.opponents[1];
+      form.opp3.value = options.opponents[1];
+      players = options.players || {};
+      fitSeats();
       const data = await api("GET", "/api/state");   // a reload resumes the game in progress
       game = data.game;
       draw();
@@ -128,6 +144,7 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     $("new-game").addEventListener("submit", newGame);
+    $("new-game").rules.addEventListener("change", fitSeats);
     $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
     $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
     $("pace").addEventListener("change", schedule);

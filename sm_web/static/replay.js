@@ -25,6 +25,9 @@
       $("viewer").hidden = false;
       $("empty").hidden = true;
       $("slider").max = info.steps;
+      const four = $("view").querySelector("option[value='3']");  // a four-player record has a seat 3
+      four.hidden = four.disabled = info.players !== 4;
+      if (four.disabled && $("view").value === "3") $("view").value = "all";
       await go(0);
     } catch (err) { showError(err.message); }
   }
