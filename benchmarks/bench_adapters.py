@@ -10,7 +10,9 @@ each adapter puts it; prints decisions per second and the ratio to
 (d) ``sm_env.envs.wrappers.rllib_observation_keys(env())`` (renamed keys; ``last()``);
 (e) ``sm_env.envs.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray);
 (f) ``training.sb3.single_agent.SingleSeatEnv`` (one learner seat, random opponents played inside
-    ``step``; every decision counts, the opponents' too; needs the train extra).
+    ``step``; every decision counts, the opponents' too; needs the train extra);
+(g) the same with heuristic opponents (``agents.heuristic``: they read their ``PlayerView``, so the
+    pure-Python ``Game`` is stepped along; the heuristic's own thinking counts too).
 
     python benchmarks/bench_adapters.py [--hands 300] [--repeats 3]
 
@@ -88,10 +90,10 @@ def run_turn_based(hands: int, seed: int) -> int:
     return decisions
 
 
-def run_single_seat(hands: int, seed: int) -> int:
+def run_single_seat(hands: int, seed: int, opponent: str = "random") -> int:
     from training.sb3.single_agent import SingleSeatEnv
 
-    e = SingleSeatEnv(episode="hand", opponents={"random": 1.0})
+    e = SingleSeatEnv(episode="hand", opponents={opponent: 1.0})
     rng = random.Random(seed)
     e.reset(seed=seed)
     for _ in range(hands):
@@ -140,6 +142,7 @@ def main() -> None:
         runs.append(("rllib_env.TurnBasedEnv", run_turn_based))
     if _available("stable_baselines3", "SingleSeatEnv"):
         runs.append(("SingleSeatEnv (random)", run_single_seat))
+        runs.append(("SingleSeatEnv (heuristic)", lambda hands, seed: run_single_seat(hands, seed, "heuristic")))
     rates = best_rates(runs, args.hands, args.repeats)
     peer = rates["raw_env"]
     print(f"| adapter (best of {args.repeats} rounds, {args.hands} hands) | decisions/s | x raw_env |")
