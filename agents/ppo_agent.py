@@ -395,7 +395,12 @@ class PPOAgent(Agent):
             observation = observation.get("observation")
         if observation is None:
             observation = encode(view)
-        return self.policy.choose(observation, view.legal, self.deterministic, self.rng)
+        return self.choose(observation, view.legal)
+
+    def choose(self, observation: np.ndarray, legal: int) -> int:
+        """What :meth:`act` plays, from the observation vector and the legal-action bit set alone (the rule
+        set is the caller's to check, :meth:`check_rules`)."""
+        return self.policy.choose(observation, legal, self.deterministic, self.rng)
 
     def __repr__(self) -> str:
         return f"<PPOAgent {self.path} net {self.policy.net_arch} {self.policy.activation}>"

@@ -16,7 +16,10 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
-        legal = from_mask(view.legal)
-        if not legal:
+        if not view.legal:
             raise ValueError(f"{self.name}: no legal action for seat {view.seat} (is it to act?)")
-        return self.rng.choice(legal)
+        return self.choose(view.legal)
+
+    def choose(self, legal: int) -> int:
+        """What :meth:`act` plays, from the legal-action bit set alone (not empty): a uniform draw."""
+        return self.rng.choice(from_mask(legal))

@@ -10,12 +10,18 @@ each adapter puts it; prints decisions per second and the ratio to
 (d) ``sm_env.envs.wrappers.rllib_observation_keys(env())`` (renamed keys; ``last()``);
 (e) ``sm_env.envs.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray);
 (f) ``training.sb3.single_agent.SingleSeatEnv`` (one learner seat, random opponents played inside
-    ``step``; every decision counts, the opponents' too; needs the train extra).
+    ``step``; every decision counts, the opponents' too; needs the train extra);
+(g) the same with heuristic opponents (``agents.heuristic``: they read their ``PlayerView``, so the
+    pure-Python ``Game`` is stepped along; the heuristic's own thinking counts too), and its peer:
+    ``raw_env`` played the same way (two heuristic seats reading ``player_view(env.game, seat)``, one
+    random seat observing), so that the last line gives what the adapter itself costs with such opponents.
 
-    python benchmarks/bench_adapters.py [--hands 300] [--repeats 3]
+    python benchmarks/bench_adapters.py [--hands 300] [--repeats 3] [--clock wall|cpu]
 
 Each figure is the best of ``--repeats`` rounds (a round runs every adapter
-once, in turn, after a warm-up); the table is Markdown. Every adapter should stay at 0.5 x
+once, in turn, after a warm-up); the table is Markdown. ``--clock cpu`` times
+the process's own CPU time instead of the wall clock (every run is single-threaded
+Python): steadier on a machine shared with other work. Every adapter should stay at 0.5 x
 ``raw_env`` or above (docs/results.md has the figures).
 """
 
@@ -88,10 +94,35 @@ def run_turn_based(hands: int, seed: int) -> int:
     return decisions
 
 
-def run_single_seat(hands: int, seed: int) -> int:
+def run_raw_heuristic(hands: int, seed: int) -> int:
+    from agents import act, make_agent
+    from sm_env.core.knowledge import player_view
+
+    e = sm_env.raw_env(episode="hand")
+    rng = random.Random(seed)
+    heuristics = [make_agent("heuristic", seed + s) for s in range(3)]
+    decisions = 0
+    for h in range(hands):
+        e.reset(seed=seed + h)
+        learner = h % 3
+        game = e.game  # from here on stepped along with the kernels
+        for s, agent in enumerate(heuristics):
+            agent.reset(seed + 3 * h + s)
+        while not any(e.terminations.values()):
+            seat = game.current
+            if seat == learner:
+                action = int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])))
+            else:
+                action = act(heuristics[seat], player_view(game, seat))
+            e.step(action)
+            decisions += 1
+    return decisions
+
+
+def run_single_seat(hands: int, seed: int, opponent: str = "random") -> int:
     from training.sb3.single_agent import SingleSeatEnv
 
-    e = SingleSeatEnv(episode="hand", opponents={"random": 1.0})
+    e = SingleSeatEnv(episode="hand", opponents={opponent: 1.0})
     rng = random.Random(seed)
     e.reset(seed=seed)
     for _ in range(hands):
@@ -102,17 +133,19 @@ def run_single_seat(hands: int, seed: int) -> int:
     return e.decisions
 
 
-def best_rates(runs: list[tuple[str, Callable[[int, int], int]]], hands: int, repeats: int) -> dict[str, float]:
-    """Best decisions per second of each run over ``repeats`` rounds; each round runs every adapter once, in
-    turn, so that a change of load on the machine touches them all alike."""
+def best_rates(
+    runs: list[tuple[str, Callable[[int, int], int]]], hands: int, repeats: int, clock: Callable[[], float]
+) -> dict[str, float]:
+    """Best decisions per second (of ``clock``) of each run over ``repeats`` rounds; each round runs every
+    adapter once, in turn, so that a change of load on the machine touches them all alike."""
     best = dict.fromkeys((name for name, _ in runs), 0.0)
     for _, run in runs:
         run(2, 0)  # warm up: compiled kernels, imports, caches
     for _ in range(repeats):
         for name, run in runs:
-            start = time.perf_counter()
+            start = clock()
             decisions = run(hands, 0)
-            best[name] = max(best[name], decisions / (time.perf_counter() - start))
+            best[name] = max(best[name], decisions / (clock() - start))
     return best
 
 
@@ -129,6 +162,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock or process CPU time")
     args = parser.parse_args()
     runs = [
         ("raw_env", run_raw),
@@ -140,12 +174,18 @@ def main() -> None:
         runs.append(("rllib_env.TurnBasedEnv", run_turn_based))
     if _available("stable_baselines3", "SingleSeatEnv"):
         runs.append(("SingleSeatEnv (random)", run_single_seat))
-    rates = best_rates(runs, args.hands, args.repeats)
+        runs.append(("raw_env (heuristic peer)", run_raw_heuristic))
+        runs.append(("SingleSeatEnv (heuristic)", lambda hands, seed: run_single_seat(hands, seed, "heuristic")))
+    rates = best_rates(runs, args.hands, args.repeats, time.perf_counter if args.clock == "wall" else time.process_time)
     peer = rates["raw_env"]
-    print(f"| adapter (best of {args.repeats} rounds, {args.hands} hands) | decisions/s | x raw_env |")
+    unit = "decisions/s" if args.clock == "wall" else "decisions/CPU s"
+    print(f"| adapter (best of {args.repeats} rounds, {args.hands} hands) | {unit} | x raw_env |")
     print("| --- | ---: | ---: |")
     for name, rate in rates.items():
         print(f"| {name} | {rate:,.0f} | {rate / peer:.2f} |")
+    if "SingleSeatEnv (heuristic)" in rates:
+        ratio = rates["SingleSeatEnv (heuristic)"] / rates["raw_env (heuristic peer)"]
+        print(f"\nSingleSeatEnv (heuristic) x raw_env (heuristic peer): {ratio:.2f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 The learner plays its lowest legal action; prints learner decisions (env
 steps), engine decisions (all seats) and episodes per second, for random and
-heuristic opponents and hand and game episodes.
+heuristic opponents, hand and game episodes, and both paths of the env (the
+compiled engine, the default, and ``compiled=False``, the pure-Python one).
 
     python benchmarks/bench_training_env.py [--seconds 3]
 """
@@ -25,8 +26,7 @@ def bench(seconds: float, **env_kwargs: Any) -> dict[str, float]:
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         for _ in range(100):
-            legal = env.game.legal_mask()
-            _, _, terminated, truncated, _ = env.step((legal & -legal).bit_length() - 1)
+            _, _, terminated, truncated, _ = env.step(int(env.action_masks().argmax()))  # the lowest legal action
             steps += 1
             if terminated or truncated:
                 episodes += 1
@@ -45,9 +45,11 @@ def main() -> None:
     args = parser.parse_args()
     for opponent in ("random", "heuristic"):
         for episode in ("hand", "game"):
-            result = bench(args.seconds, episode=episode, opponents={opponent: 1.0})
-            figures = "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
-            print(f"opponents {opponent:<9} episode {episode:<4}  {figures}")
+            for compiled in (True, False):
+                result = bench(args.seconds, episode=episode, opponents={opponent: 1.0}, compiled=compiled)
+                figures = "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
+                path = "compiled" if compiled else "python"
+                print(f"opponents {opponent:<9} episode {episode:<4} {path:<8}  {figures}")
 
 
 if __name__ == "__main__":

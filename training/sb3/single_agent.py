@@ -9,11 +9,30 @@ snapshots of the learner). Every opponent is a plain
 is from the learner's point of view only: a rollout never mixes two
 players' observations.
 
-It drives the engine directly (``Game.apply``, ``knowledge.player_view``,
-``observation.encode``), which is several times faster than stepping the
-PettingZoo environment, and computes exactly what that environment would give
-the same seat (episodes and rewards are those of :mod:`sm_env.core.episode`, as
-in the environment):
+It drives the engine directly, which is several times faster than stepping
+the PettingZoo environment, and computes exactly what that environment would
+give the same seat (episodes and rewards are those of :mod:`sm_env.core.episode`,
+as in the environment). Two paths give the same games, observations, masks,
+rewards and infos bit for bit (``tests/test_single_seat_kernel.py`` plays them
+in lockstep):
+
+- compiled (``compiled=True``, the default, whenever the compiled engine runs the
+  rule set, :func:`sm_env.compiled.support.supports`): the game is stepped,
+  observed and masked by the kernels of :mod:`sm_env.compiled.single`
+  (``CompiledGame``, as ``raw_env``'s compiled path). The pure-Python ``Game``
+  is still built at every reset (seed, deals, options; its RNG decides every
+  deal) and brought up to date only when something needs it: an opponent that
+  acts on a :class:`~sm_env.core.knowledge.PlayerView` (heuristic, search, any
+  agent but those below), or a read of :attr:`SingleSeatEnv.game` (from then
+  on, until the next reset, it is stepped with every action, so a reference to
+  it stays current). Opponents that act on the observation and the legal
+  actions alone (:class:`SnapshotAgent`, :class:`agents.ppo_agent.PPOAgent`,
+  :class:`agents.random_agent.RandomAgent`: exactly those classes) are asked
+  through their ``choose`` and never bring the ``Game`` up to date;
+- pure Python (``compiled=False``, and rule sets with section 10 options):
+  ``Game.apply``, ``knowledge.player_view`` and ``observation.encode``.
+
+What the learner gets:
 
 - observation: ``observation.encode(player_view(game, seat))`` (789 floats in
   [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
@@ -64,14 +83,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents import Agent, act
-from agents.ppo_agent import NumpyPolicy
+from agents.ppo_agent import NumpyPolicy, PPOAgent
+from agents.random_agent import RandomAgent
+from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
+from sm_env.compiled.support import supports
 from sm_env.core.episode import (
     DEFAULT_REWARD,
     check_episode,
@@ -86,8 +108,15 @@ from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
 from training.common.workers import limit_threads
 
+if TYPE_CHECKING:
+    from sm_env.compiled.single import CompiledGame
+
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
+_CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
+# how an opponent is asked on the compiled path (_opponent_kind): its PlayerView, the legal actions, or the
+# observation vector and the legal actions
+_VIEW, _LEGAL, _OBSERVATION = 0, 1, 2
 
 
 # ---------------------------------------------------------------------------- opponents
@@ -109,7 +138,11 @@ class SnapshotAgent(Agent):
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
         encode(view, self._obs)
-        return self.policy.choose(self._obs, view.legal, self.deterministic, self.rng)
+        return self.choose(self._obs, view.legal)
+
+    def choose(self, observation: np.ndarray, legal: int) -> int:
+        """What :meth:`act` plays, from the observation vector and the legal-action bit set alone."""
+        return self.policy.choose(observation, legal, self.deterministic, self.rng)
 
 
 def make_baseline(name: str, seed: int) -> Agent:
@@ -206,6 +239,7 @@ class SingleSeatEnv(gym.Env):
         dense_reward: bool = False,
         opponents: OpponentPool | Mapping[str, float] | None = None,
         baseline_factory: Callable[[str, int], Agent] | None = None,
+        compiled: bool = True,
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
@@ -221,6 +255,9 @@ class SingleSeatEnv(gym.Env):
         check_episode(episode, reward, max_hands)
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
+        if not isinstance(compiled, bool):
+            raise ValueError(f"compiled must be True or False, got {compiled!r}")
+        self.compiled = compiled and supports(self.rules)  # whether the compiled path is used
         self.episode = episode
         self.max_hands = engine_max_hands(episode, max_hands)
         self.reward_mode = reward
@@ -235,7 +272,19 @@ class SingleSeatEnv(gym.Env):
         self._all_ones = np.ones(NUM_ACTIONS, dtype=np.int8)
         self._rng = random.Random(0)
         self._baselines: dict[tuple[str, int], Agent] = {}
-        self.game: Game | None = None
+        self._game: Game | None = None
+        # the compiled path, after reset: the game on the kernels, views of its dealer and tricks won by seat
+        # (in the hand in progress), the kernels, and the actions played since _game was last brought up to
+        # date (None once _game was handed out: from then on it is stepped with every action)
+        self._fast: CompiledGame | None = None
+        self._dealer = self._tricks_won = np.zeros(3, dtype=np.int32)
+        self._step_kernel: Callable[[np.ndarray, int], int] | None = None
+        self._observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | None = None
+        self._pending: list[int] | None = []
+        self._kinds: dict[int, int] = {}  # how each opponent is asked (_VIEW, _LEGAL, _OBSERVATION)
+        self._code = 0  # compiled path: the step code of the last action (sm_env.compiled.codes)
+        self._scratch_obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)  # opponents' observations
+        self._scratch_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self.seat = 0
         self.opponents: dict[int, Agent] = {}
         self.opponent_names: dict[int, str] = {}  # the pool's name of each opponent (a baseline spec or a snapshot)
@@ -255,7 +304,7 @@ class SingleSeatEnv(gym.Env):
     # -- gymnasium API ---------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        if seed is not None or self.game is None:
+        if seed is not None or self._game is None:
             # every random choice of the wrapper comes from np_random (seeded by reset)
             self._rng = random.Random(int(self.np_random.integers(2**63)))
             self._baselines = {}
@@ -268,7 +317,7 @@ class SingleSeatEnv(gym.Env):
         if self.exchange_start > 0 and rng.random() < self.exchange_start:
             start = self._previous_balances(rng, (seat - role) % 3)
         self.seat = seat
-        self.game = Game(
+        game = self._game = Game(
             self.rules,
             seed=rng.randrange(2**62),
             first_dealer=(seat - role) % 3,
@@ -276,23 +325,55 @@ class SingleSeatEnv(gym.Env):
             max_hands=self.max_hands,
             start_balances=start,
         )
+        self._fast = self._compiled_game(game) if self.compiled else None  # before the Game is played or read
+        self._pending = []
         self.opponents, self.opponent_names = {}, {}
         for s in range(3):
             if s != seat:
                 kind = self.pool.draw(rng)
                 self.opponents[s] = self._opponent(kind, s, rng)
                 self.opponent_names[s] = self._kind_name(kind)
+        self._kinds = {s: self._opponent_kind(agent) for s, agent in self.opponents.items()}
         self._credited = 0
         self._hand_credit = 0
-        self._scores = list(self.game.scores)
-        reward = self._advance()  # opponents who act before the learner
-        assert reward == 0.0 and self.game.current == seat
-        return self._observe(), self._info()
+        self._scores = list(game.scores)
+        if self._fast is None:
+            reward = self._advance()  # opponents who act before the learner
+            assert reward == 0.0 and game.current == seat
+            return self._observe(), self._info()
+        reward = self._advance_compiled(game.current | game.phase << CODE_PHASE_SHIFT)
+        assert reward == 0.0 and self._code & 3 == seat
+        return self._observe_compiled(), self._info_compiled()
+
+    @property
+    def game(self) -> Game | None:
+        """The engine (:class:`sm_env.core.game.Game`) of the current episode, up to date (None before reset).
+
+        It holds every hidden card. On the compiled path it is brought up to date
+        when read and, from then on until the next reset, stepped with every action.
+        It is for reading: actions go through ``step``.
+        """
+        game = self._synced_game()
+        if self._fast is not None:
+            self._pending = None
+        return game
+
+    def _synced_game(self) -> Game | None:
+        """The Game with the actions played since it was last brought up to date applied (compiled path)."""
+        game = self._game
+        pending = self._pending
+        if pending:
+            for action in pending:
+                game.apply(action)
+            pending.clear()
+        return game
 
     def step(self, action: Any):
-        game = self.game
-        if game is None:
+        if self._game is None:
             raise RuntimeError("call reset() before step()")
+        if self._fast is not None:
+            return self._step_compiled(action)
+        game = self._game
         if game.phase == OVER:
             raise RuntimeError("the episode is over; call reset()")
         action = int(action)
@@ -312,11 +393,54 @@ class SingleSeatEnv(gym.Env):
             info["illegal_action"] = True
         return obs, reward * self.reward_scale, terminated, truncated, info
 
+    def _step_compiled(self, action: Any):
+        """``step`` on the compiled path."""
+        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
+            raise RuntimeError("the episode is over; call reset()")
+        action = int(action)
+        mask = self._mask  # the learner's, who is to act
+        illegal = not (0 <= action < NUM_ACTIONS and mask[action])
+        if illegal:
+            action = int(mask.argmax())  # the lowest legal action
+        code = self._play(action)
+        reward = self._advance_compiled(code)
+        terminated = truncated = False
+        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
+            terminated, truncated = episode_end(self.episode, self._fast.winners is not None)
+        obs = self._observe_compiled()
+        info = self._info_compiled()
+        if illegal:
+            info["illegal_action"] = True
+        return obs, reward * self.reward_scale, terminated, truncated, info
+
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (int8 0/1, length 56); never all zero."""
         return self._mask
 
     # -- internals ---------------------------------------------------------------
+    def _compiled_game(self, game: Game) -> CompiledGame:
+        """The compiled path's copy of a fresh Game (loads the kernels on first use)."""
+        from sm_env.compiled import kernels
+        from sm_env.compiled.single import CompiledGame, compiled_kernels
+
+        self._step_kernel, self._observe_kernel = compiled_kernels()
+        fast = CompiledGame(game)
+        state = fast.buf[: kernels.NUM_S // 2].view(np.int32)  # the state columns (layout: sm_env.compiled.single)
+        self._dealer = state[kernels.S_DEALER : kernels.S_DEALER + 1]
+        self._tricks_won = state[kernels.S_TW : kernels.S_TW + 3]
+        return fast
+
+    @staticmethod
+    def _opponent_kind(agent: Agent) -> int:
+        """How the compiled path asks an opponent: from the legal actions (exactly a RandomAgent), from the
+        observation and the legal actions (exactly a SnapshotAgent or a PPOAgent), else from its PlayerView."""
+        kind = type(agent)
+        if kind is RandomAgent:
+            return _LEGAL
+        if kind is SnapshotAgent or kind is PPOAgent:
+            return _OBSERVATION
+        return _VIEW
+
     def _kind_name(self, kind: str) -> str:
         if kind.startswith(SNAPSHOTS + ":"):
             return self.pool.snapshots[int(kind.split(":", 1)[1])][0]
@@ -333,6 +457,8 @@ class SingleSeatEnv(gym.Env):
         if agent is None:
             agent = self._baselines[key] = self.baseline_factory(kind, agent_seed)
         agent.reset(agent_seed)
+        if type(agent) is PPOAgent:
+            agent.check_rules(self.rules)  # what its act() checks; its choose() does not
         return agent
 
     def _previous_balances(self, rng: random.Random, dealer: int) -> list[int]:
@@ -347,7 +473,7 @@ class SingleSeatEnv(gym.Env):
     def _advance(self) -> float:
         """Opponents act until the learner is to act or the game is over; the
         learner's reward for every hand (or game) that ended meanwhile."""
-        game = self.game
+        game = self._game
         seat = self.seat
         opponents = self.opponents
         while game.phase != OVER and game.current != seat:
@@ -373,8 +499,80 @@ class SingleSeatEnv(gym.Env):
             reward = result_rewards(game.winners)[seat]
         return reward
 
+    def _play(self, action: int) -> int:
+        """Apply a legal action on the kernels (and to the Game once handed out); the step code."""
+        code = self._step_kernel(self._fast.buf, action)
+        if code < 0:
+            raise AssertionError(f"the compiled path refused action {action}, which is legal")  # a bug
+        pending = self._pending
+        if pending is None:
+            self._game.apply(action)
+        else:
+            pending.append(action)
+        self.decisions += 1
+        return code
+
+    def _advance_compiled(self, code: int) -> float:
+        """:meth:`_advance` on the compiled path, from the step code of the last action (or of the start)."""
+        fast = self._fast
+        seat = self.seat
+        mode = self.reward_mode
+        opponents, kinds = self.opponents, self._kinds
+        reward = 0.0
+        while True:
+            if code & _CODE_RARE:
+                if code & CODE_GIVEN_DEAL:
+                    fast.next_given_deal()
+                if code & CODE_HAND_ENDED and mode != "result":
+                    scores = fast.scores()
+                    paid = hand_rewards(mode, fast.balances(), self._scores, scores)
+                    reward += paid[seat] - self._hand_credit
+                    self._scores = list(scores)
+                    self._hand_credit = 0
+            s = code & 3
+            if code >> CODE_PHASE_SHIFT & 7 == OVER or s == seat:
+                break
+            kind = kinds[s]
+            if kind == _LEGAL:
+                action = opponents[s].choose(fast.legal_bits())
+            elif kind == _OBSERVATION:
+                obs = self._scratch_obs
+                self._observe_kernel(fast.buf, s, obs, self._scratch_mask)
+                action = opponents[s].choose(obs, fast.legal_bits())
+            else:
+                action = act(opponents[s], player_view(self._synced_game(), s))
+            code = self._play(action)
+        self._code = code
+        if mode != "result":
+            if self.dense_reward and code >> CODE_PHASE_SHIFT & 7 != OVER:
+                tricks = int(self._tricks_won[seat])  # of the hand in progress
+                reward += tricks - self._hand_credit
+                self._hand_credit = tricks
+        elif code >> CODE_PHASE_SHIFT & 7 == OVER and self._credited == 0:
+            self._credited = 1
+            reward = result_rewards(fast.winners)[seat]
+        return reward
+
+    def _observe_compiled(self) -> np.ndarray:
+        obs = np.empty(OBSERVATION_SIZE, dtype=np.float32)
+        mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+        self._observe_kernel(self._fast.buf, self.seat, obs, mask)
+        self._mask = self._all_ones if self._code >> CODE_PHASE_SHIFT & 7 == OVER else mask
+        return obs
+
+    def _info_compiled(self) -> dict[str, Any]:
+        seat = self.seat
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": ROLES[(seat - int(self._dealer[0])) % 3]}
+        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
+            fast = self._fast
+            info["balance"] = fast.scores()[seat]
+            info["hands"] = fast.hand_number
+            info["first_role"] = ROLES[(seat - self._game.first_dealer) % 3]
+            info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
+        return info
+
     def _observe(self) -> np.ndarray:
-        game = self.game
+        game = self._game
         if game.phase == OVER:
             self._mask = self._all_ones
         else:
@@ -382,7 +580,7 @@ class SingleSeatEnv(gym.Env):
         return encode(player_view(game, self.seat))
 
     def _info(self) -> dict[str, Any]:
-        game = self.game
+        game = self._game
         info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": ROLES[game.role_of(self.seat)]}
         if game.phase == OVER:
             info["balance"] = game.scores[self.seat]
