@@ -401,9 +401,9 @@ def choose_play(
 
 # The measured estimates (benchmarks/heuristic_ab.py fit): least squares of the dealer's tricks, the heuristic
 # playing every seat, on the features below of the dealer's 16 dealt cards (before discards and kitty).
-SUIT_WEIGHTS = (0.02, 1.01, 0.88, 0.82, 0.63, 0.30, 0.95, 0.61, 0.29, 0.39, 0.29, 0.24)
-NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.49, 0.16)
-MIZ_WEIGHTS = (2.25, 0.54, 0.53, 0.50, 0.49, 0.47, 0.31, -0.47, -0.52)
+SUIT_WEIGHTS = (0.02, 1.01, 0.87, 0.80, 0.60, 0.31, 0.96, 0.61, 0.20, 0.39, 0.24, 0.22)
+NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.48, 0.16)
+MIZ_WEIGHTS = (2.25, 0.54, 0.53, 0.50, 0.48, 0.47, 0.31, -0.47, -0.52)
 ASSIGN_HIGH_TO = "middle"
 CALL_MEANS = (-1.33, -1.33, -1.33, -1.33, -2.06, -0.41)  # each call's mean balance as dealer (fit)
 CALL_RESERVE = CALL_MEANS
@@ -434,26 +434,42 @@ def _bit(hand: int, card: int) -> int:
     return (hand >> card) & 1
 
 
+def _suit_stats(hand: int) -> list[tuple[int, ...]]:
+    """Per suit: (length, A, K, Q, J, guarded K, bare K, Q with 2+ others, void, singleton), each 0/1 but the
+    length."""
+    stats = []
+    for s in range(4):
+        length = (hand & SUIT_MASK[s]).bit_count()
+        b = 13 * s
+        king, queen = _bit(hand, b + 11), _bit(hand, b + 10)
+        guarded = int(length >= 2)
+        stats.append(
+            (
+                length,
+                _bit(hand, b + 12),
+                king,
+                queen,
+                _bit(hand, b + 9),
+                king & guarded,
+                king & (1 - guarded),
+                queen & int(length >= 3),
+                int(length == 0),
+                int(length == 1),
+            )
+        )
+    return stats
+
+
+def _side_features(stats: list[tuple[int, ...]], totals: list[int], trump: int) -> tuple[int, ...]:
+    t = stats[trump]
+    return (1, *t[:5], *(totals[i] - t[i] for i in (1, 5, 6, 7, 8, 9)))
+
+
 def suit_features(hand: int, trump: int) -> tuple[int, ...]:
     """Features of a hand for a suit contract: (1, trump length, trump A, K, Q, J, side aces, side kings with
     another card of their suit, bare side kings, side queens with two others, side voids, side singletons)."""
-    aces = kings = bare = queens = voids = singles = 0
-    for s in range(4):
-        if s == trump:
-            continue
-        length = (hand & SUIT_MASK[s]).bit_count()
-        aces += _bit(hand, 13 * s + 12)
-        if _bit(hand, 13 * s + 11):
-            if length >= 2:
-                kings += 1
-            else:
-                bare += 1
-        queens += _bit(hand, 13 * s + 10) and length >= 3
-        voids += length == 0
-        singles += length == 1
-    t = 13 * trump
-    top = (_bit(hand, t + 12), _bit(hand, t + 11), _bit(hand, t + 10), _bit(hand, t + 9))
-    return (1, (hand & SUIT_MASK[trump]).bit_count(), *top, aces, kings, bare, queens, voids, singles)
+    stats = _suit_stats(hand)
+    return _side_features(stats, [sum(column) for column in zip(*stats, strict=True)], trump)
 
 
 def nt_features(hand: int) -> tuple[int, ...]:
@@ -493,8 +509,11 @@ def estimate_tricks(hand: int, trump: int | None = None) -> float:
 
 def call_values(hand: int) -> list[float]:
     """The expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer: estimated tricks minus the quota
-    8, or for Miz the maximum 3 minus the estimated tricks (``NT_WEIGHTS``, ``MIZ_WEIGHTS``)."""
-    values = [estimate_tricks(hand, s) - 8 for s in range(4)]
+    8 (:func:`estimate_tricks`, ``NT_WEIGHTS``), or for Miz the maximum 3 minus the estimated tricks
+    (``MIZ_WEIGHTS``)."""
+    stats = _suit_stats(hand)
+    totals = [sum(column) for column in zip(*stats, strict=True)]
+    values = [_dot(SUIT_WEIGHTS, _side_features(stats, totals, s)) - 8 for s in range(4)]
     values.append(_dot(NT_WEIGHTS, nt_features(hand)) - 8)
     values.append(3 - _dot(MIZ_WEIGHTS, miz_features(hand)))
     return values

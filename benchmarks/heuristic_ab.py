@@ -6,16 +6,16 @@ heuristic, on the preset where the decision occurs, with the project's duplicate
 (:func:`training.evaluation.evaluate.evaluate`: the same deals in the 3 rotations). The figure is the
 candidate's balance per hand minus the baseline's, with its 95% bootstrap CI over deals::
 
-    python benchmarks/heuristic_ab.py ab auction --deals 2000            # woburn-auction, hand mode
-    python benchmarks/heuristic_ab.py ab calls --deals 2000              # calls, hand mode (all 6 calls open)
-    python benchmarks/heuristic_ab.py ab calls --mode game --deals 1000  # calls, whole 18-hand games
-    python benchmarks/heuristic_ab.py ab assign --deals 1000             # dealer-assigns, whole games
-    python benchmarks/heuristic_ab.py ab take --deals 2000               # 9-5-3-one-card, hand mode
-    python benchmarks/heuristic_ab.py ab auction --candidate m05 --deals 2000 --seed 1
-    python benchmarks/heuristic_ab.py all --deals 1000                   # every candidate of every decision
+    python benchmarks/heuristic_ab.py ab calls --mode game --deals 1000 --seed 1  # calls, whole 18-hand games
+    python benchmarks/heuristic_ab.py ab calls --deals 2000 --seed 1              # calls, hand mode (all open)
+    python benchmarks/heuristic_ab.py ab assign --deals 2000 --seed 1             # dealer-assigns, whole games
+    python benchmarks/heuristic_ab.py ab auction --candidate m+0.0 --deals 2000   # woburn-auction, hand mode
+    python benchmarks/heuristic_ab.py ab take --candidate discard --deals 5000    # 9-5-3-one-card, hand mode
+    python benchmarks/heuristic_ab.py all --deals 1000                            # every candidate, seed 0
 
 ``--candidate kept`` (the default) is the heuristic as it is (``agents.heuristic``); the other candidates
-are listed by ``python benchmarks/heuristic_ab.py list``. The candidate agents are registered as the agent
+are listed by ``python benchmarks/heuristic_ab.py list`` (for the auction and the face-up card the kept
+rule is the old one: no candidate beat it, docs/results.md). The candidate agents are registered as the agent
 kind ``ab`` for the run only, so the evaluation runs in this process (one worker).
 
 ``fit`` measures the estimates (``SUIT_WEIGHTS``, ``NT_WEIGHTS``, ``MIZ_WEIGHTS`` of agents/heuristic.py):
@@ -129,6 +129,11 @@ def _bid_last(margin: float, estimate: Callable[[int], float]) -> Callable[[Play
     return rule
 
 
+def _take_always(view: PlayerView) -> int:
+    """Always take the face-up card, putting out the card the discard rules would discard first."""
+    return h.choose_discard(view.hand, view.trump, outstanding_of(view), 1)
+
+
 MEAN_CALL = h.CALL_MEANS
 
 
@@ -172,7 +177,12 @@ DECISIONS: dict[str, Decision] = {
     "assign": Decision(
         ASSIGN, "dealer-assigns", "game", {k: _assign(k) for k in ("leader", "trailer", "eldest", "middle")}
     ),
-    "take": Decision(TAKE, "9-5-3-one-card", "hand", {"before": _take("worth"), "discard": _take("discard")}),
+    "take": Decision(
+        TAKE,
+        "9-5-3-one-card",
+        "hand",
+        {"before": _take("worth"), "discard": _take("discard"), "always": _take_always},
+    ),
 }
 BASELINE = {"auction": "before", "calls": "before", "assign": "leader", "take": "before"}
 
@@ -210,7 +220,7 @@ def spec(decision: str, rule: str) -> str:
     if rule == "kept":
         return "heuristic"
     if rule not in DECISIONS[decision].candidates:
-        raise SystemExit(f"heuristic_ab.py: error: no candidate {rule!r} for {decision}; see the list command")
+        raise ValueError(f"no candidate {rule!r} for {decision}; see the list command")
     return f"ab:decision={decision},rule={rule}"
 
 
@@ -354,10 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "speed":
         speed(args.positions, args.seed)
     elif args.command == "ab":
+        baseline = args.baseline or BASELINE[args.decision]
+        for rule in (args.candidate, baseline):
+            if rule != "kept" and rule not in DECISIONS[args.decision].candidates:
+                parser.error(f"no candidate {rule!r} for {args.decision}; see the list command")
         print(HEADER)
-        row = run_ab(
-            args.decision, args.candidate, args.baseline or BASELINE[args.decision], args.deals, args.seed, args.mode
-        )
+        row = run_ab(args.decision, args.candidate, baseline, args.deals, args.seed, args.mode)
         print(_row(row))
     else:
         print(HEADER)
