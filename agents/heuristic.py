@@ -405,7 +405,7 @@ SUIT_WEIGHTS = (0.02, 1.01, 0.87, 0.80, 0.60, 0.31, 0.96, 0.61, 0.20, 0.39, 0.24
 NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.48, 0.16)
 MIZ_WEIGHTS = (2.25, 0.54, 0.53, 0.50, 0.48, 0.47, 0.31, -0.47, -0.52)
 ASSIGN_HIGH_TO = "middle"
-CALL_MEANS = (-1.33, -1.33, -1.33, -1.33, -2.06, -0.41)  # each call's mean balance as dealer (fit)
+CALL_MEANS = (-1.33, -1.33, -1.33, -1.33, -2.06, -0.41)  # each call's mean balance as dealer (fit; suits alike)
 CALL_RESERVE = CALL_MEANS
 TAKE_RULE = "worth"
 
