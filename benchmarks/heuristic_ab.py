@@ -1,8 +1,8 @@
 """Duplicate A/Bs of the heuristic's section 10 decisions, and the fit of the estimates they use.
 
 Each A/B plays one candidate rule for one decision against two copies of another (the rule as it was before
-the measured estimates, ``before``, unless ``--baseline`` says otherwise), every other decision by the
-heuristic, on the preset where the decision occurs, with the project's duplicate evaluation
+this work, ``before``, or ``leader`` for the quota assignment, unless ``--baseline`` says otherwise), every
+other decision by the heuristic, on the preset where the decision occurs, with the project's duplicate evaluation
 (:func:`training.evaluation.evaluate.evaluate`: the same deals in the 3 rotations). The figure is the
 candidate's balance per hand minus the baseline's, with its 95% bootstrap CI over deals::
 
