@@ -26,18 +26,21 @@ Exchange (sending cards as the up player)
 
 Quota assignment (dealer, ``dealer_assigns_quotas``)
     Takes the lowest quota itself (its tricks do not depend on its quota,
-    so a lower quota is a better balance), and of the other two quotas gives
-    the higher one to the opponent with the higher running score (ties: the
-    eldest), to pull the leader back.
+    so a lower quota is a better balance), and gives the highest one to the
+    middle (``ASSIGN_HIGH_TO``), the middle quota to the eldest. (Measured in
+    duplicate whole games against giving it to the leader, the trailer or
+    the eldest: docs/results.md.)
 
 Calls (dealer, ``calls``)
-    Among the calls it has still to make it takes the one with the best
-    expected balance: a suit, its auction estimate with that suit as trump
-    (below) minus its quota 8; no trump, 1 (the kitty) plus its aces plus
-    half a trick for each guarded king, minus 8; misère, its maximum 3 minus
-    the tricks its high cards may be forced to take (A 1, K 0.7, Q 0.4, J
-    0.2), its four heaviest cards being discarded first. Ties go to the
-    lower action.
+    Each call's expected balance is a measured estimate: least squares of
+    the dealer's tricks in heuristic play on simple features of its 16
+    dealt cards (:func:`suit_features`, :func:`nt_features`,
+    :func:`miz_features`; refit by ``benchmarks/heuristic_ab.py fit``),
+    minus the quota 8, or for misère the maximum 3 minus it. Among the calls
+    it has still to make it takes the one whose estimate is furthest above
+    that call's mean balance (``CALL_RESERVE``: what keeping the call for a
+    later hand is worth); its last call is forced. Ties go to the lower
+    action.
 
 Misère (every seat in a ``Miz`` hand: the aim is to lose tricks)
     The dealer discards its highest cards (aces first, from its shortest
@@ -48,12 +51,14 @@ Misère (every seat in a ``Miz`` hand: the aim is to lose tricks)
     may still go over). Void in the led suit, it throws its highest card.
 
 Auction (``auction``, before hand 1)
-    It estimates the tricks it would take as dealer: the length of the
-    suit it would name trump, plus its side aces, plus half a trick for each
-    side king with another card of its suit, plus 2 for the kitty and the
-    discards (an average hand comes to about 8, the standard dealer's
-    quota). It bids the lowest bid allowed when the estimate reaches it (a
-    higher bid only raises its own quota), and passes otherwise.
+    It estimates the tricks it would take as dealer (:func:`auction_estimate`):
+    the length of the suit it would name trump, plus its side aces, plus
+    half a trick for each side king with another card of its suit, plus 2
+    for the kitty and the discards. It bids the lowest bid allowed when the
+    estimate reaches it (a higher bid only raises its own quota), and passes
+    otherwise. (The measured estimate of the calls, with margins from -1 to
+    +1, and other margins on this one did not bid better in duplicate
+    play: docs/results.md.)
 
 Face-up card (holder of 2D, ``one_card_kitty``)
     The card it would put out is the one its discard rules below would
@@ -61,6 +66,8 @@ Face-up card (holder of 2D, ``one_card_kitty``)
     worth more than this one, comparing (trump, master, rank): a trump beats
     a side card, then a master (above every card still out in its suit)
     beats a non-master, then the higher rank wins. Otherwise it declines.
+    (Letting the discard rules choose among the hand and the face-up card
+    together was not measurably better: docs/results.md.)
 
 Trump (dealer)
     Names its longest suit, and among equally long suits the strongest:
@@ -121,6 +128,7 @@ Four players (``players: 4``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sm_env.core.cards import SUIT_MASK, from_mask, to_mask
@@ -133,7 +141,6 @@ from sm_env.core.game import (
     DISCARD,
     EXCHANGE,
     MIZ,
-    NT,
     PASS_ACTION,
     PLAY,
     TAKE,
@@ -392,54 +399,135 @@ def choose_play(
 # ---------------------------------------------------------------- the agent
 
 
-def choose_assignment(view: PlayerView) -> int:
-    """The assignment action (68-73): lowest quota to itself, the higher of the rest to the leader."""
+# The measured estimates (benchmarks/heuristic_ab.py fit): least squares of the dealer's tricks, the heuristic
+# playing every seat, on the features below of the dealer's 16 dealt cards (before discards and kitty).
+SUIT_WEIGHTS = (0.02, 1.01, 0.87, 0.80, 0.60, 0.31, 0.96, 0.61, 0.20, 0.39, 0.24, 0.22)
+NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.48, 0.16)
+MIZ_WEIGHTS = (2.25, 0.54, 0.53, 0.50, 0.48, 0.47, 0.31, -0.47, -0.52)
+ASSIGN_HIGH_TO = "middle"
+CALL_MEANS = (-1.33, -1.33, -1.33, -1.33, -2.06, -0.41)  # each call's mean balance as dealer (fit; suits alike)
+CALL_RESERVE = CALL_MEANS
+TAKE_RULE = "worth"
+
+
+def choose_assignment(view: PlayerView, high_to: str = ASSIGN_HIGH_TO) -> int:
+    """The assignment action (68-73): the lowest quota to itself; of the other two, the higher one to the
+    opponent named by ``high_to``: ``"leader"`` (the higher running score, ties the eldest), ``"trailer"``
+    (the lower running score, ties the eldest), ``"eldest"`` or ``"middle"``."""
     low, mid, high = sorted(view.rules.quotas)
     me = view.seat
-    others = sorted(((me + 1) % 3, (me + 2) % 3), key=lambda s: (-view.scores[s], view.role(s)))
-    want = {me: low, others[0]: high, others[1]: mid}
+    eldest, middle = (view.dealer + 1) % 3, (view.dealer + 2) % 3
+    if high_to == "leader":
+        first = min((eldest, middle), key=lambda s: (-view.scores[s], view.role(s)))
+    elif high_to == "trailer":
+        first = min((eldest, middle), key=lambda s: (view.scores[s], view.role(s)))
+    elif high_to in ("eldest", "middle"):
+        first = eldest if high_to == "eldest" else middle
+    else:
+        raise ValueError(f"high_to must be 'leader', 'trailer', 'eldest' or 'middle', got {high_to!r}")
+    want = {me: low, first: high, eldest + middle - first: mid}
     by_role = [want[(view.dealer + r) % 3] for r in range(3)]
     return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
 
 
+def _bit(hand: int, card: int) -> int:
+    return (hand >> card) & 1
+
+
+def _suit_stats(hand: int) -> list[tuple[int, ...]]:
+    """Per suit: (length, A, K, Q, J, guarded K, bare K, Q with 2+ others, void, singleton), each 0/1 but the
+    length."""
+    stats = []
+    for s in range(4):
+        length = (hand & SUIT_MASK[s]).bit_count()
+        b = 13 * s
+        king, queen = _bit(hand, b + 11), _bit(hand, b + 10)
+        guarded = int(length >= 2)
+        stats.append(
+            (
+                length,
+                _bit(hand, b + 12),
+                king,
+                queen,
+                _bit(hand, b + 9),
+                king & guarded,
+                king & (1 - guarded),
+                queen & int(length >= 3),
+                int(length == 0),
+                int(length == 1),
+            )
+        )
+    return stats
+
+
+def _side_features(stats: list[tuple[int, ...]], totals: list[int], trump: int) -> tuple[int, ...]:
+    t = stats[trump]
+    return (1, *t[:5], *(totals[i] - t[i] for i in (1, 5, 6, 7, 8, 9)))
+
+
+def suit_features(hand: int, trump: int) -> tuple[int, ...]:
+    """Features of a hand for a suit contract: (1, trump length, trump A, K, Q, J, side aces, side kings with
+    another card of their suit, bare side kings, side queens with two others, side voids, side singletons)."""
+    stats = _suit_stats(hand)
+    return _side_features(stats, [sum(column) for column in zip(*stats, strict=True)], trump)
+
+
+def nt_features(hand: int) -> tuple[int, ...]:
+    """Features for no trump: (1, aces, kings with 1+ other card, queens with 2+, jacks with 3+, cards beyond
+    the fourth of each suit)."""
+    aces = kings = queens = jacks = extra = 0
+    for s in range(4):
+        length = (hand & SUIT_MASK[s]).bit_count()
+        aces += _bit(hand, 13 * s + 12)
+        kings += _bit(hand, 13 * s + 11) and length >= 2
+        queens += _bit(hand, 13 * s + 10) and length >= 3
+        jacks += _bit(hand, 13 * s + 9) and length >= 4
+        extra += max(0, length - 4)
+    return 1, aces, kings, queens, jacks, extra
+
+
+def miz_features(hand: int) -> tuple[int, ...]:
+    """Features for misère: (1, aces, kings, queens, jacks, tens, nines, cards 2-5, voids)."""
+    ranks = [0] * 13
+    for c in from_mask(hand):
+        ranks[c % 13] += 1
+    voids = sum(1 for s in range(4) if not hand & SUIT_MASK[s])
+    return 1, ranks[12], ranks[11], ranks[10], ranks[9], ranks[8], ranks[7], sum(ranks[:4]), voids
+
+
+def _dot(weights: tuple[float, ...], features: tuple[int, ...]) -> float:
+    return sum(w * f for w, f in zip(weights, features, strict=True))
+
+
 def estimate_tricks(hand: int, trump: int | None = None) -> float:
-    """Tricks the hand would take as dealer, by the auction rule of the module docstring (with ``trump``, or
-    the suit it would name)."""
+    """Tricks the hand would take as dealer with ``trump`` as trump (default: the suit it would name): the
+    measured linear estimate on :func:`suit_features` (``SUIT_WEIGHTS``)."""
     if trump is None:
         trump = choose_trump(hand)
-    estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
-    for s in range(4):
-        cards = hand & SUIT_MASK[s]
-        if s != trump and cards:
-            estimate += (cards >> (13 * s + 12)) & 1  # the ace
-            if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
-                estimate += 0.5  # a guarded king
-    return estimate
+    return _dot(SUIT_WEIGHTS, suit_features(hand, trump))
 
 
-_DANGER = {12: 1.0, 11: 0.7, 10: 0.4, 9: 0.2}  # rank index (A = 12) -> tricks a card may be forced to take
+def call_values(hand: int) -> list[float]:
+    """The expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer: estimated tricks minus the quota
+    8 (:func:`estimate_tricks`, ``NT_WEIGHTS``), or for Miz the maximum 3 minus the estimated tricks
+    (``MIZ_WEIGHTS``)."""
+    stats = _suit_stats(hand)
+    totals = [sum(column) for column in zip(*stats, strict=True)]
+    values = [_dot(SUIT_WEIGHTS, _side_features(stats, totals, s)) - 8 for s in range(4)]
+    values.append(_dot(NT_WEIGHTS, nt_features(hand)) - 8)
+    values.append(3 - _dot(MIZ_WEIGHTS, miz_features(hand)))
+    return values
 
 
-def choose_call(hand: int, left: int) -> int:
-    """The call (0-3 a suit, 4 NT, 5 Miz) among those in ``left`` (a 6-bit set) with the best expected balance."""
-    values = {}
-    for call in range(6):
-        if not left >> call & 1:
-            continue
-        if call < NT:
-            values[call] = estimate_tricks(hand, call) - 8
-        elif call == NT:
-            tops = 1.0  # the kitty
-            for s in range(4):
-                cards = hand & SUIT_MASK[s]
-                tops += (cards >> (13 * s + 12)) & 1
-                if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
-                    tops += 0.5
-            values[call] = tops - 8
-        else:
-            dangers = sorted((_DANGER.get(c % 13, 0.0) for c in from_mask(hand)), reverse=True)
-            values[call] = 3 - sum(dangers[4:])
-    return max(values, key=lambda c: (values[c], -c))
+def choose_call(hand: int, left: int, reserve: tuple[float, ...] = CALL_RESERVE) -> int:
+    """The call (0-3 a suit, 4 NT, 5 Miz) among those in ``left`` (a 6-bit set): the best expected balance
+    (:func:`call_values`) minus the call's ``reserve`` (what keeping it for a later hand is worth; nothing
+    when it is the last call left). Ties go to the lower action."""
+    calls = [c for c in range(6) if left >> c & 1]
+    if len(calls) == 1:
+        return calls[0]
+    values = call_values(hand)
+    return max(calls, key=lambda c: (values[c] - reserve[c], -c))
 
 
 def _rank_order(card: int) -> tuple[int, int]:
@@ -466,20 +554,43 @@ def choose_miz_play(hand: int, trick: list[int] | tuple[int, ...]) -> int:
     return _high(follow) if len(trick) == 2 else _low(follow)
 
 
-def choose_bid(hand: int, legal: int) -> int:
-    """The auction action: the lowest legal bid if the estimate reaches it, else PASS_ACTION."""
+def auction_estimate(hand: int) -> float:
+    """The auction's estimate of the tricks the hand would take as dealer: the length of the suit it would name
+    trump, plus its side aces, plus half a trick for each side king with another card of its suit, plus 2
+    (module docstring; measured against :func:`estimate_tricks`, it bids better, docs/results.md)."""
+    trump = choose_trump(hand)
+    estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
+    for s in range(4):
+        cards = hand & SUIT_MASK[s]
+        if s != trump and cards:
+            estimate += (cards >> (13 * s + 12)) & 1  # the ace
+            if (cards >> (13 * s + 11)) & 1 and cards.bit_count() >= 2:
+                estimate += 0.5  # a guarded king
+    return estimate
+
+
+def choose_bid(hand: int, legal: int, margin: float = 0.0, estimate: Callable[[int], float] = auction_estimate) -> int:
+    """The auction action: the lowest legal bid when ``estimate`` of the hand reaches it plus ``margin``,
+    else PASS_ACTION."""
     bids = legal & ~(1 << PASS_ACTION)
     if bids:
         lowest = _low(bids)
-        if estimate_tricks(hand) >= lowest - BID_ACTION_BASE + 8:
+        if estimate(hand) >= lowest - BID_ACTION_BASE + 8 + margin:
             return lowest
     return PASS_ACTION
 
 
-def choose_take(hand: int, face_up: int, trump: int, outstanding: int) -> int:
+def choose_take(hand: int, face_up: int, trump: int, outstanding: int, rule: str = TAKE_RULE) -> int:
     """The holder of 2D's choice (``one_card_kitty``): the card to put out of play, or PASS_ACTION to decline.
 
-    ``outstanding``: cards that may be in an opponent's hand (not the face-up card)."""
+    ``outstanding``: cards that may be in an opponent's hand (not the face-up card). ``rule`` ``"worth"``:
+    the card put out is the one the discard rules would discard first from the hand, and the face-up card is
+    taken when it is worth more, comparing (trump, master, rank). ``"discard"``: the discard rules choose
+    among the hand and the face-up card together; the face-up card chosen means decline, any other card is
+    the one put out."""
+    if rule == "discard":
+        worst = choose_discard(hand | 1 << face_up, trump, outstanding, 1)
+        return PASS_ACTION if worst == face_up else worst
     worst = choose_discard(hand, trump, outstanding, 1)
 
     def worth(card: int) -> tuple[bool, bool, int]:

@@ -187,6 +187,103 @@ def test_heuristic_play_follows_ducks_and_ruffs():
     assert choose_play(0, m("2D 9D 5H"), (c("AC"), c("KC")), 1, full & ~m("2D 9D 5H AC KC"), voids) == c("2D")
 
 
+# ---------------------------------------------------------------- section 10 decisions (hand-built positions)
+
+# clubs A Q 9 8 7 6 5, diamonds K (bare), hearts K 4, spades A K Q 5 2
+_TEN = m("AC QC 9C 8C 7C 6C 5C KD KH 4H AS KS QS 5S 2S")
+
+
+def test_heuristic_features_of_the_measured_estimates():
+    from agents import heuristic as h
+
+    # spades trump: 5 trumps with A K Q (no J); side: 1 ace, 1 guarded king (H), 1 bare king (D),
+    # 1 queen with two others (C), no void, 1 singleton (D)
+    assert h.suit_features(_TEN, 3) == (1, 5, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1)
+    # clubs trump: 7 trumps with A Q; side: AS, guarded KH and KS, bare KD, QS, no void, singleton D
+    assert h.suit_features(_TEN, 0) == (1, 7, 1, 0, 1, 0, 1, 2, 1, 1, 0, 1)
+    # NT: 2 aces, 2 kings with another card (KD is bare), 2 queens with 2+, no jack, 1 + 3 cards past the 4th
+    assert h.nt_features(_TEN) == (1, 2, 2, 2, 0, 4)
+    # Miz: 2 aces, 3 kings, 2 queens, no J or T, one 9, four cards 2-5 (5C 4H 5S 2S), no void
+    assert h.miz_features(_TEN) == (1, 2, 3, 2, 0, 0, 1, 4, 0)
+    weights = sum(w * f for w, f in zip(h.SUIT_WEIGHTS, h.suit_features(_TEN, 3), strict=True))
+    assert h.estimate_tricks(_TEN, 3) == pytest.approx(weights)
+    values = h.call_values(_TEN)
+    assert values[3] == pytest.approx(weights - 8)
+    assert values[5] == pytest.approx(3 - sum(w * f for w, f in zip(h.MIZ_WEIGHTS, h.miz_features(_TEN), strict=True)))
+
+
+def test_heuristic_call_is_the_best_value_less_its_reserve():
+    from agents import heuristic as h
+
+    values = h.call_values(_TEN)
+    best = max(range(6), key=lambda k: values[k])
+    assert best == 0  # seven clubs with the ace
+    assert h.choose_call(_TEN, 0x3F, (0.0,) * 6) == best
+    # a reserve on the best call (worth keeping for a later hand) moves the choice to the next best
+    second = max((k for k in range(6) if k != best), key=lambda k: values[k])
+    reserve = tuple(10.0 if k == best else 0.0 for k in range(6))
+    assert h.choose_call(_TEN, 0x3F, reserve) == second
+    # the last call left is made whatever its value or reserve
+    assert h.choose_call(_TEN, 1 << 5, reserve) == 5
+    # the default reserve (the calls' mean balances): still clubs; a made call is never chosen
+    assert h.choose_call(_TEN, 0x3F) == 0
+    assert h.choose_call(_TEN, 0x3E) != 0
+
+
+def test_heuristic_bid_threshold_and_margin():
+    from agents import heuristic as h
+    from sm_env.core.game import BID_ACTION_BASE, PASS_ACTION
+
+    legal = (1 << PASS_ACTION) | sum(1 << (BID_ACTION_BASE + k) for k in range(1, 9))  # 9 .. 16
+    estimate = h.auction_estimate(_TEN)  # 2 + 7 clubs + AS + half of KH and of KS
+    assert estimate == 11.0
+    assert h.choose_bid(_TEN, legal) == BID_ACTION_BASE + 1  # the lowest bid, 9, reached
+    assert h.choose_bid(_TEN, legal, margin=2.0) == BID_ACTION_BASE + 1  # 11 >= 9 + 2
+    assert h.choose_bid(_TEN, legal, margin=2.5) == PASS_ACTION
+    assert h.choose_bid(_TEN, legal, estimate=lambda hand: 8.9) == PASS_ACTION
+
+
+def test_heuristic_assigns_the_lowest_quota_to_itself_and_the_highest_as_told():
+    from agents import heuristic as h
+    from sm_env.core.game import ASSIGN, assignment_of
+
+    game = Game("dealer-assigns", seed=5, first_dealer=0)
+    view = player_view(game, 0)
+    assert view.phase == ASSIGN
+
+    def quotas(high_to: str = h.ASSIGN_HIGH_TO) -> list[int]:  # by role: dealer, eldest, middle
+        return assignment_of(h.choose_assignment(view, high_to), game.rules)
+
+    view.scores = (0, -2, 2)  # the middle leads
+    assert quotas("leader") == [3, 5, 8] and quotas("middle") == [3, 5, 8]
+    assert quotas("trailer") == [3, 8, 5] and quotas("eldest") == [3, 8, 5]
+    view.scores = (0, 1, -1)  # the eldest leads
+    assert quotas("leader") == [3, 8, 5] and quotas("trailer") == [3, 5, 8] and quotas("middle") == [3, 5, 8]
+    view.scores = (0, 0, 0)  # a tie: the eldest
+    assert quotas("leader") == [3, 8, 5] == quotas("trailer")
+    # the heuristic's own choice (measured, docs/results.md): the highest quota to the middle, whoever leads
+    assert h.ASSIGN_HIGH_TO == "middle" and quotas() == [3, 5, 8]
+    assert h.heuristic_action(view) == h.choose_assignment(view, "middle")
+    with pytest.raises(ValueError, match="high_to"):
+        h.choose_assignment(view, "dealer")
+
+
+def test_heuristic_face_up_card_rules():
+    from agents.heuristic import choose_take
+    from sm_env.core.game import PASS_ACTION
+
+    # spades trump, no clubs; the face-up 4C is not a master (AC is out)
+    hand = m("AS KS QS AH KH QH JH 9H 8H 7H 6H 5H 3D 2D")
+    out = ((1 << 52) - 1) & ~hand & ~(1 << c("4C"))
+    # "worth": the discard rules would put out 2D first, and 4C ranks above it: take
+    assert choose_take(hand, c("4C"), 3, out) == c("2D")
+    # "discard": with 4C in hand a bare club is the first card to discard (towards a void): decline
+    assert choose_take(hand, c("4C"), 3, out, "discard") == PASS_ACTION
+    # a face-up trump: both rules take it, putting out the 2D
+    out = ((1 << 52) - 1) & ~hand & ~(1 << c("2S"))
+    assert choose_take(hand, c("2S"), 3, out) == c("2D") == choose_take(hand, c("2S"), 3, out, "discard")
+
+
 # ---------------------------------------------------------------- registry
 
 
