@@ -50,7 +50,18 @@ def _check_row(game: Game, rng: random.Random) -> int:
         assert not done[0]
 
 
-@pytest.mark.parametrize("rules", ["standard", "woburn", "6-3-8", {"pickup_before_discard": True, "max_exchange": 2}])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "standard",
+        "woburn",
+        "6-3-8",
+        {"pickup_before_discard": True, "max_exchange": 2},
+        "3-5-9",
+        "9-2-5-variation",
+        {"trump_before_exchange": True, "chips": True},
+    ],
+)
 def test_a_game_loaded_at_any_decision_plays_on_as_the_game(rules) -> None:
     rng = random.Random(5)
     phases, compared = set(), 0

@@ -147,8 +147,8 @@ class VectorGame:
         refused = unsupported(self.rules)
         if refused:
             raise ValueError(
-                f"VectorGame runs the rule options of docs/rules.md sections 1-9; rule set {self.rules.name!r} uses "
-                f"{', '.join(refused)}, which the compiled engine does not run (the section 10 options and four "
+                f"VectorGame runs the rule sets of sm_env.compiled.support; rule set {self.rules.name!r} uses "
+                f"{', '.join(refused)}, which the compiled engine does not run (some section 10 options and four "
                 "players: only sm_env.env / Game play them so far)"
             )
         self.episode = episode

@@ -12,8 +12,9 @@ What is copied, from :data:`sm_env.core.game.HAND_STATE` and :data:`~sm_env.core
 and the hand's log: phase, seat to act, dealer, hand number, first dealer, trick
 (leader, led suit, cards), trump, tricks played and won, quotas, scores, previous
 balances, kitty taken, discards, voids, the exchange (plan, round, receiver, cards
-chosen; each exchange's sent and returned cards) and the kitty cards shown; hands,
-kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
+chosen; each exchange's sent and returned cards), the kitty cards shown, the stage of the
+hand order and when each seat got up (this hand and the last: ``first_up_exchanges_first``);
+hands, kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
 bookkeeping) and the next hand's deal (``C_NEXT_*``, the caller's) are left at 0.
 """
 
@@ -84,6 +85,10 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
         st[k.S_EX_TARGET] = game._receiver_index
         for t, entry in enumerate(game._round_exchanges):
             st[k.S_EX_PEND + t] = len(entry.sent)
+    st[k.S_STAGE] = game._stage
+    st[k.S_UP_AT : k.S_UP_AT + 3] = _up_at(game)
+    previous = game._up_at() if len(game.history) >= 2 else None
+    st[k.S_PUP : k.S_PUP + 3] = [52] * 3 if previous is None else previous
     if game.winners is not None:
         st[k.S_WINNERS] = sum(1 << s for s in game.winners)
     st[k.S_TRUNCATED] = int(game.truncated)
@@ -100,6 +105,28 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     for sender, cards in log.shown or ():
         cm[k.C_SHOWN + sender] |= to_mask(cards)
     return st, cm
+
+
+def _up_at(game: Game) -> list[int]:
+    """For each seat, the trick of the current hand (0 = first, -1 = the kitty trick) in which it won its
+    (quota + 1)-th trick, else 52 (what ``Game._up_at`` reads of this hand once the next one starts)."""
+    up_at = [52] * 3
+    quotas = game.quotas
+    if quotas is None:
+        return up_at
+    won = [0] * 3
+    dealer = game.dealer
+    if game.rules.kitty_trick and len(game.log.discards or ()) == game.rules.kitty_size:
+        won[dealer] = 1
+        if quotas[dealer] == 0:
+            up_at[dealer] = -1
+    for index, trick in enumerate(game.log.tricks or ()):
+        if trick.winner is None:
+            continue
+        won[trick.winner] += 1
+        if won[trick.winner] == quotas[trick.winner] + 1:
+            up_at[trick.winner] = index
+    return up_at
 
 
 def load_game(st: np.ndarray, cm: np.ndarray, row: int, game: Game, rules_checked: bool = False) -> None:

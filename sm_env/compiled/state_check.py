@@ -34,6 +34,8 @@ from sm_env.core.game import NUM_ACTIONS, OVER
 
 from . import kernels as k
 
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 883da89d00ea
+
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
 STATE_KEYS = ("st", "cm", "rng", "rng_start", "log", "done", "seed", "rules")
