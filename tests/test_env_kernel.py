@@ -202,7 +202,7 @@ def test_numpy_integer_actions_are_played() -> None:
 
 
 def test_section_10_rules_and_compiled_false_use_the_pure_python_path() -> None:
-    for kwargs in ({"rules": "dealer-assigns"}, {"rules": "calls"}, {}):
+    for kwargs in ({"rules": "woburn-auction"}, {"rules": "calls"}, {}):
         e = raw_env(compiled=not kwargs == {}, **kwargs)
         e.reset(seed=1)
         assert e._fast is None

@@ -79,8 +79,18 @@ def _order_of(rules: dict) -> dict[int, int]:
         ({"trump_before_exchange": True}, _order_of({})),  # trump after the exchange
         ({"trump_after_send": True}, _order_of({})),  # returns at once
         ("9-2-5-variation", _order_of({"pickup_before_discard": True, "trump_after_send": True})),  # kitty after
+        ("dealer-assigns", {k.K_ASSIGN: 0, **_order_of({})}),  # the quotas by role, no assignment
     ],
-    ids=["chips", "dealer-makes-up", "kitty-trick", "first-up", "trump-before", "trump-after-send", "kitty-before"],
+    ids=[
+        "chips",
+        "dealer-makes-up",
+        "kitty-trick",
+        "first-up",
+        "trump-before",
+        "trump-after-send",
+        "kitty-before",
+        "dealer-assigns",
+    ],
 )
 def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dict[int, int]) -> None:
     def run(plant: bool) -> None:
@@ -93,6 +103,22 @@ def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dic
     run(False)  # the option played right passes
     with pytest.raises(LockstepError):
         run(True)
+
+
+def test_assignments_have_74_actions_and_their_own_observation_entries() -> None:
+    g = VectorGame(4, rules="dealer-assigns", seed=3)
+    g.reset()
+    assert (g.num_actions, g.observation_size) == (74, 791)
+    mask = g.legal_mask()
+    assert mask.shape == (4, 74) and np.all(mask[:, 68:74] == 1) and mask[:, :68].sum() == 0  # the assign phase
+    obs = g.observe()
+    assert np.all(obs[:, 789] == 1.0) and np.all(obs[:, 790] == 0.0)  # assigning, quotas not known yet
+    with pytest.raises(ValueError, match=r"shape \(4, 74\)"):
+        g.legal_mask(out=np.zeros((4, 56), dtype=np.int8))
+    with pytest.raises(VectorActionError, match="quotas 8-5-3"):
+        g.step(np.zeros(4, dtype=np.int64))  # a card in the assign phase: the legal assignments are named
+    g.step(np.full(4, 73))  # 3-5-8: the dealer takes 3
+    assert g.observe()[:, 790].tolist() == [1.0] * 4
 
 
 def test_same_seed_same_games_whatever_the_other_slots() -> None:

@@ -29,9 +29,20 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from sm_env.core.game import DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, hand_order
+from sm_env.core.game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
+    ASSIGNMENTS,
+    DISCARD,
+    EXCHANGE,
+    OVER,
+    PLAY,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    hand_order,
+)
 from sm_env.core.rules import RuleSet
-from sm_env.observation import OBSERVATION_SIZE, OFFSETS
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS, observation_size
 
 # ---------------------------------------------------------------------------- layout
 
@@ -74,7 +85,8 @@ S_FIN_LOG_LEN = 67  # the game that just ended in the slot: actions, hands
 S_FIN_HANDS = 68
 S_FIN_WINNERS = 69
 S_FIN_TRUNCATED = 70
-NUM_S = 72  # (column 71 unused: the row is a whole number of uint64 words, sm_env.compiled.single)
+S_QKNOWN = 71  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
+NUM_S = 72  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
 
 # uint64 card-set columns
 C_HAND = 0  # 3
@@ -111,7 +123,14 @@ K_FIRST_UP = 20  # first_up_exchanges_first
 K_KITTY_TRICK = 21
 K_NSTAGES = 22  # stages of a hand before the play (Game's hand_order) ...
 K_ORDER = 23  # 8: ... their ST_* codes in order
-NUM_K = 31
+K_ASSIGN = 31  # dealer_assigns_quotas
+K_NUM_ACTIONS = 32  # the rule set's action space: 56 or 74
+K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions
+NUM_K = 34
+
+LEGAL_SHIFT_ASSIGN = 16
+"""A legal set is one uint64 word of actions ``shift`` and up: 0 but in the assign phase, whose actions 68-73
+are bits 52-57 (:func:`legal_shift`)."""
 
 # stage codes of cfg[K_ORDER] (the stages of sm_env.core.game.hand_order)
 ST_ASSIGN, ST_EXCHANGE, ST_SEND, ST_RETURN, ST_TRUMP, ST_KITTY, ST_DISCARD, ST_TAKE = range(8)
@@ -153,6 +172,7 @@ _OBS_HAND_NO = OFFSETS["hand_number"]
 _OBS_SIZE = OBSERVATION_SIZE
 # slot of the exchange-count pair (from rel, to rel) as rel_from*3+rel_to; -1 for a seat with itself
 _PAIR_SLOT = np.array([-1, 0, 1, 2, -1, 3, 4, 5, -1], dtype=np.int64)
+_ASSIGNMENTS = np.array(ASSIGNMENTS, dtype=np.int64)  # action 68 + a gives role r the quota cfg[K_Q + [a, r]]
 
 _ONE = np.uint64(1)
 # _BYTE_BITS_F32[b] / _BYTE_BITS_I8[b]: the 8 bits of byte b, lowest first, as 0/1 entries
@@ -196,6 +216,9 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg[K_NSTAGES] = len(order)
     for index, stage in enumerate(order):
         cfg[K_ORDER + index] = STAGE_CODES[stage]
+    cfg[K_ASSIGN] = rules.dealer_assigns_quotas
+    cfg[K_NUM_ACTIONS] = rules.num_actions
+    cfg[K_OBS_SIZE] = observation_size(rules)
     return cfg
 
 
@@ -311,10 +334,12 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
         for k in range(3 * size, m):
             kitty |= _bit(deck[k])
         cm[i, C_KITTY] = kitty
+    assign = cfg[K_ASSIGN]
     for s in range(3):
-        st[i, S_Q + s] = cfg[K_Q + (s - dealer) % 3]
+        st[i, S_Q + s] = 0 if assign else cfg[K_Q + (s - dealer) % 3]
         st[i, S_TW + s] = 0
         st[i, S_VOID + s] = 0
+    st[i, S_QKNOWN] = 0 if assign else 1
     st[i, S_HAS_PREV] = 1 if has_prev else 0
     if not has_prev:
         for s in range(3):
@@ -331,9 +356,24 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
     for s in range(3):
         st[i, S_PUP + s] = st[i, S_UP_AT + s]
         st[i, S_UP_AT + s] = 52
-    _exchange_plan(i, st, cfg)
+    st[i, S_EX_NROUNDS] = 0
+    if not assign:  # else planned once the dealer has assigned the quotas
+        _exchange_plan(i, st, cfg)
     st[i, S_EX_ROUND] = 0
     st[i, S_STAGE] = -1
+    _next_stage(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _assign(i, st, cm, cfg, action):
+    """The dealer gives the quotas (docs/rules.md 10.7); the exchange is planned with them (Game._assign)."""
+    dealer = st[i, S_DEALER]
+    a = action - ASSIGN_ACTION_BASE
+    for s in range(3):
+        st[i, S_Q + s] = cfg[K_Q + _ASSIGNMENTS[a, (s - dealer) % 3]]
+    st[i, S_QKNOWN] = 1
+    _exchange_plan(i, st, cfg)
+    st[i, S_EX_ROUND] = 0
     _next_stage(i, st, cm, cfg)
 
 
@@ -500,6 +540,10 @@ def _next_stage(i, st, cm, cfg):
             _start_play(i, st)
             return
         code = cfg[K_ORDER + stage]
+        if code == ST_ASSIGN:
+            st[i, S_PHASE] = ASSIGN
+            st[i, S_CUR] = st[i, S_DEALER]
+            return
         if code == ST_EXCHANGE or code == ST_SEND:
             if st[i, S_EX_NROUNDS] > 0:
                 _begin_exchange_round(i, st)
@@ -717,12 +761,31 @@ def _legal_bits(i, st, cm):
         return cm[i, C_HAND + st[i, S_CUR]]
     if phase == TRUMP:
         return np.uint64(0xF) << np.uint64(TRUMP_ACTION_BASE)
+    if phase == ASSIGN:
+        return np.uint64(0x3F) << np.uint64(ASSIGN_ACTION_BASE - LEGAL_SHIFT_ASSIGN)
     return np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def legal_shift(phase):
+    """The action of bit 0 of a legal set in ``phase`` (see LEGAL_SHIFT_ASSIGN)."""
+    return LEGAL_SHIFT_ASSIGN if phase == ASSIGN else 0
+
+
+@njit(cache=True, inline="always")
+def _is_legal(i, st, cm, cfg, a):
+    """Whether action ``a`` is legal in slot i."""
+    if a < 0 or a >= cfg[K_NUM_ACTIONS]:
+        return False
+    b = a - legal_shift(st[i, S_PHASE])
+    if b < 0 or b >= 64:
+        return False
+    return (_legal_bits(i, st, cm) >> np.uint64(b)) & _ONE != 0
 
 
 @njit(cache=True)
 def legal_bits_of(st, cm, i):
-    """Legal action bit set of slot i (for error messages)."""
+    """Legal action bit set of slot i, shifted by legal_shift of its phase (for error messages)."""
     return _legal_bits(i, st, cm)
 
 
@@ -736,19 +799,19 @@ def _apply(i, st, cm, rng, cfg, action, reward):
         _send(i, st, cm, cfg, action)
     elif phase == TRUMP:
         _name_trump(i, st, cm, cfg, action - TRUMP_ACTION_BASE)
+    elif phase == ASSIGN:
+        _assign(i, st, cm, cfg, action)
     else:
         _discard(i, st, cm, cfg, action)
     return False
 
 
 @njit(cache=True)
-def first_illegal(st, cm, actions, active):
+def first_illegal(st, cm, cfg, actions, active):
     """Index of the first active slot whose action is not legal, or -1."""
     for i in range(actions.shape[0]):
-        if active[i]:
-            a = actions[i]
-            if a < 0 or a >= NUM_ACTIONS or (_legal_bits(i, st, cm) >> np.uint64(a)) & _ONE == 0:
-                return i
+        if active[i] and not _is_legal(i, st, cm, cfg, actions[i]):
+            return i
     return -1
 
 
@@ -811,13 +874,21 @@ def start_games(st, cm, rng, rng_start, cfg):
 
 
 @njit(cache=True, inline="always")
+def write_mask(legal, shift, row):
+    """row[a] = 1 exactly for the actions a of the legal set ``legal`` (bit b: action shift + b)."""
+    width = row.shape[0]
+    for a in range(min(shift, width)):
+        row[a] = 0
+    for b in range((width - shift + 7) // 8):
+        byte = (legal >> np.uint64(8 * b)) & np.uint64(0xFF) if b < 8 else np.uint64(0)
+        bits = _BYTE_BITS_I8[byte]
+        for k in range(min(8, width - shift - 8 * b)):
+            row[shift + 8 * b + k] = bits[k]
+
+
+@njit(cache=True, inline="always")
 def _legal_one(i, st, cm, out):
-    legal = _legal_bits(i, st, cm)
-    width = out.shape[1]
-    for b in range((width + 7) // 8):
-        bits = _BYTE_BITS_I8[(legal >> np.uint64(8 * b)) & np.uint64(0xFF)]
-        for k in range(min(8, width - 8 * b)):
-            out[i, 8 * b + k] = bits[k]
+    write_mask(_legal_bits(i, st, cm), legal_shift(st[i, S_PHASE]), out[i])
 
 
 @njit(cache=True)
@@ -966,17 +1037,20 @@ def encode_row(i, seat, st, cm, cfg, row):
     is_dealer = seat == dealer
     _plane(row, _OBS_DISCARDS, cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
     _plane(row, _OBS_KITTY, cm[i, C_KITTY] if is_dealer and st[i, S_PICKED] else np.uint64(0))
-    for k in range(_OBS_TRUMP, _OBS_SIZE):
+    for k in range(_OBS_TRUMP, row.shape[0]):
         row[k] = 0.0
     if st[i, S_TRUMP] >= 0:
         row[_OBS_TRUMP + st[i, S_TRUMP]] = 1.0
     if st[i, S_TRICK_LEN] > 0:
         row[_OBS_LED + st[i, S_LED]] = 1.0
-    row[_OBS_PHASE + phase] = 1.0
+    if phase <= OVER:  # the assign phase has its own entry
+        row[_OBS_PHASE + phase] = 1.0
     row[_OBS_ROLE + (seat - dealer) % 3] = 1.0
+    known = st[i, S_QKNOWN]
     for r in range(3):
         s = (seat + r) % 3
-        row[_OBS_QUOTAS + r] = st[i, S_Q + s] / 17.0
+        if known:
+            row[_OBS_QUOTAS + r] = st[i, S_Q + s] / 17.0
         row[_OBS_TW + r] = st[i, S_TW + s] / 17.0
         size = _count(cm[i, C_HAND + s])
         row[_OBS_HS + r] = 1.0 if size >= 20 else size / 20.0
@@ -1011,6 +1085,11 @@ def encode_row(i, seat, st, cm, cfg, row):
             row[_OBS_LEADER + (st[i, S_LEADER] - seat) % 3] = 1.0
     hand_no = st[i, S_HAND_NO]
     row[_OBS_HAND_NO] = 1.0 if hand_no >= 100 else hand_no / 100.0
+    if row.shape[0] > _OBS_SIZE:  # rule sets with 74 actions: assigning, quotas known
+        if phase == ASSIGN:
+            row[_OBS_SIZE] = 1.0
+        if known:
+            row[_OBS_SIZE + 1] = 1.0
 
 
 @njit(cache=True)

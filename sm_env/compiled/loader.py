@@ -5,7 +5,7 @@ Used by :class:`sm_env.compiled.single.CompiledGame` (``raw_env``'s compiled pat
 fresh game) and by :class:`agents.search.rollout_kernel.RolloutBatch` (search: a
 position set up by ``Game.from_position`` or a clone). Any position of a three-player
 game under rules the compiled engine runs (:func:`sm_env.compiled.support.supports`) in
-the exchange, trump, discard, play or over phase loads; the row then observes,
+the assign, exchange, trump, discard, play or over phase loads; the row then observes,
 masks and plays on as the ``Game`` does (``tests/test_loader.py``).
 
 What is copied, from :data:`sm_env.core.game.HAND_STATE` and :data:`~sm_env.core.game.GAME_STATE`
@@ -23,14 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from sm_env.core.cards import to_mask
-from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
+from sm_env.core.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
 
 from . import kernels as k
 from .support import unsupported
 
 __all__ = ["LOADABLE_PHASES", "LoadError", "game_row", "load_game"]
 
-LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER)
+LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN)
 """The phases the kernels know."""
 
 
@@ -47,7 +47,9 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     if refused:
         raise LoadError(f"the kernels do not run rule set {game.rules.name!r}: it uses {', '.join(refused)}")
     if game.phase not in LOADABLE_PHASES:
-        raise LoadError(f"the kernels hold the exchange, trump, discard, play or over phase, not phase {game.phase}")
+        raise LoadError(
+            f"the kernels hold the exchange, trump, discard, play, over or assign phase, not phase {game.phase}"
+        )
     log = game.log
     st = [0] * k.NUM_S
     st[k.S_PHASE] = game.phase
@@ -63,7 +65,9 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     st[k.S_TRICK : k.S_TRICK + len(trick)] = trick
     st[k.S_TRICKS_PLAYED] = game.tricks_played
     st[k.S_TW : k.S_TW + 3] = game.tricks_won
-    st[k.S_Q : k.S_Q + 3] = game.quotas
+    if game.quotas is not None:  # else the dealer has still to assign them
+        st[k.S_Q : k.S_Q + 3] = game.quotas
+        st[k.S_QKNOWN] = 1
     st[k.S_SC : k.S_SC + 3] = game.scores
     if game.previous_balances is not None:
         st[k.S_HAS_PREV] = 1

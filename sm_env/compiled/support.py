@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sm_env.core.game import NUM_ACTIONS
+from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS
 from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet
 
 __all__ = ["INT32_MAX", "MAPPED", "REFUSED", "supported_presets", "supports", "unclassified", "unsupported"]
@@ -50,6 +50,7 @@ MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     "trump_after_send": (BOOL, ("K_NSTAGES", "K_ORDER")),
     "first_up_exchanges_first": (BOOL, ("K_FIRST_UP",)),
     "kitty_trick": (BOOL, ("K_KITTY_TRICK", "K_TRICKS")),
+    "dealer_assigns_quotas": (BOOL, ("K_ASSIGN", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE")),
 }
 """Fields the kernels play: (kind of value supported, the ``K_*`` columns of the rule vector that hold it)."""
 
@@ -100,7 +101,7 @@ def unsupported(rules: RuleSet) -> list[str]:
                 found.append(name if value is True else f"{name}: {value}")
         else:
             found.append(f"{name} (not classified for the compiled engine)")
-    if not found and rules.num_actions != NUM_ACTIONS:  # implied by the tables; checked all the same
+    if not found and rules.num_actions not in (NUM_ACTIONS, MAX_ACTIONS):  # implied by the tables; checked all the same
         found.append(f"num_actions: {rules.num_actions}")
     return found
 
