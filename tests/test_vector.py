@@ -270,3 +270,10 @@ def test_modules_compiled_with_the_kernels_name_their_current_source() -> None:
         "agents/search/ismcts_kernel.py",
     ):
         assert f"compiled against kernels.py {stamp}" in (root / path).read_text(), path
+
+
+def test_the_game_columns_come_before_the_finished_game_ones() -> None:
+    # set_state checks every column below S_FIN_LOG_LEN against a replay, and a new game clears them
+    columns = {name: getattr(k, name) for name in dir(k) if name.startswith("S_") and isinstance(getattr(k, name), int)}
+    last = max(v for name, v in columns.items() if not name.startswith("S_FIN_"))
+    assert last < k.S_FIN_LOG_LEN and max(columns.values()) < k.NUM_S

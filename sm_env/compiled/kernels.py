@@ -78,14 +78,14 @@ S_EX_STARTED = 48  # 9: count of the exchange sender*3+receiver once its first c
 S_STAGE = 57  # index into the hand order (cfg[K_ORDER]) of the stage being played; -1 before the first
 S_UP_AT = 58  # 3: trick (0 = first, -1 = the kitty trick) in which a seat won its (quota + 1)-th trick, else 52
 S_PUP = 61  # 3: S_UP_AT of the previous hand (all 52 in hand 1): first_up_exchanges_first
-S_LOG_LEN = 64
-S_WINNERS = 65  # bit set of winning seats (0 while nobody has won)
-S_TRUNCATED = 66
-S_FIN_LOG_LEN = 67  # the game that just ended in the slot: actions, hands
-S_FIN_HANDS = 68
-S_FIN_WINNERS = 69
-S_FIN_TRUNCATED = 70
-S_QKNOWN = 71  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
+S_QKNOWN = 64  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
+S_LOG_LEN = 65
+S_WINNERS = 66  # bit set of winning seats (0 while nobody has won)
+S_TRUNCATED = 67
+S_FIN_LOG_LEN = 68  # the game that just ended in the slot (the last columns): actions, hands
+S_FIN_HANDS = 69
+S_FIN_WINNERS = 70
+S_FIN_TRUNCATED = 71
 NUM_S = 72  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
 
 # uint64 card-set columns
@@ -101,7 +101,7 @@ C_NEXT_KITTY = 32  # the kitty of that deal
 NUM_C = 33
 
 # rule set vector
-K_PICKUP = 0
+K_PICKUP = 0  # (these two for the record: the hand order, K_ORDER, plays them)
 K_TRUMP_AFTER_KITTY = 1
 K_Q = 2  # 3: dealer, eldest, middle
 K_NO_EXCHANGE = 5
