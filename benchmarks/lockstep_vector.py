@@ -6,7 +6,9 @@ observation vector (bit for bit), rewards and the end; every finished game's
 record must equal the reference record, and every tenth is replayed with
 ``sm_env.replay``. Exits with status 1 at the first difference.
 
-    python benchmarks/lockstep_vector.py [--games 10000] [--max-hands 12] [--all-seats]
+    python benchmarks/lockstep_vector.py [--games 10000] [--max-hands 12] [--all-seats] [--rules PRESET ...]
+
+``--rules`` (repeatable) checks only the named presets (whole games), ``--games`` spread over them.
 """
 
 from __future__ import annotations
@@ -27,8 +29,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slots", type=int, default=64, help="VectorGame slots (default 64)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--all-seats", action="store_true", help="compare every seat's observation")
+    parser.add_argument(
+        "--rules", action="append", metavar="PRESET", help="check only this preset (repeatable; default: every one)"
+    )
     args = parser.parse_args(argv)
-    runs = [(name, "game") for name in supported_presets()] + [("standard", "hand"), ("6-3-8", "hand")]
+    supported = supported_presets()
+    for name in args.rules or ():
+        if name not in supported:
+            known = "a preset the compiled engine runs" if name in PRESETS else "a preset name"
+            parser.error(f"--rules {name!r} is not {known}; these are: {', '.join(supported)}")
+    if args.rules:
+        runs = [(name, "game") for name in args.rules]
+    else:
+        runs = [(name, "game") for name in supported] + [("standard", "hand"), ("6-3-8", "hand")]
     per_run = -(-args.games // len(runs))
     total_games = total_decisions = 0
     start = time.perf_counter()

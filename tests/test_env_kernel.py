@@ -92,8 +92,11 @@ def test_lockstep_every_preset(preset: str) -> None:
     [
         {"no_kitty_51": True, "max_exchange": 2, "target_score": 6, "target_symmetric": True},
         {"pickup_before_discard": True, "trump_after_kitty": True, "win_margin": 4},
+        {"trump_before_exchange": True, "pickup_before_discard": True, "chips": True, "target_score": 8},
+        {"trump_after_send": True, "first_up_exchanges_first": True, "max_exchange": 2},
+        {"kitty_before_exchange": True, "trump_after_kitty": True, "dealer_makes_quota": "up"},
     ],
-    ids=["no-kitty-51", "trump-after-kitty"],
+    ids=["no-kitty-51", "trump-after-kitty", "trump-before-exchange", "trump-after-send", "kitty-before-exchange"],
 )
 def test_lockstep_option_sets_beyond_the_presets(rules: dict) -> None:
     for seed in range(2):
@@ -199,7 +202,7 @@ def test_numpy_integer_actions_are_played() -> None:
 
 
 def test_section_10_rules_and_compiled_false_use_the_pure_python_path() -> None:
-    for kwargs in ({"rules": "chips-12"}, {"rules": "dealer-assigns"}, {"rules": "dealer-makes-quota-up"}, {}):
+    for kwargs in ({"rules": "woburn-auction"}, {"rules": "calls"}, {}):
         e = raw_env(compiled=not kwargs == {}, **kwargs)
         e.reset(seed=1)
         assert e._fast is None

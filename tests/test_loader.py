@@ -12,7 +12,7 @@ from sm_env.compiled import kernels as k
 from sm_env.compiled.loader import LoadError, game_row, load_game
 from sm_env.core.game import EXCHANGE, OVER, Game
 from sm_env.core.knowledge import player_view
-from sm_env.observation import OBSERVATION_SIZE, encode
+from sm_env.observation import encode, observation_size
 
 
 def _check_row(game: Game, rng: random.Random) -> int:
@@ -26,8 +26,9 @@ def _check_row(game: Game, rng: random.Random) -> int:
     gen, starts = np.zeros(1, dtype=np.uint64), np.zeros((1, 2), dtype=np.uint64)
     log = np.zeros((1, 256), dtype=np.int8)
     rewards, done = np.zeros((1, 3), dtype=np.float32), np.zeros(1, dtype=np.bool_)
-    obs, ref = np.zeros((1, OBSERVATION_SIZE), dtype=np.float32), np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-    mask = np.zeros((1, 56), dtype=np.int8)
+    size = observation_size(game.rules)
+    obs, ref = np.zeros((1, size), dtype=np.float32), np.zeros(size, dtype=np.float32)
+    mask = np.zeros((1, game.rules.num_actions), dtype=np.int8)
     hand, decisions = game.hand_number, 0
     while True:
         for seat in range(3):
@@ -50,7 +51,19 @@ def _check_row(game: Game, rng: random.Random) -> int:
         assert not done[0]
 
 
-@pytest.mark.parametrize("rules", ["standard", "woburn", "6-3-8", {"pickup_before_discard": True, "max_exchange": 2}])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "standard",
+        "woburn",
+        "6-3-8",
+        {"pickup_before_discard": True, "max_exchange": 2},
+        "3-5-9",
+        "9-2-5-variation",
+        {"trump_before_exchange": True, "chips": True},
+        {"dealer_assigns_quotas": True, "trump_after_send": True},
+    ],
+)
 def test_a_game_loaded_at_any_decision_plays_on_as_the_game(rules) -> None:
     rng = random.Random(5)
     phases, compared = set(), 0

@@ -51,7 +51,9 @@ def python_rollout(game: Game, deck: int, dealer_out: int) -> tuple[list[int], l
     return actions, list(clone.tricks_won)
 
 
-@pytest.mark.parametrize("rules", ["standard", "canadian", "6-3-8", "woburn", "all-sixteen"])
+@pytest.mark.parametrize(
+    "rules", ["standard", "canadian", "6-3-8", "woburn", "all-sixteen", "3-5-9", "9-2-5-variation", "chips-12"]
+)
 def test_rollouts_play_the_reference_cards(rules: str) -> None:
     found = positions(rules, 150, seed=len(rules))
     batch = RolloutBatch(rules, len(found))

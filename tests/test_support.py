@@ -46,8 +46,8 @@ def test_the_mapped_columns_are_the_kernels_rule_vector() -> None:
     "rules, named",
     [
         (PRESETS["four-5-3-2-2"], ["players: 4"]),
-        (RuleSet(dealer_makes_quota="up"), ["dealer_makes_quota: up"]),
         (RuleSet(calls=True), ["calls"]),
+        (RuleSet(auction=True, chips=True), ["auction"]),  # chips is played, the auction is not
         (RuleSet(target_score=2**31), [f"target_score: {2**31}"]),  # beyond the kernels' int32 scores
         (RuleSet(fixed_hands=10**30), [f"fixed_hands: {10**30}"]),
     ],
@@ -57,12 +57,19 @@ def test_unsupported_values_are_named(rules: RuleSet, named: list[str]) -> None:
     assert not support.supports(rules)
 
 
-def test_section_9_presets_are_supported_and_section_10_ones_are_not() -> None:
+def test_presets_are_supported_exactly_when_their_options_are_mapped() -> None:
     presets = support.supported_presets()
     assert "standard" in presets and "woburn" in presets
     for name, preset in PRESETS.items():
-        on = [option for option in SECTION_10_OPTIONS if getattr(preset, option)]
-        assert (name in presets) == (not on and preset.players == 3 and preset.dealer_makes_quota != "up"), name
+        refused = [option for option in SECTION_10_OPTIONS if getattr(preset, option) and option in support.REFUSED]
+        assert (name in presets) == (not refused and preset.players == 3), name
+    for name in ("dealer-makes-quota-up", "chips-12", "9-2-5-variation", "3-5-9"):  # section 10, played compiled
+        assert name in presets
+
+
+@pytest.mark.parametrize("value", [True, False, "up"])
+def test_every_dealer_makes_quota_value_is_supported(value: object) -> None:
+    assert support.supports(RuleSet(dealer_makes_quota=value))
 
 
 def test_every_compiled_consumer_asks_the_one_boundary() -> None:
@@ -71,8 +78,8 @@ def test_every_compiled_consumer_asks_the_one_boundary() -> None:
 
     assert rollout_kernel.supports is single.supports is support.supports
     assert batch.unsupported_options(RuleSet(auction=True)) == ["auction"]  # kept for the names docs use
-    with pytest.raises(ValueError, match="chips"):
-        batch.VectorGame(2, rules=RuleSet(chips=True), seed=0)
+    with pytest.raises(ValueError, match="calls"):
+        batch.VectorGame(2, rules=RuleSet(calls=True), seed=0)
     with pytest.raises(ValueError, match="target_score"):
         batch.VectorGame(2, rules=RuleSet(target_score=2**40), seed=0)
     with pytest.raises(ValueError, match="auction"):

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from sm_env import replay
+from sm_env.compiled import kernels as k
 from sm_env.compiled.batch import VectorActionError, VectorGame, supported_presets, unsupported_options
 from sm_env.compiled.lockstep import LockstepError, lockstep
 from sm_env.core.game import Game
 from sm_env.core.knowledge import player_view
-from sm_env.core.rules import PRESETS
+from sm_env.core.rules import PRESETS, RuleSet
 from sm_env.observation import encode
 from sm_env.records import game_record
 
@@ -60,6 +61,64 @@ def test_lockstep_detects_a_difference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(VectorGame, "deals", shifted)
     with pytest.raises(LockstepError):
         lockstep("standard", num_games=2, num_slots=2, max_hands=2)
+
+
+def _order_of(rules: dict) -> dict[int, int]:
+    """The hand-order entries of the rule vector of ``rules``."""
+    cfg = k.rules_config(RuleSet(**rules), None)
+    return {c: int(cfg[c]) for c in range(k.K_NSTAGES, k.K_ORDER + 8)}
+
+
+@pytest.mark.parametrize(
+    "rules, planted",
+    [
+        ("chips-12", {k.K_CHIPS: 0}),  # chips scored as balances
+        ("dealer-makes-quota-up", {k.K_DEALER_MAKES: 1}),  # "up" read as "at least its quota"
+        ("3-5-9", {k.K_KITTY_TRICK: 0}),  # no kitty trick
+        ("3-5-9", {k.K_FIRST_UP: 0}),  # the usual exchange order
+        ({"trump_before_exchange": True}, _order_of({})),  # trump after the exchange
+        ({"trump_after_send": True}, _order_of({})),  # returns at once
+        ("9-2-5-variation", _order_of({"pickup_before_discard": True, "trump_after_send": True})),  # kitty after
+        ("dealer-assigns", {k.K_ASSIGN: 0, **_order_of({})}),  # the quotas by role, no assignment
+    ],
+    ids=[
+        "chips",
+        "dealer-makes-up",
+        "kitty-trick",
+        "first-up",
+        "trump-before",
+        "trump-after-send",
+        "kitty-before",
+        "dealer-assigns",
+    ],
+)
+def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dict[int, int]) -> None:
+    def run(plant: bool) -> None:
+        vec = VectorGame(8, rules=rules, seed=4, max_hands=6)
+        vec.reset()
+        for column, value in planted.items() if plant else ():
+            vec._cfg[column] = value  # the kernels play the option's effect wrongly from the first decision on
+        lockstep(num_games=8, replay_every=0, vec=vec)
+
+    run(False)  # the option played right passes
+    with pytest.raises(LockstepError):
+        run(True)
+
+
+def test_assignments_have_74_actions_and_their_own_observation_entries() -> None:
+    g = VectorGame(4, rules="dealer-assigns", seed=3)
+    g.reset()
+    assert (g.num_actions, g.observation_size) == (74, 791)
+    mask = g.legal_mask()
+    assert mask.shape == (4, 74) and np.all(mask[:, 68:74] == 1) and mask[:, :68].sum() == 0  # the assign phase
+    obs = g.observe()
+    assert np.all(obs[:, 789] == 1.0) and np.all(obs[:, 790] == 0.0)  # assigning, quotas not known yet
+    with pytest.raises(ValueError, match=r"shape \(4, 74\)"):
+        g.legal_mask(out=np.zeros((4, 56), dtype=np.int8))
+    with pytest.raises(VectorActionError, match="quotas 8-5-3"):
+        g.step(np.zeros(4, dtype=np.int64))  # a card in the assign phase: the legal assignments are named
+    g.step(np.full(4, 73))  # 3-5-8: the dealer takes 3
+    assert g.observe()[:, 790].tolist() == [1.0] * 4
 
 
 def test_same_seed_same_games_whatever_the_other_slots() -> None:
@@ -172,7 +231,7 @@ def test_deals_feed_the_reference_game() -> None:
     assert all(0 not in hand for hand in deals[0]["hands"]) and deals[0]["kitty"] == []
 
 
-def test_every_section_9_preset_is_supported_and_section_10_ones_are_refused_by_name() -> None:
+def test_presets_not_supported_are_refused_by_name() -> None:
     assert "standard" in supported_presets() and "woburn" in supported_presets()
     for name, preset in PRESETS.items():
         if name in supported_presets():
@@ -180,7 +239,7 @@ def test_every_section_9_preset_is_supported_and_section_10_ones_are_refused_by_
         assert unsupported_options(preset)
         with pytest.raises(ValueError, match="section 10"):
             VectorGame(num_games=2, rules=name, seed=0)
-    assert len(supported_presets()) < len(PRESETS)  # section 10 presets exist and are refused
+    assert len(supported_presets()) < len(PRESETS)  # some section 10 presets exist and are refused
 
 
 @pytest.mark.parametrize(
@@ -193,3 +252,28 @@ def test_new_section_10_options_are_refused_by_name_and_search_falls_back_to_pyt
     with pytest.raises(ValueError, match=option):
         VectorGame(num_games=2, rules=name, seed=0)
     assert compiled_rollouts(PRESETS[name]) is None  # the compiled rollouts do not play it: pimc/ismcts use Python
+
+
+def test_modules_compiled_with_the_kernels_name_their_current_source() -> None:
+    # numba's cache of a function is keyed by the stamp of its own file, yet holds the code of the kernels it
+    # calls and their layout constants: a module that calls them must change whenever kernels.py does, or a cache
+    # compiled against the old kernels is loaded (wrong play, or a crash on the old layout)
+    import hashlib
+    from pathlib import Path
+
+    root = Path(k.__file__).parents[2]
+    stamp = hashlib.sha256(Path(k.__file__).read_bytes()).hexdigest()[:12]
+    for path in (
+        "sm_env/compiled/single.py",
+        "sm_env/compiled/state_check.py",
+        "agents/search/rollout_kernel.py",
+        "agents/search/ismcts_kernel.py",
+    ):
+        assert f"compiled against kernels.py {stamp}" in (root / path).read_text(), path
+
+
+def test_the_game_columns_come_before_the_finished_game_ones() -> None:
+    # set_state checks every column below S_FIN_LOG_LEN against a replay, and a new game clears them
+    columns = {name: getattr(k, name) for name in dir(k) if name.startswith("S_") and isinstance(getattr(k, name), int)}
+    last = max(v for name, v in columns.items() if not name.startswith("S_FIN_"))
+    assert last < k.S_FIN_LOG_LEN and max(columns.values()) < k.NUM_S

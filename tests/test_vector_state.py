@@ -70,7 +70,7 @@ TAMPERINGS = {
     "the game start": (lambda s: s["rng_start"].__setitem__((0, 0), 5), r"slot 0's game"),
     "rows missing": (
         lambda s: s.__setitem__("st", s["st"][:-1]),
-        r"st has shape \(5, 64\); this batch of 6 games needs \(6, 64\)",
+        rf"st has shape \(5, {k.NUM_S}\); this batch of 6 games needs \(6, {k.NUM_S}\)",
     ),
     "an empty seed": (lambda s: s.__setitem__("seed", np.array([], dtype=np.uint64)), r"seed has shape \(0,\)"),
     "a float seed": (lambda s: s.__setitem__("seed", np.array([1.5])), "seed has dtype float64"),

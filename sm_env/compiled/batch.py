@@ -82,9 +82,9 @@ import numpy as np
 
 from sm_env.core.cards import from_mask
 from sm_env.core.episode import check_episode, engine_max_hands
-from sm_env.core.game import NUM_ACTIONS, Game, IllegalActionError, action_text
+from sm_env.core.game import Game, IllegalActionError, action_text
 from sm_env.core.rules import RuleSet
-from sm_env.observation import OBSERVATION_SIZE
+from sm_env.observation import observation_size
 from sm_env.records import game_record
 
 from . import kernels as k
@@ -149,16 +149,16 @@ class VectorGame:
         refused = unsupported(self.rules)
         if refused:
             raise ValueError(
-                f"VectorGame runs the rule options of docs/rules.md sections 1-9; rule set {self.rules.name!r} uses "
-                f"{', '.join(refused)}, which the compiled engine does not run (the section 10 options and four "
+                f"VectorGame runs the rule sets of sm_env.compiled.support; rule set {self.rules.name!r} uses "
+                f"{', '.join(refused)}, which the compiled engine does not run (some section 10 options and four "
                 "players: only sm_env.env / Game play them so far)"
             )
         self.episode = episode
         self.max_hands = max_hands
         self.game_max_hands = engine_max_hands(episode, max_hands)
-        self.num_actions = NUM_ACTIONS
+        self.num_actions = self.rules.num_actions
         self.num_players = NUM_PLAYERS
-        self.observation_size = OBSERVATION_SIZE
+        self.observation_size = observation_size(self.rules)
         self.seed = self._check_seed(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63)
         self._cfg = k.rules_config(self.rules, self.game_max_hands)
         n = self.num_games
@@ -172,7 +172,7 @@ class VectorGame:
         self._to_act = np.full(n, -1, dtype=np.int64)
         self._done = np.zeros(n, dtype=np.bool_)
         self._no_final = np.full(n, -1, dtype=np.int64)
-        self._final_obs = np.zeros((1, OBSERVATION_SIZE), dtype=np.float32)
+        self._final_obs = np.zeros((1, self.observation_size), dtype=np.float32)
         self._has_reset = False
         self.parallel = bool(parallel)
         self._step = k.step_games_parallel if parallel else k.step_games
@@ -253,7 +253,12 @@ class VectorGame:
         """int8 [N, A]: 1 exactly for the legal actions in each slot."""
         self._need_reset()
         if out is None:
-            out = np.empty((self.num_games, NUM_ACTIONS), dtype=np.int8)
+            out = np.empty((self.num_games, self.num_actions), dtype=np.int8)
+        elif out.shape != (self.num_games, self.num_actions) or out.dtype != np.int8:
+            raise ValueError(
+                f"legal_mask: out must be an int8 array of shape ({self.num_games}, {self.num_actions}) (this rule "
+                f"set has {self.num_actions} actions), got {out.dtype} {out.shape}"
+            )
         self._legal(self._st, self._cm, out)
         return out
 
@@ -263,7 +268,7 @@ class VectorGame:
         """float32 [len(rows), O]: observation of ``seats`` (default: the player to act) in ``rows`` (default all)."""
         self._need_reset()
         rows, seats = self._rows_seats(rows, seats)
-        out = self._out(out, rows, OBSERVATION_SIZE)
+        out = self._out(out, rows, self.observation_size)
         self._observe(self._st, self._cm, self._cfg, seats, rows, out)
         return out
 
@@ -356,7 +361,7 @@ class VectorGame:
         actions = np.asarray(actions)
         if actions.shape != (n,) or actions.dtype.kind not in "iu":
             raise VectorActionError(
-                f"actions must be an integer array of shape ({n},) (one action id 0-{NUM_ACTIONS - 1} per slot), "
+                f"actions must be an integer array of shape ({n},) (one action id 0-{self.num_actions - 1} per slot), "
                 f"got {actions.dtype} array of shape {actions.shape}"
             )
         actions = actions.astype(np.int64, copy=False)
@@ -372,11 +377,11 @@ class VectorGame:
             final_seats = _whole(final_seats, "final_seats", f"seats 0-2 (or -1) of shape ({n},)")
             if final_seats.shape != (n,) or final_seats.min() < -1 or final_seats.max() > 2:
                 raise ValueError(f"final_seats must be seats 0-2 (or -1) of shape ({n},)")
-        bad = k.first_illegal(self._st, self._cm, actions, active)
+        bad = k.first_illegal(self._st, self._cm, self._cfg, actions, active)
         if bad >= 0:
             raise self._illegal(bad, int(actions[bad]))
         if final_seats is not self._no_final and self._final_obs.shape[0] != n:
-            self._final_obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
+            self._final_obs = np.zeros((n, self.observation_size), dtype=np.float32)
         rewards = np.empty((n, NUM_PLAYERS), dtype=np.float32)
         done = np.empty(n, dtype=np.bool_)
         state = (self._st, self._cm, self._rng, self._rng_start, self._cfg, self._log)
@@ -389,8 +394,10 @@ class VectorGame:
         return rewards, done.copy()
 
     def _illegal(self, slot: int, action: int) -> VectorActionError:
-        legal = " ".join(action_text(a) for a in from_mask(int(k.legal_bits_of(self._st, self._cm, slot))))
-        what = action_text(action) if 0 <= action < NUM_ACTIONS else f"{action} (action ids are 0-{NUM_ACTIONS - 1})"
+        bits = int(k.legal_bits_of(self._st, self._cm, slot)) << int(k.legal_shift(self._st[slot, k.S_PHASE]))
+        legal = " ".join(action_text(a, self.rules) for a in from_mask(bits))
+        n = self.num_actions
+        what = action_text(action, self.rules) if 0 <= action < n else f"{action} (action ids are 0-{n - 1})"
         return VectorActionError(
             f"slot {slot}: action {what} is not legal for player_{self._st[slot, k.S_CUR]}; legal: {legal}; "
             "no slot moved"

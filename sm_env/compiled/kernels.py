@@ -29,9 +29,20 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from sm_env.core.game import DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE
+from sm_env.core.game import (
+    ASSIGN,
+    ASSIGN_ACTION_BASE,
+    ASSIGNMENTS,
+    DISCARD,
+    EXCHANGE,
+    OVER,
+    PLAY,
+    TRUMP,
+    TRUMP_ACTION_BASE,
+    hand_order,
+)
 from sm_env.core.rules import RuleSet
-from sm_env.observation import OBSERVATION_SIZE, OFFSETS
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS, observation_size
 
 # ---------------------------------------------------------------------------- layout
 
@@ -64,14 +75,18 @@ S_EX_CNT = 41  # 4: count of round r, target t
 S_EX_TARGET = 45
 S_EX_PEND = 46  # 2: cards chosen so far for target t of the current round
 S_EX_STARTED = 48  # 9: count of the exchange sender*3+receiver once its first card is chosen, else 0
-S_LOG_LEN = 57
-S_WINNERS = 58  # bit set of winning seats (0 while nobody has won)
-S_TRUNCATED = 59
-S_FIN_LOG_LEN = 60  # the game that just ended in the slot: actions, hands
-S_FIN_HANDS = 61
-S_FIN_WINNERS = 62
-S_FIN_TRUNCATED = 63
-NUM_S = 64
+S_STAGE = 57  # index into the hand order (cfg[K_ORDER]) of the stage being played; -1 before the first
+S_UP_AT = 58  # 3: trick (0 = first, -1 = the kitty trick) in which a seat won its (quota + 1)-th trick, else 52
+S_PUP = 61  # 3: S_UP_AT of the previous hand (all 52 in hand 1): first_up_exchanges_first
+S_QKNOWN = 64  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
+S_LOG_LEN = 65
+S_WINNERS = 66  # bit set of winning seats (0 while nobody has won)
+S_TRUNCATED = 67
+S_FIN_LOG_LEN = 68  # the game that just ended in the slot (the last columns): actions, hands
+S_FIN_HANDS = 69
+S_FIN_WINNERS = 70
+S_FIN_TRUNCATED = 71
+NUM_S = 72  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
 
 # uint64 card-set columns
 C_HAND = 0  # 3
@@ -86,7 +101,7 @@ C_NEXT_KITTY = 32  # the kitty of that deal
 NUM_C = 33
 
 # rule set vector
-K_PICKUP = 0
+K_PICKUP = 0  # (these two for the record: the hand order, K_ORDER, plays them)
 K_TRUMP_AFTER_KITTY = 1
 K_Q = 2  # 3: dealer, eldest, middle
 K_NO_EXCHANGE = 5
@@ -95,15 +110,40 @@ K_WIN_TRICKS = 7
 K_WIN_MARGIN = 8
 K_TARGET = 9
 K_TARGET_SYM = 10
-K_DEALER_MAKES = 11
+K_DEALER_MAKES = 11  # 0 off, 1 at least its quota (true), 2 more than its quota ("up")
 K_FIXED = 12
 K_NO_KITTY_51 = 13
-K_TRICKS = 14
-K_HAND_SIZE = 15
+K_TRICKS = 14  # tricks counted in a hand (what the quotas sum to)
+K_HAND_SIZE = 15  # cards dealt to a seat: the tricks played
 K_KITTY_SIZE = 16
 K_MAX_HANDS = 17
 K_GIVEN_DEALS = 18  # 1: a hand starts with the deal in C_NEXT_* (the caller puts it there), not one drawn from rng
-NUM_K = 19
+K_CHIPS = 19
+K_FIRST_UP = 20  # first_up_exchanges_first
+K_KITTY_TRICK = 21
+K_NSTAGES = 22  # stages of a hand before the play (Game's hand_order) ...
+K_ORDER = 23  # 8: ... their ST_* codes in order
+K_ASSIGN = 31  # dealer_assigns_quotas
+K_NUM_ACTIONS = 32  # the rule set's action space: 56 or 74
+K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions
+NUM_K = 34
+
+LEGAL_SHIFT_ASSIGN = 16
+"""A legal set is one uint64 word of actions ``shift`` and up: 0 but in the assign phase, whose actions 68-73
+are bits 52-57 (:func:`legal_shift`)."""
+
+# stage codes of cfg[K_ORDER] (the stages of sm_env.core.game.hand_order)
+ST_ASSIGN, ST_EXCHANGE, ST_SEND, ST_RETURN, ST_TRUMP, ST_KITTY, ST_DISCARD, ST_TAKE = range(8)
+STAGE_CODES = {
+    "assign": ST_ASSIGN,
+    "exchange": ST_EXCHANGE,
+    "send": ST_SEND,
+    "return": ST_RETURN,
+    "trump": ST_TRUMP,
+    "kitty": ST_KITTY,
+    "discard": ST_DISCARD,
+    "take": ST_TAKE,
+}
 
 _OBS_TRICK = OFFSETS["trick"]
 _OBS_GAVE = OFFSETS["gave"]
@@ -132,6 +172,7 @@ _OBS_HAND_NO = OFFSETS["hand_number"]
 _OBS_SIZE = OBSERVATION_SIZE
 # slot of the exchange-count pair (from rel, to rel) as rel_from*3+rel_to; -1 for a seat with itself
 _PAIR_SLOT = np.array([-1, 0, 1, 2, -1, 3, 4, 5, -1], dtype=np.int64)
+_ASSIGNMENTS = np.array(ASSIGNMENTS, dtype=np.int64)  # action 68 + a gives role r the quota cfg[K_Q + [a, r]]
 
 _ONE = np.uint64(1)
 # _BYTE_BITS_F32[b] / _BYTE_BITS_I8[b]: the 8 bits of byte b, lowest first, as 0/1 entries
@@ -160,7 +201,7 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg[K_WIN_MARGIN] = opt(rules.win_margin)
     cfg[K_TARGET] = opt(rules.target_score)
     cfg[K_TARGET_SYM] = rules.target_symmetric
-    cfg[K_DEALER_MAKES] = rules.dealer_makes_quota
+    cfg[K_DEALER_MAKES] = 2 if rules.dealer_makes_quota == "up" else int(rules.dealer_makes_quota is True)
     cfg[K_FIXED] = opt(rules.fixed_hands)
     cfg[K_NO_KITTY_51] = rules.no_kitty_51
     cfg[K_TRICKS] = rules.tricks_per_hand
@@ -168,6 +209,16 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg[K_KITTY_SIZE] = rules.kitty_size
     cfg[K_MAX_HANDS] = opt(max_hands)
     cfg[K_GIVEN_DEALS] = given_deals
+    cfg[K_CHIPS] = rules.chips
+    cfg[K_FIRST_UP] = rules.first_up_exchanges_first
+    cfg[K_KITTY_TRICK] = rules.kitty_trick
+    order = hand_order(rules)
+    cfg[K_NSTAGES] = len(order)
+    for index, stage in enumerate(order):
+        cfg[K_ORDER + index] = STAGE_CODES[stage]
+    cfg[K_ASSIGN] = rules.dealer_assigns_quotas
+    cfg[K_NUM_ACTIONS] = rules.num_actions
+    cfg[K_OBS_SIZE] = observation_size(rules)
     return cfg
 
 
@@ -253,6 +304,8 @@ def start_game(i, st, cm, rng, rng_start, cfg):
     rng_start[i, 0] = rng[i]
     for k in range(S_FIN_LOG_LEN):  # the S_FIN_* columns describe the previous game
         st[i, k] = 0
+    for seat in range(3):
+        st[i, S_UP_AT + seat] = 52  # no hand before: the usual exchange order
     first = _below(rng, i, 3)
     st[i, S_FIRST_DEALER] = first
     _start_hand(i, st, cm, rng, cfg, first, False)
@@ -281,10 +334,12 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
         for k in range(3 * size, m):
             kitty |= _bit(deck[k])
         cm[i, C_KITTY] = kitty
+    assign = cfg[K_ASSIGN]
     for s in range(3):
-        st[i, S_Q + s] = cfg[K_Q + (s - dealer) % 3]
+        st[i, S_Q + s] = 0 if assign else cfg[K_Q + (s - dealer) % 3]
         st[i, S_TW + s] = 0
         st[i, S_VOID + s] = 0
+    st[i, S_QKNOWN] = 0 if assign else 1
     st[i, S_HAS_PREV] = 1 if has_prev else 0
     if not has_prev:
         for s in range(3):
@@ -298,12 +353,28 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
     st[i, S_TRICKS_PLAYED] = 0
     for k in range(9):
         st[i, S_EX_STARTED + k] = 0
+    for s in range(3):
+        st[i, S_PUP + s] = st[i, S_UP_AT + s]
+        st[i, S_UP_AT + s] = 52
+    st[i, S_EX_NROUNDS] = 0
+    if not assign:  # else planned once the dealer has assigned the quotas
+        _exchange_plan(i, st, cfg)
+    st[i, S_EX_ROUND] = 0
+    st[i, S_STAGE] = -1
+    _next_stage(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _assign(i, st, cm, cfg, action):
+    """The dealer gives the quotas (docs/rules.md 10.7); the exchange is planned with them (Game._assign)."""
+    dealer = st[i, S_DEALER]
+    a = action - ASSIGN_ACTION_BASE
+    for s in range(3):
+        st[i, S_Q + s] = cfg[K_Q + _ASSIGNMENTS[a, (s - dealer) % 3]]
+    st[i, S_QKNOWN] = 1
     _exchange_plan(i, st, cfg)
     st[i, S_EX_ROUND] = 0
-    if st[i, S_EX_NROUNDS] > 0:
-        _begin_exchange_round(i, st)
-    else:
-        _after_exchange(i, st, cm, cfg)
+    _next_stage(i, st, cm, cfg)
 
 
 @njit(cache=True)
@@ -376,6 +447,8 @@ def _exchange_plan(i, st, cfg):
     kb = -st[i, S_Q + second] * 3 + (second - dealer) % 3
     if kb < ka:
         first, second = second, first
+    if cfg[K_FIRST_UP] and st[i, S_PUP + second] < st[i, S_PUP + first]:  # the one up first in the last hand
+        first, second = second, first
     nr = 0
     for k in range(2):
         sender = first if k == 0 else second
@@ -422,61 +495,95 @@ def _send(i, st, cm, cfg, card):
 
 @njit(cache=True)
 def _complete_exchange_round(i, st, cm, cfg):
-    """The cards move: each receiver returns its top n_s cards of each suit s."""
+    """The sender has chosen every card of its round: the cards move into the receivers' hands, and in a
+    plain exchange (not the ``send`` stage of trump_after_send) each receiver returns at once."""
     sender = st[i, S_CUR]
     r = st[i, S_EX_ROUND]
-    back = np.uint64(0)
-    for t in range(st[i, S_EX_NT + r]):
+    nt = st[i, S_EX_NT + r]
+    for t in range(nt):
         receiver = st[i, S_EX_RECV + 2 * r + t]
-        sent = cm[i, C_SENT + sender * 3 + receiver]
-        hand = cm[i, C_HAND + receiver] | sent
-        returned = np.uint64(0)
-        for suit in range(4):
-            sm = _SUIT_MASKS[suit]
-            for _ in range(_count(sent & sm)):
-                top = _bit(_top(hand & sm))
-                hand ^= top
-                returned |= top
-        cm[i, C_HAND + receiver] = hand
-        cm[i, C_RET + sender * 3 + receiver] = returned
-        back |= returned
-    cm[i, C_HAND + sender] |= back
+        cm[i, C_HAND + receiver] |= cm[i, C_SENT + sender * 3 + receiver]
+    if cfg[K_ORDER + st[i, S_STAGE]] == ST_EXCHANGE:
+        for t in range(nt):
+            _return(i, cm, sender, st[i, S_EX_RECV + 2 * r + t])
     st[i, S_EX_ROUND] = r + 1
     if r + 1 < st[i, S_EX_NROUNDS]:
         _begin_exchange_round(i, st)
     else:
-        _after_exchange(i, st, cm, cfg)
+        _next_stage(i, st, cm, cfg)
 
 
 @njit(cache=True)
-def _after_exchange(i, st, cm, cfg):
-    if cfg[K_TRUMP_AFTER_KITTY]:
-        _pickup(i, st, cm)
-    st[i, S_PHASE] = TRUMP
-    st[i, S_CUR] = st[i, S_DEALER]
+def _return(i, cm, sender, receiver):
+    """The receiver returns its top n_s cards of each suit s sent, from its hand as it stands."""
+    sent = cm[i, C_SENT + sender * 3 + receiver]
+    hand = cm[i, C_HAND + receiver]
+    returned = np.uint64(0)
+    for suit in range(4):
+        sm = _SUIT_MASKS[suit]
+        for _ in range(_count(sent & sm)):
+            top = _bit(_top(hand & sm))
+            hand ^= top
+            returned |= top
+    cm[i, C_HAND + receiver] = hand
+    cm[i, C_RET + sender * 3 + receiver] = returned
+    cm[i, C_HAND + sender] |= returned
+
+
+@njit(cache=True)
+def _next_stage(i, st, cm, cfg):
+    """Go on to the next stage of the hand order that needs a decision, or to the play (Game._next_stage)."""
+    while True:
+        stage = st[i, S_STAGE] + 1
+        st[i, S_STAGE] = stage
+        if stage == cfg[K_NSTAGES]:
+            _start_play(i, st)
+            return
+        code = cfg[K_ORDER + stage]
+        if code == ST_ASSIGN:
+            st[i, S_PHASE] = ASSIGN
+            st[i, S_CUR] = st[i, S_DEALER]
+            return
+        if code == ST_EXCHANGE or code == ST_SEND:
+            if st[i, S_EX_NROUNDS] > 0:
+                _begin_exchange_round(i, st)
+                return
+        elif code == ST_RETURN:
+            for r in range(st[i, S_EX_NROUNDS]):
+                for t in range(st[i, S_EX_NT + r]):
+                    _return(i, cm, st[i, S_EX_SENDER + r], st[i, S_EX_RECV + 2 * r + t])
+        elif code == ST_KITTY:
+            if st[i, S_PICKED] == 0:
+                _pickup(i, st, cm)
+        elif code == ST_TRUMP:
+            st[i, S_PHASE] = TRUMP
+            st[i, S_CUR] = st[i, S_DEALER]
+            return
+        elif code == ST_DISCARD:
+            st[i, S_PHASE] = DISCARD
+            st[i, S_CUR] = st[i, S_DEALER]
+            return
 
 
 @njit(cache=True, inline="always")
 def _name_trump(i, st, cm, cfg, suit):
     st[i, S_TRUMP] = suit
-    if cfg[K_KITTY_SIZE] == 0:
-        _start_play(i, st)
-        return
-    if cfg[K_PICKUP] and st[i, S_PICKED] == 0:
-        _pickup(i, st, cm)
-    st[i, S_PHASE] = DISCARD
+    _next_stage(i, st, cm, cfg)
 
 
 @njit(cache=True, inline="always")
 def _discard(i, st, cm, cfg, card):
+    dealer = st[i, S_DEALER]
     bit = _bit(card)
-    cm[i, C_HAND + st[i, S_DEALER]] ^= bit
+    cm[i, C_HAND + dealer] ^= bit
     cm[i, C_DISCARDS] |= bit
     st[i, S_DISC_COUNT] += 1
     if st[i, S_DISC_COUNT] == cfg[K_KITTY_SIZE]:
-        if st[i, S_PICKED] == 0:
-            _pickup(i, st, cm)
-        _start_play(i, st)
+        if cfg[K_KITTY_TRICK]:  # the discards are the dealer's first trick (docs/rules.md 10.4)
+            st[i, S_TW + dealer] += 1
+            if st[i, S_TW + dealer] == st[i, S_Q + dealer] + 1:
+                st[i, S_UP_AT + dealer] = -1
+        _next_stage(i, st, cm, cfg)
 
 
 @njit(cache=True)
@@ -544,12 +651,14 @@ def _play(i, st, cm, rng, cfg, card, reward):
             best_suit = s
     winner = (st[i, S_LEADER] + best_pos) % 3
     st[i, S_TW + winner] += 1
+    if st[i, S_TW + winner] == st[i, S_Q + winner] + 1:
+        st[i, S_UP_AT + winner] = st[i, S_TRICKS_PLAYED]
     st[i, S_TRICKS_PLAYED] += 1
     st[i, S_TRICK_LEN] = 0
     st[i, S_LED] = -1
     st[i, S_LEADER] = winner
     st[i, S_CUR] = winner
-    if st[i, S_TRICKS_PLAYED] == cfg[K_TRICKS]:
+    if st[i, S_TRICKS_PLAYED] == cfg[K_HAND_SIZE]:
         _end_hand(i, st, cm, rng, cfg, reward)
         return True
     return False
@@ -585,12 +694,22 @@ def _end_hand(i, st, cm, rng, cfg, reward):
     balances = np.empty(3, dtype=np.int64)
     tricks = np.empty(3, dtype=np.int64)
     scores = np.empty(3, dtype=np.int64)
+    paid = 0  # chips: what every down player pays (the up players' surpluses)
+    downs = 0
     for s in range(3):
         tricks[s] = st[i, S_TW + s]
         balances[s] = tricks[s] - st[i, S_Q + s]
-        st[i, S_SC + s] += balances[s]
-        scores[s] = st[i, S_SC + s]
         reward[s] = balances[s]
+        if balances[s] > 0:
+            paid += balances[s]
+        elif balances[s] < 0:
+            downs += 1
+    for s in range(3):
+        change = balances[s]
+        if cfg[K_CHIPS]:  # docs/rules.md 10.7 (Game's chip_changes)
+            change = balances[s] * downs if balances[s] > 0 else (-paid if balances[s] < 0 else 0)
+        st[i, S_SC + s] += change
+        scores[s] = st[i, S_SC + s]
     winners = 0
     dealer = st[i, S_DEALER]
     hand_no = st[i, S_HAND_NO]
@@ -607,7 +726,8 @@ def _end_hand(i, st, cm, rng, cfg, reward):
         if met:
             winners = _best(scores, 7)
     if winners == 0 and cfg[K_DEALER_MAKES] and hand_no >= 3:
-        if tricks[dealer] >= st[i, S_Q + dealer]:
+        surplus = tricks[dealer] - st[i, S_Q + dealer]
+        if surplus > 0 or (surplus == 0 and cfg[K_DEALER_MAKES] == 1):  # 2 ("up"): more than its quota
             winners = 1 << dealer
     if winners == 0 and cfg[K_FIXED] >= 0 and hand_no >= cfg[K_FIXED]:
         winners = _best(scores, 7)
@@ -641,12 +761,31 @@ def _legal_bits(i, st, cm):
         return cm[i, C_HAND + st[i, S_CUR]]
     if phase == TRUMP:
         return np.uint64(0xF) << np.uint64(TRUMP_ACTION_BASE)
+    if phase == ASSIGN:
+        return np.uint64(0x3F) << np.uint64(ASSIGN_ACTION_BASE - LEGAL_SHIFT_ASSIGN)
     return np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def legal_shift(phase):
+    """The action of bit 0 of a legal set in ``phase`` (see LEGAL_SHIFT_ASSIGN)."""
+    return LEGAL_SHIFT_ASSIGN if phase == ASSIGN else 0
+
+
+@njit(cache=True, inline="always")
+def _is_legal(i, st, cm, cfg, a):
+    """Whether action ``a`` is legal in slot i."""
+    if a < 0 or a >= cfg[K_NUM_ACTIONS]:
+        return False
+    b = a - legal_shift(st[i, S_PHASE])
+    if b < 0 or b >= 64:
+        return False
+    return (_legal_bits(i, st, cm) >> np.uint64(b)) & _ONE != 0
 
 
 @njit(cache=True)
 def legal_bits_of(st, cm, i):
-    """Legal action bit set of slot i (for error messages)."""
+    """Legal action bit set of slot i, shifted by legal_shift of its phase (for error messages)."""
     return _legal_bits(i, st, cm)
 
 
@@ -660,19 +799,19 @@ def _apply(i, st, cm, rng, cfg, action, reward):
         _send(i, st, cm, cfg, action)
     elif phase == TRUMP:
         _name_trump(i, st, cm, cfg, action - TRUMP_ACTION_BASE)
+    elif phase == ASSIGN:
+        _assign(i, st, cm, cfg, action)
     else:
         _discard(i, st, cm, cfg, action)
     return False
 
 
 @njit(cache=True)
-def first_illegal(st, cm, actions, active):
+def first_illegal(st, cm, cfg, actions, active):
     """Index of the first active slot whose action is not legal, or -1."""
     for i in range(actions.shape[0]):
-        if active[i]:
-            a = actions[i]
-            if a < 0 or a >= NUM_ACTIONS or (_legal_bits(i, st, cm) >> np.uint64(a)) & _ONE == 0:
-                return i
+        if active[i] and not _is_legal(i, st, cm, cfg, actions[i]):
+            return i
     return -1
 
 
@@ -735,13 +874,21 @@ def start_games(st, cm, rng, rng_start, cfg):
 
 
 @njit(cache=True, inline="always")
+def write_mask(legal, shift, row):
+    """row[a] = 1 exactly for the actions a of the legal set ``legal`` (bit b: action shift + b)."""
+    width = row.shape[0]
+    for a in range(min(shift, width)):
+        row[a] = 0
+    for b in range((width - shift + 7) // 8):
+        byte = (legal >> np.uint64(8 * b)) & np.uint64(0xFF) if b < 8 else np.uint64(0)
+        bits = _BYTE_BITS_I8[byte]
+        for k in range(min(8, width - shift - 8 * b)):
+            row[shift + 8 * b + k] = bits[k]
+
+
+@njit(cache=True, inline="always")
 def _legal_one(i, st, cm, out):
-    legal = _legal_bits(i, st, cm)
-    width = out.shape[1]
-    for b in range((width + 7) // 8):
-        bits = _BYTE_BITS_I8[(legal >> np.uint64(8 * b)) & np.uint64(0xFF)]
-        for k in range(min(8, width - 8 * b)):
-            out[i, 8 * b + k] = bits[k]
+    write_mask(_legal_bits(i, st, cm), legal_shift(st[i, S_PHASE]), out[i])
 
 
 @njit(cache=True)
@@ -841,6 +988,9 @@ def encode_row(i, seat, st, cm, cfg, row):
     acting = phase != OVER and st[i, S_CUR] == seat
     # exchange knowledge: cards given to / got from the left and right seats
     gave_left = gave_right = got_left = got_right = np.uint64(0)
+    ex_round = st[i, S_EX_ROUND]
+    # the sender of the round being chosen (its cards have not reached the receivers yet), else -1
+    choosing = st[i, S_EX_SENDER + ex_round] if ex_round < st[i, S_EX_NROUNDS] else -1
     for s in range(3):
         for r in range(3):
             if st[i, S_EX_STARTED + s * 3 + r] == 0:
@@ -854,7 +1004,7 @@ def encode_row(i, seat, st, cm, cfg, row):
                 else:
                     gave_right |= sent
                     got_right |= ret
-            elif seat == r and ret != 0:
+            elif seat == r and s != choosing:
                 if s == left:
                     got_left |= sent
                     gave_left |= ret
@@ -887,19 +1037,23 @@ def encode_row(i, seat, st, cm, cfg, row):
     is_dealer = seat == dealer
     _plane(row, _OBS_DISCARDS, cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
     _plane(row, _OBS_KITTY, cm[i, C_KITTY] if is_dealer and st[i, S_PICKED] else np.uint64(0))
-    for k in range(_OBS_TRUMP, _OBS_SIZE):
+    for k in range(_OBS_TRUMP, row.shape[0]):
         row[k] = 0.0
     if st[i, S_TRUMP] >= 0:
         row[_OBS_TRUMP + st[i, S_TRUMP]] = 1.0
     if st[i, S_TRICK_LEN] > 0:
         row[_OBS_LED + st[i, S_LED]] = 1.0
-    row[_OBS_PHASE + phase] = 1.0
+    if phase <= OVER:  # the assign phase has its own entry
+        row[_OBS_PHASE + phase] = 1.0
     row[_OBS_ROLE + (seat - dealer) % 3] = 1.0
+    known = st[i, S_QKNOWN]
     for r in range(3):
         s = (seat + r) % 3
-        row[_OBS_QUOTAS + r] = st[i, S_Q + s] / 17.0
+        if known:
+            row[_OBS_QUOTAS + r] = st[i, S_Q + s] / 17.0
         row[_OBS_TW + r] = st[i, S_TW + s] / 17.0
-        row[_OBS_HS + r] = _count(cm[i, C_HAND + s]) / 20.0
+        size = _count(cm[i, C_HAND + s])
+        row[_OBS_HS + r] = 1.0 if size >= 20 else size / 20.0
         v = st[i, S_SC + s]
         row[_OBS_SCORES + r] = 1.0 if v >= 32 else (-1.0 if v <= -32 else v / 32.0)
         if st[i, S_HAS_PREV]:
@@ -931,6 +1085,11 @@ def encode_row(i, seat, st, cm, cfg, row):
             row[_OBS_LEADER + (st[i, S_LEADER] - seat) % 3] = 1.0
     hand_no = st[i, S_HAND_NO]
     row[_OBS_HAND_NO] = 1.0 if hand_no >= 100 else hand_no / 100.0
+    if row.shape[0] > _OBS_SIZE:  # rule sets with 74 actions: assigning, quotas known
+        if phase == ASSIGN:
+            row[_OBS_SIZE] = 1.0
+        if known:
+            row[_OBS_SIZE + 1] = 1.0
 
 
 @njit(cache=True)

@@ -5,15 +5,16 @@ Used by :class:`sm_env.compiled.single.CompiledGame` (``raw_env``'s compiled pat
 fresh game) and by :class:`agents.search.rollout_kernel.RolloutBatch` (search: a
 position set up by ``Game.from_position`` or a clone). Any position of a three-player
 game under rules the compiled engine runs (:func:`sm_env.compiled.support.supports`) in
-the exchange, trump, discard, play or over phase loads; the row then observes,
+the assign, exchange, trump, discard, play or over phase loads; the row then observes,
 masks and plays on as the ``Game`` does (``tests/test_loader.py``).
 
 What is copied, from :data:`sm_env.core.game.HAND_STATE` and :data:`~sm_env.core.game.GAME_STATE`
 and the hand's log: phase, seat to act, dealer, hand number, first dealer, trick
 (leader, led suit, cards), trump, tricks played and won, quotas, scores, previous
 balances, kitty taken, discards, voids, the exchange (plan, round, receiver, cards
-chosen; each exchange's sent and returned cards) and the kitty cards shown; hands,
-kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
+chosen; each exchange's sent and returned cards), the kitty cards shown, the stage of the
+hand order and when each seat got up (this hand and the last: ``first_up_exchanges_first``);
+hands, kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
 bookkeeping) and the next hand's deal (``C_NEXT_*``, the caller's) are left at 0.
 """
 
@@ -22,14 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from sm_env.core.cards import to_mask
-from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
+from sm_env.core.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
 
 from . import kernels as k
 from .support import unsupported
 
 __all__ = ["LOADABLE_PHASES", "LoadError", "game_row", "load_game"]
 
-LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER)
+LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN)
 """The phases the kernels know."""
 
 
@@ -46,7 +47,9 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     if refused:
         raise LoadError(f"the kernels do not run rule set {game.rules.name!r}: it uses {', '.join(refused)}")
     if game.phase not in LOADABLE_PHASES:
-        raise LoadError(f"the kernels hold the exchange, trump, discard, play or over phase, not phase {game.phase}")
+        raise LoadError(
+            f"the kernels hold the exchange, trump, discard, play, over or assign phase, not phase {game.phase}"
+        )
     log = game.log
     st = [0] * k.NUM_S
     st[k.S_PHASE] = game.phase
@@ -62,7 +65,9 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     st[k.S_TRICK : k.S_TRICK + len(trick)] = trick
     st[k.S_TRICKS_PLAYED] = game.tricks_played
     st[k.S_TW : k.S_TW + 3] = game.tricks_won
-    st[k.S_Q : k.S_Q + 3] = game.quotas
+    if game.quotas is not None:  # else the dealer has still to assign them
+        st[k.S_Q : k.S_Q + 3] = game.quotas
+        st[k.S_QKNOWN] = 1
     st[k.S_SC : k.S_SC + 3] = game.scores
     if game.previous_balances is not None:
         st[k.S_HAS_PREV] = 1
@@ -84,6 +89,10 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
         st[k.S_EX_TARGET] = game._receiver_index
         for t, entry in enumerate(game._round_exchanges):
             st[k.S_EX_PEND + t] = len(entry.sent)
+    st[k.S_STAGE] = game._stage
+    st[k.S_UP_AT : k.S_UP_AT + 3] = _up_at(game)
+    previous = game._up_at() if len(game.history) >= 2 else None
+    st[k.S_PUP : k.S_PUP + 3] = [52] * 3 if previous is None else previous
     if game.winners is not None:
         st[k.S_WINNERS] = sum(1 << s for s in game.winners)
     st[k.S_TRUNCATED] = int(game.truncated)
@@ -100,6 +109,28 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     for sender, cards in log.shown or ():
         cm[k.C_SHOWN + sender] |= to_mask(cards)
     return st, cm
+
+
+def _up_at(game: Game) -> list[int]:
+    """For each seat, the trick of the current hand (0 = first, -1 = the kitty trick) in which it won its
+    (quota + 1)-th trick, else 52 (what ``Game._up_at`` reads of this hand once the next one starts)."""
+    up_at = [52] * 3
+    quotas = game.quotas
+    if quotas is None:
+        return up_at
+    won = [0] * 3
+    dealer = game.dealer
+    if game.rules.kitty_trick and len(game.log.discards or ()) == game.rules.kitty_size:
+        won[dealer] = 1
+        if quotas[dealer] == 0:
+            up_at[dealer] = -1
+    for index, trick in enumerate(game.log.tricks or ()):
+        if trick.winner is None:
+            continue
+        won[trick.winner] += 1
+        if won[trick.winner] == quotas[trick.winner] + 1:
+            up_at[trick.winner] = index
+    return up_at
 
 
 def load_game(st: np.ndarray, cm: np.ndarray, row: int, game: Game, rules_checked: bool = False) -> None:

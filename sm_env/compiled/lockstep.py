@@ -22,7 +22,7 @@ import numpy as np
 
 from sm_env.core.game import OVER, Game
 from sm_env.core.knowledge import player_view
-from sm_env.observation import OBSERVATION_SIZE, encode
+from sm_env.observation import encode
 from sm_env.records import game_record, replay
 
 from .batch import VectorGame
@@ -79,7 +79,7 @@ def lockstep(
             steps[i] += 1
     rng = np.random.default_rng(seed)
     finished = decisions = hands = 0
-    obs_ref = np.empty(OBSERVATION_SIZE, dtype=np.float32)
+    obs_ref = np.empty(vec.observation_size, dtype=np.float32)
     rows = np.arange(num_slots)
     while finished < num_games:
         current = vec.current_player

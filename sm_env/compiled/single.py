@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from sm_env.core.cards import to_mask
-from sm_env.core.game import NUM_ACTIONS, OVER, Game
+from sm_env.core.game import OVER, Game
 from sm_env.core.rules import RuleSet
 
 from . import kernels as vk
@@ -51,6 +51,8 @@ from .codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE
 from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
+
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 5afaa30b9907
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
@@ -111,7 +113,7 @@ def step_env(buf, action):
     or (given deals left) the code asks the caller for it.
     """
     st, cm, rng, cfg, reward = _parts(buf)
-    if action < 0 or action >= NUM_ACTIONS or (vk._legal_bits(0, st, cm) >> np.uint64(action)) & vk._ONE == 0:
+    if not vk._is_legal(0, st, cm, cfg, action):
         return -1
     hand = st[0, vk.S_HAND_NO]
     ended = vk._apply(0, st, cm, rng, cfg, action, reward)
@@ -134,10 +136,7 @@ def observe_env(buf, seat, obs, mask):
     legal = np.uint64(0)
     if st[0, vk.S_PHASE] != OVER and st[0, vk.S_CUR] == seat:
         legal = vk._legal_bits(0, st, cm)
-    for b in range(NUM_ACTIONS // 8):
-        bits = vk._BYTE_BITS_I8[(legal >> np.uint64(8 * b)) & np.uint64(0xFF)]
-        for k in range(8):
-            mask[8 * b + k] = bits[k]
+    vk.write_mask(legal, vk.legal_shift(st[0, vk.S_PHASE]), mask)
 
 
 @njit(cache=True)
@@ -262,4 +261,4 @@ class CompiledGame:
 
     def legal_bits(self) -> int:
         """Legal action bit set of the player to act (0 once the game is over)."""
-        return int(_legal_bits(self.buf))
+        return int(_legal_bits(self.buf)) << int(vk.legal_shift(self.phase))

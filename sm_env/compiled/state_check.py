@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from sm_env.core.game import NUM_ACTIONS, OVER
+from sm_env.core.game import OVER
 
 from . import kernels as k
+
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 5afaa30b9907
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
@@ -62,7 +64,7 @@ def replay_row(cfg, start, log_row, length, st, cm, rng):
         if st[0, k.S_PHASE] == OVER:
             return _OVER_EARLY, j
         a = np.int64(log_row[j])
-        if a < 0 or a >= NUM_ACTIONS or (k._legal_bits(0, st, cm) >> np.uint64(a)) & k._ONE == 0:
+        if not k._is_legal(0, st, cm, cfg, a):
             return _ILLEGAL, j
         k._apply(0, st, cm, rng, cfg, a, reward)
     st[0, k.S_LOG_LEN] = length

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sm_env.core.game import NUM_ACTIONS
+from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS
 from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet
 
 __all__ = ["INT32_MAX", "MAPPED", "REFUSED", "supported_presets", "supports", "unclassified", "unsupported"]
@@ -26,13 +26,13 @@ __all__ = ["INT32_MAX", "MAPPED", "REFUSED", "supported_presets", "supports", "u
 INT32_MAX = 2**31 - 1
 """The largest number the kernels' int32 state holds (scores, hand numbers)."""
 
-BOOL, OPTIONAL_INT, QUOTAS, LABEL = "bool", "optional int", "quotas", "label"
+BOOL, OPTIONAL_INT, QUOTAS, LABEL, DEALER_MAKES = "bool", "optional int", "quotas", "label", "true, false or up"
 
 MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     # field: (the kind of value supported, the kernels' rule-vector columns that hold it)
     "name": (LABEL, ()),  # a label: it changes no rule
-    "pickup_before_discard": (BOOL, ("K_PICKUP",)),
-    "trump_after_kitty": (BOOL, ("K_TRUMP_AFTER_KITTY",)),
+    "pickup_before_discard": (BOOL, ("K_PICKUP", "K_NSTAGES", "K_ORDER")),
+    "trump_after_kitty": (BOOL, ("K_TRUMP_AFTER_KITTY", "K_NSTAGES", "K_ORDER")),
     "quotas": (QUOTAS, ("K_Q",)),
     "no_exchange": (BOOL, ("K_NO_EXCHANGE",)),
     "max_exchange": (OPTIONAL_INT, ("K_MAX_EXCHANGE",)),
@@ -40,15 +40,26 @@ MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     "win_margin": (OPTIONAL_INT, ("K_WIN_MARGIN",)),
     "target_score": (OPTIONAL_INT, ("K_TARGET",)),
     "target_symmetric": (BOOL, ("K_TARGET_SYM",)),
-    "dealer_makes_quota": (BOOL, ("K_DEALER_MAKES",)),  # True or False; "up" is refused
+    "dealer_makes_quota": (DEALER_MAKES, ("K_DEALER_MAKES",)),  # 0 off, 1 at least its quota, 2 "up"
     "fixed_hands": (OPTIONAL_INT, ("K_FIXED",)),
-    "no_kitty_51": (BOOL, ("K_NO_KITTY_51", "K_TRICKS", "K_HAND_SIZE", "K_KITTY_SIZE")),
+    "no_kitty_51": (BOOL, ("K_NO_KITTY_51", "K_TRICKS", "K_HAND_SIZE", "K_KITTY_SIZE", "K_NSTAGES", "K_ORDER")),
+    # section 10 (docs/rules.md)
+    "chips": (BOOL, ("K_CHIPS",)),
+    "trump_before_exchange": (BOOL, ("K_NSTAGES", "K_ORDER")),  # the hand order: Game's hand_order
+    "kitty_before_exchange": (BOOL, ("K_NSTAGES", "K_ORDER")),
+    "trump_after_send": (BOOL, ("K_NSTAGES", "K_ORDER")),
+    "first_up_exchanges_first": (BOOL, ("K_FIRST_UP",)),
+    "kitty_trick": (BOOL, ("K_KITTY_TRICK", "K_TRICKS")),
+    "dealer_assigns_quotas": (BOOL, ("K_ASSIGN", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE")),
 }
 """Fields the kernels play: (kind of value supported, the ``K_*`` columns of the rule vector that hold it)."""
 
-REFUSED: dict[str, object] = {**dict.fromkeys(SECTION_10_OPTIONS, False), "players": 3}
+REFUSED: dict[str, object] = {
+    **{option: False for option in SECTION_10_OPTIONS if option not in MAPPED},
+    "players": 3,
+}
 """Fields the kernels do not play, with the one value they run (the default): the section 10 options
-(docs/rules.md) and four players."""
+(docs/rules.md) not in ``MAPPED`` and four players."""
 
 
 def unclassified(names: object = None) -> list[str]:
@@ -63,6 +74,8 @@ def _kind_ok(kind: str, value: object) -> bool:
         return True
     if kind == BOOL:
         return isinstance(value, bool)
+    if kind == DEALER_MAKES:
+        return isinstance(value, bool) or value == "up"
     if kind == OPTIONAL_INT:
         return value is None or (type(value) is int and 0 <= value <= INT32_MAX)
     # QUOTAS: whole numbers by role (three of them, since "players" must be 3)
@@ -88,7 +101,7 @@ def unsupported(rules: RuleSet) -> list[str]:
                 found.append(name if value is True else f"{name}: {value}")
         else:
             found.append(f"{name} (not classified for the compiled engine)")
-    if not found and rules.num_actions != NUM_ACTIONS:  # implied by the tables; checked all the same
+    if not found and rules.num_actions not in (NUM_ACTIONS, MAX_ACTIONS):  # implied by the tables; checked all the same
         found.append(f"num_actions: {rules.num_actions}")
     return found
 
@@ -99,5 +112,6 @@ def supports(rules: RuleSet) -> bool:
 
 
 def supported_presets() -> list[str]:
-    """Names of the presets the compiled engine runs (every preset of docs/rules.md sections 1-9)."""
+    """Names of the presets the compiled engine runs (every preset of docs/rules.md sections 1-9 and those of
+    section 10 whose options are in ``MAPPED``)."""
     return sorted(name for name, preset in PRESETS.items() if supports(preset))

@@ -140,10 +140,13 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
     from sm_env.compiled.batch import unsupported_options
     from sm_env.core.rules import RuleSet
 
-    unsupported = unsupported_options(RuleSet.from_any(cfg.env.rules))
+    rules = RuleSet.from_any(cfg.env.rules)
+    unsupported = unsupported_options(rules)
+    if not unsupported and rules.num_actions != 56:  # the network and its buffers have 56 actions, 789 inputs
+        unsupported = [f"{rules.num_actions} actions (docs/rules.md 10.8); the trainer has 56"]
     if unsupported:
         raise config_error(
-            source, "env.rules", f"env.rules: the batched engine runs sections 1-9 only; these rules use {unsupported}"
+            source, "env.rules", f"env.rules: the batched trainer does not run these rules; they use {unsupported}"
         )
     rollout = cfg.ppo.n_steps * cfg.env.num_games
     if cfg.ppo.batch_size > rollout:
