@@ -142,9 +142,13 @@ def test_observation_opponents_never_bring_the_game_up_to_date():
     assert env.game.tricks_played >= 4  # read: brought up to date (10 learner decisions, 5 at most before play)
 
 
-def test_python_path_for_rules_the_kernels_do_not_run():
-    assert SingleSeatEnv(rules="standard").compiled
-    assert not SingleSeatEnv(rules="chips-12").compiled  # section 10
+def test_python_path_for_rules_the_kernels_do_not_run(monkeypatch):
+    assert SingleSeatEnv(rules="standard").compiled and SingleSeatEnv(rules="chips-12").compiled
+    import training.sb3.single_agent as single_agent
+
+    monkeypatch.setattr(single_agent, "supports", lambda rules: False)  # a rule set the kernels do not run
+    assert not SingleSeatEnv(rules="standard").compiled
+    monkeypatch.undo()
     assert not SingleSeatEnv(rules=RuleSet(), compiled=False).compiled
     with pytest.raises(ValueError, match="compiled must be True or False"):
         SingleSeatEnv(compiled="yes")

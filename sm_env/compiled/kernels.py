@@ -828,7 +828,12 @@ def _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, don
     k = st[i, S_LOG_LEN]
     log[i, k] = a
     st[i, S_LOG_LEN] = k + 1
+    before0, before1, before2 = st[i, S_SC], st[i, S_SC + 1], st[i, S_SC + 2]
     _apply(i, st, cm, rng, cfg, a, rewards[i])
+    # the reward is the change of the running score (the balance, or the chips under chips): it adds up to the scores
+    rewards[i, 0] = st[i, S_SC] - before0
+    rewards[i, 1] = st[i, S_SC + 1] - before1
+    rewards[i, 2] = st[i, S_SC + 2] - before2
     if st[i, S_PHASE] == OVER:
         done[i] = True
         if final_seats[i] >= 0:

@@ -116,8 +116,9 @@ def lockstep(
             steps[i] += 1
             game.apply(int(actions[i]))
             expected = np.zeros(3, dtype=np.float32)
-            if game.phase == OVER or game.hand_number != hand:
-                expected[:] = game.history[hand - 1].balances
+            if game.phase == OVER or game.hand_number != hand:  # the hand's change of the running scores
+                before = game.history[hand - 2].scores if hand >= 2 else (0, 0, 0)
+                expected[:] = np.subtract(game.history[hand - 1].scores, before)
                 hands += 1
             if not np.array_equal(rewards[i], expected):
                 raise LockstepError(f"{where}: rewards {rewards[i].tolist()}, reference {expected.tolist()}")
