@@ -34,7 +34,7 @@ from sm_env.core.game import OVER
 
 from . import kernels as k
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 5afaa30b9907
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 0a4345e7a8db
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
