@@ -62,6 +62,7 @@ def _check_row(game: Game, rng: random.Random) -> int:
         "9-2-5-variation",
         {"trump_before_exchange": True, "chips": True},
         {"dealer_assigns_quotas": True, "trump_after_send": True},
+        "9-5-3-one-card",
     ],
 )
 def test_a_game_loaded_at_any_decision_plays_on_as_the_game(rules) -> None:

@@ -52,7 +52,19 @@ def python_rollout(game: Game, deck: int, dealer_out: int) -> tuple[list[int], l
 
 
 @pytest.mark.parametrize(
-    "rules", ["standard", "canadian", "6-3-8", "woburn", "all-sixteen", "3-5-9", "9-2-5-variation", "chips-12"]
+    "rules",
+    [
+        "standard",
+        "canadian",
+        "6-3-8",
+        "woburn",
+        "all-sixteen",
+        "3-5-9",
+        "9-2-5-variation",
+        "chips-12",
+        "dealer-assigns",
+        "9-5-3-one-card",
+    ],
 )
 def test_rollouts_play_the_reference_cards(rules: str) -> None:
     found = positions(rules, 150, seed=len(rules))

@@ -80,6 +80,7 @@ def _order_of(rules: dict) -> dict[int, int]:
         ({"trump_after_send": True}, _order_of({})),  # returns at once
         ("9-2-5-variation", _order_of({"pickup_before_discard": True, "trump_after_send": True})),  # kitty after
         ("dealer-assigns", {k.K_ASSIGN: 0, **_order_of({})}),  # the quotas by role, no assignment
+        ("9-5-3-one-card", {k.K_NSTAGES: 2}),  # nobody is asked to take the face-up card
     ],
     ids=[
         "chips",
@@ -90,6 +91,7 @@ def _order_of(rules: dict) -> dict[int, int]:
         "trump-after-send",
         "kitty-before",
         "dealer-assigns",
+        "one-card-kitty",
     ],
 )
 def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dict[int, int]) -> None:
@@ -242,9 +244,7 @@ def test_presets_not_supported_are_refused_by_name() -> None:
     assert len(supported_presets()) < len(PRESETS)  # some section 10 presets exist and are refused
 
 
-@pytest.mark.parametrize(
-    "name, option", [("9-5-3-one-card", "one_card_kitty"), ("woburn-auction", "auction"), ("calls", "calls")]
-)
+@pytest.mark.parametrize("name, option", [("woburn-auction", "auction"), ("calls", "calls")])
 def test_new_section_10_options_are_refused_by_name_and_search_falls_back_to_python(name, option) -> None:
     from agents.search.rollout import compiled_rollouts
 

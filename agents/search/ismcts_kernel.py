@@ -30,14 +30,14 @@ from numba import njit
 
 from agents.unseen import deck_of
 from sm_env import vector_kernels as vk
-from sm_env.core.game import DISCARD, NUM_ACTIONS, OVER, TRUMP
+from sm_env.core.game import DISCARD, MAX_ACTIONS, OVER, TRUMP
 from sm_env.core.knowledge import PlayerView
 
 from .rollout_kernel import RolloutBatch, lowest, rollout_row
 from .world_kernel import CHECK_COUNT, CHECK_SETS, TwisterStream, randbelow, sample_placement
 from .world_sampler import KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py cf4a69afd685
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py cd580465ce5b
 
 MAX_DEPTH = 128  # decisions from a searched decision to the end of a hand (at most 1 + 4 + 51)
 
@@ -212,8 +212,11 @@ class CompiledTree:
             discards |= 1 << card
         made = view.discard_count if view.phase != TRUMP and not known else 0
         kitty = view.kitty or 0
+        kitty_known = view.kitty_taken
+        if view.face_up >= 0:  # one_card_kitty: the kitty is the face-up card, public (as world_from_view has it)
+            kitty, kitty_known = 1 << view.face_up, True
         seats = cons.seats
-        values = [deck, view.seat, seats[0], seats[1], view.hand, view.kitty_taken, kitty, discards, known, made]
+        values = [deck, view.seat, seats[0], seats[1], view.hand, kitty_known, kitty, discards, known, made]
         self.world = np.array(values, dtype=np.int64)
         self.allowed = np.array(cons.allowed, dtype=np.int64)
         self.capacity = np.array(cons.capacity, dtype=np.int64)
@@ -231,7 +234,7 @@ class CompiledTree:
         size = max(size, 2 * have)
         grown = {}
         for name, dtype, fill in _FIELDS:
-            grown[name] = np.full((size, NUM_ACTIONS) if name == "child" else size, fill, dtype=dtype)
+            grown[name] = np.full((size, MAX_ACTIONS) if name == "child" else size, fill, dtype=dtype)
             if have:
                 grown[name][:have] = self.tree[name]
         self.tree = grown

@@ -33,10 +33,10 @@ from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.compiled.support import supports as supports  # the one answer, re-exported for rollout.py
 from sm_env.compiled.support import unsupported
-from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.game import DISCARD, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py cf4a69afd685
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py cd580465ce5b
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
@@ -295,6 +295,21 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
     return _throw(hand, trump, outstanding)
 
 
+@njit(cache=True)
+def choose_take(hand, face_up, trump, outstanding):
+    """agents.heuristic.choose_take: the card to put out of play to take the face-up card, or PASS_ACTION."""
+    worst = choose_discard(hand, trump, outstanding, 1)
+    if _worth(face_up, trump, outstanding) > _worth(worst, trump, outstanding):
+        return worst
+    return PASS_ACTION
+
+
+@njit(cache=True, inline="always")
+def _worth(card, trump, outstanding):
+    """The heuristic's (trump, no outstanding card above it, rank) of a card, as one ordered number."""
+    return (card // 13 == trump) * 26 + (_above(outstanding, card) == 0) * 13 + card % 13
+
+
 # ---------------------------------------------------------------------------- rollout
 
 
@@ -343,6 +358,10 @@ def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
             out_d |= 1 << action
         elif phase == TRUMP:
             action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
+        elif phase == TAKE:  # one_card_kitty: the face-up card (the kitty) is in no hand
+            hand = np.int64(cm[i, vk.C_HAND + st[i, vk.S_CUR]])
+            face = np.int64(cm[i, vk.C_KITTY])
+            action = choose_take(hand, lowest(face), st[i, vk.S_TRUMP], deck & ~hand & ~face)
         else:
             break
         if k < log.shape[0]:

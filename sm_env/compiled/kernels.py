@@ -36,9 +36,12 @@ from sm_env.core.game import (
     DISCARD,
     EXCHANGE,
     OVER,
+    PASS_ACTION,
     PLAY,
+    TAKE,
     TRUMP,
     TRUMP_ACTION_BASE,
+    TWO_OF_DIAMONDS,
     hand_order,
 )
 from sm_env.core.rules import RuleSet
@@ -79,14 +82,16 @@ S_STAGE = 57  # index into the hand order (cfg[K_ORDER]) of the stage being play
 S_UP_AT = 58  # 3: trick (0 = first, -1 = the kitty trick) in which a seat won its (quota + 1)-th trick, else 52
 S_PUP = 61  # 3: S_UP_AT of the previous hand (all 52 in hand 1): first_up_exchanges_first
 S_QKNOWN = 64  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
-S_LOG_LEN = 65
-S_WINNERS = 66  # bit set of winning seats (0 while nobody has won)
-S_TRUNCATED = 67
-S_FIN_LOG_LEN = 68  # the game that just ended in the slot (the last columns): actions, hands
-S_FIN_HANDS = 69
-S_FIN_WINNERS = 70
-S_FIN_TRUNCATED = 71
-NUM_S = 72  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
+S_TAKER = 65  # one_card_kitty: the seat that decided on the face-up card, -1 before
+S_PUT_OUT = 66  # one_card_kitty: the card it put out of play to take it, -1 (declined, or not decided)
+S_LOG_LEN = 67
+S_WINNERS = 68  # bit set of winning seats (0 while nobody has won)
+S_TRUNCATED = 69
+S_FIN_LOG_LEN = 70  # the game that just ended in the slot: actions, hands
+S_FIN_HANDS = 71
+S_FIN_WINNERS = 72
+S_FIN_TRUNCATED = 73
+NUM_S = 74  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
 
 # uint64 card-set columns
 C_HAND = 0  # 3
@@ -125,8 +130,9 @@ K_NSTAGES = 22  # stages of a hand before the play (Game's hand_order) ...
 K_ORDER = 23  # 8: ... their ST_* codes in order
 K_ASSIGN = 31  # dealer_assigns_quotas
 K_NUM_ACTIONS = 32  # the rule set's action space: 56 or 74
-K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions
-NUM_K = 34
+K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions (900 with one_card_kitty)
+K_ONE_CARD = 34  # one_card_kitty: the kitty (C_KITTY) is the face-up card
+NUM_K = 35
 
 LEGAL_SHIFT_ASSIGN = 16
 """A legal set is one uint64 word of actions ``shift`` and up: 0 but in the assign phase, whose actions 68-73
@@ -219,6 +225,7 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg[K_ASSIGN] = rules.dealer_assigns_quotas
     cfg[K_NUM_ACTIONS] = rules.num_actions
     cfg[K_OBS_SIZE] = observation_size(rules)
+    cfg[K_ONE_CARD] = rules.one_card_kitty
     return cfg
 
 
@@ -340,6 +347,8 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
         st[i, S_TW + s] = 0
         st[i, S_VOID + s] = 0
     st[i, S_QKNOWN] = 0 if assign else 1
+    st[i, S_TAKER] = -1
+    st[i, S_PUT_OUT] = -1
     st[i, S_HAS_PREV] = 1 if has_prev else 0
     if not has_prev:
         for s in range(3):
@@ -563,6 +572,24 @@ def _next_stage(i, st, cm, cfg):
             st[i, S_PHASE] = DISCARD
             st[i, S_CUR] = st[i, S_DEALER]
             return
+        elif code == ST_TAKE:
+            if _top(cm[i, C_KITTY]) != TWO_OF_DIAMONDS:  # else nobody can take it
+                st[i, S_PHASE] = TAKE
+                for s in range(3):
+                    if cm[i, C_HAND + s] >> np.uint64(TWO_OF_DIAMONDS) & _ONE:
+                        st[i, S_CUR] = s
+                return
+
+
+@njit(cache=True)
+def _take(i, st, cm, cfg, action):
+    """The holder of 2D takes the face-up card, putting ``action`` out of play, or declines (Game._take)."""
+    seat = st[i, S_CUR]
+    st[i, S_TAKER] = seat
+    if action != PASS_ACTION:
+        cm[i, C_HAND + seat] = (cm[i, C_HAND + seat] | cm[i, C_KITTY]) ^ _bit(action)
+        st[i, S_PUT_OUT] = action
+    _next_stage(i, st, cm, cfg)
 
 
 @njit(cache=True, inline="always")
@@ -763,6 +790,8 @@ def _legal_bits(i, st, cm):
         return np.uint64(0xF) << np.uint64(TRUMP_ACTION_BASE)
     if phase == ASSIGN:
         return np.uint64(0x3F) << np.uint64(ASSIGN_ACTION_BASE - LEGAL_SHIFT_ASSIGN)
+    if phase == TAKE:
+        return cm[i, C_HAND + st[i, S_CUR]] | _ONE << np.uint64(PASS_ACTION)
     return np.uint64(0)
 
 
@@ -801,6 +830,8 @@ def _apply(i, st, cm, rng, cfg, action, reward):
         _name_trump(i, st, cm, cfg, action - TRUMP_ACTION_BASE)
     elif phase == ASSIGN:
         _assign(i, st, cm, cfg, action)
+    elif phase == TAKE:
+        _take(i, st, cm, cfg, action)
     else:
         _discard(i, st, cm, cfg, action)
     return False
@@ -1095,6 +1126,20 @@ def encode_row(i, seat, st, cm, cfg, row):
             row[_OBS_SIZE] = 1.0
         if known:
             row[_OBS_SIZE + 1] = 1.0
+        if cfg[K_ONE_CARD]:  # the face-up card, who took it or declined, taking, put out
+            base = _OBS_SIZE + 2
+            row[base + _top(cm[i, C_KITTY])] = 1.0
+            taker = st[i, S_TAKER]
+            put_out = st[i, S_PUT_OUT]
+            if taker >= 0:
+                if put_out >= 0:
+                    row[base + 52 + (taker - seat) % 3] = 1.0
+                else:
+                    row[base + 55] = 1.0
+            if phase == TAKE and acting:
+                row[base + 56] = 1.0
+            if put_out >= 0 and taker == seat:
+                row[base + 57 + put_out] = 1.0
 
 
 @njit(cache=True)

@@ -5,7 +5,7 @@ Used by :class:`sm_env.compiled.single.CompiledGame` (``raw_env``'s compiled pat
 fresh game) and by :class:`agents.search.rollout_kernel.RolloutBatch` (search: a
 position set up by ``Game.from_position`` or a clone). Any position of a three-player
 game under rules the compiled engine runs (:func:`sm_env.compiled.support.supports`) in
-the assign, exchange, trump, discard, play or over phase loads; the row then observes,
+the assign, exchange, trump, discard, take, play or over phase loads; the row then observes,
 masks and plays on as the ``Game`` does (``tests/test_loader.py``).
 
 What is copied, from :data:`sm_env.core.game.HAND_STATE` and :data:`~sm_env.core.game.GAME_STATE`
@@ -23,14 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from sm_env.core.cards import to_mask
-from sm_env.core.game import ASSIGN, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
+from sm_env.core.game import ASSIGN, DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, TAKE, TRUMP, Game
 
 from . import kernels as k
 from .support import unsupported
 
 __all__ = ["LOADABLE_PHASES", "LoadError", "game_row", "load_game"]
 
-LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN)
+LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN, TAKE)
 """The phases the kernels know."""
 
 
@@ -47,9 +47,8 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     if refused:
         raise LoadError(f"the kernels do not run rule set {game.rules.name!r}: it uses {', '.join(refused)}")
     if game.phase not in LOADABLE_PHASES:
-        raise LoadError(
-            f"the kernels hold the exchange, trump, discard, play, over or assign phase, not phase {game.phase}"
-        )
+        known = ", ".join(PHASE_NAMES[p] for p in LOADABLE_PHASES)
+        raise LoadError(f"the kernels hold the phases {known}, not phase {PHASE_NAMES[game.phase]}")
     log = game.log
     st = [0] * k.NUM_S
     st[k.S_PHASE] = game.phase
@@ -90,6 +89,9 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
         for t, entry in enumerate(game._round_exchanges):
             st[k.S_EX_PEND + t] = len(entry.sent)
     st[k.S_STAGE] = game._stage
+    take = game.take  # one_card_kitty: (seat, card put out or None) once decided
+    st[k.S_TAKER] = -1 if take is None else take[0]
+    st[k.S_PUT_OUT] = -1 if take is None or take[1] is None else take[1]
     st[k.S_UP_AT : k.S_UP_AT + 3] = _up_at(game)
     previous = game._up_at() if len(game.history) >= 2 else None
     st[k.S_PUP : k.S_PUP + 3] = [52] * 3 if previous is None else previous

@@ -28,6 +28,8 @@ INT32_MAX = 2**31 - 1
 
 BOOL, OPTIONAL_INT, QUOTAS, LABEL, DEALER_MAKES = "bool", "optional int", "quotas", "label", "true, false or up"
 
+_DEAL_SIZES = ("K_TRICKS", "K_HAND_SIZE", "K_KITTY_SIZE")
+
 MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     # field: (the kind of value supported, the kernels' rule-vector columns that hold it)
     "name": (LABEL, ()),  # a label: it changes no rule
@@ -42,7 +44,7 @@ MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     "target_symmetric": (BOOL, ("K_TARGET_SYM",)),
     "dealer_makes_quota": (DEALER_MAKES, ("K_DEALER_MAKES",)),  # 0 off, 1 at least its quota, 2 "up"
     "fixed_hands": (OPTIONAL_INT, ("K_FIXED",)),
-    "no_kitty_51": (BOOL, ("K_NO_KITTY_51", "K_TRICKS", "K_HAND_SIZE", "K_KITTY_SIZE", "K_NSTAGES", "K_ORDER")),
+    "no_kitty_51": (BOOL, ("K_NO_KITTY_51", *_DEAL_SIZES, "K_NSTAGES", "K_ORDER")),
     # section 10 (docs/rules.md)
     "chips": (BOOL, ("K_CHIPS",)),
     "trump_before_exchange": (BOOL, ("K_NSTAGES", "K_ORDER")),  # the hand order: Game's hand_order
@@ -51,6 +53,7 @@ MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     "first_up_exchanges_first": (BOOL, ("K_FIRST_UP",)),
     "kitty_trick": (BOOL, ("K_KITTY_TRICK", "K_TRICKS")),
     "dealer_assigns_quotas": (BOOL, ("K_ASSIGN", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE")),
+    "one_card_kitty": (BOOL, ("K_ONE_CARD", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE", *_DEAL_SIZES)),
 }
 """Fields the kernels play: (kind of value supported, the ``K_*`` columns of the rule vector that hold it)."""
 
