@@ -46,7 +46,8 @@ def _check_row(game: Game, rng: random.Random) -> int:
         decisions += 1
         if game.hand_number != hand or game.phase == OVER:  # the hand ended: the row's game too
             assert done[0]
-            assert rewards[0].tolist() == list(game.history[hand - 1].balances)
+            before = game.history[hand - 2].scores if hand >= 2 else (0, 0, 0)  # the reward: the score's change
+            assert rewards[0].tolist() == [a - b for a, b in zip(game.history[hand - 1].scores, before, strict=True)]
             return decisions
         assert not done[0]
 
