@@ -62,7 +62,7 @@ def policy_file(spec: str) -> str | None:
 class SelfPlayEnvConfig(Section):
     """The games: sm_env.compiled.batch.VectorGame, many at once."""
 
-    rules: Rules = setting("standard", "a preset name or a dict of rule options (docs/rules.md sections 1-9)")
+    rules: Rules = setting("standard", "a preset name or a dict of rule options (compiled, 56 actions)")
     episode: Literal[EPISODES] = setting("hand", "'hand': an episode is one hand; 'game': a whole game")
     max_hands: Whole = setting(30, "game episodes: truncate a game nobody has won after this many hands", gt=0)
     num_games: Whole = setting(256, "games stepped together (one decision of each per engine step)", gt=0)
