@@ -1626,16 +1626,17 @@ def json_copy(value):
     return json.loads(json.dumps(value))
 
 
-def test_heuristic_assignment_takes_the_lowest_quota_and_loads_the_leader():
-    from agents.heuristic import heuristic_action
+def test_heuristic_assignment_takes_the_lowest_quota_and_gives_the_middle_the_highest():
+    from agents.heuristic import choose_assignment, heuristic_action
     from sm_env.core.game import assignment_of
 
     rules = PRESETS["dealer-assigns"]
     game = Game(rules=rules, seed=0, first_dealer=0)
     view = player_view(game, 0)
-    assert assignment_of(heuristic_action(view), rules) == [3, 8, 5]  # scores equal: the eldest gets the 8
-    object.__setattr__(view, "scores", (0, -4, 4))
-    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # the middle leads: it gets the 8
+    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # dealer 3, eldest 5, middle 8
+    object.__setattr__(view, "scores", (0, 4, -4))
+    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # whatever the scores (docs/results.md A/B)
+    assert assignment_of(choose_assignment(view, high_to="leader"), rules) == [3, 8, 5]  # the rule it replaced
 
 
 def test_planted_bug_in_the_assignment_is_caught(monkeypatch):
