@@ -21,6 +21,8 @@ ratio is of times per decision (target at most 1.0). Needs ``pip install
 .[bench]`` for OpenSpiel (skipped if missing).
 
     python benchmarks/bench_vector.py [--seconds 3] [--num-games 1024] [--threads 2] [--clock cpu]
+    python benchmarks/bench_vector.py --clock cpu --seconds 1 --presets          # a table for every preset
+    python benchmarks/bench_vector.py --presets calls four-5-3-2-2               # or for the named ones
 
 ``--clock cpu`` times by the CPU time of this process instead of the wall
 clock: on a machine busy with other work it is less disturbed (for the
@@ -82,11 +84,14 @@ def openspiel_runner(observer: bool) -> Callable[[float], int] | None:
     return run
 
 
-def raw_env_runner(compiled: bool = True) -> Callable[[float], int]:
+def raw_env_runner(compiled: bool = True, rules: str = "standard") -> Callable[[float], int]:
     from sm_env.envs.aec import raw_env
 
-    env = raw_env(compiled=compiled)
+    env = raw_env(rules=rules, compiled=compiled)
     rng = random.Random(0)
+    env.reset(seed=-1 % 2**32)  # one game to compile / warm up, not timed
+    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+        env.step(int(env.observe(env.agent_selection)["action_mask"].nonzero()[0][0]))
 
     def run(seconds: float) -> int:
         decisions = 0
@@ -107,8 +112,10 @@ def raw_env_runner(compiled: bool = True) -> Callable[[float], int]:
     return run
 
 
-def vector_runner(num_games: int, observe: bool, fresh: bool, parallel: bool) -> Callable[[float], int]:
-    game = VectorGame(num_games, seed=0, parallel=parallel)
+def vector_runner(
+    num_games: int, observe: bool, fresh: bool, parallel: bool, rules: str = "standard"
+) -> Callable[[float], int]:
+    game = VectorGame(num_games, rules=rules, seed=0, parallel=parallel)
     game.reset()
     state = np.arange(1, num_games + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     actions = np.zeros(num_games, dtype=np.int64)
@@ -135,6 +142,35 @@ def vector_runner(num_games: int, observe: bool, fresh: bool, parallel: bool) ->
     return run
 
 
+def preset_table(presets: list[str], args: argparse.Namespace, os_obs: float) -> None:
+    """One row per preset: raw_env's time per decision and VectorGame's speed, each as a ratio to OpenSpiel
+    with its observer (``os_obs`` decisions/s, measured in this run). Targets: raw_env at most 1.2 times
+    OpenSpiel's time per decision; VectorGame at least 10 times its decisions/s with masks, 5 with observations.
+    A preset the compiled engine does not run shows raw_env's pure-Python path and no VectorGame figures."""
+    from sm_env.compiled.support import supports
+    from sm_env.core.rules import RuleSet
+
+    print()
+    print(
+        "| preset | path | raw_env us/decision | raw_env time / OpenSpiel (<= 1.2) "
+        "| VectorGame + mask / OpenSpiel (>= 10) | VectorGame + observe / OpenSpiel (>= 5) |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for name in presets:
+        compiled = supports(RuleSet.from_any(name))
+        raw = timed(raw_env_runner(rules=name), args.seconds, args.repeats)
+        cells = [name, "compiled" if compiled else "Python", f"{1e6 / raw:.2f}", f"{os_obs / raw:.2f}"]
+        if compiled:
+            for observe in (False, True):
+                rate = timed(
+                    vector_runner(args.num_games, observe, args.fresh, False, rules=name), args.seconds, args.repeats
+                )
+                cells.append(f"{rate / os_obs:.1f}")
+        else:
+            cells += ["-", "-"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per run (default 3)")
@@ -143,6 +179,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2, help="numba threads for parallel=True (default 2)")
     parser.add_argument("--fresh", action="store_true", help="observe() into a fresh array every step")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock or process CPU time")
+    parser.add_argument(
+        "--presets",
+        nargs="*",
+        metavar="NAME",
+        help="also print a table per preset (no names: every preset) of raw_env and VectorGame against OpenSpiel",
+    )
     args = parser.parse_args(argv)
     global clock
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -181,6 +223,15 @@ def main(argv: list[str] | None = None) -> None:
         print(f"ratio VectorGame step + mask / OpenSpiel step alone:     {vec_step / os_step:6.1f} x")
         print(f"time per decision raw_env / OpenSpiel with observer:     {os_obs / raw:6.2f} x  (target <= 1.0)")
         print(f"  the same with raw_env(compiled=False):                 {os_obs / raw_py:6.2f} x")
+    if args.presets is not None:
+        if not os_obs:
+            sys.exit("--presets needs OpenSpiel (pip install .[bench]): the table is of ratios to it")
+        from sm_env.core.rules import PRESETS
+
+        unknown = [name for name in args.presets if name not in PRESETS]
+        if unknown:
+            sys.exit(f"unknown preset(s) {', '.join(unknown)}; the presets: {', '.join(PRESETS)}")
+        preset_table(args.presets or list(PRESETS), args, os_obs)
 
 
 if __name__ == "__main__":
