@@ -915,11 +915,15 @@ def write_mask(legal, shift, row):
     width = row.shape[0]
     for a in range(min(shift, width)):
         row[a] = 0
-    for b in range((width - shift + 7) // 8):
-        byte = (legal >> np.uint64(8 * b)) & np.uint64(0xFF) if b < 8 else np.uint64(0)
-        bits = _BYTE_BITS_I8[byte]
-        for k in range(min(8, width - shift - 8 * b)):
-            row[shift + 8 * b + k] = bits[k]
+    whole = min((width - shift) // 8, 8)  # bytes of the legal set whose 8 actions all fit in the row
+    for b in range(whole):
+        bits = _BYTE_BITS_I8[(legal >> np.uint64(8 * b)) & np.uint64(0xFF)]
+        base = shift + 8 * b
+        for k in range(8):  # a fixed count: compiled as straight stores
+            row[base + k] = bits[k]
+    for a in range(shift + 8 * whole, width):  # the rest: a partial byte, and any actions past the 64 bits
+        b = a - shift
+        row[a] = np.int8((legal >> np.uint64(b)) & _ONE) if b < 64 else np.int8(0)
 
 
 @njit(cache=True, inline="always")
