@@ -113,11 +113,12 @@ def lockstep(
         for i, game in enumerate(games):
             where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}"
             hand = game.hand_number
+            before = list(game.scores)
             steps[i] += 1
             game.apply(int(actions[i]))
             expected = np.zeros(3, dtype=np.float32)
-            if game.phase == OVER or game.hand_number != hand:  # the hand's change of the running scores
-                before = game.history[hand - 2].scores if hand >= 2 else (0, 0, 0)
+            ended = game.phase == OVER or game.hand_number != hand
+            if ended and not game.history[hand - 1].passed_out:  # the hand's change of the running scores
                 expected[:] = np.subtract(game.history[hand - 1].scores, before)
                 hands += 1
             if not np.array_equal(rewards[i], expected):
