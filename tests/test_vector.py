@@ -81,6 +81,9 @@ def _order_of(rules: dict) -> dict[int, int]:
         ("9-2-5-variation", _order_of({"pickup_before_discard": True, "trump_after_send": True})),  # kitty after
         ("dealer-assigns", {k.K_ASSIGN: 0, **_order_of({})}),  # the quotas by role, no assignment
         ("9-5-3-one-card", {k.K_NSTAGES: 2}),  # nobody is asked to take the face-up card
+        ("woburn-auction", {k.K_AUCTION: 0}),  # no auction: hand 1 dealt by the first dealer
+        ("calls", {k.K_CALLS: 0}),  # calls as trumps: never used up, no NT or misère
+        ({"auction": True, "fixed_hands": 3}, {k.K_FIXED: 4}),  # passed-out deals counted as hands (the same)
     ],
     ids=[
         "chips",
@@ -92,6 +95,9 @@ def _order_of(rules: dict) -> dict[int, int]:
         "kitty-before",
         "dealer-assigns",
         "one-card-kitty",
+        "auction",
+        "calls",
+        "passed-out-deals-are-no-hands",
     ],
 )
 def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dict[int, int]) -> None:
@@ -244,12 +250,12 @@ def test_presets_not_supported_are_refused_by_name() -> None:
     assert len(supported_presets()) < len(PRESETS)  # some section 10 presets exist and are refused
 
 
-@pytest.mark.parametrize("name, option", [("woburn-auction", "auction"), ("calls", "calls")])
-def test_new_section_10_options_are_refused_by_name_and_search_falls_back_to_python(name, option) -> None:
+@pytest.mark.parametrize("name", ["four-5-3-2-2", "four-6-3-2-1"])
+def test_four_players_are_refused_by_name_and_search_falls_back_to_python(name) -> None:
     from agents.search.rollout import compiled_rollouts
 
-    assert option in unsupported_options(PRESETS[name])
-    with pytest.raises(ValueError, match=option):
+    assert unsupported_options(PRESETS[name]) == ["players: 4"]
+    with pytest.raises(ValueError, match="players: 4"):
         VectorGame(num_games=2, rules=name, seed=0)
     assert compiled_rollouts(PRESETS[name]) is None  # the compiled rollouts do not play it: pimc/ismcts use Python
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sm_env.core.game import OVER, Game
+from sm_env.core.game import OVER, PASS_ACTION, Game
 from sm_env.core.knowledge import player_view
 from sm_env.observation import encode
 from sm_env.records import game_record, replay
@@ -55,11 +55,14 @@ def lockstep(
     replay_every: int = 10,
     parallel: bool = False,
     vec: VectorGame | None = None,
+    pass_rate: float = 0.0,
 ) -> LockstepResult:
     """Play ``num_games`` random games in lockstep; raises LockstepError at the first difference.
 
     With ``vec`` (a batch already dealt, e.g. restored by ``set_state``), its games are played on from where
     they stand (``rules``, ``num_slots``, ``episode`` and ``max_hands`` are the batch's; ``max_hands`` not None).
+    ``pass_rate``: the chance of playing action 58 (pass in the auction, decline the face-up card) wherever it is
+    legal, instead of a uniform legal action (so that passed-out deals are played often).
     """
     if vec is None:
         vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
@@ -106,6 +109,8 @@ def lockstep(
                         raise LockstepError(f"{where}: observation of seat {s} differs at {diff.tolist()[:10]}")
             legal_ids = np.flatnonzero(masks[i])
             actions[i] = legal_ids[rng.integers(len(legal_ids))]
+            if pass_rate and legal >> PASS_ACTION & 1 and rng.random() < pass_rate:
+                actions[i] = PASS_ACTION
         final_seats = rng.integers(3, size=num_slots)
         rewards, done = vec.step(actions, final_seats=final_seats)
         truncated, winners = vec.truncated, vec.winners
