@@ -76,9 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         total_games += result.games
         total_decisions += result.decisions
         passing = f" pass {pass_rate:g}" if pass_rate else ""
+        passed = f" ({result.passed_out} deals passed out)" if result.passed_out else ""
         print(
             f"{name:<20} {episode:<5}{passing} {result.games:6d} games {result.hands:7d} hands "
-            f"{result.decisions:9d} decisions: identical",
+            f"{result.decisions:9d} decisions: identical{passed}",
             flush=True,
         )
     print(f"all identical: {total_games} games, {total_decisions} decisions in {time.perf_counter() - start:.0f} s")

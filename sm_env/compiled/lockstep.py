@@ -37,7 +37,8 @@ class LockstepError(AssertionError):
 class LockstepResult:
     games: int
     decisions: int
-    hands: int
+    hands: int  # hands played (scored)
+    passed_out: int = 0  # deals passed out in the auction (no hand played)
 
 
 def _bits(mask_row: np.ndarray) -> int:
@@ -81,7 +82,7 @@ def lockstep(
             game.apply(int(action))
             steps[i] += 1
     rng = np.random.default_rng(seed)
-    finished = decisions = hands = 0
+    finished = decisions = hands = passed_out = 0
     obs_ref = np.empty(vec.observation_size, dtype=np.float32)
     rows = np.arange(num_slots)
     while finished < num_games:
@@ -123,7 +124,9 @@ def lockstep(
             game.apply(int(actions[i]))
             expected = np.zeros(3, dtype=np.float32)
             ended = game.phase == OVER or game.hand_number != hand
-            if ended and not game.history[hand - 1].passed_out:  # the hand's change of the running scores
+            if ended and game.history[hand - 1].passed_out:  # no hand played: nothing paid
+                passed_out += 1
+            elif ended:  # the hand's change of the running scores
                 expected[:] = np.subtract(game.history[hand - 1].scores, before)
                 hands += 1
             if not np.array_equal(rewards[i], expected):
@@ -149,4 +152,4 @@ def lockstep(
             finished += 1
             games[i] = reference(i)
             steps[i] = 0
-    return LockstepResult(finished, decisions, hands)
+    return LockstepResult(finished, decisions, hands, passed_out)
