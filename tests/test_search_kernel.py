@@ -63,6 +63,8 @@ KERNEL_PRESETS = [  # presets whose every option the kernel plays (others search
     "dealer-makes-quota",
     "fixed-9",
     "fixed-12",
+    "woburn-auction",
+    "calls",
 ]
 
 
