@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from sm_env.compiled import support
-from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet, RulesError
+from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RulesError, RuleSet
 
 FIELDS = {field.name for field in dataclasses.fields(RuleSet)}
 

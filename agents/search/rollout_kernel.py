@@ -29,11 +29,11 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
+from agents.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.compiled.support import supports as supports  # the one answer, re-exported for rollout.py
 from sm_env.compiled.support import unsupported
-from agents.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
 from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 

@@ -11,7 +11,8 @@ bit for bit.
 State of game ``i`` (absolute seats 0-2):
 
 - ``st[i, S_*]`` (int32): phase, player to act, dealer, hand number, trick,
-  tricks won, quotas, scores, previous balances, exchange plan, ...;
+  tricks won, quotas, scores, previous balances, exchange plan, the call
+  and the calls left (``calls``), the auction (``auction``), ...;
 - ``cm[i, C_*]`` (uint64 bit sets, bit = card id): hands, kitty, cards
   played, discards, exchange sent / returned per (sender, receiver) pair,
   kitty cards shown per seat; with ``cfg[K_GIVEN_DEALS]`` (:mod:`sm_env.compiled.single`)
