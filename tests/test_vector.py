@@ -35,9 +35,14 @@ def test_lockstep_every_preset(preset: str) -> None:
     assert result.games >= games and result.hands > games
 
 
-@pytest.mark.parametrize("preset", ["standard", "woburn", "6-3-8"])
+@pytest.mark.parametrize("preset", ["standard", "woburn", "6-3-8", "woburn-auction", "calls"])
 def test_lockstep_every_seat_observation(preset: str) -> None:
-    lockstep(preset, num_games=4, num_slots=4, seed=5, max_hands=3, all_seats=True)
+    lockstep(preset, num_games=4, num_slots=4, seed=5, max_hands=3, all_seats=True, pass_rate=0.3)
+
+
+def test_lockstep_whole_calls_games_end_after_hand_18() -> None:
+    result = lockstep("calls", num_games=3, num_slots=3, seed=8, max_hands=30, all_seats=True)
+    assert result.hands == 18 * result.games  # every seat makes its six calls, then the highest score wins
 
 
 def test_lockstep_parallel_kernels() -> None:
@@ -109,6 +114,22 @@ def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dic
     run(False)  # the option played right passes
     with pytest.raises(LockstepError):
         run(True)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"auction": True, "dealer_makes_quota": True},
+        {"auction": True, "first_up_exchanges_first": True, "trump_after_send": True},
+        {"auction": True, "chips": True, "target_score": 10},
+        {"calls": True, "chips": True, "win_margin": 3},
+        {"calls": True, "dealer_makes_quota": "up", "pickup_before_discard": True},
+    ],
+    ids=["auction-dealer-makes", "auction-first-up", "auction-chips", "calls-chips-margin", "calls-dealer-makes-up"],
+)
+def test_lockstep_the_auction_and_the_calls_with_other_options(rules: dict) -> None:
+    result = lockstep(rules, num_games=6, num_slots=6, seed=5, max_hands=8, pass_rate=0.4 if "auction" in rules else 0)
+    assert result.games >= 6 and result.hands > 6
 
 
 def test_passed_out_deals_are_no_hands_played() -> None:
