@@ -52,7 +52,7 @@ from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py a8701e1a772b
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 7086de146ce9
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 

@@ -34,7 +34,7 @@ from sm_env.core.game import OVER
 
 from . import kernels as k
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py a8701e1a772b
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 7086de146ce9
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
