@@ -46,8 +46,11 @@ def _state(e: raw_env) -> tuple:
     )
 
 
-def _lockstep(kwargs: dict, seed: int, options: dict | None = None, illegal_every: int = 0) -> int:
-    """Play one random game in both paths; returns the number of decisions."""
+def _lockstep(
+    kwargs: dict, seed: int, options: dict | None = None, illegal_every: int = 0, pass_rate: float = 0.0
+) -> int:
+    """Play one random game in both paths (``pass_rate``: the chance of action 58 where it is legal); returns the
+    number of decisions."""
     fast, slow = raw_env(**kwargs), raw_env(compiled=False, **kwargs)
     fast.reset(seed=seed, options=options)
     slow.reset(seed=seed, options=options)
@@ -67,7 +70,7 @@ def _lockstep(kwargs: dict, seed: int, options: dict | None = None, illegal_ever
             with pytest.raises(IllegalEnvActionError) as fast_err:
                 fast.step(bad)
             assert str(fast_err.value) == str(slow_err.value)
-        action = rng.choice(legal)
+        action = 58 if 58 in legal and rng.random() < pass_rate else rng.choice(legal)
         fast.step(action)
         slow.step(action)
         decisions += 1
@@ -107,6 +110,30 @@ def test_lockstep_option_sets_beyond_the_presets(rules: dict) -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_lockstep_whole_standard_games(seed: int) -> None:
     assert _lockstep({}, 100 + seed, illegal_every=37) > 50
+
+
+def test_lockstep_whole_calls_games() -> None:
+    fast = raw_env(rules="calls", max_hands=30)
+    for seed in range(2):
+        assert _lockstep({"rules": "calls", "max_hands": 30}, 40 + seed, illegal_every=97) > 18 * 40
+    fast.reset(seed=40)
+    _play(fast, random.Random(40), 100_000)
+    assert fast.game.hand_number == 18 and fast.game.winners  # every seat made its six calls
+
+
+def test_lockstep_auctions_with_passed_out_deals() -> None:
+    passed_out = 0
+    for seed in range(4):  # random deals, then given ones (the compiled path asks for each, passed out or not)
+        options = {"deals": _deals(seed, 3)} if seed >= 2 else None
+        _lockstep({"rules": "woburn-auction", "max_hands": 4}, seed, options, pass_rate=0.6)
+        e = raw_env(rules="woburn-auction", max_hands=4)
+        e.reset(seed=seed, options=options)
+        rng = random.Random(seed)
+        while e.agents and not (e.terminations[e.agent_selection] or e.truncations[e.agent_selection]):
+            legal = e.legal_actions()
+            e.step(58 if 58 in legal and rng.random() < 0.6 else rng.choice(legal))
+        passed_out += e.game.passed_out
+    assert passed_out >= 2
 
 
 def test_lockstep_with_reset_options() -> None:
@@ -201,9 +228,10 @@ def test_numpy_integer_actions_are_played() -> None:
     assert e.game.history[0].exchanges or e.game.trump >= 0 or e.game.log.discards
 
 
-def test_section_10_rules_and_compiled_false_use_the_pure_python_path() -> None:
-    for kwargs in ({"rules": "woburn-auction"}, {"rules": "calls"}, {}):
-        e = raw_env(compiled=not kwargs == {}, **kwargs)
+def test_compiled_false_uses_the_pure_python_path() -> None:
+    for rules in ("woburn-auction", "calls", "standard"):
+        assert raw_env(rules=rules)._use_kernel  # the compiled engine runs these rule sets
+        e = raw_env(rules=rules, compiled=False)
         e.reset(seed=1)
         assert e._fast is None
         _play(e, random.Random(0), 300)

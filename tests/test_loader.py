@@ -31,6 +31,7 @@ def _check_row(game: Game, rng: random.Random) -> int:
     mask = np.zeros((1, game.rules.num_actions), dtype=np.int8)
     hand, decisions = game.hand_number, 0
     while True:
+        before = list(game.scores)
         for seat in range(3):
             k.observe_games(st, cm, cfg, np.array([seat]), np.array([0]), obs)
             encode(player_view(game, seat), ref)
@@ -46,8 +47,8 @@ def _check_row(game: Game, rng: random.Random) -> int:
         decisions += 1
         if game.hand_number != hand or game.phase == OVER:  # the hand ended: the row's game too
             assert done[0]
-            before = game.history[hand - 2].scores if hand >= 2 else (0, 0, 0)  # the reward: the score's change
-            assert rewards[0].tolist() == [a - b for a, b in zip(game.history[hand - 1].scores, before, strict=True)]
+            after = before if game.history[hand - 1].passed_out else game.history[hand - 1].scores
+            assert rewards[0].tolist() == [a - b for a, b in zip(after, before, strict=True)]  # the score's change
             return decisions
         assert not done[0]
 
@@ -64,6 +65,8 @@ def _check_row(game: Game, rng: random.Random) -> int:
         {"trump_before_exchange": True, "chips": True},
         {"dealer_assigns_quotas": True, "trump_after_send": True},
         "9-5-3-one-card",
+        "woburn-auction",
+        "calls",
     ],
 )
 def test_a_game_loaded_at_any_decision_plays_on_as_the_game(rules) -> None:
@@ -77,12 +80,26 @@ def test_a_game_loaded_at_any_decision_plays_on_as_the_game(rules) -> None:
                 compared += _check_row(game, rng)
             game.apply(rng.choice(game.legal_actions()))
         compared += _check_row(game, rng)  # the game over
-    assert EXCHANGE in phases and compared > 200
+    assert (EXCHANGE in phases or Game(rules).rules.no_exchange) and compared > 200
 
 
-def test_refused_rules_and_phases_are_named() -> None:
-    with pytest.raises(LoadError, match="calls"):
-        game_row(Game("calls", seed=1))
-    with pytest.raises(LoadError, match="auction"):
-        game_row(Game("woburn-auction", seed=1))  # in the bid phase, which no kernel knows either
+def test_a_passed_out_deal_loaded_in_the_auction_ends_the_row() -> None:
+    game = Game("woburn-auction", seed=2, first_dealer=1)
+    game.apply(58)
+    game.apply(58)  # two passes: the third pass passes the deal out
+    assert _check_row(game, random.Random(0)) >= 1  # plays on as the Game, the auction included
+    clone = game.clone()
+    st = np.zeros((1, k.NUM_S), dtype=np.int32)
+    cm = np.zeros((1, k.NUM_C), dtype=np.uint64)
+    load_game(st, cm, 0, clone)
+    assert st[0, k.S_AUC_PASSED] == 0b110 and st[0, k.S_CUR] == 0 and st[0, k.S_PHASE] == clone.phase
+    clone.apply(58)
+    assert clone.passed_out == 1 and clone.hand_number == 2  # the next deal, the next seat bids first
+    load_game(st, cm, 0, clone)
+    assert (st[0, k.S_PASSED_OUT], st[0, k.S_AUC_FIRST], st[0, k.S_CUR], st[0, k.S_AUC_PASSED]) == (1, 2, 2, 0)
+
+
+def test_refused_rules_are_named() -> None:
+    with pytest.raises(LoadError, match="players: 4"):
+        game_row(Game("four-5-3-2-2", seed=1))
     assert isinstance(LoadError("x"), ValueError)

@@ -10,16 +10,16 @@ import pytest
 from agents.search.rollout import rollout
 from agents.search.rollout_kernel import RolloutBatch
 from agents.unseen import deck_of
-from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.core.game import ALL_CALLS, DISCARD, MIZ, NT, PLAY, TRUMP, Game
 
 
-def positions(rules: str, count: int, seed: int) -> list[tuple[Game, int]]:
-    """Random positions in the trump, discard or play phase of hand 1-3 (the hand ends the game),
+def positions(rules: str, count: int, seed: int, last_hand: int = 3) -> list[tuple[Game, int]]:
+    """Random positions in the trump, discard or play phase of hand 1 to ``last_hand`` (the hand ends the game),
     with the dealer's known-out cards (its discards so far)."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
-        hands = rng.randint(1, 3)
+        hands = rng.randint(1, last_hand)
         game = Game(rules, seed=rng.randrange(10**9), max_hands=hands)
         stop = rng.randrange(60)
         steps = 0
@@ -64,10 +64,23 @@ def python_rollout(game: Game, deck: int, dealer_out: int) -> tuple[list[int], l
         "chips-12",
         "dealer-assigns",
         "9-5-3-one-card",
+        "woburn-auction",
+        "calls",
     ],
 )
 def test_rollouts_play_the_reference_cards(rules: str) -> None:
-    found = positions(rules, 150, seed=len(rules))
+    _check_rollouts(rules, positions(rules, 150, seed=len(rules)))
+
+
+def test_rollouts_make_the_reference_calls_and_misere_plays() -> None:
+    found = positions("calls", 200, seed=8, last_hand=18)  # later hands: calls used up
+    calls = {game.call for game, _ in found}
+    assert {-1, NT, MIZ} <= calls  # calls to make, no-trump and misère hands
+    assert any(game.phase == TRUMP and game.calls_left[game.dealer] != ALL_CALLS for game, _ in found)
+    _check_rollouts("calls", found)
+
+
+def _check_rollouts(rules: str, found: list[tuple[Game, int]]) -> None:
     batch = RolloutBatch(rules, len(found))
     deck = deck_of(batch.rules)
     for row, (game, dealer_out) in enumerate(found):

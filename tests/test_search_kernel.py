@@ -63,6 +63,8 @@ KERNEL_PRESETS = [  # presets whose every option the kernel plays (others search
     "dealer-makes-quota",
     "fixed-9",
     "fixed-12",
+    "woburn-auction",
+    "calls",
 ]
 
 
@@ -88,6 +90,29 @@ def test_ismcts_kernel_grows_the_python_tree(rules):
         assert tree(compiled.search(view)) == tree(python.search(view)), f"decision {i}"
         assert compiled.act(view) == python.act(view)
         assert compiled.rng.getstate() == python.rng.getstate()
+
+
+def test_later_calls_search_only_the_calls_left_on_both_paths():
+    rng = random.Random(4)
+    views = []
+    while len(views) < 6:  # a call to make after the dealer's first hands: some calls used up
+        game = Game("calls", seed=rng.randrange(10**9), max_hands=18)
+        while not game.is_over:
+            view = player_view(game, game.current_player)
+            if game.phase == TRUMP and game.calls_left[game.dealer].bit_count() in (2, 3, 4):
+                views.append(view)
+                break
+            game.apply(heuristic_action(view))
+    for i, view in enumerate(views):
+        compiled, python = (
+            IsmctsAgent(seed=i, iterations=40, bid=True),
+            IsmctsAgent(seed=i, iterations=40, bid=True, kernel=False),
+        )
+        root = compiled.search(view)
+        assert tree(root) == tree(python.search(view)), f"decision {i}"
+        assert {a - 52 for a in root.children} == set(from_mask(view.calls_left[view.seat]))
+        pimc = PimcAgent(seed=i, samples=4, bid=True)
+        assert pimc.evaluate(view) == PimcAgent(seed=i, samples=4, bid=True, kernel=False).evaluate(view)
 
 
 def test_a_large_tree_is_the_same_too():

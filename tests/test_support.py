@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from sm_env.compiled import support
-from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RuleSet
+from sm_env.core.rules import PRESETS, SECTION_10_OPTIONS, RulesError, RuleSet
 
 FIELDS = {field.name for field in dataclasses.fields(RuleSet)}
 
@@ -46,8 +46,7 @@ def test_the_mapped_columns_are_the_kernels_rule_vector() -> None:
     "rules, named",
     [
         (PRESETS["four-5-3-2-2"], ["players: 4"]),
-        (RuleSet(calls=True), ["calls"]),
-        (RuleSet(auction=True, chips=True), ["auction"]),  # chips is played, the auction is not
+        (RuleSet(players=4, chips=True), ["players: 4"]),  # chips is played, four players are not
         (RuleSet(target_score=2**31), [f"target_score: {2**31}"]),  # beyond the kernels' int32 scores
         (RuleSet(fixed_hands=10**30), [f"fixed_hands: {10**30}"]),
     ],
@@ -63,8 +62,34 @@ def test_presets_are_supported_exactly_when_their_options_are_mapped() -> None:
     for name, preset in PRESETS.items():
         refused = [option for option in SECTION_10_OPTIONS if getattr(preset, option) and option in support.REFUSED]
         assert (name in presets) == (not refused and preset.players == 3), name
-    for name in ("dealer-makes-quota-up", "chips-12", "9-2-5-variation", "3-5-9"):  # section 10, played compiled
-        assert name in presets
+    for name in ("dealer-makes-quota-up", "chips-12", "9-2-5-variation", "3-5-9", "woburn-auction", "calls"):
+        assert name in presets  # section 10, played compiled
+    assert len(presets) == len(PRESETS) - 2  # all but the two four-player presets
+
+
+@pytest.mark.parametrize("option", ["auction", "calls"])
+def test_every_rule_set_the_auction_and_the_calls_allow_is_supported(option: str) -> None:
+    others = [{name: True} for name in SECTION_10_OPTIONS if name != option]
+    others += [
+        {"pickup_before_discard": True},
+        {"pickup_before_discard": True, "trump_after_kitty": True},
+        {"max_exchange": 2},
+        {"no_exchange": True},
+        {"win_margin": 4},
+        {"target_score": 10, "target_symmetric": True},
+        {"dealer_makes_quota": "up"},
+        {"fixed_hands": 9},
+        {"quotas": [7, 5, 4]},
+    ]
+    allowed = 0
+    for other in others:
+        try:
+            rules = RuleSet(**{option: True, **other})
+        except RulesError:
+            continue  # a combination the rules refuse (docs/rules.md 10.2, 10.3)
+        allowed += 1
+        assert support.supports(rules), (option, other, support.unsupported(rules))
+    assert allowed >= 6
 
 
 @pytest.mark.parametrize("value", [True, False, "up"])
@@ -77,13 +102,14 @@ def test_every_compiled_consumer_asks_the_one_boundary() -> None:
     from sm_env.compiled import batch, single
 
     assert rollout_kernel.supports is single.supports is support.supports
-    assert batch.unsupported_options(RuleSet(auction=True)) == ["auction"]  # kept for the names docs use
-    with pytest.raises(ValueError, match="calls"):
-        batch.VectorGame(2, rules=RuleSet(calls=True), seed=0)
+    assert batch.unsupported_options(RuleSet(players=4)) == ["players: 4"]  # kept for the names docs use
+    assert batch.unsupported_options(RuleSet(auction=True, chips=True)) == []  # section 10 runs compiled
+    with pytest.raises(ValueError, match="players: 4"):
+        batch.VectorGame(2, rules=RuleSet(players=4), seed=0)
     with pytest.raises(ValueError, match="target_score"):
         batch.VectorGame(2, rules=RuleSet(target_score=2**40), seed=0)
-    with pytest.raises(ValueError, match="auction"):
-        rollout_kernel.RolloutBatch(RuleSet(auction=True), 1)
+    with pytest.raises(ValueError, match="players: 4"):
+        rollout_kernel.RolloutBatch(RuleSet(players=4), 1)
 
 
 def test_support_loads_no_numba() -> None:

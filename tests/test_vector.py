@@ -35,9 +35,14 @@ def test_lockstep_every_preset(preset: str) -> None:
     assert result.games >= games and result.hands > games
 
 
-@pytest.mark.parametrize("preset", ["standard", "woburn", "6-3-8"])
+@pytest.mark.parametrize("preset", ["standard", "woburn", "6-3-8", "woburn-auction", "calls"])
 def test_lockstep_every_seat_observation(preset: str) -> None:
-    lockstep(preset, num_games=4, num_slots=4, seed=5, max_hands=3, all_seats=True)
+    lockstep(preset, num_games=4, num_slots=4, seed=5, max_hands=3, all_seats=True, pass_rate=0.3)
+
+
+def test_lockstep_whole_calls_games_end_after_hand_18() -> None:
+    result = lockstep("calls", num_games=3, num_slots=3, seed=8, max_hands=30, all_seats=True)
+    assert result.hands == 18 * result.games  # every seat makes its six calls, then the highest score wins
 
 
 def test_lockstep_parallel_kernels() -> None:
@@ -81,6 +86,8 @@ def _order_of(rules: dict) -> dict[int, int]:
         ("9-2-5-variation", _order_of({"pickup_before_discard": True, "trump_after_send": True})),  # kitty after
         ("dealer-assigns", {k.K_ASSIGN: 0, **_order_of({})}),  # the quotas by role, no assignment
         ("9-5-3-one-card", {k.K_NSTAGES: 2}),  # nobody is asked to take the face-up card
+        ("woburn-auction", {k.K_AUCTION: 0}),  # no auction: hand 1 dealt by the first dealer
+        ("calls", {k.K_CALLS: 0}),  # calls as trumps: never used up, no NT or misère
     ],
     ids=[
         "chips",
@@ -92,6 +99,8 @@ def _order_of(rules: dict) -> dict[int, int]:
         "kitty-before",
         "dealer-assigns",
         "one-card-kitty",
+        "auction",
+        "calls",
     ],
 )
 def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dict[int, int]) -> None:
@@ -105,6 +114,42 @@ def test_lockstep_catches_a_section_10_option_played_wrongly(rules, planted: dic
     run(False)  # the option played right passes
     with pytest.raises(LockstepError):
         run(True)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"auction": True, "dealer_makes_quota": True},
+        {"auction": True, "first_up_exchanges_first": True, "trump_after_send": True},
+        {"auction": True, "chips": True, "target_score": 10},
+        {"calls": True, "chips": True, "win_margin": 3},
+        {"calls": True, "dealer_makes_quota": "up", "pickup_before_discard": True},
+    ],
+    ids=["auction-dealer-makes", "auction-first-up", "auction-chips", "calls-chips-margin", "calls-dealer-makes-up"],
+)
+def test_lockstep_the_auction_and_the_calls_with_other_options(rules: dict) -> None:
+    result = lockstep(rules, num_games=6, num_slots=6, seed=5, max_hands=8, pass_rate=0.4 if "auction" in rules else 0)
+    assert result.games >= 6 and result.hands > 6
+
+
+def test_passed_out_deals_are_no_hands_played() -> None:
+    # with fixed_hands 3 a game ends after three hands played, however many deals were passed out before hand 1
+    rules = {"auction": True, "fixed_hands": 3}
+    vec = VectorGame(8, rules=rules, seed=6, max_hands=20)
+    vec.reset()
+    result = lockstep(num_games=24, vec=vec, pass_rate=0.6)
+    assert result.games >= 24 and result.passed_out >= 5
+    assert result.hands >= 3 * result.games  # each finished game: three hands played (games in play add more)
+
+    def planted(vec: VectorGame) -> None:
+        vec._st[:, k.S_PASSED_OUT] += 1  # a passed-out deal nobody played
+        vec._st[:, k.S_HAND_NO] += 1
+
+    vec = VectorGame(8, rules=rules, seed=6, max_hands=20)
+    vec.reset()
+    planted(vec)
+    with pytest.raises(LockstepError):
+        lockstep(num_games=8, vec=vec, replay_every=0)
 
 
 def test_assignments_have_74_actions_and_their_own_observation_entries() -> None:
@@ -244,12 +289,12 @@ def test_presets_not_supported_are_refused_by_name() -> None:
     assert len(supported_presets()) < len(PRESETS)  # some section 10 presets exist and are refused
 
 
-@pytest.mark.parametrize("name, option", [("woburn-auction", "auction"), ("calls", "calls")])
-def test_new_section_10_options_are_refused_by_name_and_search_falls_back_to_python(name, option) -> None:
+@pytest.mark.parametrize("name", ["four-5-3-2-2", "four-6-3-2-1"])
+def test_four_players_are_refused_by_name_and_search_falls_back_to_python(name) -> None:
     from agents.search.rollout import compiled_rollouts
 
-    assert option in unsupported_options(PRESETS[name])
-    with pytest.raises(ValueError, match=option):
+    assert unsupported_options(PRESETS[name]) == ["players: 4"]
+    with pytest.raises(ValueError, match="players: 4"):
         VectorGame(num_games=2, rules=name, seed=0)
     assert compiled_rollouts(PRESETS[name]) is None  # the compiled rollouts do not play it: pimc/ismcts use Python
 

@@ -214,7 +214,7 @@ def test_tampered_states_never_crash_the_process() -> None:
         ({"max_hands": 2**40}, "max_hands must be at most"),
         ({"parallel": "yes"}, "parallel must be True or False"),
         ({"seed": 1.5}, "seed must be an integer"),
-        ({"rules": {"calls": True}}, "calls"),
+        ({"rules": {"players": 4}}, "players: 4"),
     ],
 )
 def test_bad_constructor_arguments_are_refused(kwargs: dict, match: str) -> None:
@@ -237,3 +237,32 @@ def test_float_rows_seats_and_final_seats_are_refused_not_truncated(played) -> N
             g.deals(0, bad)
     assert g.observe(rows=[]).shape == (0, g.observation_size)  # an empty list reads as floats: allowed
     assert np.array_equal(g.observe(rows=[1], seats=[2]), g.observe(rows=np.array([1]), seats=2))
+
+
+@pytest.mark.parametrize(
+    "rules, column, name",
+    [
+        ("calls", k.S_CALLS_LEFT + 1, r"S_CALLS_LEFT\+1"),
+        ("calls", k.S_CALL, "S_CALL"),
+        ("woburn-auction", k.S_AUC_HIGH, "S_AUC_HIGH"),
+        ("woburn-auction", k.S_AUC_PASSED, "S_AUC_PASSED"),
+        ("woburn-auction", k.S_PASSED_OUT, "S_PASSED_OUT"),
+    ],
+)
+def test_the_auction_and_calls_columns_are_restored_and_checked(rules: str, column: int, name: str) -> None:
+    g = VectorGame(SLOTS, rules=rules, seed=3, max_hands=20)
+    g.reset()
+    rng = np.random.default_rng(3)
+    for _ in range(60):  # passes often: passed-out deals and auctions under way
+        mask = g.legal_mask()
+        actions = [58 if row[58] and rng.random() < 0.6 else rng.choice(np.flatnonzero(row)) for row in mask]
+        g.step(np.array(actions))
+    state = g.get_state()
+    copy = VectorGame(SLOTS, rules=rules, seed=0, max_hands=20)
+    copy.set_state(_copy(state))  # accepted as it is
+    lockstep(num_games=SLOTS, vec=copy, replay_every=0, pass_rate=0.6)  # and plays on as the reference
+    bad = _copy(state)
+    bad["st"][1, column] += 1
+    with pytest.raises(VectorStateError, match=rf"st\[1, {name}\] is"):
+        g.set_state(bad)
+    assert _same(g.get_state(), state)  # untouched

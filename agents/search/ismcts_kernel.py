@@ -30,14 +30,14 @@ from numba import njit
 
 from agents.unseen import deck_of
 from sm_env import vector_kernels as vk
-from sm_env.core.game import DISCARD, MAX_ACTIONS, OVER, TRUMP
+from sm_env.core.game import DISCARD, MAX_ACTIONS, MIZ, OVER, TRUMP
 from sm_env.core.knowledge import PlayerView
 
 from .rollout_kernel import RolloutBatch, lowest, rollout_row
 from .world_kernel import CHECK_COUNT, CHECK_SETS, TwisterStream, randbelow, sample_placement
 from .world_sampler import KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py fde97220513a
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
 
 MAX_DEPTH = 128  # decisions from a searched decision to the end of a hand (at most 1 + 4 + 51)
 
@@ -168,11 +168,12 @@ def grow(
             path[depth] = node
             depth += 1
         rollout_row(0, st, cm, cfg, deck, out_d, -1, empty_log)
+        sign = -1 if st[0, vk.S_CALL] == MIZ else 1  # a misère hand: fewer tricks are better
         for d in range(depth):
             n = path[d]
             visits[n] += 1
             if player[n] >= 0:
-                total[n] += (st[0, vk.S_TW + player[n]] - start_tricks[player[n]]) / left
+                total[n] += sign * (st[0, vk.S_TW + player[n]] - start_tricks[player[n]]) / left
     return -1
 
 

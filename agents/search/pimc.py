@@ -146,7 +146,7 @@ class PimcAgent(Agent):
                 batch = batch_of(view.rules, count)
                 for row, (game, dealer_out) in enumerate(positions):
                     batch.load(row, game, deck, dealer_out)
-                won = batch.run_each(legal)[:, :, me].sum(axis=0)
+                won = batch.values_each(legal, me).sum(axis=0)  # tricks, negated in a misère hand
                 totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
             else:
                 extra = view.phase == DISCARD

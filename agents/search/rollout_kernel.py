@@ -29,17 +29,22 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
+from agents.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.compiled.support import supports as supports  # the one answer, re-exported for rollout.py
 from sm_env.compiled.support import unsupported
-from sm_env.core.game import DISCARD, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py fde97220513a
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
+_SUIT_WEIGHTS = np.array(SUIT_WEIGHTS, dtype=np.float64)  # the heuristic's call weights (agents.heuristic)
+_NT_WEIGHTS = np.array(NT_WEIGHTS, dtype=np.float64)
+_MIZ_WEIGHTS = np.array(MIZ_WEIGHTS, dtype=np.float64)
+_CALL_RESERVE = np.array(CALL_RESERVE, dtype=np.float64)
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
 
 
@@ -310,6 +315,139 @@ def _worth(card, trump, outstanding):
     return (card // 13 == trump) * 26 + (_above(outstanding, card) == 0) * 13 + card % 13
 
 
+@njit(cache=True, inline="always")
+def _bit(hand, card):
+    return (hand >> card) & 1
+
+
+@njit(cache=True, inline="always")
+def _dot(weights, features):
+    """sum(w * f) in the order of the features (agents.heuristic._dot: the same float sums)."""
+    total = 0.0
+    for k in range(weights.shape[0]):
+        total += weights[k] * features[k]
+    return total
+
+
+@njit(cache=True)
+def call_values(hand):
+    """agents.heuristic.call_values: the expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer."""
+    stats = np.zeros((4, 10), dtype=np.int64)  # per suit: the heuristic's _suit_stats
+    for s in range(4):
+        length = _count(hand & _SUIT[s])
+        b = 13 * s
+        king, queen = _bit(hand, b + 11), _bit(hand, b + 10)
+        guarded = 1 if length >= 2 else 0
+        stats[s, 0] = length
+        stats[s, 1] = _bit(hand, b + 12)
+        stats[s, 2] = king
+        stats[s, 3] = queen
+        stats[s, 4] = _bit(hand, b + 9)
+        stats[s, 5] = king & guarded
+        stats[s, 6] = king & (1 - guarded)
+        stats[s, 7] = queen & (1 if length >= 3 else 0)
+        stats[s, 8] = 1 if length == 0 else 0
+        stats[s, 9] = 1 if length == 1 else 0
+    totals = stats.sum(axis=0)
+    values = np.zeros(6, dtype=np.float64)
+    features = np.zeros(12, dtype=np.int64)
+    for t in range(4):  # the suit contract's features (agents.heuristic._side_features)
+        features[0] = 1
+        for k in range(5):
+            features[1 + k] = stats[t, k]
+        for j, k in enumerate((1, 5, 6, 7, 8, 9)):
+            features[6 + j] = totals[k] - stats[t, k]
+        values[t] = _dot(_SUIT_WEIGHTS, features) - 8
+    nt = np.zeros(6, dtype=np.int64)  # agents.heuristic.nt_features
+    nt[0] = 1
+    miz = np.zeros(9, dtype=np.int64)  # agents.heuristic.miz_features
+    miz[0] = 1
+    for s in range(4):
+        length = stats[s, 0]
+        b = 13 * s
+        nt[1] += _bit(hand, b + 12)
+        nt[2] += _bit(hand, b + 11) if length >= 2 else 0
+        nt[3] += _bit(hand, b + 10) if length >= 3 else 0
+        nt[4] += _bit(hand, b + 9) if length >= 4 else 0
+        nt[5] += max(0, length - 4)
+        for k in range(6):
+            miz[1 + k] += _bit(hand, b + 12 - k)  # A, K, Q, J, 10, 9
+        for r in range(4):
+            miz[7] += _bit(hand, b + r)  # the 2-5
+        miz[8] += 1 if length == 0 else 0
+    values[4] = _dot(_NT_WEIGHTS, nt) - 8
+    values[5] = 3 - _dot(_MIZ_WEIGHTS, miz)
+    return values
+
+
+@njit(cache=True)
+def choose_call(hand, left):
+    """agents.heuristic.choose_call: the call among ``left`` (a 6-bit set) with the best expected balance minus
+    its reserve (none for the last call left); ties to the lower call."""
+    if _count(left) == 1:
+        return lowest(left)
+    values = call_values(hand)
+    best = -1
+    best_value = 0.0
+    for c in range(6):
+        if left >> c & 1:
+            value = values[c] - _CALL_RESERVE[c]
+            if best < 0 or value > best_value:
+                best, best_value = c, value
+    return best
+
+
+@njit(cache=True)
+def choose_miz_discard(hand):
+    """agents.heuristic.choose_miz_discard: the highest card, from the shortest suit among equal ranks (then the
+    higher card id)."""
+    best = -1
+    bk0 = bk1 = 0
+    c = hand
+    while c:
+        card = lowest(c)
+        c &= c - 1
+        k0 = card % 13
+        k1 = -_count(hand & _SUIT[card // 13])
+        if best < 0 or (k0, k1) >= (bk0, bk1):
+            best, bk0, bk1 = card, k0, k1
+    return best
+
+
+@njit(cache=True)
+def choose_miz_play(hand, trick, n):
+    """agents.heuristic.choose_miz_play: duck under the winning card, shed high cards (no trump in a misère
+    hand); ``trick[:n]`` is the open trick."""
+    if n == 0:  # the lowest rank, then the lower card id
+        best = -1
+        c = hand
+        while c:
+            card = lowest(c)
+            c &= c - 1
+            if best < 0 or card % 13 < best % 13:
+                best = card
+        return best
+    led = trick[0] // 13
+    follow = hand & _SUIT[led]
+    if not follow:  # the highest rank, then the higher card id
+        best = -1
+        c = hand
+        while c:
+            card = lowest(c)
+            c &= c - 1
+            if best < 0 or card % 13 >= best % 13:
+                best = card
+        return best
+    win = trick[0]
+    for k in range(1, n):
+        if trick[k] // 13 == led and trick[k] > win:
+            win = trick[k]
+    under = follow & ((np.int64(1) << win) - 1)
+    if under:
+        return _high(under)
+    return _high(follow) if n == 2 else lowest(follow)
+
+
 # ---------------------------------------------------------------------------- rollout
 
 
@@ -349,13 +487,22 @@ def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
                 trick[t] = st[i, vk.S_TRICK + t]
             for s in range(3):
                 voids[s] = st[i, vk.S_VOID + s]
-            action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
+            if st[i, vk.S_CALL] == MIZ:
+                action = choose_miz_play(hand, trick, n)
+            else:
+                action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
             played |= 1 << action
         elif phase == DISCARD:
             hand = np.int64(cm[i, vk.C_HAND + dealer])
             left = cfg[vk.K_KITTY_SIZE] - st[i, vk.S_DISC_COUNT]
-            action = choose_discard(hand, st[i, vk.S_TRUMP], deck & ~hand & ~out_d, left)
+            if st[i, vk.S_CALL] == MIZ:
+                action = choose_miz_discard(hand)
+            else:
+                action = choose_discard(hand, st[i, vk.S_TRUMP], deck & ~hand & ~out_d, left)
             out_d |= 1 << action
+        elif phase == TRUMP and cfg[vk.K_CALLS]:
+            hand = np.int64(cm[i, vk.C_HAND + dealer])
+            action = TRUMP_ACTION_BASE + choose_call(hand, np.int64(st[i, vk.S_CALLS_LEFT + dealer]))
         elif phase == TRUMP:
             action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
         elif phase == TAKE:  # one_card_kitty: the face-up card (the kitty) is in no hand
@@ -431,6 +578,18 @@ class RolloutBatch:
         Returns int32 [num_positions, len(actions), 3]: tricks won by seat at the end of the hand. The loaded
         positions are left as they were (``self.actions`` is not written).
         """
+        st = self._play_each(actions)
+        return st[:, vk.S_TW : vk.S_TW + 3].reshape(self.num_positions, len(actions), 3)
+
+    def values_each(self, actions: list[int], seat: int) -> np.ndarray:
+        """As :meth:`run_each`, the value to ``seat`` of each play-out: int [num_positions, len(actions)], its
+        tricks won, negated in a misère hand (``calls``: fewer tricks are better, docs/rules.md 10.3)."""
+        st = self._play_each(actions)
+        sign = np.where(st[:, vk.S_CALL] == MIZ, -1, 1)
+        return (sign * st[:, vk.S_TW + seat]).reshape(self.num_positions, len(actions))
+
+    def _play_each(self, actions: list[int]) -> np.ndarray:
+        """The rows of every loaded position played out after each action (position-major), their ``st``."""
         if self._cfg is None:
             raise RuntimeError("load() at least one position before run_each()")
         k = len(actions)
@@ -441,4 +600,4 @@ class RolloutBatch:
         first = np.tile(np.asarray(actions, dtype=np.int64), self.num_positions)
         log = np.zeros((st.shape[0], 0), dtype=np.int64)
         rollout_rows(st, cm, self._cfg.copy(), deck, dealer_out, first, log)
-        return st[:, vk.S_TW : vk.S_TW + 3].reshape(self.num_positions, k, 3)
+        return st

@@ -398,7 +398,9 @@ def world_from_view(view: PlayerView, world: World) -> Game:
 
     Supports the trump, discard and play phases once the hand's exchange is
     over (an exchange to come or in progress keeps state the view does not
-    carry in engine form). The game ends (truncated) at
+    carry in engine form). What the view shows of the calls (the calls each
+    seat has still to make) is copied; bids and calls say nothing certain
+    about the hidden cards, so the sample is not constrained by them. The game ends (truncated) at
     the end of the current hand, so a rollout stops there with
     ``tricks_won`` intact.
     """
@@ -417,7 +419,7 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         discards = list(view.discards)
     else:  # another dealer's discards: only their number matters to the engine
         discards = from_mask(world.out)[: view.discard_count]
-    return Game.from_position(
+    game = Game.from_position(
         view.rules,
         hand_number=view.hand_number,
         dealer=view.dealer,
@@ -440,6 +442,8 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         take=_take_of(view, world),
         call=view.call,
     )
+    game.calls_left = view.calls_left  # public (calls): the dealer's call to make is one it has not made yet
+    return game
 
 
 def _take_of(view: PlayerView, world: World) -> tuple[int, int | None] | None:

@@ -2,7 +2,8 @@
 numpy arrays in and out (numba kernels in :mod:`sm_env.compiled.kernels`).
 
 The rules are those of :class:`sm_env.core.game.Game` (the readable reference),
-every preset and option of :mod:`sm_env.core.rules` included; observations are
+every option of :mod:`sm_env.core.rules` with three players
+(:func:`sm_env.compiled.support.supports`; not four players); observations are
 ``observation.encode(knowledge.player_view(game, seat))`` bit for bit. The
 test suite and ``benchmarks/lockstep_vector.py`` check both in lockstep with
 ``Game``, decision by decision.
@@ -29,9 +30,10 @@ Interface::
   a hand episode always ends by termination, as in ``env()``).
 - ``r`` is the change of each seat's running score in the hand that ended
   at this step, by absolute seat, 0 on every other step: env()'s "score"
-  reward (the default), so a game's rewards add up to its final scores. In
-  every rule set the kernels run (none has ``chips``) it is the hand's
-  balance (tricks - quota), env()'s "balance" reward too.
+  reward (the default), so a game's rewards add up to its final scores.
+  Without ``chips`` it is the hand's balance (tricks - quota, or maximum -
+  tricks in a misère hand), env()'s "balance" reward too; a passed-out deal
+  (``auction``) pays nothing.
 - ``step(actions, active)``: with a bool mask ``active`` only those slots
   move (the others keep their game; their action is ignored). An illegal
   action raises :class:`VectorActionError` naming the slot, the action and

@@ -11,7 +11,8 @@ bit for bit.
 State of game ``i`` (absolute seats 0-2):
 
 - ``st[i, S_*]`` (int32): phase, player to act, dealer, hand number, trick,
-  tricks won, quotas, scores, previous balances, exchange plan, ...;
+  tricks won, quotas, scores, previous balances, exchange plan, the call
+  and the calls left (``calls``), the auction (``auction``), ...;
 - ``cm[i, C_*]`` (uint64 bit sets, bit = card id): hands, kitty, cards
   played, discards, exchange sent / returned per (sender, receiver) pair,
   kitty cards shown per seat; with ``cfg[K_GIVEN_DEALS]`` (:mod:`sm_env.compiled.single`)
@@ -30,11 +31,18 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from sm_env.core.game import (
+    ALL_CALLS,
     ASSIGN,
     ASSIGN_ACTION_BASE,
     ASSIGNMENTS,
+    AUCTION_QUOTAS,
+    BID,
+    BID_ACTION_BASE,
     DISCARD,
     EXCHANGE,
+    MIZ,
+    MIZ_MAXIMA,
+    NT,
     OVER,
     PASS_ACTION,
     PLAY,
@@ -84,14 +92,23 @@ S_PUP = 61  # 3: S_UP_AT of the previous hand (all 52 in hand 1): first_up_excha
 S_QKNOWN = 64  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
 S_TAKER = 65  # one_card_kitty: the seat that decided on the face-up card, -1 before
 S_PUT_OUT = 66  # one_card_kitty: the card it put out of play to take it, -1 (declined, or not decided)
-S_LOG_LEN = 67
-S_WINNERS = 68  # bit set of winning seats (0 while nobody has won)
-S_TRUNCATED = 69
-S_FIN_LOG_LEN = 70  # the game that just ended in the slot: actions, hands
-S_FIN_HANDS = 71
-S_FIN_WINNERS = 72
-S_FIN_TRUNCATED = 73
-NUM_S = 74  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
+S_CALL = 67  # calls: the hand's call (0-3 a suit, 4 NT, 5 Miz), -1 before it
+S_CALLS_LEFT = 68  # 3: by seat, the 6-bit set of calls (actions 52 + k) the seat may make as dealer (calls: those it
+#                    has not made yet; without calls the four suits, never used up)
+S_AUC_FIRST = 71  # auction: the seat that bids first (Game.auction_first)
+S_AUC_BID = 72  # 3: auction: the highest bid of each seat, 0 for none
+S_AUC_PASSED = 75  # auction: bit set of the seats that have passed
+S_AUC_HIGH = 76  # auction: the highest bid, 0 before any
+S_AUC_HIGH_SEAT = 77  # auction: its bidder (after the auction: hand 1's dealer), -1 before any
+S_PASSED_OUT = 78  # auction: passed-out deals so far (counted in S_HAND_NO, not as hands played)
+S_LOG_LEN = 79
+S_WINNERS = 80  # bit set of winning seats (0 while nobody has won)
+S_TRUNCATED = 81
+S_FIN_LOG_LEN = 82  # the game that just ended in the slot: actions, hands
+S_FIN_HANDS = 83
+S_FIN_WINNERS = 84
+S_FIN_TRUNCATED = 85
+NUM_S = 86  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
 
 # uint64 card-set columns
 C_HAND = 0  # 3
@@ -130,13 +147,19 @@ K_NSTAGES = 22  # stages of a hand before the play (Game's hand_order) ...
 K_ORDER = 23  # 8: ... their ST_* codes in order
 K_ASSIGN = 31  # dealer_assigns_quotas
 K_NUM_ACTIONS = 32  # the rule set's action space: 56 or 74
-K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions (900 with one_card_kitty)
+K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions (900 one_card_kitty, 809 auction, 816 calls)
 K_ONE_CARD = 34  # one_card_kitty: the kitty (C_KITTY) is the face-up card
-NUM_K = 35
+K_AUCTION = 35  # auction: hand 1 is dealt after the Woburn auction (phase BID)
+K_CALLS = 36  # calls: the dealer calls a suit, NT or Miz, each once a game; 18 hands
+NUM_K = 37
+
+NUM_SEATS = 3
+ALL_SEATS = (1 << NUM_SEATS) - 1  # the bit set of every seat
+HANDS_WITH_CALLS = 6 * NUM_SEATS  # calls: every seat makes each of its six calls once
 
 LEGAL_SHIFT_ASSIGN = 16
-"""A legal set is one uint64 word of actions ``shift`` and up: 0 but in the assign phase, whose actions 68-73
-are bits 52-57 (:func:`legal_shift`)."""
+"""A legal set is one uint64 word of actions ``shift`` and up: 0 but in the assign and bid phases, whose actions
+68-73 (58-67) are bits 52-57 (42-51) (:func:`legal_shift`)."""
 
 # stage codes of cfg[K_ORDER] (the stages of sm_env.core.game.hand_order)
 ST_ASSIGN, ST_EXCHANGE, ST_SEND, ST_RETURN, ST_TRUMP, ST_KITTY, ST_DISCARD, ST_TAKE = range(8)
@@ -179,6 +202,11 @@ _OBS_SIZE = OBSERVATION_SIZE
 # slot of the exchange-count pair (from rel, to rel) as rel_from*3+rel_to; -1 for a seat with itself
 _PAIR_SLOT = np.array([-1, 0, 1, 2, -1, 3, 4, 5, -1], dtype=np.int64)
 _ASSIGNMENTS = np.array(ASSIGNMENTS, dtype=np.int64)  # action 68 + a gives role r the quota cfg[K_Q + [a, r]]
+# _AUCTION_QUOTAS[bid]: hand 1's quotas by role (dealer = the winning bid, eldest, middle), bids 8-16
+_AUCTION_QUOTAS = np.zeros((17, 3), dtype=np.int64)
+for _bid, (_eldest, _middle) in AUCTION_QUOTAS.items():
+    _AUCTION_QUOTAS[_bid] = (_bid, _eldest, _middle)
+_MIZ_MAXIMA = np.array(MIZ_MAXIMA, dtype=np.int64)  # a misère hand's maxima by role
 
 _ONE = np.uint64(1)
 # _BYTE_BITS_F32[b] / _BYTE_BITS_I8[b]: the 8 bits of byte b, lowest first, as 0/1 entries
@@ -226,6 +254,8 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg[K_NUM_ACTIONS] = rules.num_actions
     cfg[K_OBS_SIZE] = observation_size(rules)
     cfg[K_ONE_CARD] = rules.one_card_kitty
+    cfg[K_AUCTION] = rules.auction
+    cfg[K_CALLS] = rules.calls
     return cfg
 
 
@@ -311,10 +341,14 @@ def start_game(i, st, cm, rng, rng_start, cfg):
     rng_start[i, 0] = rng[i]
     for k in range(S_FIN_LOG_LEN):  # the S_FIN_* columns describe the previous game
         st[i, k] = 0
-    for seat in range(3):
+    calls = ALL_CALLS if cfg[K_CALLS] else 0xF  # without calls the dealer names one of the four suits
+    for seat in range(NUM_SEATS):
         st[i, S_UP_AT + seat] = 52  # no hand before: the usual exchange order
-    first = _below(rng, i, 3)
+        st[i, S_CALLS_LEFT + seat] = calls
+    first = _below(rng, i, NUM_SEATS)
     st[i, S_FIRST_DEALER] = first
+    st[i, S_AUC_FIRST] = first
+    st[i, S_AUC_HIGH_SEAT] = -1
     _start_hand(i, st, cm, rng, cfg, first, False)
 
 
@@ -349,6 +383,7 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
     st[i, S_QKNOWN] = 0 if assign else 1
     st[i, S_TAKER] = -1
     st[i, S_PUT_OUT] = -1
+    st[i, S_CALL] = -1
     st[i, S_HAS_PREV] = 1 if has_prev else 0
     if not has_prev:
         for s in range(3):
@@ -370,7 +405,75 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
         _exchange_plan(i, st, cfg)
     st[i, S_EX_ROUND] = 0
     st[i, S_STAGE] = -1
+    if cfg[K_AUCTION] and st[i, S_HAND_NO] - st[i, S_PASSED_OUT] == 1:  # the auction decides who deals hand 1
+        _start_auction(i, st, dealer)
+        return
     _next_stage(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _start_auction(i, st, first):
+    """Before hand 1 (docs/rules.md 10.2): ``first`` bids first; no dealer and no quotas yet (Game._start_hand)."""
+    st[i, S_AUC_FIRST] = first
+    for s in range(NUM_SEATS):
+        st[i, S_AUC_BID + s] = 0
+        st[i, S_Q + s] = 0
+    st[i, S_AUC_PASSED] = 0
+    st[i, S_AUC_HIGH] = 0
+    st[i, S_AUC_HIGH_SEAT] = -1
+    st[i, S_QKNOWN] = 0
+    st[i, S_PHASE] = BID
+    st[i, S_CUR] = first
+
+
+@njit(cache=True)
+def _bid(i, st, cm, rng, cfg, action):
+    """A pass or a bid (Game._bid): the auction ends when all but the highest bidder have passed (it deals hand 1
+    with the bid as its quota) or all passed (the deal is passed out)."""
+    seat = st[i, S_CUR]
+    if action == PASS_ACTION:
+        st[i, S_AUC_PASSED] |= 1 << seat
+    else:
+        bid = action - BID_ACTION_BASE + 8
+        st[i, S_AUC_BID + seat] = bid
+        st[i, S_AUC_HIGH] = bid
+        st[i, S_AUC_HIGH_SEAT] = seat
+    passed = st[i, S_AUC_PASSED]
+    if passed == ALL_SEATS:
+        _pass_out(i, st, cm, rng, cfg)
+    elif st[i, S_AUC_HIGH_SEAT] >= 0 and _count(np.uint64(passed)) == NUM_SEATS - 1:
+        _win_auction(i, st, cm, cfg)
+    else:
+        nxt = (seat + 1) % NUM_SEATS
+        while passed >> nxt & 1:
+            nxt = (nxt + 1) % NUM_SEATS
+        st[i, S_CUR] = nxt
+
+
+@njit(cache=True)
+def _win_auction(i, st, cm, cfg):
+    """The highest bidder deals hand 1 with its bid as quota and the table's quotas for the others; no
+    exchange (Game._win_auction)."""
+    dealer = st[i, S_AUC_HIGH_SEAT]
+    bid = st[i, S_AUC_HIGH]
+    st[i, S_DEALER] = dealer
+    for s in range(NUM_SEATS):
+        st[i, S_Q + s] = _AUCTION_QUOTAS[bid, (s - dealer) % NUM_SEATS]
+    st[i, S_QKNOWN] = 1
+    st[i, S_LEADER] = (dealer + 1) % NUM_SEATS
+    st[i, S_EX_NROUNDS] = 0
+    _next_stage(i, st, cm, cfg)
+
+
+@njit(cache=True)
+def _pass_out(i, st, cm, rng, cfg):
+    """Every seat passed: a new deal, the next seat bids first; or the game stops at max_hands (Game._pass_out)."""
+    st[i, S_PASSED_OUT] += 1
+    if cfg[K_MAX_HANDS] >= 0 and st[i, S_HAND_NO] >= cfg[K_MAX_HANDS]:
+        st[i, S_TRUNCATED] = 1
+        st[i, S_PHASE] = OVER
+        return
+    _start_hand(i, st, cm, rng, cfg, (st[i, S_AUC_FIRST] + 1) % NUM_SEATS, False)
 
 
 @njit(cache=True)
@@ -594,6 +697,12 @@ def _take(i, st, cm, cfg, action):
 
 @njit(cache=True, inline="always")
 def _name_trump(i, st, cm, cfg, suit):
+    """Trump is named; with calls the dealer's call (a suit, 4 NT, 5 Miz) is used up (Game._name_trump)."""
+    if cfg[K_CALLS]:
+        st[i, S_CALL] = suit
+        st[i, S_CALLS_LEFT + st[i, S_DEALER]] &= ~(1 << suit)
+        if suit >= NT:
+            suit = -1  # no trump in a no-trump or misère hand
     st[i, S_TRUMP] = suit
     _next_stage(i, st, cm, cfg)
 
@@ -723,9 +832,14 @@ def _end_hand(i, st, cm, rng, cfg, reward):
     scores = np.empty(3, dtype=np.int64)
     paid = 0  # chips: what every down player pays (the up players' surpluses)
     downs = 0
+    dealer = st[i, S_DEALER]
+    misere = st[i, S_CALL] == MIZ
     for s in range(3):
         tricks[s] = st[i, S_TW + s]
-        balances[s] = tricks[s] - st[i, S_Q + s]
+        if misere:  # the maximum minus the tricks taken (docs/rules.md 10.3)
+            balances[s] = _MIZ_MAXIMA[(s - dealer) % NUM_SEATS] - tricks[s]
+        else:
+            balances[s] = tricks[s] - st[i, S_Q + s]
         reward[s] = balances[s]
         if balances[s] > 0:
             paid += balances[s]
@@ -738,8 +852,8 @@ def _end_hand(i, st, cm, rng, cfg, reward):
         st[i, S_SC + s] += change
         scores[s] = st[i, S_SC + s]
     winners = 0
-    dealer = st[i, S_DEALER]
     hand_no = st[i, S_HAND_NO]
+    played = hand_no - st[i, S_PASSED_OUT]  # hands played: passed-out deals do not count (auction)
     if cfg[K_WIN_TRICKS] >= 0:
         winners = _best_reaching(tricks, cfg[K_WIN_TRICKS])
     if winners == 0 and cfg[K_WIN_MARGIN] >= 0:
@@ -752,12 +866,14 @@ def _end_hand(i, st, cm, rng, cfg, reward):
                 met = True
         if met:
             winners = _best(scores, 7)
-    if winners == 0 and cfg[K_DEALER_MAKES] and hand_no >= 3:
+    if winners == 0 and cfg[K_DEALER_MAKES] and played >= NUM_SEATS:
         surplus = tricks[dealer] - st[i, S_Q + dealer]
         if surplus > 0 or (surplus == 0 and cfg[K_DEALER_MAKES] == 1):  # 2 ("up"): more than its quota
             winners = 1 << dealer
-    if winners == 0 and cfg[K_FIXED] >= 0 and hand_no >= cfg[K_FIXED]:
-        winners = _best(scores, 7)
+    if winners == 0 and cfg[K_FIXED] >= 0 and played >= cfg[K_FIXED]:
+        winners = _best(scores, ALL_SEATS)
+    if winners == 0 and cfg[K_CALLS] and played >= HANDS_WITH_CALLS:  # every seat has made its six calls
+        winners = _best(scores, ALL_SEATS)
     if winners != 0:
         st[i, S_WINNERS] = winners
         st[i, S_PHASE] = OVER
@@ -786,19 +902,23 @@ def _legal_bits(i, st, cm):
         return hand
     if phase == EXCHANGE or phase == DISCARD:
         return cm[i, C_HAND + st[i, S_CUR]]
-    if phase == TRUMP:
-        return np.uint64(0xF) << np.uint64(TRUMP_ACTION_BASE)
+    if phase == TRUMP:  # the calls the dealer may make: the four suits, or with calls those not made yet
+        return np.uint64(st[i, S_CALLS_LEFT + st[i, S_DEALER]]) << np.uint64(TRUMP_ACTION_BASE)
     if phase == ASSIGN:
         return np.uint64(0x3F) << np.uint64(ASSIGN_ACTION_BASE - LEGAL_SHIFT_ASSIGN)
     if phase == TAKE:
         return cm[i, C_HAND + st[i, S_CUR]] | _ONE << np.uint64(PASS_ACTION)
+    if phase == BID:  # pass, or bid more than the highest bid
+        low = BID_ACTION_BASE + st[i, S_AUC_HIGH] - 7 if st[i, S_AUC_HIGH] else BID_ACTION_BASE
+        bids = (np.uint64(0x1FF) >> np.uint64(low - BID_ACTION_BASE)) << np.uint64(low - LEGAL_SHIFT_ASSIGN)
+        return bids | _ONE << np.uint64(PASS_ACTION - LEGAL_SHIFT_ASSIGN)
     return np.uint64(0)
 
 
 @njit(cache=True, inline="always")
 def legal_shift(phase):
     """The action of bit 0 of a legal set in ``phase`` (see LEGAL_SHIFT_ASSIGN)."""
-    return LEGAL_SHIFT_ASSIGN if phase == ASSIGN else 0
+    return LEGAL_SHIFT_ASSIGN if phase == ASSIGN or phase == BID else 0
 
 
 @njit(cache=True, inline="always")
@@ -832,6 +952,8 @@ def _apply(i, st, cm, rng, cfg, action, reward):
         _assign(i, st, cm, cfg, action)
     elif phase == TAKE:
         _take(i, st, cm, cfg, action)
+    elif phase == BID:
+        _bid(i, st, cm, rng, cfg, action)
     else:
         _discard(i, st, cm, cfg, action)
     return False
@@ -1085,7 +1207,8 @@ def encode_row(i, seat, st, cm, cfg, row):
         row[_OBS_LED + st[i, S_LED]] = 1.0
     if phase <= OVER:  # the assign phase has its own entry
         row[_OBS_PHASE + phase] = 1.0
-    row[_OBS_ROLE + (seat - dealer) % 3] = 1.0
+    if phase != BID:  # no roles before the auction is won
+        row[_OBS_ROLE + (seat - dealer) % 3] = 1.0
     known = st[i, S_QKNOWN]
     for r in range(3):
         s = (seat + r) % 3
@@ -1144,6 +1267,51 @@ def encode_row(i, seat, st, cm, cfg, row):
                 row[base + 56] = 1.0
             if put_out >= 0 and taker == seat:
                 row[base + 57 + put_out] = 1.0
+        elif cfg[K_AUCTION]:
+            _auction_block(i, seat, st, row, _OBS_SIZE + 2)
+        elif cfg[K_CALLS]:
+            _calls_block(i, seat, st, row, _OBS_SIZE + 2)
+
+
+@njit(cache=True)
+def _auction_block(i, seat, st, row, base):
+    """The auction's 18 observation entries from ``base`` (sm_env.observation._auction)."""
+    phase = st[i, S_PHASE]
+    if phase == BID:
+        row[base] = 1.0
+    passed = st[i, S_AUC_PASSED]
+    for s in range(NUM_SEATS):
+        rel = (s - seat) % NUM_SEATS
+        if st[i, S_AUC_BID + s]:
+            row[base + 1 + rel] = st[i, S_AUC_BID + s] / 16.0
+        if passed >> s & 1:
+            row[base + 4 + rel] = 1.0
+    high_seat = st[i, S_AUC_HIGH_SEAT]
+    if high_seat >= 0:
+        bid = st[i, S_AUC_HIGH]
+        row[base + 7 + (high_seat - seat) % NUM_SEATS] = 1.0
+        row[base + 10] = bid / 16.0
+        if phase != BID:  # the auction is won: hand 1's quotas
+            for s in range(NUM_SEATS):
+                row[base + 11 + (s - seat) % NUM_SEATS] = _AUCTION_QUOTAS[bid, (s - high_seat) % NUM_SEATS] / 17.0
+    row[base + 14 + (st[i, S_AUC_FIRST] - seat) % NUM_SEATS] = 1.0
+    row[base + 17] = min(st[i, S_PASSED_OUT] / 10.0, 1.0)
+
+
+@njit(cache=True)
+def _calls_block(i, seat, st, row, base):
+    """The calls' 25 observation entries from ``base`` (sm_env.observation._calls)."""
+    if st[i, S_CALL] >= 0:
+        row[base + st[i, S_CALL]] = 1.0
+    left = 0
+    for s in range(NUM_SEATS):
+        calls = st[i, S_CALLS_LEFT + s]
+        at = base + 6 + 6 * ((s - seat) % NUM_SEATS)
+        for c in range(6):
+            if calls >> c & 1:
+                row[at + c] = 1.0
+                left += 1
+    row[base + 24] = left / 18.0
 
 
 @njit(cache=True)

@@ -5,7 +5,7 @@ Used by :class:`sm_env.compiled.single.CompiledGame` (``raw_env``'s compiled pat
 fresh game) and by :class:`agents.search.rollout_kernel.RolloutBatch` (search: a
 position set up by ``Game.from_position`` or a clone). Any position of a three-player
 game under rules the compiled engine runs (:func:`sm_env.compiled.support.supports`) in
-the assign, exchange, trump, discard, take, play or over phase loads; the row then observes,
+the bid, assign, exchange, trump, discard, take, play or over phase loads; the row then observes,
 masks and plays on as the ``Game`` does (``tests/test_loader.py``).
 
 What is copied, from :data:`sm_env.core.game.HAND_STATE` and :data:`~sm_env.core.game.GAME_STATE`
@@ -13,7 +13,8 @@ and the hand's log: phase, seat to act, dealer, hand number, first dealer, trick
 (leader, led suit, cards), trump, tricks played and won, quotas, scores, previous
 balances, kitty taken, discards, voids, the exchange (plan, round, receiver, cards
 chosen; each exchange's sent and returned cards), the kitty cards shown, the stage of the
-hand order and when each seat got up (this hand and the last: ``first_up_exchanges_first``);
+hand order and when each seat got up (this hand and the last: ``first_up_exchanges_first``); the call and the
+calls left (``calls``); the auction and the passed-out deals (``auction``);
 hands, kitty and cards played. The ``S_LOG_LEN`` / ``S_FIN_*`` columns (a batch's
 bookkeeping) and the next hand's deal (``C_NEXT_*``, the caller's) are left at 0.
 """
@@ -23,14 +24,14 @@ from __future__ import annotations
 import numpy as np
 
 from sm_env.core.cards import to_mask
-from sm_env.core.game import ASSIGN, DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, TAKE, TRUMP, Game
+from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, OVER, PHASE_NAMES, PLAY, TAKE, TRUMP, Game
 
 from . import kernels as k
 from .support import unsupported
 
 __all__ = ["LOADABLE_PHASES", "LoadError", "game_row", "load_game"]
 
-LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN, TAKE)
+LOADABLE_PHASES = (EXCHANGE, TRUMP, DISCARD, PLAY, OVER, ASSIGN, TAKE, BID)
 """The phases the kernels know."""
 
 
@@ -92,6 +93,10 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     take = game.take  # one_card_kitty: (seat, card put out or None) once decided
     st[k.S_TAKER] = -1 if take is None else take[0]
     st[k.S_PUT_OUT] = -1 if take is None or take[1] is None else take[1]
+    st[k.S_CALL] = game.call
+    # the calls the dealer may make: with calls those not made yet, else the four suits (kernels.S_CALLS_LEFT)
+    st[k.S_CALLS_LEFT : k.S_CALLS_LEFT + 3] = game.calls_left if game.rules.calls else (0xF, 0xF, 0xF)
+    _auction_columns(game, st)
     st[k.S_UP_AT : k.S_UP_AT + 3] = _up_at(game)
     previous = game._up_at() if len(game.history) >= 2 else None
     st[k.S_PUP : k.S_PUP + 3] = [52] * 3 if previous is None else previous
@@ -111,6 +116,19 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     for sender, cards in log.shown or ():
         cm[k.C_SHOWN + sender] |= to_mask(cards)
     return st, cm
+
+
+def _auction_columns(game: Game, st: list[int]) -> None:
+    """The auction being held, or the one that decided hand 1 (``Game._reset_auction``), into ``st``."""
+    st[k.S_AUC_FIRST] = game.auction_first
+    for seat, bid in game.auction_bids:
+        if bid is not None:  # bids rise: a seat's last bid is its highest
+            st[k.S_AUC_BID + seat] = bid
+    st[k.S_AUC_PASSED] = sum(1 << s for s, passed in enumerate(game.auction_passed) if passed)
+    high = game.auction_high
+    st[k.S_AUC_HIGH] = 0 if high is None else high[0]
+    st[k.S_AUC_HIGH_SEAT] = -1 if high is None else high[1]
+    st[k.S_PASSED_OUT] = game.passed_out
 
 
 def _up_at(game: Game) -> list[int]:

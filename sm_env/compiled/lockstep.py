@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sm_env.core.game import OVER, Game
+from sm_env.core.game import OVER, PASS_ACTION, Game
 from sm_env.core.knowledge import player_view
 from sm_env.observation import encode
 from sm_env.records import game_record, replay
@@ -37,7 +37,8 @@ class LockstepError(AssertionError):
 class LockstepResult:
     games: int
     decisions: int
-    hands: int
+    hands: int  # hands played (scored)
+    passed_out: int = 0  # deals passed out in the auction (no hand played)
 
 
 def _bits(mask_row: np.ndarray) -> int:
@@ -55,11 +56,14 @@ def lockstep(
     replay_every: int = 10,
     parallel: bool = False,
     vec: VectorGame | None = None,
+    pass_rate: float = 0.0,
 ) -> LockstepResult:
     """Play ``num_games`` random games in lockstep; raises LockstepError at the first difference.
 
     With ``vec`` (a batch already dealt, e.g. restored by ``set_state``), its games are played on from where
     they stand (``rules``, ``num_slots``, ``episode`` and ``max_hands`` are the batch's; ``max_hands`` not None).
+    ``pass_rate``: the chance of playing action 58 (pass in the auction, decline the face-up card) wherever it is
+    legal, instead of a uniform legal action (so that passed-out deals are played often).
     """
     if vec is None:
         vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
@@ -78,7 +82,7 @@ def lockstep(
             game.apply(int(action))
             steps[i] += 1
     rng = np.random.default_rng(seed)
-    finished = decisions = hands = 0
+    finished = decisions = hands = passed_out = 0
     obs_ref = np.empty(vec.observation_size, dtype=np.float32)
     rows = np.arange(num_slots)
     while finished < num_games:
@@ -106,6 +110,8 @@ def lockstep(
                         raise LockstepError(f"{where}: observation of seat {s} differs at {diff.tolist()[:10]}")
             legal_ids = np.flatnonzero(masks[i])
             actions[i] = legal_ids[rng.integers(len(legal_ids))]
+            if pass_rate and legal >> PASS_ACTION & 1 and rng.random() < pass_rate:
+                actions[i] = PASS_ACTION
         final_seats = rng.integers(3, size=num_slots)
         rewards, done = vec.step(actions, final_seats=final_seats)
         truncated, winners = vec.truncated, vec.winners
@@ -113,11 +119,14 @@ def lockstep(
         for i, game in enumerate(games):
             where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}"
             hand = game.hand_number
+            before = list(game.scores)
             steps[i] += 1
             game.apply(int(actions[i]))
             expected = np.zeros(3, dtype=np.float32)
-            if game.phase == OVER or game.hand_number != hand:  # the hand's change of the running scores
-                before = game.history[hand - 2].scores if hand >= 2 else (0, 0, 0)
+            ended = game.phase == OVER or game.hand_number != hand
+            if ended and game.history[hand - 1].passed_out:  # no hand played: nothing paid
+                passed_out += 1
+            elif ended:  # the hand's change of the running scores
                 expected[:] = np.subtract(game.history[hand - 1].scores, before)
                 hands += 1
             if not np.array_equal(rewards[i], expected):
@@ -143,4 +152,4 @@ def lockstep(
             finished += 1
             games[i] = reference(i)
             steps[i] = 0
-    return LockstepResult(finished, decisions, hands)
+    return LockstepResult(finished, decisions, hands, passed_out)

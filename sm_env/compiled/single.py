@@ -52,7 +52,7 @@ from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py fde97220513a
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
@@ -161,8 +161,8 @@ def compiled_kernels() -> tuple[Callable[[np.ndarray, int], int], Callable[..., 
 
     ``Dispatcher.compile`` returns the compiled function itself, called
     without numba's per-call type dispatch: the arguments must have exactly
-    these types (``buf`` a CompiledGame's, an int action 0-55, a seat 0-2,
-    a float32 (789,) and an int8 (56,) array, C-contiguous).
+    these types (``buf`` a CompiledGame's, an int action id of the rule set, a seat 0-2,
+    a float32 observation and an int8 mask array of the rule set's sizes, C-contiguous).
     """
     if not _compiled:
         buf = numba.typeof(np.zeros(STATE_WORDS, dtype=np.uint64))

@@ -34,7 +34,7 @@ from sm_env.core.game import OVER
 
 from . import kernels as k
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py fde97220513a
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 

@@ -54,6 +54,8 @@ MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     "kitty_trick": (BOOL, ("K_KITTY_TRICK", "K_TRICKS")),
     "dealer_assigns_quotas": (BOOL, ("K_ASSIGN", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE")),
     "one_card_kitty": (BOOL, ("K_ONE_CARD", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE", *_DEAL_SIZES)),
+    "auction": (BOOL, ("K_AUCTION", "K_NUM_ACTIONS", "K_OBS_SIZE")),
+    "calls": (BOOL, ("K_CALLS", "K_NO_EXCHANGE", "K_NUM_ACTIONS", "K_OBS_SIZE")),
 }
 """Fields the kernels play: (kind of value supported, the ``K_*`` columns of the rule vector that hold it)."""
 
