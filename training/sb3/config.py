@@ -33,6 +33,7 @@ from training.common.yaml_config import (  # noqa: F401  (apply_overrides, confi
     Section,
     Sizes,
     Text,
+    ThreePlayerRules,
     Whole,
     apply_overrides,
     config_error,
@@ -56,7 +57,7 @@ def _seats(value: Any) -> str | list[str]:
 class EnvConfig(Section):
     """The learner's game (training/sb3/single_agent.py)."""
 
-    rules: Rules = setting(
+    rules: ThreePlayerRules = setting(
         "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options"
     )
     episode: Literal[EPISODES] = setting(
