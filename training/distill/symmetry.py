@@ -106,12 +106,14 @@ def _inverse(perm: tuple[int, ...]) -> list[int]:
     return inv
 
 
-def index_tables(rules: RuleSet | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(obs_index [K, O], action_index [K, A]) int64 gather tables, one row per renaming of
-    :func:`permutations` (K = 24, or 6 for the rule sets that single out a suit); O and A are the rule set's
+def index_tables(
+    rules: RuleSet | None = None, perms: tuple[tuple[int, ...], ...] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(obs_index [K, O], action_index [K, A]) int64 gather tables, one row per renaming of ``perms`` (default:
+    :func:`permutations`, K = 24, or 6 for the rule sets that single out a suit); O and A are the rule set's
     observation size and action count (default: the standard rules, 789 and 56)."""
     rules = rules or STANDARD
-    perms = permutations(rules)
+    perms = permutations(rules) if perms is None else perms
     obs_tables = np.tile(np.arange(observation_size(rules)), (len(perms), 1))
     action_tables = np.tile(np.arange(rules.num_actions), (len(perms), 1))
     for k, perm in enumerate(perms):
