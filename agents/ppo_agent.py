@@ -186,10 +186,11 @@ class NumpyPolicy:
         state: Mapping[str, Any],
         activation: str = "tanh",
         where: str = "policy",
-        shape: PolicyShape | None = None,
+        shape: PolicyShape | None = STANDARD_SHAPE,
     ) -> NumpyPolicy:
         """Build from an SB3 policy state dict (tensors or arrays), validating the layers' shapes: consistent,
-        and with ``shape`` given, taking its observation size and giving its action count."""
+        taking ``shape``'s observation size and giving its action count (default: the standard rules'; None:
+        any sizes)."""
 
         def arr(key: str) -> np.ndarray:
             if key not in state:

@@ -49,7 +49,7 @@ def trained_policy(rules: RuleSet | str | dict[str, Any] | None = None) -> str:
     have = "; ".join(f"{file}: {', '.join(names)}" for file, names in shipped_rules().items())
     raise PolicyLoadError(
         f"no shipped policy plays the rule set {rules.name!r} ({PolicyShape.of(rules)}); the rule sets with one "
-        f"are {have} (train one: docs/training.md)"
+        f"are {have} (train one: agents/policies/README.md)"
     )
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
-import re
 import os
+import re
 
 import pytest
 import yaml

@@ -97,7 +97,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents import Agent, act
-from agents.ppo_agent import NumpyPolicy, PPOAgent
+from agents.ppo_agent import STANDARD_SHAPE, NumpyPolicy, PolicyShape, PPOAgent
 from agents.random_agent import RandomAgent
 from agents.trained import TrainedAgent
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
@@ -186,8 +186,12 @@ class OpponentPool:
         self.snapshot_deterministic = snapshot_deterministic
         self.snapshots: list[tuple[str, NumpyPolicy]] = []
 
-    def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str) -> None:
-        self.snapshots.append((name, NumpyPolicy.from_state_dict(arrays, activation, where=f"snapshot {name}")))
+    def add_snapshot(
+        self, name: str, arrays: Mapping[str, np.ndarray], activation: str, shape: PolicyShape = STANDARD_SHAPE
+    ) -> None:
+        """A snapshot of the learner joins the pool (its network of ``shape``: the env's rule set's)."""
+        policy = NumpyPolicy.from_state_dict(arrays, activation, where=f"snapshot {name}", shape=shape)
+        self.snapshots.append((name, policy))
         del self.snapshots[: -self.pool_size]
 
     def snapshot_names(self) -> list[str]:
@@ -305,7 +309,7 @@ class SingleSeatEnv(gym.Env):
 
     # -- pool management (callable through VecEnv.env_method) -----------------
     def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str = "tanh") -> None:
-        self.pool.add_snapshot(name, arrays, activation)
+        self.pool.add_snapshot(name, arrays, activation, PolicyShape.of(self.rules))
 
     def snapshot_names(self) -> list[str]:
         return self.pool.snapshot_names()
