@@ -148,7 +148,7 @@ class DataSettings(Section):
     search: Flag = setting(
         True, "false: play decisions are neither searched nor stored (cheap exchange/trump/discard data)"
     )
-    rules: Text = setting("standard", "rule preset of the hands")
+    rules: Text = setting("standard", "rule preset of the hands (any preset; the data has its sizes)")
 
     def validate(self) -> None:
         """The checks across fields (the bounds are the fields' own): the rules must be a preset, ``search:

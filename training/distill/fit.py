@@ -29,6 +29,14 @@ targets made it worse; *anchored corrections* (``fit.anchor_margin``: keep
 the start policy's move unless pimc finds it clearly worse) were safe but
 gained nothing measurable at 10^5 labels.
 
+Every rule set distils the same way (``data.rules``, a preset): the network takes that rule set's observation
+(``observation_size(rules)``: 789, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
+and gives one logit per action (``rules.num_actions``), the suit renamings are that rule set's symmetries
+(:func:`training.distill.symmetry.permutations`), and the policy file records the rule set. Every data set of
+a run is of ``data.rules``: a folder labelled with other rules (its ``meta.json``) or a shard of another shape
+(each shard records its own) is refused in one line, as are ``fit.init``, ``fit.other_teacher`` or a
+``trained`` that cannot play the rules.
+
 Validation (5% of the shards held out) reports the agreement with pimc's
 choice and the *regret*: pimc's value of its best action minus its value of
 the network's action, in tricks per searched decision.
