@@ -133,6 +133,14 @@ class ShardError(ValueError):
     """A shard file that is not one this module writes (the message names the file and what is wrong)."""
 
 
+class SettingsError(ValueError):
+    """Data settings that do not fit together; ``key`` names the setting at fault."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class DataSettings(Section):
     """What a labelled data set is made of (stored in ``meta.json``; the ``data:`` section of a distillation
     config, :mod:`training.distill.config`)."""
@@ -155,15 +163,22 @@ class DataSettings(Section):
         false`` needs another behaviour than pimc, the behaviour must be an agent spec that
         ``agents.make_agent`` builds and that plays the rules, and ``exchange_start`` must be 0 for rule sets
         whose first hand has no exchange."""
-        rules = RuleSet.from_any(self.rules)
+        try:
+            rules = RuleSet.from_any(self.rules)
+        except ValueError as err:
+            raise SettingsError("rules", str(err)) from None
         if not self.search and self.behaviour == "pimc":
-            raise ValueError("search=False needs a behaviour agent other than pimc (e.g. trained)")
+            raise SettingsError("search", "search=False needs a behaviour agent other than pimc (e.g. trained)")
         if self.behaviour != "pimc":
-            make_agent(self.behaviour).check_rules(rules)  # fails with a clear error on a bad spec or rules
+            try:
+                make_agent(self.behaviour).check_rules(rules)  # a bad spec, or an agent that cannot play the rules
+            except ValueError as err:
+                raise SettingsError("behaviour", str(err)) from None
         if self.exchange_start > 0 and not _opens_with_exchange(rules):
-            raise ValueError(
+            raise SettingsError(
+                "exchange_start",
                 f"exchange_start must be 0 with the rules {rules.name!r}: their first hand has no exchange "
-                "(no_exchange, calls or auction: docs/rules.md 10.2, 10.3)"
+                "(no_exchange, calls or auction: docs/rules.md 10.2, 10.3)",
             )
 
     @property
