@@ -78,7 +78,7 @@ from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from agents.search.pimc import PimcAgent
 from sm_env.atomic import atomic_path
 from sm_env.core.cards import from_mask
-from sm_env.core.game import NUM_ACTIONS, PLAY, Game, check_start_balances
+from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, Game, check_start_balances
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
@@ -466,7 +466,11 @@ def _read_shape(archive: zipfile.ZipFile, path: str) -> PolicyShape:
     if len(values) != 3:
         raise ShardError(f"{path}: shape: the data is not the 24 bytes its header declares")
     obs, actions, players = (int(v) for v in values)
-    if players not in (3, 4) or actions not in (NUM_ACTIONS, 74) or not binary_size(players) < obs <= MAX_OBSERVATION:
+    if (
+        players not in (3, 4)
+        or actions not in (NUM_ACTIONS, MAX_ACTIONS)
+        or not binary_size(players) < obs <= MAX_OBSERVATION
+    ):
         raise ShardError(
             f"{path}: shape: {[obs, actions, players]} is not a data shape (observation entries "
             f"{binary_size(3) + 1}-{MAX_OBSERVATION}, 56 or 74 actions, 3 or 4 players)"
