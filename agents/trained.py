@@ -63,10 +63,7 @@ class TrainedAgent(PPOAgent):
     def check_rules(self, rules: RuleSet) -> None:
         """Change to the shipped policy for ``rules``; a PolicyLoadError naming the rule sets that have one if
         no shipped policy plays them."""
-        try:
-            path = trained_policy(rules)
-        except PolicyLoadError as err:
-            raise PolicyLoadError(f"agent 'trained': {err}") from None
+        path = trained_policy(rules)  # the hosts name the agent ("agent 'trained': ...")
         if path != self.path:
             if path not in self._loaded:
                 self._loaded[path] = load_numpy_policy(path)
