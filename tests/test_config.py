@@ -103,6 +103,7 @@ def test_every_loader_pattern_still_names_a_shipped_config():
         ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
         ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
         ({"env": {"rules": "four-5-3-2-2"}}, ["env.rules", "training plays three players", "has 4"]),
+        ({"env": {"rules": "calls", "exchange_start": 0.3}}, ["env.exchange_start", "must be 0", "'calls'"]),
         ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
         ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
         ({"ppo": {"batch_size": 10**6}}, ["ppo.batch_size", "n_steps * train.n_envs"]),

@@ -82,6 +82,7 @@ from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, Game, check_start_b
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
+from training.common.exchange import check_exchange_start
 from training.common.workers import spawn_pool
 from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
 from training.evaluation.deals import derive_seed
@@ -174,22 +175,15 @@ class DataSettings(Section):
                 make_agent(self.behaviour).check_rules(rules)  # a bad spec, or an agent that cannot play the rules
             except ValueError as err:
                 raise SettingsError("behaviour", str(err)) from None
-        if self.exchange_start > 0 and not _opens_with_exchange(rules):
-            raise SettingsError(
-                "exchange_start",
-                f"exchange_start must be 0 with the rules {rules.name!r}: their first hand has no exchange "
-                "(no_exchange, calls or auction: docs/rules.md 10.2, 10.3)",
-            )
+        try:
+            check_exchange_start(rules, self.exchange_start)
+        except ValueError as err:
+            raise SettingsError("exchange_start", str(err)) from None
 
     @property
     def shape(self) -> PolicyShape:
         """The shape of the data (observation size, action count, players): the rule set's."""
         return PolicyShape.of(RuleSet.from_any(self.rules))
-
-
-def _opens_with_exchange(rules: RuleSet) -> bool:
-    """Whether hand 1 of ``rules`` can start with an exchange (``start_balances``)."""
-    return not (rules.no_exchange or rules.auction)
 
 
 def pack_observation(obs: np.ndarray, binary: int = BINARY_SIZE) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,9 @@ from pydantic import BaseModel, BeforeValidator
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.game import ROLE_NAMES as ROLES
+from sm_env.core.rules import RuleSet
 from training.common import yaml_config
+from training.common.exchange import check_exchange_start
 from training.common.ppo import PPOSection
 from training.common.run_config import RunSection
 from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
@@ -205,6 +207,10 @@ def _cross_checks(cfg: Config, source: str) -> None:
         check_episode(env.episode, env.reward, env.max_hands)  # the env's own rules (sm_env.core.episode)
     except ValueError as err:
         raise config_error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
+    try:
+        check_exchange_start(RuleSet.from_any(env.rules), env.exchange_start)
+    except ValueError as err:
+        raise config_error(source, "env.exchange_start", f"env.exchange_start: {err}") from None
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
         raise config_error(
             source,

@@ -114,6 +114,7 @@ from sm_env.core.game import OVER, ROLE_NAMES, Game
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import action_mask, encode, observation_size
+from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads
 
 if TYPE_CHECKING:
@@ -262,11 +263,7 @@ class SingleSeatEnv(gym.Env):
         check_episode(episode, reward, max_hands)
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
-        if exchange_start > 0 and (self.rules.no_exchange or self.rules.auction):
-            raise ValueError(
-                f"exchange_start must be 0 with {self.rules.name!r}: its first hand has no exchange "
-                "(no_exchange, calls or auction: docs/rules.md 10.2, 10.3)"
-            )
+        check_exchange_start(self.rules, exchange_start)  # a first hand without an exchange cannot open with one
         if not isinstance(compiled, bool):
             raise ValueError(f"compiled must be True or False, got {compiled!r}")
         self.compiled = compiled and supports(self.rules)  # whether the compiled path is used
