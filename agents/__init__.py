@@ -20,12 +20,18 @@ Specs accepted by :func:`make_agent`:
                             ``pip install -e ".[rllib]"``). Only load policies
                             you trust: an RLlib checkpoint is a pickle, and
                             unpickling it can run any code put in it
-``trained``                 the best policy shipped with the package
-                            (``agents/policies/standard_v2.pt``, distilled
-                            from pimc by ``configs/distill_v2.yaml``; the
-                            earlier policies stay loadable as
+``trained``                 the best policy shipped with the package for the
+                            rule set played (:mod:`agents.trained`): for the
+                            three-player rule sets of 789 observation entries
+                            and 56 actions (the standard rules and those of
+                            docs/rules.md section 9 among them),
+                            ``agents/policies/standard_v2.pt``, distilled
+                            from pimc by ``configs/distill_v2.yaml``; any
+                            other rule set is refused in one line naming the
+                            rule sets that have one. The earlier policies
+                            stay loadable as
                             ``ppo:agents/policies/standard_v1.pt`` and
-                            ``ppo:agents/policies/standard_v0.pt``)
+                            ``ppo:agents/policies/standard_v0.pt``
 ==========================  ===============================================
 
 Parameters (``kind:name=value,name=value``; :data:`AGENT_PARAMS`), each checked here, once: an unknown
@@ -203,12 +209,17 @@ def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
-TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v2.pt")  # what the spec "trained" loads (see policies/README.md)
+TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v2.pt")
+"""What the spec "trained" plays on the standard rules (agents.trained.trained_policy; policies/README.md)."""
 
 
 def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    from .trained import TrainedAgent
+
     _no_params("trained", params)
-    return _ppo(TRAINED_POLICY, {}, seed)
+    if not os.path.exists(TRAINED_POLICY):
+        raise AgentSpecError(f"trained agent: the shipped policy is missing: {TRAINED_POLICY}")
+    return TrainedAgent(seed=seed)
 
 
 def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:

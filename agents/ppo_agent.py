@@ -10,10 +10,18 @@ Loads what :mod:`training.train` writes, without ever unpickling code:
 - a ``.pt`` export (:func:`export_policy`): a dict of tensors and plain
   values read with ``torch.load(weights_only=True)``.
 
-What is loaded is validated: the network must take the 789-entry observation
-of :mod:`sm_env.observation` and give one logit per action of the action
-space (56), with consistent layer shapes and finite weights. Anything else is
-a :class:`PolicyLoadError` naming the file and what is wrong.
+What is loaded is validated: the network must take the observation size the
+file records (``observation_size``; 789 in files that record none) and give
+one logit per action of the action count it records (``action_count``; 56),
+with consistent layer shapes and finite weights. Anything else is a
+:class:`PolicyLoadError` naming the file and what is wrong.
+
+The file's metadata (plain values, :func:`policy_metadata`) records the
+policy's shape (:class:`PolicyShape`: ``observation_size``, ``action_count``,
+``players``) and the rule set it was trained on (``rules``: the rule set's
+options, as a game record's ``rules``; ``rules_name``: its name). Files
+written before this (the shipped ``standard_v0``-``v2``) record the shape
+alone, or a preset name as ``rules``; they load as before.
 
 A file that holds anything but tensors and plain values (a pickle of some
 class) is refused in one line, never unpickled: it is not a plain policy file.
@@ -27,9 +35,12 @@ trainer: :func:`policy_from_torch` (the ``nn.Linear`` layers of a torch actor
 to a validated numpy policy; :func:`actor_state` gives its arrays) and
 :func:`policy_into_torch` (a numpy policy's weights into torch layers).
 
-A policy plays the rule sets whose observation and actions it was trained on
-(:func:`supported_rules`: the three-player rule sets of 789 observation
-entries and 56 actions); :meth:`PPOAgent.check_rules` says so in one line.
+A policy plays the rule sets of its shape: the same observation size, action
+count and number of players as the rule set it was trained on (docs/rules.md
+10.6 and 10.8; :func:`supported_rules` lists the presets, e.g. every
+three-player preset of 789 observation entries and 56 actions for the
+standard policies); :meth:`PPOAgent.check_rules` refuses any other rule set in
+one line naming what the policy plays.
 
 Agent interface (see ``agents/base.py``): ``needs_observation = True``,
 ``reset(seed)`` and ``act(view, observation=None) -> int`` (``observation`` is
@@ -49,13 +60,13 @@ import random
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from sm_env.atomic import atomic_path
 from sm_env.core.game import NUM_ACTIONS
-from sm_env.core.rules import PRESETS, RuleSet
+from sm_env.core.rules import PRESETS, RulesError, RuleSet
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode, observation_size
 
 from .base import Agent
@@ -71,11 +82,41 @@ class PolicyLoadError(ValueError):
     """A policy file that is missing, unreadable or not a valid policy."""
 
 
+class PolicyShape(NamedTuple):
+    """What a network for a rule set looks like from outside: its inputs, its outputs, the seats it plays.
+
+    ``players`` is None for files that record no number of players (written before it was recorded: their
+    observation size alone tells three from four players)."""
+
+    observation_size: int
+    action_count: int
+    players: int | None = 3
+
+    @classmethod
+    def of(cls, rules: RuleSet) -> PolicyShape:
+        """The shape of a network for ``rules``: ``observation_size(rules)``, ``rules.num_actions``,
+        ``rules.num_players``."""
+        return cls(observation_size(rules), rules.num_actions, rules.num_players)
+
+    def fits(self, rules: RuleSet) -> bool:
+        """Whether a network of this shape plays ``rules`` (the same sizes; the same players if recorded)."""
+        other = PolicyShape.of(rules)
+        return self[:2] == other[:2] and self.players in (None, other.players)
+
+    def __str__(self) -> str:
+        players = "" if self.players is None else f", {self.players} players"
+        return f"{self.observation_size} observation entries, {self.action_count} actions{players}"
+
+
+STANDARD_SHAPE = PolicyShape(OBSERVATION_SIZE, NUM_ACTIONS, 3)
+"""The shape of the standard rules (and of files that record no shape)."""
+
+
 class NumpyPolicy:
     """The actor part of an SB3 MLP policy, evaluated with numpy.
 
     ``hidden`` is a list of (weight [out, in], bias [out]) pairs, ``head`` the
-    action layer (weight [56, last], bias [56]).
+    action layer (weight [actions, last], bias [actions]).
     """
 
     def __init__(
@@ -95,6 +136,16 @@ class NumpyPolicy:
     def net_arch(self) -> list[int]:
         return [w.shape[1] for w, _ in self.hidden]
 
+    @property
+    def observation_size(self) -> int:
+        """The inputs of the network (the observation size it was trained on)."""
+        return int((self.hidden[0][0] if self.hidden else self.head[0]).shape[0])
+
+    @property
+    def num_actions(self) -> int:
+        """The outputs of the network: one logit per action id."""
+        return int(self.head[0].shape[1])
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         x = obs
         act = self._act
@@ -106,7 +157,7 @@ class NumpyPolicy:
     def choose(self, obs: np.ndarray, legal: int, deterministic: bool = True, rng: random.Random | None = None) -> int:
         """A legal action for one observation; ``legal`` is the legal-action bit set."""
         logits = self.logits(obs).astype(np.float64)
-        mask = action_mask(legal).astype(bool)
+        mask = action_mask(legal, self.num_actions).astype(bool)
         if not mask.any():
             raise ValueError("no legal action: the player is not to act")
         logits[~mask] = -np.inf
@@ -130,8 +181,16 @@ class NumpyPolicy:
         return out
 
     @classmethod
-    def from_state_dict(cls, state: Mapping[str, Any], activation: str = "tanh", where: str = "policy") -> NumpyPolicy:
-        """Build from an SB3 policy state dict (tensors or arrays), validating shapes."""
+    def from_state_dict(
+        cls,
+        state: Mapping[str, Any],
+        activation: str = "tanh",
+        where: str = "policy",
+        shape: PolicyShape | None = STANDARD_SHAPE,
+    ) -> NumpyPolicy:
+        """Build from an SB3 policy state dict (tensors or arrays), validating the layers' shapes: consistent,
+        taking ``shape``'s observation size and giving its action count (default: the standard rules'; None:
+        any sizes)."""
 
         def arr(key: str) -> np.ndarray:
             if key not in state:
@@ -161,19 +220,18 @@ class NumpyPolicy:
             hidden.append((w, b))
             i += 2
         head = (arr(f"{HEAD_KEY}.weight"), arr(f"{HEAD_KEY}.bias"))
-        prev = OBSERVATION_SIZE
+        prev = None if shape is None else shape.observation_size
         for n, (w, b) in enumerate(hidden + [head]):
-            if w.ndim != 2 or b.shape != (w.shape[0],):
+            if w.ndim != 2 or b.shape != (w.shape[0],) or 0 in w.shape:
                 raise PolicyLoadError(f"{where}: layer {n} has inconsistent shapes {w.shape} / {b.shape}")
-            if w.shape[1] != prev:
-                what = "the observation size" if n == 0 else "the previous layer"
-                raise PolicyLoadError(
-                    f"{where}: layer {n} takes {w.shape[1]} inputs but {what} is {prev}"
-                    + (f" (this game's observation has {OBSERVATION_SIZE} entries)" if n == 0 else "")
-                )
+            if prev is not None and w.shape[1] != prev:
+                what = "the observation size the policy records" if n == 0 else "the previous layer"
+                raise PolicyLoadError(f"{where}: layer {n} takes {w.shape[1]} inputs but {what} is {prev}")
             prev = w.shape[0]
-        if prev != NUM_ACTIONS:
-            raise PolicyLoadError(f"{where}: the policy has {prev} actions; this game has {NUM_ACTIONS}")
+        if shape is not None and prev != shape.action_count:
+            raise PolicyLoadError(
+                f"{where}: the policy has {prev} actions; its file records {shape.action_count} (docs/rules.md 10.8)"
+            )
         return cls(hidden, head, activation)
 
 
@@ -200,9 +258,12 @@ def actor_state(modules: Sequence[Any]) -> dict[str, np.ndarray]:
     return state
 
 
-def policy_from_torch(modules: Sequence[Any], activation: str, where: str = "the actor") -> NumpyPolicy:
-    """The :class:`NumpyPolicy` of a torch actor (see :func:`actor_state`), validated like a policy file."""
-    return NumpyPolicy.from_state_dict(actor_state(modules), activation, where=where)
+def policy_from_torch(
+    modules: Sequence[Any], activation: str, where: str = "the actor", shape: PolicyShape | None = None
+) -> NumpyPolicy:
+    """The :class:`NumpyPolicy` of a torch actor (see :func:`actor_state`), validated like a policy file (its
+    layers consistent; with ``shape``, of that observation size and action count)."""
+    return NumpyPolicy.from_state_dict(actor_state(modules), activation, where=where, shape=shape)
 
 
 def policy_into_torch(policy: NumpyPolicy, modules: Sequence[Any], where: str = "the network") -> None:
@@ -224,28 +285,62 @@ def policy_into_torch(policy: NumpyPolicy, modules: Sequence[Any], where: str = 
 # ---------------------------------------------------------------------------- rule sets
 
 
-def supported_rules(observation_entries: int = OBSERVATION_SIZE, actions: int = NUM_ACTIONS) -> list[str]:
-    """The rule presets a policy of this input and output size can play (three players, the same
-    observation size and action count)."""
-    found = []
-    for name in PRESETS:
-        rules = RuleSet.from_any(name)
-        if rules.num_players == 3 and rules.num_actions == actions and observation_size(rules) == observation_entries:
-            found.append(name)
-    return found
+def supported_rules(
+    observation_entries: int = OBSERVATION_SIZE, actions: int = NUM_ACTIONS, players: int | None = None
+) -> list[str]:
+    """The rule presets a policy of this shape can play: the same observation size and action count (and the
+    same number of players, when given)."""
+    shape = PolicyShape(observation_entries, actions, players)
+    return [name for name, rules in PRESETS.items() if shape.fits(rules)]
 
 
 def rules_problem(
-    rules: RuleSet, observation_entries: int = OBSERVATION_SIZE, actions: int = NUM_ACTIONS
+    rules: RuleSet,
+    observation_entries: int = OBSERVATION_SIZE,
+    actions: int = NUM_ACTIONS,
+    players: int | None = None,
+    trained_on: str | None = None,
 ) -> str | None:
-    """Why a policy of this input and output size cannot play ``rules`` (one line), or None if it can."""
-    wanted = observation_size(rules) if rules.num_players == 3 else None
-    if rules.num_players == 3 and rules.num_actions == actions and wanted == observation_entries:
+    """Why a policy of this shape cannot play ``rules`` (one line naming what it plays), or None if it can."""
+    shape = PolicyShape(observation_entries, actions, players)
+    if shape.fits(rules):
         return None
-    needs = f"{rules.num_players} players" if wanted is None else f"{wanted} entries and {rules.num_actions} actions"
+    plays = ", ".join(supported_rules(*shape)) or "no preset"
+    trained = f" (trained on {trained_on!r})" if trained_on else ""
     return (
-        f"a policy of {observation_entries} observation entries and {actions} actions cannot play the rule set "
-        f"{rules.name!r} ({needs}); it plays: {', '.join(supported_rules(observation_entries, actions))}"
+        f"a policy of {shape}{trained} cannot play the rule set {rules.name!r} ({PolicyShape.of(rules)}); "
+        f"it plays: {plays}"
+    )
+
+
+def recorded_rules(meta: Mapping[str, Any]) -> RuleSet | None:
+    """The rule set a policy file records it was trained on (``rules``: options or a preset name), or None
+    when it records none that reads as a rule set (older files: a preset name or nothing)."""
+    value = meta.get("rules")
+    if not isinstance(value, (str, dict)):
+        return None
+    try:
+        return RuleSet.from_any(value)
+    except (RulesError, TypeError, ValueError):
+        return None
+
+
+def _int_field(meta: Mapping[str, Any], key: str, default: int | None, path: str) -> int | None:
+    value = meta.get(key, default)
+    if value is not None and (type(value) is not int or not 1 <= value <= 1_000_000):
+        raise PolicyLoadError(f"{path}: {key} must be a whole number 1-1000000, got {value!r}")
+    return value
+
+
+def recorded_shape(meta: Mapping[str, Any], path: str = "policy") -> PolicyShape:
+    """The shape a policy file's metadata records (:data:`STANDARD_SHAPE`'s sizes where it records none)."""
+    players = _int_field(meta, "players", None, path)
+    if players is not None and players not in (3, 4):
+        raise PolicyLoadError(f"{path}: players must be 3 or 4 (docs/rules.md 10.6), got {players!r}")
+    return PolicyShape(
+        _int_field(meta, "observation_size", OBSERVATION_SIZE, path),
+        _int_field(meta, "action_count", NUM_ACTIONS, path),
+        players,
     )
 
 
@@ -317,38 +412,63 @@ def load_numpy_policy(path: str | os.PathLike[str]) -> tuple[NumpyPolicy, dict[s
         with zipfile.ZipFile(path) as archive:
             sb3 = "policy.pth" in archive.namelist()
     state, meta = _read_zip(path) if sb3 else _read_pt(path)
-    if meta:
-        if meta.get("observation_size", OBSERVATION_SIZE) != OBSERVATION_SIZE:
-            raise PolicyLoadError(
-                f"{path}: trained on observations of size {meta.get('observation_size')}; "
-                f"this game's observation has {OBSERVATION_SIZE} entries"
-            )
-        if meta.get("action_count", NUM_ACTIONS) != NUM_ACTIONS:
-            raise PolicyLoadError(
-                f"{path}: trained with {meta.get('action_count')} actions; this game has {NUM_ACTIONS}"
-            )
+    shape = recorded_shape(meta, path)
     activation = meta.get("activation", "tanh")  # SB3's default for MlpPolicy
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise PolicyLoadError(f"{path}: unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
-    return NumpyPolicy.from_state_dict(state, activation, where=path), meta
+    return NumpyPolicy.from_state_dict(state, activation, where=path, shape=shape), meta
 
 
-def policy_metadata(net_arch: list[int], activation: str, **extra: Any) -> dict[str, Any]:
-    return {
+def policy_metadata(
+    net_arch: list[int],
+    activation: str,
+    rules: RuleSet | str | dict[str, Any] | None = None,
+    shape: PolicyShape | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A policy file's metadata (plain values): the format, the shape (``observation_size``, ``action_count``,
+    ``players``), the network, and with ``rules`` the rule set it is trained on (``rules``: its options, as a
+    game record's; ``rules_name``), then ``extra`` (trainer, timesteps, ...). The shape is ``rules``'s
+    (``shape``, if also given, must agree), else ``shape``, else the standard one."""
+    ruleset = None if rules is None else RuleSet.from_any(rules)
+    if ruleset is not None:
+        if shape is not None and not shape.fits(ruleset):
+            raise ValueError(
+                f"a policy of {shape} cannot be recorded as trained on {ruleset.name!r} ({PolicyShape.of(ruleset)})"
+            )
+        shape = PolicyShape.of(ruleset)
+    shape = shape or STANDARD_SHAPE
+    meta: dict[str, Any] = {
         "format": POLICY_FORMAT,
-        "observation_size": OBSERVATION_SIZE,
-        "action_count": NUM_ACTIONS,
+        "observation_size": shape.observation_size,
+        "action_count": shape.action_count,
         "net_arch": list(net_arch),
         "activation": activation,
-        **extra,
     }
+    if shape.players is not None:
+        meta["players"] = shape.players
+    if ruleset is not None:
+        meta["rules"] = ruleset.options()
+        meta["rules_name"] = ruleset.name
+    return {**meta, **extra}
 
 
-def export_policy(policy: NumpyPolicy, path: str, **extra: Any) -> None:
-    """Write a standalone ``.pt`` policy (tensors and plain values only), atomically."""
+def export_policy(
+    policy: NumpyPolicy, path: str, rules: RuleSet | str | dict[str, Any] | None = None, **extra: Any
+) -> None:
+    """Write a standalone ``.pt`` policy (tensors and plain values only), atomically; ``rules``: the rule set
+    it was trained on (recorded with its shape; the network must have that shape)."""
     import torch
 
-    blob = policy_metadata(policy.net_arch, policy.activation, **extra)
+    shape = PolicyShape(policy.observation_size, policy.num_actions, None)
+    if rules is not None:
+        ruleset = RuleSet.from_any(rules)
+        if not shape.fits(ruleset):
+            raise PolicyLoadError(
+                f"{path}: a network of {shape} is not one for {ruleset.name!r} ({PolicyShape.of(ruleset)})"
+            )
+        shape = None
+    blob = policy_metadata(policy.net_arch, policy.activation, rules=rules, shape=shape, **extra)
     blob["state_dict"] = {k: torch.from_numpy(v) for k, v in policy.arrays().items()}
     with atomic_path(path) as tmp:
         torch.save(blob, tmp)
@@ -371,16 +491,23 @@ class PPOAgent(Agent):
 
     def __init__(self, path: str | os.PathLike[str], seed: int | None = None, deterministic: bool = True) -> None:
         super().__init__(seed)  # self.rng: the sampling RNG, reseeded by reset(seed)
-        self.path = os.fspath(path)
-        self.policy, self.meta = load_numpy_policy(self.path)
         self.deterministic = deterministic
+        self.load(load_numpy_policy(path), path)
+
+    def load(self, loaded: tuple[NumpyPolicy, dict[str, Any]], path: str | os.PathLike[str]) -> None:
+        """Play ``loaded`` (what :func:`load_numpy_policy` returned for the file ``path``) from now on."""
+        self.path = os.fspath(path)
+        self.policy, self.meta = loaded
+        self.shape = recorded_shape(self.meta, self.path)
+        trained = recorded_rules(self.meta)
+        self.trained_on = trained.name if trained is not None else self.meta.get("rules_name")
         self.name = f"ppo:{self.path}"
         self._rules: RuleSet | None = None  # the last rule set checked by act()
 
     def check_rules(self, rules: RuleSet) -> None:
         """A ValueError naming the rule set and the rule sets this policy plays, if it cannot play ``rules``
-        (another observation layout, action count or number of players: docs/rules.md 10.8)."""
-        problem = rules_problem(rules)
+        (another observation layout, action count or number of players: docs/rules.md 10.6, 10.8)."""
+        problem = rules_problem(rules, *self.shape, trained_on=self.trained_on)
         if problem is not None:
             raise PolicyLoadError(f"{self.path}: {problem}")
 

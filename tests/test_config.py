@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 
 import pytest
 import yaml
@@ -32,8 +33,23 @@ def _eval(path):
 
 
 def _vector(path):
+    """A batched-trainer config; one for a rule set the compiled engine does not run yet (configs/selfplay_four,
+    _auction, _calls) must stop with the compiled boundary's one line naming what it does not run, and load
+    with nothing else changed once the engine runs the rules (checked here with another compiled rule set)."""
+    from sm_env.compiled.support import unsupported
+    from sm_env.core.rules import RuleSet
     from training.vector.config import SelfPlayConfig, load_selfplay_config
 
+    with open(path, encoding="utf-8") as handle:
+        rules = RuleSet.from_any(yaml.safe_load(handle)["env"]["rules"])
+    refused = unsupported(rules)
+    if refused:
+        with pytest.raises(
+            ConfigError, match=re.escape(f"env.rules: the batched trainer does not run these rules; they use {refused}")
+        ):
+            load_selfplay_config(path)
+        compiled = "dealer-assigns" if rules.num_actions == 74 else "standard"
+        return load_selfplay_config(path, [f"env.rules={compiled}"]), SelfPlayConfig
     return load_selfplay_config(path), SelfPlayConfig
 
 
@@ -87,6 +103,7 @@ def test_every_loader_pattern_still_names_a_shipped_config():
         ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
         ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
         ({"env": {"rules": "four-5-3-2-2"}}, ["env.rules", "training plays three players", "has 4"]),
+        ({"env": {"rules": "calls", "exchange_start": 0.3}}, ["env.exchange_start", "must be 0", "'calls'"]),
         ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
         ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
         ({"ppo": {"batch_size": 10**6}}, ["ppo.batch_size", "n_steps * train.n_envs"]),

@@ -389,3 +389,31 @@ def test_eval_log_has_no_duplicate_after_a_kill_between_evaluation_and_checkpoin
     steps = [json.loads(text)["num_timesteps"] for text in log.read_text().splitlines()]
     assert steps == [128, 256, 384]
     assert [entry["num_timesteps"] for entry in resumed.eval_history] == steps
+
+
+def test_a_74_action_rule_set_trains_with_a_warm_start_and_snapshots(tmp_path):
+    """docs/rules.md 10.8: the env, the warm start, the snapshots and the exported policy take the rule set's
+    sizes (791 observation entries, 74 actions for dealer-assigns); the policy records its rules."""
+    from agents.ppo_agent import PolicyLoadError, load_numpy_policy
+    from sm_env.core.rules import RuleSet
+
+    cfg = tiny_config(
+        env={"rules": "dealer-assigns"},
+        pretrain={"teacher": "heuristic", "decisions": 128, "epochs": 1, "batch_size": 64},
+    )
+    trainer = train(cfg, str(tmp_path / "run"), quiet=True)
+    assert trainer.model.action_space.n == 74 and trainer.model.observation_space.shape == (791,)
+    assert trainer.snapshots  # snapshots of the 74-action learner joined the pool
+    trainer.save_final()
+    final = str(tmp_path / "run" / "final_policy.pt")
+    policy, meta = load_numpy_policy(final)
+    assert meta["rules_name"] == "dealer-assigns" and (policy.observation_size, policy.num_actions) == (791, 74)
+    agent = PPOAgent(final)
+    game = Game("dealer-assigns", seed=3, max_hands=1)
+    while (seat := game.current_player) is not None:
+        view = player_view(game, seat)
+        action = agent.act(view)
+        assert game.legal_mask() >> action & 1
+        game.apply(action)
+    with pytest.raises(PolicyLoadError, match="cannot play the rule set 'standard'.*it plays: dealer-assigns"):
+        agent.check_rules(RuleSet.from_any("standard"))

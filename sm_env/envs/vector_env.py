@@ -4,11 +4,16 @@ on the batched engine :class:`sm_env.compiled.batch.VectorGame`.
 :class:`LearnerVectorEnv` plays ``num_envs`` games; in each, one seat is the
 learner and the two others are played inside :meth:`LearnerVectorEnv.step`
 by an opponent policy, so every transition is from the learner's point of
-view (as ``training.sb3.single_agent.SingleSeatEnv``, batched):
+view (as ``training.sb3.single_agent.SingleSeatEnv``, batched). Its sizes are
+the rule set's: O = ``observation_size(rules)`` (789 for the standard rules,
+791 with 74 actions, 900 with ``one_card_kitty``), A = ``rules.num_actions``
+(56 or 74, docs/rules.md 10.8) and P = ``rules.num_players`` seats; every
+rule set the batched engine runs is accepted (``VectorGame`` refuses the
+others by name):
 
-- observation: float32 ``[num_envs, 789]``, ``observation.encode`` of the
+- observation: float32 ``[num_envs, O]``, ``observation.encode`` of the
   learner's ``player_view``; action: one action id per env
-  (``single_action_space = Discrete(56)``);
+  (``single_action_space = Discrete(A)``);
 - reward: the change of the learner's running score in each hand when it
   ends, times ``reward_scale`` (env()'s ``"score"`` reward, the default: the
   hand's balance, tricks - quota, in every rule set the batched engine runs,
@@ -16,19 +21,19 @@ view (as ``training.sb3.single_agent.SingleSeatEnv``, batched):
   learner's final score;
 - ``episode="hand"`` (default: one hand, a termination) or ``"game"``
   (termination when won, truncation after ``max_hands``);
-- the learner's seat is drawn at random (uniformly 0-2) for each episode,
+- the learner's seat is drawn at random (uniformly 0 to P - 1) for each episode,
   and the first dealer by the engine, so every role is played;
 - autoreset in the same step (``metadata["autoreset_mode"]`` is
   ``SAME_STEP``): where an episode ended, the returned observation is the
   first of the next episode, and ``infos["final_obs"][i]`` (with
   ``infos["_final_obs"][i]`` True) is the learner's observation at the end;
 - masks: :meth:`LearnerVectorEnv.action_masks` (sb3-contrib's MaskablePPO
-  convention) and ``infos["action_mask"]``: int8 ``[num_envs, 56]``, the
+  convention) and ``infos["action_mask"]``: int8 ``[num_envs, A]``, the
   learner's legal actions; never all zero. An illegal action raises
   :class:`sm_env.compiled.batch.VectorActionError` and nothing moves.
 
 ``opponent``: ``"random"`` (uniform legal actions, compiled) or a callable
-``opponent(observations float32 [M, 789], masks int8 [M, 56]) -> actions
+``opponent(observations float32 [M, O], masks int8 [M, A]) -> actions
 [M]`` called with the positions of the M games where an opponent is to act
 (a frozen policy, a baseline written for batches).
 
@@ -52,9 +57,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
-from sm_env.core.game import NUM_ACTIONS
 from sm_env.core.rules import RuleSet
-from sm_env.observation import OBSERVATION_SIZE
 
 __all__ = ["LearnerVectorEnv", "sb3_vec_env"]
 
@@ -82,10 +85,12 @@ class LearnerVectorEnv(VectorEnv):
             )
         self.game = VectorGame(num_envs, rules=rules, seed=0, episode=episode, max_hands=max_hands, parallel=parallel)
         self.num_envs = self.game.num_games
+        self.num_players = self.game.rules.num_players
         self.opponent = opponent
         self.reward_scale = float(reward_scale)
-        self.single_observation_space = gym.spaces.Box(-1.0, 1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
-        self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        obs_size, num_actions = self.game.observation_size, self.game.num_actions
+        self.single_observation_space = gym.spaces.Box(-1.0, 1.0, shape=(obs_size,), dtype=np.float32)
+        self.single_action_space = gym.spaces.Discrete(num_actions)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         n = self.num_envs
@@ -94,8 +99,8 @@ class LearnerVectorEnv(VectorEnv):
         self._seat_rng = np.random.default_rng()
         self._opp_state = np.ones(n, dtype=np.uint64)
         self._opp_actions = np.zeros(n, dtype=np.int64)
-        self._masks = np.ones((n, NUM_ACTIONS), dtype=np.int8)
-        self._final_obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
+        self._masks = np.ones((n, num_actions), dtype=np.int8)
+        self._final_obs = np.zeros((n, obs_size), dtype=np.float32)
         self._has_reset = False
 
     def reset(
@@ -113,7 +118,7 @@ class LearnerVectorEnv(VectorEnv):
         else:
             self.game.reset()  # the games' streams go on: new games
         self._has_reset = True
-        self.seats[:] = self._seat_rng.integers(3, size=self.num_envs)
+        self.seats[:] = self._seat_rng.integers(self.num_players, size=self.num_envs)
         reward = np.zeros(self.num_envs, dtype=np.float64)
         ended = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
@@ -139,7 +144,7 @@ class LearnerVectorEnv(VectorEnv):
         return obs, (reward * self.reward_scale).astype(np.float32), terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """int8 [num_envs, 56]: the learner's legal actions."""
+        """int8 [num_envs, A]: the learner's legal actions."""
         return self._masks
 
     def _game_step(
@@ -158,7 +163,7 @@ class LearnerVectorEnv(VectorEnv):
             truncated |= game.truncated
             ended |= done
             self._final_obs[done] = game.final_observations[done]
-            self.seats[done] = self._seat_rng.integers(3, size=int(done.sum()))
+            self.seats[done] = self._seat_rng.integers(self.num_players, size=int(done.sum()))
 
     def _advance(self, reward: np.ndarray, ended: np.ndarray, truncated: np.ndarray) -> None:
         """Opponents play until the learner is to act in every env."""

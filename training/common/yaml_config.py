@@ -196,15 +196,25 @@ def _check(predicate: Callable[[Any], bool], allowed: str) -> AfterValidator:
 
 
 def _rules(value: Any) -> str | dict:
+    """Any rule set (a preset name or a dict of options); what a trainer runs is its own config's to check."""
     from sm_env.core.rules import RuleSet
 
     if not isinstance(value, (str, dict)):
         raise ValueError("expected a rule preset name or a dict of rule options")
-    rules = RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
+    RuleSet.from_any(value)  # raises RulesError (a ValueError) with its own message
+    return value
+
+
+def _three_player_rules(value: Any) -> str | dict:
+    """A rule set of three players (the trainers whose envs seat three: SB3, RLlib)."""
+    from sm_env.core.rules import RuleSet
+
+    rules = RuleSet.from_any(_rules(value))
     if rules.num_players != 3:
         raise ValueError(
             f"training plays three players; {rules.name!r} has {rules.num_players} (docs/rules.md 10.6): four-player "
-            f"games are played by the env, the agents and the evaluation, but no trainer learns them"
+            f"games are played by the env, the agents and the evaluation; of the trainers, only the batched one "
+            "(training.vector) is written for any number of seats, once the compiled engine runs them"
         )
     return value
 
@@ -226,6 +236,7 @@ Flag = StrictBool  # true or false only: numbers are never read as booleans
 Text = StrictStr
 Agents = Annotated[list[Text], _says("expected a list of agent names")]
 Rules = Annotated[str | dict, BeforeValidator(_rules)]
+ThreePlayerRules = Annotated[str | dict, BeforeValidator(_three_player_rules)]
 Mix = Annotated[dict[str, float], BeforeValidator(_mix)]
 Ints = _says("expected a list of whole numbers")
 Sizes = Annotated[list[Whole], Ints, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]

@@ -134,8 +134,16 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
         try:
             settings.validate()
         except ValueError as err:
-            field = "search" if not settings.search and settings.behaviour == "pimc" else "behaviour"
+            field = getattr(err, "key", "behaviour")  # training.distill.data.SettingsError names the setting
             raise config_error(source, f"{key}.{field}", f"{key}.{field}: {err}") from None
+    for i, entry in enumerate(cfg.extra_data):  # one fit, one rule set: every data set of a run is of data.rules
+        if entry.rules != cfg.data.rules:
+            raise config_error(
+                source,
+                f"extra_data[{i}].rules",
+                f"extra_data[{i}].rules: {entry.rules!r}, but the run fits data.rules {cfg.data.rules!r}; every data "
+                "set of a run is labelled with the rules of its fit",
+            )
     seen: list[str] = []
     for i, entry in enumerate(cfg.extra_data):
         if not entry.name or entry.name.startswith("data_r") or entry.name in seen or os.sep in entry.name:

@@ -6,8 +6,8 @@ One *labelled decision* holds (arrays, one row per decision):
 ============  ===========  ====================================================
 name          dtype/shape  meaning
 ============  ===========  ====================================================
-bits          uint8 [91]   the 728 binary entries of the observation, packed
-                           (``np.packbits``, little bit order)
+bits          uint8 [91]   the 728 binary entries of the observation (its card
+                           planes), packed (``np.packbits``, little bit order)
 scalars       f32 [61]     the other 61 entries of the observation
 legal         uint8 [7]    the 56-bit legal-action mask, packed the same way
 values        f16 [56]     pimc's mean tricks after each legal action (NaN for
@@ -18,8 +18,19 @@ target        int8         the label: pimc's choice (best mean, ties to the
 searched      bool         the row has search values
 balance       int8         the acting seat's balance (tricks - quota) at the
                            end of the hand: the value-head target
-role          int8         0 dealer, 1 eldest, 2 middle
+role          int8         0 dealer, 1 eldest, 2 middle (3 fourth)
 ============  ===========  ====================================================
+
+The sizes are those of the standard rules; a rule set of another shape
+(:class:`agents.ppo_agent.PolicyShape`: O observation entries, A actions, P
+players) has its own (:func:`shard_layout`): ``bits`` the 52 (4 P + 2) card-plane
+entries packed (91 bytes with three players, 117 with four), ``scalars`` the
+other O - 52 (4 P + 2) entries (63 for ``dealer-assigns``' 791, 172 for the 900
+of ``9-5-3-one-card``), ``legal`` (A + 7) // 8 bytes and ``values`` A entries.
+Each shard records its shape in one more entry, ``shape`` (int64 [3]: O, A, P);
+a shard without it (written before it was recorded) is of the standard shape.
+So a shard of one rule set is never read as data of another:
+:func:`read_shard` with the shape a fit expects refuses any other in one line.
 
 Forced decisions (one legal action) are skipped: they teach nothing.
 
@@ -63,38 +74,72 @@ import numpy as np
 
 from agents import act, make_agent
 from agents.heuristic import heuristic_action
+from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from agents.search.pimc import PimcAgent
 from sm_env.atomic import atomic_path
 from sm_env.core.cards import from_mask
-from sm_env.core.game import NUM_ACTIONS, PLAY, Game
+from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, Game, check_start_balances
 from sm_env.core.knowledge import player_view
-from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode
+from sm_env.core.rules import RuleSet
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
+from training.common.exchange import check_exchange_start
 from training.common.workers import spawn_pool
 from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
 from training.evaluation.deals import derive_seed
 
-BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1
+BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1 (three players)
 SCALAR_SIZE = OBSERVATION_SIZE - BINARY_SIZE
 FIELDS = ("bits", "scalars", "legal", "values", "target", "searched", "balance", "role")
+"""The entries of a shard with one row per decision."""
+SHAPE_ENTRY = "shape"  # int64 [3]: the shard's observation size, action count and players
 EXPLORE_TEMPERATURE = 0.5
 _LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
 MAX_SHARD_ROWS = 500_000  # about 230 MB once loaded; a shard of chunk_hands <= MAX_CHUNK_HANDS hands holds fewer
 MAX_CHUNK_HANDS = 5_000  # hands per shard (a hand has fewer than 100 decisions)
-SHARD_LAYOUT: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
-    "bits": (np.dtype(np.uint8), ((BINARY_SIZE + 7) // 8,)),
-    "scalars": (np.dtype(np.float32), (SCALAR_SIZE,)),
-    "legal": (np.dtype(np.uint8), (_LEGAL_BYTES,)),
-    "values": (np.dtype(np.float16), (NUM_ACTIONS,)),
-    "target": (np.dtype(np.int8), ()),
-    "searched": (np.dtype(np.bool_), ()),
-    "balance": (np.dtype(np.int8), ()),
-    "role": (np.dtype(np.int8), ()),
-}
-"""Each shard entry's dtype and the shape of one row (the module docstring's table)."""
+MAX_OBSERVATION = 4096  # the largest observation a shard may declare (every rule set's is far smaller)
+
+
+def binary_size(players: int) -> int:
+    """The card-plane entries at the start of an observation of ``players`` seats (728 with three, 936 with
+    four): the binary part of a row, stored packed."""
+    size = 0
+    for name, width in seat_features(players):
+        if name == "trump":
+            return size
+        size += width
+    raise AssertionError("the layout has no trump feature")  # the layout table always has one
+
+
+def shard_layout(shape: PolicyShape = STANDARD_SHAPE) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+    """Each per-decision entry's dtype and the shape of one row, for data of this shape (the module
+    docstring's table)."""
+    binary = binary_size(shape.players or 3)
+    return {
+        "bits": (np.dtype(np.uint8), ((binary + 7) // 8,)),
+        "scalars": (np.dtype(np.float32), (shape.observation_size - binary,)),
+        "legal": (np.dtype(np.uint8), ((shape.action_count + 7) // 8,)),
+        "values": (np.dtype(np.float16), (shape.action_count,)),
+        "target": (np.dtype(np.int8), ()),
+        "searched": (np.dtype(np.bool_), ()),
+        "balance": (np.dtype(np.int8), ()),
+        "role": (np.dtype(np.int8), ()),
+    }
+
+
+SHARD_LAYOUT = shard_layout()
+"""The entries of a shard of the standard shape (:func:`shard_layout`)."""
 
 
 class ShardError(ValueError):
     """A shard file that is not one this module writes (the message names the file and what is wrong)."""
+
+
+class SettingsError(ValueError):
+    """Data settings that do not fit together; ``key`` names the setting at fault."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class DataSettings(Section):
@@ -112,38 +157,65 @@ class DataSettings(Section):
     search: Flag = setting(
         True, "false: play decisions are neither searched nor stored (cheap exchange/trump/discard data)"
     )
-    rules: Text = setting("standard", "rule preset of the hands")
+    rules: Text = setting("standard", "rule preset of the hands (any preset; the data has its sizes)")
 
     def validate(self) -> None:
-        """The checks across fields (the bounds are the fields' own): ``search: false`` needs another behaviour
-        than pimc, and the behaviour must be an agent spec that ``agents.make_agent`` builds."""
+        """The checks across fields (the bounds are the fields' own): the rules must be a preset, ``search:
+        false`` needs another behaviour than pimc, the behaviour must be an agent spec that
+        ``agents.make_agent`` builds and that plays the rules, and ``exchange_start`` must be 0 for rule sets
+        whose first hand has no exchange."""
+        try:
+            rules = RuleSet.from_any(self.rules)
+        except ValueError as err:
+            raise SettingsError("rules", str(err)) from None
         if not self.search and self.behaviour == "pimc":
-            raise ValueError("search=False needs a behaviour agent other than pimc (e.g. trained)")
+            raise SettingsError("search", "search=False needs a behaviour agent other than pimc (e.g. trained)")
         if self.behaviour != "pimc":
-            make_agent(self.behaviour)  # fails with a clear error on a bad spec
+            try:
+                make_agent(self.behaviour).check_rules(rules)  # a bad spec, or an agent that cannot play the rules
+            except ValueError as err:
+                raise SettingsError("behaviour", str(err)) from None
+        try:
+            check_exchange_start(rules, self.exchange_start)
+        except ValueError as err:
+            raise SettingsError("exchange_start", str(err)) from None
+
+    @property
+    def shape(self) -> PolicyShape:
+        """The shape of the data (observation size, action count, players): the rule set's."""
+        return PolicyShape.of(RuleSet.from_any(self.rules))
 
 
-def pack_observation(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split an observation into its packed binary part and its scalars."""
-    return np.packbits(obs[:BINARY_SIZE].astype(np.uint8), bitorder="little"), obs[BINARY_SIZE:].astype(np.float32)
+def pack_observation(obs: np.ndarray, binary: int = BINARY_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """Split an observation into its packed binary part (the first ``binary`` entries: :func:`binary_size`)
+    and its scalars."""
+    return np.packbits(obs[:binary].astype(np.uint8), bitorder="little"), obs[binary:].astype(np.float32)
 
 
 def unpack_observations(bits: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-    """Observation vectors [n, 789] (float32) from packed rows."""
-    binary = np.unpackbits(bits, axis=1, count=BINARY_SIZE, bitorder="little").astype(np.float32)
+    """Observation vectors [n, O] (float32) from packed rows (the card planes fill whole bytes: 8 per byte)."""
+    binary = np.unpackbits(bits, axis=1, count=8 * bits.shape[1], bitorder="little").astype(np.float32)
     return np.concatenate([binary, scalars.astype(np.float32)], axis=1)
 
 
-def unpack_legal(legal: np.ndarray) -> np.ndarray:
-    """Boolean legal masks [n, 56] from packed rows."""
-    return np.unpackbits(legal, axis=1, count=NUM_ACTIONS, bitorder="little").astype(bool)
+def unpack_legal(legal: np.ndarray, actions: int = NUM_ACTIONS) -> np.ndarray:
+    """Boolean legal masks [n, actions] from packed rows (``actions``: the data's action count, the width
+    of its ``values``)."""
+    return np.unpackbits(legal, axis=1, count=actions, bitorder="little").astype(bool)
 
 
-def _start_balances(rng: random.Random) -> list[int]:
+def _start_balances(rng: random.Random, rules: RuleSet) -> list[int]:
+    """Balances of an imaginary previous hand, each in -4..4, summing to zero, not all zero, and possible
+    under ``rules`` (``check_start_balances``; always so with three players of the standard quotas)."""
+    n = rules.num_players
     while True:
-        a, b = rng.randint(-4, 4), rng.randint(-4, 4)
-        if -4 <= -(a + b) <= 4 and (a, b) != (0, 0):
-            return [a, b, -(a + b)]
+        drawn = [rng.randint(-4, 4) for _ in range(n - 1)]
+        last = -sum(drawn)
+        if -4 <= last <= 4 and any(drawn):
+            try:
+                return check_start_balances([*drawn, last], rules)
+            except ValueError:
+                continue
 
 
 def _softmax_pick(values: dict[int, float], rng: random.Random) -> int:
@@ -155,12 +227,14 @@ def _softmax_pick(values: dict[int, float], rng: random.Random) -> int:
 
 def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
     """Play hand ``index`` of the data set and return its labelled decisions."""
+    rules = RuleSet.from_any(settings.rules)
+    n, binary, legal_bytes = rules.num_players, binary_size(rules.num_players), (rules.num_actions + 7) // 8
     rng = random.Random(derive_seed(settings.seed, index, 0xB1A5))
-    balances = _start_balances(rng) if rng.random() < settings.exchange_start else None
+    balances = _start_balances(rng, rules) if rng.random() < settings.exchange_start else None
     game = Game(
-        settings.rules,
+        rules,
         seed=derive_seed(settings.seed, index),
-        first_dealer=index % 3,
+        first_dealer=index % n,
         max_hands=1,
         start_balances=balances,
     )
@@ -183,7 +257,7 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
         elif view.phase == PLAY and not settings.search:
             action = act(behaviour, view) if behaviour is not None else default
         else:
-            values_row = np.full(NUM_ACTIONS, np.nan, dtype=np.float16)
+            values_row = np.full(rules.num_actions, np.nan, dtype=np.float16)
             if view.phase == PLAY:
                 values = search.evaluate(view, legal)
                 target = max(legal, key=lambda a: (values[a], a == default, -a))
@@ -192,16 +266,16 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
                 searched = True
             else:
                 values, target, searched = {}, default, False
-            bits, scalars = pack_observation(encode(view))
+            bits, scalars = pack_observation(encode(view), binary)
             rows.append(
                 {
                     "bits": bits,
                     "scalars": scalars,
-                    "legal": np.frombuffer(view.legal.to_bytes(_LEGAL_BYTES, "little"), dtype=np.uint8),
+                    "legal": np.frombuffer(view.legal.to_bytes(legal_bytes, "little"), dtype=np.uint8),
                     "values": values_row,
                     "target": target,
                     "searched": searched,
-                    "role": (seat - view.dealer) % 3,
+                    "role": (seat - view.dealer) % n,
                 }
             )
             seats.append(seat)
@@ -218,14 +292,13 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _stack(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    dtypes = {"target": np.int8, "searched": np.bool_, "balance": np.int8, "role": np.int8}
-    out = {}
+def _stack(rows: list[dict[str, Any]], shape: PolicyShape = STANDARD_SHAPE) -> dict[str, np.ndarray]:
+    """A shard's entries: the rows' fields stacked, and the data's shape (:data:`SHAPE_ENTRY`)."""
+    layout = shard_layout(shape)
+    out = {SHAPE_ENTRY: np.array(shape, dtype=np.int64)}
     for name in FIELDS:
-        if name in dtypes:
-            out[name] = np.array([r[name] for r in rows], dtype=dtypes[name])
-        else:
-            out[name] = np.stack([r[name] for r in rows])
+        dtype, row = layout[name]
+        out[name] = np.array([r[name] for r in rows], dtype=dtype).reshape(len(rows), *row)
     return out
 
 
@@ -242,7 +315,7 @@ def _make_shard(job: tuple[DataSettings, str, int]) -> tuple[int, int, float]:
         rows.extend(label_hand(settings, index))
     with atomic_path(shard_path(folder, chunk)) as tmp:
         with open(tmp, "wb") as handle:
-            np.savez_compressed(handle, **_stack(rows))
+            np.savez_compressed(handle, **_stack(rows, settings.shape))
     return chunk, len(rows), time.perf_counter() - started
 
 
@@ -328,8 +401,9 @@ def generate(
     return len(jobs)
 
 
-def load(folders: str | list[str]) -> dict[str, np.ndarray]:
-    """All shards of one or more data folders, concatenated (arrays as in the module docstring)."""
+def load(folders: str | list[str], shape: PolicyShape | None = None) -> dict[str, np.ndarray]:
+    """All shards of one or more data folders, concatenated (arrays as in the module docstring); with
+    ``shape``, a shard of another shape is a :class:`ShardError` (see :func:`read_shard`)."""
     if isinstance(folders, str):
         folders = [folders]
     parts: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
@@ -338,16 +412,18 @@ def load(folders: str | list[str]) -> dict[str, np.ndarray]:
         if not names:
             raise ValueError(f"{folder}: no shard_*.npz files (generate data first)")
         for name in names:
-            shard = read_shard(os.path.join(folder, name))
+            shard = read_shard(os.path.join(folder, name), shape)
             for field in FIELDS:
                 parts[field].append(shard[field])
     return {name: np.concatenate(arrays) for name, arrays in parts.items()}
 
 
-def _read_entry(archive: zipfile.ZipFile, path: str, field: str) -> np.ndarray:
-    """One ``.npy`` entry, its header checked against :data:`SHARD_LAYOUT` and MAX_SHARD_ROWS before the data
-    is read; the data must be exactly as long as the header declares."""
-    dtype, row = SHARD_LAYOUT[field]
+def _read_entry(
+    archive: zipfile.ZipFile, path: str, field: str, layout: dict[str, tuple[np.dtype, tuple[int, ...]]]
+) -> np.ndarray:
+    """One ``.npy`` entry, its header checked against ``layout`` (:func:`shard_layout`) and MAX_SHARD_ROWS
+    before the data is read; the data must be exactly as long as the header declares."""
+    dtype, row = layout[field]
     with archive.open(field + ".npy") as stream:
         version = np.lib.format.read_magic(stream)
         if version not in ((1, 0), (2, 0)):
@@ -367,17 +443,54 @@ def _read_entry(archive: zipfile.ZipFile, path: str, field: str) -> np.ndarray:
     return array
 
 
-def read_shard(path: str) -> dict[str, np.ndarray]:
-    """One shard's arrays (:data:`FIELDS`), every one with the same number of rows; a :class:`ShardError`
-    for anything else (other entries, dtypes or shapes, more than MAX_SHARD_ROWS rows, a damaged file), and
-    at most the declared arrays' memory."""
+def _read_shape(archive: zipfile.ZipFile, path: str) -> PolicyShape:
+    """The shape a shard records (its :data:`SHAPE_ENTRY`, within bounds), or the standard one if it records
+    none (a shard written before shapes were recorded)."""
+    if SHAPE_ENTRY + ".npy" not in archive.namelist():
+        return STANDARD_SHAPE
+    with archive.open(SHAPE_ENTRY + ".npy") as stream:
+        version = np.lib.format.read_magic(stream)
+        if version not in ((1, 0), (2, 0)):
+            raise ShardError(f"{path}: shape: .npy format version {version} is not one this module writes")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(stream)
+        if dtype != np.dtype(np.int64) or fortran or tuple(shape) != (3,):
+            raise ShardError(f"{path}: shape: holds {dtype} {list(shape)}; a shard holds int64 [3]")
+        values = np.frombuffer(stream.read(24), dtype=np.int64)
+    if len(values) != 3:
+        raise ShardError(f"{path}: shape: the data is not the 24 bytes its header declares")
+    obs, actions, players = (int(v) for v in values)
+    if (
+        players not in (3, 4)
+        or actions not in (NUM_ACTIONS, MAX_ACTIONS)
+        or not binary_size(players) < obs <= MAX_OBSERVATION
+    ):
+        raise ShardError(
+            f"{path}: shape: {[obs, actions, players]} is not a data shape (observation entries "
+            f"{binary_size(3) + 1}-{MAX_OBSERVATION}, 56 or 74 actions, 3 or 4 players)"
+        )
+    return PolicyShape(obs, actions, players)
+
+
+def read_shard(path: str, shape: PolicyShape | None = None) -> dict[str, np.ndarray]:
+    """One shard's arrays (:data:`FIELDS`), every one with the same number of rows, of the shape the shard
+    records (and, with ``shape``, of that shape: the one a fit expects); a :class:`ShardError` for anything
+    else (other entries, dtypes or shapes, data of another rule set's shape, more than MAX_SHARD_ROWS rows,
+    a damaged file), and at most the declared arrays' memory."""
     try:
         with zipfile.ZipFile(path) as archive:
             entries = sorted(archive.namelist())
             expected = sorted(f + ".npy" for f in FIELDS)
-            if entries != expected:
+            if sorted(set(entries) - {SHAPE_ENTRY + ".npy"}) != expected:
                 raise ShardError(f"{path}: not a data shard: its entries are {entries[:10]}, expected {expected}")
-            arrays = {field: _read_entry(archive, path, field) for field in FIELDS}
+            found = _read_shape(archive, path)
+            if shape is not None and tuple(found) != tuple(shape):
+                raise ShardError(
+                    f"{path}: holds positions of {found}; this fit is for {shape} (data of another rule set: "
+                    "label data of the fit's rules, data.rules)"
+                )
+            layout = shard_layout(found)
+            arrays = {field: _read_entry(archive, path, field, layout) for field in FIELDS}
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
         raise ShardError(f"{path}: not a readable data shard ({err})") from None
     except ShardError:

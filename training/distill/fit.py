@@ -29,6 +29,14 @@ targets made it worse; *anchored corrections* (``fit.anchor_margin``: keep
 the start policy's move unless pimc finds it clearly worse) were safe but
 gained nothing measurable at 10^5 labels.
 
+Every rule set distils the same way (``data.rules``, a preset): the network takes that rule set's observation
+(``observation_size(rules)``: 789, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
+and gives one logit per action (``rules.num_actions``), the suit renamings are that rule set's symmetries
+(:func:`training.distill.symmetry.permutations`), and the policy file records the rule set. Every data set of
+a run is of ``data.rules``: a folder labelled with other rules (its ``meta.json``) or a shard of another shape
+(each shard records its own) is refused in one line, as are ``fit.init``, ``fit.other_teacher`` or a
+``trained`` that cannot play the rules.
+
 Validation (5% of the shards held out) reports the agreement with pimc's
 choice and the *regret*: pimc's value of its best action minus its value of
 the network's action, in tricks per searched decision.
@@ -66,7 +74,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from sm_env.atomic import atomic_path
+from sm_env.core.game import ROLE_NAMES, role_names
+from sm_env.core.rules import STANDARD, RuleSet
 from training.common.checkpoint import CheckpointError, load_tensors
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
 from training.common.yaml_config import ConfigError, save_config
@@ -88,10 +99,16 @@ load_config = load_distill_config
 # ---------------------------------------------------------------- fitting
 
 
+def _legal(data: dict[str, np.ndarray]) -> np.ndarray:
+    """The legal masks [n, A] of labelled decisions (A: the data's action count, the width of its values)."""
+    return distill_data.unpack_legal(data["legal"], data["values"].shape[1])
+
+
 def _targets(data: dict[str, np.ndarray], temperature: float, hard_weight: float) -> tuple[np.ndarray, np.ndarray]:
-    """Targets [n, 56] and legal masks [n, 56]: on searched rows
-    ``(1 - hard_weight) * softmax(values / temperature) + hard_weight * onehot(label)``, else the one-hot label."""
-    legal = distill_data.unpack_legal(data["legal"])
+    """Targets [n, A] and legal masks [n, A] (A actions: 56, or 74 for the rule sets of docs/rules.md 10.8): on
+    searched rows ``(1 - hard_weight) * softmax(values / temperature) + hard_weight * onehot(label)``, else the
+    one-hot label."""
+    legal = _legal(data)
     n = len(legal)
     values = data["values"].astype(np.float32)
     logits = np.where(legal, np.nan_to_num(values, nan=0.0) / temperature, -np.inf)
@@ -113,16 +130,39 @@ def split_shards(n_shards: int, share: float, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).permutation(n_shards)[:k])
 
 
-def _load_split(folders: list[str], share: float, seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _folder_rules(folder: str) -> str | None:
+    """The rule preset a data folder was labelled with (its ``meta.json``), or None if it records none."""
+    try:
+        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as handle:
+            settings = json.load(handle).get("settings")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return settings.get("rules") if isinstance(settings, dict) else None
+
+
+def _load_split(
+    folders: list[str], share: float, seed: int, rules: RuleSet | str | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The shards of ``folders``, split into training and validation decisions. With ``rules`` (the fit's), a
+    folder labelled with other rules (its ``meta.json``) is a ValueError, and a shard of another shape a
+    :class:`~training.distill.data.ShardError`, each one line naming both."""
+    ruleset = RuleSet.from_any(rules) if rules is not None else None
+    shape = PolicyShape.of(ruleset) if ruleset is not None else None
     train: list[dict[str, np.ndarray]] = []
     valid: list[dict[str, np.ndarray]] = []
     for folder in folders:
+        labelled = _folder_rules(folder)
+        if ruleset is not None and labelled is not None and labelled != ruleset.name:
+            raise ValueError(
+                f"{folder} holds data of the rules {labelled!r}; this fit is for {ruleset.name!r} (data.rules): "
+                "fit each rule set on its own data"
+            )
         names = sorted(n for n in os.listdir(folder) if n.startswith("shard_") and n.endswith(".npz"))
         if not names:
             raise ValueError(f"{folder}: no labelled shards")
         held = set(split_shards(len(names), share, seed).tolist())
         for i, name in enumerate(names):
-            part = distill_data.read_shard(os.path.join(folder, name))  # within bounds, or one clear error
+            part = distill_data.read_shard(os.path.join(folder, name), shape)  # within bounds, or one clear error
             (valid if i in held else train).append(part)
 
     def cat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -133,25 +173,23 @@ def _load_split(folders: list[str], share: float, seed: int) -> tuple[dict[str, 
     return cat(train), cat(valid)
 
 
-def _network(net_arch: tuple[int, ...], activation: str = "relu") -> Any:
+def _network(net_arch: tuple[int, ...], activation: str = "relu", shape: PolicyShape = STANDARD_SHAPE) -> Any:
     import torch
     from torch import nn
 
-    from sm_env.core.game import NUM_ACTIONS
-    from sm_env.observation import OBSERVATION_SIZE
-
     class PolicyValueNet(nn.Module):
-        """An MLP trunk with a policy head (56 logits) and a value head."""
+        """An MLP trunk (the rule set's observation in) with a policy head (one logit per action) and a value
+        head."""
 
         def __init__(self) -> None:
             super().__init__()
             layers: list[nn.Module] = []
-            prev = OBSERVATION_SIZE
+            prev = shape.observation_size
             for width in net_arch:
                 layers += [nn.Linear(prev, width), nn.ReLU() if activation == "relu" else nn.Tanh()]
                 prev = width
             self.trunk = nn.Sequential(*layers)
-            self.policy = nn.Linear(prev, NUM_ACTIONS)
+            self.policy = nn.Linear(prev, shape.action_count)
             self.value = nn.Linear(prev, 1)
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -163,16 +201,33 @@ def _network(net_arch: tuple[int, ...], activation: str = "relu") -> Any:
     return net
 
 
-def initial_network(settings: FitSettings) -> Any:
-    """A fresh network, or one whose trunk and policy head are copied from ``settings.init``."""
+def initial_network(settings: FitSettings, rules: RuleSet | None = None) -> Any:
+    """A fresh network for ``rules`` (default: the standard rules), or one whose trunk and policy head are
+    copied from ``settings.init`` (a policy that plays ``rules``: a ValueError naming what it plays if not)."""
+    rules = rules or STANDARD
+    shape = PolicyShape.of(rules)
     if not settings.init:
-        return _network(settings.net_arch)
-    from agents.ppo_agent import load_numpy_policy, policy_into_torch
+        return _network(settings.net_arch, shape=shape)
+    from agents.ppo_agent import policy_into_torch
 
-    policy, _ = load_numpy_policy(_policy_path(settings.init))
-    net = _network(tuple(policy.net_arch), policy.activation)
+    path = _policy_path(settings.init, rules)
+    policy, _ = _playing_policy(path, rules, "fit.init")
+    net = _network(tuple(policy.net_arch), policy.activation, shape)
     policy_into_torch(policy, [net.trunk, net.policy], f"fit.init {settings.init}")
     return net
+
+
+def _playing_policy(path: str, rules: RuleSet, key: str) -> tuple[Any, dict[str, Any]]:
+    """The policy file at ``path`` loaded, if it plays ``rules``; else a ValueError naming ``key`` and what the
+    file plays."""
+    from agents.ppo_agent import PPOAgent
+
+    agent = PPOAgent(path)
+    try:
+        agent.check_rules(rules)
+    except ValueError as err:
+        raise ValueError(f"{key}: {err}") from None
+    return agent.policy, agent.meta
 
 
 def to_numpy_policy(net: Any) -> Any:
@@ -182,14 +237,17 @@ def to_numpy_policy(net: Any) -> Any:
     return policy_from_torch([net.trunk, net.policy], getattr(net, "activation", "relu"), where="the fitted network")
 
 
-def _evaluate_fit(net: Any, data: dict[str, np.ndarray], batch: int = 8192) -> dict[str, float]:
-    """Agreement with the label and pimc regret (tricks per searched decision)."""
+def _evaluate_fit(
+    net: Any, data: dict[str, np.ndarray], batch: int = 8192, roles: tuple[str, ...] = ROLE_NAMES
+) -> dict[str, float]:
+    """Agreement with the label and pimc regret (tricks per searched decision; also by role, ``roles``
+    naming them)."""
     import torch
 
     if not data:
         return {}
     obs = distill_data.unpack_observations(data["bits"], data["scalars"])
-    legal = distill_data.unpack_legal(data["legal"])
+    legal = _legal(data)
     chosen = np.empty(len(obs), dtype=np.int64)
     with torch.no_grad():
         for start in range(0, len(obs), batch):
@@ -211,7 +269,7 @@ def _evaluate_fit(net: Any, data: dict[str, np.ndarray], batch: int = 8192) -> d
         "agreement_other": float((chosen[other] == target[other]).mean()) if other.any() else float("nan"),
         "regret_play": float(regret.mean()) if len(rows) else float("nan"),
     }
-    for role, name in enumerate(("dealer", "eldest", "middle")):
+    for role, name in enumerate(roles):
         r = rows[data["role"][rows] == role]
         if len(r):
             out[f"regret_{name}"] = float((np.nanmax(values[r], axis=1) - values[r, chosen[r]]).mean())
@@ -231,19 +289,28 @@ def _choices(net: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) ->
     return chosen
 
 
-def _policy_path(spec: str) -> str:
-    from agents import TRAINED_POLICY
+def _policy_path(spec: str, rules: RuleSet | None = None) -> str:
+    """The file of a policy spec: a path, or ``trained`` (the shipped policy for ``rules``: a ValueError naming
+    the rule sets that have one if there is none)."""
+    if spec != "trained":
+        return spec
+    from agents.trained import trained_policy
 
-    return TRAINED_POLICY if spec == "trained" else spec
+    return trained_policy(rules)
 
 
 def _relabel_unsearched(
-    targets: np.ndarray, obs: np.ndarray, legal: np.ndarray, searched: np.ndarray, teacher: str
+    targets: np.ndarray,
+    obs: np.ndarray,
+    legal: np.ndarray,
+    searched: np.ndarray,
+    teacher: str,
+    rules: RuleSet | None = None,
 ) -> np.ndarray:
-    """One-hot targets on the unsearched rows from a teacher policy's most probable legal move."""
-    from agents.ppo_agent import load_numpy_policy
-
-    policy, _ = load_numpy_policy(_policy_path(teacher))
+    """One-hot targets on the unsearched rows from a teacher policy's most probable legal move (a policy that
+    plays ``rules``, default the standard rules)."""
+    rules = rules or STANDARD
+    policy, _ = _playing_policy(_policy_path(teacher, rules), rules, "fit.other_teacher")
     rows = np.flatnonzero(~searched)
     targets = targets.copy()
     for start in range(0, len(rows), 8192):
@@ -320,15 +387,22 @@ def resume_fit_state(path: str, stamp: dict[str, Any], parts: dict[str, Any]) ->
 
 
 def _fit_arrays(
-    train: dict[str, np.ndarray], settings: FitSettings
+    train: dict[str, np.ndarray], settings: FitSettings, rules: RuleSet
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The observations, targets (:func:`_targets`, the unsearched rows relabelled by ``fit.other_teacher`` if
-    set), legal masks and scaled balances (balance / 4) of the training decisions."""
+    set), legal masks and scaled balances (balance / 4) of the training decisions, which must be of the shape
+    of ``rules`` (a ValueError naming both shapes if not)."""
     targets, legal = _targets(train, settings.temperature, settings.hard_weight)
     obs = distill_data.unpack_observations(train["bits"], train["scalars"])
+    want = PolicyShape.of(rules)
+    if (obs.shape[1], legal.shape[1]) != tuple(want[:2]):
+        raise ValueError(
+            f"the decisions have {obs.shape[1]} observation entries and {legal.shape[1]} actions; a fit for the "
+            f"rules {rules.name!r} needs {want}"
+        )
     balance = train["balance"].astype(np.float32) / 4.0
     if settings.other_teacher:
-        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher)
+        targets = _relabel_unsearched(targets, obs, legal, train["searched"], settings.other_teacher, rules)
     return obs, targets, legal, balance
 
 
@@ -359,7 +433,7 @@ def _fit_epoch(parts: dict[str, Any], tensors: tuple[Any, ...], settings: FitSet
         idx = order[start : start + settings.batch_size]
         x, target, mask = obs_t[idx], targets_t[idx], legal_t[idx]
         if settings.suit_augment:
-            perm = torch.randint(len(symmetry.PERMUTATIONS), (len(idx),))
+            perm = torch.randint(len(obs_tables), (len(idx),))
             x = torch.gather(x, 1, obs_tables[perm])
             target = torch.gather(target, 1, action_tables[perm])
             mask = torch.gather(mask, 1, action_tables[perm])
@@ -384,8 +458,11 @@ def fit(
     seed: int,
     log: Callable[[str], None] | None = None,
     checkpoint: str | None = None,
+    rules: RuleSet | str | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Fit a policy-value network to labelled decisions; returns it and its figures.
+    """Fit a policy-value network to labelled decisions of ``rules`` (default: the standard rules; the network
+    has their observation size and action count, and the suit renamings are their symmetries); returns it and
+    its figures.
 
     With ``checkpoint`` (a file path), the state of the fit (network, optimiser, learning-rate schedule, random
     generators, history) is written there atomically after every epoch (:func:`save_fit_state`), and a fit
@@ -395,6 +472,8 @@ def fit(
     import torch
 
     log = log or distill_data.say
+    rules = RuleSet.from_any(rules) if rules is not None else STANDARD
+    roles = role_names(rules)
     if settings.anchor_margin > 0 and not settings.init:
         raise ValueError("fit.anchor_margin needs fit.init (the policy whose moves are kept)")
     torch.manual_seed(seed)
@@ -402,8 +481,8 @@ def fit(
     if settings.play_only:
         train = {name: array[train["searched"]] for name, array in train.items()}
     rng = np.random.default_rng(seed)
-    obs, targets, legal, balance = _fit_arrays(train, settings)
-    net = initial_network(settings)
+    obs, targets, legal, balance = _fit_arrays(train, settings, rules)
+    net = initial_network(settings, rules)
     corrections = None
     if settings.anchor_margin > 0:
         targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
@@ -416,14 +495,14 @@ def fit(
         log(f"resuming the fit after epoch {first_epoch} ({checkpoint})")
     else:
         net.eval()
-        history = [{"epoch": 0, "valid": _evaluate_fit(net, valid)}]  # the starting point
+        history = [{"epoch": 0, "valid": _evaluate_fit(net, valid, roles=roles)}]  # the starting point
     started = time.perf_counter() - (history[-1].get("seconds", 0.0) if first_epoch else 0.0)
     tensors = (
         torch.from_numpy(obs),
         torch.from_numpy(targets),
         torch.from_numpy(legal),
         torch.from_numpy(balance),
-        *(torch.from_numpy(t) for t in symmetry.index_tables()),
+        *(torch.from_numpy(t) for t in symmetry.index_tables(rules)),
     )
     for epoch in range(first_epoch, settings.epochs):
         policy_loss, value_loss = _fit_epoch(parts, tensors, settings)
@@ -432,7 +511,7 @@ def fit(
             "policy_loss": policy_loss,
             "value_loss": value_loss,
             "seconds": time.perf_counter() - started,
-            "valid": _evaluate_fit(net, valid),
+            "valid": _evaluate_fit(net, valid, roles=roles),
         }
         history.append(row)
         if checkpoint:
@@ -502,18 +581,21 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None) -> d
             with open(report_path, encoding="utf-8") as handle:
                 report = json.load(handle)
         else:
-            train, valid = _load_split(folders, config.fit.validation, config.seed)
+            train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules)
             log(
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
             started = time.perf_counter()
             checkpoint = os.path.join(run_dir, f"fit_r{round_}.ckpt")
-            net, report = fit(train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint)
+            net, report = fit(
+                train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint, rules=config.data.rules
+            )
             report["fit_seconds"] = time.perf_counter() - started
             report["label_seconds"] = label_seconds
             export_policy(
                 to_numpy_policy(net),
                 policy_path,
+                rules=config.data.rules,
                 trainer="training.distill",
                 round=round_,
                 train_decisions=report["train_decisions"],
@@ -535,15 +617,21 @@ def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = 
     for folder in folders:
         if not os.path.isdir(folder):
             raise ValueError(f"data folder not found: {folder}")
-    train, valid = _load_split(folders, config.fit.validation, config.seed)
+    train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules)
     log(f"fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out) from {folders}")
     started = time.perf_counter()
-    net, report = fit(train, valid, config.fit, config.seed, log=log)
+    net, report = fit(train, valid, config.fit, config.seed, log=log, rules=config.data.rules)
     report["fit_seconds"] = time.perf_counter() - started
     report["data"] = list(folders)
     report["fit_settings"] = config.fit.model_dump()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    export_policy(to_numpy_policy(net), out, trainer="training.distill", train_decisions=report["train_decisions"])
+    export_policy(
+        to_numpy_policy(net),
+        out,
+        rules=config.data.rules,
+        trainer="training.distill",
+        train_decisions=report["train_decisions"],
+    )
     write_json(os.path.splitext(out)[0] + "_fit.json", report)
     log(f"policy: {out}")
     return report

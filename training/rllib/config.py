@@ -28,9 +28,9 @@ from training.common.yaml_config import (
     Flag,
     Mix,
     Number,
-    Rules,
     Section,
     Sizes,
+    ThreePlayerRules,
     Whole,
     config_error,
     describe,
@@ -44,7 +44,7 @@ from training.sb3.config import EvalConfig
 class RLlibEnvConfig(Section):
     """The game of every episode (sm_env.envs.rllib_env.TurnBasedEnv)."""
 
-    rules: Rules = setting("standard", "a preset name or a dict of rule options (docs/rules.md)")
+    rules: ThreePlayerRules = setting("standard", "a preset name or a dict of rule options (docs/rules.md)")
     episode: Literal[EPISODES] = setting("hand", "'hand' (one hand per episode) or 'game' (a whole game)")
     max_hands: Whole | None = setting(30, "game episodes: truncate after this many hands", gt=0)
     reward: Literal[REWARDS] = setting(

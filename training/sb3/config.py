@@ -19,7 +19,9 @@ from pydantic import BaseModel, BeforeValidator
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.game import ROLE_NAMES as ROLES
+from sm_env.core.rules import RuleSet
 from training.common import yaml_config
+from training.common.exchange import check_exchange_start
 from training.common.ppo import PPOSection
 from training.common.run_config import RunSection
 from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
@@ -33,6 +35,7 @@ from training.common.yaml_config import (  # noqa: F401  (apply_overrides, confi
     Section,
     Sizes,
     Text,
+    ThreePlayerRules,
     Whole,
     apply_overrides,
     config_error,
@@ -56,7 +59,7 @@ def _seats(value: Any) -> str | list[str]:
 class EnvConfig(Section):
     """The learner's game (training/sb3/single_agent.py)."""
 
-    rules: Rules = setting(
+    rules: ThreePlayerRules = setting(
         "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options"
     )
     episode: Literal[EPISODES] = setting(
@@ -204,6 +207,10 @@ def _cross_checks(cfg: Config, source: str) -> None:
         check_episode(env.episode, env.reward, env.max_hands)  # the env's own rules (sm_env.core.episode)
     except ValueError as err:
         raise config_error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
+    try:
+        check_exchange_start(RuleSet.from_any(env.rules), env.exchange_start)
+    except ValueError as err:
+        raise config_error(source, "env.exchange_start", f"env.exchange_start: {err}") from None
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
         raise config_error(
             source,

@@ -34,8 +34,13 @@ in lockstep):
 
 What the learner gets:
 
-- observation: ``observation.encode(player_view(game, seat))`` (789 floats in
-  [-1, 1]); the action space is ``Discrete(56)`` (docs/interface.md);
+- observation: ``observation.encode(player_view(game, seat))``
+  (``observation_size(rules)`` floats in [-1, 1]: 789 for the standard rules,
+  791 with 74 actions, 900 with ``one_card_kitty``); the action space is
+  ``Discrete(rules.num_actions)``: 56, or 74 for the rule sets of docs/rules.md
+  10.8 (docs/interface.md). Every three-player rule set trains (the compiled
+  path where the compiled engine runs it, else the pure-Python one); four
+  players are refused in one line;
 - reward, from the learner's point of view, in the env's reward modes:
   ``"score"`` (default) gives the change of the learner's running score in
   each hand when that hand ends (its balance, tricks - quota, or its chips
@@ -65,7 +70,9 @@ drawn from the env's RNG.
 ``exchange_start`` (hand episodes): the probability that the hand starts with
 an exchange, from the balances of an imaginary previous hand (tricks of the
 previous hand drawn as 16 independent tricks, each won by a seat with
-probability quota / 16), so that exchange decisions are trained too.
+probability quota / 16), so that exchange decisions are trained too. Rule
+sets whose first hand never exchanges (``no_exchange``, ``calls``,
+``auction``: docs/rules.md 10.2, 10.3) refuse an ``exchange_start`` above 0.
 
 Masks: :meth:`SingleSeatEnv.action_masks` (sb3-contrib's MaskablePPO
 convention) and ``info["action_mask"]`` hold the learner's legal actions. The
@@ -90,8 +97,9 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents import Agent, act
-from agents.ppo_agent import NumpyPolicy, PPOAgent
+from agents.ppo_agent import STANDARD_SHAPE, NumpyPolicy, PolicyShape, PPOAgent
 from agents.random_agent import RandomAgent
+from agents.trained import TrainedAgent
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
 from sm_env.compiled.support import supports
 from sm_env.core.episode import (
@@ -102,10 +110,11 @@ from sm_env.core.episode import (
     hand_rewards,
     result_rewards,
 )
-from sm_env.core.game import NUM_ACTIONS, OVER, ROLE_NAMES, Game
+from sm_env.core.game import OVER, ROLE_NAMES, Game
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
-from sm_env.observation import OBSERVATION_SIZE, action_mask, encode
+from sm_env.observation import action_mask, encode, observation_size
+from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads
 
 if TYPE_CHECKING:
@@ -134,7 +143,7 @@ class SnapshotAgent(Agent):
         self.policy = policy
         self.deterministic = deterministic
         self.name = name
-        self._obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+        self._obs = np.zeros(policy.observation_size, dtype=np.float32)
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
         encode(view, self._obs)
@@ -178,8 +187,12 @@ class OpponentPool:
         self.snapshot_deterministic = snapshot_deterministic
         self.snapshots: list[tuple[str, NumpyPolicy]] = []
 
-    def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str) -> None:
-        self.snapshots.append((name, NumpyPolicy.from_state_dict(arrays, activation, where=f"snapshot {name}")))
+    def add_snapshot(
+        self, name: str, arrays: Mapping[str, np.ndarray], activation: str, shape: PolicyShape = STANDARD_SHAPE
+    ) -> None:
+        """A snapshot of the learner joins the pool (its network of ``shape``: the env's rule set's)."""
+        policy = NumpyPolicy.from_state_dict(arrays, activation, where=f"snapshot {name}", shape=shape)
+        self.snapshots.append((name, policy))
         del self.snapshots[: -self.pool_size]
 
     def snapshot_names(self) -> list[str]:
@@ -247,14 +260,10 @@ class SingleSeatEnv(gym.Env):
             raise ValueError(
                 f"training plays three players; {self.rules.name!r} has {self.rules.num_players} (docs/rules.md 10.6)"
             )
-        if self.rules.num_actions != NUM_ACTIONS:
-            raise ValueError(
-                f"training supports rule sets of {NUM_ACTIONS} actions; {self.rules.name!r} needs "
-                f"{self.rules.num_actions} (docs/rules.md 10.8)"
-            )
         check_episode(episode, reward, max_hands)
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
+        check_exchange_start(self.rules, exchange_start)  # a first hand without an exchange cannot open with one
         if not isinstance(compiled, bool):
             raise ValueError(f"compiled must be True or False, got {compiled!r}")
         self.compiled = compiled and supports(self.rules)  # whether the compiled path is used
@@ -267,9 +276,10 @@ class SingleSeatEnv(gym.Env):
         self.dense_reward = bool(dense_reward)
         self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(opponents)
         self.baseline_factory = baseline_factory or make_baseline
-        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
-        self._all_ones = np.ones(NUM_ACTIONS, dtype=np.int8)
+        self.observation_size, self.num_actions = observation_size(self.rules), self.rules.num_actions
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(self.observation_size,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(self.num_actions)
+        self._all_ones = np.ones(self.num_actions, dtype=np.int8)
         self._rng = random.Random(0)
         self._baselines: dict[tuple[str, int], Agent] = {}
         self._game: Game | None = None
@@ -283,8 +293,8 @@ class SingleSeatEnv(gym.Env):
         self._pending: list[int] | None = []
         self._kinds: dict[int, int] = {}  # how each opponent is asked (_VIEW, _LEGAL, _OBSERVATION)
         self._code = 0  # compiled path: the step code of the last action (sm_env.compiled.codes)
-        self._scratch_obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)  # opponents' observations
-        self._scratch_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._scratch_obs = np.zeros(self.observation_size, dtype=np.float32)  # opponents' observations
+        self._scratch_mask = np.zeros(self.num_actions, dtype=np.int8)
         self.seat = 0
         self.opponents: dict[int, Agent] = {}
         self.opponent_names: dict[int, str] = {}  # the pool's name of each opponent (a baseline spec or a snapshot)
@@ -296,7 +306,7 @@ class SingleSeatEnv(gym.Env):
 
     # -- pool management (callable through VecEnv.env_method) -----------------
     def add_snapshot(self, name: str, arrays: Mapping[str, np.ndarray], activation: str = "tanh") -> None:
-        self.pool.add_snapshot(name, arrays, activation)
+        self.pool.add_snapshot(name, arrays, activation, PolicyShape.of(self.rules))
 
     def snapshot_names(self) -> list[str]:
         return self.pool.snapshot_names()
@@ -377,7 +387,7 @@ class SingleSeatEnv(gym.Env):
         if game.phase == OVER:
             raise RuntimeError("the episode is over; call reset()")
         action = int(action)
-        illegal = not (0 <= action < NUM_ACTIONS and game.legal_mask() >> action & 1)
+        illegal = not (0 <= action < self.num_actions and game.legal_mask() >> action & 1)
         if illegal:
             legal = game.legal_mask()
             action = (legal & -legal).bit_length() - 1
@@ -399,7 +409,7 @@ class SingleSeatEnv(gym.Env):
             raise RuntimeError("the episode is over; call reset()")
         action = int(action)
         mask = self._mask  # the learner's, who is to act
-        illegal = not (0 <= action < NUM_ACTIONS and mask[action])
+        illegal = not (0 <= action < self.num_actions and mask[action])
         if illegal:
             action = int(mask.argmax())  # the lowest legal action
         code = self._play(action)
@@ -414,7 +424,7 @@ class SingleSeatEnv(gym.Env):
         return obs, reward * self.reward_scale, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions (int8 0/1, length 56); never all zero."""
+        """The learner's legal actions (int8 0/1, one per action id); never all zero."""
         return self._mask
 
     # -- internals ---------------------------------------------------------------
@@ -433,11 +443,12 @@ class SingleSeatEnv(gym.Env):
     @staticmethod
     def _opponent_kind(agent: Agent) -> int:
         """How the compiled path asks an opponent: from the legal actions (exactly a RandomAgent), from the
-        observation and the legal actions (exactly a SnapshotAgent or a PPOAgent), else from its PlayerView."""
+        observation and the legal actions (exactly a SnapshotAgent, a PPOAgent or a TrainedAgent, the spec
+        ``trained``), else from its PlayerView."""
         kind = type(agent)
         if kind is RandomAgent:
             return _LEGAL
-        if kind is SnapshotAgent or kind is PPOAgent:
+        if kind is SnapshotAgent or kind is PPOAgent or kind is TrainedAgent:
             return _OBSERVATION
         return _VIEW
 
@@ -457,8 +468,8 @@ class SingleSeatEnv(gym.Env):
         if agent is None:
             agent = self._baselines[key] = self.baseline_factory(kind, agent_seed)
         agent.reset(agent_seed)
-        if type(agent) is PPOAgent:
-            agent.check_rules(self.rules)  # what its act() checks; its choose() does not
+        if isinstance(agent, PPOAgent):
+            agent.check_rules(self.rules)  # what its act() checks (and picks trained's policy); choose() does not
         return agent
 
     def _previous_balances(self, rng: random.Random, dealer: int) -> list[int]:
@@ -554,8 +565,8 @@ class SingleSeatEnv(gym.Env):
         return reward
 
     def _observe_compiled(self) -> np.ndarray:
-        obs = np.empty(OBSERVATION_SIZE, dtype=np.float32)
-        mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+        obs = np.empty(self.observation_size, dtype=np.float32)
+        mask = np.empty(self.num_actions, dtype=np.int8)
         self._observe_kernel(self._fast.buf, self.seat, obs, mask)
         self._mask = self._all_ones if self._code >> CODE_PHASE_SHIFT & 7 == OVER else mask
         return obs
@@ -576,7 +587,7 @@ class SingleSeatEnv(gym.Env):
         if game.phase == OVER:
             self._mask = self._all_ones
         else:
-            self._mask = action_mask(game.legal_mask())
+            self._mask = action_mask(game.legal_mask(), self.num_actions)
         return encode(player_view(game, self.seat))
 
     def _info(self) -> dict[str, Any]:
@@ -599,7 +610,7 @@ class ActionMaskVecEnv(VecEnvWrapper):
 
     def __init__(self, venv: VecEnv) -> None:
         super().__init__(venv)
-        self._masks = np.ones((venv.num_envs, NUM_ACTIONS), dtype=np.int8)
+        self._masks = np.ones((venv.num_envs, int(venv.action_space.n)), dtype=np.int8)
 
     def reset(self):
         obs = self.venv.reset()

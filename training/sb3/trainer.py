@@ -346,7 +346,7 @@ class Trainer:
         cfg = self.cfg
         directory = os.path.join(self.run_dir, "checkpoints")
         path = os.path.join(directory, "eval_policy.pt")
-        export_policy(numpy_policy(self.model, cfg), path)
+        export_policy(numpy_policy(self.model, cfg), path, rules=cfg.env.rules)
         progress = final and cfg.train.progress_bar and not self.quiet
         results = evaluate_against(f"ppo:{path}", cfg.eval, cfg.env.rules, deals, progress)
         entry = {"num_timesteps": int(self.model.num_timesteps), "deals": deals, "final": final, "results": results}

@@ -19,13 +19,13 @@ import torch
 
 from agents import act, make_agent
 from sm_env.core.knowledge import player_view
-from sm_env.observation import OBSERVATION_SIZE, OFFSETS
+from sm_env.observation import OFFSETS
 from training.common.progress import progress_bar
 
 from .config import Config
 from .single_agent import SNAPSHOTS, OpponentPool, SingleSeatEnv
 
-_BITS = OFFSETS["trump"]  # the 728 card-plane entries before it are 0/1: stored bit-packed
+_BITS = OFFSETS["trump"]  # the 728 card-plane entries before it (three players) are 0/1: stored bit-packed
 
 
 def collect_teacher_decisions(
@@ -42,7 +42,7 @@ def collect_teacher_decisions(
     teacher = make_agent(cfg.pretrain.teacher, seed)
     n_actions = int(env.action_space.n)
     bits = np.zeros((n, _BITS // 8), dtype=np.uint8)
-    scalars = np.zeros((n, OBSERVATION_SIZE - _BITS), dtype=np.float16)
+    scalars = np.zeros((n, env.observation_size - _BITS), dtype=np.float16)  # the rule set's size
     masks = np.zeros((n, (n_actions + 7) // 8), dtype=np.uint8)
     actions = np.zeros(n, dtype=np.int64)
     returns = np.zeros(n, dtype=np.float32)
@@ -106,7 +106,7 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int, ba
         loss_sum = value_sum = 0.0
         for start in range(0, n, p.batch_size):
             idx = order[start : start + p.batch_size]
-            obs = np.empty((len(idx), OBSERVATION_SIZE), dtype=np.float32)
+            obs = np.empty((len(idx), _BITS + data["scalars"].shape[1]), dtype=np.float32)
             obs[:, :_BITS] = np.unpackbits(data["bits"][idx], axis=1, bitorder="little")[:, :_BITS]
             obs[:, _BITS:] = data["scalars"][idx]
             obs_t = torch.as_tensor(obs)

@@ -22,6 +22,7 @@ import sys
 from typing import Any, Literal
 
 from sm_env.core.episode import EPISODES
+from sm_env.core.rules import RuleSet
 from training.common.ppo import PPOSection
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
@@ -46,12 +47,13 @@ SNAPSHOTS = "snapshots"
 RANDOM = "random"
 
 
-def policy_file(spec: str) -> str | None:
-    """The ``.pt``/``.zip`` file a seat spec names (``trained``, ``ppo:PATH`` or a bare path), else None."""
+def policy_file(spec: str, rules: RuleSet | str | dict[str, Any] | None = None) -> str | None:
+    """The ``.pt``/``.zip`` file a seat spec names (``trained``: the shipped policy for ``rules``,
+    :func:`agents.trained.trained_policy`; ``ppo:PATH`` or a bare path), else None."""
     if spec == "trained":
-        from agents import TRAINED_POLICY
+        from agents.trained import trained_policy
 
-        return TRAINED_POLICY
+        return trained_policy(rules)
     if spec.startswith("ppo:"):
         return spec[4:]
     if spec.endswith((".pt", ".zip")):
@@ -62,7 +64,9 @@ def policy_file(spec: str) -> str | None:
 class SelfPlayEnvConfig(Section):
     """The games: sm_env.compiled.batch.VectorGame, many at once."""
 
-    rules: Rules = setting("standard", "a preset name or a dict of rule options (compiled, 56 actions)")
+    rules: Rules = setting(
+        "standard", "a preset name or a dict of rule options (any rule set the compiled engine runs)"
+    )
     episode: Literal[EPISODES] = setting("hand", "'hand': an episode is one hand; 'game': a whole game")
     max_hands: Whole = setting(30, "game episodes: truncate a game nobody has won after this many hands", gt=0)
     num_games: Whole = setting(256, "games stepped together (one decision of each per engine step)", gt=0)
@@ -137,16 +141,16 @@ class SelfPlayConfig(
 def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
     """A validated :class:`SelfPlayConfig` from a plain dict (as YAML gives it)."""
     cfg = validate(SelfPlayConfig, data, source)
-    from sm_env.compiled.batch import unsupported_options
-    from sm_env.core.rules import RuleSet
+    from sm_env.compiled.support import unsupported
 
     rules = RuleSet.from_any(cfg.env.rules)
-    unsupported = unsupported_options(rules)
-    if not unsupported and rules.num_actions != 56:  # the network and its buffers have 56 actions, 789 inputs
-        unsupported = [f"{rules.num_actions} actions (docs/rules.md 10.8); the trainer has 56"]
-    if unsupported:
+    refused = unsupported(rules)  # the networks and buffers take their sizes from any rule set the engine runs
+    if refused:
         raise config_error(
-            source, "env.rules", f"env.rules: the batched trainer does not run these rules; they use {unsupported}"
+            source,
+            "env.rules",
+            f"env.rules: the batched trainer does not run these rules; they use {refused} (it runs every rule set "
+            "of sm_env.compiled.support.supported_presets())",
         )
     rollout = cfg.ppo.n_steps * cfg.env.num_games
     if cfg.ppo.batch_size > rollout:
@@ -156,9 +160,9 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
             f"ppo.batch_size: must be at most ppo.n_steps * env.num_games = {rollout}, got {cfg.ppo.batch_size}",
         )
     for spec in cfg.opponents.mix:
-        path = policy_file(spec)
         if spec in (SELF, SNAPSHOTS, RANDOM):
             continue
+        path = _policy_for(spec, rules, source, "opponents.mix")
         if path is None:
             raise config_error(
                 source,
@@ -166,13 +170,32 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
                 f"opponents.mix: unknown player {spec!r}; allowed: 'self', 'snapshots', 'random', 'trained', "
                 "'ppo:PATH' (a frozen policy file)",
             )
-        if not os.path.isfile(path):
-            raise config_error(source, "opponents.mix", f"opponents.mix: policy file not found: {path} (from {spec!r})")
+        _check_policy(path, rules, source, "opponents.mix", f" (from {spec!r})")
     if cfg.ppo.init is not None:
-        path = policy_file(cfg.ppo.init) or cfg.ppo.init
-        if not os.path.isfile(path):
-            raise config_error(source, "ppo.init", f"ppo.init: policy file not found: {path}")
+        path = _policy_for(cfg.ppo.init, rules, source, "ppo.init") or cfg.ppo.init
+        _check_policy(path, rules, source, "ppo.init")
     return cfg
+
+
+def _policy_for(spec: str, rules: RuleSet, source: str, key: str) -> str | None:
+    """:func:`policy_file`, with ``trained`` on rules no shipped policy plays as the config error of ``key``."""
+    try:
+        return policy_file(spec, rules)
+    except ValueError as err:
+        raise config_error(source, key, f"{key}: {err}") from None
+
+
+def _check_policy(path: str, rules: RuleSet, source: str, key: str, origin: str = "") -> None:
+    """The policy file at ``path`` exists, loads, and plays ``rules`` (its shape: docs/rules.md 10.8); else the
+    config error of ``key``, one line naming what the file plays."""
+    if not os.path.isfile(path):
+        raise config_error(source, key, f"{key}: policy file not found: {path}{origin}")
+    from agents.ppo_agent import PPOAgent
+
+    try:
+        PPOAgent(path).check_rules(rules)
+    except ValueError as err:
+        raise config_error(source, key, f"{key}: {err}") from None
 
 
 def load_selfplay_config(path: str | None = None, overrides: list[str] | None = None) -> SelfPlayConfig:

@@ -8,7 +8,7 @@
 What one run does (the config is training/vector/config.py):
 
 1. ``env.num_games`` games of :class:`sm_env.compiled.batch.VectorGame` step together; each engine step is one
-   decision in every game. Each episode, one seat of every game is the learner and the two others draw
+   decision in every game. Each episode, one seat of every game is the learner and the others draw
    their player from ``opponents.mix``: ``self`` (the learner too: self-play), a frozen snapshot of the
    learner, a frozen policy file, or uniform random play.
 2. Rollout (``ppo.n_steps`` engine steps): the learner's actor picks the actions of its seats (sampled from
@@ -27,6 +27,14 @@ What one run does (the config is training/vector/config.py):
 
 The critic (``ppo.critic: full``) may see the cards hidden from the seat (:meth:`VectorGame.full_state`),
 an asymmetric actor-critic: the actor, the only part exported, sees the observation alone.
+
+Every size comes from the rule set (``env.rules``), as data: the networks take ``observation_size(rules)``
+inputs (789 for the standard rules, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
+and give ``rules.num_actions`` logits (56 or 74), and the seats of a game are ``rules.num_players``. Any rule
+set the batched engine runs trains; the others are refused by the config in one line
+(:func:`sm_env.compiled.support.unsupported` names what the compiled engine does not run), and will train
+with no change here once the engine runs them. Frozen policy files and ``ppo.init`` must be of the rule set's
+shape (the config refuses others, naming what the file plays), and ``final_policy.pt`` records the rule set.
 
 Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.ppo_agent.export_policy`
 writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
@@ -53,9 +61,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.ppo_agent import NumpyPolicy, export_policy, load_numpy_policy, policy_from_torch, policy_into_torch
+from agents.ppo_agent import (
+    NumpyPolicy,
+    PolicyShape,
+    export_policy,
+    load_numpy_policy,
+    policy_from_torch,
+    policy_into_torch,
+)
 from sm_env.atomic import atomic_path
-from sm_env.compiled.batch import FULL_STATE_SIZE, VectorGame
+from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.observation import OBSERVATION_SIZE
@@ -94,15 +109,22 @@ def mlp(inputs: int, net_arch: list[int], outputs: int, activation: str) -> nn.S
 
 
 class ActorCritic(nn.Module):
-    """An actor (observation -> 56 logits) and a separate critic (observation [+ full state] -> value),
-    both MLPs of ``net_arch`` (SB3's actor-critic layout: no shared layers)."""
+    """An actor (observation -> one logit per action) and a separate critic (observation [+ full state] ->
+    value), both MLPs of ``net_arch`` (SB3's actor-critic layout: no shared layers). ``full_size``: the
+    entries of the full state the critic also sees (0: the observation alone)."""
 
-    def __init__(self, net_arch: list[int], activation: str, full_critic: bool) -> None:
+    def __init__(
+        self, observation_size: int, num_actions: int, net_arch: list[int], activation: str, full_size: int = 0
+    ) -> None:
         super().__init__()
-        self.net_arch, self.activation, self.full_critic = list(net_arch), activation, full_critic
-        self.actor = mlp(OBSERVATION_SIZE, net_arch, NUM_ACTIONS, activation)
-        critic_inputs = OBSERVATION_SIZE + (FULL_STATE_SIZE if full_critic else 0)
-        self.critic = mlp(critic_inputs, net_arch, 1, activation)
+        self.net_arch, self.activation, self.full_critic = list(net_arch), activation, full_size > 0
+        self.observation_size, self.num_actions = observation_size, num_actions
+        self.actor = mlp(observation_size, net_arch, num_actions, activation)
+        self.critic = mlp(observation_size + full_size, net_arch, 1, activation)
+
+    def fresh_actor(self) -> nn.Sequential:
+        """A new actor of this network's sizes (for frozen copies)."""
+        return mlp(self.observation_size, self.net_arch, self.num_actions, self.activation)
 
     def value(self, obs: torch.Tensor, full: torch.Tensor | None) -> torch.Tensor:
         x = torch.cat([obs, full], dim=1) if self.full_critic else obs
@@ -119,8 +141,15 @@ def load_actor(actor: nn.Sequential, policy: NumpyPolicy, where: str, net_arch: 
     policy_into_torch(policy, [actor], where)
 
 
-def network_flops(net_arch: list[int], full_critic: bool = False) -> dict[str, float]:
-    """Floating-point operations per decision (a multiply-add counts 2; biases and activations left out).
+def network_flops(
+    net_arch: list[int],
+    full_critic: bool = False,
+    observation_size: int = OBSERVATION_SIZE,
+    num_actions: int = NUM_ACTIONS,
+    full_size: int = 156,
+) -> dict[str, float]:
+    """Floating-point operations per decision (a multiply-add counts 2; biases and activations left out), for a
+    rule set of these sizes (default: the standard rules', and the three-player full state of 156 entries).
 
     ``act``: the actor's and the critic's forward passes (acting, then the value of the transition);
     ``update_epoch``: forward + backward of both (backward ~ 2 forwards) for one pass over the decision.
@@ -130,8 +159,8 @@ def network_flops(net_arch: list[int], full_critic: bool = False) -> dict[str, f
         sizes = [inputs, *net_arch, outputs]
         return float(sum(2 * a * b for a, b in zip(sizes, sizes[1:], strict=False)))
 
-    actor = forward(OBSERVATION_SIZE, NUM_ACTIONS)
-    critic = forward(OBSERVATION_SIZE + (FULL_STATE_SIZE if full_critic else 0), 1)
+    actor = forward(observation_size, num_actions)
+    critic = forward(observation_size + (full_size if full_critic else 0), 1)
     return {
         "actor_forward": actor,
         "critic_forward": critic,
@@ -240,9 +269,12 @@ class VectorPPO:
             n, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
         )
         self.games.reset()
-        self.net = ActorCritic(cfg.ppo.net_arch, cfg.ppo.activation, cfg.ppo.critic == "full")
+        g = self.games  # the sizes, from the rule set: observation, actions, seats, full state
+        self.obs_size, self.num_actions, self.num_players = g.observation_size, g.num_actions, g.rules.num_players
+        self.full_size = int(g.full_state(np.zeros(1, dtype=np.int64)).shape[1]) if cfg.ppo.critic == "full" else 0
+        self.net = ActorCritic(self.obs_size, self.num_actions, cfg.ppo.net_arch, cfg.ppo.activation, self.full_size)
         if cfg.ppo.init is not None:
-            path = policy_file(cfg.ppo.init) or cfg.ppo.init
+            path = policy_file(cfg.ppo.init, g.rules) or cfg.ppo.init
             load_actor(
                 self.net.actor, load_numpy_policy(path)[0], f"ppo.init {path}", cfg.ppo.net_arch, cfg.ppo.activation
             )
@@ -253,12 +285,12 @@ class VectorPPO:
         frozen_specs = [name for name in self.mix_names if name not in (SELF, SNAPSHOTS, RANDOM)]
         self.file_kind = {name: 2 + k for k, name in enumerate(frozen_specs)}
         self.frozen: list[nn.Sequential | None] = [
-            self._frozen_actor(load_numpy_policy(policy_file(name))[0]) for name in frozen_specs
+            self._frozen_actor(load_numpy_policy(policy_file(name, g.rules))[0]) for name in frozen_specs
         ]
         self.snapshot_base = 2 + len(frozen_specs)
         self.snapshots: list[dict[str, torch.Tensor]] = []  # ring of pool_size slots
         self.frozen += [None] * cfg.opponents.pool_size
-        self.seat_kind = np.zeros((n, 3), dtype=np.int64)
+        self.seat_kind = np.zeros((n, self.num_players), dtype=np.int64)
         self._draw_seats(np.arange(n))
         random_seeds = torch.randint(1, 2**62, (n,), generator=self.gen, dtype=torch.int64)
         self.random_state = random_seeds.numpy().astype(np.uint64)
@@ -270,9 +302,9 @@ class VectorPPO:
         self.timers = Timers()
         # rollout buffer, flat in step order: entry t * n + i
         size = steps * n
-        self.obs = np.zeros((steps, n, OBSERVATION_SIZE), dtype=np.float32)
-        self.full = np.zeros((steps, n, FULL_STATE_SIZE), dtype=np.float32) if self.net.full_critic else None
-        self.masks = np.zeros((steps, n, NUM_ACTIONS), dtype=np.int8)
+        self.obs = np.zeros((steps, n, self.obs_size), dtype=np.float32)
+        self.full = np.zeros((steps, n, self.full_size), dtype=np.float32) if self.net.full_critic else None
+        self.masks = np.zeros((steps, n, self.num_actions), dtype=np.int8)
         self.actions = np.zeros(size, dtype=np.int64)
         self.logps = np.zeros(size, dtype=np.float32)
         self.learner = np.zeros(size, dtype=np.bool_)
@@ -281,7 +313,7 @@ class VectorPPO:
         self.dones = np.zeros(size, dtype=np.bool_)
         self.next_index = np.full(size, -1, dtype=np.int64)
         self.tail_values = np.zeros(size, dtype=np.float32)
-        self.episode_return = np.zeros((n, 3), dtype=np.float64)
+        self.episode_return = np.zeros((n, self.num_players), dtype=np.float64)
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if resume:
             self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
@@ -290,7 +322,7 @@ class VectorPPO:
 
     # -- seats -------------------------------------------------------------------
     def _frozen_actor(self, policy: NumpyPolicy) -> nn.Sequential:
-        actor = mlp(OBSERVATION_SIZE, policy.net_arch, NUM_ACTIONS, policy.activation)
+        actor = mlp(self.obs_size, policy.net_arch, self.num_actions, policy.activation)
         load_actor(actor, policy, "frozen policy", policy.net_arch, policy.activation)
         return actor.requires_grad_(False)
 
@@ -298,11 +330,11 @@ class VectorPPO:
         """New players for the games in ``rows``: one seat the learner, the others drawn from the mix."""
         if len(rows) == 0:
             return
-        m = len(rows)
-        learner_seat = torch.randint(3, (m,), generator=self.gen).numpy()
-        picks = torch.multinomial(self.mix_weights.expand(m * 3, -1), 1, True, generator=self.gen).view(m, 3).numpy()
-        snap = torch.randint(max(len(self.snapshots), 1), (m, 3), generator=self.gen).numpy()
-        kinds = np.zeros((m, 3), dtype=np.int64)
+        m, p = len(rows), self.num_players
+        learner_seat = torch.randint(p, (m,), generator=self.gen).numpy()
+        picks = torch.multinomial(self.mix_weights.expand(m * p, -1), 1, True, generator=self.gen).view(m, p).numpy()
+        snap = torch.randint(max(len(self.snapshots), 1), (m, p), generator=self.gen).numpy()
+        kinds = np.zeros((m, p), dtype=np.int64)
         for k, name in enumerate(self.mix_names):
             chosen = picks == k
             if name == RANDOM:
@@ -323,7 +355,7 @@ class VectorPPO:
             self.snapshots.append(state)
         else:
             self.snapshots[slot] = state
-        actor = mlp(OBSERVATION_SIZE, self.net.net_arch, NUM_ACTIONS, self.net.activation)
+        actor = self.net.fresh_actor()
         actor.load_state_dict(state)
         self.frozen[self.snapshot_base - 2 + slot] = actor.requires_grad_(False)
 
@@ -332,7 +364,7 @@ class VectorPPO:
         """Play ``n_steps`` engine steps in every game; fill the buffer; returns episode statistics."""
         n, g, t_ = self.num_games, self.games, self.timers
         rows = np.arange(n)
-        last_index = np.full((n, 3), -1, dtype=np.int64)  # each seat's latest learner transition
+        last_index = np.full((n, self.num_players), -1, dtype=np.int64)  # each seat's latest learner transition
         self.rewards[:] = 0
         self.dones[:] = False
         self.next_index[:] = -1
@@ -430,8 +462,8 @@ class VectorPPO:
         p, t_ = self.cfg.ppo, self.timers
         with t_("batching"):
             idx = np.flatnonzero(self.learner)
-            obs_all = torch.from_numpy(self.obs.reshape(-1, OBSERVATION_SIZE))
-            full_all = None if self.full is None else torch.from_numpy(self.full.reshape(-1, FULL_STATE_SIZE))
+            obs_all = torch.from_numpy(self.obs.reshape(-1, self.obs_size))
+            full_all = None if self.full is None else torch.from_numpy(self.full.reshape(-1, self.full_size))
             values = np.zeros(len(self.learner), dtype=np.float32)
         with t_("value forward"), torch.no_grad():
             for start in range(0, len(idx), 8192):
@@ -459,7 +491,7 @@ class VectorPPO:
             b_logp = torch.from_numpy(self.logps[idx])
             b_adv = torch.from_numpy(adv[idx])
             b_ret = torch.from_numpy(ret[idx])
-            masks_all = torch.from_numpy(self.masks.reshape(-1, NUM_ACTIONS))
+            masks_all = torch.from_numpy(self.masks.reshape(-1, self.num_actions))
         stats: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
         }
@@ -564,7 +596,9 @@ class VectorPPO:
 
     # -- outputs -----------------------------------------------------------------
     def numpy_policy(self) -> NumpyPolicy:
-        return policy_from_torch([self.net.actor], self.net.activation, where="the actor")
+        return policy_from_torch(
+            [self.net.actor], self.net.activation, where="the actor", shape=PolicyShape.of(self.games.rules)
+        )
 
     def export(self, path: str) -> str:
         """The actor as a ``.pt`` policy (``ppo:PATH``), atomically."""
@@ -573,7 +607,7 @@ class VectorPPO:
             path,
             trainer="training.vector.ppo",
             num_timesteps=self.global_step,
-            rules=str(self.cfg.env.rules),
+            rules=self.games.rules,
         )
         return path
 
@@ -649,6 +683,7 @@ class VectorPPO:
         engine (checked whole by ``VectorGame.set_state``), the opponents and the counters."""
         saved = state["config"]
         for section, key in (
+            ("env", "rules"),
             ("ppo", "net_arch"),
             ("ppo", "activation"),
             ("ppo", "critic"),
@@ -678,7 +713,7 @@ class VectorPPO:
         self.snapshots = []
         for k, snap in enumerate(state["snapshots"]):
             self.snapshots.append(snap)
-            actor = mlp(OBSERVATION_SIZE, self.net.net_arch, NUM_ACTIONS, self.net.activation)
+            actor = self.net.fresh_actor()
             actor.load_state_dict(snap)
             self.frozen[self.snapshot_base - 2 + k] = actor.requires_grad_(False)
         counters = state["counters"]
