@@ -189,8 +189,8 @@ def test_the_learner_env_takes_its_sizes_from_the_rules():
             actions = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
             obs, _, _, _, info = env.step(actions)
             assert info["action_mask"].shape == (4, 74) and info["action_mask"].any(axis=1).all()
-    with pytest.raises(ValueError, match="uses auction, which the compiled engine does not run"):
-        LearnerVectorEnv(2, rules="woburn-auction")
+    with pytest.raises(ValueError, match="uses players: 4, which the compiled engine does not run"):
+        LearnerVectorEnv(2, rules="four-5-3-2-2")
 
 
 TINY = [

@@ -284,9 +284,9 @@ def test_presets_not_supported_are_refused_by_name() -> None:
         if name in supported_presets():
             continue
         assert unsupported_options(preset)
-        with pytest.raises(ValueError, match="section 10"):
+        with pytest.raises(ValueError, match="uses players: 4, which the compiled engine does not run"):
             VectorGame(num_games=2, rules=name, seed=0)
-    assert len(supported_presets()) < len(PRESETS)  # some section 10 presets exist and are refused
+    assert len(supported_presets()) < len(PRESETS)  # the four-player presets exist and are refused
 
 
 @pytest.mark.parametrize("name", ["four-5-3-2-2", "four-6-3-2-1"])

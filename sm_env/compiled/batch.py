@@ -152,8 +152,8 @@ class VectorGame:
         if refused:
             raise ValueError(
                 f"VectorGame runs the rule sets of sm_env.compiled.support; rule set {self.rules.name!r} uses "
-                f"{', '.join(refused)}, which the compiled engine does not run (some section 10 options and four "
-                "players: only sm_env.env / Game play them so far)"
+                f"{', '.join(refused)}, which the compiled engine does not run (four players: "
+                "only sm_env.env / Game play them so far)"
             )
         self.episode = episode
         self.max_hands = max_hands
