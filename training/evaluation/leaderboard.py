@@ -281,7 +281,8 @@ def plot(board: dict[str, Any], path: str) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 0.5 * len(rows) + 2.5))
     ys = np.arange(len(rows))[::-1]
     means = np.array([r["rating"]["mean"] for r in rows])
-    err = [means - [r["rating"]["lo"] for r in rows], np.array([r["rating"]["hi"] for r in rows]) - means]
+    lows, highs = np.array([r["rating"]["lo"] for r in rows]), np.array([r["rating"]["hi"] for r in rows])
+    err = np.clip([means - lows, highs - means], 0, None)  # a percentile CI need not hold the estimate
     left.errorbar(means, ys, xerr=err, fmt="o", capsize=3)
     left.set_yticks(ys)
     left.set_yticklabels(names)
@@ -297,7 +298,7 @@ def plot(board: dict[str, Any], path: str) -> None:
             xs,
             m,
             width,
-            yerr=[[c["mean"] - c["lo"] for c in cells], [c["hi"] - c["mean"] for c in cells]],
+            yerr=np.clip([[c["mean"] - c["lo"] for c in cells], [c["hi"] - c["mean"] for c in cells]], 0, None),
             capsize=2,
             label=r["agent"],
         )
