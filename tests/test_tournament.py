@@ -211,3 +211,49 @@ def test_workers_and_ray_give_the_leaderboard_of_one_process(tmp_path, local_ray
     two = _run(agents, tmp_path / "two", workers=2).board
     on_ray = _run(agents, tmp_path / "ray", ray="").board
     assert _deterministic(two) == _deterministic(one) == _deterministic(on_ray)
+
+
+def test_a_killed_tournament_resumes_to_the_same_leaderboard(tmp_path):
+    """A real kill (SIGKILL) once the first table is stored, then the same command again."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    agents = ["random", "heuristic", THIRD]
+    out = tmp_path / "killed"
+    argv = [
+        sys.executable,
+        "-m",
+        "sm_cli",
+        "tournament",
+        "--agents",
+        *agents,
+        "--design",
+        "pairs",
+        "--deals",
+        "30",
+        "--workers",
+        "1",
+        "--bootstrap",
+        "200",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if (out / "tables").is_dir() and any(n.endswith(".json") for n in os.listdir(out / "tables")):
+            break
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    stored = [n for n in os.listdir(out / "tables") if n.endswith(".json")]
+    assert 1 <= len(stored) < 6 and not (out / "leaderboard.json").exists()
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=300).returncode == 0
+    whole = _run(agents, tmp_path / "whole", design="pairs", deals=30)
+    with open(out / "leaderboard.json") as handle:
+        assert _deterministic(json.load(handle)) == _deterministic(whole.board)
+    assert sorted(n for n in os.listdir(out / "tables")) == sorted(os.listdir(tmp_path / "whole" / "tables"))
