@@ -61,7 +61,7 @@ MAX_AGENTS = 12
 MAX_DEALS = 10_000
 MAX_WORKERS = 256
 MAX_HANDS = 1000
-BOOTSTRAP_RANGE = (100, 10_000)
+BOOTSTRAP_RANGE = (100, 5000)  # the resampling weights take bootstrap x deals x 8 bytes: at most 400 MB
 DESIGNS = ("auto", "sets", "pairs")
 TABLE_FORMAT = "sergeant-major-table/1"
 SETTINGS_FORMAT = "sergeant-major-tournament/1"
@@ -119,7 +119,7 @@ def _write_json(path: str, payload: Any) -> None:
         handle.write("\n")
 
 
-def _settings(out: str, settings: dict[str, Any]) -> None:
+def _record_settings(out: str, settings: dict[str, Any]) -> None:
     """Record the settings in the folder, or check them against those recorded (ValueError if they differ)."""
     path = os.path.join(out, "tournament.json")
     if os.path.exists(path):
@@ -215,7 +215,7 @@ def tournament(
     )
     prints = {s: fingerprint(s) for s in specs}
     out = os.fspath(out)
-    _settings(out, settings)
+    _record_settings(out, settings)
     folder = os.path.join(out, "tables")
     os.makedirs(folder, exist_ok=True)
 
