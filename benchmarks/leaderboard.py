@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
             "```",
             "",
             f"Size: {args.deals} deals per table under the three-player presets, {args.four_deals} under the "
-            "four-player one, every deal in every seating. The full size is",
+            "four-player one, every deal in every seating. Cost: each section ends with the time its tables took "
+            f"on {args.workers} workers (2 CPU cores, shared with other work when this file was made); it grows "
+            "linearly with the deals. The full size is",
             "`python benchmarks/leaderboard.py --deals 1000 --four-deals 200 --workers 2` (each preset in its",
             "own run folder under `runs/leaderboard`: a killed run resumes with the same command).",
             "",

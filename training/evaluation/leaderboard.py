@@ -212,7 +212,8 @@ def markdown(board: dict[str, Any], title: str | None = None, command: str | Non
     if s["mode"] == "game":
         setup += f" (games truncated after {s['max_hands']} hands)"
     lines.append(
-        f"{len(board['agents'])} agents, {len(board['tables'])} tables ({s['design']} design), {s['deals']} deals "
+        f"{len(board['agents'])} agents, {len(board['tables'])} table{'s' if len(board['tables']) != 1 else ''} "
+        f"({s['design']} design), {s['deals']} deals "
         f"per table in every seating, seed {s['seed']}; {setup}. 95% CIs: {s['bootstrap']} bootstrap "
         f"resamplings of the deals."
     )
