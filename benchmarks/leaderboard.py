@@ -39,6 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=1000, help="deals per table, three-player presets")
     parser.add_argument("--four-deals", type=int, default=200, help="deals per table, four-player preset")
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="play the deals as Ray tasks, locally or on the cluster at ADDRESS",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument("--runs", default=os.path.join("runs", "leaderboard"), help="folder of the run folders")
     parser.add_argument("--docs", default=os.path.join("docs", "leaderboard.md"), help="the file to write")
@@ -70,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         print(f"{preset}: {same}", file=sys.stderr)
-        result = tournament(agents, out, deals, "hand", args.seed, args.workers, rules=preset)
+        result = tournament(agents, out, deals, "hand", args.seed, args.workers, rules=preset, ray=args.ray)
         parts.append(markdown(result.board, title=f"`{preset}`", command=same))
     if args.only:
         return 0
