@@ -155,6 +155,7 @@ def test_a_changed_policy_file_is_another_agent(tmp_path):
         handle.write(b"\0")
     assert fingerprint(f"ppo:{copy}") != fingerprint(f"ppo:{POLICY}")
     assert fingerprint("heuristic") is None
+    assert fingerprint("trained") not in (None, fingerprint(f"ppo:{POLICY}"))
 
 
 def test_bradley_terry_gives_the_odds_of_the_wins():

@@ -82,14 +82,17 @@ def tables_for(specs: Sequence[str], players: int, design: str = "auto") -> tupl
 
 
 def fingerprint(spec: str) -> str | None:
-    """The SHA-256 (first 16 hex digits) of the policy file(s) a spec loads (``ppo:``, ``rllib:``,
-    ``trained``); None for the agents that load nothing."""
+    """The SHA-256 (first 16 hex digits) of the policy file(s) a spec loads (``ppo:`` and ``rllib:`` their
+    path; ``trained`` every shipped ``.pt`` policy, since it picks one by rule set); None for the agents that
+    load nothing."""
     kind, rest, _ = parse_spec(spec)
-    path = TRAINED_POLICY if kind == "trained" else rest if kind in ("ppo", "rllib") else None
+    path = os.path.dirname(TRAINED_POLICY) if kind == "trained" else rest if kind in ("ppo", "rllib") else None
     if path is None:
         return None
     digest = hashlib.sha256()
     files = [path] if os.path.isfile(path) else sorted(os.path.join(r, f) for r, _, fs in os.walk(path) for f in fs)
+    if kind == "trained":
+        files = [f for f in files if f.endswith(".pt")]
     for name in files:
         digest.update(os.path.relpath(name, path).encode())
         with open(name, "rb") as handle:
