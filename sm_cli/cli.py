@@ -13,11 +13,13 @@ Subcommands::
     sergeant-major config [FILE [KEY=VALUE ...]]
         list the training config fields with their defaults, or show FILE
         resolved and validated (needs the training extra)
-    sergeant-major play | eval | train | distill [OPTIONS]
-        a game against two agents, duplicate evaluation of agents,
-        self-play training and search distillation; the options are those of
-        the function that does the work (``agents.play.main``,
-        ``training.evaluation.evaluate.main``, ``training.train.main``,
+    sergeant-major play | eval | tournament | train | distill [OPTIONS]
+        a game against two agents, duplicate evaluation of agents, a
+        tournament of any number of agents with its leaderboard, self-play
+        training and search distillation; the options are those of the
+        function that does the work (``agents.play.main``,
+        ``training.evaluation.evaluate.main``,
+        ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
     sergeant-major serve | view [OPTIONS]
         play in a browser, or step through a record in a browser (``sm_web``;
@@ -33,7 +35,7 @@ missing or unreadable file), with one line ``sergeant-major COMMAND: error:
 
 This package sits above ``sm_env``, ``agents`` and ``training`` and imports
 them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
-only when ``eval``, ``train``, ``distill`` or ``config`` runs, so the others start
+only when ``eval``, ``tournament``, ``train``, ``distill`` or ``config`` runs, so the others start
 fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
@@ -317,6 +319,12 @@ def _run_eval(argv: list[str]) -> int:
     return evaluate.main(argv)
 
 
+def _run_tournament(argv: list[str]) -> int:
+    from training.evaluation import tournament
+
+    return tournament.main(argv, prog=f"{PROG} tournament")
+
+
 def _run_train(argv: list[str]) -> int:
     from training import train
 
@@ -344,6 +352,7 @@ def _run_view(argv: list[str]) -> int:
 _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "play": (_run_play, "play a game in the terminal against two agents"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
+    "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
     "train": (_run_train, "self-play training from a config file"),
     "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
     "serve": (_run_serve, "play in a browser against two agents (web extra)"),

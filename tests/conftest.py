@@ -43,6 +43,10 @@ SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps 
         "test_shipped_trained_policy_beats_the_heuristic",
     },
     "test_web.py": {"test_whole_game_through_http_then_the_record_replays"},
+    "test_tournament.py": {
+        "test_workers_and_ray_give_the_leaderboard_of_one_process",
+        "test_a_killed_tournament_resumes_to_the_same_leaderboard",
+    },
 }
 
 

@@ -215,14 +215,17 @@ def test_the_core_commands_do_not_load_training(capsys):
         ["eval", "--agents", "random", "heuristic", "--start-balances", "1000000,-1000000,0"],
         ["eval", "--agents", "random", "heuristic", "--start-balances", f"{10**400},-{10**400},0"],
         ["eval", "--agents", "heuristic", "nobody"],
+        ["tournament", "--agents", "heuristic", "nobody"],
+        ["tournament", "--agents", "heuristic", "random", "--deals", "0"],
         ["play", "--opponents", "heuristic", "nobody"],
         ["train", "--config", "no/such/config.yaml"],
     ],
 )
 def test_every_subcommand_reports_bad_input_as_one_prefixed_line(argv, tmp_path, capsys):
     """One style for every subcommand: 'sergeant-major COMMAND: error: ...' on one line, exit 2, no traceback."""
-    if argv[0] == "eval":
-        argv = argv + ["--deals", "2", "--workers", "1", "--no-progress", "--out", str(tmp_path / "ev")]
+    if argv[0] in ("eval", "tournament"):
+        argv = argv + ["--workers", "1", "--no-progress", "--out", str(tmp_path / "ev")]
+        argv += [] if "--deals" in argv else ["--deals", "2"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -230,7 +233,7 @@ def test_every_subcommand_reports_bad_input_as_one_prefixed_line(argv, tmp_path,
     assert len(lines) == 1 and lines[0].startswith(f"sergeant-major {argv[0]}: error: "), err
 
 
-@pytest.mark.parametrize("command", ["play", "eval", "train"])
+@pytest.mark.parametrize("command", ["play", "eval", "tournament", "train"])
 def test_help_names_the_sergeant_major_command(command, capsys):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])

@@ -3,4 +3,8 @@
 - :mod:`~training.evaluation.evaluate`: the duplicate evaluation (``sergeant-major eval``)
 - :mod:`~training.evaluation.deals`: one deal played in every seating (what every worker runs)
 - :mod:`~training.evaluation.ray_tasks`: its deals as Ray tasks, with retries (``eval --ray``)
+- :mod:`~training.evaluation.tournament`: every table of any number of agents, stored one file per table,
+  resumable (``sergeant-major tournament``)
+- :mod:`~training.evaluation.leaderboard`: the tournament's leaderboard: Bradley-Terry ratings, balances,
+  pairwise figures, Markdown, JSON and a plot
 """

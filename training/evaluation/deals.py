@@ -75,6 +75,14 @@ def _agent(index: int, copy: int) -> Agent:
     return agents[key]
 
 
+def play_deal_of(config: DealConfig, index: int) -> dict[str, Any]:
+    """:func:`play_deal` of ``config``, setting this process up for it first if it was set up for another
+    (so that one pool of workers can play the deals of several tables, one table after another)."""
+    if _STATE.get("config") != config:
+        init_worker(config)
+    return play_deal(index)
+
+
 def play_deal(index: int) -> dict[str, Any]:
     """Play one deal in every seating; plain data out (for pickling)."""
     config: DealConfig = _STATE["config"]

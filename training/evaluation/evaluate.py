@@ -57,15 +57,18 @@ Command line::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import csv
+import functools
 import itertools
 import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.pool import Pool
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,7 +81,7 @@ from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
 from training.common.workers import one_torch_thread, spawn_pool
 
-from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, schedule
+from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 
@@ -87,6 +90,7 @@ if TYPE_CHECKING:
 
 __all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, here too
     "DealConfig",
+    "DealSums",
     "EvalResult",
     "Estimate",
     "deal_seed",
@@ -95,10 +99,13 @@ __all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, h
     "evaluate",
     "evaluate_against",
     "check_agent",
+    "check_table_setup",
+    "deal_sums",
     "format_table",
     "init_worker",
     "main",
     "play_deal",
+    "play_table",
     "role_advantage",
     "schedule",
 ]
@@ -343,15 +350,24 @@ def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[
     return {labels[i]: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for i, r in enumerate(ratings)}
 
 
-def _aggregate(
-    deals: list[dict[str, Any]], labels: list[str], mode: str, seed: int, bootstrap: int
-) -> tuple[dict, dict, dict, dict, list[list[float]]]:
-    n = len(labels)
+@dataclass
+class DealSums:
+    """Per deal, agent and role of one table's results (:func:`deal_sums`), arrays ``[deal, agent, role]``
+    with role ``players`` standing for all roles: sums of ``balance``, ``tricks`` and ``wins`` (games won,
+    counted on the game's last hand), ``hands`` played; and ``games[deal, agent]``, games played."""
+
+    balance: np.ndarray
+    tricks: np.ndarray
+    wins: np.ndarray
+    hands: np.ndarray
+    games: np.ndarray
+
+
+def deal_sums(deals: list[dict[str, Any]], n: int) -> DealSums:
+    """The sums of :class:`DealSums` over the seatings of every deal (``play_deal`` results) of ``n`` agents."""
     d = len(deals)
     players = len(deals[0]["seatings"][0]["seating"])
-    roles = ROLES if players == 3 else FOUR_ROLE_NAMES
     every = players  # the role index of "all"
-    # per deal, agent, role (players = all): sums of balance, tricks, wins; counts of hands and games
     bal = np.zeros((d, n, players + 1))
     tricks = np.zeros((d, n, players + 1))
     wins = np.zeros((d, n, players + 1))
@@ -373,6 +389,19 @@ def _aggregate(
                             wins[i, a, role] += 1
             for s in range(players):
                 games[i, who[s]] += 1
+    return DealSums(bal, tricks, wins, hands, games)
+
+
+def _aggregate(
+    deals: list[dict[str, Any]], labels: list[str], mode: str, seed: int, bootstrap: int
+) -> tuple[dict, dict, dict, dict, list[list[float]]]:
+    n = len(labels)
+    d = len(deals)
+    players = len(deals[0]["seatings"][0]["seating"])
+    roles = ROLES if players == 3 else FOUR_ROLE_NAMES
+    every = players  # the role index of "all"
+    sums = deal_sums(deals, n)
+    bal, tricks, wins, hands, games = sums.balance, sums.tricks, sums.wins, sums.hands, sums.games
     weights = _bootstrap_weights(d, seed, bootstrap)
     stats: dict[str, dict[str, dict[str, Estimate]]] = {}
     counts: dict[str, dict[str, dict[str, int]]] = {}
@@ -419,6 +448,58 @@ def check_agent(spec: str, rules: RuleSet) -> None:
         raise ValueError(f"agent {spec!r}: {err}") from None
 
 
+def check_table_setup(
+    rules: RuleSet, dealer: int, start_balances: Sequence[int] | None, max_hands: int
+) -> tuple[int, ...] | None:
+    """Check a table's setup under ``rules`` (ValueError in one line); the start balances as a tuple."""
+    players = rules.num_players
+    if not 0 <= dealer < players:
+        raise ValueError(f"dealer must be a seat 0-{players - 1}, got {dealer}")
+    if max_hands < 1:
+        raise ValueError(f"max_hands must be >= 1, got {max_hands}")
+    balances = None if start_balances is None else tuple(int(b) for b in start_balances)
+    if balances is not None:
+        Game(rules, seed=0, first_dealer=dealer, start_balances=balances)  # validates them
+    return balances
+
+
+def play_table(
+    config: DealConfig,
+    deals: int,
+    workers: int = 1,
+    ray: str | None = None,
+    *,
+    on_deal: Callable[[], None] | None = None,
+    pool: Pool | None = None,
+) -> list[dict[str, Any]]:
+    """Play deals ``0 .. deals-1`` of one table (``config.specs`` in every seating of :func:`schedule`);
+    the ``play_deal`` results in deal order. What ``eval`` and ``tournament`` both run.
+
+    Where: on Ray when ``ray`` is not None (``""`` a local instance, else a cluster address); else in
+    ``pool`` when given (workers that may have played another table); else in this process when
+    ``workers`` is 1, or in a fresh pool of ``workers`` processes. The results are the same everywhere.
+    ``on_deal`` is called after every deal (a progress bar).
+    """
+    tick = on_deal or (lambda: None)
+    if ray is not None:
+        from .ray_tasks import play_deals_on_ray
+
+        return play_deals_on_ray(config, deals, ray or None, on_result=lambda _: tick())
+    results: list[dict[str, Any]] = []
+    if pool is None and workers == 1:
+        init_worker(config)
+        with one_torch_thread():  # as in a worker process
+            for index in range(deals):
+                results.append(play_deal(index))
+                tick()
+        return results
+    with contextlib.nullcontext(pool) if pool is not None else spawn_pool(workers) as workers_pool:
+        for result in workers_pool.imap(functools.partial(play_deal_of, config), range(deals), chunksize=1):
+            results.append(result)
+            tick()
+    return results
+
+
 def evaluate(
     agents: Sequence[str],
     deals: int = 1000,
@@ -454,36 +535,15 @@ def evaluate(
         raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
     if deals < 1:
         raise ValueError(f"deals must be >= 1, got {deals}")
-    if not 0 <= dealer < players:
-        raise ValueError(f"dealer must be a seat 0-{players - 1}, got {dealer}")
-    if max_hands < 1:
-        raise ValueError(f"max_hands must be >= 1, got {max_hands}")
-    balances = None if start_balances is None else tuple(int(b) for b in start_balances)
-    if balances is not None:
-        Game(rule_set, seed=0, first_dealer=dealer, start_balances=balances)  # validates them
+    balances = check_table_setup(rule_set, dealer, start_balances, max_hands)
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     workers = max(1, min(int(workers), deals))
     config = DealConfig(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
     started = time.perf_counter()
-    results: list[dict[str, Any]] = []
     bar = progress_bar(deals, "deals", "deal", enabled=progress)
     try:
-        if ray is not None:
-            from .ray_tasks import play_deals_on_ray
-
-            results = play_deals_on_ray(config, deals, ray or None, on_result=lambda _: bar.update(1))
-        elif workers == 1:
-            init_worker(config)
-            with one_torch_thread():  # as in a worker process
-                for index in range(deals):
-                    results.append(play_deal(index))
-                    bar.update(1)
-        else:
-            with spawn_pool(workers, init_worker, (config,)) as pool:
-                for result in pool.imap(play_deal, range(deals), chunksize=1):
-                    results.append(result)
-                    bar.update(1)
+        results = play_table(config, deals, workers, ray, on_deal=lambda: bar.update(1))
     finally:
         bar.close()
     elapsed = time.perf_counter() - started

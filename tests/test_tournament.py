@@ -1,0 +1,260 @@
+"""sergeant-major tournament: the tables, resuming, adding an agent, the leaderboard's figures, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from sm_cli.cli import main as cli_main
+from training.evaluation.evaluate import evaluate
+from training.evaluation.leaderboard import TIMING_HEADING, _fit, markdown
+from training.evaluation.tournament import MAX_AGENTS, MAX_DEALS, fingerprint, tables_for, tournament
+
+THIRD = "ppo:agents/policies/standard_v0.pt"  # a third and a fourth agent, cheap to play
+FOURTH = "ppo:agents/policies/standard_v1.pt"
+POLICY = THIRD.removeprefix("ppo:")
+
+
+def _run(agents, out, **kwargs):
+    kwargs.setdefault("deals", 3)
+    kwargs.setdefault("workers", 1)
+    kwargs.setdefault("bootstrap", 200)
+    return tournament(agents, str(out), progress=False, **kwargs)
+
+
+def _deterministic(board):
+    """The leaderboard without its wall-clock figures."""
+    return {k: v for k, v in board.items() if k != "timing"}
+
+
+def _above_timing(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().split(TIMING_HEADING)[0]
+
+
+def test_sets_cover_every_pair_in_every_seat_and_ignore_the_order_named():
+    agents = ["random", "heuristic", "pimc", "ismcts", "trained"]
+    design, tables = tables_for(agents, 3)
+    assert design == "sets" and len(tables) == math.comb(5, 3)
+    for a in agents:
+        for b in agents:
+            if a != b:
+                assert sum(a in t and b in t for t in tables) == 3  # n - 2 tables per pair
+    assert tables_for(list(reversed(agents)), 3)[1] == tables
+    assert tables_for(agents[:4], 4) == ("sets", [tuple(sorted(agents[:4]))])
+
+
+def test_pairs_when_too_few_agents_for_a_set():
+    assert tables_for(["a", "b"], 3) == ("pairs", [("a", "b"), ("b", "a")])
+    design, tables = tables_for(["a", "b", "c"], 4)
+    assert design == "pairs" and len(tables) == 6
+    with pytest.raises(ValueError, match="needs at least 4 agents"):
+        tables_for(["a", "b", "c"], 4, "sets")
+
+
+@pytest.mark.parametrize(
+    ("agents", "kwargs", "message"),
+    [
+        (["random"], {}, "2-12 agents, got 1"),
+        ([f"pimc:samples={i}" for i in range(1, MAX_AGENTS + 2)], {}, f"2-{MAX_AGENTS} agents, got 13"),
+        (["random", "random"], {}, "named more than once: random"),
+        (["random", "heuristic"], {"deals": 0}, f"deals must be 1-{MAX_DEALS}, got 0"),
+        (["random", "heuristic"], {"deals": MAX_DEALS + 1}, "deals must be"),
+        (["random", "heuristic"], {"bootstrap": 5}, "bootstrap must be"),
+        (["random", "heuristic"], {"mode": "match"}, "mode must be 'hand' or 'game'"),
+        (["random", "nobody"], {}, "unknown agent 'nobody'"),
+        (["random", "heuristic"], {"design": "swiss"}, "design must be one of"),
+        (["random", "heuristic"], {"workers": 0}, "workers must be"),
+        (["random", "heuristic"], {"dealer": 3}, "dealer must be a seat 0-2"),
+    ],
+)
+def test_bad_input_is_one_clear_error_and_writes_nothing(tmp_path, agents, kwargs, message):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=message):
+        _run(agents, out, **kwargs)
+    assert not out.exists()
+
+
+def test_a_table_gives_the_figures_of_eval_on_the_same_deals(tmp_path):
+    agents = ["random", "heuristic", THIRD]
+    board = _run(agents, tmp_path / "run", deals=4, bootstrap=300).board
+    result = evaluate(sorted(agents), deals=4, seed=0, workers=1, bootstrap=300, progress=False)
+    for row in board["ranking"]:
+        mine, theirs = row["balance"], result.stats[row["agent"]]["all"]["balance"]
+        assert (mine["mean"], mine["lo"], mine["hi"]) == (theirs.mean, theirs.lo, theirs.hi)
+        for role in board["roles"]:
+            assert row["by_role"][role]["balance"]["mean"] == result.stats[row["agent"]][role]["balance"].mean
+
+
+def test_an_interrupted_tournament_resumes_to_the_same_leaderboard(tmp_path):
+    agents = ["random", "heuristic", THIRD]
+    whole = _run(agents, tmp_path / "whole", design="pairs")
+    assert len(whole.played) == 6 and whole.reused == 0
+
+    seen = []
+
+    def stop_after_two(table):
+        seen.append(table)
+        if len(seen) == 2:
+            raise KeyboardInterrupt  # as a kill after two tables were stored
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(agents, tmp_path / "part", design="pairs", on_table=stop_after_two)
+    assert len(os.listdir(tmp_path / "part" / "tables")) == 2
+    assert not (tmp_path / "part" / "leaderboard.json").exists()
+    resumed = _run(agents, tmp_path / "part", design="pairs")
+    assert resumed.reused == 2 and sorted(resumed.played) == sorted(set(whole.played) - set(seen))
+    assert _deterministic(resumed.board) == _deterministic(whole.board)
+    with open(tmp_path / "whole" / "leaderboard.json") as a, open(tmp_path / "part" / "leaderboard.json") as b:
+        assert _deterministic(json.load(a)) == _deterministic(json.load(b))
+    assert _above_timing(tmp_path / "whole" / "leaderboard.md") == _above_timing(tmp_path / "part" / "leaderboard.md")
+    again = _run(agents, tmp_path / "part", design="pairs")  # nothing left to play
+    assert again.played == [] and again.reused == 6
+
+
+def test_adding_an_agent_plays_only_its_tables(tmp_path):
+    out = tmp_path / "run"
+    first = _run(["random", "heuristic", THIRD], out)
+    assert first.played == [tuple(sorted(["random", "heuristic", THIRD]))]
+    added = _run(["random", "heuristic", THIRD, FOURTH], out)
+    assert added.reused == 1 and len(added.played) == 3
+    assert all(FOURTH in t for t in added.played)
+    assert [r["agent"] for r in added.board["ranking"]][-1] == "random"
+    fresh = _run(["random", "heuristic", THIRD, FOURTH], tmp_path / "fresh")
+    assert _deterministic(fresh.board) == _deterministic(added.board)
+
+
+def test_other_settings_in_the_same_folder_are_an_error(tmp_path):
+    out = tmp_path / "run"
+    _run(["random", "heuristic"], out)
+    with pytest.raises(ValueError, match="other settings.*deals 3 there, 4 here"):
+        _run(["random", "heuristic"], out, deals=4)
+
+
+def test_a_table_file_that_is_not_its_table_is_an_error(tmp_path):
+    out = tmp_path / "run"
+    _run(["random", "heuristic"], out)
+    path = out / "tables" / sorted(os.listdir(out / "tables"))[0]
+    stored = json.loads(path.read_text())
+    stored["key"] = "0" * 16
+    path.write_text(json.dumps(stored))
+    with pytest.raises(ValueError, match="does not hold the table its name says"):
+        _run(["random", "heuristic"], out)
+
+
+def test_a_changed_policy_file_is_another_agent(tmp_path):
+    copy = tmp_path / "policy.pt"
+    shutil.copyfile(POLICY, copy)
+    assert fingerprint(f"ppo:{copy}") == fingerprint(f"ppo:{POLICY}") == fingerprint(f"ppo:{POLICY}")
+    with open(copy, "ab") as handle:
+        handle.write(b"\0")
+    assert fingerprint(f"ppo:{copy}") != fingerprint(f"ppo:{POLICY}")
+    assert fingerprint("heuristic") is None
+    assert fingerprint("trained") not in (None, fingerprint(f"ppo:{POLICY}"))
+
+
+def test_bradley_terry_gives_the_odds_of_the_wins():
+    wins = np.array([[0.0, 75.0], [25.0, 0.0]])
+    rating = _fit(wins)
+    assert rating[0] == pytest.approx(-rating[1])
+    assert rating[0] - rating[1] == pytest.approx(400 * math.log10(75.5 / 25.5), abs=1e-6)  # one tie added
+    truth = np.array([200.0, 0.0, -50.0, -150.0])
+    odds = 1 / (1 + 10 ** ((truth[None, :] - truth[:, None]) / 400))
+    fitted = _fit(1e6 * odds * (1 - np.eye(4)))
+    assert fitted == pytest.approx(truth - truth.mean(), abs=0.5)
+
+
+def test_game_mode_and_four_players(tmp_path):
+    game = _run(["random", "heuristic"], tmp_path / "game", deals=2, mode="game", max_hands=2).board
+    assert game["settings"]["mode"] == "game" and game["ranking"][0]["games"] > 0
+    four = _run(["random", "heuristic"], tmp_path / "four", deals=1, rules="four-5-3-2-2").board
+    assert four["roles"] == ["dealer", "eldest", "third", "fourth"] and four["settings"]["design"] == "pairs"
+    assert sum(r["hands"] for r in four["ranking"]) == 2 * 4 * 4  # 2 tables x 4 rotations x 4 seats
+    assert "as fourth" in markdown(four)
+
+
+def test_the_command_line_writes_the_leaderboard(tmp_path, capsys):
+    out = tmp_path / "run"
+    status = cli_main(
+        [
+            "tournament",
+            "--agents",
+            "random",
+            "heuristic",
+            "--deals",
+            "2",
+            "--workers",
+            "1",
+            "--bootstrap",
+            "100",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
+    assert status == 0
+    assert {"leaderboard.json", "leaderboard.md", "leaderboard.png", "tournament.json"} <= set(os.listdir(out))
+    text = (out / "leaderboard.md").read_text()
+    assert "sergeant-major tournament --agents random heuristic --deals 2" in text
+    assert "| 1 | `heuristic` |" in capsys.readouterr().out
+    assert cli_main(["tournament", "--agents", "random", "--no-progress", "--out", str(tmp_path / "x")]) == 2
+    assert "error: a tournament takes 2-12 agents, got 1" in capsys.readouterr().err
+
+
+def test_workers_and_ray_give_the_leaderboard_of_one_process(tmp_path, local_ray):
+    agents = ["random", "heuristic"]
+    one = _run(agents, tmp_path / "one").board
+    two = _run(agents, tmp_path / "two", workers=2).board
+    on_ray = _run(agents, tmp_path / "ray", ray="").board
+    assert _deterministic(two) == _deterministic(one) == _deterministic(on_ray)
+
+
+def test_a_killed_tournament_resumes_to_the_same_leaderboard(tmp_path):
+    """A real kill (SIGKILL) once the first table is stored, then the same command again."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    agents = ["random", "heuristic", THIRD]
+    out = tmp_path / "killed"
+    argv = [
+        sys.executable,
+        "-m",
+        "sm_cli",
+        "tournament",
+        "--agents",
+        *agents,
+        "--design",
+        "pairs",
+        "--deals",
+        "30",
+        "--workers",
+        "1",
+        "--bootstrap",
+        "200",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if (out / "tables").is_dir() and any(n.endswith(".json") for n in os.listdir(out / "tables")):
+            break
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    stored = [n for n in os.listdir(out / "tables") if n.endswith(".json")]
+    assert 1 <= len(stored) < 6 and not (out / "leaderboard.json").exists()
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=300).returncode == 0
+    whole = _run(agents, tmp_path / "whole", design="pairs", deals=30)
+    with open(out / "leaderboard.json") as handle:
+        assert _deterministic(json.load(handle)) == _deterministic(whole.board)
+    assert sorted(n for n in os.listdir(out / "tables")) == sorted(os.listdir(tmp_path / "whole" / "tables"))

@@ -1,0 +1,390 @@
+"""A tournament: any number of agents, every table needed, a leaderboard (``sergeant-major tournament``).
+
+A *table* is one duplicate evaluation (:func:`training.evaluation.evaluate.play_table`, what ``eval``
+runs): its agents play the same deals, deal ``i`` with the same seed at every table, in every seating.
+The tables (:func:`tables_for`; ``players`` is 3, or 4 with a four-player preset):
+
+- design ``sets`` (the default with at least ``players`` agents): every set of ``players`` distinct agents,
+  in all the permutations of the seats (6, or 24), so every pair of agents meets at ``n - 2`` tables
+  (``C(n-2, 2)`` with four players) with both in every seat;
+- design ``pairs`` (the default with fewer agents): every ordered pair, A against copies of B in the
+  rotations of the seats.
+
+The run folder (``--out``, default ``runs/tournament/<rules>-<mode>-seed<S>-<D>deals``) holds:
+
+- ``tournament.json``: the settings every table shares (rules, mode, seed, deals, table setup); a second
+  run in the folder must have the same settings (a clear error otherwise);
+- ``tables/<agents>-<key>.json``: one file per table, written atomically once the table is played: its
+  agents, settings, the fingerprint of every policy file it loaded, and every deal's result. ``key`` hashes
+  all of them, so a file is used only for the very table it holds;
+- ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``: computed from the stored tables of
+  the agents named (:mod:`training.evaluation.leaderboard`).
+
+So a run killed part way resumes with the same command (the tables stored are not played again; the table
+in progress is played from its start), adding an agent to the command plays only the tables with it, and
+removing one leaves its tables stored but out of the leaderboard. The leaderboard depends only on the
+settings, the seed and the agents, not on the order or the number of runs, ``--workers`` or ``--ray``
+(timing aside). Changing an agent's code does not change its spec: use a new folder then.
+
+Command line::
+
+    sergeant-major tournament --agents random heuristic pimc ismcts trained --deals 1000 --workers 2
+    sergeant-major tournament --agents random heuristic pimc ismcts --rules four-5-3-2-2 --deals 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import re
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents import TRAINED_POLICY, parse_spec
+from sm_env.atomic import atomic_path
+from sm_env.core.rules import RuleSet
+from training.common.progress import progress_bar
+from training.common.workers import spawn_pool
+
+from .deals import DealConfig, schedule
+from .evaluate import _balances_arg, check_agent, check_table_setup, play_table
+from .leaderboard import Table, leaderboard, markdown, plot
+
+MAX_AGENTS = 12
+MAX_DEALS = 10_000
+MAX_WORKERS = 256
+MAX_HANDS = 1000
+BOOTSTRAP_RANGE = (100, 5000)  # the resampling weights take bootstrap x deals x 8 bytes: at most 400 MB
+DESIGNS = ("auto", "sets", "pairs")
+TABLE_FORMAT = "sergeant-major-table/1"
+SETTINGS_FORMAT = "sergeant-major-tournament/1"
+
+
+def tables_for(specs: Sequence[str], players: int, design: str = "auto") -> tuple[str, list[tuple[str, ...]]]:
+    """The design used and its tables (agent specs in seating-index order; see the module docstring). A set
+    is sorted by spec, so a table is the same whatever the order the agents are named in."""
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
+    if design == "auto":
+        design = "sets" if len(specs) >= players else "pairs"
+    if design == "sets":
+        if len(specs) < players:
+            raise ValueError(f"design 'sets' needs at least {players} agents, got {len(specs)}")
+        return design, list(itertools.combinations(sorted(specs), players))
+    return design, [(a, b) for a, b in itertools.permutations(specs, 2)]
+
+
+def fingerprint(spec: str) -> str | None:
+    """The SHA-256 (first 16 hex digits) of the policy file(s) a spec loads (``ppo:`` and ``rllib:`` their
+    path; ``trained`` every shipped ``.pt`` policy, since it picks one by rule set); None for the agents that
+    load nothing."""
+    kind, rest, _ = parse_spec(spec)
+    path = os.path.dirname(TRAINED_POLICY) if kind == "trained" else rest if kind in ("ppo", "rllib") else None
+    if path is None:
+        return None
+    digest = hashlib.sha256()
+    files = [path] if os.path.isfile(path) else sorted(os.path.join(r, f) for r, _, fs in os.walk(path) for f in fs)
+    if kind == "trained":
+        files = [f for f in files if f.endswith(".pt")]
+    for name in files:
+        digest.update(os.path.relpath(name, path).encode())
+        with open(name, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+def _slug(specs: Sequence[str]) -> str:
+    text = "__".join(re.sub(r"[^A-Za-z0-9.=-]+", "_", os.path.basename(s) if ":" in s else s) for s in specs)
+    return text[:80]
+
+
+@dataclass
+class TournamentResult:
+    """What :func:`tournament` did: the leaderboard (a JSON-ready dict), the files written, the tables
+    played by this run and the number reused from the folder."""
+
+    board: dict[str, Any]
+    paths: dict[str, str]
+    played: list[tuple[str, ...]] = field(default_factory=list)
+    reused: int = 0
+
+
+def _write_json(path: str, payload: Any) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle, indent=2)
+        handle.write("\n")
+
+
+def _record_settings(out: str, settings: dict[str, Any]) -> None:
+    """Record the settings in the folder, or check them against those recorded (ValueError if they differ)."""
+    path = os.path.join(out, "tournament.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            stored = json.load(handle)
+        if stored.get("format") != SETTINGS_FORMAT:
+            raise ValueError(f"{path} is not a tournament's settings file (format {stored.get('format')!r})")
+        differ = [
+            f"{k} {stored['settings'].get(k)!r} there, {v!r} here"
+            for k, v in settings.items()
+            if stored["settings"].get(k) != v
+        ]
+        if differ:
+            raise ValueError(
+                f"{out} holds a tournament with other settings ({'; '.join(differ)}): "
+                "use another --out, or the same settings"
+            )
+        return
+    os.makedirs(out, exist_ok=True)
+    _write_json(path, {"format": SETTINGS_FORMAT, "settings": settings})
+
+
+def _load_table(path: str, key: str, deals: int) -> Table | None:
+    """The table stored at ``path`` (None if there is none); ValueError if the file is not that table."""
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        stored = json.load(handle)
+    if stored.get("format") != TABLE_FORMAT or stored.get("key") != key or len(stored.get("deals", ())) != deals:
+        raise ValueError(f"{path} does not hold the table its name says: delete it to play the table again")
+    return Table(tuple(stored["agents"]), stored["deals"], float(stored["elapsed_seconds"]))
+
+
+def tournament(
+    agents: Sequence[str],
+    out: str,
+    deals: int = 1000,
+    mode: str = "hand",
+    seed: int = 0,
+    workers: int | None = None,
+    *,
+    rules: RuleSet | str | dict[str, Any] | None = None,
+    design: str = "auto",
+    dealer: int = 0,
+    start_balances: Sequence[int] | None = None,
+    max_hands: int = 30,
+    bootstrap: int = 2000,
+    progress: bool = True,
+    ray: str | None = None,
+    command: str | None = None,
+    on_table: Callable[[tuple[str, ...]], None] | None = None,
+) -> TournamentResult:
+    """Play the tables of ``agents`` missing from the folder ``out`` and write the leaderboard there (see the
+    module docstring). The arguments are those of :func:`training.evaluation.evaluate.evaluate`, plus
+    ``design`` (``auto``, ``sets`` or ``pairs``), ``command`` (quoted in the Markdown) and ``on_table``
+    (called with each table's agents once it is stored). Bad input is a one-line ValueError, raised before
+    anything is played or written."""
+    specs = [str(a).strip() for a in agents]
+    if not 2 <= len(specs) <= MAX_AGENTS:
+        raise ValueError(f"a tournament takes 2-{MAX_AGENTS} agents, got {len(specs)}")
+    repeated = sorted({s for s in specs if specs.count(s) > 1})
+    if repeated:
+        raise ValueError(f"each agent is named once; named more than once: {', '.join(repeated)}")
+    if mode not in ("hand", "game"):
+        raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
+    if not 1 <= deals <= MAX_DEALS:
+        raise ValueError(f"deals must be 1-{MAX_DEALS}, got {deals}")
+    if not BOOTSTRAP_RANGE[0] <= bootstrap <= BOOTSTRAP_RANGE[1]:
+        raise ValueError(f"bootstrap must be {BOOTSTRAP_RANGE[0]}-{BOOTSTRAP_RANGE[1]} resamplings, got {bootstrap}")
+    if max_hands > MAX_HANDS:
+        raise ValueError(f"max_hands must be 1-{MAX_HANDS}, got {max_hands}")
+    workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers must be 1-{MAX_WORKERS}, got {workers}")
+    rule_set = RuleSet.from_any(rules)
+    balances = check_table_setup(rule_set, dealer, start_balances, max_hands)
+    for spec in specs:
+        check_agent(spec, rule_set)
+    design, tables = tables_for(specs, rule_set.num_players, design)
+    settings = json.loads(
+        json.dumps(
+            {
+                "rules": rule_set.name,
+                "rule_options": rule_set.options(),
+                "mode": mode,
+                "seed": int(seed),
+                "deals": int(deals),
+                "dealer": dealer if mode == "hand" else None,
+                "start_balances": None if balances is None or mode == "game" else list(balances),
+                "max_hands": max_hands if mode == "game" else 1,
+            }
+        )
+    )
+    prints = {s: fingerprint(s) for s in specs}
+    out = os.fspath(out)
+    _record_settings(out, settings)
+    folder = os.path.join(out, "tables")
+    os.makedirs(folder, exist_ok=True)
+
+    stored: dict[tuple[str, ...], Table] = {}
+    todo: list[tuple[tuple[str, ...], str, str]] = []
+    for table in tables:
+        ident = {"settings": settings, "agents": list(table), "fingerprints": [prints[s] for s in table]}
+        key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+        path = os.path.join(folder, f"{_slug(table)}-{key}.json")
+        found = _load_table(path, key, deals)
+        if found is None:
+            todo.append((table, key, path))
+        else:
+            stored[table] = found
+    if progress:
+        print(
+            f"{len(tables)} tables ({design}): {len(stored)} stored, {len(todo)} to play, {deals} deals each",
+            file=sys.stderr,
+        )
+    config_of = {
+        t: DealConfig(t, mode, int(seed), rule_set, dealer, balances if mode == "hand" else None, max_hands)
+        for t, _, _ in todo
+    }
+    result = TournamentResult({}, {}, reused=len(stored))
+    bar = progress_bar(deals * len(todo), "deals", "deal", enabled=progress)
+    pool = spawn_pool(min(workers, deals)) if todo and ray is None and min(workers, deals) > 1 else None
+    try:
+        for number, (table, key, path) in enumerate(todo, 1):
+            if hasattr(bar, "set_postfix_str"):
+                bar.set_postfix_str(f"table {number}/{len(todo)}")
+            started = time.perf_counter()
+            played = play_table(config_of[table], deals, 1, ray, on_deal=lambda: bar.update(1), pool=pool)
+            elapsed = time.perf_counter() - started
+            _write_json(
+                path,
+                {
+                    "format": TABLE_FORMAT,
+                    "key": key,
+                    "agents": list(table),
+                    "fingerprints": [prints[s] for s in table],
+                    "settings": settings,
+                    "seatings": [list(s) for s in schedule(len(table), rule_set.num_players)],
+                    "elapsed_seconds": elapsed,
+                    "deals": played,
+                },
+            )
+            stored[table] = Table(table, played, elapsed)
+            result.played.append(table)
+            if on_table is not None:
+                on_table(table)
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    board = leaderboard(specs, [stored[t] for t in tables], dict(settings, design=design), bootstrap)
+    board["fingerprints"] = prints
+    result.board = board
+    result.paths = {
+        "json": os.path.join(out, "leaderboard.json"),
+        "md": os.path.join(out, "leaderboard.md"),
+        "png": os.path.join(out, "leaderboard.png"),
+    }
+    _write_json(result.paths["json"], board)
+    with atomic_path(result.paths["md"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(markdown(board, command=command))
+    with atomic_path(result.paths["png"]) as tmp:
+        plot(board, tmp)
+    return result
+
+
+def build_parser(prog: str = "sergeant-major tournament") -> argparse.ArgumentParser:
+    """The command line of :func:`main`."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        help=f"2-{MAX_AGENTS} agent specs: random heuristic pimc ismcts trained ppo:PATH ...",
+    )
+    parser.add_argument(
+        "--deals", type=int, default=1000, help=f"deals per table, each in every seating (1-{MAX_DEALS}, default 1000)"
+    )
+    parser.add_argument(
+        "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
+    )
+    parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
+    parser.add_argument(
+        "--design",
+        choices=DESIGNS,
+        default="auto",
+        help="tables: every set of distinct agents (sets) or every ordered pair (pairs); "
+        "auto: sets when there are enough agents (default)",
+    )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="play the deals as Ray tasks, locally or on the cluster at ADDRESS",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="run folder (default runs/tournament/<rules>-<mode>-seed<S>-<D>deals); "
+        "the same folder resumes, or adds the tables of new agents",
+    )
+    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
+    parser.add_argument(
+        "--start-balances",
+        type=_balances_arg,
+        default=None,
+        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1",
+    )
+    parser.add_argument(
+        "--max-hands",
+        type=int,
+        default=30,
+        help=f"game mode: truncate after this many hands (1-{MAX_HANDS}, default 30)",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=2000,
+        help=f"bootstrap resamplings ({BOOTSTRAP_RANGE[0]}-{BOOTSTRAP_RANGE[1]}, default 2000)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "sergeant-major tournament") -> int:
+    """Command line: play the missing tables, print the leaderboard, write it into the run folder."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(prog).parse_args(argv)
+    out = args.out or os.path.join("runs", "tournament", f"{args.rules}-{args.mode}-seed{args.seed}-{args.deals}deals")
+    try:
+        result = tournament(
+            args.agents,
+            out,
+            args.deals,
+            args.mode,
+            args.seed,
+            args.workers,
+            rules=args.rules,
+            design=args.design,
+            dealer=args.dealer,
+            start_balances=args.start_balances,
+            max_hands=args.max_hands,
+            bootstrap=args.bootstrap,
+            progress=not args.no_progress,
+            ray=args.ray,
+            command=shlex.join([*prog.split(), *argv]),
+        )
+    except ValueError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    print(markdown(result.board))
+    print(
+        f"played {len(result.played)} tables, reused {result.reused}; saved "
+        f"{result.paths['json']}, {result.paths['md']}, {result.paths['png']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
