@@ -14,7 +14,8 @@ values        f16 [56]     pimc's mean balance after each legal action (NaN for
                            illegal actions and for decisions not searched;
                            older shards hold mean tricks, the seat's quota
                            more, a constant per decision: the soft targets
-                           and the regret are the same either way)
+                           and the regret are the same either way, up to
+                           f16 rounding)
 target        int8         the label: pimc's choice (best mean, ties to the
                            heuristic's move), or the heuristic's move where pimc
                            does not search (exchange, trump, discards)
