@@ -29,7 +29,8 @@ to the heuristic, as the exchange and the quota assignment do. It is off by
 default because it measured worse than the heuristic's own trump and
 discard rules (pimc:samples=16 with bid=1 against two copies with bid=0,
 50 deals: -0.25 [-0.47, 0.00] balance per hand; the rollouts do not value
-voids and a long trump suit the way real play does). The exchange always
+voids and a long trump suit the way real play does). Under ``calls`` the
+searched call is level with the heuristic's or a little better (docs/results.md). The exchange always
 defers to the heuristic: the state of an exchange in progress is not in the
 view in a form the engine can resume, and the heuristic's choice there
 (send cards that fetch the receiver's best) leaves little to gain.
