@@ -101,3 +101,28 @@ def test_batch_checks_its_rules_and_positions() -> None:
     with pytest.raises(ValueError, match="rules"):
         batch.load(0, game, deck_of(game.rules), 0)
     assert np.all(batch.actions == -1)
+
+
+MIZ_ACTION = 52 + MIZ
+
+
+@pytest.mark.parametrize("rules", ["standard", "chips-12", "calls"])
+def test_values_are_the_balances_game_scores(rules: str) -> None:
+    """values_each: the seat's balance in each play-out, as Game._end_hand records it (misère hands included)."""
+    if rules == "calls":  # calls to make, misère among them, in later hands (as in the test above)
+        found = [p for p in positions(rules, 200, seed=8, last_hand=18) if p[0].phase == TRUMP][:30]
+        assert sum(MIZ_ACTION in game.legal_actions() for game, _ in found) >= 10
+    else:
+        found = positions(rules, 40, seed=3)
+    for row, (game, dealer_out) in enumerate(found):
+        actions, seat = game.legal_actions(), game.current_player
+        batch = RolloutBatch(rules, 1)
+        deck = deck_of(batch.rules)
+        batch.load(0, game, deck, dealer_out)
+        expected = []
+        for action in actions:
+            played = game.clone()
+            played.apply(action)
+            rollout(played, deck, dealer_out | (1 << action if game.phase == DISCARD else 0))
+            expected.append(played.log.balances[seat])
+        assert batch.values_each(actions, seat)[0].tolist() == expected, f"position {row}"

@@ -179,3 +179,31 @@ def test_a_rule_the_kernel_does_not_know_falls_back_to_python(monkeypatch):
         kernel.RolloutBatch(rules, 1)
     view = decisions(rules, 1, seed=2)[0]
     assert PimcAgent(seed=3, samples=4).evaluate(view) == PimcAgent(seed=3, samples=4, kernel=False).evaluate(view)
+
+
+def _call_view(dealer_hand: list[int]) -> PlayerView:
+    """The dealer's (seat 0) call in hand 1 of a ``calls`` game where it holds ``dealer_hand``."""
+    rest = [c for c in range(52) if c not in dealer_hand]
+    deal = {"hands": [dealer_hand, rest[:16], rest[16:32]], "kitty": rest[32:]}
+    game = Game("calls", deals=[deal], first_dealer=0, max_hands=1)
+    assert game.phase == TRUMP and game.current_player == 0
+    return player_view(game, 0)
+
+
+MIZ_CALL, SPADES_CALL = 57, 55
+LOW_CARDS = [suit * 13 + r for suit in range(4) for r in range(4)]  # every 2, 3, 4 and 5: misère is best
+SPADES = [*range(39, 52), 0, 13, 26]  # thirteen spades and three deuces: spades is best, no trump worst
+
+
+@pytest.mark.parametrize(("hand", "best"), [(LOW_CARDS, MIZ_CALL), (SPADES, SPADES_CALL)], ids=["miz", "spades"])
+@pytest.mark.parametrize("kernel", [True, False], ids=["compiled", "python"])
+def test_the_dealer_call_is_valued_by_its_balance(hand, best, kernel):
+    """A misère hand and a suit hand are compared by their balances (maximum - tricks against tricks - quota),
+    so search calls misère when the cards make it clearly best (docs/rules.md 10.3)."""
+    view = _call_view(hand)
+    pimc = PimcAgent(seed=1, samples=8, bid=True, kernel=kernel)
+    values = pimc.evaluate(view)
+    assert max(values, key=values.get) == best and pimc.act(view) == best, values
+    assert all(-8 <= v <= 8 for v in values.values())  # balances, not tricks: a quota of 8, a maximum of 3
+    ismcts = IsmctsAgent(seed=1, iterations=120, bid=True, kernel=kernel)
+    assert ismcts.act(view) == best

@@ -21,10 +21,13 @@ One tree is grown from the searching seat's information set. Each iteration:
 5. *Back up*: every node on the path adds the reward of the seat that chose
    the action leading to it.
 
-Value backed up: for each seat, the tricks it takes from the decision to
-the end of the hand divided by the tricks left, in [0, 1]. The quota and the
-tricks already taken are fixed, so this ranks outcomes exactly as the hand
-balance (tricks - quota) does, and each seat is played for its own balance.
+Value backed up: for each seat, the change of its hand balance (tricks -
+quota; in a misère hand maximum - tricks, docs/rules.md 10.3) from the
+decision to the end of the hand, divided by the tricks left. Once the hand's
+call is made that is the tricks taken from here (taken away in a misère
+hand) over the tricks left, in [0, 1] (in [-1, 0]); at the dealer's call
+(``calls``) it also compares a misère against a suit or no-trump hand, each
+as the engine scores it. Each seat is played for its own balance.
 The 12-trick game win is not valued (as in :mod:`agents.search.pimc`). The action
 played is the root child with the most visits; ties go to the heuristic's
 choice, then to the lowest action id.
@@ -170,7 +173,7 @@ class IsmctsAgent(Agent):
         is installed, the agent's generator is a plain ``random.Random`` and the kernel plays these rules;
         else the loop below."""
         cons = constraints_of(view)
-        left = view.rules.hand_size - view.tricks_played  # the rewards are tricks taken / tricks left
+        left = view.rules.hand_size - view.tricks_played  # the rewards are balance gained / tricks left
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         if self.kernel and type(self.rng) is random.Random and compiled_rollouts(view.rules) is not None:
             root, n = self._search_compiled(view, cons, left, deadline)
@@ -206,11 +209,11 @@ class IsmctsAgent(Agent):
     ) -> tuple[Node, int]:
         rng = self.rng
         deck = deck_of(view.rules)
-        start_tricks = view.tricks_won
         root = Node()
         n = 0
         while True:
             game = world_from_view(view, sample_world(view, rng, cons))
+            start = game.hand_balances()  # public: the same in every deal
             path = [root]
             node = root
             while game.phase != OVER:  # select while fully expanded, else expand one
@@ -234,8 +237,8 @@ class IsmctsAgent(Agent):
                 node = best
                 path.append(node)
             rollout(game, deck, _discard_mask(game))
-            sign = -1 if game.maxima is not None else 1  # a misère hand: fewer tricks are better
-            rewards = [sign * (game.tricks_won[s] - start_tricks[s]) / left for s in range(len(start_tricks))]
+            end = game.log.balances  # the rollout ends the hand, which scores it
+            rewards = [(end[s] - start[s]) / left for s in range(len(start))]
             for visited in path:
                 visited.visits += 1
                 if visited.player is not None:

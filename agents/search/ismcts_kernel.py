@@ -30,10 +30,10 @@ from numba import njit
 
 from agents.unseen import deck_of
 from sm_env import vector_kernels as vk
-from sm_env.core.game import DISCARD, MAX_ACTIONS, MIZ, OVER, TRUMP
+from sm_env.core.game import DISCARD, MAX_ACTIONS, OVER, TRUMP
 from sm_env.core.knowledge import PlayerView
 
-from .rollout_kernel import RolloutBatch, lowest, rollout_row
+from .rollout_kernel import RolloutBatch, hand_balance, lowest, rollout_row
 from .world_kernel import CHECK_COUNT, CHECK_SETS, TwisterStream, randbelow, sample_placement
 from .world_sampler import KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
 
@@ -69,7 +69,7 @@ def grow(
     cm,
     cfg,
     world,
-    start_tricks,
+    start_balances,
     left,
     c,
     iterations,
@@ -168,12 +168,11 @@ def grow(
             path[depth] = node
             depth += 1
         rollout_row(0, st, cm, cfg, deck, out_d, -1, empty_log)
-        sign = -1 if st[0, vk.S_CALL] == MIZ else 1  # a misère hand: fewer tricks are better
         for d in range(depth):
             n = path[d]
             visits[n] += 1
             if player[n] >= 0:
-                total[n] += sign * (st[0, vk.S_TW + player[n]] - start_tricks[player[n]]) / left
+                total[n] += (hand_balance(st, 0, player[n]) - start_balances[player[n]]) / left
     return -1
 
 
@@ -192,7 +191,7 @@ class CompiledTree:
     """An ISMCTS tree of one decision grown by the kernel; see the module docstring.
 
     ``rng`` is the agent's generator: its stream is copied in and written back by :meth:`close`. ``c``: the
-    exploration constant; ``left``: the tricks left in the hand (the rewards are tricks taken / ``left``).
+    exploration constant; ``left``: the tricks left in the hand (the rewards are balance gained / ``left``).
     """
 
     def __init__(self, view: PlayerView, cons: Constraints, rng: random.Random, c: float, left: int) -> None:
@@ -202,7 +201,8 @@ class CompiledTree:
         template = TwisterStream(random.Random(0)).sample_world(view.hand, cons)  # any deal: rows differ by deal
         deck = deck_of(view.rules)
         batch = RolloutBatch(view.rules, 1)
-        batch.load(0, world_from_view(view, template), deck, 0)
+        game = world_from_view(view, template)
+        batch.load(0, game, deck, 0)
         self.template_st, self.template_cm, cfg = batch.arrays()
         self.st = self.template_st.copy()
         self.cm = self.template_cm.copy()
@@ -222,8 +222,8 @@ class CompiledTree:
         self.allowed = np.array(cons.allowed, dtype=np.int64)
         self.capacity = np.array(cons.capacity, dtype=np.int64)
         self.slack = np.array(slacks(cons), dtype=np.int64)
-        self.start_tricks = np.array(view.tricks_won, dtype=np.int64)
-        self.left = left  # the rewards are tricks taken from here / left
+        self.start_balances = np.array(game.hand_balances(), dtype=np.int64)  # public: the same in every deal
+        self.left = left  # the rewards are balance gained from here / left
         self.n_nodes = np.ones(1, dtype=np.int64)  # the root
         self.tree: dict[str, np.ndarray] = {}
         self._reserve(256)
@@ -259,7 +259,7 @@ class CompiledTree:
             self.cm,
             self.cfg,
             self.world,
-            self.start_tricks,
+            self.start_balances,
             self.left,
             self.c,
             iterations,

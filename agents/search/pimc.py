@@ -6,10 +6,12 @@ every legal action, playing the rest of the hand out with the heuristic
 player (:mod:`agents.heuristic`) for all three seats. The heuristic in the
 rollouts sees only what its seat would know in that deal (own hand plus
 public play), so the rollouts are not clairvoyant; only the deal is.
-The value of an action is the number of tricks the acting seat takes in the
-hand, averaged over the sampled deals (the balance is tricks minus a fixed
-quota, and the opponents' balances sum to minus ours, so this is the same
-ranking as the balance or the balance difference). The best average wins;
+The value of an action is the acting seat's balance in the hand (tricks
+minus quota; in a misère hand maximum minus tricks, docs/rules.md 10.3), as
+the engine scores it, averaged over the sampled deals. Within one hand the
+quota is fixed, so in the play this ranks as the tricks taken do; at the
+dealer's call (``calls``) it compares hands scored differently, a misère
+against a suit or no-trump hand. The best average wins;
 ties go to the heuristic's own choice. Every action is scored on the same
 deals (common random numbers), so the comparison is sharp even with few
 samples.
@@ -27,7 +29,8 @@ to the heuristic, as the exchange and the quota assignment do. It is off by
 default because it measured worse than the heuristic's own trump and
 discard rules (pimc:samples=16 with bid=1 against two copies with bid=0,
 50 deals: -0.25 [-0.47, 0.00] balance per hand; the rollouts do not value
-voids and a long trump suit the way real play does). The exchange always
+voids and a long trump suit the way real play does). Under ``calls`` the
+searched call is level with the heuristic's or a little better (docs/results.md). The exchange always
 defers to the heuristic: the state of an exchange in progress is not in the
 view in a form the engine can resume, and the heuristic's choice there
 (send cards that fetch the receiver's best) leaves little to gain.
@@ -111,7 +114,7 @@ class PimcAgent(Agent):
         return max(legal, key=lambda a: (values[a], a == default, -a))
 
     def evaluate(self, view: PlayerView, legal: list[int] | None = None) -> dict[int, float]:
-        """The per-action value table: mean tricks of the acting seat in the hand after each legal action
+        """The per-action value table: mean balance of the acting seat in the hand after each legal action
         (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
@@ -127,7 +130,7 @@ class PimcAgent(Agent):
         return {a: totals[i] / n for i, a in enumerate(legal)}
 
     def _search(self, view: PlayerView, legal: list[int], stream: TwisterStream | None) -> tuple[list[int], int]:
-        """Tricks of the acting seat after each action, summed over the sampled deals, and the number of deals.
+        """The acting seat's balances in the hand after each action, summed over the deals, and the number of deals.
 
         Deals are drawn by ``stream`` when given (compiled, the same draws), else by ``sample_world``; rollouts
         run compiled when the kernel plays these rules, else in Python (the same cards)."""
@@ -146,7 +149,7 @@ class PimcAgent(Agent):
                 batch = batch_of(view.rules, count)
                 for row, (game, dealer_out) in enumerate(positions):
                     batch.load(row, game, deck, dealer_out)
-                won = batch.values_each(legal, me).sum(axis=0)  # tricks, negated in a misère hand
+                won = batch.values_each(legal, me).sum(axis=0)  # balances in the hand
                 totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
             else:
                 extra = view.phase == DISCARD
@@ -155,8 +158,7 @@ class PimcAgent(Agent):
                         game = base.clone()
                         game.apply(action)
                         rollout(game, deck, dealer_out | (1 << action if extra else 0))
-                        # in a misère hand fewer tricks are better (docs/rules.md 10.3)
-                        totals[i] += -game.tricks_won[me] if game.maxima is not None else game.tricks_won[me]
+                        totals[i] += game.log.balances[me]  # the rollout ends the hand, which scores it
             n += count
             if deadline is None or time.perf_counter() >= deadline:
                 break

@@ -525,6 +525,25 @@ def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
         rollout_row(i, st, cm, cfg, deck[i], dealer_out[i], first[i], log[i])
 
 
+@njit(cache=True)
+def hand_balance(st, i, seat):
+    """``seat``'s balance in row i's ended hand, as ``Game._end_hand`` scores it: tricks - quota, in a misère
+    hand maximum - tricks (maxima by role, docs/rules.md 10.3)."""
+    won = st[i, vk.S_TW + seat]
+    if st[i, vk.S_CALL] == MIZ:
+        return vk._MIZ_MAXIMA[(seat - st[i, vk.S_DEALER]) % 3] - won
+    return won - st[i, vk.S_Q + seat]
+
+
+@njit(cache=True)
+def hand_balances(st, seat):
+    """:func:`hand_balance` of ``seat`` in every row."""
+    out = np.empty(st.shape[0], dtype=np.int64)
+    for i in range(st.shape[0]):
+        out[i] = hand_balance(st, i, seat)
+    return out
+
+
 class RolloutBatch:
     """Positions (one per row) to play out with the heuristic; see the module docstring."""
 
@@ -583,10 +602,9 @@ class RolloutBatch:
 
     def values_each(self, actions: list[int], seat: int) -> np.ndarray:
         """As :meth:`run_each`, the value to ``seat`` of each play-out: int [num_positions, len(actions)], its
-        tricks won, negated in a misère hand (``calls``: fewer tricks are better, docs/rules.md 10.3)."""
+        balance in the hand (:func:`hand_balance`; ``Game``'s balances of the same play-outs)."""
         st = self._play_each(actions)
-        sign = np.where(st[:, vk.S_CALL] == MIZ, -1, 1)
-        return (sign * st[:, vk.S_TW + seat]).reshape(self.num_positions, len(actions))
+        return hand_balances(st, seat).reshape(self.num_positions, len(actions))
 
     def _play_each(self, actions: list[int]) -> np.ndarray:
         """The rows of every loaded position played out after each action (position-major), their ``st``."""

@@ -1082,10 +1082,7 @@ class Game:
         The running score adds the balances, or with ``chips`` the chip changes.
         """
         n = self.rules.num_players
-        if self.maxima is not None:  # a misère hand: maximum - tricks (docs/rules.md 10.3)
-            balances = [self.maxima[s] - self.tricks_won[s] for s in range(n)]
-        else:
-            balances = [self.tricks_won[s] - self.quotas[s] for s in range(n)]
+        balances = self.hand_balances()
         log = self.log
         changes = balances
         if self.rules.chips:
@@ -1104,6 +1101,14 @@ class Game:
             self.phase = OVER
         else:
             self._start_hand((self.dealer + 1) % n, balances)
+
+    def hand_balances(self) -> list[int]:
+        """Each seat's balance in the hand as it stands (the score of :meth:`_end_hand` once it ends):
+        tricks - quota, in a misère hand maximum - tricks (docs/rules.md 10.3)."""
+        n = self.rules.num_players
+        if self.maxima is not None:
+            return [self.maxima[s] - self.tricks_won[s] for s in range(n)]
+        return [self.tricks_won[s] - self.quotas[s] for s in range(n)]
 
     def _game_winners(self, balances: list[int]) -> list[int] | None:
         """Winning seats if an end condition is met (docs/rules.md 8, 9 and 10), else None.

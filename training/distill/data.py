@@ -10,8 +10,12 @@ bits          uint8 [91]   the 728 binary entries of the observation (its card
                            planes), packed (``np.packbits``, little bit order)
 scalars       f32 [61]     the other 61 entries of the observation
 legal         uint8 [7]    the 56-bit legal-action mask, packed the same way
-values        f16 [56]     pimc's mean tricks after each legal action (NaN for
-                           illegal actions and for decisions not searched)
+values        f16 [56]     pimc's mean balance after each legal action (NaN for
+                           illegal actions and for decisions not searched;
+                           older shards hold mean tricks, the seat's quota
+                           more, a constant per decision: the soft targets
+                           and the regret are the same either way, up to
+                           f16 rounding)
 target        int8         the label: pimc's choice (best mean, ties to the
                            heuristic's move), or the heuristic's move where pimc
                            does not search (exchange, trump, discards)
