@@ -38,7 +38,7 @@ from typing import Any
 CODE_MODES = ("auto", "ship", "ship+pip", "installed")
 PACKAGES = ("sm_env", "agents", "training")
 """The packages a Ray worker imports (the command line and the web app stay on the driver)."""
-EXCLUDES = ["__pycache__", "*.pyc", ".*"]
+EXCLUDES = ["__pycache__", "*.pyc"]
 PROJECT = "sergeant-major-rl"
 PIP_EXTRA = "rllib"  # the requirements a worker needs: the core ones and this extra's (torch, pydantic, ...)
 RAY_MISSING = "--ray needs Ray: pip install -e '.[rllib]' (or pip install ray)"
