@@ -112,7 +112,9 @@ def _options(nodes) -> RayOptions:
     return RayOptions(address=nodes.address, code="installed", timeout=TIMEOUT)
 
 
-def test_labelling_across_the_nodes_equals_the_local_run_and_resumes_without_loss(cluster, local_data, tmp_path):
+def test_labelling_across_the_nodes_equals_the_local_run_and_resumes_without_loss(
+    cluster, local_data, tmp_path, capsys
+):
     nodes, _ = cluster
     folder = str(tmp_path / "data")
     lines: list[str] = []
@@ -125,8 +127,12 @@ def test_labelling_across_the_nodes_equals_the_local_run_and_resumes_without_los
     with pytest.raises(KeyboardInterrupt):
         distill_data.generate(folder, SHARDS, SETTINGS, log=stop_after_one_shard, ray=_options(nodes))
     assert len([n for n in os.listdir(folder) if n.endswith(".npz")]) == 1
-    distill_data.generate(folder, SHARDS, SETTINGS, log=lines.append, ray=_options(nodes))
-    assert f"1 of {SHARDS} shards present, {SHARDS - 1} to label" in "\n".join(lines)
+    command = ["--out", folder, "--hands", str(SHARDS), "--seed", "5", "--samples", "2", "--chunk-hands", "1"]
+    command += ["--exchange-start", "0.5", "--ray", nodes.address, "--ray-code", "installed"]
+    codes: list[int] = []
+    _bounded(lambda: codes.append(distill_data.main(command)), "the labelling command")  # resumes the folder
+    assert codes == [0]
+    assert f"1 of {SHARDS} shards present, {SHARDS - 1} to label" in capsys.readouterr().out
     _assert_same_data(folder, local_data)
 
 
@@ -340,10 +346,6 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
     python = _bare_python(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    probe = "import ray, numpy\ntry:\n    import training\nexcept ImportError:\n    print('bare')"
-    check = subprocess.run([python, "-c", probe], cwd=elsewhere, env=_bare_environment(), capture_output=True,
-                           text=True, timeout=TIMEOUT)  # fmt: skip
-    assert check.stdout.strip() == "bare", check.stderr  # the premise: Ray imports there, the project does not
     blockers = _blockers(keep="")  # the other nodes' one CPU each is taken: the jobs' tasks run on the bare node
     bare = None
     try:
@@ -357,7 +359,8 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
         driver_env = {**_bare_environment(), "PYTHONPATH": project_root()}  # the driver alone has the project
         installed = subprocess.run(_eval_command(nodes.address, tmp_path / "no", "installed"), cwd=elsewhere,
                                    env=driver_env, capture_output=True, text=True, timeout=2 * TIMEOUT)  # fmt: skip
-        assert installed.returncode != 0 and "No module named" in installed.stderr, installed.stderr[-2000:]
+        # the premise: without its code shipped, the job fails there (the bare node cannot import the project)
+        assert installed.returncode != 0 and "No module named 'training'" in installed.stderr, installed.stderr[-2000:]
         shipped = subprocess.run(_eval_command(nodes.address, tmp_path / "yes", "ship"), cwd=elsewhere,
                                  env=driver_env, capture_output=True, text=True, timeout=2 * TIMEOUT)  # fmt: skip
         assert shipped.returncode == 0, shipped.stderr[-2000:]
@@ -372,3 +375,20 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
         got = json.load(handle)
     local = ev.evaluate(["heuristic", "random"], deals=4, seed=3, bootstrap=50, workers=1, progress=False)
     assert got["stats"] == json.loads(json.dumps(local.to_dict()["stats"]))
+
+
+# ---------------------------------------------------------------- the runtime environments (no cluster)
+
+
+def test_the_shipped_code_is_the_three_packages_and_the_requirements_leave_ray_out():
+    from training.common.ray_cluster import PACKAGES, connect, requirements, runtime_env
+
+    env = runtime_env("ship")
+    assert [os.path.basename(p) for p in env["py_modules"]] == list(PACKAGES)
+    assert all(os.path.isfile(os.path.join(p, "__init__.py")) for p in env["py_modules"])
+    assert "pip" not in env and runtime_env("installed") is None
+    pip = runtime_env("ship+pip")["pip"]
+    assert pip == requirements() and any(r.startswith("numba") for r in pip)
+    assert not any(r.split("[")[0].startswith("ray") for r in pip), "the nodes' own Ray is kept"
+    with pytest.raises(ValueError, match="--ray-code must be one of auto, ship, ship\\+pip, installed"):
+        connect(None, "everything")
