@@ -12,6 +12,7 @@ SLOW_MODULES = {
     "test_notebooks.py": "executes every notebook",
     "test_rllib.py": "starts Ray and trains with RLlib",
     "test_ray_eval.py": "starts Ray",
+    "test_ray_cluster.py": "starts a Ray cluster of several nodes",
     "test_browser.py": "drives Chromium",
     "test_training.py": "SB3 training runs",
     "test_training_cli.py": "training runs through the command line",
