@@ -41,13 +41,14 @@ HEALTH_CHECKS = {  # a lost node is known lost in about 2 s (Ray's default: 15 s
 TIMEOUT = 60  # seconds: the longest wait for any task of a job (the whole module takes well under this each)
 SETTINGS = distill_data.DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.5)
 SHARDS = 4  # one hand each
+HEAD = {**NODE, "resources": {"head": 1}, "include_dashboard": False, "_system_config": HEALTH_CHECKS}
 DEAL_CONFIG = ev.DealConfig(("heuristic", "random"), "hand", 11, ev.RuleSet(), 0, None, 1)
 DEALS = 6
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A head node and a second node (resource ``second``), this process connected as the driver."""
+    """A head node (resource ``head``) and a second node (resource ``second``), this process the driver."""
     from ray.cluster_utils import Cluster
 
     ray_test_environment()
@@ -55,9 +56,7 @@ def cluster():
         ray.shutdown()
     nodes = None
     try:
-        nodes = Cluster(
-            initialize_head=True, head_node_args={**NODE, "include_dashboard": False, "_system_config": HEALTH_CHECKS}
-        )
+        nodes = Cluster(initialize_head=True, head_node_args=HEAD)
         second = nodes.add_node(**NODE, resources={"second": 1})
         _bounded(lambda: ray.init(address=nodes.address, log_to_driver=False), "connecting to the cluster")
         yield nodes, second
@@ -136,23 +135,22 @@ def test_labelling_across_the_nodes_equals_the_local_run_and_resumes_without_los
     _assert_same_data(folder, local_data)
 
 
-def _blockers(keep: str) -> list:
-    """An actor holding the one CPU of every alive node but ``keep``: the next task can only start there."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+def _hold_head_and_second():
+    """A placement group holding the one CPU of the head and of the second node (no process starts): the
+    next task can only start on a node added since. ``remove_placement_group`` frees them."""
+    from ray.util.placement_group import placement_group
 
-    blocker = ray.remote(num_cpus=1)(type("Blocker", (), {"ping": lambda self: 1}))
-    others = [n["NodeID"] for n in ray.nodes() if n["Alive"] and n["NodeID"] != keep]
-    actors = [
-        blocker.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote() for n in others
-    ]
-    ray.get([a.ping.remote() for a in actors], timeout=TIMEOUT)
-    return actors
+    group = placement_group([{"CPU": 1, "head": 1}, {"CPU": 1, "second": 1}], strategy="SPREAD")
+    ray.get(group.ready(), timeout=TIMEOUT)
+    return group
 
 
 def _remove_when_reached(nodes, node, marker: str, errors: list[str]) -> threading.Thread:
     """Hold the other nodes until a task on ``node`` has written ``marker``, then free them and remove ``node``
     from the cluster (the task there is killed in the middle)."""
-    blockers = _blockers(node.node_id)
+    from ray.util.placement_group import remove_placement_group
+
+    held = _hold_head_and_second()
 
     def watch() -> None:
         deadline = time.monotonic() + TIMEOUT
@@ -161,8 +159,7 @@ def _remove_when_reached(nodes, node, marker: str, errors: list[str]) -> threadi
                 errors.append("no task reached the node to remove")
                 break
             time.sleep(0.05)
-        for actor in blockers:
-            ray.kill(actor)
+        remove_placement_group(held)
         nodes.remove_node(node, allow_graceful=False)
 
     thread = threading.Thread(target=watch, daemon=True)
@@ -330,51 +327,69 @@ while True:
 second node on one machine when every address is on loopback)."""
 
 
+SHIPPED = ev.DealConfig(("heuristic", "random"), "hand", 3, ev.RuleSet(), 0, None, 1)
+DRIVER = """
+import json, sys
+from training.evaluation.ray_tasks import play_deals_on_ray
+from training.evaluation.deals import DealConfig
+from sm_env.core.rules import RuleSet
+config = DealConfig(("heuristic", "random"), "hand", 3, RuleSet(), 0, None, 1)
+results = play_deals_on_ray(config, 4, sys.argv[1], chunk_size=2, code=sys.argv[2], timeout=60)
+print(json.dumps([{**r, "seconds": None} for r in results]))
+"""
+"""The job of ``eval --ray ADDRESS --ray-code CODE`` (its deals, without the command's tables), as a driver of
+its own: it joins the cluster, passing the runtime_env of CODE, and prints the results."""
+
+
 def _bare_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
 
 
-def _eval_command(address: str, out, code: str) -> list[str]:
-    return [sys.executable, "-m", "training.evaluation.evaluate", "--agents", "heuristic", "random"] + [
-        "--deals", "4", "--seed", "3", "--bootstrap", "50", "--no-progress", "--out", str(out),
-        "--ray", address, "--ray-code", code,
-    ]  # fmt: skip
-
-
 def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, tmp_path):
+    from ray.util.placement_group import remove_placement_group
+
     nodes, _ = cluster
     python = _bare_python(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    blockers = _blockers(keep="")  # the other nodes' one CPU each is taken: the jobs' tasks run on the bare node
+    held = _hold_head_and_second()  # the jobs' tasks can only run on the bare node
     bare = None
     try:
         start = [python, "-c", BARE_NODE, nodes.address, str(NODE["object_store_memory"])]
-        bare = subprocess.Popen(start, cwd=elsewhere, env=_bare_environment(), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        bare = subprocess.Popen(
+            start,
+            cwd=elsewhere,
+            env=_bare_environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + TIMEOUT
         while sum(n["Alive"] for n in ray.nodes()) < 3:
             assert time.monotonic() < deadline and bare.poll() is None, "the bare node did not join"
             time.sleep(0.2)
         driver_env = {**_bare_environment(), "PYTHONPATH": project_root()}  # the driver alone has the project
-        installed = subprocess.run(_eval_command(nodes.address, tmp_path / "no", "installed"), cwd=elsewhere,
-                                   env=driver_env, capture_output=True, text=True, timeout=2 * TIMEOUT)  # fmt: skip
-        # the premise: without its code shipped, the job fails there (the bare node cannot import the project)
-        assert installed.returncode != 0 and "No module named 'training'" in installed.stderr, installed.stderr[-2000:]
-        shipped = subprocess.run(_eval_command(nodes.address, tmp_path / "yes", "ship"), cwd=elsewhere,
-                                 env=driver_env, capture_output=True, text=True, timeout=2 * TIMEOUT)  # fmt: skip
-        assert shipped.returncode == 0, shipped.stderr[-2000:]
+        runs = {}
+        for code in ("installed", "ship"):
+            runs[code] = subprocess.run(
+                [sys.executable, "-c", DRIVER, nodes.address, code],
+                cwd=elsewhere,
+                env=driver_env,
+                capture_output=True,
+                text=True,
+                timeout=2 * TIMEOUT,
+            )
     finally:
-        for b in blockers:
-            ray.kill(b)
+        remove_placement_group(held)
         if bare is not None:
             os.killpg(bare.pid, signal.SIGTERM)  # the node's processes: started by this test, in their own group
             bare.wait(TIMEOUT)
-    (saved,) = [p for p in (tmp_path / "yes").iterdir() if p.suffix == ".json"]
-    with open(saved, encoding="utf-8") as handle:
-        got = json.load(handle)
-    local = ev.evaluate(["heuristic", "random"], deals=4, seed=3, bootstrap=50, workers=1, progress=False)
-    assert got["stats"] == json.loads(json.dumps(local.to_dict()["stats"]))
+    installed, shipped = runs["installed"], runs["ship"]
+    # the premise: without its code shipped, the job fails there (the bare node cannot import the project)
+    assert installed.returncode != 0 and "No module named 'training'" in installed.stderr, installed.stderr[-2000:]
+    assert shipped.returncode == 0, shipped.stderr[-2000:]
+    ev.init_worker(SHIPPED)
+    assert json.loads(shipped.stdout) == json.loads(json.dumps(_strip([ev.play_deal(i) for i in range(4)])))
 
 
 # ---------------------------------------------------------------- the runtime environments (no cluster)
