@@ -55,7 +55,9 @@ settings. :func:`read_shard` reads a shard within bounds (the entries, dtypes an
 :data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read), so a damaged or hostile
 file is one clear :class:`ShardError`, never a large allocation. Generation is resumable: shards already
 present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
-worker processes, so an interrupted run continued gives the same data set.
+worker processes, so an interrupted run continued gives the same data set. On Ray (``--ray [ADDRESS]``,
+docs/cluster.md) each shard is a task that returns its arrays, and this process writes the file: a shard whose
+worker or node was lost is labelled again (the log says which), none is written twice.
 """
 
 from __future__ import annotations
