@@ -38,7 +38,7 @@ HEALTH_CHECKS = {  # a lost node is known lost in about 2 s (Ray's default: 15 s
     "health_check_timeout_ms": 500,
     "health_check_failure_threshold": 3,
 }
-TIMEOUT = 60  # seconds: the longest wait for any task of a job (the whole module takes well under this each)
+TIMEOUT = 60  # seconds: the longest wait for any task of a job, a node, a sub-process (each takes a few)
 SETTINGS = distill_data.DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.5)
 SHARDS = 4  # one hand each
 HEAD = {**NODE, "resources": {"head": 1}, "include_dashboard": False, "_system_config": HEALTH_CHECKS}
