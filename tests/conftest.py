@@ -12,6 +12,7 @@ SLOW_MODULES = {
     "test_notebooks.py": "executes every notebook",
     "test_rllib.py": "starts Ray and trains with RLlib",
     "test_ray_eval.py": "starts Ray",
+    "test_ray_cluster.py": "starts a Ray cluster of several nodes",
     "test_browser.py": "drives Chromium",
     "test_training.py": "SB3 training runs",
     "test_training_cli.py": "training runs through the command line",
@@ -73,14 +74,32 @@ def pytest_collection_modifyitems(config, items):
                 raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS: {module} defines no {', '.join(missing)}")
 
 
+def ray_test_environment() -> None:
+    """What every Ray test runs under: no token authentication (that is for clusters), no usage report, and
+    every address on loopback (a test never leaves this machine; without the last, Ray rewrites 127.0.0.1 to
+    the machine's network address)."""
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # for the processes started from here on
+    from ray._private import ray_constants  # and for this one, whenever Ray was first imported
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
 @pytest.fixture(scope="session")
-def local_ray():
-    """A local Ray instance (2 CPUs, no dashboard) shared by the tests that need one; skipped without Ray."""
+def _ray_session():
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[rllib]')")
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # token authentication is for clusters, not a test
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray_test_environment()
     yield ray
-    if started:
+    if ray.is_initialized():
         ray.shutdown()
+
+
+@pytest.fixture
+def local_ray(_ray_session):
+    """A local Ray instance (2 CPUs, no dashboard) shared by the tests that need one (started again if a test
+    module of its own cluster, tests/test_ray_cluster.py, shut it down); skipped without Ray."""
+    ray = _ray_session
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return ray

@@ -25,6 +25,7 @@ import sys
 import time
 
 from agents.ppo_agent import PPOAgent
+from training.common.ray_cluster import add_code_argument
 from training.common.runs import Backend, add_run_arguments, run_command
 from training.evaluation.evaluate import evaluate_against, format_table
 from training.sb3.config import ConfigError, load_eval_config
@@ -90,6 +91,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     add_run_arguments(parser, "YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--address", default=None, help="rllib: Ray cluster address (default: a local Ray instance)")
+    add_code_argument(parser)
     parser.add_argument(
         "--evaluate", metavar="POLICY", help="only evaluate a policy file (no training), with --eval-config settings"
     )
@@ -116,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.evaluate or (args.eval_config and not args.config and not args.resume):
         return evaluate_main(args.evaluate, args.eval_config, args.sets + args.overrides)
     prog = PROG if name == "sb3" else f"{PROG} --backend {name}"
-    if name != "rllib" and args.address:
-        parser.error("--address is for --backend rllib")
+    if name != "rllib" and (args.address or args.ray_code != "auto"):
+        parser.error("--address and --ray-code are for --backend rllib")
     return run_command(backend(name, prog), build_parser(prog), argv)
 
 

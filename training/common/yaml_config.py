@@ -238,6 +238,11 @@ Agents = Annotated[list[Text], _says("expected a list of agent names")]
 Rules = Annotated[str | dict, BeforeValidator(_rules)]
 ThreePlayerRules = Annotated[str | dict, BeforeValidator(_three_player_rules)]
 Mix = Annotated[dict[str, float], BeforeValidator(_mix)]
+Resources = Annotated[
+    dict[str, Number],
+    _says("expected a mapping of Ray resource names to amounts"),
+    _check(lambda v: all(x >= 0 for x in v.values()), "must map Ray resource names to amounts >= 0"),
+]
 Ints = _says("expected a list of whole numbers")
 Sizes = Annotated[list[Whole], Ints, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
 Balances = Annotated[

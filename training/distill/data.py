@@ -59,7 +59,9 @@ settings. :func:`read_shard` reads a shard within bounds (the entries, dtypes an
 :data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read), so a damaged or hostile
 file is one clear :class:`ShardError`, never a large allocation. Generation is resumable: shards already
 present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
-worker processes, so an interrupted run continued gives the same data set.
+worker processes, so an interrupted run continued gives the same data set. On Ray (``--ray [ADDRESS]``,
+docs/cluster.md) each shard is a task that returns its arrays, and this process writes the file: a shard whose
+worker or node was lost is labelled again (the log says which), none is written twice.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
 from training.common.exchange import check_exchange_start
-from training.common.workers import spawn_pool
+from training.common.workers import limit_threads, spawn_pool
 from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
 from training.evaluation.deals import derive_seed
 
@@ -310,17 +312,51 @@ def shard_path(folder: str, chunk: int) -> str:
     return os.path.join(folder, f"shard_{chunk:05d}.npz")
 
 
-def _make_shard(job: tuple[DataSettings, str, int]) -> tuple[int, int, float]:
-    settings, folder, chunk = job
+def label_shard(settings: DataSettings, chunk: int) -> tuple[dict[str, np.ndarray], float]:
+    """Shard ``chunk``'s arrays (its hands labelled) and the seconds it took; it depends only on the arguments."""
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     first = chunk * settings.chunk_hands
     for index in range(first, first + settings.chunk_hands):
         rows.extend(label_hand(settings, index))
+    return _stack(rows, settings.shape), time.perf_counter() - started
+
+
+def label_shard_task(settings: DataSettings, chunk: int) -> tuple[dict[str, np.ndarray], float]:
+    """:func:`label_shard` as a Ray task (``--ray``): on one torch thread; the driver writes the shard."""
+    limit_threads()
+    return label_shard(settings, chunk)
+
+
+def write_shard(folder: str, chunk: int, arrays: dict[str, np.ndarray]) -> int:
+    """Write shard ``chunk`` atomically (a shard file is whole or absent); its number of decisions."""
     with atomic_path(shard_path(folder, chunk)) as tmp:
         with open(tmp, "wb") as handle:
-            np.savez_compressed(handle, **_stack(rows, settings.shape))
-    return chunk, len(rows), time.perf_counter() - started
+            np.savez_compressed(handle, **arrays)
+    return len(arrays["target"])
+
+
+def _make_shard(job: tuple[DataSettings, str, int]) -> tuple[int, int, float]:
+    settings, folder, chunk = job
+    arrays, seconds = label_shard(settings, chunk)
+    return chunk, write_shard(folder, chunk, arrays), seconds
+
+
+def _shards_on_ray(
+    folder: str, settings: DataSettings, todo: list[int], ray: Any, log: Callable[[str], None]
+) -> Iterator[tuple[int, int, float]]:
+    """The shards ``todo`` labelled as Ray tasks (``ray``: a ``RayOptions``; training/common/ray_cluster.py:
+    lost tasks are retried, and logged), each written here, by the driver, as it arrives: what
+    :func:`_make_shard` returns."""
+    from training.common.ray_cluster import as_completed
+
+    ray.connect()
+    jobs = [(chunk, (settings, chunk)) for chunk in todo]
+    finished = as_completed(
+        label_shard_task, jobs, attempts=ray.attempts, timeout=ray.timeout, describe=lambda c: f"shard {c}", log=log
+    )
+    for chunk, (arrays, seconds) in finished:
+        yield chunk, write_shard(folder, chunk, arrays), seconds
 
 
 def say(message: str) -> None:
@@ -356,11 +392,17 @@ def generate(
     workers: int = 1,
     nice: int = 0,
     log: Callable[[str], None] | None = None,
+    ray: Any = None,
 ) -> int:
     """Label ``hands`` hands into ``folder`` (resumable); returns the shards written now.
 
     ``hands`` is rounded up to whole shards. A folder made with other
-    settings is refused (its ``meta.json`` differs).
+    settings is refused (its ``meta.json`` differs). ``ray``: label the
+    shards as Ray tasks instead of ``workers`` processes: an address
+    (``""``: a local Ray instance) or a ``RayOptions``
+    (training/common/ray_cluster.py: the address, how the code reaches the
+    nodes, retries, a timeout); the driver writes every shard, so the data
+    is the same.
     """
     log = log or say
     settings.validate()
@@ -384,9 +426,13 @@ def generate(
     results: Iterator[tuple[int, int, float]]
     if not jobs:
         return 0
-    if workers <= 1 and not nice:
+    pool = None
+    if ray is not None:
+        from training.common.ray_cluster import RayOptions
+
+        results = _shards_on_ray(folder, settings, todo, RayOptions.of(ray), log)
+    elif workers <= 1 and not nice:
         results = map(_make_shard, jobs)  # in this process: its niceness is never changed
-        pool = None
     else:
         pool = spawn_pool(max(1, workers), _init_worker, (nice,))  # one torch thread per worker
         results = pool.imap_unordered(_make_shard, jobs)
@@ -402,6 +448,9 @@ def generate(
         if pool is not None:
             pool.terminate()
             pool.join()
+        close = getattr(results, "close", None)
+        if close is not None:  # Ray: the tasks still running are cancelled
+            close()
     return len(jobs)
 
 
@@ -515,11 +564,14 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: label hands into a data folder (resumable)."""
     import argparse
 
+    from training.common.ray_cluster import RayOptions, add_ray_arguments
+
     parser = argparse.ArgumentParser(prog="python -m training.distill.data", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="data folder (created; resumed if present)")
     parser.add_argument("--hands", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--nice", type=int, default=0, help="raise the workers' niceness by this much")
+    add_ray_arguments(parser, "the shards")
     for field, default in DataSettings().model_dump().items():
         kind = (
             (lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
@@ -530,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = validate(DataSettings, {f: getattr(args, f) for f in DataSettings.model_fields}, "")
-        generate(args.out, args.hands, settings, workers=args.workers, nice=args.nice)
+        generate(args.out, args.hands, settings, workers=args.workers, nice=args.nice, ray=RayOptions.from_args(args))
     except ValueError as err:
         print(f"error: {err}")
         return 2

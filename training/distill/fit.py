@@ -79,6 +79,7 @@ from sm_env.atomic import atomic_path
 from sm_env.core.game import ROLE_NAMES, role_names
 from sm_env.core.rules import STANDARD, RuleSet
 from training.common.checkpoint import CheckpointError, load_tensors
+from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
 from training.common.yaml_config import ConfigError, save_config
 from training.distill import data as distill_data
@@ -546,10 +547,11 @@ def data_sets(config: DistillConfig, run_dir: str) -> list[tuple[str, DataSettin
     return rounds + [(os.path.join(run_dir, extra.name), extra.settings) for extra in config.extra_data]
 
 
-def run(config: DistillConfig, log: Log = None, run_dir: str | None = None) -> dict[str, Any]:
+def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray: Any = None) -> dict[str, Any]:
     """Label, fit and (optionally) DAgger in ``run_dir`` (default ``config.run_dir``), skipping what is done
     already; returns the summary (also written to ``summary.json``). The resolved config is saved as
-    ``config.yaml`` once the data already there is found to be of its settings."""
+    ``config.yaml`` once the data already there is found to be of its settings. ``ray``: label on Ray
+    (an address or a ``RayOptions``, :func:`training.distill.data.generate`) instead of ``config.workers``."""
     from agents.ppo_agent import export_policy
 
     log = log or distill_data.say
@@ -566,12 +568,12 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None) -> d
         settings = round_settings(config, run_dir, round_)
         hands = config.dagger_hands if round_ else config.hands
         started = time.perf_counter()
-        distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log)
+        distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log, ray=ray)
         folders.append(folder)
         for extra in config.extra_data if round_ == 0 else ():
             folders.append(os.path.join(run_dir, extra.name))
             distill_data.generate(
-                folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log
+                folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log, ray=ray
             )
         label_seconds = time.perf_counter() - started
         policy_path = os.path.join(run_dir, f"policy_r{round_}.pt")
@@ -657,8 +659,8 @@ def latest_saved(run_dir: str) -> str | None:
 class DistillRun:
     """A distillation run as the run layer drives it (:func:`run`; every shard and epoch is saved as it is made)."""
 
-    def __init__(self, config: DistillConfig, run_dir: str, quiet: bool = False) -> None:
-        self.config, self.run_dir, self.wall = config, run_dir, 0.0
+    def __init__(self, config: DistillConfig, run_dir: str, quiet: bool = False, ray: Any = None) -> None:
+        self.config, self.run_dir, self.wall, self.ray = config, run_dir, 0.0, ray
         self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
         self.summary: dict[str, Any] = {"rounds": []}
         self.done = self._rounds_done()
@@ -674,7 +676,7 @@ class DistillRun:
     def train(self, stop: Any = None) -> None:
         started = time.perf_counter()
         try:
-            self.summary = run(self.config, log=self.log, run_dir=self.run_dir)
+            self.summary = run(self.config, log=self.log, run_dir=self.run_dir, ray=self.ray)
         except ConfigError:
             raise
         except ValueError as err:  # data of other settings, a missing policy file, ...: the user's to fix
@@ -712,7 +714,9 @@ def backend(prog: str = PROG) -> Backend:
         latest_checkpoint=latest_saved,
         length=lambda cfg: (cfg.dagger_rounds + 1, "dagger_rounds"),
         unit=UNIT,
-        build=lambda cfg, run_dir, resume, args: DistillRun(cfg, run_dir, quiet=args.quiet),
+        build=lambda cfg, run_dir, resume, args: DistillRun(
+            cfg, run_dir, quiet=args.quiet, ray=RayOptions.from_args(args)
+        ),
         stop_point=None,  # shards and epochs are saved as they are made: Ctrl-C stops at once
         saved="fit_r<k>.ckpt",
     )
@@ -729,6 +733,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     add_run_arguments(parser, "YAML config (configs/distill*.yaml; python -m training.distill.config lists the keys)")
     parser.add_argument("--fit-data", default=None, help="only fit: comma-separated labelled data folders")
     parser.add_argument("--out", default=None, help="with --fit-data: the policy file to write")
+    add_ray_arguments(parser, "the labelling (one task per shard; the shards are written here)")
     args = parser.parse_args(argv)
     if not args.fit_data:
         if args.out:

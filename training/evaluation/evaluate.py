@@ -79,6 +79,7 @@ from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
+from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.workers import one_torch_thread, spawn_pool
 
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
@@ -467,7 +468,7 @@ def play_table(
     config: DealConfig,
     deals: int,
     workers: int = 1,
-    ray: str | None = None,
+    ray: str | RayOptions | None = None,
     *,
     on_deal: Callable[[], None] | None = None,
     pool: Pool | None = None,
@@ -475,16 +476,26 @@ def play_table(
     """Play deals ``0 .. deals-1`` of one table (``config.specs`` in every seating of :func:`schedule`);
     the ``play_deal`` results in deal order. What ``eval`` and ``tournament`` both run.
 
-    Where: on Ray when ``ray`` is not None (``""`` a local instance, else a cluster address); else in
+    Where: on Ray when ``ray`` is not None (``""`` a local instance, else a cluster address, or a
+    :class:`~training.common.ray_cluster.RayOptions`: address, code shipping, retries, timeout); else in
     ``pool`` when given (workers that may have played another table); else in this process when
     ``workers`` is 1, or in a fresh pool of ``workers`` processes. The results are the same everywhere.
     ``on_deal`` is called after every deal (a progress bar).
     """
     tick = on_deal or (lambda: None)
-    if ray is not None:
+    options = RayOptions.of(ray)
+    if options is not None:
         from .ray_tasks import play_deals_on_ray
 
-        return play_deals_on_ray(config, deals, ray or None, on_result=lambda _: tick())
+        return play_deals_on_ray(
+            config,
+            deals,
+            options.address or None,
+            on_result=lambda _: tick(),
+            attempts=options.attempts,
+            code=options.code,
+            timeout=options.timeout,
+        )
     results: list[dict[str, Any]] = []
     if pool is None and workers == 1:
         init_worker(config)
@@ -513,7 +524,7 @@ def evaluate(
     max_hands: int = 30,
     bootstrap: int = 2000,
     progress: bool = True,
-    ray: str | None = None,
+    ray: str | RayOptions | None = None,
 ) -> EvalResult:
     """Duplicate evaluation of 2 or 3 agent specs (2 or 4 with four players) over ``deals`` deals.
 
@@ -522,7 +533,9 @@ def evaluate(
     truncated after ``max_hands``). ``workers``: processes (default
     min(2, cpu count); 1 plays in this process). ``ray``: play the deals as
     Ray tasks instead (:mod:`training.evaluation.ray_tasks`): ``""`` a local Ray
-    instance, else a cluster address; ``workers`` is then ignored. Results
+    instance, else a cluster address, or a :class:`~training.common.ray_cluster.RayOptions`
+    (the address, how the code reaches the nodes, retries, a timeout);
+    ``workers`` is then ignored. Results
     depend only on the other arguments, not on ``workers`` or ``ray``.
     """
     specs = [str(a) for a in agents]
@@ -540,10 +553,11 @@ def evaluate(
         workers = min(2, os.cpu_count() or 1)
     workers = max(1, min(int(workers), deals))
     config = DealConfig(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
+    options = RayOptions.of(ray)
     started = time.perf_counter()
     bar = progress_bar(deals, "deals", "deal", enabled=progress)
     try:
-        results = play_table(config, deals, workers, ray, on_deal=lambda: bar.update(1))
+        results = play_table(config, deals, workers, options, on_deal=lambda: bar.update(1))
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -565,8 +579,8 @@ def evaluate(
         "deals": deals,
         "mode": mode,
         "seed": seed,
-        "workers": workers if ray is None else None,
-        "ray": ray,
+        "workers": workers if options is None else None,
+        "ray": None if options is None else options.address or "",
         "rules": rule_set.name,
         "rule_options": rule_set.options(),
         "dealer": dealer if mode == "hand" else None,
@@ -772,15 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
     )
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="play the deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS "
-        "(ray start --head prints it); same results as --workers N for the same seed",
-    )
+    add_ray_arguments(parser, "the deals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
     parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
@@ -810,7 +816,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_hands=args.max_hands,
             bootstrap=args.bootstrap,
             progress=not args.no_progress,
-            ray=args.ray,
+            ray=RayOptions.from_args(args),
         )
     except ValueError as err:
         print(f"sergeant-major eval: error: {err}", file=sys.stderr)

@@ -51,6 +51,7 @@ from agents import TRAINED_POLICY, parse_spec
 from sm_env.atomic import atomic_path
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
+from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.workers import spawn_pool
 
 from .deals import DealConfig, schedule
@@ -171,7 +172,7 @@ def tournament(
     max_hands: int = 30,
     bootstrap: int = 2000,
     progress: bool = True,
-    ray: str | None = None,
+    ray: str | RayOptions | None = None,
     command: str | None = None,
     on_table: Callable[[tuple[str, ...]], None] | None = None,
 ) -> TournamentResult:
@@ -314,14 +315,7 @@ def build_parser(prog: str = "sergeant-major tournament") -> argparse.ArgumentPa
         "auto: sets when there are enough agents (default)",
     )
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="play the deals as Ray tasks, locally or on the cluster at ADDRESS",
-    )
+    add_ray_arguments(parser, "the deals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument(
         "--out",
@@ -372,7 +366,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "sergeant-major tourname
             max_hands=args.max_hands,
             bootstrap=args.bootstrap,
             progress=not args.no_progress,
-            ray=args.ray,
+            ray=RayOptions.from_args(args),
             command=shlex.join([*prog.split(), *argv]),
         )
     except ValueError as err:

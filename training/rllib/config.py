@@ -28,6 +28,7 @@ from training.common.yaml_config import (
     Flag,
     Mix,
     Number,
+    Resources,
     Section,
     Sizes,
     ThreePlayerRules,
@@ -96,6 +97,11 @@ class RLlibTrainConfig(Section):
     torch_threads: Whole = setting(1, "torch CPU threads of the driver", gt=0)
     num_cpus: Whole | None = setting(None, "CPUs of a local Ray instance (null: all); ignored with --address", gt=0)
     progress: Flag = setting(True, "print a line per iteration")
+    runner_resources: Resources = setting(
+        dict,
+        "custom Ray resources each env runner needs, e.g. {sampler: 1}: only nodes started with "
+        "ray start --resources='{\"sampler\": 8}' run env runners (docs/cluster.md)",
+    )
 
 
 class RLlibConfig(

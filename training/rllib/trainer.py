@@ -7,7 +7,9 @@
 One path from config to result (:func:`train_rllib`):
 
 1. ``ray.init()`` (a local instance; ``--address`` joins a cluster started with
-   ``ray start --head``);
+   ``ray start --head``, and ``--ray-code`` says how the code reaches its nodes:
+   shipped by default, training/common/ray_cluster.py); ``train.runner_resources``
+   places the env runners on the nodes that offer those Ray resources;
 2. a PPO algorithm over :class:`training.rllib.league.LeagueEnv` with
    :class:`agents.rllib_module.ActionMaskingPPOModule`: one module ``shared``
    by the three seats (``policies: shared``) or one per role (``per_role``:
@@ -42,6 +44,7 @@ import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
 from training.common.checkpoint import load_tensors
+from training.common.ray_cluster import add_code_argument, connect
 from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command
 from training.common.yaml_config import ConfigError, save_config
 
@@ -93,7 +96,11 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     return (
         PPOConfig()
         .environment(LeagueEnv, env_config=env_config(cfg), disable_env_checking=True)
-        .env_runners(num_env_runners=cfg.train.num_env_runners, num_envs_per_env_runner=cfg.train.envs_per_runner)
+        .env_runners(
+            num_env_runners=cfg.train.num_env_runners,
+            num_envs_per_env_runner=cfg.train.envs_per_runner,
+            custom_resources_per_env_runner=dict(cfg.train.runner_resources),
+        )
         .multi_agent(
             policies=set(ids), policy_mapping_fn=_shared_mapping if cfg.policies == "shared" else _role_mapping
         )
@@ -113,16 +120,10 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     )
 
 
-def init_ray(address: str | None, num_cpus: int | None = None) -> None:
-    """Join the cluster at ``address``, or start a local instance (no dashboard) if none is running."""
-    import ray
-
-    if ray.is_initialized():
-        return
-    if address:
-        ray.init(address=address, log_to_driver=False)
-    else:
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+def init_ray(address: str | None, num_cpus: int | None = None, code: str = "auto") -> None:
+    """Join the cluster at ``address``, or start a local instance (no dashboard) if none is running; ``code``:
+    how the code reaches the nodes (training/common/ray_cluster.py: shipped when joining a cluster)."""
+    connect(address, code, num_cpus)
 
 
 def _numpy_state(state: Any) -> Any:
@@ -135,7 +136,13 @@ class RLlibTrainer:
     """A run: algorithm, league, checkpoints, TensorBoard (module docstring)."""
 
     def __init__(
-        self, cfg: RLlibConfig, run_dir: str, resume: bool = False, address: str | None = None, quiet: bool = False
+        self,
+        cfg: RLlibConfig,
+        run_dir: str,
+        resume: bool = False,
+        address: str | None = None,
+        quiet: bool = False,
+        code: str = "auto",
     ) -> None:
         import torch
 
@@ -147,7 +154,7 @@ class RLlibTrainer:
         torch.set_num_threads(cfg.train.torch_threads)
         torch.manual_seed(cfg.seed)
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
-        init_ray(address, cfg.train.num_cpus)
+        init_ray(address, cfg.train.num_cpus, code)
         self.algo = build_algo_config(cfg).build_algo()
         self.iteration = 0
         self.env_steps = 0
@@ -368,7 +375,8 @@ def backend(prog: str = PROG) -> Backend:
             import ray  # noqa: F401
         except ImportError:
             raise ConfigError("the rllib backend needs ray[rllib]: pip install -e '.[rllib]'") from None
-        return RLlibTrainer(cfg, run_dir, resume=resume, address=getattr(args, "address", None), quiet=args.quiet)
+        address, code = getattr(args, "address", None), getattr(args, "ray_code", "auto")
+        return RLlibTrainer(cfg, run_dir, resume=resume, address=address, quiet=args.quiet, code=code)
 
     return Backend(
         prog=prog,
@@ -389,4 +397,5 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("rllib",), default="rllib", help=argparse.SUPPRESS)
     add_run_arguments(parser, "YAML config (configs/rllib_*.yaml)")
     parser.add_argument("--address", default=None, help="Ray cluster address (default: a local Ray instance)")
+    add_code_argument(parser)
     return run_command(backend(), parser, argv)

@@ -1,0 +1,409 @@
+"""The Ray jobs on a real multi-node cluster, on this machine: labelling, eval, RLlib, a lost node, shipped code.
+
+One cluster for the whole module (``ray.cluster_utils.Cluster``: a head and a second node, one CPU and a small
+object store each, every address on loopback); the node-loss tests add a node of their own and remove it while a
+task runs there; the shipped-code test adds a node whose Python cannot import the project at all. Every wait is
+bounded (the jobs' own ``timeout``, the threads' and sub-processes' timeouts) and the cluster is torn down in a
+``finally``, so a hung cluster fails a test, not the test run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import venv
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[rllib]')")
+pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed (pip install -e '.[rllib]')")
+
+from conftest import ray_test_environment  # noqa: E402
+
+from training.common.ray_cluster import RayOptions, project_root  # noqa: E402
+from training.distill import data as distill_data  # noqa: E402
+from training.evaluation import evaluate as ev  # noqa: E402
+from training.evaluation.ray_tasks import play_chunk, play_deals_on_ray  # noqa: E402
+
+NODE = {"num_cpus": 1, "object_store_memory": 80 * 2**20, "node_ip_address": "127.0.0.1"}
+HEALTH_CHECKS = {  # a lost node is known lost in about 2 s (Ray's default: 15 s)
+    "health_check_initial_delay_ms": 1000,
+    "health_check_period_ms": 500,
+    "health_check_timeout_ms": 500,
+    "health_check_failure_threshold": 3,
+}
+TIMEOUT = 60  # seconds: the longest wait for any task of a job, a node, a sub-process (each takes a few)
+SETTINGS = distill_data.DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.5)
+SHARDS = 4  # one hand each
+HEAD = {**NODE, "resources": {"head": 1}, "include_dashboard": False, "_system_config": HEALTH_CHECKS}
+DEAL_CONFIG = ev.DealConfig(("heuristic", "random"), "hand", 11, ev.RuleSet(), 0, None, 1)
+DEALS = 6
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head node (resource ``head``) and a second node (resource ``second``), this process the driver."""
+    from ray.cluster_utils import Cluster
+
+    ray_test_environment()
+    if ray.is_initialized():  # a local instance of another module: tests/conftest.py's local_ray starts it again
+        ray.shutdown()
+    nodes = None
+    try:
+        nodes = Cluster(initialize_head=True, head_node_args=HEAD)
+        second = nodes.add_node(**NODE, resources={"second": 1})
+        _bounded(lambda: ray.init(address=nodes.address, log_to_driver=False), "connecting to the cluster")
+        yield nodes, second
+    finally:
+        ray.shutdown()
+        if nodes is not None:
+            nodes.shutdown()
+
+
+def _bounded(call, what: str) -> None:
+    """``call()`` in a thread, failing the test if it takes more than TIMEOUT seconds (Ray's own connection
+    retries can last many minutes)."""
+    errors: list[BaseException] = []
+    thread = threading.Thread(target=lambda: _record(call, errors), daemon=True)
+    thread.start()
+    thread.join(TIMEOUT)
+    if thread.is_alive():
+        pytest.fail(f"{what}: no answer in {TIMEOUT} s")
+    if errors:
+        raise errors[0]
+
+
+def _record(call, errors: list[BaseException]) -> None:
+    try:
+        call()
+    except BaseException as err:  # handed to the test's thread
+        errors.append(err)
+
+
+def _shards(folder) -> dict[str, dict[str, np.ndarray]]:
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".npz"))
+    return {n: distill_data.read_shard(os.path.join(folder, n)) for n in names}
+
+
+def _assert_same_data(got, want) -> None:
+    a, b = _shards(got), _shards(want)
+    assert list(a) == list(b) == [f"shard_{c:05d}.npz" for c in range(SHARDS)], "no shard lost, none extra"
+    for name in a:
+        for field in distill_data.FIELDS:
+            np.testing.assert_array_equal(a[name][field], b[name][field], err_msg=f"{name} {field}")
+
+
+@pytest.fixture(scope="module")
+def local_data(tmp_path_factory):
+    """The reference: the same shards labelled in this process (no Ray)."""
+    folder = str(tmp_path_factory.mktemp("local") / "data")
+    distill_data.generate(folder, SHARDS, SETTINGS, log=lambda _: None)
+    return folder
+
+
+def _options(nodes) -> RayOptions:
+    return RayOptions(address=nodes.address, code="installed", timeout=TIMEOUT)
+
+
+def test_labelling_across_the_nodes_equals_the_local_run_and_resumes_without_loss(
+    cluster, local_data, tmp_path, capsys
+):
+    nodes, _ = cluster
+    folder = str(tmp_path / "data")
+    lines: list[str] = []
+
+    def stop_after_one_shard(line: str) -> None:
+        lines.append(line)
+        if line.startswith("shard "):
+            raise KeyboardInterrupt  # as Ctrl-C after the first shard was written
+
+    with pytest.raises(KeyboardInterrupt):
+        distill_data.generate(folder, SHARDS, SETTINGS, log=stop_after_one_shard, ray=_options(nodes))
+    assert len([n for n in os.listdir(folder) if n.endswith(".npz")]) == 1
+    command = ["--out", folder, "--hands", str(SHARDS), "--seed", "5", "--samples", "2", "--chunk-hands", "1"]
+    command += ["--exchange-start", "0.5", "--ray", nodes.address, "--ray-code", "installed"]
+    codes: list[int] = []
+    _bounded(lambda: codes.append(distill_data.main(command)), "the labelling command")  # resumes the folder
+    assert codes == [0]
+    assert f"1 of {SHARDS} shards present, {SHARDS - 1} to label" in capsys.readouterr().out
+    _assert_same_data(folder, local_data)
+
+
+def _hold_head_and_second():
+    """A placement group holding the one CPU of the head and of the second node (no process starts): the
+    next task can only start on a node added since. ``remove_placement_group`` frees them."""
+    from ray.util.placement_group import placement_group
+
+    group = placement_group([{"CPU": 1, "head": 1}, {"CPU": 1, "second": 1}], strategy="SPREAD")
+    ray.get(group.ready(), timeout=TIMEOUT)
+    return group
+
+
+def _remove_when_reached(nodes, node, marker: str, errors: list[str]) -> threading.Thread:
+    """Hold the other nodes until a task on ``node`` has written ``marker``, then free them and remove ``node``
+    from the cluster (the task there is killed in the middle)."""
+    from ray.util.placement_group import remove_placement_group
+
+    held = _hold_head_and_second()
+
+    def watch() -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not os.path.exists(marker):
+            if time.monotonic() > deadline:
+                errors.append("no task reached the node to remove")
+                break
+            time.sleep(0.05)
+        remove_placement_group(held)
+        nodes.remove_node(node, allow_graceful=False)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def _doomed_node(nodes):
+    node = nodes.add_node(**NODE)
+    nodes.wait_for_nodes(timeout=TIMEOUT)
+    return node
+
+
+def test_a_node_lost_in_the_middle_of_labelling_loses_nothing(cluster, local_data, tmp_path, monkeypatch):
+    nodes, _ = cluster
+    doomed = _doomed_node(nodes)
+    marker = str(tmp_path / "reached")
+    doomed_id = doomed.node_id
+    label = distill_data.label_shard_task
+
+    def stall_on_the_doomed_node(settings, chunk):
+        """Label as usual, except on the node about to be removed: stay there (it is killed mid-task)."""
+        if ray.get_runtime_context().get_node_id() == doomed_id:
+            open(marker, "w").close()
+            time.sleep(2 * TIMEOUT)
+        return label(settings, chunk)
+
+    monkeypatch.setattr(distill_data, "label_shard_task", stall_on_the_doomed_node)
+    errors: list[str] = []
+    watcher = _remove_when_reached(nodes, doomed, marker, errors)
+    lines: list[str] = []
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, SHARDS, SETTINGS, log=lines.append, ray=_options(nodes))
+    watcher.join(TIMEOUT)
+    assert not errors and not watcher.is_alive()
+    retried = [line for line in lines if "worker was lost" in line]
+    assert len(retried) == 1 and "retrying (try 2 of 3)" in retried[0], lines
+    _assert_same_data(folder, local_data)
+
+
+def _strip(results: list[dict]) -> list[dict]:
+    return [{**r, "seconds": None} for r in results]  # timing aside
+
+
+def test_eval_across_the_nodes_survives_a_lost_node_and_equals_one_worker(cluster, tmp_path):
+    nodes, _ = cluster
+    doomed = _doomed_node(nodes)
+    marker = str(tmp_path / "reached")
+    doomed_id = doomed.node_id
+    seen = str(tmp_path / "seen")
+    os.makedirs(seen)
+
+    def note_the_node_and_stall_on_the_doomed_one(config, indices):
+        node = ray.get_runtime_context().get_node_id()
+        open(os.path.join(seen, node), "w").close()
+        if node == doomed_id:
+            open(marker, "w").close()
+            time.sleep(2 * TIMEOUT)
+        return play_chunk(config, indices)
+
+    errors: list[str] = []
+    watcher = _remove_when_reached(nodes, doomed, marker, errors)
+    lines: list[str] = []
+    results = play_deals_on_ray(
+        DEAL_CONFIG,
+        DEALS,
+        chunk_size=1,
+        task=note_the_node_and_stall_on_the_doomed_one,
+        timeout=TIMEOUT,
+        log=lines.append,
+    )
+    watcher.join(TIMEOUT)
+    assert not errors and not watcher.is_alive()
+    assert doomed_id in os.listdir(seen) and len(os.listdir(seen)) >= 2, "the deals ran across the nodes"
+    assert len([line for line in lines if line.startswith("deals ") and "worker was lost" in line]) == 1, lines
+    ev.init_worker(DEAL_CONFIG)
+    assert _strip(results) == _strip([ev.play_deal(i) for i in range(DEALS)])
+
+
+def test_eval_command_on_the_cluster_equals_one_local_worker(cluster, tmp_path):
+    nodes, _ = cluster
+    kwargs = {"deals": 4, "seed": 3, "bootstrap": 50, "progress": False}
+    on_ray = ev.evaluate(["heuristic", "random"], ray=_options(nodes), **kwargs).to_dict()
+    local = ev.evaluate(["heuristic", "random"], workers=1, **kwargs).to_dict()
+    for data in (on_ray, local):
+        for key in ("timing", "elapsed_seconds"):
+            data.pop(key)
+        data["config"].pop("workers"), data["config"].pop("ray")
+    assert on_ray == local
+
+
+def test_rllib_trains_two_iterations_with_its_env_runner_on_the_second_node(cluster, tmp_path):
+    from training.rllib.config import rllib_config_from_dict
+    from training.rllib.trainer import RLlibTrainer
+
+    _, second = cluster
+    cfg = rllib_config_from_dict(
+        {
+            "name": "cluster",
+            "output_dir": str(tmp_path),
+            "ppo": {"train_batch_size": 100, "minibatch_size": 50, "num_epochs": 1, "hiddens": [16]},
+            "train": {
+                "iterations": 2,
+                "num_env_runners": 1,
+                "envs_per_runner": 1,
+                "runner_resources": {"second": 1},
+                "checkpoint_every": 2,
+            },
+            "eval": {"every": 0, "final_deals": 0},
+        }
+    )
+    trainer = RLlibTrainer(cfg, str(tmp_path / "run"), quiet=True)
+    try:
+        trainer.train()
+        where = trainer.algo.env_runner_group.foreach_env_runner(
+            lambda runner: ray.get_runtime_context().get_node_id(), local_env_runner=False, timeout_seconds=TIMEOUT
+        )
+        assert where == [second.node_id]
+        assert trainer.iteration == 2 and trainer.env_steps >= 200
+    finally:
+        trainer.close()
+
+
+# ---------------------------------------------------------------- the code reaches nodes that do not have it
+
+PROJECT_NAMES = ("sm_env", "agents", "training", "sm_cli", "sm_web", "__editable__", "sergeant_major_rl")
+
+
+def _bare_python(folder) -> str:
+    """A Python with every package of this one (Ray, numpy, ...) but not the project (neither a checkout nor
+    an install, editable or not): a virtual environment whose one ``.pth`` names a folder of links to this
+    environment's site-packages, the project's entries left out."""
+    site = os.path.dirname(os.path.dirname(ray.__file__))
+    links = folder / "site"
+    links.mkdir()
+    for name in os.listdir(site):
+        if not name.startswith(PROJECT_NAMES) and not name.endswith(".pth"):
+            os.symlink(os.path.join(site, name), links / name)
+    env = folder / "venv"
+    venv.create(env, with_pip=False, symlinks=True)
+    python = str(env / "bin" / "python")
+    own_site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT,
+    ).stdout.strip()
+    with open(os.path.join(own_site, "packages.pth"), "w", encoding="utf-8") as handle:
+        handle.write(str(links) + "\n")
+    return python
+
+
+BARE_NODE = """
+import sys, time
+from ray._private.node import Node
+from ray._private.parameter import RayParams
+params = RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", num_cpus=1, num_gpus=0,
+                   object_store_memory=int(sys.argv[2]), min_worker_port=0, max_worker_port=0)
+node = Node(params, head=False, shutdown_at_exit=True, spawn_reaper=True)  # SIGTERM: its processes stop
+while True:
+    time.sleep(1)
+"""
+"""A node of the cluster as ``cluster_utils`` starts one, in a process of its own (``ray start`` refuses a
+second node on one machine when every address is on loopback)."""
+
+
+SHIPPED = ev.DealConfig(("heuristic", "random"), "hand", 3, ev.RuleSet(), 0, None, 1)
+DRIVER = """
+import json, sys
+from training.evaluation.ray_tasks import play_deals_on_ray
+from training.evaluation.deals import DealConfig
+from sm_env.core.rules import RuleSet
+config = DealConfig(("heuristic", "random"), "hand", 3, RuleSet(), 0, None, 1)
+results = play_deals_on_ray(config, 4, sys.argv[1], chunk_size=2, code=sys.argv[2], timeout=60)
+print(json.dumps([{**r, "seconds": None} for r in results]))
+"""
+"""The job of ``eval --ray ADDRESS --ray-code CODE`` (its deals, without the command's tables), as a driver of
+its own: it joins the cluster, passing the runtime_env of CODE, and prints the results."""
+
+
+def _bare_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
+
+
+def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, tmp_path):
+    from ray.util.placement_group import remove_placement_group
+
+    nodes, _ = cluster
+    python = _bare_python(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    held = _hold_head_and_second()  # the jobs' tasks can only run on the bare node
+    bare = None
+    try:
+        start = [python, "-c", BARE_NODE, nodes.address, str(NODE["object_store_memory"])]
+        bare = subprocess.Popen(
+            start,
+            cwd=elsewhere,
+            env=_bare_environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + TIMEOUT
+        while sum(n["Alive"] for n in ray.nodes()) < 3:
+            assert time.monotonic() < deadline and bare.poll() is None, "the bare node did not join"
+            time.sleep(0.2)
+        driver_env = {**_bare_environment(), "PYTHONPATH": project_root()}  # the driver alone has the project
+        runs = {}
+        for code in ("installed", "ship"):
+            runs[code] = subprocess.run(
+                [sys.executable, "-c", DRIVER, nodes.address, code],
+                cwd=elsewhere,
+                env=driver_env,
+                capture_output=True,
+                text=True,
+                timeout=2 * TIMEOUT,
+            )
+    finally:
+        remove_placement_group(held)
+        if bare is not None:
+            os.killpg(bare.pid, signal.SIGTERM)  # the node's processes: started by this test, in their own group
+            bare.wait(TIMEOUT)
+    installed, shipped = runs["installed"], runs["ship"]
+    # the premise: without its code shipped, the job fails there (the bare node cannot import the project)
+    assert installed.returncode != 0 and "No module named 'training'" in installed.stderr, installed.stderr[-2000:]
+    assert shipped.returncode == 0, shipped.stderr[-2000:]
+    ev.init_worker(SHIPPED)
+    assert json.loads(shipped.stdout) == json.loads(json.dumps(_strip([ev.play_deal(i) for i in range(4)])))
+
+
+# ---------------------------------------------------------------- the runtime environments (no cluster)
+
+
+def test_the_shipped_code_is_the_three_packages_and_the_requirements_leave_ray_out():
+    from training.common.ray_cluster import PACKAGES, connect, requirements, runtime_env
+
+    env = runtime_env("ship")
+    assert [os.path.basename(p) for p in env["py_modules"]] == list(PACKAGES)
+    assert all(os.path.isfile(os.path.join(p, "__init__.py")) for p in env["py_modules"])
+    assert "pip" not in env and runtime_env("installed") is None
+    pip = runtime_env("ship+pip")["pip"]
+    assert pip == requirements() and any(r.startswith("numba") for r in pip)
+    assert not any(r.split("[")[0].startswith("ray") for r in pip), "the nodes' own Ray is kept"
+    with pytest.raises(ValueError, match="--ray-code must be one of auto, ship, ship\\+pip, installed"):
+        connect(None, "everything")
