@@ -146,7 +146,13 @@ def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape():
     assert {"woburn", "9-2-5", "chips-12", "3-5-9"} <= set(standard_shaped)  # section 9 and more, as before
     for name in standard_shaped:
         assert trained_policy(name) == TRAINED_POLICY
-    for name in ("dealer-assigns", "9-5-3-one-card", "calls", "woburn-auction", "four-5-3-2-2"):
+    for trained, file in TRAINED_POLICIES.items():  # each policy plays the preset it was trained on
+        agent = make_agent("trained")
+        agent.check_rules(PRESETS[trained])
+        assert os.path.basename(agent.path) == file and agent.meta.get("rules_name", "standard") == trained
+    for name in ("dealer-assigns", "9-5-3-one-card", "woburn-auction", "four-5-3-2-2"):
+        if name in TRAINED_POLICIES:
+            continue
         with pytest.raises(PolicyLoadError) as err:
             make_agent("trained").check_rules(PRESETS[name])
         message = str(err.value)
