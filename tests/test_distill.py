@@ -417,3 +417,12 @@ def test_the_distill_command_runs_resumes_and_stops_like_train(tmp_path, capsys,
         capsys.readouterr().err
         == f"sergeant-major distill: error: config file not found: {tmp_path / 'missing.yaml'}\n"
     )
+
+
+def test_a_passed_out_auction_labels_its_bids_with_a_balance_of_zero():
+    """Hand 981 of seed 101 under woburn-auction is passed out by the heuristic's bids (docs/rules.md 10.2):
+    with max_hands 1 the game ends with no hand played, and its bidding rows score 0 (they once crashed)."""
+    settings = distill_data.DataSettings(seed=101, samples=1, exchange_start=0.0, rules="woburn-auction")
+    rows = distill_data.label_hand(settings, 981)
+    assert rows and not any(row["searched"] for row in rows)
+    assert [row["balance"] for row in rows] == [0] * len(rows)

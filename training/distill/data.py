@@ -293,6 +293,8 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
                 action = target
         game.apply(action)
     final = game.history[-1].balances
+    if final is None:  # an auction that all passed (docs/rules.md 10.2): no hand was played and nobody scores
+        final = [0] * n
     for row, seat in zip(rows, seats, strict=True):
         row["balance"] = final[seat]
     return rows
