@@ -1169,9 +1169,19 @@ def _plane(row, base, mask):
 
 @njit(cache=True, inline="always")
 def encode_row(i, seat, st, cm, cfg, row):
-    """observation.encode(knowledge.player_view(game, seat)) of slot i, into ``row`` (the layout of
-    ``seat_features(n)`` for the game's n seats; relative seat r is the seat r places to the left)."""
-    n = cfg[K_PLAYERS]
+    """observation.encode(knowledge.player_view(game, seat)) of slot i, into ``row``: :func:`_encode_seats`
+    with the game's seat count as a constant, so that each of the two copies numba inlines here has its
+    seat loops, offsets and ``% n`` folded (the observation is the hot path: as fast for three as before)."""
+    if cfg[K_PLAYERS] == 3:
+        _encode_seats(i, seat, st, cm, cfg, row, 3)
+    else:
+        _encode_seats(i, seat, st, cm, cfg, row, MAX_SEATS)
+
+
+@njit(cache=True, inline="always")
+def _encode_seats(i, seat, st, cm, cfg, row, n):
+    """encode_row for ``n`` seats (the layout of ``seat_features(n)``; relative seat r is the seat r places to
+    the left)."""
     off = _OBS[n]
     phase = st[i, S_PHASE]
     dealer = st[i, S_DEALER]
