@@ -214,7 +214,7 @@ def test_tampered_states_never_crash_the_process() -> None:
         ({"max_hands": 2**40}, "max_hands must be at most"),
         ({"parallel": "yes"}, "parallel must be True or False"),
         ({"seed": 1.5}, "seed must be an integer"),
-        ({"rules": {"players": 4}}, "players: 4"),
+        ({"rules": {"target_score": 2**40}}, f"target_score: {2**40}"),  # beyond the kernels' int32 scores
     ],
 )
 def test_bad_constructor_arguments_are_refused(kwargs: dict, match: str) -> None:
