@@ -251,7 +251,10 @@ def test_four_players_on_the_compiled_path(preset: str) -> None:
     replay(e.record())  # a valid record of the four-player game played
     # every shape of the four-player exchange (one up serving three, two and two, three up serving one), capped
     for k, balances in enumerate(([3, -1, -1, -1], [-2, 2, 1, -1], [1, 1, 1, -3], [-3, 2, -1, 2])):
-        for rules in (preset, {"players": 4, "max_exchange": 2, "trump_after_send": True, "first_up_exchanges_first": True}):
+        for rules in (
+            preset,
+            {"players": 4, "max_exchange": 2, "trump_after_send": True, "first_up_exchanges_first": True},
+        ):
             _lockstep({"rules": rules, "max_hands": 3}, 10 + k, {"start_balances": balances, "first_dealer": k})
 
 
