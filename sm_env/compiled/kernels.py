@@ -8,13 +8,23 @@ against it decision by decision (``tests/test_vector.py`` and
 :func:`sm_env.observation.encode` of :func:`sm_env.core.knowledge.player_view`,
 bit for bit.
 
-State of game ``i`` (absolute seats 0-2):
+One set of kernels for three and four players (docs/rules.md 10.6): the seat count is data,
+``cfg[K_PLAYERS]``; every seat loop runs over ``range(n)``, seats move on by :func:`_after` and are
+seen relative to a player by :func:`_rel` (``(s + k) % n`` and ``(s - seat) % n`` without a division),
+and every per-seat column has room for ``MAX_SEATS`` (a three-player game leaves the fourth at 0). The
+observation, the hot path, is written by one body (:func:`_encode_seats`) that :func:`encode_row`
+inlines twice, with n = 3 and n = 4 as constants, so numba folds each copy's loops and offsets
+(three players observe as fast as before the seat count became data). The auction, the calls and
+``dealer_assigns_quotas`` are three-player options (RuleSet refuses them with four): their tables are
+by the three roles (``THREE_SEATS``).
+
+State of game ``i`` (absolute seats 0 .. n - 1):
 
 - ``st[i, S_*]`` (int32): phase, player to act, dealer, hand number, trick,
   tricks won, quotas, scores, previous balances, exchange plan, the call
   and the calls left (``calls``), the auction (``auction``), ...;
 - ``cm[i, C_*]`` (uint64 bit sets, bit = card id): hands, kitty, cards
-  played, discards, exchange sent / returned per (sender, receiver) pair,
+  played, discards, exchange sent / returned per (sender, receiver) pair (at sender * MAX_SEATS + receiver),
   kitty cards shown per seat; with ``cfg[K_GIVEN_DEALS]`` (:mod:`sm_env.compiled.single`)
   also the deal of the next hand, which the caller provides instead of the generator;
 - ``rng[i]`` (uint64): the slot's SplitMix64 state; ``rng_start[i, 0]`` its
