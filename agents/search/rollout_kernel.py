@@ -46,6 +46,25 @@ _MIZ_WEIGHTS = np.array(MIZ_WEIGHTS, dtype=np.float64)
 _CALL_RESERVE = np.array(CALL_RESERVE, dtype=np.float64)
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
 
+SEARCH_SEATS = 3
+"""The seats the compiled search plays: its heuristic and the worlds of ``world_kernel`` are by left and right
+player, so four players (docs/rules.md 10.6) search in Python (``agents.search.rollout``), as before."""
+
+
+def unsupported(rules: RuleSet) -> list[str]:
+    """What of ``rules`` the compiled search does not play: what the compiled engine does not run
+    (:func:`sm_env.compiled.support.unsupported`), and any seat count but three."""
+    found = engine_unsupported(rules)
+    if not found and rules.num_players != SEARCH_SEATS:
+        found.append(f"players: {rules.num_players} (the compiled search plays three players)")
+    return found
+
+
+def supports(rules: RuleSet) -> bool:
+    """Whether the compiled search (rollouts, pimc's and ismcts's kernels) plays ``rules`` (asked by
+    :func:`agents.search.rollout.compiled_rollouts`)."""
+    return not unsupported(rules)
+
 
 # ---------------------------------------------------------------------------- bit helpers (int64 card sets)
 
@@ -522,26 +541,6 @@ def rollout_rows(st, cm, cfg, deck, dealer_out, first, log):
     ``first[i]``); ``log[i]`` gets row i's actions."""
     for i in range(st.shape[0]):
         rollout_row(i, st, cm, cfg, deck[i], dealer_out[i], first[i], log[i])
-
-
-SEARCH_SEATS = 3
-"""The seats the compiled search plays: its heuristic and the worlds of ``world_kernel`` are by left and right
-player, so four players (docs/rules.md 10.6) search in Python (``agents.search.rollout``), as before."""
-
-
-def unsupported(rules: RuleSet) -> list[str]:
-    """What of ``rules`` the compiled search does not play: what the compiled engine does not run
-    (:func:`sm_env.compiled.support.unsupported`), and any seat count but three."""
-    found = engine_unsupported(rules)
-    if not found and rules.num_players != SEARCH_SEATS:
-        found.append(f"players: {rules.num_players} (the compiled search plays three players)")
-    return found
-
-
-def supports(rules: RuleSet) -> bool:
-    """Whether the compiled search (rollouts, pimc's and ismcts's kernels) plays ``rules`` (asked by
-    :func:`agents.search.rollout.compiled_rollouts`)."""
-    return not unsupported(rules)
 
 
 class RolloutBatch:
