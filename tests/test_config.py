@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 
 import pytest
 import yaml
@@ -33,23 +32,16 @@ def _eval(path):
 
 
 def _vector(path):
-    """A batched-trainer config; one for a rule set the compiled engine does not run yet (configs/selfplay_four,
-    _auction, _calls) must stop with the compiled boundary's one line naming what it does not run, and load
-    with nothing else changed once the engine runs the rules (checked here with another compiled rule set)."""
+    """A batched-trainer config. Every preset runs compiled now (configs/selfplay_four, _auction, _calls too), so
+    each config's rule set is one the compiled boundary accepts; one it refuses stops the config with that
+    boundary's one line (tests/test_ppo_vector.py and tests/test_rule_shapes.py check that)."""
     from sm_env.compiled.support import unsupported
     from sm_env.core.rules import RuleSet
     from training.vector.config import SelfPlayConfig, load_selfplay_config
 
     with open(path, encoding="utf-8") as handle:
         rules = RuleSet.from_any(yaml.safe_load(handle)["env"]["rules"])
-    refused = unsupported(rules)
-    if refused:
-        with pytest.raises(
-            ConfigError, match=re.escape(f"env.rules: the batched trainer does not run these rules; they use {refused}")
-        ):
-            load_selfplay_config(path)
-        compiled = "dealer-assigns" if rules.num_actions == 74 else "standard"
-        return load_selfplay_config(path, [f"env.rules={compiled}"]), SelfPlayConfig
+    assert unsupported(rules) == [], path
     return load_selfplay_config(path), SelfPlayConfig
 
 

@@ -27,7 +27,7 @@ AGENTS = ("player_0", "player_1", "player_2")
 def _state(e: raw_env) -> tuple:
     """Everything an agent loop can read, with the observations and masks of every agent."""
     seen = []
-    for agent in AGENTS:
+    for agent in e.possible_agents:
         obs = e.observe(agent)
         assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8
         seen.append((obs["observation"].tobytes(), obs["action_mask"].tobytes(), e.action_mask(agent).tobytes()))
@@ -241,14 +241,21 @@ def test_compiled_false_uses_the_pure_python_path() -> None:
 
 
 @pytest.mark.parametrize("preset", ["four-5-3-2-2", "four-6-3-2-1"])
-def test_four_players_use_the_pure_python_path(preset: str) -> None:
-    e = raw_env(rules=preset, max_hands=2)  # compiled=True: the kernels are three-player only
+def test_four_players_on_the_compiled_path(preset: str) -> None:
+    e = raw_env(rules=preset, max_hands=2)
     e.reset(seed=2)
-    assert e._fast is None and e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
+    assert e._fast is not None and e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     _play(e, random.Random(1), 100_000)
     assert not e.agents or e.terminations[e.agent_selection] or e.truncations[e.agent_selection]
     assert [len(hand) for hand in e.game.history[-1].deal_hands] == [12, 12, 12, 12]
     replay(e.record())  # a valid record of the four-player game played
+    # every shape of the four-player exchange (one up serving three, two and two, three up serving one), capped
+    for k, balances in enumerate(([3, -1, -1, -1], [-2, 2, 1, -1], [1, 1, 1, -3], [-3, 2, -1, 2])):
+        for rules in (
+            preset,
+            {"players": 4, "max_exchange": 2, "trump_after_send": True, "first_up_exchanges_first": True},
+        ):
+            _lockstep({"rules": rules, "max_hands": 3}, 10 + k, {"start_balances": balances, "first_dealer": k})
 
 
 @pytest.mark.parametrize("compiled", [True, False])

@@ -491,12 +491,14 @@ def test_replay_checks_four_player_records_strictly():
         replay(three)
 
 
-def test_vector_engine_refuses_four_players():
+def test_vector_engine_plays_four_players_as_the_game():
     from sm_env.compiled.batch import VectorGame, unsupported_options
+    from sm_env.compiled.lockstep import lockstep
 
-    assert unsupported_options(PRESETS["four-5-3-2-2"]) == ["players: 4"]
-    with pytest.raises(ValueError, match="players: 4"):
-        VectorGame(num_games=2, rules="four-6-3-2-1", seed=0)
+    assert unsupported_options(PRESETS["four-5-3-2-2"]) == []
+    assert VectorGame(num_games=2, rules="four-6-3-2-1", seed=0).num_players == 4
+    result = lockstep("four-6-3-2-1", num_games=4, num_slots=4, seed=1, max_hands=3, all_seats=True)
+    assert result.games >= 4 and result.hands > 4  # tests/test_vector.py has the rest
 
 
 # --------------------------------------------------------------------- evaluation

@@ -154,7 +154,7 @@ def test_batched_engine_rewards_add_up_to_the_final_scores(preset):
     g = VectorGame(n, rules=preset, seed=3, episode="game", max_hands=4)
     g.reset()
     rng = np.random.default_rng(0)
-    sums = np.zeros((n, 3))
+    sums = np.zeros((n, g.num_players))
     finished = 0
     while finished < 2 * n:
         mask = g.legal_mask()

@@ -195,8 +195,12 @@ def test_the_learner_env_takes_its_sizes_from_the_rules():
             actions = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
             obs, _, _, _, info = env.step(actions)
             assert info["action_mask"].shape == (4, 74) and info["action_mask"].any(axis=1).all()
-    with pytest.raises(ValueError, match="uses players: 4, which the compiled engine does not run"):
-        LearnerVectorEnv(2, rules="four-5-3-2-2")
+    four = LearnerVectorEnv(4, rules="four-5-3-2-2")  # four players: four seats, 1016 entries
+    obs, info = four.reset(seed=3)
+    assert four.num_players == 4 and obs.shape == (4, 1016) and four.single_action_space.n == 56
+    assert set(four.seats.tolist()) <= {0, 1, 2, 3}
+    with pytest.raises(ValueError, match="uses target_score: 1099511627776, which the compiled engine does not run"):
+        LearnerVectorEnv(2, rules={"target_score": 2**40})
 
 
 TINY = [
@@ -245,15 +249,27 @@ def test_the_batched_trainer_trains_a_74_action_rule_set_end_to_end(tmp_path, ca
     )
 
 
-@pytest.mark.parametrize("preset", ["four-5-3-2-2", "four-6-3-2-1"])
-def test_rule_sets_not_compiled_are_refused_by_the_compiled_boundary_in_one_line(preset):
+def test_rule_sets_not_compiled_are_refused_by_the_compiled_boundary_in_one_line():
     from sm_env.compiled.support import unsupported
     from training.vector.config import load_selfplay_config
 
     with pytest.raises(ValueError) as err:
-        load_selfplay_config(None, [f"env.rules={preset}"])
+        load_selfplay_config(None, ["env.rules={target_score: 1099511627776}"])  # beyond the kernels' int32 scores
     message = str(err.value)
-    assert "\n" not in message and f"they use {unsupported(PRESETS[preset])}" in message
+    assert "\n" not in message and f"they use {unsupported(RuleSet(target_score=2**40))}" in message
+
+
+def test_the_batched_trainer_trains_four_players(tmp_path):
+    run, config = tmp_path / "run", tmp_path / "c.yaml"
+    config.write_text("env: {rules: four-5-3-2-2}\nopponents: {mix: {self: 0.6, random: 0.2, snapshots: 0.2}}\n")
+    sets = [*TINY, "train.total_timesteps=150", "ppo.critic=full", "opponents.snapshot_every=64"]
+    argv = ["--backend", "vector", "--config", str(config), "--run-dir", str(run)]
+    assert train_main([*argv, *sum((["--set", s] for s in sets), [])]) == 0
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) >= 2 and rows[-1]["global_step"] >= 150 and np.isfinite(rows[-1]["policy_loss"])
+    policy, meta = load_numpy_policy(str(run / "final_policy.pt"))
+    assert meta["rules_name"] == "four-5-3-2-2" and (policy.observation_size, policy.num_actions) == (1016, 56)
+    assert _plays_hands(f"ppo:{run / 'final_policy.pt'}", PRESETS["four-5-3-2-2"]) > 10
 
 
 # ---------------------------------------------------------------------------- distillation

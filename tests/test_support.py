@@ -45,8 +45,7 @@ def test_the_mapped_columns_are_the_kernels_rule_vector() -> None:
 @pytest.mark.parametrize(
     "rules, named",
     [
-        (PRESETS["four-5-3-2-2"], ["players: 4"]),
-        (RuleSet(players=4, chips=True), ["players: 4"]),  # chips is played, four players are not
+        (RuleSet(players=4, target_score=2**31), [f"target_score: {2**31}"]),  # four players themselves are played
         (RuleSet(target_score=2**31), [f"target_score: {2**31}"]),  # beyond the kernels' int32 scores
         (RuleSet(fixed_hands=10**30), [f"fixed_hands: {10**30}"]),
     ],
@@ -61,10 +60,11 @@ def test_presets_are_supported_exactly_when_their_options_are_mapped() -> None:
     assert "standard" in presets and "woburn" in presets
     for name, preset in PRESETS.items():
         refused = [option for option in SECTION_10_OPTIONS if getattr(preset, option) and option in support.REFUSED]
-        assert (name in presets) == (not refused and preset.players == 3), name
+        assert (name in presets) == (not refused), name
     for name in ("dealer-makes-quota-up", "chips-12", "9-2-5-variation", "3-5-9", "woburn-auction", "calls"):
         assert name in presets  # section 10, played compiled
-    assert len(presets) == len(PRESETS) - 2  # all but the two four-player presets
+    assert "four-5-3-2-2" in presets and "four-6-3-2-1" in presets  # four players (10.6)
+    assert presets == sorted(PRESETS)  # every preset
 
 
 @pytest.mark.parametrize("option", ["auction", "calls"])
@@ -92,6 +92,37 @@ def test_every_rule_set_the_auction_and_the_calls_allow_is_supported(option: str
     assert allowed >= 6
 
 
+def test_every_rule_set_four_players_allow_is_supported() -> None:
+    """Four players with each option they combine with, alone and in pairs (docs/rules.md 10.6 refuses the rest)."""
+    singles = [
+        {"pickup_before_discard": True},
+        {"trump_after_kitty": True},
+        {"max_exchange": 1},
+        {"no_exchange": True},
+        {"win_tricks": None, "win_margin": 3},
+        {"win_tricks": None, "target_score": 10, "target_symmetric": True},
+        {"dealer_makes_quota": True},
+        {"dealer_makes_quota": "up"},
+        {"win_tricks": None, "fixed_hands": 8},
+        {"quotas": [6, 3, 2, 1]},
+        {"quotas": [0, 0, 12, 0]},
+    ] + [{name: True} for name in SECTION_10_OPTIONS]
+    allowed = refused = 0
+    for a in range(len(singles)):
+        for b in range(a, len(singles)):
+            try:
+                rules = RuleSet(players=4, **{**singles[a], **singles[b]})
+            except RulesError:
+                refused += 1  # an option that needs three players (or a pair the rules refuse)
+                continue
+            allowed += 1
+            assert support.supports(rules), (singles[a], singles[b], support.unsupported(rules))
+    assert allowed >= 100 and refused > 0
+    for option in ("no_kitty_51", "one_card_kitty", "kitty_trick", "calls", "auction", "dealer_assigns_quotas"):
+        with pytest.raises(RulesError, match=option):
+            RuleSet(players=4, **{option: True})
+
+
 @pytest.mark.parametrize("value", [True, False, "up"])
 def test_every_dealer_makes_quota_value_is_supported(value: object) -> None:
     assert support.supports(RuleSet(dealer_makes_quota=value))
@@ -101,15 +132,27 @@ def test_every_compiled_consumer_asks_the_one_boundary() -> None:
     from agents.search import rollout_kernel
     from sm_env.compiled import batch, single
 
-    assert rollout_kernel.supports is single.supports is support.supports
-    assert batch.unsupported_options(RuleSet(players=4)) == ["players: 4"]  # kept for the names docs use
+    assert single.supports is support.supports
+    assert rollout_kernel.engine_unsupported is support.unsupported  # the search asks it too, then its own seats
+    assert batch.unsupported_options(RuleSet(players=4)) == []  # kept for the names docs use
     assert batch.unsupported_options(RuleSet(auction=True, chips=True)) == []  # section 10 runs compiled
-    with pytest.raises(ValueError, match="players: 4"):
-        batch.VectorGame(2, rules=RuleSet(players=4), seed=0)
+    assert batch.VectorGame(2, rules=RuleSet(players=4), seed=0).num_players == 4
     with pytest.raises(ValueError, match="target_score"):
         batch.VectorGame(2, rules=RuleSet(target_score=2**40), seed=0)
+    with pytest.raises(ValueError, match="target_score"):
+        rollout_kernel.RolloutBatch(RuleSet(target_score=2**40), 1)
+
+
+def test_the_compiled_search_refuses_four_players_by_its_own_check() -> None:
+    from agents.search import rollout, rollout_kernel
+
+    four = RuleSet(players=4)
+    assert support.supports(four) and not rollout_kernel.supports(four)
+    assert rollout_kernel.unsupported(four) == ["players: 4 (the compiled search plays three players)"]
+    assert rollout.compiled_rollouts(four) is None  # pimc and ismcts search in Python
+    assert rollout.compiled_rollouts(RuleSet()) is rollout_kernel.RolloutBatch
     with pytest.raises(ValueError, match="players: 4"):
-        rollout_kernel.RolloutBatch(RuleSet(players=4), 1)
+        rollout_kernel.RolloutBatch(four, 1)
 
 
 def test_support_loads_no_numba() -> None:

@@ -214,7 +214,7 @@ def test_tampered_states_never_crash_the_process() -> None:
         ({"max_hands": 2**40}, "max_hands must be at most"),
         ({"parallel": "yes"}, "parallel must be True or False"),
         ({"seed": 1.5}, "seed must be an integer"),
-        ({"rules": {"players": 4}}, "players: 4"),
+        ({"rules": {"target_score": 2**40}}, f"target_score: {2**40}"),  # beyond the kernels' int32 scores
     ],
 )
 def test_bad_constructor_arguments_are_refused(kwargs: dict, match: str) -> None:
@@ -247,15 +247,19 @@ def test_float_rows_seats_and_final_seats_are_refused_not_truncated(played) -> N
         ("woburn-auction", k.S_AUC_HIGH, "S_AUC_HIGH"),
         ("woburn-auction", k.S_AUC_PASSED, "S_AUC_PASSED"),
         ("woburn-auction", k.S_PASSED_OUT, "S_PASSED_OUT"),
+        ("four-5-3-2-2", k.S_SC + 3, r"S_SC\+3"),  # the fourth seat's columns
+        ("four-6-3-2-1", k.S_TW + 3, r"S_TW\+3"),
     ],
 )
-def test_the_auction_and_calls_columns_are_restored_and_checked(rules: str, column: int, name: str) -> None:
+def test_the_auction_calls_and_four_seat_columns_are_restored_and_checked(rules: str, column: int, name: str) -> None:
     g = VectorGame(SLOTS, rules=rules, seed=3, max_hands=20)
     g.reset()
     rng = np.random.default_rng(3)
     for _ in range(60):  # passes often: passed-out deals and auctions under way
         mask = g.legal_mask()
-        actions = [58 if row[58] and rng.random() < 0.6 else rng.choice(np.flatnonzero(row)) for row in mask]
+        actions = [
+            58 if len(row) > 58 and row[58] and rng.random() < 0.6 else rng.choice(np.flatnonzero(row)) for row in mask
+        ]
         g.step(np.array(actions))
     state = g.get_state()
     copy = VectorGame(SLOTS, rules=rules, seed=0, max_hands=20)

@@ -32,12 +32,11 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from agents.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
-from sm_env.compiled.support import supports as supports  # the one answer, re-exported for rollout.py
-from sm_env.compiled.support import unsupported
+from sm_env.compiled.support import unsupported as engine_unsupported
 from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
@@ -46,6 +45,25 @@ _NT_WEIGHTS = np.array(NT_WEIGHTS, dtype=np.float64)
 _MIZ_WEIGHTS = np.array(MIZ_WEIGHTS, dtype=np.float64)
 _CALL_RESERVE = np.array(CALL_RESERVE, dtype=np.float64)
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
+
+SEARCH_SEATS = 3
+"""The seats the compiled search plays: its heuristic and the worlds of ``world_kernel`` are by left and right
+player, so four players (docs/rules.md 10.6) search in Python (``agents.search.rollout``), as before."""
+
+
+def unsupported(rules: RuleSet) -> list[str]:
+    """What of ``rules`` the compiled search does not play: what the compiled engine does not run
+    (:func:`sm_env.compiled.support.unsupported`), and any seat count but three."""
+    found = engine_unsupported(rules)
+    if not found and rules.num_players != SEARCH_SEATS:
+        found.append(f"players: {rules.num_players} (the compiled search plays three players)")
+    return found
+
+
+def supports(rules: RuleSet) -> bool:
+    """Whether the compiled search (rollouts, pimc's and ismcts's kernels) plays ``rules`` (asked by
+    :func:`agents.search.rollout.compiled_rollouts`)."""
+    return not unsupported(rules)
 
 
 # ---------------------------------------------------------------------------- bit helpers (int64 card sets)

@@ -2,8 +2,8 @@
 numpy arrays in and out (numba kernels in :mod:`sm_env.compiled.kernels`).
 
 The rules are those of :class:`sm_env.core.game.Game` (the readable reference),
-every option of :mod:`sm_env.core.rules` with three players
-(:func:`sm_env.compiled.support.supports`; not four players); observations are
+every option of :mod:`sm_env.core.rules`, three or four players
+(:func:`sm_env.compiled.support.supports`; ``num_players`` seats); observations are
 ``observation.encode(knowledge.player_view(game, seat))`` bit for bit. The
 test suite and ``benchmarks/lockstep_vector.py`` check both in lockstep with
 ``Game``, decision by decision.
@@ -15,8 +15,8 @@ Interface::
     g.reset()                  # deals every game (seeded)
     g.current_player           # int32 [N]: seat to act
     g.legal_mask()             # int8 [N, A]: 1 exactly for the legal actions (A = 56)
-    g.observe()                # float32 [N, O]: observation of the player to act (O = 789)
-    r, done = g.step(actions)  # actions int [N]; r float32 [N, 3]: score changes paid
+    g.observe()                # float32 [N, O]: observation of the player to act (O = 789; 1016 with four)
+    r, done = g.step(actions)  # actions int [N]; r float32 [N, P]: score changes paid (P = g.num_players seats)
                                # this step; done bool [N]: the game (or hand) in the slot ended
     g.record(i)                # the game now in slot i, as a standard record
     g.finished_record(i)       # after a step with done[i]: the game that just ended in slot i
@@ -44,9 +44,9 @@ Interface::
 - ``observe(rows=None, seats=None, out=None)``: the observations of some
   slots, of the player to act or of given seats; ``out`` (float32 [len, O])
   is filled instead of a fresh array.
-- ``full_state(rows=None, seats=None, out=None)``: float32 [len, 156], the
-  cards hidden from that seat (the two other hands, relative to it, and
-  the kitty): the extra input of a critic that sees the whole deal during
+- ``full_state(rows=None, seats=None, out=None)``: float32 [len, 52 * P]
+  (``full_state_size``), the cards hidden from that seat (the other hands,
+  relative to it, and the kitty): the extra input of a critic that sees the whole deal during
   training. Never part of :meth:`observe`, never for an actor.
 - ``get_state()`` / ``set_state(state)``: every slot's game and random
   stream as a dict of arrays (checkpoints; a restored batch continues
@@ -58,11 +58,11 @@ Interface::
 Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
 starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's
 output function); ``below(n) = (next >> 32) * n >> 32`` is a number
-0..n-1. Each game draws its first dealer (``below(3)``) and then, for each
+0..n-1. Each game draws its first dealer (``below(P)``, P seats) and then, for each
 hand, shuffles the deck (cards in id order; 51 without 2C with
 ``no_kitty_51``) by swapping card ``k`` with card ``below(k + 1)`` for
-``k`` from the last down to 1, and deals it in order: seat 0, 1, 2, then
-the kitty. The next game in the slot continues the stream. So a slot's
+``k`` from the last down to 1, and deals it in order: seat 0, 1, 2 (and 3
+with four players), then the kitty. The next game in the slot continues the stream. So a slot's
 games depend only on (seed, slot, the actions played in that slot): same
 seed + same actions give the same games, records and observations,
 whatever the number of slots or the other slots' actions. ``reset(seed)``
@@ -103,8 +103,8 @@ __all__ = [
     "unsupported_options",
 ]
 
-NUM_PLAYERS = 3
-FULL_STATE_SIZE = k.FULL_STATE_SIZE
+NUM_PLAYERS = 3  # the default rule set's seats; a VectorGame's own are ``num_players`` (3, or 4: docs/rules.md 10.6)
+FULL_STATE_SIZE = k.FULL_STATE_SIZE  # with three players; ``VectorGame.full_state_size`` is the batch's own
 _STATE_ARRAYS = ("st", "cm", "rng", "rng_start", "log", "done")
 _INITIAL_LOG = 256
 
@@ -152,15 +152,15 @@ class VectorGame:
         if refused:
             raise ValueError(
                 f"VectorGame runs the rule sets of sm_env.compiled.support; rule set {self.rules.name!r} uses "
-                f"{', '.join(refused)}, which the compiled engine does not run (four players: "
-                "only sm_env.env / Game play them so far)"
+                f"{', '.join(refused)}, which the compiled engine does not run"
             )
         self.episode = episode
         self.max_hands = max_hands
         self.game_max_hands = engine_max_hands(episode, max_hands)
         self.num_actions = self.rules.num_actions
-        self.num_players = NUM_PLAYERS
+        self.num_players = self.rules.num_players
         self.observation_size = observation_size(self.rules)
+        self.full_state_size = k.full_state_size(self.num_players)
         self.seed = self._check_seed(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63)
         self._cfg = k.rules_config(self.rules, self.game_max_hands)
         n = self.num_games
@@ -216,7 +216,7 @@ class VectorGame:
 
     @property
     def current_player(self) -> np.ndarray:
-        """int32 [N]: the seat (0-2) to act in each slot (a copy)."""
+        """int32 [N]: the seat (0 to num_players - 1) to act in each slot (a copy)."""
         self._need_reset()
         return self._st[:, k.S_CUR].copy()
 
@@ -228,9 +228,9 @@ class VectorGame:
 
     @property
     def scores(self) -> np.ndarray:
-        """int32 [N, 3]: running scores by absolute seat."""
+        """int32 [N, P]: running scores by absolute seat (P = num_players)."""
         self._need_reset()
-        return self._st[:, k.S_SC : k.S_SC + 3].copy()
+        return self._st[:, k.S_SC : k.S_SC + self.num_players].copy()
 
     @property
     def truncated(self) -> np.ndarray:
@@ -285,16 +285,20 @@ class VectorGame:
         if seats is None:
             seats = self._to_act if rows is self._rows else np.full(len(rows), -1, dtype=np.int64)
         else:
-            seats = _whole(seats, "seats", "seats 0, 1, 2 (or -1: the player to act)")
+            seats = _whole(seats, "seats", f"seats {self._seat_words} (or -1: the player to act)")
             try:
                 seats = np.broadcast_to(seats, rows.shape)
             except ValueError:
                 raise ValueError(
                     f"seats has shape {seats.shape}; it must be one seat or one per row {rows.shape}"
                 ) from None
-        if len(seats) and (seats.min() < -1 or seats.max() > 2):
-            raise ValueError("seats must be 0, 1, 2 (or -1: the player to act)")
+        if len(seats) and (seats.min() < -1 or seats.max() >= self.num_players):
+            raise ValueError(f"seats must be {self._seat_words} (or -1: the player to act)")
         return rows, seats
+
+    @property
+    def _seat_words(self) -> str:
+        return ", ".join(str(s) for s in range(self.num_players))
 
     @staticmethod
     def _out(out: np.ndarray | None, rows: np.ndarray, width: int) -> np.ndarray:
@@ -307,17 +311,19 @@ class VectorGame:
     def full_state(
         self, rows: np.ndarray | None = None, seats: np.ndarray | None = None, out: np.ndarray | None = None
     ) -> np.ndarray:
-        """float32 [len(rows), 156]: the cards hidden from ``seats`` (default: the player to act) in ``rows``.
+        """float32 [len(rows), 52 * P]: the cards hidden from ``seats`` (default: the player to act) in ``rows``
+        (``full_state_size``: 156 with three players, 208 with four).
 
-        Layout, relative to the seat: [0:52] the left player's hand (seat + 1), [52:104] the right
-        player's hand (seat + 2), [104:156] the kitty as dealt; entry 13 * suit + rank is 1.0 for a
+        Layout, relative to the seat: [0:52] the left player's hand (seat + 1), [52:104] that of seat + 2
+        (the right player; with four the one across, then [104:156] the right player, seat + 3), and the
+        last 52 entries the kitty as dealt; entry 13 * suit + rank is 1.0 for a
         card in the set (card ids of :mod:`sm_env.core.cards`). For a critic that sees the whole deal during
         training (asymmetric actor-critic): it leaks every hidden card, so never give it to an actor.
         """
         self._need_reset()
         rows, seats = self._rows_seats(rows, seats)
-        out = self._out(out, rows, FULL_STATE_SIZE)
-        k.full_state_games(self._st, self._cm, seats, rows, out)
+        out = self._out(out, rows, self.full_state_size)
+        k.full_state_games(self._st, self._cm, self._cfg, seats, rows, out)
         return out
 
     def get_state(self) -> dict[str, np.ndarray]:
@@ -352,7 +358,7 @@ class VectorGame:
     def step(
         self, actions: np.ndarray, active: np.ndarray | None = None, final_seats: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Play one action in every (active) slot; returns (rewards float32 [N, 3], done bool [N]).
+        """Play one action in every (active) slot; returns (rewards float32 [N, P], done bool [N]), P = num_players.
 
         ``final_seats`` (int [N], -1 for none): for each slot whose game ends
         at this step, the observation of that seat at the end of the game is
@@ -376,15 +382,16 @@ class VectorGame:
         if final_seats is None:
             final_seats = self._no_final
         else:
-            final_seats = _whole(final_seats, "final_seats", f"seats 0-2 (or -1) of shape ({n},)")
-            if final_seats.shape != (n,) or final_seats.min() < -1 or final_seats.max() > 2:
-                raise ValueError(f"final_seats must be seats 0-2 (or -1) of shape ({n},)")
+            last = self.num_players - 1
+            final_seats = _whole(final_seats, "final_seats", f"seats 0-{last} (or -1) of shape ({n},)")
+            if final_seats.shape != (n,) or final_seats.min() < -1 or final_seats.max() > last:
+                raise ValueError(f"final_seats must be seats 0-{last} (or -1) of shape ({n},)")
         bad = k.first_illegal(self._st, self._cm, self._cfg, actions, active)
         if bad >= 0:
             raise self._illegal(bad, int(actions[bad]))
         if final_seats is not self._no_final and self._final_obs.shape[0] != n:
             self._final_obs = np.zeros((n, self.observation_size), dtype=np.float32)
-        rewards = np.empty((n, NUM_PLAYERS), dtype=np.float32)
+        rewards = np.empty((n, self.num_players), dtype=np.float32)
         done = np.empty(n, dtype=np.bool_)
         state = (self._st, self._cm, self._rng, self._rng_start, self._cfg, self._log)
         full = self._step(*state, actions, active, rewards, done, final_seats, self._final_obs)
@@ -414,12 +421,12 @@ class VectorGame:
         if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 0:
             raise ValueError(f"num_hands must be a whole number >= 0, got {num_hands!r}")
         first, decks = k.game_deals(start, self._cfg, int(num_hands))
-        size = self.rules.hand_size
+        size, seats = self.rules.hand_size, self.num_players
         cards = 51 if self.rules.no_kitty_51 else 52
         deals = [
             {
-                "hands": [sorted(int(c) for c in deck[s * size : (s + 1) * size]) for s in range(3)],
-                "kitty": sorted(int(c) for c in deck[3 * size : cards]),
+                "hands": [sorted(int(c) for c in deck[s * size : (s + 1) * size]) for s in range(seats)],
+                "kitty": sorted(int(c) for c in deck[seats * size : cards]),
             }
             for deck in decks
         ]

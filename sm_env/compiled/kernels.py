@@ -8,13 +8,23 @@ against it decision by decision (``tests/test_vector.py`` and
 :func:`sm_env.observation.encode` of :func:`sm_env.core.knowledge.player_view`,
 bit for bit.
 
-State of game ``i`` (absolute seats 0-2):
+One set of kernels for three and four players (docs/rules.md 10.6): the seat count is data,
+``cfg[K_PLAYERS]``; every seat loop runs over ``range(n)``, seats move on by :func:`_after` and are
+seen relative to a player by :func:`_rel` (``(s + k) % n`` and ``(s - seat) % n`` without a division),
+and every per-seat column has room for ``MAX_SEATS`` (a three-player game leaves the fourth at 0). The
+observation, the hot path, is written by one body (:func:`_encode_seats`) that :func:`encode_row`
+inlines twice, with n = 3 and n = 4 as constants, so numba folds each copy's loops and offsets
+(three players observe as fast as before the seat count became data). The auction, the calls and
+``dealer_assigns_quotas`` are three-player options (RuleSet refuses them with four): their tables are
+by the three roles (``THREE_SEATS``).
+
+State of game ``i`` (absolute seats 0 .. n - 1):
 
 - ``st[i, S_*]`` (int32): phase, player to act, dealer, hand number, trick,
   tricks won, quotas, scores, previous balances, exchange plan, the call
   and the calls left (``calls``), the auction (``auction``), ...;
 - ``cm[i, C_*]`` (uint64 bit sets, bit = card id): hands, kitty, cards
-  played, discards, exchange sent / returned per (sender, receiver) pair,
+  played, discards, exchange sent / returned per (sender, receiver) pair (at sender * MAX_SEATS + receiver),
   kitty cards shown per seat; with ``cfg[K_GIVEN_DEALS]`` (:mod:`sm_env.compiled.single`)
   also the deal of the next hand, which the caller provides instead of the generator;
 - ``rng[i]`` (uint64): the slot's SplitMix64 state; ``rng_start[i, 0]`` its
@@ -53,9 +63,18 @@ from sm_env.core.game import (
     hand_order,
 )
 from sm_env.core.rules import RuleSet
-from sm_env.observation import OBSERVATION_SIZE, OFFSETS, observation_size
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS, observation_size, seat_features
 
 # ---------------------------------------------------------------------------- layout
+
+MAX_SEATS = 4
+"""Seats the state has room for: every per-seat column holds MAX_SEATS entries, of which a game uses the first
+``cfg[K_PLAYERS]`` (3, or 4 with ``players: 4``, docs/rules.md 10.6); the others stay 0."""
+MAX_ROUNDS = MAX_SEATS - 1  # exchange rounds of a hand: one per up player
+MAX_TARGETS = MAX_SEATS - 1  # receivers of one round: the down players
+PAIRS = MAX_SEATS * MAX_SEATS  # (sender, receiver) pairs of the exchange, at sender * MAX_SEATS + receiver
+THREE_SEATS = 3  # the auction, the calls and dealer_assigns_quotas are three-player options (RuleSet refuses them
+#                  with four): their tables are by the three roles
 
 # int32 state columns
 S_PHASE = 0
@@ -67,95 +86,98 @@ S_LEADER = 5
 S_LED = 6
 S_TRUMP = 7
 S_TRICK_LEN = 8
-S_TRICK = 9  # 3: cards of the open trick in play order
-S_TRICKS_PLAYED = 12
-S_TW = 13  # 3: tricks won this hand by seat
-S_Q = 16  # 3: quotas by seat
-S_SC = 19  # 3: running scores by seat
-S_HAS_PREV = 22
-S_PB = 23  # 3: previous hand's balances by seat
-S_PICKED = 26
-S_DISC_COUNT = 27
-S_VOID = 28  # 3: 4-bit suit sets
-S_EX_NROUNDS = 31
-S_EX_ROUND = 32
-S_EX_SENDER = 33  # 2: sender of round r
-S_EX_NT = 35  # 2: receivers in round r
-S_EX_RECV = 37  # 4: receiver of round r, target t at 2r+t
-S_EX_CNT = 41  # 4: count of round r, target t
-S_EX_TARGET = 45
-S_EX_PEND = 46  # 2: cards chosen so far for target t of the current round
-S_EX_STARTED = 48  # 9: count of the exchange sender*3+receiver once its first card is chosen, else 0
-S_STAGE = 57  # index into the hand order (cfg[K_ORDER]) of the stage being played; -1 before the first
-S_UP_AT = 58  # 3: trick (0 = first, -1 = the kitty trick) in which a seat won its (quota + 1)-th trick, else 52
-S_PUP = 61  # 3: S_UP_AT of the previous hand (all 52 in hand 1): first_up_exchanges_first
-S_QKNOWN = 64  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
-S_TAKER = 65  # one_card_kitty: the seat that decided on the face-up card, -1 before
-S_PUT_OUT = 66  # one_card_kitty: the card it put out of play to take it, -1 (declined, or not decided)
-S_CALL = 67  # calls: the hand's call (0-3 a suit, 4 NT, 5 Miz), -1 before it
-S_CALLS_LEFT = 68  # 3: by seat, the 6-bit set of calls (actions 52 + k) the seat may make as dealer (calls: those it
-#                    has not made yet; without calls the four suits, never used up)
-S_AUC_FIRST = 71  # auction: the seat that bids first (Game.auction_first)
-S_AUC_BID = 72  # 3: auction: the highest bid of each seat, 0 for none
-S_AUC_PASSED = 75  # auction: bit set of the seats that have passed
-S_AUC_HIGH = 76  # auction: the highest bid, 0 before any
-S_AUC_HIGH_SEAT = 77  # auction: its bidder (after the auction: hand 1's dealer), -1 before any
-S_PASSED_OUT = 78  # auction: passed-out deals so far (counted in S_HAND_NO, not as hands played)
-S_LOG_LEN = 79
-S_WINNERS = 80  # bit set of winning seats (0 while nobody has won)
-S_TRUNCATED = 81
-S_FIN_LOG_LEN = 82  # the game that just ended in the slot: actions, hands
-S_FIN_HANDS = 83
-S_FIN_WINNERS = 84
-S_FIN_TRUNCATED = 85
-NUM_S = 86  # (even: the row is a whole number of uint64 words, sm_env.compiled.single)
+S_TRICK = 9  # MAX_SEATS: cards of the open trick in play order
+S_TRICKS_PLAYED = S_TRICK + MAX_SEATS
+S_TW = S_TRICKS_PLAYED + 1  # MAX_SEATS: tricks won this hand by seat
+S_Q = S_TW + MAX_SEATS  # MAX_SEATS: quotas by seat
+S_SC = S_Q + MAX_SEATS  # MAX_SEATS: running scores by seat
+S_HAS_PREV = S_SC + MAX_SEATS
+S_PB = S_HAS_PREV + 1  # MAX_SEATS: previous hand's balances by seat
+S_PICKED = S_PB + MAX_SEATS
+S_DISC_COUNT = S_PICKED + 1
+S_VOID = S_DISC_COUNT + 1  # MAX_SEATS: 4-bit suit sets
+S_EX_NROUNDS = S_VOID + MAX_SEATS
+S_EX_ROUND = S_EX_NROUNDS + 1
+S_EX_SENDER = S_EX_ROUND + 1  # MAX_ROUNDS: sender of round r
+S_EX_NT = S_EX_SENDER + MAX_ROUNDS  # MAX_ROUNDS: receivers in round r
+S_EX_RECV = S_EX_NT + MAX_ROUNDS  # MAX_ROUNDS * MAX_TARGETS: receiver of round r, target t at MAX_TARGETS * r + t
+S_EX_CNT = S_EX_RECV + MAX_ROUNDS * MAX_TARGETS  # the same: count of round r, target t
+S_EX_TARGET = S_EX_CNT + MAX_ROUNDS * MAX_TARGETS
+S_EX_PEND = S_EX_TARGET + 1  # MAX_TARGETS: cards chosen so far for target t of the current round
+S_EX_STARTED = S_EX_PEND + MAX_TARGETS  # PAIRS: count of the exchange of a pair once its first card is chosen, else 0
+S_STAGE = S_EX_STARTED + PAIRS  # index into the hand order (cfg[K_ORDER]) of the stage being played; -1 before
+S_UP_AT = S_STAGE + 1  # MAX_SEATS: trick (0 = first, -1 = the kitty trick) in which a seat won its (quota + 1)-th
+#                        trick, else 52
+S_PUP = S_UP_AT + MAX_SEATS  # MAX_SEATS: S_UP_AT of the previous hand (all 52 in hand 1): first_up_exchanges_first
+S_QKNOWN = S_PUP + MAX_SEATS  # 1 once the hand's quotas are known (0 while the dealer has to assign them)
+S_TAKER = S_QKNOWN + 1  # one_card_kitty: the seat that decided on the face-up card, -1 before
+S_PUT_OUT = S_TAKER + 1  # one_card_kitty: the card it put out of play to take it, -1 (declined, or not decided)
+S_CALL = S_PUT_OUT + 1  # calls: the hand's call (0-3 a suit, 4 NT, 5 Miz), -1 before it
+S_CALLS_LEFT = S_CALL + 1  # MAX_SEATS: by seat, the 6-bit set of calls (actions 52 + k) the seat may make as dealer
+#                            (calls: those it has not made yet; without calls the four suits, never used up)
+S_AUC_FIRST = S_CALLS_LEFT + MAX_SEATS  # auction: the seat that bids first (Game.auction_first)
+S_AUC_BID = S_AUC_FIRST + 1  # MAX_SEATS: auction: the highest bid of each seat, 0 for none
+S_AUC_PASSED = S_AUC_BID + MAX_SEATS  # auction: bit set of the seats that have passed
+S_AUC_HIGH = S_AUC_PASSED + 1  # auction: the highest bid, 0 before any
+S_AUC_HIGH_SEAT = S_AUC_HIGH + 1  # auction: its bidder (after the auction: hand 1's dealer), -1 before any
+S_PASSED_OUT = S_AUC_HIGH_SEAT + 1  # auction: passed-out deals so far (counted in S_HAND_NO, not as hands played)
+S_LOG_LEN = S_PASSED_OUT + 1
+S_WINNERS = S_LOG_LEN + 1  # bit set of winning seats (0 while nobody has won)
+S_TRUNCATED = S_WINNERS + 1
+S_FIN_LOG_LEN = S_TRUNCATED + 1  # the game that just ended in the slot: actions, hands
+S_FIN_HANDS = S_FIN_LOG_LEN + 1
+S_FIN_WINNERS = S_FIN_HANDS + 1
+S_FIN_TRUNCATED = S_FIN_WINNERS + 1
+NUM_S = S_FIN_TRUNCATED + 1 + (S_FIN_TRUNCATED + 1) % 2  # (even: the row is a whole number of uint64 words,
+#                                                          sm_env.compiled.single)
 
 # uint64 card-set columns
-C_HAND = 0  # 3
-C_KITTY = 3
-C_PLAYED = 4  # 3
-C_DISCARDS = 7
-C_SENT = 8  # 9: sender*3+receiver
-C_RET = 17  # 9: returned to sender by receiver, at sender*3+receiver
-C_SHOWN = 26  # 3: kitty cards shown to a seat
-C_NEXT_HAND = 29  # 3: with K_GIVEN_DEALS, the deal of the next hand by seat (kept when a hand starts)
-C_NEXT_KITTY = 32  # the kitty of that deal
-NUM_C = 33
+C_HAND = 0  # MAX_SEATS
+C_KITTY = C_HAND + MAX_SEATS
+C_PLAYED = C_KITTY + 1  # MAX_SEATS
+C_DISCARDS = C_PLAYED + MAX_SEATS
+C_SENT = C_DISCARDS + 1  # PAIRS: sender * MAX_SEATS + receiver
+C_RET = C_SENT + PAIRS  # PAIRS: returned to sender by receiver, at sender * MAX_SEATS + receiver
+C_SHOWN = C_RET + PAIRS  # MAX_SEATS: kitty cards shown to a seat
+C_NEXT_HAND = C_SHOWN + MAX_SEATS  # MAX_SEATS: with K_GIVEN_DEALS, the deal of the next hand by seat (kept when
+#                                    a hand starts)
+C_NEXT_KITTY = C_NEXT_HAND + MAX_SEATS  # the kitty of that deal
+NUM_C = C_NEXT_KITTY + 1
 
 # rule set vector
 K_PICKUP = 0  # (these two for the record: the hand order, K_ORDER, plays them)
 K_TRUMP_AFTER_KITTY = 1
-K_Q = 2  # 3: dealer, eldest, middle
-K_NO_EXCHANGE = 5
-K_MAX_EXCHANGE = 6  # -1: none (same for every optional number below)
-K_WIN_TRICKS = 7
-K_WIN_MARGIN = 8
-K_TARGET = 9
-K_TARGET_SYM = 10
-K_DEALER_MAKES = 11  # 0 off, 1 at least its quota (true), 2 more than its quota ("up")
-K_FIXED = 12
-K_NO_KITTY_51 = 13
-K_TRICKS = 14  # tricks counted in a hand (what the quotas sum to)
-K_HAND_SIZE = 15  # cards dealt to a seat: the tricks played
-K_KITTY_SIZE = 16
-K_MAX_HANDS = 17
-K_GIVEN_DEALS = 18  # 1: a hand starts with the deal in C_NEXT_* (the caller puts it there), not one drawn from rng
-K_CHIPS = 19
-K_FIRST_UP = 20  # first_up_exchanges_first
-K_KITTY_TRICK = 21
-K_NSTAGES = 22  # stages of a hand before the play (Game's hand_order) ...
-K_ORDER = 23  # 8: ... their ST_* codes in order
-K_ASSIGN = 31  # dealer_assigns_quotas
-K_NUM_ACTIONS = 32  # the rule set's action space: 56 or 74
-K_OBS_SIZE = 33  # its observation length: 789, or 791 with 74 actions (900 one_card_kitty, 809 auction, 816 calls)
-K_ONE_CARD = 34  # one_card_kitty: the kitty (C_KITTY) is the face-up card
-K_AUCTION = 35  # auction: hand 1 is dealt after the Woburn auction (phase BID)
-K_CALLS = 36  # calls: the dealer calls a suit, NT or Miz, each once a game; 18 hands
-NUM_K = 37
+K_Q = 2  # MAX_SEATS: quotas by role (dealer, eldest, middle; with four players dealer, eldest, third, fourth)
+K_NO_EXCHANGE = K_Q + MAX_SEATS
+K_MAX_EXCHANGE = K_NO_EXCHANGE + 1  # -1: none (same for every optional number below)
+K_WIN_TRICKS = K_MAX_EXCHANGE + 1
+K_WIN_MARGIN = K_WIN_TRICKS + 1
+K_TARGET = K_WIN_MARGIN + 1
+K_TARGET_SYM = K_TARGET + 1
+K_DEALER_MAKES = K_TARGET_SYM + 1  # 0 off, 1 at least its quota (true), 2 more than its quota ("up")
+K_FIXED = K_DEALER_MAKES + 1
+K_NO_KITTY_51 = K_FIXED + 1
+K_TRICKS = K_NO_KITTY_51 + 1  # tricks counted in a hand (what the quotas sum to)
+K_HAND_SIZE = K_TRICKS + 1  # cards dealt to a seat: the tricks played
+K_KITTY_SIZE = K_HAND_SIZE + 1
+K_MAX_HANDS = K_KITTY_SIZE + 1
+K_GIVEN_DEALS = K_MAX_HANDS + 1  # 1: a hand starts with the deal in C_NEXT_* (the caller puts it there), not rng's
+K_CHIPS = K_GIVEN_DEALS + 1
+K_FIRST_UP = K_CHIPS + 1  # first_up_exchanges_first
+K_KITTY_TRICK = K_FIRST_UP + 1
+K_NSTAGES = K_KITTY_TRICK + 1  # stages of a hand before the play (Game's hand_order) ...
+K_ORDER = K_NSTAGES + 1  # 8: ... their ST_* codes in order
+K_ASSIGN = K_ORDER + 8  # dealer_assigns_quotas
+K_NUM_ACTIONS = K_ASSIGN + 1  # the rule set's action space: 56 or 74
+K_OBS_SIZE = K_NUM_ACTIONS + 1  # its observation length: 789, 791 with 74 actions (900 one_card_kitty, 809 auction,
+#                                 816 calls), 1016 with four players
+K_ONE_CARD = K_OBS_SIZE + 1  # one_card_kitty: the kitty (C_KITTY) is the face-up card
+K_AUCTION = K_ONE_CARD + 1  # auction: hand 1 is dealt after the Woburn auction (phase BID)
+K_CALLS = K_AUCTION + 1  # calls: the dealer calls a suit, NT or Miz, each once a game; 18 hands
+K_PLAYERS = K_CALLS + 1  # the seats at the table: 3 or 4 (every seat loop runs over range(cfg[K_PLAYERS]))
+NUM_K = K_PLAYERS + 1
 
-NUM_SEATS = 3
-ALL_SEATS = (1 << NUM_SEATS) - 1  # the bit set of every seat
-HANDS_WITH_CALLS = 6 * NUM_SEATS  # calls: every seat makes each of its six calls once
+HANDS_WITH_CALLS = 6 * THREE_SEATS  # calls: every seat makes each of its six calls once
 
 LEGAL_SHIFT_ASSIGN = 16
 """A legal set is one uint64 word of actions ``shift`` and up: 0 but in the assign and bid phases, whose actions
@@ -174,33 +196,24 @@ STAGE_CODES = {
     "take": ST_TAKE,
 }
 
-_OBS_TRICK = OFFSETS["trick"]
-_OBS_GAVE = OFFSETS["gave"]
-_OBS_GOT = OFFSETS["got"]
-_OBS_SHOWN = OFFSETS["shown"]
-_OBS_DISCARDS = OFFSETS["discards"]
-_OBS_KITTY = OFFSETS["kitty"]
-_OBS_TRUMP = OFFSETS["trump"]
-_OBS_LED = OFFSETS["led_suit"]
-_OBS_PHASE = OFFSETS["phase"]
-_OBS_ROLE = OFFSETS["role"]
-_OBS_QUOTAS = OFFSETS["quotas"]
-_OBS_TW = OFFSETS["tricks_won"]
-_OBS_HS = OFFSETS["hand_sizes"]
-_OBS_VOIDS = OFFSETS["voids"]
-_OBS_PREV = OFFSETS["previous_balances"]
-_OBS_SCORES = OFFSETS["scores"]
-_OBS_COUNTS = OFFSETS["exchange_counts"]
-_OBS_TO_SEND = OFFSETS["to_send"]
-_OBS_DISC_LEFT = OFFSETS["discards_left"]
-_OBS_TRICKS_PLAYED = OFFSETS["tricks_played"]
-_OBS_KITTY_TAKEN = OFFSETS["kitty_taken"]
-_OBS_TO_ACT = OFFSETS["to_act"]
-_OBS_LEADER = OFFSETS["trick_leader"]
-_OBS_HAND_NO = OFFSETS["hand_number"]
-_OBS_SIZE = OBSERVATION_SIZE
-# slot of the exchange-count pair (from rel, to rel) as rel_from*3+rel_to; -1 for a seat with itself
-_PAIR_SLOT = np.array([-1, 0, 1, 2, -1, 3, 4, 5, -1], dtype=np.int64)
+# The observation layout by seat count (sm_env.observation.seat_features): _OBS[n, F_*] is the offset of a
+# feature with n seats (rows 3 and 4), _OBS_BASE[n] the length before the 74-action entries.
+_FEATURE_NAMES = tuple(name for name, _ in seat_features(3))
+(
+    F_HAND, F_PLAYED, F_TRICK, F_GAVE, F_GOT, F_SHOWN, F_DISCARDS, F_KITTY, F_TRUMP, F_LED, F_PHASE, F_ROLE,
+    F_QUOTAS, F_TW, F_HS, F_VOIDS, F_PREV, F_SCORES, F_COUNTS, F_TO_SEND, F_DISC_LEFT, F_TRICKS_PLAYED,
+    F_KITTY_TAKEN, F_TO_ACT, F_LEADER, F_HAND_NO,
+) = range(len(_FEATURE_NAMES))  # fmt: skip
+_OBS = np.zeros((MAX_SEATS + 1, len(_FEATURE_NAMES)), dtype=np.int64)
+_OBS_BASE = np.zeros(MAX_SEATS + 1, dtype=np.int64)
+for _n in (3, MAX_SEATS):
+    _offset = 0
+    for _f, (_name, _size) in enumerate(seat_features(_n)):
+        assert _name == _FEATURE_NAMES[_f]
+        _OBS[_n, _f] = _offset
+        _offset += _size
+    _OBS_BASE[_n] = _offset
+assert tuple(_OBS[3]) == tuple(OFFSETS[name] for name in _FEATURE_NAMES) and _OBS_BASE[3] == OBSERVATION_SIZE
 _ASSIGNMENTS = np.array(ASSIGNMENTS, dtype=np.int64)  # action 68 + a gives role r the quota cfg[K_Q + [a, r]]
 # _AUCTION_QUOTAS[bid]: hand 1's quotas by role (dealer = the winning bid, eldest, middle), bids 8-16
 _AUCTION_QUOTAS = np.zeros((17, 3), dtype=np.int64)
@@ -228,7 +241,7 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg = np.zeros(NUM_K, dtype=np.int64)
     cfg[K_PICKUP] = rules.pickup_before_discard
     cfg[K_TRUMP_AFTER_KITTY] = rules.trump_after_kitty
-    cfg[K_Q : K_Q + 3] = rules.quotas
+    cfg[K_Q : K_Q + rules.num_players] = rules.quotas
     cfg[K_NO_EXCHANGE] = rules.no_exchange
     cfg[K_MAX_EXCHANGE] = opt(rules.max_exchange)
     cfg[K_WIN_TRICKS] = opt(rules.win_tricks)
@@ -256,6 +269,7 @@ def rules_config(rules: RuleSet, max_hands: int | None, given_deals: bool = Fals
     cfg[K_ONE_CARD] = rules.one_card_kitty
     cfg[K_AUCTION] = rules.auction
     cfg[K_CALLS] = rules.calls
+    cfg[K_PLAYERS] = rules.num_players
     return cfg
 
 
@@ -304,6 +318,20 @@ def _below(rng, i, n):
     return int(((_next(rng, i) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
+@njit(cache=True, inline="always")
+def _after(seat, k, n):
+    """The seat ``k`` places clockwise after ``seat`` (0 <= k < n) at a table of ``n``: (seat + k) % n, no division."""
+    s = seat + k
+    return s - n if s >= n else s
+
+
+@njit(cache=True, inline="always")
+def _rel(seat, observer, n):
+    """``seat`` relative to ``observer`` (0 itself, 1 left, ...; both seats 0..n-1): (seat - observer) % n."""
+    d = seat - observer
+    return d + n if d < 0 else d
+
+
 @njit(cache=True)
 def slot_states(seed, num_games):
     """Initial generator state of every slot: mix64(mix64(seed) ^ mix64(i + 1))."""
@@ -342,10 +370,11 @@ def start_game(i, st, cm, rng, rng_start, cfg):
     for k in range(S_FIN_LOG_LEN):  # the S_FIN_* columns describe the previous game
         st[i, k] = 0
     calls = ALL_CALLS if cfg[K_CALLS] else 0xF  # without calls the dealer names one of the four suits
-    for seat in range(NUM_SEATS):
+    n = cfg[K_PLAYERS]
+    for seat in range(n):
         st[i, S_UP_AT + seat] = 52  # no hand before: the usual exchange order
         st[i, S_CALLS_LEFT + seat] = calls
-    first = _below(rng, i, NUM_SEATS)
+    first = _below(rng, i, n)
     st[i, S_FIRST_DEALER] = first
     st[i, S_AUC_FIRST] = first
     st[i, S_AUC_HIGH_SEAT] = -1
@@ -354,30 +383,31 @@ def start_game(i, st, cm, rng, rng_start, cfg):
 
 @njit(cache=True)
 def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
+    n = cfg[K_PLAYERS]
     st[i, S_HAND_NO] += 1
     st[i, S_DEALER] = dealer
     for k in range(C_NEXT_HAND):
         cm[i, k] = 0
     if cfg[K_GIVEN_DEALS]:
-        for s in range(3):
+        for s in range(n):
             cm[i, C_HAND + s] = cm[i, C_NEXT_HAND + s]
         cm[i, C_KITTY] = cm[i, C_NEXT_KITTY]
     else:
         deck = np.empty(52, dtype=np.int64)
         m = _deal(rng, i, cfg, deck)
         size = cfg[K_HAND_SIZE]
-        for s in range(3):
+        for s in range(n):
             h = np.uint64(0)
             for k in range(s * size, (s + 1) * size):
                 h |= _bit(deck[k])
             cm[i, C_HAND + s] = h
         kitty = np.uint64(0)
-        for k in range(3 * size, m):
+        for k in range(n * size, m):
             kitty |= _bit(deck[k])
         cm[i, C_KITTY] = kitty
     assign = cfg[K_ASSIGN]
-    for s in range(3):
-        st[i, S_Q + s] = 0 if assign else cfg[K_Q + (s - dealer) % 3]
+    for s in range(n):
+        st[i, S_Q + s] = 0 if assign else cfg[K_Q + _rel(s, dealer, n)]
         st[i, S_TW + s] = 0
         st[i, S_VOID + s] = 0
     st[i, S_QKNOWN] = 0 if assign else 1
@@ -386,18 +416,18 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
     st[i, S_CALL] = -1
     st[i, S_HAS_PREV] = 1 if has_prev else 0
     if not has_prev:
-        for s in range(3):
+        for s in range(n):
             st[i, S_PB + s] = 0
     st[i, S_TRUMP] = -1
     st[i, S_PICKED] = 0
     st[i, S_DISC_COUNT] = 0
     st[i, S_TRICK_LEN] = 0
     st[i, S_LED] = -1
-    st[i, S_LEADER] = (dealer + 1) % 3
+    st[i, S_LEADER] = _after(dealer, 1, n)
     st[i, S_TRICKS_PLAYED] = 0
-    for k in range(9):
+    for k in range(PAIRS):
         st[i, S_EX_STARTED + k] = 0
-    for s in range(3):
+    for s in range(n):
         st[i, S_PUP + s] = st[i, S_UP_AT + s]
         st[i, S_UP_AT + s] = 52
     st[i, S_EX_NROUNDS] = 0
@@ -415,7 +445,7 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
 def _start_auction(i, st, first):
     """Before hand 1 (docs/rules.md 10.2): ``first`` bids first; no dealer and no quotas yet (Game._start_hand)."""
     st[i, S_AUC_FIRST] = first
-    for s in range(NUM_SEATS):
+    for s in range(THREE_SEATS):
         st[i, S_AUC_BID + s] = 0
         st[i, S_Q + s] = 0
     st[i, S_AUC_PASSED] = 0
@@ -439,14 +469,14 @@ def _bid(i, st, cm, rng, cfg, action):
         st[i, S_AUC_HIGH] = bid
         st[i, S_AUC_HIGH_SEAT] = seat
     passed = st[i, S_AUC_PASSED]
-    if passed == ALL_SEATS:
+    if passed == (1 << THREE_SEATS) - 1:
         _pass_out(i, st, cm, rng, cfg)
-    elif st[i, S_AUC_HIGH_SEAT] >= 0 and _count(np.uint64(passed)) == NUM_SEATS - 1:
+    elif st[i, S_AUC_HIGH_SEAT] >= 0 and _count(np.uint64(passed)) == THREE_SEATS - 1:
         _win_auction(i, st, cm, cfg)
     else:
-        nxt = (seat + 1) % NUM_SEATS
+        nxt = (seat + 1) % THREE_SEATS
         while passed >> nxt & 1:
-            nxt = (nxt + 1) % NUM_SEATS
+            nxt = (nxt + 1) % THREE_SEATS
         st[i, S_CUR] = nxt
 
 
@@ -457,10 +487,10 @@ def _win_auction(i, st, cm, cfg):
     dealer = st[i, S_AUC_HIGH_SEAT]
     bid = st[i, S_AUC_HIGH]
     st[i, S_DEALER] = dealer
-    for s in range(NUM_SEATS):
-        st[i, S_Q + s] = _AUCTION_QUOTAS[bid, (s - dealer) % NUM_SEATS]
+    for s in range(THREE_SEATS):
+        st[i, S_Q + s] = _AUCTION_QUOTAS[bid, (s - dealer) % THREE_SEATS]
     st[i, S_QKNOWN] = 1
-    st[i, S_LEADER] = (dealer + 1) % NUM_SEATS
+    st[i, S_LEADER] = (dealer + 1) % THREE_SEATS
     st[i, S_EX_NROUNDS] = 0
     _next_stage(i, st, cm, cfg)
 
@@ -473,7 +503,7 @@ def _pass_out(i, st, cm, rng, cfg):
         st[i, S_TRUNCATED] = 1
         st[i, S_PHASE] = OVER
         return
-    _start_hand(i, st, cm, rng, cfg, (st[i, S_AUC_FIRST] + 1) % NUM_SEATS, False)
+    _start_hand(i, st, cm, rng, cfg, (st[i, S_AUC_FIRST] + 1) % THREE_SEATS, False)
 
 
 @njit(cache=True)
@@ -481,98 +511,90 @@ def _assign(i, st, cm, cfg, action):
     """The dealer gives the quotas (docs/rules.md 10.7); the exchange is planned with them (Game._assign)."""
     dealer = st[i, S_DEALER]
     a = action - ASSIGN_ACTION_BASE
-    for s in range(3):
-        st[i, S_Q + s] = cfg[K_Q + _ASSIGNMENTS[a, (s - dealer) % 3]]
+    for s in range(THREE_SEATS):
+        st[i, S_Q + s] = cfg[K_Q + _ASSIGNMENTS[a, (s - dealer) % THREE_SEATS]]
     st[i, S_QKNOWN] = 1
     _exchange_plan(i, st, cfg)
     st[i, S_EX_ROUND] = 0
     _next_stage(i, st, cm, cfg)
 
 
+@njit(cache=True, inline="always")
+def _sort_seats(seats, count, key):
+    """Sort ``seats[:count]`` by ``key[seat]``, ascending and stable (insertion sort: at most MAX_SEATS seats)."""
+    for a in range(1, count):
+        seat = seats[a]
+        b = a
+        while b > 0 and key[seats[b - 1]] > key[seat]:
+            seats[b] = seats[b - 1]
+            b -= 1
+        seats[b] = seat
+
+
 @njit(cache=True)
 def _exchange_plan(i, st, cfg):
-    """Rounds of the exchange, as Game._exchange_plan (previous balances in S_PB)."""
+    """Rounds of the exchange, as Game._exchange_plan (previous balances in S_PB; docs/rules.md 4, 9, 10.6).
+
+    Up players go one round each, higher current quota first (with first_up_exchanges_first the one that got
+    up first in the previous hand first); each serves the down players, lower current quota first, with the
+    smaller of its remaining surplus and that player's remaining deficit; max_exchange caps what each player
+    gives or takes in the hand. Equal quotas go in role order (dealer first) with three players, in play order
+    from the eldest with four.
+    """
     st[i, S_EX_NROUNDS] = 0
     if st[i, S_HAS_PREV] == 0 or cfg[K_NO_EXCHANGE]:
         return
+    n = cfg[K_PLAYERS]
     dealer = st[i, S_DEALER]
-    nups = 0
-    up = -1
-    down = -1
-    for s in range(3):
-        if st[i, S_PB + s] > 0:
+    tie_first = dealer if n == 3 else _after(dealer, 1, n)  # the seat that comes first among equal quotas
+    senders = np.empty(MAX_SEATS, dtype=np.int64)
+    receivers = np.empty(MAX_SEATS, dtype=np.int64)
+    key = np.empty(MAX_SEATS, dtype=np.int64)
+    left = np.empty(MAX_SEATS, dtype=np.int64)  # remaining surplus (up) or deficit (down)
+    given = np.zeros(MAX_SEATS, dtype=np.int64)  # cards given (up) or taken (down) so far, for max_exchange
+    nups = ndowns = 0
+    for s in range(n):
+        balance = st[i, S_PB + s]
+        left[s] = abs(balance)
+        if balance > 0:
+            senders[nups] = s
             nups += 1
-            up = s
-        elif st[i, S_PB + s] < 0:
-            down = s
+        elif balance < 0:
+            receivers[ndowns] = s
+            ndowns += 1
     if nups == 0:
         return
+    for s in range(n):  # senders: higher quota first; the tie order within a quota
+        key[s] = -st[i, S_Q + s] * MAX_SEATS + _rel(s, tie_first, n)
+    _sort_seats(senders, nups, key)
+    if cfg[K_FIRST_UP]:  # the one up first in the last hand first (stable: ties keep the order above)
+        for s in range(n):
+            key[s] = st[i, S_PUP + s]
+        _sort_seats(senders, nups, key)
+    for s in range(n):  # receivers: lower quota first
+        key[s] = st[i, S_Q + s] * MAX_SEATS + _rel(s, tie_first, n)
+    _sort_seats(receivers, ndowns, key)
     cap = cfg[K_MAX_EXCHANGE]
-    left = cap
-    if nups == 1:
-        # receivers by lower current quota first (ties in role order)
-        nt = 0
-        for _ in range(3):
-            best = -1
-            best_key = 1 << 30
-            for s in range(3):
-                key = st[i, S_Q + s] * 3 + (s - dealer) % 3
-                if st[i, S_PB + s] < 0 and key < best_key:
-                    taken = False
-                    for t in range(nt):
-                        if st[i, S_EX_RECV + t] == s:
-                            taken = True
-                    if not taken:
-                        best = s
-                        best_key = key
-            if best < 0:
-                break
-            count = -st[i, S_PB + best]
-            if cap >= 0:
-                count = min(count, cap, left)
-                left -= count
-            st[i, S_EX_RECV + nt] = best
-            st[i, S_EX_CNT + nt] = count
-            nt += 1
-        # drop receivers capped to zero (keeping the order)
-        kept = 0
-        for t in range(nt):
-            if st[i, S_EX_CNT + t] > 0:
-                st[i, S_EX_RECV + kept] = st[i, S_EX_RECV + t]
-                st[i, S_EX_CNT + kept] = st[i, S_EX_CNT + t]
-                kept += 1
-        if kept > 0:
-            st[i, S_EX_SENDER] = up
-            st[i, S_EX_NT] = kept
-            st[i, S_EX_NROUNDS] = 1
-        return
-    # two up players: higher current quota first (ties in role order), each with the one down player
-    first = -1
-    second = -1
-    for s in range(3):
-        if st[i, S_PB + s] > 0:
-            if first < 0:
-                first = s
-            else:
-                second = s
-    ka = -st[i, S_Q + first] * 3 + (first - dealer) % 3
-    kb = -st[i, S_Q + second] * 3 + (second - dealer) % 3
-    if kb < ka:
-        first, second = second, first
-    if cfg[K_FIRST_UP] and st[i, S_PUP + second] < st[i, S_PUP + first]:  # the one up first in the last hand
-        first, second = second, first
     nr = 0
-    for k in range(2):
-        sender = first if k == 0 else second
-        count = st[i, S_PB + sender]
-        if cap >= 0:
-            count = min(count, cap, left)
-            left -= count
-        if count > 0:
+    for u in range(nups):
+        sender = senders[u]
+        nt = 0
+        for d in range(ndowns):
+            receiver = receivers[d]
+            count = min(left[sender], left[receiver])
+            if cap >= 0:
+                count = min(count, cap - given[sender], cap - given[receiver])
+            if count > 0:
+                st[i, S_EX_RECV + MAX_TARGETS * nr + nt] = receiver
+                st[i, S_EX_CNT + MAX_TARGETS * nr + nt] = count
+                nt += 1
+                left[sender] -= count
+                left[receiver] -= count
+                given[sender] += count
+                given[receiver] += count
+        if nt > 0:
             st[i, S_EX_SENDER + nr] = sender
-            st[i, S_EX_NT + nr] = 1
-            st[i, S_EX_RECV + 2 * nr] = down
-            st[i, S_EX_CNT + 2 * nr] = count
+            st[i, S_EX_NT + nr] = nt
             nr += 1
     st[i, S_EX_NROUNDS] = nr
 
@@ -583,8 +605,8 @@ def _begin_exchange_round(i, st):
     st[i, S_PHASE] = EXCHANGE
     st[i, S_CUR] = st[i, S_EX_SENDER + r]
     st[i, S_EX_TARGET] = 0
-    st[i, S_EX_PEND] = 0
-    st[i, S_EX_PEND + 1] = 0
+    for t in range(MAX_TARGETS):
+        st[i, S_EX_PEND + t] = 0
 
 
 @njit(cache=True, inline="always")
@@ -592,12 +614,12 @@ def _send(i, st, cm, cfg, card):
     sender = st[i, S_CUR]
     r = st[i, S_EX_ROUND]
     t = st[i, S_EX_TARGET]
-    receiver = st[i, S_EX_RECV + 2 * r + t]
-    count = st[i, S_EX_CNT + 2 * r + t]
+    receiver = st[i, S_EX_RECV + MAX_TARGETS * r + t]
+    count = st[i, S_EX_CNT + MAX_TARGETS * r + t]
     bit = _bit(card)
     cm[i, C_HAND + sender] ^= bit
-    cm[i, C_SENT + sender * 3 + receiver] |= bit
-    st[i, S_EX_STARTED + sender * 3 + receiver] = count
+    cm[i, C_SENT + sender * MAX_SEATS + receiver] |= bit
+    st[i, S_EX_STARTED + sender * MAX_SEATS + receiver] = count
     st[i, S_EX_PEND + t] += 1
     if st[i, S_EX_PEND + t] == count:
         st[i, S_EX_TARGET] = t + 1
@@ -613,11 +635,11 @@ def _complete_exchange_round(i, st, cm, cfg):
     r = st[i, S_EX_ROUND]
     nt = st[i, S_EX_NT + r]
     for t in range(nt):
-        receiver = st[i, S_EX_RECV + 2 * r + t]
-        cm[i, C_HAND + receiver] |= cm[i, C_SENT + sender * 3 + receiver]
+        receiver = st[i, S_EX_RECV + MAX_TARGETS * r + t]
+        cm[i, C_HAND + receiver] |= cm[i, C_SENT + sender * MAX_SEATS + receiver]
     if cfg[K_ORDER + st[i, S_STAGE]] == ST_EXCHANGE:
         for t in range(nt):
-            _return(i, cm, sender, st[i, S_EX_RECV + 2 * r + t])
+            _return(i, cm, sender, st[i, S_EX_RECV + MAX_TARGETS * r + t])
     st[i, S_EX_ROUND] = r + 1
     if r + 1 < st[i, S_EX_NROUNDS]:
         _begin_exchange_round(i, st)
@@ -628,7 +650,7 @@ def _complete_exchange_round(i, st, cm, cfg):
 @njit(cache=True)
 def _return(i, cm, sender, receiver):
     """The receiver returns its top n_s cards of each suit s sent, from its hand as it stands."""
-    sent = cm[i, C_SENT + sender * 3 + receiver]
+    sent = cm[i, C_SENT + sender * MAX_SEATS + receiver]
     hand = cm[i, C_HAND + receiver]
     returned = np.uint64(0)
     for suit in range(4):
@@ -638,7 +660,7 @@ def _return(i, cm, sender, receiver):
             hand ^= top
             returned |= top
     cm[i, C_HAND + receiver] = hand
-    cm[i, C_RET + sender * 3 + receiver] = returned
+    cm[i, C_RET + sender * MAX_SEATS + receiver] = returned
     cm[i, C_HAND + sender] |= returned
 
 
@@ -649,7 +671,7 @@ def _next_stage(i, st, cm, cfg):
         stage = st[i, S_STAGE] + 1
         st[i, S_STAGE] = stage
         if stage == cfg[K_NSTAGES]:
-            _start_play(i, st)
+            _start_play(i, st, cfg)
             return
         code = cfg[K_ORDER + stage]
         if code == ST_ASSIGN:
@@ -663,10 +685,10 @@ def _next_stage(i, st, cm, cfg):
         elif code == ST_RETURN:
             for r in range(st[i, S_EX_NROUNDS]):
                 for t in range(st[i, S_EX_NT + r]):
-                    _return(i, cm, st[i, S_EX_SENDER + r], st[i, S_EX_RECV + 2 * r + t])
+                    _return(i, cm, st[i, S_EX_SENDER + r], st[i, S_EX_RECV + MAX_TARGETS * r + t])
         elif code == ST_KITTY:
             if st[i, S_PICKED] == 0:
-                _pickup(i, st, cm)
+                _pickup(i, st, cm, cfg)
         elif code == ST_TRUMP:
             st[i, S_PHASE] = TRUMP
             st[i, S_CUR] = st[i, S_DEALER]
@@ -678,7 +700,7 @@ def _next_stage(i, st, cm, cfg):
         elif code == ST_TAKE:
             if _top(cm[i, C_KITTY]) != TWO_OF_DIAMONDS:  # else nobody can take it
                 st[i, S_PHASE] = TAKE
-                for s in range(3):
+                for s in range(cfg[K_PLAYERS]):
                     if cm[i, C_HAND + s] >> np.uint64(TWO_OF_DIAMONDS) & _ONE:
                         st[i, S_CUR] = s
                 return
@@ -723,14 +745,14 @@ def _discard(i, st, cm, cfg, card):
 
 
 @njit(cache=True)
-def _pickup(i, st, cm):
+def _pickup(i, st, cm, cfg):
     """The dealer takes the kitty; the show rule (docs/rules.md 5.4)."""
     dealer = st[i, S_DEALER]
     kitty = cm[i, C_KITTY]
     cm[i, C_HAND + dealer] |= kitty
     st[i, S_PICKED] = 1
-    for sender in range(3):
-        returned = cm[i, C_RET + sender * 3 + dealer]
+    for sender in range(cfg[K_PLAYERS]):
+        returned = cm[i, C_RET + sender * MAX_SEATS + dealer]
         if sender == dealer or returned == 0:
             continue
         shown = np.uint64(0)
@@ -744,9 +766,9 @@ def _pickup(i, st, cm):
 
 
 @njit(cache=True, inline="always")
-def _start_play(i, st):
+def _start_play(i, st, cfg):
     st[i, S_PHASE] = PLAY
-    leader = (st[i, S_DEALER] + 1) % 3
+    leader = _after(st[i, S_DEALER], 1, cfg[K_PLAYERS])
     st[i, S_LEADER] = leader
     st[i, S_CUR] = leader
 
@@ -755,6 +777,7 @@ def _start_play(i, st):
 def _play(i, st, cm, rng, cfg, card, reward):
     """Play a card; returns True when the hand ended (its balances written into ``reward``)."""
     seat = st[i, S_CUR]
+    players = cfg[K_PLAYERS]
     bit = _bit(card)
     cm[i, C_HAND + seat] ^= bit
     cm[i, C_PLAYED + seat] |= bit
@@ -767,14 +790,14 @@ def _play(i, st, cm, rng, cfg, card, reward):
         st[i, S_LED] = suit
     st[i, S_TRICK + n] = card
     st[i, S_TRICK_LEN] = n + 1
-    if n + 1 < 3:
-        st[i, S_CUR] = (seat + 1) % 3
+    if n + 1 < players:
+        st[i, S_CUR] = _after(seat, 1, players)
         return False
     best = st[i, S_TRICK]
     best_pos = 0
     best_suit = st[i, S_LED]
     trump = st[i, S_TRUMP]
-    for k in range(1, 3):
+    for k in range(1, players):
         c = st[i, S_TRICK + k]
         s = c // 13
         if s == best_suit:
@@ -785,7 +808,7 @@ def _play(i, st, cm, rng, cfg, card, reward):
             best = c
             best_pos = k
             best_suit = s
-    winner = (st[i, S_LEADER] + best_pos) % 3
+    winner = _after(st[i, S_LEADER], best_pos, players)
     st[i, S_TW + winner] += 1
     if st[i, S_TW + winner] == st[i, S_Q + winner] + 1:
         st[i, S_UP_AT + winner] = st[i, S_TRICKS_PLAYED]
@@ -804,76 +827,92 @@ def _play(i, st, cm, rng, cfg, card, reward):
 def _best(figure, seats):
     """Bit set of the seats (of bit set ``seats``) with the highest figure."""
     top = -(1 << 30)
-    for s in range(3):
+    for s in range(MAX_SEATS):
         if seats >> s & 1 and figure[s] > top:
             top = figure[s]
     out = 0
-    for s in range(3):
+    for s in range(MAX_SEATS):
         if seats >> s & 1 and figure[s] == top:
             out |= 1 << s
     return out
 
 
 @njit(cache=True)
-def _best_reaching(figure, threshold):
+def _best_reaching(figure, threshold, n):
     """Bit set of the seats with the highest figure among those whose figure is at least ``threshold`` (0: none)."""
     hit = 0
-    for s in range(3):
+    for s in range(n):
         if figure[s] >= threshold:
             hit |= 1 << s
     return _best(figure, hit) if hit else 0
 
 
-@njit(cache=True)
-def _end_hand(i, st, cm, rng, cfg, reward):
-    """Score the hand, then end the game or deal the next hand (as Game._end_hand)."""
-    balances = np.empty(3, dtype=np.int64)
-    tricks = np.empty(3, dtype=np.int64)
-    scores = np.empty(3, dtype=np.int64)
-    paid = 0  # chips: what every down player pays (the up players' surpluses)
+@njit(cache=True, inline="always")
+def score_changes(cfg, balances, n):
+    """The hand's balances (``balances[:n]``, by seat) turned in place into the changes of the running scores:
+    the balances themselves, or with chips each up player wins its surplus from every down player and each
+    down player pays every surplus (docs/rules.md 10.7, Game's chip_changes). The one place that scores."""
+    if not cfg[K_CHIPS]:
+        return
+    paid = 0
     downs = 0
-    dealer = st[i, S_DEALER]
-    misere = st[i, S_CALL] == MIZ
-    for s in range(3):
-        tricks[s] = st[i, S_TW + s]
-        if misere:  # the maximum minus the tricks taken (docs/rules.md 10.3)
-            balances[s] = _MIZ_MAXIMA[(s - dealer) % NUM_SEATS] - tricks[s]
-        else:
-            balances[s] = tricks[s] - st[i, S_Q + s]
-        reward[s] = balances[s]
+    for s in range(n):
         if balances[s] > 0:
             paid += balances[s]
         elif balances[s] < 0:
             downs += 1
-    for s in range(3):
-        change = balances[s]
-        if cfg[K_CHIPS]:  # docs/rules.md 10.7 (Game's chip_changes)
-            change = balances[s] * downs if balances[s] > 0 else (-paid if balances[s] < 0 else 0)
-        st[i, S_SC + s] += change
+    for s in range(n):
+        b = balances[s]
+        balances[s] = b * downs if b > 0 else (-paid if b < 0 else 0)
+
+
+@njit(cache=True)
+def _end_hand(i, st, cm, rng, cfg, reward):
+    """Score the hand, then end the game or deal the next hand (as Game._end_hand); its balances by seat go
+    into ``reward``."""
+    n = cfg[K_PLAYERS]
+    balances = np.empty(MAX_SEATS, dtype=np.int64)
+    tricks = np.empty(MAX_SEATS, dtype=np.int64)
+    scores = np.empty(MAX_SEATS, dtype=np.int64)
+    changes = np.empty(MAX_SEATS, dtype=np.int64)
+    dealer = st[i, S_DEALER]
+    misere = st[i, S_CALL] == MIZ
+    for s in range(n):
+        tricks[s] = st[i, S_TW + s]
+        if misere:  # the maximum minus the tricks taken (docs/rules.md 10.3; three players)
+            balances[s] = _MIZ_MAXIMA[(s - dealer) % THREE_SEATS] - tricks[s]
+        else:
+            balances[s] = tricks[s] - st[i, S_Q + s]
+        reward[s] = balances[s]
+        changes[s] = balances[s]
+    score_changes(cfg, changes, n)
+    for s in range(n):
+        st[i, S_SC + s] += changes[s]
         scores[s] = st[i, S_SC + s]
+    everyone = (1 << n) - 1
     winners = 0
     hand_no = st[i, S_HAND_NO]
     played = hand_no - st[i, S_PASSED_OUT]  # hands played: passed-out deals do not count (auction)
     if cfg[K_WIN_TRICKS] >= 0:
-        winners = _best_reaching(tricks, cfg[K_WIN_TRICKS])
+        winners = _best_reaching(tricks, cfg[K_WIN_TRICKS], n)
     if winners == 0 and cfg[K_WIN_MARGIN] >= 0:
-        winners = _best_reaching(balances, cfg[K_WIN_MARGIN])
+        winners = _best_reaching(balances, cfg[K_WIN_MARGIN], n)
     if winners == 0 and cfg[K_TARGET] >= 0:
         target = cfg[K_TARGET]
         met = False
-        for s in range(3):
+        for s in range(n):
             if scores[s] >= target or (cfg[K_TARGET_SYM] and scores[s] <= -target):
                 met = True
         if met:
-            winners = _best(scores, 7)
-    if winners == 0 and cfg[K_DEALER_MAKES] and played >= NUM_SEATS:
+            winners = _best(scores, everyone)
+    if winners == 0 and cfg[K_DEALER_MAKES] and played >= n:  # from the hand after a full round of deals
         surplus = tricks[dealer] - st[i, S_Q + dealer]
         if surplus > 0 or (surplus == 0 and cfg[K_DEALER_MAKES] == 1):  # 2 ("up"): more than its quota
             winners = 1 << dealer
     if winners == 0 and cfg[K_FIXED] >= 0 and played >= cfg[K_FIXED]:
-        winners = _best(scores, ALL_SEATS)
+        winners = _best(scores, everyone)
     if winners == 0 and cfg[K_CALLS] and played >= HANDS_WITH_CALLS:  # every seat has made its six calls
-        winners = _best(scores, ALL_SEATS)
+        winners = _best(scores, everyone)
     if winners != 0:
         st[i, S_WINNERS] = winners
         st[i, S_PHASE] = OVER
@@ -881,9 +920,9 @@ def _end_hand(i, st, cm, rng, cfg, reward):
         st[i, S_TRUNCATED] = 1
         st[i, S_PHASE] = OVER
     else:
-        for s in range(3):
+        for s in range(n):
             st[i, S_PB + s] = balances[s]
-        _start_hand(i, st, cm, rng, cfg, (dealer + 1) % 3, True)
+        _start_hand(i, st, cm, rng, cfg, _after(dealer, 1, n), True)
 
 
 # ---------------------------------------------------------------------------- legality, actions
@@ -971,9 +1010,9 @@ def first_illegal(st, cm, cfg, actions, active):
 @njit(cache=True, inline="always")
 def _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
     """One slot of step_games; returns 1 when its action log is full."""
-    rewards[i, 0] = 0.0
-    rewards[i, 1] = 0.0
-    rewards[i, 2] = 0.0
+    n = cfg[K_PLAYERS]
+    for s in range(n):
+        rewards[i, s] = 0.0
     done[i] = False
     if not active[i]:
         return 0
@@ -981,12 +1020,10 @@ def _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, don
     k = st[i, S_LOG_LEN]
     log[i, k] = a
     st[i, S_LOG_LEN] = k + 1
-    before0, before1, before2 = st[i, S_SC], st[i, S_SC + 1], st[i, S_SC + 2]
-    _apply(i, st, cm, rng, cfg, a, rewards[i])
-    # the reward is the change of the running score (the balance, or the chips under chips): it adds up to the scores
-    rewards[i, 0] = st[i, S_SC] - before0
-    rewards[i, 1] = st[i, S_SC + 1] - before1
-    rewards[i, 2] = st[i, S_SC + 2] - before2
+    if _apply(i, st, cm, rng, cfg, a, rewards[i]):  # a hand ended: its balances are in rewards[i]
+        # the reward is the change of the running score (the balance, or the chips under chips): it adds up to
+        # the scores
+        score_changes(cfg, rewards[i], n)
     if st[i, S_PHASE] == OVER:
         done[i] = True
         if final_seats[i] >= 0:
@@ -1072,7 +1109,7 @@ def game_deals(start, cfg, num_hands):
     """First dealer and the decks of the first hands of a game whose generator began at ``start``."""
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = start
-    first = _below(rng, 0, 3)
+    first = _below(rng, 0, cfg[K_PLAYERS])
     decks = np.zeros((num_hands, 52), dtype=np.int64)
     for h in range(num_hands):
         _deal(rng, 0, cfg, decks[h])
@@ -1142,125 +1179,117 @@ def _plane(row, base, mask):
 
 @njit(cache=True, inline="always")
 def encode_row(i, seat, st, cm, cfg, row):
-    """observation.encode(knowledge.player_view(game, seat)) of slot i, into ``row``."""
-    left = (seat + 1) % 3
-    right = (seat + 2) % 3
+    """observation.encode(knowledge.player_view(game, seat)) of slot i, into ``row``: :func:`_encode_seats`
+    with the game's seat count as a constant, so that each of the two copies numba inlines here has its
+    seat loops, offsets and ``% n`` folded (the observation is the hot path: as fast for three as before)."""
+    if cfg[K_PLAYERS] == 3:
+        _encode_seats(i, seat, st, cm, cfg, row, 3)
+    else:
+        _encode_seats(i, seat, st, cm, cfg, row, MAX_SEATS)
+
+
+@njit(cache=True, inline="always")
+def _encode_seats(i, seat, st, cm, cfg, row, n):
+    """encode_row for ``n`` seats (the layout of ``seat_features(n)``; relative seat r is the seat r places to
+    the left)."""
+    off = _OBS[n]
     phase = st[i, S_PHASE]
     dealer = st[i, S_DEALER]
     acting = phase != OVER and st[i, S_CUR] == seat
-    # exchange knowledge: cards given to / got from the left and right seats
-    gave_left = gave_right = got_left = got_right = np.uint64(0)
+    _plane(row, off[F_HAND], cm[i, C_HAND + seat])
+    leader_rel = _rel(st[i, S_LEADER], seat, n)
+    trick_len = st[i, S_TRICK_LEN]
     ex_round = st[i, S_EX_ROUND]
     # the sender of the round being chosen (its cards have not reached the receivers yet), else -1
     choosing = st[i, S_EX_SENDER + ex_round] if ex_round < st[i, S_EX_NROUNDS] else -1
-    for s in range(3):
-        for r in range(3):
-            if st[i, S_EX_STARTED + s * 3 + r] == 0:
-                continue
-            sent = cm[i, C_SENT + s * 3 + r]
-            ret = cm[i, C_RET + s * 3 + r]
-            if seat == s:
-                if r == left:
-                    gave_left |= sent
-                    got_left |= ret
-                else:
-                    gave_right |= sent
-                    got_right |= ret
-            elif seat == r and s != choosing:
-                if s == left:
-                    got_left |= sent
-                    gave_left |= ret
-                else:
-                    got_right |= sent
-                    gave_right |= ret
-    _plane(row, 0, cm[i, C_HAND + seat])
-    _plane(row, 52, cm[i, C_PLAYED + seat])
-    _plane(row, 104, cm[i, C_PLAYED + left])
-    _plane(row, 156, cm[i, C_PLAYED + right])
-    trick0 = trick1 = trick2 = np.uint64(0)  # by relative seat
-    rel = (st[i, S_LEADER] - seat) % 3
-    for k in range(st[i, S_TRICK_LEN]):
-        bit = _bit(st[i, S_TRICK + k])
-        if rel == 0:
-            trick0 |= bit
-        elif rel == 1:
-            trick1 |= bit
-        else:
-            trick2 |= bit
-        rel = 0 if rel == 2 else rel + 1
-    _plane(row, _OBS_TRICK, trick0)
-    _plane(row, _OBS_TRICK + 52, trick1)
-    _plane(row, _OBS_TRICK + 104, trick2)
-    _plane(row, _OBS_GAVE, gave_left)
-    _plane(row, _OBS_GAVE + 52, gave_right)
-    _plane(row, _OBS_GOT, got_left)
-    _plane(row, _OBS_GOT + 52, got_right)
-    _plane(row, _OBS_SHOWN, cm[i, C_SHOWN + seat])
+    for r in range(n):
+        other = _after(seat, r, n)
+        _plane(row, off[F_PLAYED] + 52 * r, cm[i, C_PLAYED + other])
+        k = _rel(r, leader_rel, n)  # the place in the open trick of relative seat r's card
+        _plane(row, off[F_TRICK] + 52 * r, _bit(st[i, S_TRICK + k]) if k < trick_len else np.uint64(0))
+        if r == 0:
+            continue
+        # exchange knowledge: the cards I gave to / got from ``other`` (what it returned included)
+        gave = got = np.uint64(0)
+        mine = seat * MAX_SEATS + other  # my exchange with it
+        if st[i, S_EX_STARTED + mine] != 0:
+            gave |= cm[i, C_SENT + mine]
+            got |= cm[i, C_RET + mine]
+        theirs = other * MAX_SEATS + seat  # its exchange with me
+        if st[i, S_EX_STARTED + theirs] != 0 and other != choosing:
+            got |= cm[i, C_SENT + theirs]
+            gave |= cm[i, C_RET + theirs]
+        _plane(row, off[F_GAVE] + 52 * (r - 1), gave)
+        _plane(row, off[F_GOT] + 52 * (r - 1), got)
+    _plane(row, off[F_SHOWN], cm[i, C_SHOWN + seat])
     is_dealer = seat == dealer
-    _plane(row, _OBS_DISCARDS, cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
-    _plane(row, _OBS_KITTY, cm[i, C_KITTY] if is_dealer and st[i, S_PICKED] else np.uint64(0))
-    for k in range(_OBS_TRUMP, row.shape[0]):
+    _plane(row, off[F_DISCARDS], cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
+    _plane(row, off[F_KITTY], cm[i, C_KITTY] if is_dealer and st[i, S_PICKED] else np.uint64(0))
+    for k in range(off[F_TRUMP], row.shape[0]):
         row[k] = 0.0
     if st[i, S_TRUMP] >= 0:
-        row[_OBS_TRUMP + st[i, S_TRUMP]] = 1.0
-    if st[i, S_TRICK_LEN] > 0:
-        row[_OBS_LED + st[i, S_LED]] = 1.0
+        row[off[F_TRUMP] + st[i, S_TRUMP]] = 1.0
+    if trick_len > 0:
+        row[off[F_LED] + st[i, S_LED]] = 1.0
     if phase <= OVER:  # the assign phase has its own entry
-        row[_OBS_PHASE + phase] = 1.0
+        row[off[F_PHASE] + phase] = 1.0
     if phase != BID:  # no roles before the auction is won
-        row[_OBS_ROLE + (seat - dealer) % 3] = 1.0
+        row[off[F_ROLE] + _rel(seat, dealer, n)] = 1.0
     known = st[i, S_QKNOWN]
-    for r in range(3):
-        s = (seat + r) % 3
+    for r in range(n):
+        s = _after(seat, r, n)
         if known:
-            row[_OBS_QUOTAS + r] = st[i, S_Q + s] / 17.0
-        row[_OBS_TW + r] = st[i, S_TW + s] / 17.0
+            row[off[F_QUOTAS] + r] = st[i, S_Q + s] / 17.0
+        row[off[F_TW] + r] = st[i, S_TW + s] / 17.0
         size = _count(cm[i, C_HAND + s])
-        row[_OBS_HS + r] = 1.0 if size >= 20 else size / 20.0
+        row[off[F_HS] + r] = 1.0 if size >= 20 else size / 20.0
         v = st[i, S_SC + s]
-        row[_OBS_SCORES + r] = 1.0 if v >= 32 else (-1.0 if v <= -32 else v / 32.0)
+        row[off[F_SCORES] + r] = 1.0 if v >= 32 else (-1.0 if v <= -32 else v / 32.0)
         if st[i, S_HAS_PREV]:
-            row[_OBS_PREV + r] = st[i, S_PB + s] / 17.0
+            row[off[F_PREV] + r] = st[i, S_PB + s] / 17.0
         voids = st[i, S_VOID + s]
         for suit in range(4):
             if voids >> suit & 1:
-                row[_OBS_VOIDS + 4 * r + suit] = 1.0
-    for s in range(3):
-        for r in range(3):
-            count = st[i, S_EX_STARTED + s * 3 + r]
-            if count:
-                row[_OBS_COUNTS + _PAIR_SLOT[((s - seat) % 3) * 3 + (r - seat) % 3]] = count / 17.0
+                row[off[F_VOIDS] + 4 * r + suit] = 1.0
+    for s in range(n):
+        for r in range(n):
+            count = st[i, S_EX_STARTED + s * MAX_SEATS + r]
+            if count:  # the pair (from rel a, to rel b), a != b, in the order (0,1) (0,2) .. (1,0) (1,2) ..
+                a = _rel(s, seat, n)
+                b = _rel(r, seat, n)
+                row[off[F_COUNTS] + a * (n - 1) + (b if b < a else b - 1)] = count / 17.0
     if phase == EXCHANGE:
         if acting:
             rnd = st[i, S_EX_ROUND]
             for t in range(st[i, S_EX_TARGET], st[i, S_EX_NT + rnd]):
-                receiver = st[i, S_EX_RECV + 2 * rnd + t]
-                left_to_choose = st[i, S_EX_CNT + 2 * rnd + t] - st[i, S_EX_PEND + t]
-                row[_OBS_TO_SEND + (receiver - seat) % 3 - 1] = left_to_choose / 17.0
+                receiver = st[i, S_EX_RECV + MAX_TARGETS * rnd + t]
+                left_to_choose = st[i, S_EX_CNT + MAX_TARGETS * rnd + t] - st[i, S_EX_PEND + t]
+                row[off[F_TO_SEND] + _rel(receiver, seat, n) - 1] = left_to_choose / 17.0
     elif phase == DISCARD:
-        row[_OBS_DISC_LEFT] = (cfg[K_KITTY_SIZE] - st[i, S_DISC_COUNT]) / 4.0
-    row[_OBS_TRICKS_PLAYED] = st[i, S_TRICKS_PLAYED] / 17.0
+        row[off[F_DISC_LEFT]] = (cfg[K_KITTY_SIZE] - st[i, S_DISC_COUNT]) / 4.0
+    row[off[F_TRICKS_PLAYED]] = st[i, S_TRICKS_PLAYED] / 17.0
     if st[i, S_PICKED]:
-        row[_OBS_KITTY_TAKEN] = 1.0
+        row[off[F_KITTY_TAKEN]] = 1.0
     if phase != OVER:
-        row[_OBS_TO_ACT + (st[i, S_CUR] - seat) % 3] = 1.0
+        row[off[F_TO_ACT] + _rel(st[i, S_CUR], seat, n)] = 1.0
         if phase == PLAY:
-            row[_OBS_LEADER + (st[i, S_LEADER] - seat) % 3] = 1.0
+            row[off[F_LEADER] + leader_rel] = 1.0
     hand_no = st[i, S_HAND_NO]
-    row[_OBS_HAND_NO] = 1.0 if hand_no >= 100 else hand_no / 100.0
-    if row.shape[0] > _OBS_SIZE:  # rule sets with 74 actions: assigning, quotas known
+    row[off[F_HAND_NO]] = 1.0 if hand_no >= 100 else hand_no / 100.0
+    base = _OBS_BASE[n]
+    if row.shape[0] > base:  # rule sets with 74 actions (three players): assigning, quotas known
         if phase == ASSIGN:
-            row[_OBS_SIZE] = 1.0
+            row[base] = 1.0
         if known:
-            row[_OBS_SIZE + 1] = 1.0
+            row[base + 1] = 1.0
         if cfg[K_ONE_CARD]:  # the face-up card, who took it or declined, taking, put out
-            base = _OBS_SIZE + 2
+            base += 2
             row[base + _top(cm[i, C_KITTY])] = 1.0
             taker = st[i, S_TAKER]
             put_out = st[i, S_PUT_OUT]
             if taker >= 0:
                 if put_out >= 0:
-                    row[base + 52 + (taker - seat) % 3] = 1.0
+                    row[base + 52 + _rel(taker, seat, n)] = 1.0
                 else:
                     row[base + 55] = 1.0
             if phase == TAKE and acting:
@@ -1268,9 +1297,9 @@ def encode_row(i, seat, st, cm, cfg, row):
             if put_out >= 0 and taker == seat:
                 row[base + 57 + put_out] = 1.0
         elif cfg[K_AUCTION]:
-            _auction_block(i, seat, st, row, _OBS_SIZE + 2)
+            _auction_block(i, seat, st, row, base + 2)
         elif cfg[K_CALLS]:
-            _calls_block(i, seat, st, row, _OBS_SIZE + 2)
+            _calls_block(i, seat, st, row, base + 2)
 
 
 @njit(cache=True)
@@ -1280,8 +1309,8 @@ def _auction_block(i, seat, st, row, base):
     if phase == BID:
         row[base] = 1.0
     passed = st[i, S_AUC_PASSED]
-    for s in range(NUM_SEATS):
-        rel = (s - seat) % NUM_SEATS
+    for s in range(THREE_SEATS):
+        rel = (s - seat) % THREE_SEATS
         if st[i, S_AUC_BID + s]:
             row[base + 1 + rel] = st[i, S_AUC_BID + s] / 16.0
         if passed >> s & 1:
@@ -1289,12 +1318,12 @@ def _auction_block(i, seat, st, row, base):
     high_seat = st[i, S_AUC_HIGH_SEAT]
     if high_seat >= 0:
         bid = st[i, S_AUC_HIGH]
-        row[base + 7 + (high_seat - seat) % NUM_SEATS] = 1.0
+        row[base + 7 + (high_seat - seat) % THREE_SEATS] = 1.0
         row[base + 10] = bid / 16.0
         if phase != BID:  # the auction is won: hand 1's quotas
-            for s in range(NUM_SEATS):
-                row[base + 11 + (s - seat) % NUM_SEATS] = _AUCTION_QUOTAS[bid, (s - high_seat) % NUM_SEATS] / 17.0
-    row[base + 14 + (st[i, S_AUC_FIRST] - seat) % NUM_SEATS] = 1.0
+            for s in range(THREE_SEATS):
+                row[base + 11 + (s - seat) % THREE_SEATS] = _AUCTION_QUOTAS[bid, (s - high_seat) % THREE_SEATS] / 17.0
+    row[base + 14 + (st[i, S_AUC_FIRST] - seat) % THREE_SEATS] = 1.0
     row[base + 17] = min(st[i, S_PASSED_OUT] / 10.0, 1.0)
 
 
@@ -1304,9 +1333,9 @@ def _calls_block(i, seat, st, row, base):
     if st[i, S_CALL] >= 0:
         row[base + st[i, S_CALL]] = 1.0
     left = 0
-    for s in range(NUM_SEATS):
+    for s in range(THREE_SEATS):
         calls = st[i, S_CALLS_LEFT + s]
-        at = base + 6 + 6 * ((s - seat) % NUM_SEATS)
+        at = base + 6 + 6 * ((s - seat) % THREE_SEATS)
         for c in range(6):
             if calls >> c & 1:
                 row[at + c] = 1.0
@@ -1332,21 +1361,27 @@ def observe_games_parallel(st, cm, cfg, seats, rows, out):
 
 # ---------------------------------------------------------------------------- full state (privileged critics)
 
-FULL_STATE_SIZE = 156  # the left player's hand, the right player's hand, the kitty: 52 card entries each
+FULL_STATE_SIZE = 52 * THREE_SEATS  # with three players; 52 * n with n seats (full_state_size)
+
+
+def full_state_size(num_players: int) -> int:
+    """Length of a full-state row with ``num_players`` seats: a 52-entry card plane per other seat, then the kitty."""
+    return 52 * num_players
 
 
 @njit(cache=True, inline="always")
-def full_state_row(i, seat, cm, row):
-    """The cards ``seat`` does not see, relative to it: row[0:52] the hand of the left player (seat + 1),
-    row[52:104] that of the right player (seat + 2), row[104:156] the kitty as dealt (1.0 = the card)."""
-    _plane(row, 0, cm[i, C_HAND + (seat + 1) % 3])
-    _plane(row, 52, cm[i, C_HAND + (seat + 2) % 3])
-    _plane(row, 104, cm[i, C_KITTY])
+def full_state_row(i, seat, cm, n, row):
+    """The cards ``seat`` does not see, relative to it: row[52 * (r - 1) : 52 * r] the hand of the seat r places
+    to its left (r = 1 .. n - 1: with three players left, right; with four left, across, right), then the kitty
+    as dealt in the last 52 entries (1.0 = the card)."""
+    for r in range(1, n):
+        _plane(row, 52 * (r - 1), cm[i, C_HAND + _after(seat, r, n)])
+    _plane(row, 52 * (n - 1), cm[i, C_KITTY])
 
 
 @njit(cache=True)
-def full_state_games(st, cm, seats, rows, out):
+def full_state_games(st, cm, cfg, seats, rows, out):
     """out[k] = full_state_row of slot rows[k] for seats[k] (-1: the player to act)."""
     for k in range(rows.shape[0]):
         seat = seats[k] if seats[k] >= 0 else st[rows[k], S_CUR]
-        full_state_row(rows[k], seat, cm, out[k])
+        full_state_row(rows[k], seat, cm, cfg[K_PLAYERS], out[k])

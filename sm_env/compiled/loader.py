@@ -3,7 +3,7 @@ columns of :mod:`sm_env.compiled.kernels` (``st`` int32, ``cm`` uint64 card sets
 
 Used by :class:`sm_env.compiled.single.CompiledGame` (``raw_env``'s compiled path: a
 fresh game) and by :class:`agents.search.rollout_kernel.RolloutBatch` (search: a
-position set up by ``Game.from_position`` or a clone). Any position of a three-player
+position set up by ``Game.from_position`` or a clone). Any position of a three- or four-player
 game under rules the compiled engine runs (:func:`sm_env.compiled.support.supports`) in
 the bid, assign, exchange, trump, discard, take, play or over phase loads; the row then observes,
 masks and plays on as the ``Game`` does (``tests/test_loader.py``).
@@ -51,6 +51,7 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
         known = ", ".join(PHASE_NAMES[p] for p in LOADABLE_PHASES)
         raise LoadError(f"the kernels hold the phases {known}, not phase {PHASE_NAMES[game.phase]}")
     log = game.log
+    n = game.rules.num_players
     st = [0] * k.NUM_S
     st[k.S_PHASE] = game.phase
     st[k.S_CUR] = game.current
@@ -64,18 +65,18 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     st[k.S_TRICK_LEN] = len(trick)
     st[k.S_TRICK : k.S_TRICK + len(trick)] = trick
     st[k.S_TRICKS_PLAYED] = game.tricks_played
-    st[k.S_TW : k.S_TW + 3] = game.tricks_won
+    st[k.S_TW : k.S_TW + n] = game.tricks_won
     if game.quotas is not None:  # else the dealer has still to assign them
-        st[k.S_Q : k.S_Q + 3] = game.quotas
+        st[k.S_Q : k.S_Q + n] = game.quotas
         st[k.S_QKNOWN] = 1
-    st[k.S_SC : k.S_SC + 3] = game.scores
+    st[k.S_SC : k.S_SC + n] = game.scores
     if game.previous_balances is not None:
         st[k.S_HAS_PREV] = 1
-        st[k.S_PB : k.S_PB + 3] = game.previous_balances
+        st[k.S_PB : k.S_PB + n] = game.previous_balances
     st[k.S_PICKED] = int(game.picked_up)
     discards = log.discards or ()
     st[k.S_DISC_COUNT] = len(discards)
-    st[k.S_VOID : k.S_VOID + 3] = game.voids
+    st[k.S_VOID : k.S_VOID + n] = game.voids
     rounds = game._exchange_rounds
     st[k.S_EX_NROUNDS] = len(rounds)
     st[k.S_EX_ROUND] = game._exchange_round
@@ -83,8 +84,8 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
         st[k.S_EX_SENDER + r] = sender
         st[k.S_EX_NT + r] = len(targets)
         for t, (receiver, count) in enumerate(targets):
-            st[k.S_EX_RECV + 2 * r + t] = receiver
-            st[k.S_EX_CNT + 2 * r + t] = count
+            st[k.S_EX_RECV + k.MAX_TARGETS * r + t] = receiver
+            st[k.S_EX_CNT + k.MAX_TARGETS * r + t] = count
     if game.phase == EXCHANGE:
         st[k.S_EX_TARGET] = game._receiver_index
         for t, entry in enumerate(game._round_exchanges):
@@ -95,21 +96,21 @@ def game_row(game: Game, rules_checked: bool = False) -> tuple[list[int], list[i
     st[k.S_PUT_OUT] = -1 if take is None or take[1] is None else take[1]
     st[k.S_CALL] = game.call
     # the calls the dealer may make: with calls those not made yet, else the four suits (kernels.S_CALLS_LEFT)
-    st[k.S_CALLS_LEFT : k.S_CALLS_LEFT + 3] = game.calls_left if game.rules.calls else (0xF, 0xF, 0xF)
+    st[k.S_CALLS_LEFT : k.S_CALLS_LEFT + n] = game.calls_left if game.rules.calls else [0xF] * n
     _auction_columns(game, st)
-    st[k.S_UP_AT : k.S_UP_AT + 3] = _up_at(game)
+    st[k.S_UP_AT : k.S_UP_AT + n] = _up_at(game)
     previous = game._up_at() if len(game.history) >= 2 else None
-    st[k.S_PUP : k.S_PUP + 3] = [52] * 3 if previous is None else previous
+    st[k.S_PUP : k.S_PUP + n] = [52] * n if previous is None else previous
     if game.winners is not None:
         st[k.S_WINNERS] = sum(1 << s for s in game.winners)
     st[k.S_TRUNCATED] = int(game.truncated)
     cm = [0] * k.NUM_C
-    cm[k.C_HAND : k.C_HAND + 3] = game.hands
+    cm[k.C_HAND : k.C_HAND + n] = game.hands
     cm[k.C_KITTY] = game.kitty_mask
-    cm[k.C_PLAYED : k.C_PLAYED + 3] = game.played
+    cm[k.C_PLAYED : k.C_PLAYED + n] = game.played
     cm[k.C_DISCARDS] = to_mask(discards)
     for entry in log.exchanges:
-        pair = entry.sender * 3 + entry.receiver
+        pair = entry.sender * k.MAX_SEATS + entry.receiver
         st[k.S_EX_STARTED + pair] = entry.count
         cm[k.C_SENT + pair] = to_mask(entry.sent)
         cm[k.C_RET + pair] = to_mask(entry.returned or ())
@@ -134,11 +135,12 @@ def _auction_columns(game: Game, st: list[int]) -> None:
 def _up_at(game: Game) -> list[int]:
     """For each seat, the trick of the current hand (0 = first, -1 = the kitty trick) in which it won its
     (quota + 1)-th trick, else 52 (what ``Game._up_at`` reads of this hand once the next one starts)."""
-    up_at = [52] * 3
+    n = game.rules.num_players
+    up_at = [52] * n
     quotas = game.quotas
     if quotas is None:
         return up_at
-    won = [0] * 3
+    won = [0] * n
     dealer = game.dealer
     if game.rules.kitty_trick and len(game.log.discards or ()) == game.rules.kitty_size:
         won[dealer] = 1

@@ -68,7 +68,7 @@ def lockstep(
     if vec is None:
         vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
         vec.reset()
-    num_slots, episode = vec.num_games, vec.episode
+    num_slots, episode, seats = vec.num_games, vec.episode, vec.num_players
     hands_per_game = vec.game_max_hands
 
     def reference(slot: int, finished: bool = False) -> Game:
@@ -89,7 +89,7 @@ def lockstep(
         current = vec.current_player
         masks = vec.legal_mask()
         obs = vec.observe()
-        seat_obs = [vec.observe(rows, np.full(num_slots, s)) for s in range(3)] if all_seats else None
+        seat_obs = [vec.observe(rows, np.full(num_slots, s)) for s in range(seats)] if all_seats else None
         actions = np.empty(num_slots, dtype=np.int64)
         for i, game in enumerate(games):
             where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}, decision {steps[i]}"
@@ -103,7 +103,7 @@ def lockstep(
                 diff = np.flatnonzero(obs[i] != obs_ref)
                 raise LockstepError(f"{where}: observation differs at {diff.tolist()[:10]}")
             if seat_obs is not None:
-                for s in range(3):
+                for s in range(seats):
                     encode(player_view(game, s), obs_ref)
                     if not np.array_equal(seat_obs[s][i].view(np.uint32), obs_ref.view(np.uint32)):
                         diff = np.flatnonzero(seat_obs[s][i] != obs_ref)
@@ -112,7 +112,7 @@ def lockstep(
             actions[i] = legal_ids[rng.integers(len(legal_ids))]
             if pass_rate and legal >> PASS_ACTION & 1 and rng.random() < pass_rate:
                 actions[i] = PASS_ACTION
-        final_seats = rng.integers(3, size=num_slots)
+        final_seats = rng.integers(seats, size=num_slots)
         rewards, done = vec.step(actions, final_seats=final_seats)
         truncated, winners = vec.truncated, vec.winners
         decisions += num_slots
@@ -122,7 +122,7 @@ def lockstep(
             before = list(game.scores)
             steps[i] += 1
             game.apply(int(actions[i]))
-            expected = np.zeros(3, dtype=np.float32)
+            expected = np.zeros(seats, dtype=np.float32)
             ended = game.phase == OVER or game.hand_number != hand
             if ended and game.history[hand - 1].passed_out:  # no hand played: nothing paid
                 passed_out += 1

@@ -52,7 +52,7 @@ from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
@@ -61,7 +61,7 @@ _CM = vk.NUM_S // 2
 _RNG = _CM + vk.NUM_C
 _CFG = _RNG + 1
 _REWARD = _CFG + vk.NUM_K
-_MT = _REWARD + 2
+_MT = _REWARD + vk.MAX_SEATS // 2
 _POS = _MT + MT_N // 2
 _QUEUED = _POS + 1
 STATE_WORDS = _QUEUED + 1
@@ -69,10 +69,10 @@ STATE_WORDS = _QUEUED + 1
 
 @njit(cache=True, inline="always")
 def _parts(buf):
-    """The views st [1, NUM_S], cm [1, NUM_C], rng [1], cfg [NUM_K] and reward [3] of a state buffer."""
+    """The views st [1, NUM_S], cm [1, NUM_C], rng [1], cfg [NUM_K] and reward [MAX_SEATS] of a state buffer."""
     st = buf[:_CM].view(np.int32).reshape((1, vk.NUM_S))
     cm = buf[_CM:_RNG].reshape((1, vk.NUM_C))
-    return st, cm, buf[_RNG:_CFG], buf[_CFG:_REWARD].view(np.int64), buf[_REWARD:_MT].view(np.float32)[:3]
+    return st, cm, buf[_RNG:_CFG], buf[_CFG:_REWARD].view(np.int64), buf[_REWARD:_MT].view(np.float32)[: vk.MAX_SEATS]
 
 
 @njit(cache=True)
@@ -91,13 +91,14 @@ def _draw_next(buf, cm, cfg):
         deck[i] = deck[j]
         deck[j] = t
     size = cfg[vk.K_HAND_SIZE]
-    for s in range(3):
+    n = cfg[vk.K_PLAYERS]
+    for s in range(n):
         h = np.uint64(0)
         for k in range(s * size, (s + 1) * size):
             h |= vk._bit(deck[k])
         cm[0, vk.C_NEXT_HAND + s] = h
     kitty = np.uint64(0)
-    for k in range(3 * size, m):
+    for k in range(n * size, m):
         kitty |= vk._bit(deck[k])
     cm[0, vk.C_NEXT_KITTY] = kitty
 
@@ -161,7 +162,7 @@ def compiled_kernels() -> tuple[Callable[[np.ndarray, int], int], Callable[..., 
 
     ``Dispatcher.compile`` returns the compiled function itself, called
     without numba's per-call type dispatch: the arguments must have exactly
-    these types (``buf`` a CompiledGame's, an int action id of the rule set, a seat 0-2,
+    these types (``buf`` a CompiledGame's, an int action id of the rule set, a seat 0-2 (0-3 with four players),
     a float32 observation and an int8 mask array of the rule set's sizes, C-contiguous).
     """
     if not _compiled:
@@ -218,8 +219,8 @@ class CompiledGame:
 
     def _put_next(self, hands: list[list[int]], kitty: list[int]) -> None:
         buf = self.buf
-        for seat in range(3):
-            buf[_CM + vk.C_NEXT_HAND + seat] = to_mask(hands[seat])
+        for seat, hand in enumerate(hands):
+            buf[_CM + vk.C_NEXT_HAND + seat] = to_mask(hand)
         buf[_CM + vk.C_NEXT_KITTY] = to_mask(kitty)
 
     def next_given_deal(self) -> None:
@@ -247,17 +248,21 @@ class CompiledGame:
     def winners(self) -> list[int] | None:
         """The winning seats in ascending order (as ``Game.winners``), None while nobody has won."""
         bits = self._st(vk.S_WINNERS)
-        return [s for s in range(3) if bits >> s & 1] or None
+        return [s for s in range(vk.MAX_SEATS) if bits >> s & 1] or None
 
-    def balances(self) -> tuple[int, int, int]:
+    def _seats(self) -> int:
+        """The seats at the table (the rule vector's K_PLAYERS)."""
+        return int(self.buf[_CFG:_REWARD].view(np.int64)[vk.K_PLAYERS])
+
+    def balances(self) -> tuple[int, ...]:
         """Balances by seat of the last hand that ended."""
         r = self.buf[_REWARD:_MT].view(np.float32)
-        return int(r[0]), int(r[1]), int(r[2])
+        return tuple(int(r[s]) for s in range(self._seats()))
 
-    def scores(self) -> tuple[int, int, int]:
+    def scores(self) -> tuple[int, ...]:
         """The running scores by seat (``Game.scores``; the env's ``"score"`` reward is their change)."""
         st = self.buf[:_CM].view(np.int32)
-        return int(st[vk.S_SC]), int(st[vk.S_SC + 1]), int(st[vk.S_SC + 2])
+        return tuple(int(st[vk.S_SC + s]) for s in range(self._seats()))
 
     def legal_bits(self) -> int:
         """Legal action bit set of the player to act (0 once the game is over)."""

@@ -34,7 +34,7 @@ from sm_env.core.game import OVER
 
 from . import kernels as k
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py d4aa88bb29d6
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
@@ -54,7 +54,7 @@ class VectorStateError(ValueError):
 def replay_row(cfg, start, log_row, length, st, cm, rng):
     """Play a game from generator state ``start`` through ``log_row[:length]`` into row 0 of ``st``, ``cm``,
     ``rng``; returns (0, length) when every action was legal, else (code, index of the action)."""
-    reward = np.zeros(3, dtype=np.float32)
+    reward = np.zeros(k.MAX_SEATS, dtype=np.float32)
     rng_start = np.zeros((1, 2), dtype=np.uint64)
     st[0, :] = 0
     cm[0, :] = 0
@@ -106,7 +106,7 @@ def check_rows(st, cm, rng, rng_start, cfg, log, done):
             for c in (k.S_FIN_LOG_LEN, k.S_FIN_HANDS):
                 if st[i, c] < 0 or (c == k.S_FIN_LOG_LEN and st[i, c] > width):
                     return i, _FIN_RANGE, c
-            if st[i, k.S_FIN_WINNERS] < 0 or st[i, k.S_FIN_WINNERS] > 7:
+            if st[i, k.S_FIN_WINNERS] < 0 or st[i, k.S_FIN_WINNERS] >= 1 << cfg[k.K_PLAYERS]:
                 return i, _FIN_RANGE, k.S_FIN_WINNERS
             if st[i, k.S_FIN_TRUNCATED] < 0 or st[i, k.S_FIN_TRUNCATED] > 1:
                 return i, _FIN_RANGE, k.S_FIN_TRUNCATED
@@ -232,7 +232,7 @@ def _message(a: dict[str, Any], cfg: np.ndarray, i: int, code: int, detail: int)
         allowed = {
             k.S_FIN_LOG_LEN: f"0..{width}",
             k.S_FIN_HANDS: ">= 0",
-            k.S_FIN_WINNERS: "0..7",
+            k.S_FIN_WINNERS: f"0..{(1 << int(cfg[k.K_PLAYERS])) - 1}",
             k.S_FIN_TRUNCATED: "0 or 1",
         }
         return f"st[{i}, {_ST_NAMES[detail]}] is {st[i, detail]}; it must be {allowed[detail]}"

@@ -27,6 +27,7 @@ INT32_MAX = 2**31 - 1
 """The largest number the kernels' int32 state holds (scores, hand numbers)."""
 
 BOOL, OPTIONAL_INT, QUOTAS, LABEL, DEALER_MAKES = "bool", "optional int", "quotas", "label", "true, false or up"
+SEATS = "3 or 4"
 
 _DEAL_SIZES = ("K_TRICKS", "K_HAND_SIZE", "K_KITTY_SIZE")
 
@@ -56,15 +57,15 @@ MAPPED: dict[str, tuple[str, tuple[str, ...]]] = {
     "one_card_kitty": (BOOL, ("K_ONE_CARD", "K_NSTAGES", "K_ORDER", "K_NUM_ACTIONS", "K_OBS_SIZE", *_DEAL_SIZES)),
     "auction": (BOOL, ("K_AUCTION", "K_NUM_ACTIONS", "K_OBS_SIZE")),
     "calls": (BOOL, ("K_CALLS", "K_NO_EXCHANGE", "K_NUM_ACTIONS", "K_OBS_SIZE")),
+    # the seats (docs/rules.md 10.6): every seat loop of the kernels runs over range(cfg[K_PLAYERS])
+    "players": (SEATS, ("K_PLAYERS", "K_Q", *_DEAL_SIZES, "K_OBS_SIZE")),
 }
 """Fields the kernels play: (kind of value supported, the ``K_*`` columns of the rule vector that hold it)."""
 
-REFUSED: dict[str, object] = {
-    **{option: False for option in SECTION_10_OPTIONS if option not in MAPPED},
-    "players": 3,
-}
+REFUSED: dict[str, object] = {option: False for option in SECTION_10_OPTIONS if option not in MAPPED}
 """Fields the kernels do not play, with the one value they run (the default): the section 10 options
-(docs/rules.md) not in ``MAPPED`` and four players."""
+(docs/rules.md) not in ``MAPPED`` (none today: the kernels play every option; a new one lands here, or in
+``MAPPED`` once the kernels play it)."""
 
 
 def unclassified(names: object = None) -> list[str]:
@@ -81,9 +82,11 @@ def _kind_ok(kind: str, value: object) -> bool:
         return isinstance(value, bool)
     if kind == DEALER_MAKES:
         return isinstance(value, bool) or value == "up"
+    if kind == SEATS:
+        return type(value) is int and value in (3, 4)
     if kind == OPTIONAL_INT:
         return value is None or (type(value) is int and 0 <= value <= INT32_MAX)
-    # QUOTAS: whole numbers by role (three of them, since "players" must be 3)
+    # QUOTAS: whole numbers by role (as many as the seats: RuleSet checks that)
     return isinstance(value, tuple) and all(type(q) is int and 0 <= q <= INT32_MAX for q in value)
 
 
@@ -91,7 +94,7 @@ def unsupported(rules: RuleSet) -> list[str]:
     """What of ``rules`` the compiled engine does not run (empty: it runs the rule set).
 
     A refused boolean option that is on is named alone (``"calls"``); any other value as
-    ``"name: value"`` (``"players: 4"``, ``"dealer_makes_quota: up"``); a field the tables
+    ``"name: value"`` (``"quotas: (-1, 9, 8)"``); a field the tables
     do not classify as ``"name (not classified for the compiled engine)"``.
     """
     found = []

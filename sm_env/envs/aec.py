@@ -152,7 +152,7 @@ or -1 is ignored with a warning.
 `compiled`: ``True`` (default) steps, observes and masks with compiled
 kernels (:mod:`sm_env.compiled.single`, numba) whenever the compiled engine
 runs the rule set (:func:`sm_env.compiled.support.supports`: every option of
-sections 1-10 with three players; four players are not), about
+sections 1-10, three and four players: every preset), about
 five times faster per decision; ``False``, and the other rule sets, use the
 pure-Python path: ``observation.encode(knowledge.player_view(game, seat))`` on the stepped
 :class:`~sm_env.core.game.Game`, the readable definition. Both paths give the
