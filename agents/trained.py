@@ -24,7 +24,11 @@ from .ppo_agent import NumpyPolicy, PolicyLoadError, PolicyShape, PPOAgent, load
 
 POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
 
-TRAINED_POLICIES: dict[str, str] = {"standard": "standard_v2.pt", "calls": "calls_v0.pt"}
+TRAINED_POLICIES: dict[str, str] = {
+    "standard": "standard_v2.pt",
+    "calls": "calls_v0.pt",
+    "woburn-auction": "woburn-auction_v0.pt",
+}
 """The policies ``trained`` plays: rule preset it was trained on -> file in :data:`POLICY_DIR` (each file
 records the same preset and its shape; a test checks both)."""
 

@@ -180,7 +180,7 @@ def test_a_file_holding_a_class_is_refused_in_one_line_without_torchs_advice(nam
 # ---------------------------------------------------------------------------- rule sets
 
 
-@pytest.mark.parametrize("rules", ["dealer-assigns", "woburn-auction", "four-5-3-2-2"])
+@pytest.mark.parametrize("rules", ["dealer-assigns", "9-5-3-one-card", "four-5-3-2-2"])
 def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_path, capsys):
     argv = ["eval", "--agents", "trained", "heuristic", "--rules", rules, "--deals", "1", "--workers", "1"]
     assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2
@@ -195,8 +195,8 @@ def test_check_rules_accepts_the_rule_sets_of_its_observation():
     agent = make_agent("trained")
     for name in ("standard", "woburn", "9-2-5"):
         agent.check_rules(RuleSet.from_any(name))
-    with pytest.raises(PolicyLoadError, match="'woburn-auction' .*74 actions"):
-        agent.check_rules(RuleSet.from_any("woburn-auction"))
+    with pytest.raises(PolicyLoadError, match="'dealer-assigns' .*74 actions"):
+        agent.check_rules(RuleSet.from_any("dealer-assigns"))
 
 
 # ---------------------------------------------------------------------------- the torch bridge
