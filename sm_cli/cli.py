@@ -24,6 +24,10 @@ Subcommands::
     sergeant-major serve | view [OPTIONS]
         play in a browser, or step through a record in a browser (``sm_web``;
         needs the web extra)
+    sergeant-major compile [PART ...] [--jobs N]
+        compile the numba kernels (engine, threaded engine, search) into
+        numba's cache now (``sm_cli.precompile``); the first use in a fresh
+        install otherwise waits for them
 
 ``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
 JSON object of rule options such as ``'{"max_exchange": 3}'``.
@@ -349,6 +353,12 @@ def _run_view(argv: list[str]) -> int:
     return sm_web.view_main(argv)
 
 
+def _run_compile(argv: list[str]) -> int:
+    from sm_cli import precompile
+
+    return precompile.main(argv)
+
+
 _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "play": (_run_play, "play a game in the terminal against two agents"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
@@ -357,6 +367,7 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
     "serve": (_run_serve, "play in a browser against two agents (web extra)"),
     "view": (_run_view, "step through a game record in a browser (web extra)"),
+    "compile": (_run_compile, "compile the numba kernels into their cache now (the first use otherwise waits)"),
 }
 
 

@@ -51,6 +51,27 @@ SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps 
 }
 
 
+# Parallel runs (pytest-xdist, ``-n auto`` in pyproject.toml, ``--dist loadgroup``): a group runs on one worker.
+# Every test that starts Ray is in one group (two Ray instances at once would fight over the 2 cores and ports),
+# and a file whose module-scoped fixture is expensive (a training run, a browser, a web server) keeps its tests
+# together so that the fixture is built once.
+RAY_MODULES = {"test_rllib.py", "test_ray_eval.py", "test_ray_cluster.py"}
+SHARED_FIXTURE_MODULES = {
+    "test_checkpoint.py",
+    "test_browser.py",
+    "test_record.py",
+    "test_vector_state.py",
+    "test_web.py",
+}
+MAX_WORKERS = 4  # -n auto: one worker a core, at most this many (each imports torch and numba's kernels)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker a core (os.sched_getaffinity where the OS has it), at most MAX_WORKERS."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_WORKERS))
+
+
 def pytest_ignore_collect(collection_path, config):
     """With exactly ``-m "not slow"``, the slow files are not even imported (Ray, torch and SB3 take seconds)."""
     if config.getoption("markexpr", "").strip() == "not slow" and collection_path.name in SLOW_MODULES:
@@ -67,6 +88,10 @@ def pytest_collection_modifyitems(config, items):
         names = SLOW_TESTS.get(module, set())
         if module in SLOW_MODULES or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)
+        if module in RAY_MODULES or "local_ray" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+        elif module in SHARED_FIXTURE_MODULES:
+            item.add_marker(pytest.mark.xdist_group(module))
         if names and module not in checked and getattr(item, "module", None) is not None:
             checked.add(module)
             missing = sorted(n for n in names if not hasattr(item.module, n))

@@ -9,6 +9,7 @@ bounded (the jobs' own ``timeout``, the threads' and sub-processes' timeouts) an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -354,19 +355,23 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
     elsewhere.mkdir()
     held = _hold_head_and_second()  # the jobs' tasks can only run on the bare node
     bare = None
+    bare_log = tmp_path / "bare_node.log"  # its output, quoted when it does not join
     try:
         start = [python, "-c", BARE_NODE, nodes.address, str(NODE["object_store_memory"])]
-        bare = subprocess.Popen(
-            start,
-            cwd=elsewhere,
-            env=_bare_environment(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        with open(bare_log, "wb") as log:
+            bare = subprocess.Popen(
+                start,
+                cwd=elsewhere,
+                env=_bare_environment(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + TIMEOUT
         while sum(n["Alive"] for n in ray.nodes()) < 3:
-            assert time.monotonic() < deadline and bare.poll() is None, "the bare node did not join"
+            if time.monotonic() >= deadline or bare.poll() is not None:
+                tail = bare_log.read_text(errors="replace")[-3000:]
+                pytest.fail(f"the bare node did not join (exit status {bare.poll()}); its output ends:\n{tail}")
             time.sleep(0.2)
         driver_env = {**_bare_environment(), "PYTHONPATH": project_root()}  # the driver alone has the project
         runs = {}
@@ -382,7 +387,8 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
     finally:
         remove_placement_group(held)
         if bare is not None:
-            os.killpg(bare.pid, signal.SIGTERM)  # the node's processes: started by this test, in their own group
+            with contextlib.suppress(ProcessLookupError):  # the group is gone when the node failed to start
+                os.killpg(bare.pid, signal.SIGTERM)  # the node's processes: started by this test, in their own group
             bare.wait(TIMEOUT)
     installed, shipped = runs["installed"], runs["ship"]
     # the premise: without its code shipped, the job fails there (the bare node cannot import the project)
