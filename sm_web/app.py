@@ -80,7 +80,7 @@ from .sessions import (
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 COOKIE = "sm_session"
 MAX_BODY = 16_384  # bytes of a request body
-MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, replays.MAX_STEPS)
+MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, records.actions.MAX_STEPS)
 MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
 MAX_DIGITS = 25  # digits of a whole number in a JSON body (a seed has at most 19)
 DECISION_WAIT = 30.0  # seconds a request waits for an agent's move (a web search takes at most 5)
