@@ -12,6 +12,8 @@ application/json``)::
     GET  /api/state          the game in progress (a reload resumes it) -> {"game": state | null}
     POST /api/act            {"action": 12 | "AC"}: the human's move -> {"event", "game"}
     POST /api/step           one move of the agent to act -> {"event", "game"}
+    GET  /api/hint           ?samples=N (1-200, default 20): on your turn, the shipped policy's probability and
+                             pimc's value of each of your legal actions -> {"hint": advice} (agents.advice)
     POST /api/stop           stop the game (it is saved) -> state
     GET  /api/record         the record of the finished or stopped game (a download)
     POST /api/replay         a record (JSON object), or {"from_game": true} -> {"steps", "hand_starts", ...}
@@ -69,10 +71,14 @@ from .sessions import (
     Turn,
     WebError,
     begin_agent_step,
+    begin_hint,
     build_game,
     check_opponent,
     finish_agent_step,
+    hint_samples,
     human_act,
+    keep_hint,
+    make_hint,
     offered_agents,
     record_of,
 )
@@ -412,6 +418,31 @@ async def agent_move(request: Request) -> Response:
     raise WebError(503, f"the agent took more than {DECISION_WAIT:g} s to choose its move (dropped): ask again")
 
 
+async def hint(request: Request) -> Response:
+    """The hint for the human's turn: built from the human seat's view alone, in a daemon thread without the
+    session's lock (like an agent's move), within the web's bound of samples; kept for the position."""
+    session = live_session(request)
+    unknown = sorted(set(request.query_params) - {"samples"})
+    if unknown:
+        raise WebError(400, f"unknown query parameter(s) {unknown}; use samples")
+    samples = hint_samples(request.query_params.get("samples"))
+
+    def begin() -> tuple[PlayedGame, Any]:
+        played = played_of(session)
+        return played, (played.moves, begin_hint(played, samples))
+
+    played, (moves, begun) = await _locked(session, begin)
+    if isinstance(begun, dict):
+        return _json({"hint": begun})
+    view, seed = begun
+    try:
+        made = await asyncio.wait_for(in_daemon_thread(lambda: make_hint(view, samples, seed)), DECISION_WAIT)
+    except asyncio.TimeoutError:
+        raise WebError(503, f"the hint took more than {DECISION_WAIT:g} s: ask again with fewer samples") from None
+    await _locked(session, lambda: keep_hint(played, samples, moves, made))
+    return _json({"hint": made})
+
+
 async def stop_game(request: Request) -> Response:
     """Stop the game (it is saved)."""
     session, store = live_session(request), _store(request)
@@ -509,6 +540,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/state", api(game_state)),
         Route("/api/act", api(human_move), methods=["POST"]),
         Route("/api/step", api(agent_move), methods=["POST"]),
+        Route("/api/hint", api(hint)),
         Route("/api/stop", api(stop_game), methods=["POST"]),
         Route("/api/record", api(download_record)),
         Route("/api/replay", api(load_replay), methods=["POST"]),

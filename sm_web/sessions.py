@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents import AgentSpecError, act, fresh_seed, make_opponent, parse_spec
+from agents.advice import AdviceError, advise
 from agents.base import Param
 from agents.heuristic import heuristic_action
 from sm_env.core.cards import CardError, parse_card
@@ -63,6 +64,7 @@ WEB_PARAMS: dict[str, dict[str, Param]] = {
     },
 }
 GAME_SEARCH_SECONDS = 900.0  # agents' thinking time per game; past it they play the heuristic's move
+HINT_SAMPLES = 20  # pimc's deals per hint unless the page asks for another number (at most WEB_PARAMS' samples)
 
 
 class WebError(Exception):
@@ -104,6 +106,7 @@ class PlayedGame:
         self.moves = 0  # actions applied so far
         self.thinking: Turn | None = None  # an agent's decision in progress
         self.search_seconds = 0.0  # the agents' thinking time so far (bounded by GAME_SEARCH_SECONDS)
+        self.hint: tuple[tuple[int, int], dict[str, Any]] | None = None  # ((moves, samples), the last hint)
 
     @property
     def finished(self) -> bool:
@@ -497,6 +500,49 @@ def finish_agent_step(turn: Turn, action: int | None) -> dict[str, Any]:
             played.log[-1] += note
     turn.done = True
     return event
+
+
+def hint_samples(text: str | None) -> int:
+    """The samples of a hint request (``?samples=N``; default :data:`HINT_SAMPLES`); WebError 400 unless a
+    whole number within the web's pimc bound."""
+    if text is None:
+        return HINT_SAMPLES
+    bound = WEB_PARAMS["pimc"]["samples"]
+    try:
+        if not (text.isascii() and text.isdigit() and len(text) <= 6):
+            raise ValueError(text)
+        return bound.parse(text)
+    except ValueError:
+        raise WebError(400, f"samples must be {bound.allowed()}, got {text!r:.20}") from None
+
+
+def begin_hint(played: PlayedGame, samples: int) -> tuple[Any, int] | dict[str, Any]:
+    """What a hint is made from (call under the session's lock): the human seat's view and the seed, or the
+    hint already made for this position and samples; WebError 409 unless it is the human's turn."""
+    if played.finished:
+        raise WebError(409, "the game is over; start a new game")
+    if played.game.current_player != played.seat:
+        raise WebError(409, "a hint is for your turn; it is not your turn now")
+    key = (played.moves, samples)
+    if played.hint is not None and played.hint[0] == key:
+        return played.hint[1]
+    return player_view(played.game, played.seat), played.seed + played.moves
+
+
+def make_hint(view: Any, samples: int, seed: int) -> dict[str, Any]:
+    """The hint for the human's seat (no lock held: the search may take its time): :func:`agents.advice.advise`
+    of that seat's view alone, within the web's bound of samples."""
+    try:
+        advice = advise(view, samples=samples, seed=seed, cap=int(WEB_PARAMS["pimc"]["samples"].high or 1))
+    except AdviceError as err:
+        raise WebError(400, str(err)) from None
+    return advice.to_json()
+
+
+def keep_hint(played: PlayedGame, samples: int, moves: int, hint: dict[str, Any]) -> None:
+    """Keep the hint of position ``moves`` (call under the session's lock) so that asking again costs nothing."""
+    if played.moves == moves:
+        played.hint = ((moves, samples), hint)
 
 
 def record_of(played: PlayedGame) -> dict[str, Any]:

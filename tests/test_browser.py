@@ -104,6 +104,17 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
         shown = cards_in(page.content())  # the page as drawn holds no card seat 1 may not know
         assert shown <= known_cards(session.played.game, 1), sorted(shown - known_cards(session.played.game, 1))
         positions += 1
+        if positions == 2:  # the hint toggle: the policy's and pimc's figures on the legal moves, nothing more
+            page.check("#hints")
+            page.wait_for_function("document.body.dataset.hints !== undefined", timeout=15000)
+            assert page.locator("#my-hand .hint, #choices .hint").count() == int(
+                page.evaluate("document.body.dataset.hints")
+            )
+            assert "samples" in page.inner_text("#hint-note")
+            shown = cards_in(page.content())
+            assert shown <= known_cards(session.played.game, 1), sorted(shown - known_cards(session.played.game, 1))
+            page.uncheck("#hints")
+            assert page.locator(".hint").count() == 0
         legal_cards = page.locator("#my-hand button.card:not([disabled])")
         choices = page.locator("#choices button")
         updates = page.evaluate("Number(document.body.dataset.updates || 0)")

@@ -403,9 +403,18 @@ def test_no_payload_holds_a_card_the_seat_may_not_know(rules, seat, enough, want
     hand_size = (52 - PRESETS[rules].kitty_size - face_up) // n
     seen: set[str] = set()
 
+    hints = 0
+
     def check(payload: dict) -> None:
+        nonlocal hints
         _check_payload(client, payload, seat)
         seen.update(_features(payload, seat))
+        state = payload.get("game") or payload
+        if state.get("your_turn") and hints < 6:  # the hint of a position holds no card the seat may not know
+            answer = client.get("/api/hint?samples=2")
+            assert answer.status_code == 200, answer.text
+            _check_payload(client, answer.json(), seat)
+            hints += 1
 
     with make_client() as client:
         for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js"):
@@ -423,6 +432,7 @@ def test_no_payload_holds_a_card_the_seat_may_not_know(rules, seat, enough, want
             if positions >= enough and wanted <= seen and (exchanges or game.rules.no_exchange or game.rules.auction):
                 break
         assert positions >= enough and wanted <= seen, sorted(wanted - seen)
+        assert hints == 6
         assert exchanges > 0 or game.rules.no_exchange or game.rules.auction  # some positions in or after an exchange
 
 
@@ -435,6 +445,40 @@ def test_the_leak_check_can_fail():
         game = the_game(client)
         with pytest.raises(AssertionError, match="leaked"):
             _check_payload(client, {"game": full_table(game, ["a", "b", "c"])}, 0)
+
+
+def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
+    """GET /api/hint: the policy's probability and pimc's value of each legal action of the human's seat, from
+    its view alone (the same as agents.advice of player_view), kept for the position; 409 off turn; the leak
+    test above checks its cards in whole games, and the check flags a hint that shows another hand."""
+    from agents.advice import advise
+    from sm_env.core.cards import from_mask
+    from sm_env.core.knowledge import player_view
+
+    with make_client() as client:
+        state = new_game(client, seat=0, seed=SEED)
+        while not state["your_turn"]:
+            state = move(client)["game"]
+        game = the_game(client)
+        moves = client.app.state.store.get(client.cookies.get("sm_session")).played.moves
+        hint = client.get("/api/hint?samples=5").json()["hint"]
+        assert hint == advise(player_view(game, 0), samples=5, seed=SEED + moves).to_json()
+        assert hint["search"]["samples"] == 5 and hint["seat"] == 0
+        assert [m["action"] for m in hint["moves"]] == from_mask(game.legal_mask())
+        assert client.get("/api/hint?samples=5").json()["hint"] == hint  # kept: asked again, no new search
+        for bad in ("0", "201", "x", "1e3", "-1"):
+            answer = client.get(f"/api/hint?samples={bad}")
+            assert answer.status_code == 400 and "samples must be a whole number from 1 to 200" in answer.text
+        assert client.get("/api/hint?seat=1").status_code == 400
+        while game.current_player == 0:  # the human plays: an agent is to act
+            move(client)
+        answer = client.get("/api/hint")
+        assert answer.status_code == 409 and "not your turn" in answer.text
+        with pytest.raises(AssertionError, match="leaked"):  # a hint naming another seat's card is caught
+            other = next(c for c in known_cards(game, 1) - known_cards(game, 0))
+            _check_payload(client, {"hint": {"moves": [{"text": other}]}}, 0)
+    with make_client() as client:
+        assert client.get("/api/hint").status_code == 404  # no game
 
 
 def test_the_leak_check_flags_the_card_put_out_shown_to_another_seat():

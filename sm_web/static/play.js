@@ -44,6 +44,41 @@
     if (pausedForHand) setStatus("hand-over");
     else if (game.finished) setStatus("over");
     else setStatus(game.your_turn ? "your-turn" : "waiting");
+    showHint();
+  }
+
+  // Hints (the toggle): on your turn, the shipped policy's probability and pimc's value of each legal move, asked of
+  // the server (GET /api/hint, built from your seat's view only) and written on the cards and the choice buttons.
+  function updates() { return document.body.dataset.updates || "0"; }
+
+  async function showHint() {
+    const note = $("hint-note");
+    if (!$("hints").checked || !game || !game.your_turn || game.finished) { note.hidden = true; return; }
+    const asked = updates();
+    try {
+      const data = await api("GET", "/api/hint");
+      if (asked === updates() && $("hints").checked) drawHint(data.hint);
+    } catch (err) { note.textContent = `No hint: ${err.message}`; note.hidden = false; }
+  }
+
+  function drawHint(hint) {
+    const values = hint.moves.map((m) => m.value).filter((v) => v !== null);
+    const best = values.length ? Math.max(...values) : null;
+    for (const m of hint.moves) {
+      const parts = [];
+      if (m.probability !== null) parts.push(`${Math.round(m.probability * 100)}%`);
+      if (m.value !== null) parts.push(`${m.value >= 0 ? "+" : ""}${m.value.toFixed(2)}`);
+      if (!parts.length) continue;
+      const targets = document.querySelectorAll(`#my-hand [data-card="${m.text}"], #choices [data-action="${m.action}"]`);
+      for (const t of targets) t.append(SM.el("small", { class: `hint${m.value !== null && m.value === best ? " best" : ""}` }, parts.join(" \u00b7 ")));
+    }
+    $("my-hand")?.classList.add("hinted");
+    const s = hint.search;
+    const notes = [hint.policy_note, hint.search_note].filter(Boolean).join("; ");
+    $("hint-note").textContent = `Hint: % = the shipped policy (${hint.policy || "none"}); \u00b1 = ${s.search}'s value in tricks of ` +
+      `balance (${s.samples} samples, seed ${s.seed}).${notes ? " " + notes + "." : ""}`;
+    $("hint-note").hidden = false;
+    document.body.dataset.hints = String(hint.moves.length);  // for tests: how many moves the hint shows
   }
 
   function choiceLabel(choice) {
@@ -148,6 +183,7 @@
     $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
     $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
     $("pace").addEventListener("change", schedule);
+    $("hints").addEventListener("change", draw);
     start();
   });
 })();
