@@ -18,6 +18,9 @@ application/json``)::
     GET  /api/record         the record of the finished or stopped game (a download)
     POST /api/replay         a record (JSON object), or {"from_game": true} -> {"steps", "hand_starts", ...}
     GET  /api/replay/frame   ?step=N&view=all|0|1|2(|3) -> the table at step N
+    POST /api/replay/analysis {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}: one hand of the record
+                             in view scored by pimc (agents.analysis; samples 1-50; one analysis at a time on
+                             the server) -> the analysis of that hand
 
 Errors are ``{"error": "..."}`` with status 400 (a malformed or illegal
 request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
@@ -60,6 +63,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from agents.analysis import AnalysisError
 from sm_env.core.rules import PRESETS
 from sm_env.records import ReplayError
 
@@ -90,6 +94,7 @@ MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,0
 MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
 MAX_DIGITS = 25  # digits of a whole number in a JSON body (a seed has at most 19)
 DECISION_WAIT = 30.0  # seconds a request waits for an agent's move (a web search takes at most 5)
+ANALYSIS_WAIT = 300.0  # seconds a request waits for the analysis of a hand (four players search in Python)
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
@@ -518,6 +523,44 @@ async def replay_frame(request: Request) -> Response:
     return _json(await run_in_threadpool(timeline.frame, int(text), viewer))
 
 
+ANALYSIS_FIELDS = {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}
+
+
+async def replay_analysis(request: Request) -> Response:
+    """The analysis of one hand of the record in view, in a daemon thread; one at a time on the server (503
+    while another runs), at most :data:`sm_web.replays.ANALYSIS_SAMPLES` samples per decision."""
+    body = await read_body(request)
+    session = live_session(request)
+    timeline = session.replay
+    if timeline is None:
+        raise WebError(404, "no record loaded in this session: POST one to /api/replay")
+    if not isinstance(body, dict) or set(body) - set(ANALYSIS_FIELDS):
+        raise WebError(400, f"expected a JSON object with some of {sorted(ANALYSIS_FIELDS)}, got {body!r:.60}")
+    settings = {**ANALYSIS_FIELDS, **body}
+    hands = len(timeline.hand_starts)
+    if type(settings["hand"]) is not int or not 1 <= settings["hand"] <= hands:
+        raise WebError(400, f"hand must be a whole number from 1 to {hands} (the record's hands)")
+    if type(settings["threshold"]) is int:
+        settings["threshold"] = float(settings["threshold"])
+    busy: threading.Lock = request.app.state.analysis_lock
+    if not busy.acquire(blocking=False):
+        raise WebError(503, "the server is analysing another hand: ask again in a moment")
+
+    def work() -> dict[str, Any]:
+        try:
+            s = settings
+            return timeline.analysis(s["hand"], s["samples"], s["seed"], s["threshold"])
+        except AnalysisError as err:
+            raise WebError(400, str(err)) from None
+        finally:
+            busy.release()
+
+    try:
+        return _json(await asyncio.wait_for(asyncio.shield(in_daemon_thread(work)), ANALYSIS_WAIT))
+    except asyncio.TimeoutError:
+        raise WebError(503, f"the analysis took more than {ANALYSIS_WAIT:g} s: ask with fewer samples") from None
+
+
 async def not_found(request: Request) -> Response:
     raise WebError(404, f"no such API route: {request.method} {request.url.path}")
 
@@ -545,6 +588,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/record", api(download_record)),
         Route("/api/replay", api(load_replay), methods=["POST"]),
         Route("/api/replay/frame", api(replay_frame)),
+        Route("/api/replay/analysis", api(replay_analysis), methods=["POST"]),
         Route("/api/{rest:path}", api(not_found), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -567,4 +611,5 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
     app.state.store = store
     app.state.config = config
     app.state.replay_lock = threading.Lock()
+    app.state.analysis_lock = threading.Lock()  # one analysis at a time: each takes a core for seconds
     return app

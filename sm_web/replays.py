@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from agents.analysis import analyse_actions
 from sm_env.core.cards import CARD_TEXT
 from sm_env.core.game import EXCHANGE, Game
 from sm_env.core.knowledge import player_view
@@ -25,6 +26,8 @@ from sm_env.records.actions import record_actions
 from .words import describe_action, end_text
 
 CHECKPOINT_HANDS = 16  # a copy of the game is kept at every 16th hand start
+ANALYSIS_SAMPLES = 50  # the most pimc samples per decision of an analysis asked for by the viewer
+KEPT_ANALYSES = 64  # analyses kept per record (by hand and settings); past it the oldest is dropped
 
 
 class Step:
@@ -109,6 +112,7 @@ class Timeline:
         self._rules = rules
         self._lock = threading.Lock()
         self._cursor: tuple[int, Game] | None = None  # (step, the game then): where the last frame was drawn
+        self._analyses: dict[tuple[int, int, int, float], dict[str, Any]] = {}
         self._summary = {
             "steps": len(self.actions),
             "hand_starts": list(self._starts),
@@ -117,6 +121,19 @@ class Timeline:
             "hands": len(read.hands),
             "players": self.players,
         }
+
+    def analysis(self, hand: int, samples: int, seed: int, threshold: float) -> dict[str, Any]:
+        """The analysis of one hand of the record (:func:`agents.analysis.analyse_actions`: every decision
+        scored by pimc from the acting seat's view, the moves costing more than ``threshold`` flagged), with at
+        most :data:`ANALYSIS_SAMPLES` samples; kept, so that asking again costs nothing. AnalysisError naming a
+        bad setting."""
+        key = (hand, samples, seed, threshold)
+        if key not in self._analyses:
+            made = analyse_actions(self.read, samples, seed, threshold, hand, 1, cap=ANALYSIS_SAMPLES)
+            if len(self._analyses) >= KEPT_ANALYSES:
+                del self._analyses[next(iter(self._analyses))]
+            self._analyses[key] = made
+        return self._analyses[key]
 
     def summary(self) -> dict[str, Any]:
         """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands, players."""

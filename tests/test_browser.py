@@ -200,6 +200,11 @@ def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tm
     assert page.locator("#table .seat .hand .card, #table .seat .cards .card:not(.back)").count() > 40
     page.click("#back")
     page.wait_for_function("document.body.dataset.step === '4'")
+    page.fill("#analyse input[name=samples]", "4")
+    page.click("#analyse-hand")  # hand 1 scored by pimc: the per-seat table, and the cost of the move in view
+    page.wait_for_function("document.body.dataset.analysis === '1'", timeout=30000)
+    assert page.locator("#analysis-table tr[data-seat]").count() == 3
+    assert "cost" in page.inner_text("#move-cost") and "4 samples per decision" in page.inner_text("#analysis-note")
     page.select_option("#view", "0")
     page.wait_for_function("document.querySelectorAll('#table .card.back').length > 0")
     if len(starts) > 1:  # at the start of hand 2 the caption tells its deal, not hand 1's last trick

@@ -557,6 +557,40 @@ def test_replay_viewer_steps_through_every_action_and_marks_what_happened(finish
         )
 
 
+def test_replay_viewer_analyses_a_hand_on_request_and_its_moves_are_the_frames_moves(finished_record):
+    """POST /api/replay/analysis: one hand scored by pimc (agents.analysis), each decision at the frame of its
+    move; kept (asking again is the same answer); bad settings are 400s naming what is allowed."""
+    from agents.analysis import analyse
+
+    with make_client() as client:
+        assert client.post("/api/replay/analysis", json={"hand": 1}).status_code == 404  # no session yet
+        summary = client.post("/api/replay", json=finished_record).json()
+        hand = 2 if summary["hands"] > 1 else 1
+        body = {"hand": hand, "samples": 4, "seed": 1, "threshold": 0.25}
+        answer = client.post("/api/replay/analysis", json=body)
+        assert answer.status_code == 200, answer.text
+        analysis = answer.json()
+        assert analysis == analyse(finished_record, samples=4, seed=1, threshold=0.25, first_hand=hand, hands=1)
+        assert analysis["search"]["samples"] == 4 and analysis["hands"] == [hand, hand]
+        start = summary["hand_starts"][hand - 1]
+        assert [d["step"] for d in analysis["decisions"]][0] == start + 1
+        for d in analysis["decisions"][:6]:
+            event = client.get(f"/api/replay/frame?step={d['step']}&view=all").json()["event"]
+            assert (event["hand"], event["seat"]) == (d["hand"], d["seat"])
+            assert d["played"].split()[-1] in event["text"]  # the card, or the suit of "trump clubs"
+        assert client.post("/api/replay/analysis", json=body).json() == analysis
+        for bad, message in [
+            ({"hand": 0}, "hand must be a whole number from 1 to"),
+            ({"hand": summary["hands"] + 1}, "hand must be a whole number from 1 to"),
+            ({"samples": 51}, "samples must be a whole number from 1 to 50"),
+            ({"seed": -1}, "seed must be a whole number"),
+            ({"threshold": "x"}, "threshold must be a number from 0 to 100"),
+            ({"hands": 3}, "expected a JSON object with some of"),
+        ]:
+            answer = client.post("/api/replay/analysis", json=bad)
+            assert answer.status_code == 400 and message in answer.json()["error"], (bad, answer.text)
+
+
 def _heuristic_record(rules: str, seed: int, max_hands: int) -> dict:
     """The record of a game of heuristic agents."""
     from agents import act, make_agent
