@@ -17,6 +17,7 @@ The analysis (plain JSON, format :data:`FORMAT`)::
      "threshold": 0.5, "rules": "standard", "record_seed": 7, "players": 3,
      "hands": [1, 10],                     # the hand entries analysed (first, last), of "record_hands"
      "record_hands": 10,
+     "rollouts": 52400,                    # the cost: samples x legal actions, summed over the scored decisions
      "decisions": [{"step": 83,            # the action's number in the record (1-based): the viewer's step
                     "hand": 2, "seat": 1, "phase": "play", "where": "trick 5",
                     "played": "7H", "value": -1.2, "best": ["KH"], "best_value": 0.1,
@@ -175,6 +176,7 @@ def analyse_actions(
         "players": read.rules.num_players,
         "hands": [first, last],
         "record_hands": len(read.hands),
+        "rollouts": sum(samples * len(d["values"]) for d in decisions if d["values"] is not None),
         "decisions": decisions,
         "seats": _seat_table(decisions, read.rules.num_players),
     }
@@ -316,7 +318,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     print(f"\nFlagged moves ({len(flagged)}):" if flagged else "\nNo move cost more than the threshold.", file=out)
     for line in flagged:
         print("  " + line, file=out)
-    print(f"\n{len(analysis['decisions'])} decisions in {seconds:.1f} s", file=out)
+    print(
+        f"\n{len(analysis['decisions'])} decisions, {analysis['rollouts']:,} rollouts (samples x legal actions) in "
+        f"{seconds:.1f} s",
+        file=out,
+    )
     if args.out:
         print(f"Analysis written to {args.out}", file=out)
     return 0

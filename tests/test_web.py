@@ -479,6 +479,54 @@ def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
             _check_payload(client, {"hint": {"moves": [{"text": other}]}}, 0)
     with make_client() as client:
         assert client.get("/api/hint").status_code == 404  # no game
+        state = new_game(client, seat=0, seed=None)  # unseeded: the hint's seed must not give the game's away
+        while not state["your_turn"]:
+            state = move(client)["game"]
+        played = client.app.state.store.get(client.cookies.get("sm_session")).played
+        told = client.get("/api/hint?samples=1").json()["hint"]["search"]["seed"]
+        assert state["seed"] is None and told - played.moves != played.seed
+
+
+@pytest.mark.parametrize(
+    "rules, agents", [("standard", ["heuristic", "random", "pimc:samples=2"]), ("four-6-3-2-1", None)]
+)
+def test_a_watched_game_of_agents_plays_to_the_end_with_every_hand_shown(rules, agents, tmp_path):
+    """{"watch": true, "agents": [one spec per seat]}: every seat an agent, the page shown every hand (nobody at
+    the table is a person), no move or hint for the page to make; the game plays to the end and is saved."""
+    with make_client(tmp_path) as client:
+        body = {"watch": True, "rules": rules, "seed": 4, "max_hands": 1}
+        if agents:
+            body["agents"] = agents
+        answer = client.post("/api/new", json=body)
+        assert answer.status_code == 200, answer.text
+        state = answer.json()["game"]
+        n = len(state["players"])
+        assert state["watching"] and state["seat"] is None and not state["your_turn"] and state["choices"] == []
+        assert all(len(hand) == (52 - state["kitty_size"]) // n for hand in state["hands"])
+        assert "You are watching" in state["prompt"] and all("(" in p["name"] for p in state["players"])
+        assert client.post("/api/act", json={"action": 0}).status_code == 409
+        assert client.get("/api/hint").status_code == 409
+        moves = 0
+        while not state["finished"]:
+            answer = client.post("/api/step")
+            assert answer.status_code == 200, answer.text
+            state = answer.json()["game"]
+            moves += 1
+            assert moves < 200
+        assert state["finished"] and state["last_hand"] is not None and "You" not in json.dumps(state["last_hand"])
+        (saved,) = os.listdir(tmp_path / "records")
+        record = load_record(tmp_path / "records" / saved)
+        assert replay(record) == record and len(record["hands"]) == 1
+    with make_client() as client:
+        for bad, message in [
+            ({"watch": True, "agents": ["heuristic", "heuristic"]}, "agents must be a list of three agent specs"),
+            ({"watch": True, "seat": 0}, "a watched game (watch: true) takes agents, rules, seed, max_hands"),
+            ({"watch": True, "agents": ["human", "heuristic", "heuristic"]}, "'human' cannot take this seat"),
+            ({"watch": "yes"}, "watch must be true"),
+            ({"agents": ["heuristic"] * 3}, "a new game takes seat, opponents, rules, seed, max_hands"),
+        ]:
+            answer = client.post("/api/new", json=bad)
+            assert answer.status_code == 400 and message in answer.json()["error"], (bad, answer.text)
 
 
 def test_the_leak_check_flags_the_card_put_out_shown_to_another_seat():

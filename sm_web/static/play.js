@@ -87,14 +87,19 @@
     return choice.label;
   }
 
-  // The seat menu and the opponents' fields follow the chosen rule set's number of players.
+  // The seat menu and the opponents' fields follow the chosen rule set's number of players; watching (no seat)
+  // takes one agent per seat.
   function fitSeats() {
     const form = $("new-game");
     const n = players[form.rules.value] || 3;
     const four = form.seat.querySelector("option[value='3']");
     four.hidden = four.disabled = n < 4;
-    if (Number(form.seat.value) >= n) form.seat.value = "0";
-    form.opp3.hidden = n < 4;
+    const watch = form.seat.value === "watch";
+    if (!watch && Number(form.seat.value) >= n) form.seat.value = "0";
+    const fields = watch ? n : n - 1;
+    form.opp3.hidden = fields < 3;
+    form.opp4.hidden = fields < 4;
+    $("agents-label").textContent = watch ? "Agents" : "Opponents";
   }
 
   function showHandOver(summary) {
@@ -146,10 +151,12 @@
     event.preventDefault();
     const form = $("new-game");
     const seedText = form.seed.value.trim();
-    const opponents = [form.opp1.value.trim(), form.opp2.value.trim(), form.opp3.value.trim()];
+    const opponents = [form.opp1.value.trim(), form.opp2.value.trim(), form.opp3.value.trim(), form.opp4.value.trim()];
     const n = players[form.rules.value] || 3;
-    const body = { seat: Number(form.seat.value), opponents: opponents.slice(0, n - 1), rules: form.rules.value,
-      seed: seedText === "" ? null : Number(seedText) };
+    const seed = seedText === "" ? null : Number(seedText);
+    const body = form.seat.value === "watch"
+      ? { watch: true, agents: opponents.slice(0, n), rules: form.rules.value, seed }
+      : { seat: Number(form.seat.value), opponents: opponents.slice(0, n - 1), rules: form.rules.value, seed };
     if (seedText !== "" && !/^\d+$/.test(seedText)) { showError("The seed must be a whole number (or empty for a random deal)."); return; }
     pausedForHand = false;
     $("hand-over").hidden = true;
@@ -168,6 +175,7 @@
       form.opp1.value = options.opponents[0];
       form.opp2.value = options.opponents[1];
       form.opp3.value = options.opponents[1];
+      form.opp4.value = options.opponents[1];
       players = options.players || {};
       fitSeats();
       const data = await api("GET", "/api/state");   // a reload resumes the game in progress
@@ -180,6 +188,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("new-game").addEventListener("submit", newGame);
     $("new-game").rules.addEventListener("change", fitSeats);
+    $("new-game").seat.addEventListener("change", fitSeats);
     $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
     $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
     $("pace").addEventListener("change", schedule);
