@@ -8,7 +8,8 @@ application/json``)::
 
     GET  /api/options        presets (every one) and their players, agent kinds, the pace of agents' moves
     POST /api/new            {"seat": 0, "opponents": ["heuristic", "pimc"], "rules": "standard",
-                              "seed": 7 | null, "max_hands": 100} -> state (one opponent per other seat)
+                              "seed": 7 | null, "max_hands": 100} -> state (one opponent per other seat);
+                             {"watch": true, "agents": [one per seat], ...}: a game to watch (every hand shown)
     GET  /api/state          the game in progress (a reload resumes it) -> {"game": state | null}
     POST /api/act            {"action": 12 | "AC"}: the human's move -> {"event", "game"}
     POST /api/step           one move of the agent to act -> {"event", "game"}
