@@ -426,7 +426,8 @@ async def agent_move(request: Request) -> Response:
 
 async def hint(request: Request) -> Response:
     """The hint for the human's turn: built from the human seat's view alone, in a daemon thread without the
-    session's lock (like an agent's move), within the web's bound of samples; kept for the position."""
+    session's lock (like an agent's move), within the web's bound of samples, one at a time per game (409
+    meanwhile); kept for the position."""
     session = live_session(request)
     unknown = sorted(set(request.query_params) - {"samples"})
     if unknown:
@@ -441,11 +442,20 @@ async def hint(request: Request) -> Response:
     if isinstance(begun, dict):
         return _json({"hint": begun})
     view, seed = begun
+
+    def work() -> dict[str, Any]:
+        made = None
+        try:
+            made = make_hint(view, samples, seed)
+            return made
+        finally:
+            with session.lock:
+                keep_hint(played, samples, moves, made)
+
     try:
-        made = await asyncio.wait_for(in_daemon_thread(lambda: make_hint(view, samples, seed)), DECISION_WAIT)
+        made = await asyncio.wait_for(asyncio.shield(in_daemon_thread(work)), DECISION_WAIT)
     except asyncio.TimeoutError:
         raise WebError(503, f"the hint took more than {DECISION_WAIT:g} s: ask again with fewer samples") from None
-    await _locked(session, lambda: keep_hint(played, samples, moves, made))
     return _json({"hint": made})
 
 

@@ -114,6 +114,7 @@ class PlayedGame:
         # the hints' search seed, plus the moves made: the game's seed only when the player chose it (a hint says
         # its seed, and the seed of an unseeded game would tell the deal)
         self.hint_seed = seed if seeded else fresh_seed()
+        self.hinting = False  # a hint is being made (one at a time per game)
 
     @property
     def finished(self) -> bool:
@@ -555,6 +556,9 @@ def begin_hint(played: PlayedGame, samples: int) -> tuple[Any, int] | dict[str, 
     key = (played.moves, samples)
     if played.hint is not None and played.hint[0] == key:
         return played.hint[1]
+    if played.hinting:
+        raise WebError(409, "a hint is still being made: wait for its answer")
+    played.hinting = True
     return player_view(played.game, played.seat), played.hint_seed + played.moves
 
 
@@ -568,9 +572,11 @@ def make_hint(view: Any, samples: int, seed: int) -> dict[str, Any]:
     return advice.to_json()
 
 
-def keep_hint(played: PlayedGame, samples: int, moves: int, hint: dict[str, Any]) -> None:
-    """Keep the hint of position ``moves`` (call under the session's lock) so that asking again costs nothing."""
-    if played.moves == moves:
+def keep_hint(played: PlayedGame, samples: int, moves: int, hint: dict[str, Any] | None) -> None:
+    """The hint begun by :func:`begin_hint` is over (call under the session's lock; None: it failed): keep it,
+    if the game is still at position ``moves``, so that asking again costs nothing."""
+    played.hinting = False
+    if hint is not None and played.moves == moves:
         played.hint = ((moves, samples), hint)
 
 

@@ -466,6 +466,10 @@ def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
         assert hint["search"]["samples"] == 5 and hint["seat"] == 0
         assert [m["action"] for m in hint["moves"]] == from_mask(game.legal_mask())
         assert client.get("/api/hint?samples=5").json()["hint"] == hint  # kept: asked again, no new search
+        played = client.app.state.store.get(client.cookies.get("sm_session")).played
+        played.hinting = True  # one hint at a time per game
+        assert client.get("/api/hint?samples=6").status_code == 409
+        played.hinting = False
         for bad in ("0", "201", "x", "1e3", "-1"):
             answer = client.get(f"/api/hint?samples={bad}")
             assert answer.status_code == 400 and "samples must be a whole number from 1 to 200" in answer.text
