@@ -154,13 +154,26 @@ class NumpyPolicy:
         w, b = self.head
         return x @ w + b
 
-    def choose(self, obs: np.ndarray, legal: int, deterministic: bool = True, rng: random.Random | None = None) -> int:
-        """A legal action for one observation; ``legal`` is the legal-action bit set."""
+    def masked_logits(self, obs: np.ndarray, legal: int) -> np.ndarray:
+        """The logits of one observation (float64), -inf for every action outside ``legal`` (a bit set);
+        ValueError when ``legal`` is empty."""
         logits = self.logits(obs).astype(np.float64)
         mask = action_mask(legal, self.num_actions).astype(bool)
         if not mask.any():
             raise ValueError("no legal action: the player is not to act")
         logits[~mask] = -np.inf
+        return logits
+
+    def probabilities(self, obs: np.ndarray, legal: int) -> np.ndarray:
+        """The policy's distribution over the actions for one observation, restricted to ``legal`` (a softmax
+        of :meth:`masked_logits`: 0 outside ``legal``, summing to 1)."""
+        logits = self.masked_logits(obs, legal)
+        p = np.exp(logits - logits.max())
+        return p / p.sum()
+
+    def choose(self, obs: np.ndarray, legal: int, deterministic: bool = True, rng: random.Random | None = None) -> int:
+        """A legal action for one observation; ``legal`` is the legal-action bit set."""
+        logits = self.masked_logits(obs, legal)
         if deterministic:
             return int(np.argmax(logits))
         logits -= logits.max()

@@ -13,11 +13,13 @@ Subcommands::
     sergeant-major config [FILE [KEY=VALUE ...]]
         list the training config fields with their defaults, or show FILE
         resolved and validated (needs the training extra)
-    sergeant-major play | eval | tournament | train | distill [OPTIONS]
-        a game against two agents, duplicate evaluation of agents, a
-        tournament of any number of agents with its leaderboard, self-play
-        training and search distillation; the options are those of the
-        function that does the work (``agents.play.main``,
+    sergeant-major play | analyse | eval | tournament | train | distill [OPTIONS]
+        a game against two agents, the analysis of a game record (every
+        decision scored by pimc, the costly moves flagged), duplicate
+        evaluation of agents, a tournament of any number of agents with its
+        leaderboard, self-play training and search distillation; the options
+        are those of the function that does the work (``agents.play.main``,
+        ``agents.analysis.main``,
         ``training.evaluation.evaluate.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
@@ -317,6 +319,12 @@ def _run_play(argv: list[str]) -> int:
     return play.main(argv)
 
 
+def _run_analyse(argv: list[str]) -> int:
+    from agents import analysis
+
+    return analysis.main(argv)
+
+
 def _run_eval(argv: list[str]) -> int:
     from training import evaluate
 
@@ -361,6 +369,7 @@ def _run_compile(argv: list[str]) -> int:
 
 _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "play": (_run_play, "play a game in the terminal against two agents"),
+    "analyse": (_run_analyse, "score every decision of a game record with pimc; flag the costly moves"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
     "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
     "train": (_run_train, "self-play training from a config file"),

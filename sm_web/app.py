@@ -8,14 +8,20 @@ application/json``)::
 
     GET  /api/options        presets (every one) and their players, agent kinds, the pace of agents' moves
     POST /api/new            {"seat": 0, "opponents": ["heuristic", "pimc"], "rules": "standard",
-                              "seed": 7 | null, "max_hands": 100} -> state (one opponent per other seat)
+                              "seed": 7 | null, "max_hands": 100} -> state (one opponent per other seat);
+                             {"watch": true, "agents": [one per seat], ...}: a game to watch (every hand shown)
     GET  /api/state          the game in progress (a reload resumes it) -> {"game": state | null}
     POST /api/act            {"action": 12 | "AC"}: the human's move -> {"event", "game"}
     POST /api/step           one move of the agent to act -> {"event", "game"}
+    GET  /api/hint           ?samples=N (1-200, default 20): on your turn, the shipped policy's probability and
+                             pimc's value of each of your legal actions -> {"hint": advice} (agents.advice)
     POST /api/stop           stop the game (it is saved) -> state
     GET  /api/record         the record of the finished or stopped game (a download)
     POST /api/replay         a record (JSON object), or {"from_game": true} -> {"steps", "hand_starts", ...}
     GET  /api/replay/frame   ?step=N&view=all|0|1|2(|3) -> the table at step N
+    POST /api/replay/analysis {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}: one hand of the record
+                             in view scored by pimc (agents.analysis; samples 1-50; one analysis at a time on
+                             the server) -> the analysis of that hand
 
 Errors are ``{"error": "..."}`` with status 400 (a malformed or illegal
 request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
@@ -58,6 +64,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from agents.analysis import AnalysisError
 from sm_env.core.rules import PRESETS
 from sm_env.records import ReplayError
 
@@ -69,10 +76,14 @@ from .sessions import (
     Turn,
     WebError,
     begin_agent_step,
+    begin_hint,
     build_game,
     check_opponent,
     finish_agent_step,
+    hint_samples,
     human_act,
+    keep_hint,
+    make_hint,
     offered_agents,
     record_of,
 )
@@ -80,10 +91,11 @@ from .sessions import (
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 COOKIE = "sm_session"
 MAX_BODY = 16_384  # bytes of a request body
-MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, replays.MAX_STEPS)
+MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, records.actions.MAX_STEPS)
 MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
 MAX_DIGITS = 25  # digits of a whole number in a JSON body (a seed has at most 19)
 DECISION_WAIT = 30.0  # seconds a request waits for an agent's move (a web search takes at most 5)
+ANALYSIS_WAIT = 300.0  # seconds a request waits for the analysis of a hand (four players search in Python)
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
@@ -412,6 +424,41 @@ async def agent_move(request: Request) -> Response:
     raise WebError(503, f"the agent took more than {DECISION_WAIT:g} s to choose its move (dropped): ask again")
 
 
+async def hint(request: Request) -> Response:
+    """The hint for the human's turn: built from the human seat's view alone, in a daemon thread without the
+    session's lock (like an agent's move), within the web's bound of samples, one at a time per game (409
+    meanwhile); kept for the position."""
+    session = live_session(request)
+    unknown = sorted(set(request.query_params) - {"samples"})
+    if unknown:
+        raise WebError(400, f"unknown query parameter(s) {unknown}; use samples")
+    samples = hint_samples(request.query_params.get("samples"))
+
+    def begin() -> tuple[PlayedGame, Any]:
+        played = played_of(session)
+        return played, (played.moves, begin_hint(played, samples))
+
+    played, (moves, begun) = await _locked(session, begin)
+    if isinstance(begun, dict):
+        return _json({"hint": begun})
+    view, seed = begun
+
+    def work() -> dict[str, Any]:
+        made = None
+        try:
+            made = make_hint(view, samples, seed)
+            return made
+        finally:
+            with session.lock:
+                keep_hint(played, samples, moves, made)
+
+    try:
+        made = await asyncio.wait_for(asyncio.shield(in_daemon_thread(work)), DECISION_WAIT)
+    except asyncio.TimeoutError:
+        raise WebError(503, f"the hint took more than {DECISION_WAIT:g} s: ask again with fewer samples") from None
+    return _json({"hint": made})
+
+
 async def stop_game(request: Request) -> Response:
     """Stop the game (it is saved)."""
     session, store = live_session(request), _store(request)
@@ -487,6 +534,44 @@ async def replay_frame(request: Request) -> Response:
     return _json(await run_in_threadpool(timeline.frame, int(text), viewer))
 
 
+ANALYSIS_FIELDS = {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}
+
+
+async def replay_analysis(request: Request) -> Response:
+    """The analysis of one hand of the record in view, in a daemon thread; one at a time on the server (503
+    while another runs), at most :data:`sm_web.replays.ANALYSIS_SAMPLES` samples per decision."""
+    body = await read_body(request)
+    session = live_session(request)
+    timeline = session.replay
+    if timeline is None:
+        raise WebError(404, "no record loaded in this session: POST one to /api/replay")
+    if not isinstance(body, dict) or set(body) - set(ANALYSIS_FIELDS):
+        raise WebError(400, f"expected a JSON object with some of {sorted(ANALYSIS_FIELDS)}, got {body!r:.60}")
+    settings = {**ANALYSIS_FIELDS, **body}
+    hands = len(timeline.hand_starts)
+    if type(settings["hand"]) is not int or not 1 <= settings["hand"] <= hands:
+        raise WebError(400, f"hand must be a whole number from 1 to {hands} (the record's hands)")
+    if type(settings["threshold"]) is int:
+        settings["threshold"] = float(settings["threshold"])
+    busy: threading.Lock = request.app.state.analysis_lock
+    if not busy.acquire(blocking=False):
+        raise WebError(503, "the server is analysing another hand: ask again in a moment")
+
+    def work() -> dict[str, Any]:
+        try:
+            s = settings
+            return timeline.analysis(s["hand"], s["samples"], s["seed"], s["threshold"])
+        except AnalysisError as err:
+            raise WebError(400, str(err)) from None
+        finally:
+            busy.release()
+
+    try:
+        return _json(await asyncio.wait_for(asyncio.shield(in_daemon_thread(work)), ANALYSIS_WAIT))
+    except asyncio.TimeoutError:
+        raise WebError(503, f"the analysis took more than {ANALYSIS_WAIT:g} s: ask with fewer samples") from None
+
+
 async def not_found(request: Request) -> Response:
     raise WebError(404, f"no such API route: {request.method} {request.url.path}")
 
@@ -509,10 +594,12 @@ def routes() -> list[BaseRoute]:
         Route("/api/state", api(game_state)),
         Route("/api/act", api(human_move), methods=["POST"]),
         Route("/api/step", api(agent_move), methods=["POST"]),
+        Route("/api/hint", api(hint)),
         Route("/api/stop", api(stop_game), methods=["POST"]),
         Route("/api/record", api(download_record)),
         Route("/api/replay", api(load_replay), methods=["POST"]),
         Route("/api/replay/frame", api(replay_frame)),
+        Route("/api/replay/analysis", api(replay_analysis), methods=["POST"]),
         Route("/api/{rest:path}", api(not_found), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -535,4 +622,5 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
     app.state.store = store
     app.state.config = config
     app.state.replay_lock = threading.Lock()
+    app.state.analysis_lock = threading.Lock()  # one analysis at a time: each takes a core for seconds
     return app

@@ -1,17 +1,11 @@
 """Step through a saved game record, action by action.
 
-A :class:`Timeline` checks a record with :func:`sm_env.records.replay`, then
-re-plays it with the engine and keeps the actions (one byte each) and a copy
-of the game every few hands; a frame re-plays from the nearest copy, and says
-who acted at that step and what happened. Step 0 is the deal of hand 1; step k
-is the table after k actions.
-The engine says which decision is due (its phase); the record's fields give
-the choice: the exchange's ``sent`` cards in the listed order, ``trump`` (or
-the ``call`` with ``calls``), ``discards``, the trick cards in play order, and
-for the rule sets of docs/rules.md section 10 the ``assignment``, the ``take``
-and the ``auction``'s bids and passes. A re-play that does not give
-back the same record (a rule set whose decisions this viewer does not know)
-is refused with a clear error.
+A :class:`Timeline` reads a record as actions with
+:func:`sm_env.records.actions.record_actions` (which checks it with :func:`sm_env.records.replay` and
+refuses, with a clear error, a record it cannot step through or one of more than ``MAX_STEPS`` actions),
+then keeps the actions (one byte each) and a copy of the game every few hands; a frame re-plays from the
+nearest copy, and says who acted at that step and what happened. Step 0 is the deal of hand 1; step k is the
+table after k actions.
 
 :meth:`Timeline.frame` is the table at a step, with every hand (``viewer``
 None) or as one seat saw it (through :func:`sm_env.core.knowledge.player_view`).
@@ -22,33 +16,18 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from sm_env.core.cards import CARD_TEXT, parse_card
-from sm_env.core.game import (
-    ASSIGN,
-    ASSIGN_ACTION_BASE,
-    BID,
-    BID_ACTION_BASE,
-    CALL_NAMES,
-    DISCARD,
-    EXCHANGE,
-    MAX_ACTIONS,
-    PASS_ACTION,
-    PLAY,
-    TAKE,
-    TRUMP,
-    TRUMP_ACTION_BASE,
-    Game,
-    assignment_of,
-)
+from agents.analysis import analyse_actions
+from sm_env.core.cards import CARD_TEXT
+from sm_env.core.game import EXCHANGE, Game
 from sm_env.core.knowledge import player_view
-from sm_env.core.rules import RuleSet
-from sm_env.display.scene import full_table, phase_name, seat_table
-from sm_env.records import ReplayError, game_record, replay
+from sm_env.display.scene import full_table, seat_table
+from sm_env.records.actions import record_actions
 
 from .words import describe_action, end_text
 
-MAX_STEPS = 100_000
 CHECKPOINT_HANDS = 16  # a copy of the game is kept at every 16th hand start
+ANALYSIS_SAMPLES = 50  # the most pimc samples per decision of an analysis asked for by the viewer
+KEPT_ANALYSES = 64  # analyses kept per record (by hand and settings); past it the oldest is dropped
 
 
 class Step:
@@ -103,92 +82,58 @@ def _step(game: Game, action: int) -> Step:
     return step
 
 
-def _decisions(hand: dict[str, Any], rules: RuleSet) -> dict[int, list[int]]:
-    """The record's choices of one hand (one entry: a passed-out deal of the auction is one), by the phase
-    that asks for them."""
-    sent = [parse_card(c) for e in hand.get("exchanges") or () for c in e["sent"]]
-    if rules.calls:
-        trump = [] if hand.get("call") is None else [TRUMP_ACTION_BASE + CALL_NAMES.index(hand["call"])]
-    else:
-        trump = [] if hand.get("trump") is None else [TRUMP_ACTION_BASE + "CDHS".index(hand["trump"].upper())]
-    discards = [parse_card(c) for c in hand.get("discards") or ()]
-    plays = [parse_card(c) for t in hand.get("tricks") or () for c in t["cards"]]
-    queues = {EXCHANGE: sent, TRUMP: trump, DISCARD: discards, PLAY: plays}
-    if hand.get("assignment") is not None:  # checked by replay(): one of the permutations
-        wanted = list(hand["assignment"])
-        queues[ASSIGN] = [a for a in range(ASSIGN_ACTION_BASE, MAX_ACTIONS) if assignment_of(a, rules) == wanted][:1]
-    if hand.get("take") is not None:
-        card = hand["take"]["card"]
-        queues[TAKE] = [PASS_ACTION if card is None else parse_card(card)]
-    if hand.get("auction") is not None:
-        queues[BID] = [PASS_ACTION if b["bid"] is None else BID_ACTION_BASE + b["bid"] - 8 for b in hand["auction"]]
-    return queues
-
-
 class Timeline:
     """A checked record and the actions that re-play it, kept compact: one byte per action and a copy of
     the game at every :data:`CHECKPOINT_HANDS`-th hand start; a frame re-plays from the last frame's game
     when it lies on the way (stepping forward), else from the nearest copy."""
 
     def __init__(self, record: Any) -> None:
-        if not isinstance(record, dict):
-            raise ReplayError(f"a game record is a JSON object, got {type(record).__name__}")
-        checked = replay(record)  # raises ReplayError naming the first bad field
-        hands = checked["hands"]
-        max_hands = checked.get("max_hands", len(hands) if checked.get("truncated") else None)
-        rules = RuleSet.from_any(checked["rules"])
-        game = Game(
-            rules,
-            seed=checked.get("seed"),
-            first_dealer=checked["first_dealer"],
-            deals=[h["deal"] for h in hands],
-            max_hands=max_hands,
-            start_balances=checked.get("start_balances"),
-        )
+        read = record_actions(record)  # raises ReplayError naming the first bad field
+        checked, rules = read.record, read.rules
+        game = read.start()
         self.players = rules.num_players
         self.names = [f"player_{s}" for s in range(self.players)]
-        actions = bytearray()  # every action id is below 256
         self._starts: list[int] = []  # the step at which each hand starts
         self._copies: list[tuple[int, Game]] = []  # (step, the game then) at every CHECKPOINT_HANDS-th hand start
-        for k, hand in enumerate(hands):
-            self._starts.append(len(actions))
+        done = 0
+        for k, hand in enumerate(read.hands):
+            self._starts.append(done)
             if k % CHECKPOINT_HANDS == 0:
                 copy = game.clone()
                 # play from here reads the current hand's log and the one before (who exchanges first): the
                 # older logs are dropped, so the copies do not hold the whole game many times over
                 copy.history = copy.history[-2:]
-                self._copies.append((len(actions), copy))
-            queues = _decisions(hand, rules)
-            number = hand["number"]
-            while not game.is_over and game.hand_number == number:
-                queue = queues.get(game.phase)
-                if not queue:
-                    break
-                action = queue.pop(0)
+                self._copies.append((done, copy))
+            for action in hand:
                 game.apply(action)
-                actions.append(action)
-                if len(actions) > MAX_STEPS:
-                    raise ReplayError(f"the record has more than {MAX_STEPS} actions; the viewer shows at most that")
-            left = [phase_name(p) for p, q in queues.items() if q]
-            if left:
-                raise ReplayError(f"hand {number}: this viewer cannot step through the {', '.join(left)} decisions")
-        again = game_record(game)
-        if any(again.get(k) != checked.get(k) for k in ("hands", "winner", "truncated")):
-            raise ReplayError(
-                "this viewer cannot step through this record (its rule set has decisions it does not know)"
-            )
-        self.actions = bytes(actions)
+            done += len(hand)
+        self.actions = b"".join(read.hands)
+        self.read = read
         self._rules = rules
         self._lock = threading.Lock()
         self._cursor: tuple[int, Game] | None = None  # (step, the game then): where the last frame was drawn
+        self._analyses: dict[tuple[int, int, int, float], dict[str, Any]] = {}
         self._summary = {
-            "steps": len(actions),
+            "steps": len(self.actions),
             "hand_starts": list(self._starts),
             "rules": checked["rules"].get("name", "custom"),
             "seed": checked.get("seed"),
-            "hands": len(hands),
+            "hands": len(read.hands),
             "players": self.players,
         }
+
+    def analysis(self, hand: int, samples: int, seed: int, threshold: float) -> dict[str, Any]:
+        """The analysis of one hand of the record (:func:`agents.analysis.analyse_actions`: every decision
+        scored by pimc from the acting seat's view, the moves costing more than ``threshold`` flagged), with at
+        most :data:`ANALYSIS_SAMPLES` samples; kept, so that asking again costs nothing. AnalysisError naming a
+        bad setting."""
+        key = (hand, samples, seed, threshold)
+        if key not in self._analyses:
+            made = analyse_actions(self.read, samples, seed, threshold, hand, 1, cap=ANALYSIS_SAMPLES)
+            if len(self._analyses) >= KEPT_ANALYSES:
+                del self._analyses[next(iter(self._analyses))]
+            self._analyses[key] = made
+        return self._analyses[key]
 
     def summary(self) -> dict[str, Any]:
         """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands, players."""

@@ -34,13 +34,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents import AgentSpecError, act, fresh_seed, make_opponent, parse_spec
+from agents.advice import AdviceError, advise
 from agents.base import Param
 from agents.heuristic import heuristic_action
 from sm_env.core.cards import CardError, parse_card
 from sm_env.core.game import EXCHANGE, Game, IllegalActionError
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RulesError, RuleSet
-from sm_env.display.scene import seat_table
+from sm_env.display.scene import full_table, seat_table
 from sm_env.records import game_record, save_record
 
 from .words import choice_label, describe_action, hand_summary, news, prompt
@@ -63,6 +64,7 @@ WEB_PARAMS: dict[str, dict[str, Param]] = {
     },
 }
 GAME_SEARCH_SECONDS = 900.0  # agents' thinking time per game; past it they play the heuristic's move
+HINT_SAMPLES = 20  # pimc's deals per hint unless the page asks for another number (at most WEB_PARAMS' samples)
 
 
 class WebError(Exception):
@@ -74,10 +76,13 @@ class WebError(Exception):
 
 
 class PlayedGame:
-    """One game: the engine, the agents (one per other seat), the human's seat and what the page has been told."""
+    """One game: the engine, the agents (one per other seat), the human's seat and what the page has been told.
+
+    ``seat`` None: a game watched, every seat an agent (``opponents`` has one spec per seat); the page is then
+    shown every hand (:func:`sm_env.display.scene.full_table`: nobody at the table is a person, docs/browser.md)."""
 
     def __init__(
-        self, seat: int, opponents: Sequence[str], rules: RuleSet, seed: int, max_hands: int, seeded: bool
+        self, seat: int | None, opponents: Sequence[str], rules: RuleSet, seed: int, max_hands: int, seeded: bool
     ) -> None:
         self.seat = seat
         self.rules = rules
@@ -97,6 +102,7 @@ class PlayedGame:
             agent.reset(seed + s)
             self.agents[s] = agent
         self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(n)]
+        self.watched = seat is None
         self.log: list[str] = []  # what happened in the current hand, as the human may see it
         self.last_hand: dict[str, Any] | None = None
         self.stopped = False
@@ -104,6 +110,11 @@ class PlayedGame:
         self.moves = 0  # actions applied so far
         self.thinking: Turn | None = None  # an agent's decision in progress
         self.search_seconds = 0.0  # the agents' thinking time so far (bounded by GAME_SEARCH_SECONDS)
+        self.hint: tuple[tuple[int, int], dict[str, Any]] | None = None  # ((moves, samples), the last hint)
+        # the hints' search seed, plus the moves made: the game's seed only when the player chose it (a hint says
+        # its seed, and the seed of an unseeded game would tell the deal)
+        self.hint_seed = seed if seeded else fresh_seed()
+        self.hinting = False  # a hint is being made (one at a time per game)
 
     @property
     def finished(self) -> bool:
@@ -117,19 +128,18 @@ class PlayedGame:
         hand = game.hand_number
         log = game.history[-1]
         closed = _closed_tricks(log)
-        before = player_view(game, self.seat)
+        before = player_view(game, self.seat) if self.seat is not None else None
+        face_up = game.face_up if before is None else before.face_up
         receiver = game.exchange_to_send()[0] if phase == EXCHANGE else None
         game.apply(action)  # raises IllegalActionError before changing anything
         self.moves += 1
         event: dict[str, Any] = {"hand": hand, "seat": seat}
-        text = describe_action(
-            seat, phase, action, self.seat, self.names, receiver, rules=self.rules, face_up=before.face_up
-        )
+        text = describe_action(seat, phase, action, self.seat, self.names, receiver, rules=self.rules, face_up=face_up)
         if _closed_tricks(log) > closed:
             winner = log.tricks[-1 if log.tricks[-1].winner is not None else -2].winner
             event["trick_winner"] = winner
             text += f"; {'you win' if winner == self.seat else self.names[winner] + ' wins'} the trick"
-        if game.hand_number == hand and not game.is_over:
+        if before is not None and self.seat is not None and game.hand_number == hand and not game.is_over:
             for line in news(before, player_view(game, self.seat), self.names):
                 text += f". {line}"
         event["text"] = text
@@ -142,12 +152,24 @@ class PlayedGame:
         return event
 
     def state(self) -> dict[str, Any]:
-        """What the page shows: the human seat's table, prompt, log and the last hand's result."""
-        view = player_view(self.game, self.seat)
-        table = seat_table(view, self.names)
-        table["choices"] = [dict(c, label=choice_label(view, c["action"], self.names)) for c in table["choices"]]
-        table["prompt"] = prompt(view, self.names) if not self.stopped else "Game stopped. Start a new one."
-        table["your_turn"] = not self.finished and view.to_act == self.seat
+        """What the page shows: the human seat's table (a watched game: every hand), prompt, log and the last
+        hand's result."""
+        if self.seat is None:
+            table = full_table(self.game, self.names)
+            table.update(choices=[], legal=[], your_turn=False, watching=True)
+            acting = self.game.current_player
+            table["prompt"] = (
+                "Game stopped. Start a new one."
+                if self.stopped
+                else "You are watching; every hand is shown."
+                + ("" if acting is None else f" {self.names[acting]} is to act.")
+            )
+        else:
+            view = player_view(self.game, self.seat)
+            table = seat_table(view, self.names)
+            table["choices"] = [dict(c, label=choice_label(view, c["action"], self.names)) for c in table["choices"]]
+            table["prompt"] = prompt(view, self.names) if not self.stopped else "Game stopped. Start a new one."
+            table["your_turn"] = not self.finished and view.to_act == self.seat
         table["log"] = list(self.log)
         table["last_hand"] = self.last_hand
         table["finished"] = self.finished
@@ -329,40 +351,51 @@ def _field(request: dict[str, Any], key: str, default: Any) -> Any:
 
 
 def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
-    """A new game from ``{"seat", "opponents", "rules", "seed", "max_hands"}`` (all optional).
+    """A new game from ``{"seat", "opponents", "rules", "seed", "max_hands"}`` (all optional), or a game to
+    watch from ``{"watch": true, "agents", "rules", "seed", "max_hands"}``.
 
     Any rule set (every preset, three or four players). Defaults: seat 0, one
-    heuristic opponent per other seat, rules standard, a random seed,
-    max_hands 100. A ``ppo:PATH`` or ``rllib:PATH`` opponent must be one of ``trusted``:
+    heuristic opponent per other seat (watching: one heuristic per seat), rules standard, a random seed,
+    max_hands 100. A ``ppo:PATH`` or ``rllib:PATH`` agent must be one of ``trusted``:
     a page does not make the server open files of its choosing. WebError 400
     names the bad field and what is allowed.
     """
+    fields = ("seat", "opponents", "rules", "seed", "max_hands")
     if not isinstance(request, dict):
         raise WebError(400, f"expected a JSON object with seat, opponents, rules, seed, max_hands; got {request!r:.60}")
-    unknown = sorted(set(request) - {"seat", "opponents", "rules", "seed", "max_hands"})
+    watch = request.get("watch", False)
+    if type(watch) is not bool:
+        raise WebError(400, f"watch must be true (every seat an agent) or false, got {watch!r:.40}")
+    if watch:
+        fields = ("agents", "rules", "seed", "max_hands")
+    unknown = sorted(set(request) - set(fields) - {"watch"})
     if unknown:
-        raise WebError(400, f"unknown field(s) {unknown}; a new game takes seat, opponents, rules, seed, max_hands")
+        what = ", ".join(fields)
+        mode = "a watched game (watch: true)" if watch else "a new game"
+        raise WebError(400, f"unknown field(s) {unknown}; {mode} takes {what}")
     rules_in = _field(request, "rules", "standard")
     try:
         rules = RuleSet.from_any(rules_in)
     except (RulesError, TypeError, ValueError) as err:
         raise WebError(400, f"rules: {err}") from None
     n = rules.num_players
-    seat = _field(request, "seat", 0)
-    if type(seat) is not int or not 0 <= seat < n:  # not True, not 0.0
+    seat = None if watch else _field(request, "seat", 0)
+    if seat is not None and (type(seat) is not int or not 0 <= seat < n):  # not True, not 0.0
         seats = "0, 1 or 2" if n == 3 else "0, 1, 2 or 3"
         raise WebError(400, f"seat must be {seats} with {n} players ({rules.name}), got {seat!r:.40}")
-    opponents = _field(request, "opponents", ["heuristic"] * (n - 1))
+    key, count = ("agents", n) if watch else ("opponents", n - 1)
+    opponents = _field(request, key, ["heuristic"] * count)
     if (
         not isinstance(opponents, list)
-        or len(opponents) != n - 1
+        or len(opponents) != count
         or not all(isinstance(o, str) and o.strip() for o in opponents)
     ):
-        count = "two" if n == 3 else "three"
+        words = {2: "two", 3: "three", 4: "four"}
+        per = "one per seat" if watch else "one per other seat"
         raise WebError(
             400,
-            f"opponents must be a list of {count} agent specs (one per other seat of {rules.name}) such as "
-            f"{['heuristic', 'pimc', 'random'][: n - 1]}, got {opponents!r:.80}",
+            f"{key} must be a list of {words[count]} agent specs ({per} of {rules.name}) such as "
+            f"{['heuristic', 'pimc', 'random', 'trained'][:count]}, got {opponents!r:.80}",
         )
     opponents = [check_opponent(spec, trusted) for spec in opponents]
     seed = request.get("seed")
@@ -497,6 +530,54 @@ def finish_agent_step(turn: Turn, action: int | None) -> dict[str, Any]:
             played.log[-1] += note
     turn.done = True
     return event
+
+
+def hint_samples(text: str | None) -> int:
+    """The samples of a hint request (``?samples=N``; default :data:`HINT_SAMPLES`); WebError 400 unless a
+    whole number within the web's pimc bound."""
+    if text is None:
+        return HINT_SAMPLES
+    bound = WEB_PARAMS["pimc"]["samples"]
+    try:
+        if not (text.isascii() and text.isdigit() and len(text) <= 6):
+            raise ValueError(text)
+        return bound.parse(text)
+    except ValueError:
+        raise WebError(400, f"samples must be {bound.allowed()}, got {text!r:.20}") from None
+
+
+def begin_hint(played: PlayedGame, samples: int) -> tuple[Any, int] | dict[str, Any]:
+    """What a hint is made from (call under the session's lock): the human seat's view and the seed, or the
+    hint already made for this position and samples; WebError 409 unless it is the human's turn."""
+    if played.finished:
+        raise WebError(409, "the game is over; start a new game")
+    if played.game.current_player != played.seat:
+        raise WebError(409, "a hint is for your turn; it is not your turn now")
+    key = (played.moves, samples)
+    if played.hint is not None and played.hint[0] == key:
+        return played.hint[1]
+    if played.hinting:
+        raise WebError(409, "a hint is still being made: wait for its answer")
+    played.hinting = True
+    return player_view(played.game, played.seat), played.hint_seed + played.moves
+
+
+def make_hint(view: Any, samples: int, seed: int) -> dict[str, Any]:
+    """The hint for the human's seat (no lock held: the search may take its time): :func:`agents.advice.advise`
+    of that seat's view alone, within the web's bound of samples."""
+    try:
+        advice = advise(view, samples=samples, seed=seed, cap=int(WEB_PARAMS["pimc"]["samples"].high or 1))
+    except AdviceError as err:
+        raise WebError(400, str(err)) from None
+    return advice.to_json()
+
+
+def keep_hint(played: PlayedGame, samples: int, moves: int, hint: dict[str, Any] | None) -> None:
+    """The hint begun by :func:`begin_hint` is over (call under the session's lock; None: it failed): keep it,
+    if the game is still at position ``moves``, so that asking again costs nothing."""
+    played.hinting = False
+    if hint is not None and played.moves == moves:
+        played.hint = ((moves, samples), hint)
 
 
 def record_of(played: PlayedGame) -> dict[str, Any]:

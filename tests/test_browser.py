@@ -104,6 +104,17 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
         shown = cards_in(page.content())  # the page as drawn holds no card seat 1 may not know
         assert shown <= known_cards(session.played.game, 1), sorted(shown - known_cards(session.played.game, 1))
         positions += 1
+        if positions == 2:  # the hint toggle: the policy's and pimc's figures on the legal moves, nothing more
+            page.check("#hints")
+            page.wait_for_function("document.body.dataset.hints !== undefined", timeout=15000)
+            assert page.locator("#my-hand .hint, #choices .hint").count() == int(
+                page.evaluate("document.body.dataset.hints")
+            )
+            assert "samples" in page.inner_text("#hint-note")
+            shown = cards_in(page.content())
+            assert shown <= known_cards(session.played.game, 1), sorted(shown - known_cards(session.played.game, 1))
+            page.uncheck("#hints")
+            assert page.locator(".hint").count() == 0
         legal_cards = page.locator("#my-hand button.card:not([disabled])")
         choices = page.locator("#choices button")
         updates = page.evaluate("Number(document.body.dataset.updates || 0)")
@@ -189,6 +200,11 @@ def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tm
     assert page.locator("#table .seat .hand .card, #table .seat .cards .card:not(.back)").count() > 40
     page.click("#back")
     page.wait_for_function("document.body.dataset.step === '4'")
+    page.fill("#analyse input[name=samples]", "4")
+    page.click("#analyse-hand")  # hand 1 scored by pimc: the per-seat table, and the cost of the move in view
+    page.wait_for_function("document.body.dataset.analysis === '1'", timeout=30000)
+    assert page.locator("#analysis-table tr[data-seat]").count() == 3
+    assert "cost" in page.inner_text("#move-cost") and "4 samples per decision" in page.inner_text("#analysis-note")
     page.select_option("#view", "0")
     page.wait_for_function("document.querySelectorAll('#table .card.back').length > 0")
     if len(starts) > 1:  # at the start of hand 2 the caption tells its deal, not hand 1's last trick

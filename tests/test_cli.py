@@ -218,6 +218,7 @@ def test_the_core_commands_do_not_load_training(capsys):
         ["tournament", "--agents", "heuristic", "nobody"],
         ["tournament", "--agents", "heuristic", "random", "--deals", "0"],
         ["play", "--opponents", "heuristic", "nobody"],
+        ["analyse", "no/such/record.json"],
         ["train", "--config", "no/such/config.yaml"],
     ],
 )
@@ -233,7 +234,7 @@ def test_every_subcommand_reports_bad_input_as_one_prefixed_line(argv, tmp_path,
     assert len(lines) == 1 and lines[0].startswith(f"sergeant-major {argv[0]}: error: "), err
 
 
-@pytest.mark.parametrize("command", ["play", "eval", "tournament", "train"])
+@pytest.mark.parametrize("command", ["play", "analyse", "eval", "tournament", "train"])
 def test_help_names_the_sergeant_major_command(command, capsys):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])

@@ -713,3 +713,22 @@ def test_dealer_makes_quota_up_in_a_record() -> None:
     reread["rules"]["name"] = "dealer-makes-quota"
     # read with "at least its quota", the game ends at an earlier hand where the dealer took exactly its quota
     assert "the record goes on" in error_of(reread)
+
+
+def test_record_actions_step_through_a_record_to_the_same_record() -> None:
+    from sm_env.records import MAX_STEPS, record_actions
+
+    game = finished_game(4, max_hands=3)
+    read = record_actions(game_record(game))
+    assert len(read) == sum(len(h) for h in read.hands) and len(read.hands) == len(game.history)
+    again = read.start()
+    hands = []
+    for index, position, action in read.steps():
+        assert action in position.legal_actions()  # the game before each action, as the engine asks for it
+        hands.append(index)
+        again.apply(action)
+    assert hands == sorted(hands) and game_record(again) == game_record(game)
+    assert read.start() is not read.start()  # a fresh copy each time
+    assert MAX_STEPS == 100_000
+    with pytest.raises(ReplayError, match="a game record is a JSON object"):
+        record_actions([])

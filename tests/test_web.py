@@ -403,9 +403,18 @@ def test_no_payload_holds_a_card_the_seat_may_not_know(rules, seat, enough, want
     hand_size = (52 - PRESETS[rules].kitty_size - face_up) // n
     seen: set[str] = set()
 
+    hints = 0
+
     def check(payload: dict) -> None:
+        nonlocal hints
         _check_payload(client, payload, seat)
         seen.update(_features(payload, seat))
+        state = payload.get("game") or payload
+        if state.get("your_turn") and hints < 6:  # the hint of a position holds no card the seat may not know
+            answer = client.get("/api/hint?samples=2")
+            assert answer.status_code == 200, answer.text
+            _check_payload(client, answer.json(), seat)
+            hints += 1
 
     with make_client() as client:
         for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js"):
@@ -423,6 +432,7 @@ def test_no_payload_holds_a_card_the_seat_may_not_know(rules, seat, enough, want
             if positions >= enough and wanted <= seen and (exchanges or game.rules.no_exchange or game.rules.auction):
                 break
         assert positions >= enough and wanted <= seen, sorted(wanted - seen)
+        assert hints == 6
         assert exchanges > 0 or game.rules.no_exchange or game.rules.auction  # some positions in or after an exchange
 
 
@@ -435,6 +445,92 @@ def test_the_leak_check_can_fail():
         game = the_game(client)
         with pytest.raises(AssertionError, match="leaked"):
             _check_payload(client, {"game": full_table(game, ["a", "b", "c"])}, 0)
+
+
+def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
+    """GET /api/hint: the policy's probability and pimc's value of each legal action of the human's seat, from
+    its view alone (the same as agents.advice of player_view), kept for the position; 409 off turn; the leak
+    test above checks its cards in whole games, and the check flags a hint that shows another hand."""
+    from agents.advice import advise
+    from sm_env.core.cards import from_mask
+    from sm_env.core.knowledge import player_view
+
+    with make_client() as client:
+        state = new_game(client, seat=0, seed=SEED)
+        while not state["your_turn"]:
+            state = move(client)["game"]
+        game = the_game(client)
+        moves = client.app.state.store.get(client.cookies.get("sm_session")).played.moves
+        hint = client.get("/api/hint?samples=5").json()["hint"]
+        assert hint == advise(player_view(game, 0), samples=5, seed=SEED + moves).to_json()
+        assert hint["search"]["samples"] == 5 and hint["seat"] == 0
+        assert [m["action"] for m in hint["moves"]] == from_mask(game.legal_mask())
+        assert client.get("/api/hint?samples=5").json()["hint"] == hint  # kept: asked again, no new search
+        played = client.app.state.store.get(client.cookies.get("sm_session")).played
+        played.hinting = True  # one hint at a time per game
+        assert client.get("/api/hint?samples=6").status_code == 409
+        played.hinting = False
+        for bad in ("0", "201", "x", "1e3", "-1"):
+            answer = client.get(f"/api/hint?samples={bad}")
+            assert answer.status_code == 400 and "samples must be a whole number from 1 to 200" in answer.text
+        assert client.get("/api/hint?seat=1").status_code == 400
+        while game.current_player == 0:  # the human plays: an agent is to act
+            move(client)
+        answer = client.get("/api/hint")
+        assert answer.status_code == 409 and "not your turn" in answer.text
+        with pytest.raises(AssertionError, match="leaked"):  # a hint naming another seat's card is caught
+            other = next(c for c in known_cards(game, 1) - known_cards(game, 0))
+            _check_payload(client, {"hint": {"moves": [{"text": other}]}}, 0)
+    with make_client() as client:
+        assert client.get("/api/hint").status_code == 404  # no game
+        state = new_game(client, seat=0, seed=None)  # unseeded: the hint's seed must not give the game's away
+        while not state["your_turn"]:
+            state = move(client)["game"]
+        played = client.app.state.store.get(client.cookies.get("sm_session")).played
+        told = client.get("/api/hint?samples=1").json()["hint"]["search"]["seed"]
+        assert state["seed"] is None and told - played.moves != played.seed
+
+
+@pytest.mark.parametrize(
+    "rules, agents", [("standard", ["heuristic", "random", "pimc:samples=2"]), ("four-6-3-2-1", None)]
+)
+def test_a_watched_game_of_agents_plays_to_the_end_with_every_hand_shown(rules, agents, tmp_path):
+    """{"watch": true, "agents": [one spec per seat]}: every seat an agent, the page shown every hand (nobody at
+    the table is a person), no move or hint for the page to make; the game plays to the end and is saved."""
+    with make_client(tmp_path) as client:
+        body = {"watch": True, "rules": rules, "seed": 4, "max_hands": 1}
+        if agents:
+            body["agents"] = agents
+        answer = client.post("/api/new", json=body)
+        assert answer.status_code == 200, answer.text
+        state = answer.json()["game"]
+        n = len(state["players"])
+        assert state["watching"] and state["seat"] is None and not state["your_turn"] and state["choices"] == []
+        assert all(len(hand) == (52 - state["kitty_size"]) // n for hand in state["hands"])
+        assert "You are watching" in state["prompt"] and all("(" in p["name"] for p in state["players"])
+        assert client.post("/api/act", json={"action": 0}).status_code == 409
+        assert client.get("/api/hint").status_code == 409
+        moves = 0
+        while not state["finished"]:
+            answer = client.post("/api/step")
+            assert answer.status_code == 200, answer.text
+            state = answer.json()["game"]
+            moves += 1
+            assert moves < 200
+        assert state["finished"] and state["last_hand"] is not None and "You" not in json.dumps(state["last_hand"])
+        (saved,) = os.listdir(tmp_path / "records")
+        record = load_record(tmp_path / "records" / saved)
+        assert replay(record) == record and len(record["hands"]) == 1
+    with make_client() as client:
+        for bad, message in [
+            ({"watch": True, "agents": ["heuristic", "heuristic"]}, "agents must be a list of three agent specs"),
+            ({"watch": True, "seat": 0}, "a watched game (watch: true) takes agents, rules, seed, max_hands"),
+            ({"watch": True, "agents": ["human", "heuristic", "heuristic"]}, "'human' cannot take this seat"),
+            ({"watch": "yes"}, "watch must be true"),
+            ({"agents": ["heuristic"] * 3}, "a new game takes seat, opponents, rules, seed, max_hands"),
+        ]:
+            answer = client.post("/api/new", json=bad)
+            assert answer.status_code == 400 and message in answer.json()["error"], (bad, answer.text)
 
 
 def test_the_leak_check_flags_the_card_put_out_shown_to_another_seat():
@@ -511,6 +607,40 @@ def test_replay_viewer_steps_through_every_action_and_marks_what_happened(finish
             client.get("/api/replay/frame?step=40&view=1").json()
             == client.get("/api/replay/frame?step=40&view=1").json()
         )
+
+
+def test_replay_viewer_analyses_a_hand_on_request_and_its_moves_are_the_frames_moves(finished_record):
+    """POST /api/replay/analysis: one hand scored by pimc (agents.analysis), each decision at the frame of its
+    move; kept (asking again is the same answer); bad settings are 400s naming what is allowed."""
+    from agents.analysis import analyse
+
+    with make_client() as client:
+        assert client.post("/api/replay/analysis", json={"hand": 1}).status_code == 404  # no session yet
+        summary = client.post("/api/replay", json=finished_record).json()
+        hand = 2 if summary["hands"] > 1 else 1
+        body = {"hand": hand, "samples": 4, "seed": 1, "threshold": 0.25}
+        answer = client.post("/api/replay/analysis", json=body)
+        assert answer.status_code == 200, answer.text
+        analysis = answer.json()
+        assert analysis == analyse(finished_record, samples=4, seed=1, threshold=0.25, first_hand=hand, hands=1)
+        assert analysis["search"]["samples"] == 4 and analysis["hands"] == [hand, hand]
+        start = summary["hand_starts"][hand - 1]
+        assert [d["step"] for d in analysis["decisions"]][0] == start + 1
+        for d in analysis["decisions"][:6]:
+            event = client.get(f"/api/replay/frame?step={d['step']}&view=all").json()["event"]
+            assert (event["hand"], event["seat"]) == (d["hand"], d["seat"])
+            assert d["played"].split()[-1] in event["text"]  # the card, or the suit of "trump clubs"
+        assert client.post("/api/replay/analysis", json=body).json() == analysis
+        for bad, message in [
+            ({"hand": 0}, "hand must be a whole number from 1 to"),
+            ({"hand": summary["hands"] + 1}, "hand must be a whole number from 1 to"),
+            ({"samples": 51}, "samples must be a whole number from 1 to 50"),
+            ({"seed": -1}, "seed must be a whole number"),
+            ({"threshold": "x"}, "threshold must be a number from 0 to 100"),
+            ({"hands": 3}, "expected a JSON object with some of"),
+        ]:
+            answer = client.post("/api/replay/analysis", json=bad)
+            assert answer.status_code == 400 and message in answer.json()["error"], (bad, answer.text)
 
 
 def _heuristic_record(rules: str, seed: int, max_hands: int) -> dict:

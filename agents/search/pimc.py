@@ -106,9 +106,7 @@ class PimcAgent(Agent):
         if not legal:
             raise ValueError(f"pimc: no legal action for seat {view.seat} (is it to act?)")
         default = heuristic_action(view)
-        phase = view.phase
-        searched = phase == PLAY or (self.bid and phase in (TRUMP, DISCARD) and not view.exchange_pending)
-        if len(legal) == 1 or not searched:
+        if len(legal) == 1 or not searched_phase(view, self.bid):
             return default
         values = self.evaluate(view, legal)
         return max(legal, key=lambda a: (values[a], a == default, -a))
@@ -169,6 +167,14 @@ class PimcAgent(Agent):
         world = sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
         dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
         return world_from_view(view, world), dealer_out
+
+
+def searched_phase(view: PlayerView, bid: bool = True) -> bool:
+    """Whether pimc searches the decision of ``view``: the play of the tricks always; naming trump (or the
+    call) and the discards with ``bid``, once the hand's exchange is over; never the exchange, the auction, the
+    quota assignment or the face-up card (the heuristic decides those)."""
+    phase = view.phase
+    return phase == PLAY or (bid and phase in (TRUMP, DISCARD) and not view.exchange_pending)
 
 
 def _compiled_stream(rng: random.Random) -> TwisterStream | None:

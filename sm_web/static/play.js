@@ -44,6 +44,41 @@
     if (pausedForHand) setStatus("hand-over");
     else if (game.finished) setStatus("over");
     else setStatus(game.your_turn ? "your-turn" : "waiting");
+    showHint();
+  }
+
+  // Hints (the toggle): on your turn, the shipped policy's probability and pimc's value of each legal move, asked of
+  // the server (GET /api/hint, built from your seat's view only) and written on the cards and the choice buttons.
+  function updates() { return document.body.dataset.updates || "0"; }
+
+  async function showHint() {
+    const note = $("hint-note");
+    if (!$("hints").checked || !game || !game.your_turn || game.finished) { note.hidden = true; return; }
+    const asked = updates();
+    try {
+      const data = await api("GET", "/api/hint");
+      if (asked === updates() && $("hints").checked) drawHint(data.hint);
+    } catch (err) { note.textContent = `No hint: ${err.message}`; note.hidden = false; }
+  }
+
+  function drawHint(hint) {
+    const values = hint.moves.map((m) => m.value).filter((v) => v !== null);
+    const best = values.length ? Math.max(...values) : null;
+    for (const m of hint.moves) {
+      const parts = [];
+      if (m.probability !== null) parts.push(`${Math.round(m.probability * 100)}%`);
+      if (m.value !== null) parts.push(`${m.value >= 0 ? "+" : ""}${m.value.toFixed(2)}`);
+      if (!parts.length) continue;
+      const targets = document.querySelectorAll(`#my-hand [data-card="${m.text}"], #choices [data-action="${m.action}"]`);
+      for (const t of targets) t.append(SM.el("small", { class: `hint${m.value !== null && m.value === best ? " best" : ""}` }, parts.join(" \u00b7 ")));
+    }
+    $("my-hand")?.classList.add("hinted");
+    const s = hint.search;
+    const notes = [hint.policy_note, hint.search_note].filter(Boolean).join("; ");
+    $("hint-note").textContent = `Hint: % = the shipped policy (${hint.policy || "none"}); \u00b1 = ${s.search}'s value in tricks of ` +
+      `balance (${s.samples} samples, seed ${s.seed}).${notes ? " " + notes + "." : ""}`;
+    $("hint-note").hidden = false;
+    document.body.dataset.hints = String(hint.moves.length);  // for tests: how many moves the hint shows
   }
 
   function choiceLabel(choice) {
@@ -52,14 +87,19 @@
     return choice.label;
   }
 
-  // The seat menu and the opponents' fields follow the chosen rule set's number of players.
+  // The seat menu and the opponents' fields follow the chosen rule set's number of players; watching (no seat)
+  // takes one agent per seat.
   function fitSeats() {
     const form = $("new-game");
     const n = players[form.rules.value] || 3;
     const four = form.seat.querySelector("option[value='3']");
     four.hidden = four.disabled = n < 4;
-    if (Number(form.seat.value) >= n) form.seat.value = "0";
-    form.opp3.hidden = n < 4;
+    const watch = form.seat.value === "watch";
+    if (!watch && Number(form.seat.value) >= n) form.seat.value = "0";
+    const fields = watch ? n : n - 1;
+    form.opp3.hidden = fields < 3;
+    form.opp4.hidden = fields < 4;
+    $("agents-label").textContent = watch ? "Agents" : "Opponents";
   }
 
   function showHandOver(summary) {
@@ -111,10 +151,12 @@
     event.preventDefault();
     const form = $("new-game");
     const seedText = form.seed.value.trim();
-    const opponents = [form.opp1.value.trim(), form.opp2.value.trim(), form.opp3.value.trim()];
+    const opponents = [form.opp1.value.trim(), form.opp2.value.trim(), form.opp3.value.trim(), form.opp4.value.trim()];
     const n = players[form.rules.value] || 3;
-    const body = { seat: Number(form.seat.value), opponents: opponents.slice(0, n - 1), rules: form.rules.value,
-      seed: seedText === "" ? null : Number(seedText) };
+    const seed = seedText === "" ? null : Number(seedText);
+    const body = form.seat.value === "watch"
+      ? { watch: true, agents: opponents.slice(0, n), rules: form.rules.value, seed }
+      : { seat: Number(form.seat.value), opponents: opponents.slice(0, n - 1), rules: form.rules.value, seed };
     if (seedText !== "" && !/^\d+$/.test(seedText)) { showError("The seed must be a whole number (or empty for a random deal)."); return; }
     pausedForHand = false;
     $("hand-over").hidden = true;
@@ -133,6 +175,7 @@
       form.opp1.value = options.opponents[0];
       form.opp2.value = options.opponents[1];
       form.opp3.value = options.opponents[1];
+      form.opp4.value = options.opponents[1];
       players = options.players || {};
       fitSeats();
       const data = await api("GET", "/api/state");   // a reload resumes the game in progress
@@ -145,9 +188,11 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("new-game").addEventListener("submit", newGame);
     $("new-game").rules.addEventListener("change", fitSeats);
+    $("new-game").seat.addEventListener("change", fitSeats);
     $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
     $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
     $("pace").addEventListener("change", schedule);
+    $("hints").addEventListener("change", draw);
     start();
   });
 })();

@@ -6,6 +6,9 @@
   let info = null;   // {steps, hand_starts, ...} of the loaded record
   let step = 0;
   let auto = null;
+  let frameNow = null;  // the frame drawn last
+  let analyses = {};    // hand number -> its analysis, for the settings in analysedWith
+  let analysedWith = "";
 
   function showError(message) { $("error").textContent = message || ""; $("error").hidden = !message; }
 
@@ -22,6 +25,7 @@
     showError("");
     try {
       info = await api("POST", "/api/replay", text);
+      analyses = {}; analysedWith = ""; drawTable();
       $("viewer").hidden = false;
       $("empty").hidden = true;
       $("slider").max = info.steps;
@@ -48,6 +52,8 @@
     $("event").textContent = caption(frame, event);
     $("marks").replaceChildren(...(event ? event.marks : []).map((m) => SM.el("li", { class: `mark-${m.kind}` }, m.text)));
     SM.render($("table"), frame, {});
+    frameNow = frame;
+    drawCost();
     document.body.dataset.status = "ready";
     document.body.dataset.step = String(frame.step);
   }
@@ -60,6 +66,64 @@
       return `The deal of hand ${frame.hand_number}. Step forward to see its first action. (Hand ${event.hand} ended: ${event.text}.)`;
     }
     return `Hand ${event.hand}: ${event.text}`;
+  }
+
+  // The analysis of the move this frame shows (seen from the seat chosen in "Show": another seat's moves are
+  // not told then), and the per-seat table of the hands analysed.
+  function drawCost() {
+    const box = $("move-cost");
+    const event = frameNow && frameNow.event;
+    const analysis = event && analyses[event.hand];
+    const d = analysis && analysis.decisions.find((x) => x.step === frameNow.step);
+    const view = $("view").value;
+    if (!d || (view !== "all" && Number(view) !== d.seat)) { box.hidden = true; return; }
+    const f = (v) => (v >= 0 ? "+" : "") + v.toFixed(2);
+    box.replaceChildren(d.cost === null ? `player_${d.seat} played ${d.played}: not scored (${d.note})` :
+      SM.el("span", { class: d.flagged ? "flagged" : null }, `player_${d.seat} played ${d.played} (${f(d.value)}); ` +
+        `best ${d.best.join(" ")} (${f(d.best_value)}): cost ${d.cost.toFixed(2)}${d.flagged ? " \u2014 flagged" : ""}`));
+    box.hidden = false;
+  }
+
+  function drawTable() {
+    const hands = Object.keys(analyses).map(Number).sort((a, b) => a - b);
+    if (!hands.length) { $("analysis-table").hidden = true; return; }
+    const first = analyses[hands[0]];
+    const s = first.search;
+    $("analysis-note").textContent = `Hands analysed: ${hands.join(", ")}; ${s.search} (${s.rollouts} rollouts), ` +
+      `${s.samples} samples per decision, seed ${s.seed}; flagged: cost above ${first.threshold} tricks.`;
+    const rows = first.seats.map((r) => ({ seat: r.seat, decisions: 0, scored: 0, flagged: 0, total: 0 }));
+    for (const h of hands) for (const r of analyses[h].seats) {
+      const row = rows[r.seat];
+      row.decisions += r.decisions; row.scored += r.scored; row.flagged += r.flagged; row.total += r.total_cost;
+    }
+    const flaggedMoves = hands.flatMap((h) => analyses[h].decisions.filter((d) => d.flagged));
+    $("analysis-table").replaceChildren(
+      SM.el("tr", {}, ["seat", "decisions", "scored", "flagged", "total cost", "mean cost"].map((t) => SM.el("th", {}, t))),
+      ...rows.map((r) => SM.el("tr", { dataset: { seat: r.seat } }, SM.el("td", {}, `player_${r.seat}`), SM.el("td", {}, r.decisions),
+        SM.el("td", {}, r.scored), SM.el("td", {}, r.flagged), SM.el("td", {}, r.total.toFixed(2)),
+        SM.el("td", {}, r.scored ? (r.total / r.scored).toFixed(3) : "-"))),
+      ...flaggedMoves.map((d) => SM.el("tr", { class: "flagged" }, SM.el("td", { colspan: 6 },
+        SM.el("a", { href: "#", onclick: (e) => { e.preventDefault(); go(d.step); } },
+          `hand ${d.hand}, ${d.where}: player_${d.seat} played ${d.played}, best ${d.best.join(" ")}, cost ${d.cost.toFixed(2)}`)))));
+    $("analysis-table").hidden = false;
+  }
+
+  async function analyseHand(event) {
+    event.preventDefault();
+    if (!frameNow) return;
+    const form = $("analyse");
+    const settings = { samples: Number(form.samples.value), seed: Number(form.seed.value), threshold: Number(form.threshold.value) };
+    const key = JSON.stringify(settings);
+    if (key !== analysedWith) { analyses = {}; analysedWith = key; }
+    $("analysis-note").textContent = `Analysing hand ${frameNow.hand_number}\u2026`;
+    document.body.dataset.analysis = "busy";
+    try {
+      const analysis = await api("POST", "/api/replay/analysis", JSON.stringify({ hand: frameNow.hand_number, ...settings }));
+      analyses[analysis.hands[0]] = analysis;
+      drawTable();
+      drawCost();
+    } catch (err) { showError(err.message); $("analysis-note").textContent = ""; }
+    document.body.dataset.analysis = String(Object.keys(analyses).length);
   }
 
   function handStart(direction) {
@@ -84,6 +148,7 @@
     $("prev-hand").addEventListener("click", () => go(handStart(-1)));
     $("next-hand").addEventListener("click", () => go(handStart(1)));
     $("auto").addEventListener("click", toggleAuto);
+    $("analyse").addEventListener("submit", analyseHand);
     $("slider").addEventListener("input", () => go(Number($("slider").value)));
     document.addEventListener("keydown", (e) => {
       if (!info || e.target.tagName === "INPUT" && e.target.type !== "range") return;
