@@ -3,9 +3,10 @@
 The learner plays its lowest legal action; prints learner decisions (env
 steps), engine decisions (all seats) and episodes per second, for random and
 heuristic opponents, hand and game episodes, and both paths of the env (the
-compiled engine, the default, and ``compiled=False``, the pure-Python one).
+compiled engine, the default, and ``compiled=False``, the pure-Python one),
+for each rule set of ``--rules`` (three and four players alike).
 
-    python benchmarks/bench_training_env.py [--seconds 3]
+    python benchmarks/bench_training_env.py [--seconds 3] [--rules standard four-5-3-2-2]
 """
 
 from __future__ import annotations
@@ -42,14 +43,18 @@ def bench(seconds: float, **env_kwargs: Any) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per configuration")
+    parser.add_argument("--rules", nargs="+", default=["standard"], help="rule sets (presets) to measure")
     args = parser.parse_args()
     for opponent in ("random", "heuristic"):
         for episode in ("hand", "game"):
             for compiled in (True, False):
-                result = bench(args.seconds, episode=episode, opponents={opponent: 1.0}, compiled=compiled)
-                figures = "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
-                path = "compiled" if compiled else "python"
-                print(f"opponents {opponent:<9} episode {episode:<4} {path:<8}  {figures}")
+                for rules in args.rules:  # side by side, so that the rule sets share the machine's load
+                    result = bench(
+                        args.seconds, rules=rules, episode=episode, opponents={opponent: 1.0}, compiled=compiled
+                    )
+                    figures = "  ".join(f"{k} {v:,.0f}" for k, v in result.items())
+                    path = "compiled" if compiled else "python"
+                    print(f"{rules:<13} opponents {opponent:<9} episode {episode:<4} {path:<8}  {figures}", flush=True)
 
 
 if __name__ == "__main__":

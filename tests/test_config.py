@@ -61,6 +61,7 @@ def _distill(path):
 LOADERS = (
     ("quickstart.yaml", _sb3),
     ("full.yaml", _sb3),
+    ("sb3_*.yaml", _sb3),
     ("eval.yaml", _eval),
     ("selfplay*.yaml", _vector),
     ("rllib_*.yaml", _rllib),
@@ -94,7 +95,12 @@ def test_every_loader_pattern_still_names_a_shipped_config():
         ({"env": {"episode": "round"}}, ["env.episode", "'hand', 'game'", "'round'"]),
         ({"env": {"learner_seats": ["dealer", "banker"]}}, ["env.learner_seats", "dealer, eldest, middle"]),
         ({"env": {"rules": "no-such-rules"}}, ["env.rules", "preset"]),
-        ({"env": {"rules": "four-5-3-2-2"}}, ["env.rules", "training plays three players", "has 4"]),
+        ({"env": {"rules": "four-5-3-2-2", "learner_seats": ["middle"]}}, ["env.learner_seats", "third, fourth"]),
+        (
+            {"env": {"learner_seats": "banker"}},
+            ["env.learner_seats", "unknown role 'banker'", "dealer, eldest, middle"],
+        ),
+        ({"env": {"rules": "four-5-3-2-2"}, "eval": {"start_balances": [1, 0, -1]}}, ["eval.start_balances", "be 4"]),
         ({"env": {"rules": "calls", "exchange_start": 0.3}}, ["env.exchange_start", "must be 0", "'calls'"]),
         ({"env": {"reward": "result"}}, ["env.reward", "episode: game"]),
         ({"opponents": {"mix": {"random": 0}}}, ["opponents.mix", "positive sum"]),
@@ -224,3 +230,14 @@ def test_the_sb3_and_the_vector_ppo_sections_are_one_section_with_their_own_defa
     assert "env.num_games" in VectorPPOConfig.model_fields["n_steps"].description
     with pytest.raises(ConfigError, match="ppo.clip_range: must be > 0"):
         load_config(None, ["ppo.clip_range=0"])
+
+
+def test_the_rllib_trainer_alone_refuses_four_players():
+    pytest.importorskip("pydantic")
+    from training.rllib.config import rllib_config_from_dict
+
+    with pytest.raises(ConfigError, match="the RLlib trainer plays three players; 'four-5-3-2-2' has 4"):
+        rllib_config_from_dict({"env": {"rules": "four-5-3-2-2"}}, "r.yaml")
+    with pytest.raises(ConfigError, match="eval.start_balances: start_balances must be 3 integers"):
+        rllib_config_from_dict({"eval": {"start_balances": [1, 0, -1, 0]}}, "r.yaml")
+    assert config_from_dict({"env": {"rules": "four-5-3-2-2"}}).env.rules == "four-5-3-2-2"  # SB3 trains them

@@ -356,5 +356,5 @@ def test_the_single_seat_env_takes_its_sizes_from_the_rules(preset):
         assert obs.shape == (observation_size(rules),) and "illegal_action" not in info
         if terminated or truncated:
             obs, _ = env.reset()
-    with pytest.raises(ValueError, match="training plays three players"):
-        SingleSeatEnv(rules="four-5-3-2-2")
+    four = SingleSeatEnv(rules="four-5-3-2-2")  # four players: 1016 entries, 56 actions (tests/test_sb3_four.py)
+    assert four.observation_space.shape == (1016,) and four.action_space.n == 56

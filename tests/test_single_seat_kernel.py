@@ -21,10 +21,10 @@ from sm_env.records import game_record  # noqa: E402
 from training.sb3.single_agent import SingleSeatEnv  # noqa: E402
 
 
-def _snapshot(seed: int, hidden: int = 8) -> dict[str, np.ndarray]:
+def _snapshot(seed: int, hidden: int = 8, size: int = 789) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     return {
-        "mlp_extractor.policy_net.0.weight": rng.normal(size=(hidden, 789)).astype(np.float32) * 0.3,
+        "mlp_extractor.policy_net.0.weight": rng.normal(size=(hidden, size)).astype(np.float32) * 0.3,
         "mlp_extractor.policy_net.0.bias": np.zeros(hidden, np.float32),
         "action_net.weight": rng.normal(size=(56, hidden)).astype(np.float32),
         "action_net.bias": np.zeros(56, np.float32),
@@ -67,6 +67,15 @@ CASES = [
     ("canadian", {"dense_reward": True, "exchange_start": 1.0}, {"random": 1.0, "heuristic": 1.0}, 3),
     ("woburn", {"episode": "game", "max_hands": 3, "reward": "balance", "dense_reward": True}, {"random": 1.0}, 2),
     ("fixed-9", {"episode": "game", "max_hands": 12, "learner_seats": ["middle"]}, {"random": 1.0}, 1),
+    # four players (docs/rules.md 10.6): every seat count runs both paths
+    (
+        "four-5-3-2-2",
+        {"exchange_start": 0.5, "dense_reward": True},
+        {"random": 1.0, "heuristic": 1.0, "snapshots": 1.0},
+        12,
+    ),
+    ("four-6-3-2-1", {"episode": "game", "max_hands": 5, "learner_seats": ["third", "fourth"]}, {"random": 1.0}, 2),
+    ("four-5-3-2-2", {"episode": "game", "max_hands": 3, "reward": "result"}, {"heuristic": 1.0, "snapshots": 1.0}, 2),
 ]
 
 
@@ -108,8 +117,8 @@ def test_compiled_and_python_paths_agree(rules, kwargs, mix, episodes):
     fast = SingleSeatEnv(rules, opponents=mix, **kwargs)
     slow = SingleSeatEnv(rules, opponents=mix, compiled=False, **kwargs)
     for env in (fast, slow):
-        env.add_snapshot("s0", _snapshot(0))
-        env.add_snapshot("s1", _snapshot(1))
+        env.add_snapshot("s0", _snapshot(0, size=env.observation_size))
+        env.add_snapshot("s1", _snapshot(1, size=env.observation_size))
     assert _lockstep(fast, slow, episodes, random.Random(f"{rules}:{sorted(kwargs.items())}")) > 20
 
 

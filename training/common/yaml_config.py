@@ -206,15 +206,14 @@ def _rules(value: Any) -> str | dict:
 
 
 def _three_player_rules(value: Any) -> str | dict:
-    """A rule set of three players (the trainers whose envs seat three: SB3, RLlib)."""
+    """A rule set of three players (the RLlib trainer, whose league env seats three)."""
     from sm_env.core.rules import RuleSet
 
     rules = RuleSet.from_any(_rules(value))
     if rules.num_players != 3:
         raise ValueError(
-            f"training plays three players; {rules.name!r} has {rules.num_players} (docs/rules.md 10.6): four-player "
-            f"games are played by the env, the agents and the evaluation; of the trainers, only the batched one "
-            "(training.vector) is written for any number of seats, once the compiled engine runs them"
+            f"the RLlib trainer plays three players; {rules.name!r} has {rules.num_players} (docs/rules.md 10.6): "
+            "the batched trainer (training.vector), distillation and the SB3 trainer play four"
         )
     return value
 
@@ -245,8 +244,10 @@ Resources = Annotated[
 ]
 Ints = _says("expected a list of whole numbers")
 Sizes = Annotated[list[Whole], Ints, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
-Balances = Annotated[
-    list[Whole], Ints, _check(lambda v: len(v) == 3 and sum(v) == 0, "must be 3 whole numbers summing to 0")
+Balances = Annotated[  # one per player: the trainer's rule set checks how many (training/sb3/config.py)
+    list[Whole],
+    Ints,
+    _check(lambda v: len(v) in (3, 4) and sum(v) == 0, "must be 3 whole numbers (4 with four players) summing to 0"),
 ]
 
 

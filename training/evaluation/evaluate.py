@@ -75,7 +75,7 @@ import numpy as np
 
 from agents import act, make_agent, make_opponent
 from sm_env.atomic import atomic_path
-from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game
+from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game, role_names
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
@@ -605,20 +605,21 @@ def evaluate_against(
 
     ``settings``: an ``eval`` config section (mode, seed, workers, max_hands, start_balances, opponents).
     Two duplicate measurements per opponent, both per role (``results[opponent][role]``, role a role name
-    or ``all``):
+    of the rule set, :func:`sm_env.core.game.role_names`, or ``all``):
 
-    - :func:`evaluate` ``([spec, opponent])`` (the agent against two copies of the opponent, in the 3
-      rotations of every deal): the agent's mean balance per role with its 95% bootstrap CI
+    - :func:`evaluate` ``([spec, opponent])`` (the agent against copies of the opponent, in the 3 rotations
+      of every deal, 4 with four players): the agent's mean balance per role with its 95% bootstrap CI
       (``balance``, ``balance_ci``), the opponent's in the same evaluation (``opponent_balance``), the
       game win rate, the hands behind them, and under ``all`` the balance difference agent - opponent
       with its CI (``difference``, ``difference_ci``);
     - hand mode only, :func:`role_advantage`: on the same deal, the agent's balance in a role minus the
-      opponent's balance in that role when it plays all three seats itself (``advantage`` with
+      opponent's balance in that role when it plays every seat itself (``advantage`` with
       ``advantage_ci``), the direct test of "plays this role better than the opponent would".
 
     ``progress``: a line per opponent and a bar per measurement (stderr).
     """
     results: dict[str, Any] = {}
+    roles = role_names(RuleSet.from_any(rules))
     for opponent in settings.opponents:
         if progress:
             print(f"evaluating against {opponent}: {deals} deals, mode {settings.mode}", file=sys.stderr)
@@ -635,7 +636,7 @@ def evaluate_against(
         )
         me, them = result.agents
         rows: dict[str, Any] = {}
-        for role in (*ROLES, "all"):
+        for role in (*roles, "all"):
             mine, theirs = result.stats[me][role], result.stats[them][role]
             rows[role] = {
                 "balance": mine["balance"].mean,
@@ -657,7 +658,7 @@ def evaluate_against(
                 start_balances=settings.start_balances,
                 progress=progress,
             )
-            for role in (*ROLES, "all"):
+            for role in (*roles, "all"):
                 rows[role].update(adv[role])
         results[opponent] = rows
     return results
@@ -692,18 +693,21 @@ def role_advantage(
     """Per role, hand mode: the policy's balance minus the opponent's, same deal, same seat.
 
     For every deal (game seed :func:`deal_seed`; seat 0 deals) the opponent
-    first plays all three seats; then, for each role, the policy (an agent
-    spec, e.g. ``ppo:PATH``) takes that seat against two copies of the
-    opponent, with the same agent seeds. Returns per role (and ``all``) the
+    first plays every seat (three, or four with four players); then, for each
+    role, the policy (an agent spec, e.g. ``ppo:PATH``) takes that seat
+    against copies of the opponent, with the same agent seeds. Returns per
+    role (:func:`sm_env.core.game.role_names`, and ``all``) the
     mean ``advantage`` with its 95% bootstrap CI over deals
     (``advantage_ci``), resampled as in :func:`evaluate`.
     """
+    rule_set = RuleSet.from_any(rules)
+    n, roles = rule_set.num_players, role_names(rule_set)
     learner = make_agent(policy)
-    players = [make_agent(opponent) for _ in range(3)]
+    players = [make_agent(opponent) for _ in range(n)]
     start = None if start_balances is None else list(start_balances)
 
     def play(index: int, learner_seat: int | None) -> list[int]:
-        game = Game(rules, seed=deal_seed(seed, index), first_dealer=0, max_hands=1, start_balances=start)
+        game = Game(rule_set, seed=deal_seed(seed, index), first_dealer=0, max_hands=1, start_balances=start)
         agents = list(players)
         if learner_seat is not None:
             agents[learner_seat] = learner
@@ -713,18 +717,18 @@ def role_advantage(
             game.apply(act(agents[s], player_view(game, s)))
         return game.scores
 
-    diffs = np.zeros((deals, 3))
+    diffs = np.zeros((deals, n))
     bar = progress_bar(deals, "role advantage", "deal", enabled=progress)
     for i in range(deals):
         base = play(i, None)
-        for role in range(3):  # seat 0 deals: seat r has role r
+        for role in range(n):  # seat 0 deals: seat r has role r
             diffs[i, role] = play(i, role)[role] - base[role]
         bar.update(1)
     bar.close()
     weights = _bootstrap_weights(deals, seed, bootstrap)
     ones = np.ones(deals)
     out: dict[str, dict[str, Any]] = {}
-    for role, name in enumerate((*ROLES, "all")):
+    for role, name in enumerate((*roles, "all")):
         estimate = _bootstrap(diffs.mean(axis=1) if name == "all" else diffs[:, role], ones, weights)
         out[name] = {"advantage": estimate.mean, "advantage_ci": [estimate.lo, estimate.hi]}
     return out
@@ -741,8 +745,7 @@ def format_table(results: dict[str, Any]) -> str:
         f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"
     ]
     for opponent, per_role in results.items():
-        for role in (*ROLES, "all"):
-            r = per_role[role]
+        for role, r in per_role.items():  # the rule set's roles, then all
             line = (
                 f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}{r['opponent_balance']:>+10.3f}"
             )

@@ -23,6 +23,7 @@ import sys
 from typing import Any, Literal
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
+from sm_env.core.rules import RuleSet
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
     Flag,
@@ -39,7 +40,7 @@ from training.common.yaml_config import (
     setting,
     validate,
 )
-from training.sb3.config import EvalConfig
+from training.sb3.config import EvalConfig, check_eval_rules
 
 
 class RLlibEnvConfig(Section):
@@ -136,6 +137,7 @@ def rllib_config_from_dict(data: Any, source: str = "") -> RLlibConfig:
         raise config_error(source, "ppo.minibatch_size", "ppo.minibatch_size: must be at most ppo.train_batch_size")
     if not any(w > 0 for w in cfg.league.mix.values()):
         raise config_error(source, "league.mix", "league.mix: at least one weight must be > 0")
+    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.env.rules), source)
     return cfg
 
 

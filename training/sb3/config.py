@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
-from sm_env.core.game import ROLE_NAMES as ROLES
+from sm_env.core.game import check_start_balances
 from sm_env.core.rules import RuleSet
 from training.common import yaml_config
 from training.common.exchange import check_exchange_start
@@ -35,7 +35,6 @@ from training.common.yaml_config import (  # noqa: F401  (apply_overrides, confi
     Section,
     Sizes,
     Text,
-    ThreePlayerRules,
     Whole,
     apply_overrides,
     config_error,
@@ -46,21 +45,31 @@ from training.common.yaml_config import (  # noqa: F401  (apply_overrides, confi
     validate,
 )
 
+from .seats import role_indices
+
 
 def _seats(value: Any) -> str | list[str]:
+    """The shape of ``env.learner_seats``; the names are checked against the rule set (:func:`_cross_checks`)."""
     if value == "all":
         return value
     items = [value] if isinstance(value, str) else value
-    if not (isinstance(items, list) and items and all(r in ROLES for r in items) and len(set(items)) == len(items)):
-        raise ValueError("must be 'all' or a non-empty list of distinct roles from dealer, eldest, middle")
+    if not (isinstance(items, list) and items and all(isinstance(r, str) for r in items)):
+        raise ValueError(
+            "must be 'all' or a non-empty list of roles: dealer, eldest, middle (dealer, eldest, third, fourth "
+            "with four players)"
+        )
+    if len(set(items)) != len(items):
+        raise ValueError(f"lists a role twice: {items}")
     return value
 
 
 class EnvConfig(Section):
     """The learner's game (training/sb3/single_agent.py)."""
 
-    rules: ThreePlayerRules = setting(
-        "standard", "rule set: a preset name ('standard', 'woburn', ...) or a dict of docs/rules.md section 9 options"
+    rules: Rules = setting(
+        "standard",
+        "rule set: a preset name ('standard', 'woburn', 'four-5-3-2-2', ...) or a dict of docs/rules.md options "
+        "(three or four players)",
     )
     episode: Literal[EPISODES] = setting(
         "hand", "'hand': an episode is one hand (fast, dense reward); 'game': a whole game, hand after hand"
@@ -80,8 +89,9 @@ class EnvConfig(Section):
     )
     learner_seats: Annotated[str | list[str], BeforeValidator(_seats)] = setting(
         "all",
-        "roles the learner plays in the first hand of an episode: 'all' or a list of 'dealer', 'eldest', 'middle' "
-        "(one drawn per episode; one shared policy)",
+        "roles the learner plays in the first hand of an episode: 'all' or a list of the rule set's roles, 'dealer', "
+        "'eldest', 'middle' ('dealer', 'eldest', 'third', 'fourth' with four players) (one drawn per episode; one "
+        "shared policy)",
     )
     exchange_start: Number = setting(
         0.0,
@@ -93,7 +103,7 @@ class EnvConfig(Section):
 
 
 class OpponentsConfig(Section):
-    """Who plays the two other seats: baselines and frozen snapshots of the learner."""
+    """Who plays the other seats (two, three with four players): baselines and frozen snapshots of the learner."""
 
     mix: Mix = setting(
         lambda: {"random": 1.0},
@@ -156,7 +166,7 @@ class EvalConfig(Section):
     every: Whole = setting(0, "timesteps between evaluations during training (0: only at the end)", ge=0)
     opponents: Agents = setting(
         lambda: ["heuristic", "random"],
-        "baseline agents to evaluate against (the learner plays one seat, the baseline the two others)",
+        "baseline agents to evaluate against (the learner plays one seat, the baseline the others)",
     )
     deals: Whole = setting(200, "deals per evaluation during training", gt=0)
     final_deals: Whole = setting(2000, "deals of the final evaluation (0: none)", ge=0)
@@ -164,8 +174,8 @@ class EvalConfig(Section):
     max_hands: Whole = setting(30, "game mode: hands per game at most", gt=0)
     start_balances: Balances | None = setting(
         None,
-        "hand mode: balances of an imaginary previous hand (by seat; seat 0 deals), so that every hand opens with "
-        "that exchange (null: no exchange)",
+        "hand mode: balances of an imaginary previous hand (by seat, one per player; seat 0 deals), so that every "
+        "hand opens with that exchange (null: no exchange)",
     )
     seed: Whole = setting(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
     workers: Whole = setting(1, "evaluation worker processes", gt=0)
@@ -201,16 +211,31 @@ class EvalFileConfig(Section):
     )
 
 
+def check_eval_rules(settings: EvalConfig, rules: RuleSet, source: str, key: str = "eval") -> None:
+    """An ``eval`` section against the trainer's rule set: ``start_balances`` must be one possible balance per
+    player (``sm_env.core.game.check_start_balances``); a ConfigError naming ``key.start_balances``."""
+    try:
+        check_start_balances(settings.start_balances, rules)
+    except ValueError as err:
+        raise config_error(source, f"{key}.start_balances", f"{key}.start_balances: {err}") from None
+
+
 def _cross_checks(cfg: Config, source: str) -> None:
     env = cfg.env
+    rules = RuleSet.from_any(env.rules)
     try:
         check_episode(env.episode, env.reward, env.max_hands)  # the env's own rules (sm_env.core.episode)
     except ValueError as err:
         raise config_error(source, "env.reward", f"env.reward: {err} (in a config: env.episode: game)") from None
     try:
-        check_exchange_start(RuleSet.from_any(env.rules), env.exchange_start)
+        check_exchange_start(rules, env.exchange_start)
     except ValueError as err:
         raise config_error(source, "env.exchange_start", f"env.exchange_start: {err}") from None
+    try:
+        role_indices(env.learner_seats, rules)  # the env's own check
+    except ValueError as err:
+        raise config_error(source, "env.learner_seats", f"env.{err}") from None
+    check_eval_rules(cfg.eval, rules, source)
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.train.n_envs:
         raise config_error(
             source,
@@ -229,7 +254,9 @@ def config_from_dict(data: Any, source: str = "") -> Config:
 
 def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
     """A validated :class:`EvalFileConfig` from a plain dict (as YAML gives it)."""
-    return validate(EvalFileConfig, data, source)
+    cfg = validate(EvalFileConfig, data, source)
+    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.rules), source)
+    return cfg
 
 
 def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:

@@ -1,9 +1,10 @@
 """The learner's seat as a single-agent Gymnasium environment.
 
 :class:`SingleSeatEnv` lets one learner play one seat of a Sergeant Major game
-while the other two seats are played, inside :meth:`SingleSeatEnv.step`, by
-opponents drawn from an :class:`OpponentPool` (baseline agents and frozen
-snapshots of the learner). Every opponent is a plain
+while the other seats (two, or three with four players: docs/rules.md 10.6)
+are played, inside :meth:`SingleSeatEnv.step`, by opponents drawn from an
+:class:`OpponentPool` (baseline agents and frozen snapshots of the learner).
+Every opponent is a plain
 :class:`agents.base.Agent` that sees only its ``player_view``; a snapshot is a
 :class:`SnapshotAgent` around the learner's numpy policy. Every transition
 is from the learner's point of view only: a rollout never mixes two
@@ -38,9 +39,9 @@ What the learner gets:
   (``observation_size(rules)`` floats in [-1, 1]: 789 for the standard rules,
   791 with 74 actions, 900 with ``one_card_kitty``); the action space is
   ``Discrete(rules.num_actions)``: 56, or 74 for the rule sets of docs/rules.md
-  10.8 (docs/interface.md). Every three-player rule set trains (the compiled
-  path where the compiled engine runs it, else the pure-Python one); four
-  players are refused in one line;
+  10.8 (docs/interface.md); 1016 floats with four players. Every rule set
+  trains, three players and four (the compiled path where the compiled engine
+  runs it, else the pure-Python one);
 - reward, from the learner's point of view, in the env's reward modes:
   ``"score"`` (default) gives the change of the learner's running score in
   each hand when that hand ends (its balance, tricks - quota, or its chips
@@ -58,20 +59,23 @@ What the learner gets:
   ``max_hands``).
 
 Which seat the learner plays: ``learner_seats`` is ``"all"`` or a list of
-roles (``"dealer"``, ``"eldest"``, ``"middle"``). Each episode draws one of
-them with the env's RNG; the learner's absolute seat is drawn too and the
-first dealer is set so that the learner has that role in the first hand (in
-``"game"`` episodes roles then rotate as the rules say).
+the rule set's roles (:func:`sm_env.core.game.role_names`: ``"dealer"``,
+``"eldest"``, ``"middle"``; with four players ``"dealer"``, ``"eldest"``,
+``"third"``, ``"fourth"``). Each episode draws one of them with the env's
+RNG; the learner's absolute seat is drawn too and the first dealer is set so
+that the learner has that role in the first hand (in ``"game"`` episodes
+roles then rotate as the rules say).
 
-``reset(seed, options)``: options ``role`` (a role name or 0-2), ``seat``
-(0-2) and ``deals`` (as ``sm_env`` reset options) fix what is otherwise
-drawn from the env's RNG.
+``reset(seed, options)``: options ``role`` (a role name or 0 to n - 1, n =
+``rules.num_players``), ``seat`` (0 to n - 1) and ``deals`` (as ``sm_env``
+reset options) fix what is otherwise drawn from the env's RNG.
 
 ``exchange_start`` (hand episodes): the probability that the hand starts with
 an exchange, from the balances of an imaginary previous hand (tricks of the
-previous hand drawn as 16 independent tricks, each won by a seat with
-probability quota / 16), so that exchange decisions are trained too. Rule
-sets whose first hand never exchanges (``no_exchange``, ``calls``,
+previous hand drawn as ``tricks_per_hand`` independent tricks, each won by a
+seat with probability quota / tricks_per_hand), so that exchange decisions
+are trained too; with four players too (the exchange of docs/rules.md 10.6).
+Rule sets whose first hand never exchanges (``no_exchange``, ``calls``,
 ``auction``: docs/rules.md 10.2, 10.3) refuse an ``exchange_start`` above 0.
 
 Masks: :meth:`SingleSeatEnv.action_masks` (sb3-contrib's MaskablePPO
@@ -110,17 +114,18 @@ from sm_env.core.episode import (
     hand_rewards,
     result_rewards,
 )
-from sm_env.core.game import OVER, ROLE_NAMES, Game
+from sm_env.core.game import OVER, Game, role_names
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import action_mask, encode, observation_size
 from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads
 
+from .seats import role_indices
+
 if TYPE_CHECKING:
     from sm_env.compiled.single import CompiledGame
 
-ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
 _CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
 # how an opponent is asked on the compiled path (_opponent_kind): its PlayerView, the legal actions, or the
@@ -220,21 +225,6 @@ class OpponentPool:
 # ---------------------------------------------------------------------------- env
 
 
-def role_indices(learner_seats: str | Sequence[str]) -> tuple[int, ...]:
-    if learner_seats == "all":
-        return (0, 1, 2)
-    if isinstance(learner_seats, str):
-        learner_seats = [learner_seats]
-    out = []
-    for role in learner_seats:
-        if role not in ROLES:
-            raise ValueError(f"learner_seats: unknown role {role!r}; allowed: 'all' or a list of {list(ROLES)}")
-        out.append(ROLES.index(role))
-    if not out:
-        raise ValueError("learner_seats: empty list; give 'all' or at least one role")
-    return tuple(sorted(set(out)))
-
-
 class SingleSeatEnv(gym.Env):
     """One learner seat against pooled opponents (see the module docstring)."""
 
@@ -256,10 +246,8 @@ class SingleSeatEnv(gym.Env):
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
-        if self.rules.num_players != 3:
-            raise ValueError(
-                f"training plays three players; {self.rules.name!r} has {self.rules.num_players} (docs/rules.md 10.6)"
-            )
+        self.num_players = self.rules.num_players
+        self.role_names = role_names(self.rules)  # by role index: dealer, eldest, middle (third, fourth)
         check_episode(episode, reward, max_hands)
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
@@ -271,7 +259,7 @@ class SingleSeatEnv(gym.Env):
         self.max_hands = engine_max_hands(episode, max_hands)
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        self.roles = role_indices(learner_seats)
+        self.roles = role_indices(learner_seats, self.rules)
         self.exchange_start = float(exchange_start) if episode == "hand" else 0.0
         self.dense_reward = bool(dense_reward)
         self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(opponents)
@@ -287,7 +275,7 @@ class SingleSeatEnv(gym.Env):
         # (in the hand in progress), the kernels, and the actions played since _game was last brought up to
         # date (None once _game was handed out: from then on it is stepped with every action)
         self._fast: CompiledGame | None = None
-        self._dealer = self._tricks_won = np.zeros(3, dtype=np.int32)
+        self._dealer = self._tricks_won = np.zeros(self.num_players, dtype=np.int32)
         self._step_kernel: Callable[[np.ndarray, int], int] | None = None
         self._observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | None = None
         self._pending: list[int] | None = []
@@ -313,24 +301,27 @@ class SingleSeatEnv(gym.Env):
 
     # -- gymnasium API ---------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        options = options or {}
+        role, seat = self._fixed_role_and_seat(options)
         super().reset(seed=seed)
         if seed is not None or self._game is None:
             # every random choice of the wrapper comes from np_random (seeded by reset)
             self._rng = random.Random(int(self.np_random.integers(2**63)))
             self._baselines = {}
         rng = self._rng
-        options = options or {}
-        role = options.get("role")
-        role = ROLES.index(role) if isinstance(role, str) else (rng.choice(self.roles) if role is None else role)
-        seat = options.get("seat", rng.randrange(3))
+        n = self.num_players
+        if role is None:
+            role = rng.choice(self.roles)
+        drawn = rng.randrange(n)  # drawn even when the options give the seat (the stream of earlier versions)
+        seat = drawn if seat is None else seat
         start = None
         if self.exchange_start > 0 and rng.random() < self.exchange_start:
-            start = self._previous_balances(rng, (seat - role) % 3)
+            start = self._previous_balances(rng, (seat - role) % n)
         self.seat = seat
         game = self._game = Game(
             self.rules,
             seed=rng.randrange(2**62),
-            first_dealer=(seat - role) % 3,
+            first_dealer=(seat - role) % n,
             deals=options.get("deals"),
             max_hands=self.max_hands,
             start_balances=start,
@@ -338,7 +329,7 @@ class SingleSeatEnv(gym.Env):
         self._fast = self._compiled_game(game) if self.compiled else None  # before the Game is played or read
         self._pending = []
         self.opponents, self.opponent_names = {}, {}
-        for s in range(3):
+        for s in range(n):
             if s != seat:
                 kind = self.pool.draw(rng)
                 self.opponents[s] = self._opponent(kind, s, rng)
@@ -437,7 +428,7 @@ class SingleSeatEnv(gym.Env):
         fast = CompiledGame(game)
         state = fast.buf[: kernels.NUM_S // 2].view(np.int32)  # the state columns (layout: sm_env.compiled.single)
         self._dealer = state[kernels.S_DEALER : kernels.S_DEALER + 1]
-        self._tricks_won = state[kernels.S_TW : kernels.S_TW + 3]
+        self._tricks_won = state[kernels.S_TW : kernels.S_TW + self.num_players]
         return fast
 
     @staticmethod
@@ -472,14 +463,35 @@ class SingleSeatEnv(gym.Env):
             agent.check_rules(self.rules)  # what its act() checks (and picks trained's policy); choose() does not
         return agent
 
+    def _fixed_role_and_seat(self, options: Mapping[str, Any]) -> tuple[int | None, int | None]:
+        """The reset options' role (an index) and seat, None where not given; a ValueError (before anything
+        changes) names what a bad one allows."""
+        n = self.num_players
+        role = options.get("role")
+        if isinstance(role, str):
+            if role not in self.role_names:
+                raise ValueError(f"reset option role: {role!r} is not one of {list(self.role_names)}")
+            role = self.role_names.index(role)
+        elif role is not None and (
+            isinstance(role, bool) or not isinstance(role, (int, np.integer)) or not 0 <= role < n
+        ):
+            raise ValueError(f"reset option role: a role name {list(self.role_names)} or 0-{n - 1}, got {role!r}")
+        seat = options.get("seat")
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
+        ):
+            raise ValueError(f"reset option seat: a seat 0-{n - 1}, got {seat!r}")
+        return (None if role is None else int(role)), (None if seat is None else int(seat))
+
     def _previous_balances(self, rng: random.Random, dealer: int) -> list[int]:
         """Balances of an imaginary previous hand dealt by the seat right of ``dealer``."""
-        previous_dealer = (dealer - 1) % 3
-        quotas = [self.rules.quotas[(s - previous_dealer) % 3] for s in range(3)]
-        tricks = [0, 0, 0]
-        for seat in rng.choices(range(3), quotas, k=self.rules.tricks_per_hand):
+        n = self.num_players
+        previous_dealer = (dealer - 1) % n
+        quotas = [self.rules.quotas[(s - previous_dealer) % n] for s in range(n)]
+        tricks = [0] * n
+        for seat in rng.choices(range(n), quotas, k=self.rules.tricks_per_hand):
             tricks[seat] += 1
-        return [tricks[s] - quotas[s] for s in range(3)]
+        return [tricks[s] - quotas[s] for s in range(n)]
 
     def _advance(self) -> float:
         """Opponents act until the learner is to act or the game is over; the
@@ -573,12 +585,13 @@ class SingleSeatEnv(gym.Env):
 
     def _info_compiled(self) -> dict[str, Any]:
         seat = self.seat
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": ROLES[(seat - int(self._dealer[0])) % 3]}
+        names, n = self.role_names, self.num_players
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": names[(seat - int(self._dealer[0])) % n]}
         if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
             fast = self._fast
             info["balance"] = fast.scores()[seat]
             info["hands"] = fast.hand_number
-            info["first_role"] = ROLES[(seat - self._game.first_dealer) % 3]
+            info["first_role"] = names[(seat - self._game.first_dealer) % n]
             info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
         return info
 
@@ -592,11 +605,12 @@ class SingleSeatEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         game = self._game
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": ROLES[game.role_of(self.seat)]}
+        names = self.role_names
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": names[game.role_of(self.seat)]}
         if game.phase == OVER:
             info["balance"] = game.scores[self.seat]
             info["hands"] = game.hand_number
-            info["first_role"] = ROLES[(self.seat - game.first_dealer) % 3]
+            info["first_role"] = names[(self.seat - game.first_dealer) % self.num_players]
             info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
         return info
 

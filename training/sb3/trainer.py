@@ -57,6 +57,8 @@ from stable_baselines3.common.logger import configure
 
 from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_from_torch, policy_metadata
 from sm_env.atomic import atomic_path
+from sm_env.core.game import role_names
+from sm_env.core.rules import RuleSet
 from training.common.checkpoint import CheckpointError
 from training.common.progress import progress_bar
 from training.common.runs import Backend, checkpoint_at, removed_on_failure, write_lines
@@ -71,7 +73,7 @@ from .checkpoint import (
     write_model_zip,
 )
 from .config import Config, ConfigError, load_config, save_config
-from .single_agent import ROLES, SNAPSHOTS, make_baseline, make_vec_env
+from .single_agent import SNAPSHOTS, make_baseline, make_vec_env
 from .warm_start import warm_start
 
 _ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
@@ -376,7 +378,7 @@ class Trainer:
         if cfg.train.progress_bar and not self.quiet:
             total = planned_timesteps(int(model.num_timesteps), cfg.train.total_timesteps, self.segment_steps)
             bar = progress_bar(total, cfg.name, "step", initial=int(model.num_timesteps), leave=True)
-        callback = ProgressCallback(bar, cfg.train.n_envs)
+        callback = ProgressCallback(bar, cfg.train.n_envs, role_names(RuleSet.from_any(cfg.env.rules)))
         segments = 0
         try:
             while model.num_timesteps < cfg.train.total_timesteps and not stop:
@@ -412,14 +414,16 @@ class Trainer:
 
 
 class ProgressCallback(BaseCallback):
-    """SB3 callback: advances the tqdm bar (if any) and logs per-role rollout statistics."""
+    """SB3 callback: advances the tqdm bar (if any) and logs per-role rollout statistics (``roles``: the rule
+    set's role names, :func:`sm_env.core.game.role_names`)."""
 
-    def __init__(self, bar: Any, n_envs: int) -> None:
+    def __init__(self, bar: Any, n_envs: int, roles: tuple[str, ...]) -> None:
         super().__init__()
         self.bar = bar
         self.n_envs = n_envs
-        self.sums = np.zeros(3)
-        self.counts = np.zeros(3)
+        self.roles = roles
+        self.sums = np.zeros(len(roles))
+        self.counts = np.zeros(len(roles))
         self.made = 0
 
     def _on_step(self) -> bool:
@@ -427,14 +431,14 @@ class ProgressCallback(BaseCallback):
             self.bar.update(self.n_envs)
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if done:
-                role = ROLES.index(info["first_role"])
+                role = self.roles.index(info["first_role"])
                 self.sums[role] += info["balance"]
                 self.counts[role] += 1
                 self.made += info["balance"] >= 0
         return True
 
     def _on_rollout_end(self) -> None:
-        for i, role in enumerate(ROLES):
+        for i, role in enumerate(self.roles):
             if self.counts[i]:
                 self.logger.record(f"rollout/balance_{role}", self.sums[i] / self.counts[i])
         total = self.counts.sum()

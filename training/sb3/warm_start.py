@@ -19,13 +19,11 @@ import torch
 
 from agents import act, make_agent
 from sm_env.core.knowledge import player_view
-from sm_env.observation import OFFSETS
 from training.common.progress import progress_bar
+from training.distill.data import binary_size
 
 from .config import Config
 from .single_agent import SNAPSHOTS, OpponentPool, SingleSeatEnv
-
-_BITS = OFFSETS["trump"]  # the 728 card-plane entries before it (three players) are 0/1: stored bit-packed
 
 
 def collect_teacher_decisions(
@@ -41,8 +39,9 @@ def collect_teacher_decisions(
     env = SingleSeatEnv(**env_kwargs, opponents=OpponentPool(mix))
     teacher = make_agent(cfg.pretrain.teacher, seed)
     n_actions = int(env.action_space.n)
-    bits = np.zeros((n, _BITS // 8), dtype=np.uint8)
-    scalars = np.zeros((n, env.observation_size - _BITS), dtype=np.float16)  # the rule set's size
+    binary = binary_size(env.num_players)  # the card planes: 728 entries with three players, 936 with four
+    bits = np.zeros((n, binary // 8), dtype=np.uint8)
+    scalars = np.zeros((n, env.observation_size - binary), dtype=np.float16)  # the rule set's size
     masks = np.zeros((n, (n_actions + 7) // 8), dtype=np.uint8)
     actions = np.zeros(n, dtype=np.int64)
     returns = np.zeros(n, dtype=np.float32)
@@ -55,8 +54,8 @@ def collect_teacher_decisions(
     while True:
         action = act(teacher, player_view(env.game, env.seat))
         if i < n:
-            bits[i] = np.packbits(obs[:_BITS].astype(np.uint8), bitorder="little")
-            scalars[i] = obs[_BITS:]
+            bits[i] = np.packbits(obs[:binary].astype(np.uint8), bitorder="little")
+            scalars[i] = obs[binary:]
             masks[i] = np.packbits(env.action_masks(), bitorder="little")
             actions[i] = action
             if bar is not None:
@@ -84,6 +83,7 @@ def collect_teacher_decisions(
         "actions": actions,
         "returns": returns,
         "n_actions": np.array(n_actions),
+        "binary": np.array(binary),
     }
 
 
@@ -97,6 +97,7 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int, ba
     for group in optimizer.param_groups:
         group["lr"] = p.learning_rate
     n = len(data["actions"])
+    binary = int(data["binary"])
     rng = np.random.default_rng(seed)
     stats = {"loss": 0.0, "accuracy": 0.0, "value_loss": 0.0}
     policy.set_training_mode(True)
@@ -106,9 +107,9 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int, ba
         loss_sum = value_sum = 0.0
         for start in range(0, n, p.batch_size):
             idx = order[start : start + p.batch_size]
-            obs = np.empty((len(idx), _BITS + data["scalars"].shape[1]), dtype=np.float32)
-            obs[:, :_BITS] = np.unpackbits(data["bits"][idx], axis=1, bitorder="little")[:, :_BITS]
-            obs[:, _BITS:] = data["scalars"][idx]
+            obs = np.empty((len(idx), binary + data["scalars"].shape[1]), dtype=np.float32)
+            obs[:, :binary] = np.unpackbits(data["bits"][idx], axis=1, bitorder="little")[:, :binary]
+            obs[:, binary:] = data["scalars"][idx]
             obs_t = torch.as_tensor(obs)
             actions = torch.as_tensor(data["actions"][idx])
             masks = np.unpackbits(data["masks"][idx], axis=1, bitorder="little")[:, : int(data["n_actions"])]

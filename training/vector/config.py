@@ -40,7 +40,7 @@ from training.common.yaml_config import (
     setting,
     validate,
 )
-from training.sb3.config import EvalConfig
+from training.sb3.config import EvalConfig, check_eval_rules
 
 SELF = "self"
 SNAPSHOTS = "snapshots"
@@ -152,6 +152,7 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
             f"env.rules: the batched trainer does not run these rules; they use {refused} (it runs every rule set "
             "of sm_env.compiled.support.supported_presets())",
         )
+    check_eval_rules(cfg.eval, rules, source)
     rollout = cfg.ppo.n_steps * cfg.env.num_games
     if cfg.ppo.batch_size > rollout:
         raise config_error(
