@@ -6,7 +6,8 @@ Decisions: every searched decision (the play of a card with two or more legal ca
 settings' only searched phase) of one-hand games played by the heuristic, until ``--decisions`` are
 collected. Each path plays them in order with one agent seeded ``--seed``; the chosen actions must be
 identical (the compiled path draws the same numbers and plays the same rollout cards). Prints ms per
-decision for each path and the speed-up.
+decision and decisions per second for each path, and the speed-up. Any rule set, four players included
+(``--rules four-5-3-2-2``).
 
     python benchmarks/bench_search.py [--decisions 300] [--rules standard] [--agents pimc,ismcts]
 """
@@ -54,14 +55,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     views = decisions(args.rules, args.decisions, args.seed)
-    print(f"{len(views)} decisions ({args.rules}), ms per decision, default settings")
-    print(f"{'agent':<8} {'python':>9} {'compiled':>9} {'speed-up':>9}  same actions")
+    print(f"{len(views)} decisions ({args.rules}), ms per decision and decisions per second, default settings")
+    header = f"{'python':>9} {'compiled':>9} {'python/s':>9} {'compiled/s':>10} {'speed-up':>9}"
+    print(f"{'agent':<8} {header}  same actions")
     for name in args.agents.split(","):
         timed(name, views[:2], args.seed)  # compile (or load from numba's cache) before timing
         python, python_actions = timed(f"{name}:kernel=0", views, args.seed)
         compiled, compiled_actions = timed(name, views, args.seed)
         same = "yes" if python_actions == compiled_actions else "NO"
-        print(f"{name:<8} {1e3 * python:9.2f} {1e3 * compiled:9.2f} {python / compiled:8.1f}x  {same}")
+        rates = f"{1 / python:9.1f} {1 / compiled:10.1f}"
+        print(f"{name:<8} {1e3 * python:9.2f} {1e3 * compiled:9.2f} {rates} {python / compiled:8.1f}x  {same}")
 
 
 if __name__ == "__main__":

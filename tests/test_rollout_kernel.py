@@ -7,6 +7,9 @@ import random
 import numpy as np
 import pytest
 
+from agents import heuristic
+from agents.search import rollout as rollout_module
+from agents.search import rollout_kernel as rk
 from agents.search.rollout import rollout
 from agents.search.rollout_kernel import RolloutBatch
 from agents.unseen import deck_of
@@ -66,6 +69,8 @@ def python_rollout(game: Game, deck: int, dealer_out: int) -> tuple[list[int], l
         "9-5-3-one-card",
         "woburn-auction",
         "calls",
+        "four-5-3-2-2",
+        "four-6-3-2-1",
     ],
 )
 def test_rollouts_play_the_reference_cards(rules: str) -> None:
@@ -126,3 +131,48 @@ def test_values_are_the_balances_game_scores(rules: str) -> None:
             rollout(played, deck, dealer_out | (1 << action if game.phase == DISCARD else 0))
             expected.append(played.log.balances[seat])
         assert batch.values_each(actions, seat)[0].tolist() == expected, f"position {row}"
+
+
+# ---------------------------------------------------------------------------- planted bugs with four players
+
+
+def reference_plays(rules: str, found: list[tuple[Game, int]], monkeypatch) -> list[tuple[tuple, int]]:
+    """Every choose_play call of the reference rollouts of ``found``: its arguments and the card it chose."""
+    calls = []
+
+    def recorded(seat, hand, trick, trump, outstanding, voids):
+        card = heuristic.choose_play(seat, hand, trick, trump, outstanding, voids)
+        calls.append(((seat, hand, tuple(trick), trump, outstanding, tuple(voids)), card))
+        return card
+
+    with monkeypatch.context() as patch:
+        patch.setattr(rollout_module, "choose_play", recorded)
+        for game, dealer_out in found:
+            rollout(game.clone(), deck_of(game.rules), dealer_out)
+    return calls
+
+
+def compiled_play(args: tuple, players: int, voids_at: int = 0) -> int:
+    """The kernel's choose_play on a reference call, its arguments typed as rollout_row passes them (int32 engine
+    columns: the cached compilation); ``voids_at``: the seat offset at which the voids are read (0 = right)."""
+    seat, hand, trick, trump, outstanding, voids = args
+    cards = np.zeros(4, dtype=np.int64)
+    cards[: len(trick)] = trick
+    shown = np.array([voids[(s + voids_at) % len(voids)] for s in range(len(voids))] + [0] * (4 - len(voids)))
+    i32 = np.int32
+    return rk.choose_play(i32(seat), np.int64(hand), cards, i32(len(trick)), i32(trump), np.int64(outstanding),
+                          shown.astype(np.int64), np.int64(players))  # fmt: skip
+
+
+@pytest.mark.parametrize("rules", ["four-5-3-2-2", "four-6-3-2-1"])
+def test_planted_seat_bugs_in_four_player_rollouts_are_caught(rules: str, monkeypatch) -> None:
+    """The lockstep above compares every card, so a kernel bug is caught at the first rollout decision where it
+    plays another card than the reference. On the decisions of the four-player lockstep's positions the kernel's
+    play is the reference's, and each planted bug plays another card in some of them: the table read as three
+    seats (``players`` 3, the three-seat search's constant) and the voids read one seat off."""
+    calls = reference_plays(rules, positions(rules, 150, seed=len(rules)), monkeypatch)
+    assert len(calls) > 2000 and {len(args[2]) for args, _ in calls} == {0, 1, 2, 3}
+    assert [compiled_play(args, 4) for args, _ in calls] == [card for _, card in calls]
+    for planted in ({"players": 3}, {"players": 4, "voids_at": 1}):
+        wrong = sum(compiled_play(args, **planted) != card for args, card in calls)
+        assert wrong >= 10, planted

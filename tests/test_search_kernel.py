@@ -12,6 +12,7 @@ from agents.heuristic import heuristic_action
 from agents.search.ismcts import IsmctsAgent
 from agents.search.pimc import PimcAgent
 from agents.search.rollout import compiled_rollouts
+from agents.search.rollout_kernel import RolloutBatch
 from agents.search.world_kernel import TwisterStream, compiled_stream
 from agents.search.world_sampler import constraints_of, sample_world
 from sm_env.core.cards import from_mask
@@ -50,26 +51,8 @@ def test_the_kernel_is_a_spec_parameter():
     assert make_agent("ismcts:iterations=50,kernel=off").name == "ismcts:iterations=50,kernel=0"
 
 
-KERNEL_PRESETS = [  # presets whose every option the kernel plays (others search on the Python path)
-    "standard",
-    "canadian",
-    "9-2-5",
-    "6-3-8",
-    "woburn",
-    "independent",
-    "all-sixteen",
-    "margin-5",
-    "target-10",
-    "dealer-makes-quota",
-    "fixed-9",
-    "fixed-12",
-    "woburn-auction",
-    "calls",
-]
-
-
-def test_the_kernel_plays_the_classic_presets():
-    assert all(compiled_rollouts(PRESETS[name]) is not None for name in KERNEL_PRESETS)
+def test_the_kernel_plays_every_preset():
+    assert all(compiled_rollouts(rules) is RolloutBatch for rules in PRESETS.values())  # four players included
 
 
 @pytest.mark.parametrize("rules", RULE_SETS, ids=str)
@@ -90,6 +73,45 @@ def test_ismcts_kernel_grows_the_python_tree(rules):
         assert tree(compiled.search(view)) == tree(python.search(view)), f"decision {i}"
         assert compiled.act(view) == python.act(view)
         assert compiled.rng.getstate() == python.rng.getstate()
+
+
+def test_planted_seat_bugs_in_four_player_search_are_caught(monkeypatch):
+    """The compiled search on four players: a sampled deal's across hand given to the right seat (the sampler), or
+    written into the right seat's row (the ISMCTS kernel's row of a deal), changes the values and the tree."""
+    from agents.search import ismcts_kernel, world_kernel
+    from agents.search.world_sampler import World
+
+    views = decisions("four-5-3-2-2", 3, seed=1)
+
+    def same(kernel_agents) -> bool:
+        for i, view in enumerate(views):
+            pimc = [PimcAgent(seed=i, samples=6, kernel=k).evaluate(view) for k in kernel_agents]
+            ismcts = [tree(IsmctsAgent(seed=i, iterations=50, kernel=k).search(view)) for k in kernel_agents]
+            if pimc[0] != pimc[1] or ismcts[0] != ismcts[1]:
+                return False
+        return True
+
+    assert same((True, False))
+    sample = world_kernel.TwisterStream.sample_world
+
+    def right_is_across(stream, view_hand, cons):
+        world = sample(stream, view_hand, cons)
+        hands = list(world.hands)
+        hands[cons.seats[1]], hands[cons.seats[2]] = hands[cons.seats[2]], hands[cons.seats[1]]
+        return World(tuple(hands), world.kitty, world.out)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(world_kernel.TwisterStream, "sample_world", right_is_across)
+        assert not same((True, False))
+    build = ismcts_kernel.CompiledTree.__init__
+
+    def across_into_right(tree_, *args):
+        build(tree_, *args)
+        tree_.world[10] = tree_.world[3]  # the across hand written into the right seat's column
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ismcts_kernel.CompiledTree, "__init__", across_into_right)
+        assert not same((True, False))
 
 
 def test_later_calls_search_only_the_calls_left_on_both_paths():
@@ -131,8 +153,9 @@ def test_a_time_budget_searches_on_the_kernel_too():
     assert IsmctsAgent(seed=0, seconds=1e-6).search(view).visits >= 1
 
 
-def test_the_stream_draws_what_random_draws():
-    views = decisions("woburn", 8, seed=3)
+@pytest.mark.parametrize("rules", ["woburn", "four-6-3-2-1"])
+def test_the_stream_draws_what_random_draws(rules):
+    views = decisions(rules, 8, seed=3)
     reference, copied = random.Random(7), random.Random(7)
     stream = TwisterStream(copied)
     for k, view in enumerate(views):

@@ -133,7 +133,8 @@ def test_every_compiled_consumer_asks_the_one_boundary() -> None:
     from sm_env.compiled import batch, single
 
     assert single.supports is support.supports
-    assert rollout_kernel.engine_unsupported is support.unsupported  # the search asks it too, then its own seats
+    assert rollout_kernel.unsupported is support.unsupported  # the search asks it too, and nothing else
+    assert rollout_kernel.supports is support.supports
     assert batch.unsupported_options(RuleSet(players=4)) == []  # kept for the names docs use
     assert batch.unsupported_options(RuleSet(auction=True, chips=True)) == []  # section 10 runs compiled
     assert batch.VectorGame(2, rules=RuleSet(players=4), seed=0).num_players == 4
@@ -143,16 +144,14 @@ def test_every_compiled_consumer_asks_the_one_boundary() -> None:
         rollout_kernel.RolloutBatch(RuleSet(target_score=2**40), 1)
 
 
-def test_the_compiled_search_refuses_four_players_by_its_own_check() -> None:
+def test_the_compiled_search_plays_four_players() -> None:
     from agents.search import rollout, rollout_kernel
 
     four = RuleSet(players=4)
-    assert support.supports(four) and not rollout_kernel.supports(four)
-    assert rollout_kernel.unsupported(four) == ["players: 4 (the compiled search plays three players)"]
-    assert rollout.compiled_rollouts(four) is None  # pimc and ismcts search in Python
+    assert support.supports(four) and rollout_kernel.supports(four) and rollout_kernel.unsupported(four) == []
+    assert rollout.compiled_rollouts(four) is rollout_kernel.RolloutBatch  # pimc and ismcts search compiled
     assert rollout.compiled_rollouts(RuleSet()) is rollout_kernel.RolloutBatch
-    with pytest.raises(ValueError, match="players: 4"):
-        rollout_kernel.RolloutBatch(four, 1)
+    assert rollout_kernel.RolloutBatch(four, 1).rules.num_players == 4
 
 
 def test_support_loads_no_numba() -> None:

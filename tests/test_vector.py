@@ -316,8 +316,9 @@ def test_rule_sets_not_supported_are_refused_by_name() -> None:
 
 
 @pytest.mark.parametrize("name", ["four-5-3-2-2", "four-6-3-2-1"])
-def test_four_players_have_four_seats_everywhere_and_search_falls_back_to_python(name) -> None:
+def test_four_players_have_four_seats_everywhere_and_search_runs_compiled(name) -> None:
     from agents.search.rollout import compiled_rollouts
+    from agents.search.rollout_kernel import RolloutBatch
 
     g = VectorGame(num_games=3, rules=name, seed=0, max_hands=2)
     g.reset()
@@ -340,7 +341,7 @@ def test_four_players_have_four_seats_everywhere_and_search_falls_back_to_python
         assert rewards.shape == (3, 4)
         total += rewards
     assert total.any() and (total.sum(axis=1) == 0).all()  # zero-sum hands (quotas sum to the 12 tricks)
-    assert compiled_rollouts(PRESETS[name]) is None  # the compiled search plays three players: pimc/ismcts use Python
+    assert compiled_rollouts(PRESETS[name]) is RolloutBatch  # pimc and ismcts search compiled (test_search_kernel)
 
 
 def test_modules_compiled_with_the_kernels_name_their_current_source() -> None:

@@ -1,7 +1,7 @@
 """Information-Set Monte Carlo Tree Search (single-observer ISMCTS).
 
 The algorithm is SO-ISMCTS of Cowling, Powley and Whitehouse, "Information
-Set Monte Carlo Tree Search" (IEEE TCIAIG 4(2), 2012), for three players.
+Set Monte Carlo Tree Search" (IEEE TCIAIG 4(2), 2012), for three or four players.
 One tree is grown from the searching seat's information set. Each iteration:
 
 1. *Determinize*: sample one deal consistent with everything the seat knows
@@ -15,7 +15,7 @@ One tree is grown from the searching seat's information set. Each iteration:
    every deal). Children are keyed by action alone; a child's availability
    counts the selections at its parent in which its action was legal.
 3. *Expand*: add one child for a random legal action not tried yet.
-4. *Simulate*: play the hand out with the heuristic for all three seats
+4. *Simulate*: play the hand out with the heuristic for every seat
    (:func:`agents.search.rollout.rollout`; each seat sees only its own hand and the
    public play, so the rollout is not clairvoyant, only the deal is).
 5. *Back up*: every node on the path adds the reward of the seat that chose

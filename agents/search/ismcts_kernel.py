@@ -34,8 +34,8 @@ from sm_env.core.game import DISCARD, MAX_ACTIONS, OVER, TRUMP
 from sm_env.core.knowledge import PlayerView
 
 from .rollout_kernel import RolloutBatch, hand_balance, lowest, rollout_row
-from .world_kernel import CHECK_COUNT, CHECK_SETS, TwisterStream, randbelow, sample_placement
-from .world_sampler import KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
+from .world_kernel import CHECK_TABLES, MAX_LOCATIONS, TwisterStream, randbelow, sample_placement
+from .world_sampler import ACROSS, KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
 
 # numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
 
@@ -87,13 +87,14 @@ def grow(
 
     ``world``: [deck, seat, left seat, right seat, own hand, kitty taken (0/1), the known kitty, the dealer's
     discards when the viewer knows them (a mask), 1 when it does, else the number of discards made (the
-    engine then takes that many of the deal's cards out of play, the lowest first, as ``world_from_view``)].
+    engine then takes that many of the deal's cards out of play, the lowest first, as ``world_from_view``),
+    the seat across (four players; -1 with three)].
     """
-    placed = np.zeros(4, dtype=np.int64)
+    placed = np.zeros(MAX_LOCATIONS, dtype=np.int64)
     path = np.zeros(MAX_DEPTH, dtype=np.int64)
     empty_log = np.zeros(0, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)  # never drawn from: the hand ends the row
-    reward = np.zeros(3, dtype=np.float32)
+    reward = np.zeros(vk.MAX_SEATS, dtype=np.float32)
     deck = world[0]
     for _ in range(iterations):
         stuck = sample_placement(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count, placed)
@@ -106,6 +107,8 @@ def grow(
         cm[0, vk.C_HAND + world[1]] = np.uint64(world[4])
         cm[0, vk.C_HAND + world[2]] = np.uint64(placed[LEFT])
         cm[0, vk.C_HAND + world[3]] = np.uint64(placed[RIGHT])
+        if world[10] >= 0:
+            cm[0, vk.C_HAND + world[10]] = np.uint64(placed[ACROSS])
         cm[0, vk.C_KITTY] = np.uint64(world[6] if world[5] else placed[KITTY])
         out_d = world[7] if world[8] else _lowest(placed[OUT], world[9])  # the discards the row's dealer knows
         cfg[vk.K_MAX_HANDS] = st[0, vk.S_HAND_NO]
@@ -217,11 +220,13 @@ class CompiledTree:
         if view.face_up >= 0:  # one_card_kitty: the kitty is the face-up card, public (as world_from_view has it)
             kitty, kitty_known = 1 << view.face_up, True
         seats = cons.seats
-        values = [deck, view.seat, seats[0], seats[1], view.hand, kitty_known, kitty, discards, known, made]
+        across = seats[2] if len(seats) > 2 else -1
+        values = [deck, view.seat, seats[0], seats[1], view.hand, kitty_known, kitty, discards, known, made, across]
         self.world = np.array(values, dtype=np.int64)
         self.allowed = np.array(cons.allowed, dtype=np.int64)
         self.capacity = np.array(cons.capacity, dtype=np.int64)
         self.slack = np.array(slacks(cons), dtype=np.int64)
+        self.checks = CHECK_TABLES[len(cons.capacity)]
         self.start_balances = np.array(game.hand_balances(), dtype=np.int64)  # public: the same in every deal
         self.left = left  # the rewards are balance gained from here / left
         self.n_nodes = np.ones(1, dtype=np.int64)  # the root
@@ -251,8 +256,7 @@ class CompiledTree:
             np.int64(self.cons.unknown),
             self.capacity,
             self.slack,
-            CHECK_SETS,
-            CHECK_COUNT,
+            *self.checks,
             self.template_st,
             self.template_cm,
             self.st,

@@ -3,7 +3,7 @@
 At each decision the agent samples deals consistent with everything its
 seat knows (:mod:`agents.search.world_sampler`), and in each sampled deal tries
 every legal action, playing the rest of the hand out with the heuristic
-player (:mod:`agents.heuristic`) for all three seats. The heuristic in the
+player (:mod:`agents.heuristic`) for every seat. The heuristic in the
 rollouts sees only what its seat would know in that deal (own hand plus
 public play), so the rollouts are not clairvoyant; only the deal is.
 The value of an action is the acting seat's balance in the hand (tricks
@@ -116,8 +116,7 @@ class PimcAgent(Agent):
         (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
-        # the compiled sampler knows three players' locations only; four players sample in Python
-        stream = _compiled_stream(self.rng) if self.kernel and view.rules.num_players == 3 else None
+        stream = _compiled_stream(self.rng) if self.kernel else None
         try:
             totals, n = self._search(view, legal, stream)
         finally:

@@ -8,14 +8,18 @@ Each seat decides only from what it would know in the rollout, exactly as
 ``agents.search.rollout.rollout`` lets it: its own hand, the cards played, the open
 trick, the voids shown and (the dealer) its own discards. The choices are
 the reference's, tie-breaks included; ``tests/test_rollout_kernel.py``
-compares every card of thousands of rollouts.
+compares every card of thousands of rollouts. Three and four players
+(docs/rules.md 10.6) play through the same functions: the seat count is
+the engine's ``cfg[K_PLAYERS]``, and "the seats still to play" and "every
+opponent" are counted round the table from the seat (``kernels._after``),
+as the heuristic reads its rules for four.
 
 Usage (one row per position, e.g. sampled worlds times candidate actions)::
 
     batch = RolloutBatch(rules, num_positions)
     for row, game in enumerate(games):          # Game.from_position(...) or clones
         batch.load(row, game, deck, dealer_out)
-    tricks = batch.run()                        # int32 [num_positions, 3]: tricks won at the end of the hand
+    tricks = batch.run()                        # int32 [num_positions, players]: tricks won at the end of the hand
 
 ``deck`` and ``dealer_out`` are ``agents.search.rollout.rollout``'s arguments: the
 cards in play and the cards the dealer knows are out (its discards).
@@ -32,7 +36,8 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from agents.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
-from sm_env.compiled.support import unsupported as engine_unsupported
+from sm_env.compiled.support import supports as supports  # the one allow-list: the search plays what the engine
+from sm_env.compiled.support import unsupported  # runs (three and four players); compiled_rollouts asks it here
 from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
@@ -44,26 +49,7 @@ _SUIT_WEIGHTS = np.array(SUIT_WEIGHTS, dtype=np.float64)  # the heuristic's call
 _NT_WEIGHTS = np.array(NT_WEIGHTS, dtype=np.float64)
 _MIZ_WEIGHTS = np.array(MIZ_WEIGHTS, dtype=np.float64)
 _CALL_RESERVE = np.array(CALL_RESERVE, dtype=np.float64)
-MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (and spare)
-
-SEARCH_SEATS = 3
-"""The seats the compiled search plays: its heuristic and the worlds of ``world_kernel`` are by left and right
-player, so four players (docs/rules.md 10.6) search in Python (``agents.search.rollout``), as before."""
-
-
-def unsupported(rules: RuleSet) -> list[str]:
-    """What of ``rules`` the compiled search does not play: what the compiled engine does not run
-    (:func:`sm_env.compiled.support.unsupported`), and any seat count but three."""
-    found = engine_unsupported(rules)
-    if not found and rules.num_players != SEARCH_SEATS:
-        found.append(f"players: {rules.num_players} (the compiled search plays three players)")
-    return found
-
-
-def supports(rules: RuleSet) -> bool:
-    """Whether the compiled search (rollouts, pimc's and ismcts's kernels) plays ``rules`` (asked by
-    :func:`agents.search.rollout.compiled_rollouts`)."""
-    return not unsupported(rules)
+MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (four players: 12 * 4) and spare
 
 
 # ---------------------------------------------------------------------------- bit helpers (int64 card sets)
@@ -97,6 +83,28 @@ def _above(mask, card):
 @njit(cache=True, inline="always")
 def _can_ruff(seat, suit, trump, voids, trumps_out):
     return trumps_out != 0 and ((voids[seat] >> suit) & 1) == 1 and ((voids[seat] >> trump) & 1) == 0
+
+
+@njit(cache=True, inline="always")
+def _later_can_ruff(seat, played, suit, trump, voids, trumps_out, players):
+    """Whether a seat still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
+    for k in range(1, players - played):
+        if _can_ruff(vk._after(seat, k, players), suit, trump, voids, trumps_out):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _lowest_rank(mask):
+    """The card of ``mask`` of the lowest rank, ties to the lower card id (-1 for none)."""
+    best = -1
+    c = mask
+    while c:
+        card = lowest(c)
+        c &= c - 1
+        if best < 0 or card % 13 < best % 13:
+            best = card
+    return best
 
 
 # ---------------------------------------------------------------------------- heuristic rules (agents.heuristic)
@@ -160,14 +168,7 @@ def choose_discard(hand, trump, outstanding, left):
                         best = s
         return lowest(free & _SUIT[best])
     if side:
-        best = -1
-        c = side
-        while c:
-            card = lowest(c)
-            c &= c - 1
-            if best < 0 or card % 13 < best % 13:
-                best = card
-        return best
+        return _lowest_rank(side)
     return lowest(hand)
 
 
@@ -194,15 +195,16 @@ def _throw(hand, trump, outstanding):
 
 
 @njit(cache=True)
-def _lead(seat, hand, trump, outstanding, voids):
-    left = (seat + 1) % 3
-    right = (seat + 2) % 3
+def _lead(seat, hand, trump, outstanding, voids, players):
     trump_mask = _SUIT[trump] if trump >= 0 else 0
     mine_t = hand & trump_mask
     out_t = outstanding & trump_mask
-    opp_trumps = False
-    if trump >= 0:
-        opp_trumps = out_t != 0 and not (((voids[left] >> trump) & 1) == 1 and ((voids[right] >> trump) & 1) == 1)
+    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
+    if out_t:
+        for k in range(1, players):
+            if ((voids[vk._after(seat, k, players)] >> trump) & 1) == 0:
+                opp_trumps = True
+                break
     if mine_t != 0 and opp_trumps:
         n_mine = _count(mine_t)
         n_out = _count(out_t)
@@ -224,11 +226,7 @@ def _lead(seat, hand, trump, outstanding, voids):
         if _above(outstanding, top):
             continue
         out_s = _count(outstanding & _SUIT[s])
-        if (
-            trump >= 0
-            and opp_trumps
-            and (_can_ruff(left, s, trump, voids, out_t) or _can_ruff(right, s, trump, voids, out_t) or out_s < 2)
-        ):
+        if trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t, players)):
             continue
         if best < 0 or (out_s, top % 13) > (bk0, bk1):
             best, bk0, bk1 = top, out_s, top % 13
@@ -263,10 +261,11 @@ def _lead(seat, hand, trump, outstanding, voids):
 
 
 @njit(cache=True)
-def choose_play(seat, hand, trick, n, trump, outstanding, voids):
-    """The card to play (agents.heuristic.choose_play); ``trick[:n]`` is the open trick."""
+def choose_play(seat, hand, trick, n, trump, outstanding, voids, players):
+    """The card to play (agents.heuristic.choose_play); ``trick[:n]`` is the open trick, ``voids[:players]`` the
+    shown voids by seat at a table of ``players``."""
     if n == 0:
-        return _lead(seat, hand, trump, outstanding, voids)
+        return _lead(seat, hand, trump, outstanding, voids, players)
     led = trick[0] // 13
     win = trick[0]
     for k in range(1, n):
@@ -277,8 +276,7 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
                 win = c
         elif s == trump:
             win = c
-    last = n == 2
-    nxt = (seat + 1) % 3
+    last = n == players - 1
     trump_mask = _SUIT[trump] if trump >= 0 else 0
     out_t = outstanding & trump_mask
     follow = hand & _SUIT[led]
@@ -290,7 +288,7 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
             return lowest(follow)
         if last:
             return lowest(higher)
-        if led != trump and _can_ruff(nxt, led, trump, voids, out_t):
+        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t, players):
             return lowest(follow)
         out_led = outstanding & _SUIT[led]
         masters = higher
@@ -304,13 +302,13 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids):
         if win // 13 == trump:
             over = _above(mine_t, win)
             if over:
-                if not last and _can_ruff(nxt, led, trump, voids, out_t):
+                if not last and _later_can_ruff(seat, n, led, trump, voids, out_t, players):
                     safe = _above(over, _high(out_t)) if out_t else over
                     if safe:
                         return lowest(safe)
                 return lowest(over)
             return _throw(hand, trump, outstanding)
-        if not last and _can_ruff(nxt, led, trump, voids, out_t):
+        if not last and _later_can_ruff(seat, n, led, trump, voids, out_t, players):
             safe = _above(mine_t, _high(out_t)) if out_t else mine_t
             if safe:
                 return lowest(safe)
@@ -436,15 +434,8 @@ def choose_miz_discard(hand):
 def choose_miz_play(hand, trick, n):
     """agents.heuristic.choose_miz_play: duck under the winning card, shed high cards (no trump in a misère
     hand); ``trick[:n]`` is the open trick."""
-    if n == 0:  # the lowest rank, then the lower card id
-        best = -1
-        c = hand
-        while c:
-            card = lowest(c)
-            c &= c - 1
-            if best < 0 or card % 13 < best % 13:
-                best = card
-        return best
+    if n == 0:
+        return _lowest_rank(hand)
     led = trick[0] // 13
     follow = hand & _SUIT[led]
     if not follow:  # the highest rank, then the higher card id
@@ -479,11 +470,14 @@ def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
     the row's hand number, so that the row stops (phase over) when its hand ends.
     """
     rng = np.zeros(1, dtype=np.uint64)  # never drawn from: a rollout never deals
-    reward = np.zeros(3, dtype=np.float32)
-    trick = np.zeros(3, dtype=np.int64)
-    voids = np.zeros(3, dtype=np.int64)
+    reward = np.zeros(vk.MAX_SEATS, dtype=np.float32)
+    trick = np.zeros(vk.MAX_SEATS, dtype=np.int64)
+    voids = np.zeros(vk.MAX_SEATS, dtype=np.int64)
+    players = cfg[vk.K_PLAYERS]
     cfg[vk.K_MAX_HANDS] = st[i, vk.S_HAND_NO]
-    played = np.int64(cm[i, vk.C_PLAYED] | cm[i, vk.C_PLAYED + 1] | cm[i, vk.C_PLAYED + 2])
+    played = np.int64(0)
+    for s in range(players):
+        played |= np.int64(cm[i, vk.C_PLAYED + s])
     k = 0
     while True:
         phase = st[i, vk.S_PHASE]
@@ -503,12 +497,12 @@ def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
             n = st[i, vk.S_TRICK_LEN]
             for t in range(n):
                 trick[t] = st[i, vk.S_TRICK + t]
-            for s in range(3):
+            for s in range(players):
                 voids[s] = st[i, vk.S_VOID + s]
             if st[i, vk.S_CALL] == MIZ:
                 action = choose_miz_play(hand, trick, n)
             else:
-                action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids)
+                action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids, players)
             played |= 1 << action
         elif phase == DISCARD:
             hand = np.int64(cm[i, vk.C_HAND + dealer])
@@ -548,7 +542,7 @@ def hand_balance(st, i, seat):
     """``seat``'s balance in row i's ended hand, as ``Game._end_hand`` scores it: tricks - quota, in a misère
     hand maximum - tricks (maxima by role, docs/rules.md 10.3)."""
     won = st[i, vk.S_TW + seat]
-    if st[i, vk.S_CALL] == MIZ:
+    if st[i, vk.S_CALL] == MIZ:  # calls are a three-player option (docs/rules.md 10.3): roles by three seats
         return vk._MIZ_MAXIMA[(seat - st[i, vk.S_DEALER]) % 3] - won
     return won - st[i, vk.S_Q + seat]
 
@@ -601,22 +595,24 @@ class RolloutBatch:
         return self._st, self._cm, self._cfg
 
     def run(self) -> np.ndarray:
-        """Play every loaded position out; returns int32 [num_positions, 3]: tricks won by seat at the end."""
+        """Play every loaded position out; returns int32 [num_positions, num_players]: tricks won by seat at the
+        end."""
         if self._cfg is None:
             raise RuntimeError("load() at least one position before run()")
         self.actions[:] = -1
         first = np.full(self.num_positions, -1, dtype=np.int64)
         rollout_rows(self._st, self._cm, self._cfg.copy(), self._deck, self._dealer_out, first, self.actions)
-        return self._st[:, vk.S_TW : vk.S_TW + 3].copy()
+        return self._st[:, vk.S_TW : vk.S_TW + self.rules.num_players].copy()
 
     def run_each(self, actions: list[int]) -> np.ndarray:
         """Play every loaded position out after each of ``actions`` (legal in every position), as pimc does.
 
-        Returns int32 [num_positions, len(actions), 3]: tricks won by seat at the end of the hand. The loaded
-        positions are left as they were (``self.actions`` is not written).
+        Returns int32 [num_positions, len(actions), num_players]: tricks won by seat at the end of the hand. The
+        loaded positions are left as they were (``self.actions`` is not written).
         """
         st = self._play_each(actions)
-        return st[:, vk.S_TW : vk.S_TW + 3].reshape(self.num_positions, len(actions), 3)
+        n = self.rules.num_players
+        return st[:, vk.S_TW : vk.S_TW + n].reshape(self.num_positions, len(actions), n)
 
     def values_each(self, actions: list[int], seat: int) -> np.ndarray:
         """As :meth:`run_each`, the value to ``seat`` of each play-out: int [num_positions, len(actions)], its

@@ -21,16 +21,27 @@ from numba import njit
 
 from sm_env.compiled.twister import MT_N, randbelow
 
-from .world_sampler import CHECKS, KITTY, LEFT, OUT, RIGHT, Constraints, World, WorldError, slacks
+from .world_sampler import ACROSS, CHECKS_BY_LOCATIONS, KITTY, LEFT, OUT, RIGHT, Constraints, World, WorldError, slacks
 
 _N = MT_N
+MAX_LOCATIONS = 5
+"""Locations of an unseen card: left, right, kitty, out, and with four players across (world_sampler)."""
 
-# CHECK_SETS[t, loc, :CHECK_COUNT[t, loc]]: world_sampler.CHECKS as arrays
-CHECK_COUNT = np.array([[len(CHECKS[t][loc]) for loc in range(4)] for t in range(16)], dtype=np.int64)
-CHECK_SETS = np.zeros((16, 4, 16), dtype=np.int64)
-for _t in range(16):
-    for _loc in range(4):
-        CHECK_SETS[_t, _loc, : len(CHECKS[_t][_loc])] = CHECKS[_t][_loc]
+
+def _check_arrays(locations: int) -> tuple[np.ndarray, np.ndarray]:
+    """``world_sampler.CHECKS_BY_LOCATIONS[locations]`` as arrays: ``sets[t, loc, :count[t, loc]]`` are the
+    location sets whose slack must be >= 1 before a card allowed in ``t`` goes to ``loc``."""
+    checks = CHECKS_BY_LOCATIONS[locations]
+    count = np.array([[len(checks[t][loc]) for loc in range(locations)] for t in range(1 << locations)])
+    sets = np.zeros((1 << locations, locations, int(count.max())), dtype=np.int64)
+    for t in range(1 << locations):
+        for loc in range(locations):
+            sets[t, loc, : count[t, loc]] = checks[t][loc]
+    return sets, count.astype(np.int64)
+
+
+CHECK_TABLES = {locations: _check_arrays(locations) for locations in CHECKS_BY_LOCATIONS}
+"""(sets, count) by number of locations (len(Constraints.capacity)): 4 with three players, 5 with four."""
 
 
 @njit(cache=True)
@@ -40,9 +51,12 @@ def _below_entry(mt, pos, n):
 
 @njit(cache=True)
 def sample_placement(mt, pos, allowed, unknown, capacity, slack0, check_sets, check_count, placed):
-    """One deal, as world_sampler.sample_world; writes the cards of each location into ``placed``.
+    """One deal, as world_sampler.sample_world; writes the cards of each location into ``placed`` (room for
+    ``MAX_LOCATIONS``). The locations are those of ``capacity`` (4, or 5 with four players), the tables
+    ``CHECK_TABLES[len(capacity)]``.
 
     Returns -1, or the card at which sampling got stuck (impossible for feasible constraints)."""
+    locations = capacity.shape[0]
     cards = np.empty(52, dtype=np.int64)
     n = 0
     for c in range(52):
@@ -54,15 +68,15 @@ def sample_placement(mt, pos, allowed, unknown, capacity, slack0, check_sets, ch
         cards[i], cards[j] = cards[j], cards[i]
     slack = slack0.copy()
     room = capacity.copy()
-    options = np.empty(4, dtype=np.int64)
-    for loc in range(4):
+    options = np.empty(locations, dtype=np.int64)
+    for loc in range(locations):
         placed[loc] = 0
     for idx in range(n):
         c = cards[idx]
         t = allowed[c]
         count = 0
         weights = 0
-        for loc in range(4):
+        for loc in range(locations):
             if (t >> loc) & 1 and room[loc]:
                 ok = True
                 for q in range(check_count[t, loc]):
@@ -84,7 +98,7 @@ def sample_placement(mt, pos, allowed, unknown, capacity, slack0, check_sets, ch
                 break
         room[loc] -= 1
         placed[loc] |= np.int64(1) << c
-        for L in range(1, 16):
+        for L in range(1, 1 << locations):
             if (L >> loc) & 1:
                 slack[L] -= 1
             if not (t & ~L):
@@ -109,7 +123,7 @@ class TwisterStream:
         self._gauss = gauss
         self.mt = np.array(internal[:_N], dtype=np.uint32)
         self.pos = np.array([internal[_N]], dtype=np.int64)
-        self._placed = np.zeros(4, dtype=np.int64)
+        self._placed = np.zeros(MAX_LOCATIONS, dtype=np.int64)
         self._cons: Constraints | None = None
 
     def randrange(self, n: int) -> int:
@@ -125,6 +139,7 @@ class TwisterStream:
             self._allowed = np.array(cons.allowed, dtype=np.int64)
             self._capacity = np.array(cons.capacity, dtype=np.int64)
             self._slack = np.array(slacks(cons), dtype=np.int64)
+            self._checks = CHECK_TABLES[len(cons.capacity)]
         placed = self._placed
         stuck = sample_placement(
             self.mt,
@@ -133,17 +148,16 @@ class TwisterStream:
             np.int64(cons.unknown),
             self._capacity,
             self._slack,
-            CHECK_SETS,
-            CHECK_COUNT,
+            *self._checks,
             placed,
         )
         if stuck >= 0:
             raise WorldError(f"seat {cons.seat}: sampling got stuck at card {stuck}")
-        hands = [0, 0, 0]
+        hands = [0] * (len(cons.seats) + 1)
         hands[cons.seat] = view_hand
-        hands[cons.seats[0]] = int(placed[LEFT])
-        hands[cons.seats[1]] = int(placed[RIGHT])
-        return World((hands[0], hands[1], hands[2]), int(placed[KITTY]), int(placed[OUT]))
+        for loc, seat in zip((LEFT, RIGHT, ACROSS)[: len(cons.seats)], cons.seats, strict=True):  # ACROSS: four
+            hands[seat] = int(placed[loc])
+        return World(tuple(hands), int(placed[KITTY]), int(placed[OUT]))
 
     def close(self) -> None:
         """Write the advanced state back into the ``random.Random``."""

@@ -81,7 +81,8 @@ def _checks(locations: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
 
 CHECKS: tuple[tuple[tuple[int, ...], ...], ...] = _checks(4)
 """The checks for three players (four locations)."""
-_CHECKS_BY_LOCATIONS = {4: CHECKS, 5: _checks(5)}
+CHECKS_BY_LOCATIONS = {4: CHECKS, 5: _checks(5)}
+"""The checks by number of locations: 4 with three players, 5 with four (ACROSS)."""
 
 
 class WorldError(ValueError):
@@ -349,7 +350,7 @@ def sample_world(view: PlayerView, rng: random.Random, cons: Constraints | None 
     slack = slacks(cons)
     room = list(cons.capacity)
     locations = len(room)
-    table = _CHECKS_BY_LOCATIONS[locations]
+    table = CHECKS_BY_LOCATIONS[locations]
     sets = 1 << locations
     allowed = cons.allowed
     cards = from_mask(cons.unknown)
