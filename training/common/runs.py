@@ -195,13 +195,16 @@ class Backend:
     stop_point: str | None = "finishing the current segment, then writing a checkpoint"  # None: Ctrl-C stops at
     # once (a trainer whose every step is saved as it is made: KeyboardInterrupt loses nothing)
     saved: str = "checkpoints/"  # where the state to resume from is (the outputs list names it)
+    needs_config: bool = True  # False: a new run without --config starts from the config's defaults
+    reached: Callable[[Any, dict[str, Any]], str | None] | None = None  # (cfg, summary.json) -> why the run is
+    # complete, or None; default: its progress reaches the config's length (a budget of time needs more)
 
 
 def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, str]:
     """The config and the run folder of this command (new or resumed); ConfigError for a user mistake."""
     if args.resume and args.config:
         parser.error("give either --config (a new run) or --resume RUN_DIR (continue a run), not both")
-    if not args.resume and not args.config:
+    if not args.resume and not args.config and backend.needs_config:
         parser.error("--config FILE is needed to start a run (or --resume RUN_DIR to continue one)")
     overrides = list(args.sets) + list(args.overrides)
     if args.resume:
@@ -228,12 +231,34 @@ def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.N
 
 def completed(run_dir: str, target: int) -> int | None:
     """How far a finished run went (its ``summary.json``), if that reaches ``target``; else None."""
+    summary = read_summary(run_dir)
+    if summary is None:
+        return None
     try:
-        with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as handle:
-            done = int(json.load(handle)["progress"])
-    except (OSError, ValueError, KeyError, TypeError):
+        done = int(summary["progress"])
+    except (ValueError, KeyError, TypeError):
         return None
     return done if done >= target else None
+
+
+def finished(backend: Backend, cfg: Any, run_dir: str, length: int) -> str | None:
+    """Why the run in ``run_dir`` is complete under ``cfg`` (its ``summary.json`` against the config: the
+    backend's ``reached``, else its progress against ``length``), or None when it is not."""
+    if backend.reached is None:
+        done = completed(run_dir, length)
+        return None if done is None else f"{done} {backend.unit}, the config asks for {length}"
+    summary = read_summary(run_dir)
+    return None if summary is None else backend.reached(cfg, summary)
+
+
+def read_summary(run_dir: str) -> dict[str, Any] | None:
+    """The ``summary.json`` of a run (written last, when it finished), or None when there is none to read."""
+    try:
+        with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as handle:
+            summary = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def time_summary(unit: str, done: int, start_done: int, wall: float, start_wall: float, elapsed: float) -> str:
@@ -299,10 +324,10 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
         cfg, run_dir = open_run(backend, parser, args)
         if args.resume:
             length, key = backend.length(cfg)
-            done = completed(run_dir, length)
-            if done is not None:
+            why = finished(backend, cfg, run_dir, length)
+            if why is not None:
                 print(
-                    f"{run_dir} is complete ({done} {backend.unit}, the config asks for {length}): nothing to do; "
+                    f"{run_dir} is complete ({why}): nothing to do; "
                     f"go further with {backend.prog} --resume {run_dir} --set {key}=N"
                 )
                 return 0

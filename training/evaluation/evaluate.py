@@ -688,6 +688,7 @@ def role_advantage(
     start_balances: Sequence[int] | None = None,
     bootstrap: int = 2000,
     progress: bool = False,
+    others: Sequence[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per role, hand mode: the policy's balance minus the opponent's, same deal, same seat.
 
@@ -697,16 +698,26 @@ def role_advantage(
     opponent, with the same agent seeds. Returns per role (and ``all``) the
     mean ``advantage`` with its 95% bootstrap CI over deals
     (``advantage_ci``), resampled as in :func:`evaluate`.
+
+    ``others`` (two specs): the seats after the measured one (the next, then
+    the one after) are played by these instead of the opponent, in both
+    games of a role (the opponent then plays only the measured seat of the
+    base game, which is played once per role).
     """
     learner = make_agent(policy)
     players = [make_agent(opponent) for _ in range(3)]
+    fixed = None if others is None else [make_agent(spec) for spec in others]
+    if fixed is not None and len(fixed) != 2:
+        raise ValueError(f"others: two agent specs (the next seat, the one after), got {list(others or ())}")
     start = None if start_balances is None else list(start_balances)
 
-    def play(index: int, learner_seat: int | None) -> list[int]:
+    def play(index: int, role: int, learner_in: bool) -> list[int]:
         game = Game(rules, seed=deal_seed(seed, index), first_dealer=0, max_hands=1, start_balances=start)
         agents = list(players)
-        if learner_seat is not None:
-            agents[learner_seat] = learner
+        if fixed is not None:
+            agents[(role + 1) % 3], agents[(role + 2) % 3] = fixed
+        if learner_in:
+            agents[role] = learner
         for s, agent in enumerate(agents):
             agent.reset(derive_seed(seed, index, s))
         while (s := game.current_player) is not None:
@@ -716,9 +727,10 @@ def role_advantage(
     diffs = np.zeros((deals, 3))
     bar = progress_bar(deals, "role advantage", "deal", enabled=progress)
     for i in range(deals):
-        base = play(i, None)
+        base = play(i, 0, False) if fixed is None else None  # the opponent everywhere: one game for every role
         for role in range(3):  # seat 0 deals: seat r has role r
-            diffs[i, role] = play(i, role)[role] - base[role]
+            before = base if base is not None else play(i, role, False)
+            diffs[i, role] = play(i, role, True)[role] - before[role]
         bar.update(1)
     bar.close()
     weights = _bootstrap_weights(deals, seed, bootstrap)
