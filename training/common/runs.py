@@ -1,14 +1,17 @@
 """The run layer every trainer's command shares: run folders, ``--config/--resume/--set/--run-dir``, Ctrl-C, the end.
 
-``sergeant-major train`` (every ``--backend``) and ``sergeant-major distill`` are :func:`run_command` over a
-:class:`Backend` (the trainer's config loader, checkpoint finder and length) and behave the same:
+``sergeant-major train`` (every ``--backend``), ``sergeant-major distill`` and ``sergeant-major exploit`` are
+:func:`run_command` over a :class:`Backend` (the trainer's config loader, checkpoint finder and length) and behave
+the same:
 
 - ``--config FILE`` starts a new run in ``<output_dir>/<name>`` or, if that folder is used, in the first free
   ``<name>-2``, ``<name>-3``, ... (:func:`fresh_run_dir`; the folder used is printed and the saved config
   names it); ``--run-dir DIR`` picks the folder and refuses one that holds a run;
 - ``--resume RUN_DIR`` continues a run from its ``config.yaml`` and its latest checkpoint; ``--set KEY=VALUE``
   (or a trailing ``KEY=VALUE``) overrides a config key in both cases. A run whose ``summary.json`` (written
-  last) says it reached the config's length is complete: one line says so, exit status 0;
+  last) says it reached the config's length (or, for a backend with a time budget, what its ``reached`` says) is
+  complete: one line says so, exit status 0; a backend whose defaults make a run (``needs_config=False``:
+  exploit) starts one without ``--config`` too;
 - Ctrl-C (SIGINT) asks the trainer to stop at its next safe point (the end of the current segment, rollout,
   iteration or shard) and to write a checkpoint there; the command names it and the command that continues,
   exit status 130. A second Ctrl-C stops at once, keeping the last checkpoint written;
