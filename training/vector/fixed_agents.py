@@ -3,10 +3,10 @@
 A best response (``sergeant-major exploit``, :mod:`training.vector.exploit`) is trained against an agent as
 that agent plays, so each adapter plays exactly what the agent's ``act`` would play on the same position:
 
-- ``trained``, ``ppo:PATH`` (:class:`PolicyOpponent`): the policy's numpy network on a batch of observations,
-  the most probable legal action (``PPOAgent``'s default, ``deterministic=True``). The batch's matrix
-  products may round the last bit of a logit differently from one row's: an exact tie of two logits after
-  rounding is the only place the two can differ;
+- ``trained``, ``ppo:PATH`` (:class:`PolicyOpponent`): the policy's network on a batch of observations, the
+  most probable legal action (``PPOAgent``'s default, ``deterministic=True``). The batch's matrix products
+  may round the last bit of a logit differently from one row's numpy product: two logits within that
+  rounding of each other are the only place the two can differ (none in the positions of the test);
 - ``heuristic`` (:class:`ViewOpponent`): the Python :class:`~agents.heuristic.HeuristicAgent` itself, on the
   :class:`~sm_env.core.knowledge.PlayerView` of its seat, from a :class:`Game` kept in step with each slot of
   the :class:`VectorGame` (``VectorGame.actions_played``: each slot's game is re-played once, then only the
@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
+import torch
 
 from agents import AgentSpecError, act, make_opponent
 from agents.base import Agent
@@ -54,13 +55,25 @@ class FixedOpponent(Protocol):
 
 
 class PolicyOpponent:
-    """A policy file played as :class:`~agents.ppo_agent.PPOAgent` plays it: argmax over the legal actions."""
+    """A policy file played as :class:`~agents.ppo_agent.PPOAgent` plays it: argmax over the legal actions.
+
+    The layers of :meth:`NumpyPolicy.logits <agents.ppo_agent.NumpyPolicy.logits>` (float32, the same
+    weights and activation), computed with torch on the trainer's threads: numpy's OpenBLAS, left to its own
+    threads on a busy machine, took 30 times longer for the same product (``docs/results.md``)."""
 
     def __init__(self, agent: PPOAgent) -> None:
-        self.agent, self.policy = agent, agent.policy
+        self.agent, policy = agent, agent.policy
+        self.layers = [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in [*policy.hidden, policy.head]]
+        self.activation = torch.tanh if policy.activation == "tanh" else torch.relu
 
     def act(self, games: VectorGame, rows: np.ndarray, masks: np.ndarray, observations: np.ndarray) -> np.ndarray:
-        logits = self.policy.logits(observations).astype(np.float64)
+        with torch.no_grad():
+            x = torch.from_numpy(np.ascontiguousarray(observations, dtype=np.float32))
+            for k, (w, b) in enumerate(self.layers):
+                x = x @ w + b
+                if k < len(self.layers) - 1:
+                    x = self.activation(x)
+        logits = x.numpy().astype(np.float64)
         logits[masks == 0] = -np.inf
         return np.argmax(logits, axis=1).astype(np.int64)
 
