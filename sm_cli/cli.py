@@ -23,6 +23,11 @@ Subcommands::
         ``training.evaluation.evaluate.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
+    sergeant-major exploit SPEC [--opponents A,B] [--minutes M] [--steps N] [--deals D] [OPTIONS]
+        train a best response against a fixed agent (or pair) on the batched
+        engine and measure how much it gains per hand over the agent in each
+        seat, with CIs, and the curve over the budget
+        (``training.vector.exploit.main``; resumable: ``--resume RUN_DIR``)
     sergeant-major serve | view [OPTIONS]
         play in a browser, or step through a record in a browser (``sm_web``;
         needs the web extra)
@@ -41,7 +46,7 @@ missing or unreadable file), with one line ``sergeant-major COMMAND: error:
 
 This package sits above ``sm_env``, ``agents`` and ``training`` and imports
 them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
-only when ``eval``, ``tournament``, ``train``, ``distill`` or ``config`` runs, so the others start
+only when ``eval``, ``tournament``, ``train``, ``distill``, ``exploit`` or ``config`` runs, so the others start
 fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
@@ -349,6 +354,12 @@ def _run_distill(argv: list[str]) -> int:
     return fit.main(argv, prog=f"{PROG} distill")
 
 
+def _run_exploit(argv: list[str]) -> int:
+    from training.vector import exploit
+
+    return exploit.main(argv, prog=f"{PROG} exploit")
+
+
 def _run_serve(argv: list[str]) -> int:
     import sm_web
 
@@ -374,6 +385,7 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
     "train": (_run_train, "self-play training from a config file"),
     "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
+    "exploit": (_run_exploit, "train a best response against a fixed agent; its gain per role over it (CIs)"),
     "serve": (_run_serve, "play in a browser against two agents (web extra)"),
     "view": (_run_view, "step through a game record in a browser (web extra)"),
     "compile": (_run_compile, "compile the numba kernels into their cache now (the first use otherwise waits)"),

@@ -45,6 +45,12 @@ def _vector(path):
     return load_selfplay_config(path), SelfPlayConfig
 
 
+def _exploit(path):
+    from training.vector.exploit import ExploitConfig, load_exploit_config
+
+    return load_exploit_config(path, ["target.agent=heuristic"]), ExploitConfig  # the agent comes as SPEC
+
+
 def _rllib(path):
     from training.rllib.config import RLlibConfig, load_rllib_config
 
@@ -66,6 +72,7 @@ LOADERS = (
     ("selfplay*.yaml", _vector),
     ("rllib_*.yaml", _rllib),
     ("distill*.yaml", _distill),
+    ("exploit.yaml", _exploit),
 )
 SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))
 

@@ -460,6 +460,14 @@ class VectorGame:
             game.apply(int(action))
         return game
 
+    def actions_played(self, slot: int) -> tuple[int, np.ndarray]:
+        """(key, actions) of the game now in ``slot``: ``key`` names that game (the start of its random stream;
+        the next game in the slot has another), ``actions`` the action ids played in it so far (int64, a copy).
+        A host that keeps a :class:`Game` of the slot applies the actions it has not applied yet."""
+        slot = self._slot(slot)
+        length = int(self._st[slot, k.S_LOG_LEN])
+        return int(self._rng_start[slot, 0]), self._log[slot, :length].astype(np.int64)
+
     def record(self, slot: int) -> dict[str, Any]:
         """The game now in ``slot`` as a standard game record (``sm_env.replay`` accepts it)."""
         return game_record(self.game(slot))

@@ -1,14 +1,17 @@
 """The run layer every trainer's command shares: run folders, ``--config/--resume/--set/--run-dir``, Ctrl-C, the end.
 
-``sergeant-major train`` (every ``--backend``) and ``sergeant-major distill`` are :func:`run_command` over a
-:class:`Backend` (the trainer's config loader, checkpoint finder and length) and behave the same:
+``sergeant-major train`` (every ``--backend``), ``sergeant-major distill`` and ``sergeant-major exploit`` are
+:func:`run_command` over a :class:`Backend` (the trainer's config loader, checkpoint finder and length) and behave
+the same:
 
 - ``--config FILE`` starts a new run in ``<output_dir>/<name>`` or, if that folder is used, in the first free
   ``<name>-2``, ``<name>-3``, ... (:func:`fresh_run_dir`; the folder used is printed and the saved config
   names it); ``--run-dir DIR`` picks the folder and refuses one that holds a run;
 - ``--resume RUN_DIR`` continues a run from its ``config.yaml`` and its latest checkpoint; ``--set KEY=VALUE``
   (or a trailing ``KEY=VALUE``) overrides a config key in both cases. A run whose ``summary.json`` (written
-  last) says it reached the config's length is complete: one line says so, exit status 0;
+  last) says it reached the config's length (or, for a backend with a time budget, what its ``reached`` says) is
+  complete: one line says so, exit status 0; a backend whose defaults make a run (``needs_config=False``:
+  exploit) starts one without ``--config`` too;
 - Ctrl-C (SIGINT) asks the trainer to stop at its next safe point (the end of the current segment, rollout,
   iteration or shard) and to write a checkpoint there; the command names it and the command that continues,
   exit status 130. A second Ctrl-C stops at once, keeping the last checkpoint written;
@@ -195,13 +198,16 @@ class Backend:
     stop_point: str | None = "finishing the current segment, then writing a checkpoint"  # None: Ctrl-C stops at
     # once (a trainer whose every step is saved as it is made: KeyboardInterrupt loses nothing)
     saved: str = "checkpoints/"  # where the state to resume from is (the outputs list names it)
+    needs_config: bool = True  # False: a new run without --config starts from the config's defaults
+    reached: Callable[[Any, dict[str, Any]], str | None] | None = None  # (cfg, summary.json) -> why the run is
+    # complete, or None; default: its progress reaches the config's length (a budget of time needs more)
 
 
 def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, str]:
     """The config and the run folder of this command (new or resumed); ConfigError for a user mistake."""
     if args.resume and args.config:
         parser.error("give either --config (a new run) or --resume RUN_DIR (continue a run), not both")
-    if not args.resume and not args.config:
+    if not args.resume and not args.config and backend.needs_config:
         parser.error("--config FILE is needed to start a run (or --resume RUN_DIR to continue one)")
     overrides = list(args.sets) + list(args.overrides)
     if args.resume:
@@ -228,12 +234,34 @@ def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.N
 
 def completed(run_dir: str, target: int) -> int | None:
     """How far a finished run went (its ``summary.json``), if that reaches ``target``; else None."""
+    summary = read_summary(run_dir)
+    if summary is None:
+        return None
     try:
-        with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as handle:
-            done = int(json.load(handle)["progress"])
-    except (OSError, ValueError, KeyError, TypeError):
+        done = int(summary["progress"])
+    except (ValueError, KeyError, TypeError):
         return None
     return done if done >= target else None
+
+
+def finished(backend: Backend, cfg: Any, run_dir: str, length: int) -> str | None:
+    """Why the run in ``run_dir`` is complete under ``cfg`` (its ``summary.json`` against the config: the
+    backend's ``reached``, else its progress against ``length``), or None when it is not."""
+    if backend.reached is None:
+        done = completed(run_dir, length)
+        return None if done is None else f"{done} {backend.unit}, the config asks for {length}"
+    summary = read_summary(run_dir)
+    return None if summary is None else backend.reached(cfg, summary)
+
+
+def read_summary(run_dir: str) -> dict[str, Any] | None:
+    """The ``summary.json`` of a run (written last, when it finished), or None when there is none to read."""
+    try:
+        with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as handle:
+            summary = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def time_summary(unit: str, done: int, start_done: int, wall: float, start_wall: float, elapsed: float) -> str:
@@ -299,10 +327,10 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
         cfg, run_dir = open_run(backend, parser, args)
         if args.resume:
             length, key = backend.length(cfg)
-            done = completed(run_dir, length)
-            if done is not None:
+            why = finished(backend, cfg, run_dir, length)
+            if why is not None:
                 print(
-                    f"{run_dir} is complete ({done} {backend.unit}, the config asks for {length}): nothing to do; "
+                    f"{run_dir} is complete ({why}): nothing to do; "
                     f"go further with {backend.prog} --resume {run_dir} --set {key}=N"
                 )
                 return 0

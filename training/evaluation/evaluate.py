@@ -689,6 +689,7 @@ def role_advantage(
     start_balances: Sequence[int] | None = None,
     bootstrap: int = 2000,
     progress: bool = False,
+    others: Sequence[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per role, hand mode: the policy's balance minus the opponent's, same deal, same seat.
 
@@ -699,18 +700,32 @@ def role_advantage(
     role (:func:`sm_env.core.game.role_names`, and ``all``) the
     mean ``advantage`` with its 95% bootstrap CI over deals
     (``advantage_ci``), resampled as in :func:`evaluate`.
+
+    ``others`` (one spec per other seat: two, or three with four players): the
+    seats after the measured one (the next, then the one after, ...) are played
+    by these instead of the opponent, in both
+    games of a role (the opponent then plays only the measured seat of the
+    base game, which is played once per role).
     """
     rule_set = RuleSet.from_any(rules)
     n, roles = rule_set.num_players, role_names(rule_set)
     learner = make_agent(policy)
     players = [make_agent(opponent) for _ in range(n)]
+    fixed = None if others is None else [make_agent(spec) for spec in others]
+    if fixed is not None and len(fixed) != n - 1:
+        raise ValueError(
+            f"others: {n - 1} agent specs (the seats after the measured one, in turn), got {list(others or ())}"
+        )
     start = None if start_balances is None else list(start_balances)
 
-    def play(index: int, learner_seat: int | None) -> list[int]:
+    def play(index: int, role: int, learner_in: bool) -> list[int]:
         game = Game(rule_set, seed=deal_seed(seed, index), first_dealer=0, max_hands=1, start_balances=start)
         agents = list(players)
-        if learner_seat is not None:
-            agents[learner_seat] = learner
+        if fixed is not None:
+            for k, agent in enumerate(fixed, start=1):
+                agents[(role + k) % n] = agent
+        if learner_in:
+            agents[role] = learner
         for s, agent in enumerate(agents):
             agent.reset(derive_seed(seed, index, s))
         while (s := game.current_player) is not None:
@@ -720,9 +735,10 @@ def role_advantage(
     diffs = np.zeros((deals, n))
     bar = progress_bar(deals, "role advantage", "deal", enabled=progress)
     for i in range(deals):
-        base = play(i, None)
+        base = play(i, 0, False) if fixed is None else None  # the opponent everywhere: one game for every role
         for role in range(n):  # seat 0 deals: seat r has role r
-            diffs[i, role] = play(i, role)[role] - base[role]
+            before = base if base is not None else play(i, role, False)
+            diffs[i, role] = play(i, role, True)[role] - before[role]
         bar.update(1)
     bar.close()
     weights = _bootstrap_weights(deals, seed, bootstrap)

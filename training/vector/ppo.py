@@ -258,7 +258,11 @@ class Timers:
 class VectorPPO:
     """One run: the games, the network, the rollout buffer and the steps between rollouts."""
 
-    def __init__(self, cfg: SelfPlayConfig, run_dir: str, resume: bool = False, quiet: bool = False) -> None:
+    def __init__(
+        self, cfg: SelfPlayConfig, run_dir: str, resume: bool = False, quiet: bool = False, saved_config: Any = None
+    ) -> None:
+        """``saved_config``: what ``config.yaml`` records (default ``cfg``; a command that builds ``cfg`` from
+        its own config saves that one: training/vector/exploit.py)."""
         self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
         torch.set_num_threads(cfg.train.torch_threads)
         torch.manual_seed(cfg.seed)
@@ -317,7 +321,7 @@ class VectorPPO:
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if resume:
             self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
-        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
+        save_config(saved_config or cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
         self.start_step, self.start_wall = self.global_step, self.wall
 
     # -- seats -------------------------------------------------------------------
@@ -559,7 +563,7 @@ class VectorPPO:
         Ctrl-C: checked after each rollout); checkpoints, snapshots, evaluations between rollouts; always a
         checkpoint at the end."""
         cfg = self.cfg
-        while self.global_step < cfg.train.total_timesteps and not stop:
+        while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
             started = time.perf_counter()
             episodes = self.collect()
             stats = self.update()
@@ -585,11 +589,21 @@ class VectorPPO:
             if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
                 self.last["eval"] = self.global_step
                 self.evaluate(cfg.eval.deals)
+            self.after_rollout()
             finished = self.global_step >= cfg.train.total_timesteps
             if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
                 self.save_checkpoint()
         if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
             self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def budget_spent(self) -> bool:
+        """Whether the run must stop before ``train.total_timesteps`` (never here; a subclass with a time
+        budget says so: training/vector/exploit.py)."""
+        return False
+
+    def after_rollout(self) -> None:
+        """Called after each rollout's update, logs, snapshots and evaluations, before its checkpoint
+        (nothing here; a subclass's measurements: training/vector/exploit.py)."""
 
     def _latest(self) -> str:
         return os.path.join(self.run_dir, "checkpoints", "latest.pt")
