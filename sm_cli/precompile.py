@@ -5,8 +5,9 @@ The compiled engine and search (``sm_env/compiled``, ``agents/search/*_kernel.py
 later process loads them from the ``__pycache__`` folders beside their files in about a second. This command
 pays that first cost up front, in ``--jobs`` processes at once, by running one tiny workload per part:
 
-- ``engine``: the batched engine (``VectorGame``) and ``raw_env``'s compiled path, three and four players,
-  checked in lockstep against ``Game``, a saved state restored (the state check's kernel);
+- ``engine``: the batched engine (``VectorGame``, ``LearnerVectorEnv`` with random opponents) and ``raw_env``'s
+  compiled path, three and four players, checked in lockstep against ``Game``, a saved state restored and a
+  broken one refused (the state check's kernel), an illegal action refused;
 - ``parallel``: the batched engine's threaded kernels (``VectorGame(parallel=True)``);
 - ``search``: the compiled pimc and ISMCTS (world sampler, rollouts, tree), three and four players.
 
@@ -26,18 +27,34 @@ PARTS = ("engine", "parallel", "search")
 
 
 def _engine() -> None:
+    import contextlib
+
     import numpy as np
 
-    from sm_env.compiled.batch import VectorGame
+    from sm_env.compiled.batch import VectorActionError, VectorGame
     from sm_env.compiled.lockstep import lockstep
+    from sm_env.compiled.state_check import VectorStateError
     from sm_env.envs.aec import raw_env
+    from sm_env.envs.vector_env import LearnerVectorEnv
 
     for preset in ("standard", "four-5-3-2-2"):
         lockstep(preset, num_games=2, num_slots=2, seed=1, max_hands=2, all_seats=True)
         vec = VectorGame(num_games=2, rules=preset, seed=0)
         vec.reset()
-        vec.set_state(vec.get_state())
-        vec.full_state()
+        rows, seats = np.arange(2), np.zeros(2, dtype=np.int64)
+        vec.observe(rows=rows, seats=seats, out=np.zeros((2, vec.observation_size), dtype=np.float32))
+        vec.full_state(seats=seats)
+        with contextlib.suppress(VectorActionError):
+            vec.step(np.full(2, -1 % vec.num_actions))  # an illegal action: the kernels that name the legal ones
+        state = vec.get_state()
+        vec.set_state(state)
+        state["st"][0, 0] += 1
+        with contextlib.suppress(VectorStateError):
+            vec.set_state(state)  # a state that does not replay: the check's error path
+        learner = LearnerVectorEnv(2, rules=preset, opponent="random")  # random opponents: random_legal
+        learner.reset(seed=0)
+        for _ in range(20):
+            learner.step(np.array([int(np.flatnonzero(m)[0]) for m in learner.action_masks()]))
         env = raw_env(rules=preset)
         env.reset(seed=0)
         for _ in env.agent_iter(max_iter=40):
