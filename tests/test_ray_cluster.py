@@ -316,8 +316,20 @@ def _bare_python(folder) -> str:
 
 BARE_NODE = """
 import sys, time
+import ray._private.services as services
 from ray._private.node import Node
 from ray._private.parameter import RayParams
+ask = services.get_node
+def patient(*args, **kwargs):  # Ray gives a new node's raylet 30 s to register: too short on a loaded 2-core machine
+    deadline = time.monotonic() + float(sys.argv[3])
+    while True:
+        try:
+            return ask(*args, **kwargs)
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+services.get_node = patient
 params = RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", num_cpus=1, num_gpus=0,
                    object_store_memory=int(sys.argv[2]), min_worker_port=0, max_worker_port=0)
 node = Node(params, head=False, shutdown_at_exit=True, spawn_reaper=True)  # SIGTERM: its processes stop
@@ -357,7 +369,7 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
     bare = None
     bare_log = tmp_path / "bare_node.log"  # its output, quoted when it does not join
     try:
-        start = [python, "-c", BARE_NODE, nodes.address, str(NODE["object_store_memory"])]
+        start = [python, "-c", BARE_NODE, nodes.address, str(NODE["object_store_memory"]), str(3 * TIMEOUT)]
         with open(bare_log, "wb") as log:
             bare = subprocess.Popen(
                 start,
@@ -367,7 +379,7 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + TIMEOUT
+        deadline = time.monotonic() + 4 * TIMEOUT  # the node itself waits up to 3 * TIMEOUT for its raylet
         while sum(n["Alive"] for n in ray.nodes()) < 3:
             if time.monotonic() >= deadline or bare.poll() is not None:
                 tail = bare_log.read_text(errors="replace")[-3000:]
