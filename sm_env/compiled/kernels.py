@@ -37,8 +37,12 @@ Rule set: an int64 vector ``cfg[K_*]`` built by :func:`rules_config`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from sm_env.core.game import (
     ALL_CALLS,
@@ -69,9 +73,30 @@ loop_kernel = njit(cache=True, _nrt=False)
 """The decorator of the kernels called from Python (a loop over the slots): compiled without numba's reference
 counting (NRT). With it, every array handed to an inlined helper and every row view (``out[i]``) costs an
 atomic increment and decrement of the array's count, which the pruning pass leaves in these loops: measured,
-half of a step's time and a tenth of an observation's. These kernels allocate nothing (the helpers that do,
-once a hand, are compiled with NRT as usual) and the arrays they are given live in the caller for the whole call.
+half of a step's time and a tenth of an observation's. Nothing they call allocates (scratch is on the stack:
+:func:`_stack_int64`), and the arrays they are given live in the caller for the whole call.
 """
+parallel_kernel = njit(cache=True, parallel=True, _nrt=False)  # the same over the slots in numba's threads
+
+
+@intrinsic
+def _stack_int64(typingctx, size):
+    """A 1-D int64 array of ``size`` (a constant) uninitialised entries in the calling function's stack frame: the
+    scratch of a helper (a deck, a figure per seat) without an allocation, so that nothing a loop kernel calls
+    needs NRT. Never returned or kept past the function that made it."""
+    if not isinstance(size, types.IntegerLiteral):
+        raise TypingError(f"_stack_int64: the size must be a constant, got {size}")
+    count = size.literal_value
+    array_type = types.Array(types.int64, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        data = cgutils.alloca_once(builder, context.get_value_type(types.int64), size=count)
+        array = make_array(array_type)(context, builder)
+        intp = context.get_value_type(types.intp)
+        populate_array(array, data=data, shape=[intp(count)], strides=[intp(8)], itemsize=intp(8), meminfo=None)
+        return array._getvalue()
+
+    return array_type(size), codegen
 
 
 # ---------------------------------------------------------------------------- layout
@@ -402,7 +427,7 @@ def start_game(i, st, cm, rng, rng_start, cfg):
     _start_hand(i, st, cm, rng, cfg, first, False)
 
 
-@njit(cache=True, _nrt=True)  # allocates: with NRT even when called from a loop_kernel
+@njit(cache=True)
 def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
     n = cfg[K_PLAYERS]
     st[i, S_HAND_NO] += 1
@@ -414,7 +439,7 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
             cm[i, C_HAND + s] = cm[i, C_NEXT_HAND + s]
         cm[i, C_KITTY] = cm[i, C_NEXT_KITTY]
     else:
-        deck = np.empty(52, dtype=np.int64)
+        deck = _stack_int64(52)
         m = _deal(rng, i, cfg, deck)
         size = cfg[K_HAND_SIZE]
         for s in range(n):
@@ -552,7 +577,7 @@ def _sort_seats(seats, count, key):
         seats[b] = seat
 
 
-@njit(cache=True, _nrt=True)  # allocates: with NRT even when called from a loop_kernel
+@njit(cache=True)
 def _exchange_plan(i, st, cfg):
     """Rounds of the exchange, as Game._exchange_plan (previous balances in S_PB; docs/rules.md 4, 9, 10.6).
 
@@ -568,11 +593,12 @@ def _exchange_plan(i, st, cfg):
     n = cfg[K_PLAYERS]
     dealer = st[i, S_DEALER]
     tie_first = dealer if n == 3 else _after(dealer, 1, n)  # the seat that comes first among equal quotas
-    senders = np.empty(MAX_SEATS, dtype=np.int64)
-    receivers = np.empty(MAX_SEATS, dtype=np.int64)
-    key = np.empty(MAX_SEATS, dtype=np.int64)
-    left = np.empty(MAX_SEATS, dtype=np.int64)  # remaining surplus (up) or deficit (down)
-    given = np.zeros(MAX_SEATS, dtype=np.int64)  # cards given (up) or taken (down) so far, for max_exchange
+    senders = _stack_int64(MAX_SEATS)
+    receivers = _stack_int64(MAX_SEATS)
+    key = _stack_int64(MAX_SEATS)
+    left = _stack_int64(MAX_SEATS)  # remaining surplus (up) or deficit (down)
+    given = _stack_int64(MAX_SEATS)  # cards given (up) or taken (down) so far, for max_exchange
+    given[:] = 0
     nups = ndowns = 0
     for s in range(n):
         balance = st[i, S_PB + s]
@@ -887,15 +913,15 @@ def score_changes(cfg, balances, n):
         balances[s] = b * downs if b > 0 else (-paid if b < 0 else 0)
 
 
-@njit(cache=True, _nrt=True)  # allocates: with NRT even when called from a loop_kernel
+@njit(cache=True)
 def _end_hand(i, st, cm, rng, cfg, reward):
     """Score the hand, then end the game or deal the next hand (as Game._end_hand); its balances by seat go
     into ``reward``."""
     n = cfg[K_PLAYERS]
-    balances = np.empty(MAX_SEATS, dtype=np.int64)
-    tricks = np.empty(MAX_SEATS, dtype=np.int64)
-    scores = np.empty(MAX_SEATS, dtype=np.int64)
-    changes = np.empty(MAX_SEATS, dtype=np.int64)
+    balances = _stack_int64(MAX_SEATS)
+    tricks = _stack_int64(MAX_SEATS)
+    scores = _stack_int64(MAX_SEATS)
+    changes = _stack_int64(MAX_SEATS)
     dealer = st[i, S_DEALER]
     misere = st[i, S_CALL] == MIZ
     for s in range(n):
@@ -1074,7 +1100,7 @@ def step_games(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done,
     return full > 0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)  # with NRT: the parfor's sum of ``full`` allocates
 def step_games_parallel(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
     """step_games over the slots in parallel threads."""
     full = 0
@@ -1118,7 +1144,7 @@ def legal_masks(st, cm, out):
         _legal_one(i, st, cm, out)
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel
 def legal_masks_parallel(st, cm, out):
     """legal_masks over the slots in parallel threads."""
     for i in prange(st.shape[0]):
@@ -1382,7 +1408,7 @@ def observe_games(st, cm, cfg, seats, rows, out):
         encode_row(rows[k], seat, st, cm, cfg, out[k])
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel
 def observe_games_parallel(st, cm, cfg, seats, rows, out):
     """observe_games over the slots in parallel threads."""
     for k in prange(rows.shape[0]):

@@ -52,7 +52,7 @@ from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 38ffe9c1f335
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
