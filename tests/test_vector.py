@@ -367,3 +367,39 @@ def test_the_game_columns_come_before_the_finished_game_ones() -> None:
     columns = {name: getattr(k, name) for name in dir(k) if name.startswith("S_") and isinstance(getattr(k, name), int)}
     last = max(v for name, v in columns.items() if not name.startswith("S_FIN_"))
     assert last < k.S_FIN_LOG_LEN and max(columns.values()) < k.NUM_S
+
+
+@pytest.mark.parametrize("divisor", [10, 17, 18, 20, 100])
+def test_observation_scales_multiply_to_the_same_float32_as_the_divisions(divisor: int) -> None:
+    # the observation kernel writes x * (1 / d) where the reference (sm_env.observation) writes x / d: equal
+    # once rounded to float32 for every whole x far beyond the reachable counts, scores and hand numbers
+    x = np.arange(-(2**20), 2**20, dtype=np.float64)
+    scale = getattr(k, f"_BY{divisor}")
+    assert np.array_equal((x * scale).astype(np.float32), (x / divisor).astype(np.float32))
+    assert not np.array_equal((x * np.float32(1 / divisor)).astype(np.float32), (x / divisor).astype(np.float32))
+
+
+def test_random_legal_picks_the_kth_legal_action_of_each_row() -> None:
+    # k = (s >> 32) * n >> 32 of the row's next xorshift64 number s, among the n legal actions in id order; a row
+    # without a legal action gets -1 (masks of 56 and 74 actions: the bit set spans two words)
+    rng = np.random.default_rng(5)
+    for width in (56, 74):
+        mask = (rng.random((300, width)) < rng.random((300, 1))).astype(np.int8)
+        mask[0] = 0
+        mask[1] = 0
+        mask[1, width - 1] = 1
+        state = rng.integers(1, 2**63, size=300, dtype=np.uint64)
+        expected_state = state.copy()
+        expected = []
+        for i in range(300):
+            s = int(expected_state[i])
+            s ^= (s << 13) & (2**64 - 1)
+            s ^= s >> 7
+            s ^= (s << 17) & (2**64 - 1)
+            expected_state[i] = s
+            legal = np.flatnonzero(mask[i])
+            expected.append(int(legal[((s >> 32) * len(legal)) >> 32]) if len(legal) else -1)
+        out = np.zeros(300, dtype=np.int64)
+        k.random_legal(mask, state, out)
+        assert out.tolist() == expected and np.array_equal(state, expected_state)
+        assert out[0] == -1 and out[1] == width - 1

@@ -37,7 +37,7 @@ from .rollout_kernel import RolloutBatch, hand_balance, lowest, rollout_row
 from .world_kernel import CHECK_TABLES, MAX_LOCATIONS, TwisterStream, randbelow, sample_placement
 from .world_sampler import ACROSS, KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 MAX_DEPTH = 128  # decisions from a searched decision to the end of a hand (at most 1 + 4 + 51)
 

@@ -41,7 +41,7 @@ from sm_env.compiled.support import unsupported  # runs (three and four players)
 from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])

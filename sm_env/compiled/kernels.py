@@ -37,8 +37,12 @@ Rule set: an int64 vector ``cfg[K_*]`` built by :func:`rules_config`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
-from numba.cpython.unsafe.numbers import leading_zeros
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.core.errors import TypingError
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from sm_env.core.game import (
     ALL_CALLS,
@@ -64,6 +68,36 @@ from sm_env.core.game import (
 )
 from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, observation_size, seat_features
+
+loop_kernel = njit(cache=True, _nrt=False)
+"""The decorator of the kernels called from Python (a loop over the slots): compiled without numba's reference
+counting (NRT). With it, every array handed to an inlined helper and every row view (``out[i]``) costs an
+atomic increment and decrement of the array's count, which the pruning pass leaves in these loops: measured,
+half of a step's time and a tenth of an observation's. Nothing they call allocates (scratch is on the stack:
+:func:`_stack_int64`), and the arrays they are given live in the caller for the whole call.
+"""
+parallel_kernel = njit(cache=True, parallel=True, _nrt=False)  # the same over the slots in numba's threads
+
+
+@intrinsic
+def _stack_int64(typingctx, size):
+    """A 1-D int64 array of ``size`` (a constant) uninitialised entries in the calling function's stack frame: the
+    scratch of a helper (a deck, a figure per seat) without an allocation, so that nothing a loop kernel calls
+    needs NRT. Never returned or kept past the function that made it."""
+    if not isinstance(size, types.IntegerLiteral):
+        raise TypingError(f"_stack_int64: the size must be a constant, got {size}")
+    count = size.literal_value
+    array_type = types.Array(types.int64, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        data = cgutils.alloca_once(builder, context.get_value_type(types.int64), size=count)
+        array = make_array(array_type)(context, builder)
+        intp = context.get_value_type(types.intp)
+        populate_array(array, data=data, shape=[intp(count)], strides=[intp(8)], itemsize=intp(8), meminfo=None)
+        return array._getvalue()
+
+    return array_type(size), codegen
+
 
 # ---------------------------------------------------------------------------- layout
 
@@ -196,24 +230,32 @@ STAGE_CODES = {
     "take": ST_TAKE,
 }
 
-# The observation layout by seat count (sm_env.observation.seat_features): _OBS[n, F_*] is the offset of a
-# feature with n seats (rows 3 and 4), _OBS_BASE[n] the length before the 74-action entries.
+# The observation layout by seat count (sm_env.observation.seat_features): _OBS3[F_*] / _OBS4[F_*] is the offset of
+# a feature with 3 / 4 seats, [F_BASE] the length before the 74-action entries. Tuples, not an array: numba makes
+# them constants, so each inlined copy of the observation kernel writes at fixed offsets (with an array the offsets
+# are loads, and LLVM, unable to prove an index non-negative, turned the zeroing loop into scatter stores).
 _FEATURE_NAMES = tuple(name for name, _ in seat_features(3))
 (
     F_HAND, F_PLAYED, F_TRICK, F_GAVE, F_GOT, F_SHOWN, F_DISCARDS, F_KITTY, F_TRUMP, F_LED, F_PHASE, F_ROLE,
     F_QUOTAS, F_TW, F_HS, F_VOIDS, F_PREV, F_SCORES, F_COUNTS, F_TO_SEND, F_DISC_LEFT, F_TRICKS_PLAYED,
-    F_KITTY_TAKEN, F_TO_ACT, F_LEADER, F_HAND_NO,
-) = range(len(_FEATURE_NAMES))  # fmt: skip
-_OBS = np.zeros((MAX_SEATS + 1, len(_FEATURE_NAMES)), dtype=np.int64)
-_OBS_BASE = np.zeros(MAX_SEATS + 1, dtype=np.int64)
-for _n in (3, MAX_SEATS):
-    _offset = 0
-    for _f, (_name, _size) in enumerate(seat_features(_n)):
-        assert _name == _FEATURE_NAMES[_f]
-        _OBS[_n, _f] = _offset
-        _offset += _size
-    _OBS_BASE[_n] = _offset
-assert tuple(_OBS[3]) == tuple(OFFSETS[name] for name in _FEATURE_NAMES) and _OBS_BASE[3] == OBSERVATION_SIZE
+    F_KITTY_TAKEN, F_TO_ACT, F_LEADER, F_HAND_NO, F_BASE,
+) = range(len(_FEATURE_NAMES) + 1)  # fmt: skip
+
+
+def _layout(n: int) -> tuple[int, ...]:
+    """The offsets of the features of ``seat_features(n)`` in order, then their total length (at F_BASE)."""
+    offsets = []
+    offset = 0
+    for index, (name, size) in enumerate(seat_features(n)):
+        assert name == _FEATURE_NAMES[index]
+        offsets.append(offset)
+        offset += size
+    return (*offsets, offset)
+
+
+_OBS3 = _layout(3)
+_OBS4 = _layout(MAX_SEATS)
+assert _OBS3[:F_BASE] == tuple(OFFSETS[name] for name in _FEATURE_NAMES) and _OBS3[F_BASE] == OBSERVATION_SIZE
 _ASSIGNMENTS = np.array(ASSIGNMENTS, dtype=np.int64)  # action 68 + a gives role r the quota cfg[K_Q + [a, r]]
 # _AUCTION_QUOTAS[bid]: hand 1's quotas by role (dealer = the winning bid, eldest, middle), bids 8-16
 _AUCTION_QUOTAS = np.zeros((17, 3), dtype=np.int64)
@@ -225,8 +267,12 @@ _ONE = np.uint64(1)
 # _BYTE_BITS_F32[b] / _BYTE_BITS_I8[b]: the 8 bits of byte b, lowest first, as 0/1 entries
 _BYTE_BITS_F32 = np.array([[(b >> k) & 1 for k in range(8)] for b in range(256)], dtype=np.float32)
 _BYTE_BITS_I8 = np.array([[(b >> k) & 1 for k in range(8)] for b in range(256)], dtype=np.int8)
+# Observation scales as multiplications: float32(x * (1 / d)) equals the reference's float32(x / d) for every whole
+# x with |x| < 2**22 (tests/test_vector.py checks it), and a multiplication is several times cheaper than a division.
+_BY10, _BY17, _BY18, _BY20, _BY100 = 1.0 / 10.0, 1.0 / 17.0, 1.0 / 18.0, 1.0 / 20.0, 1.0 / 100.0
 _SUIT_MASKS = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.uint64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_GATHER = np.uint64(0x0102040810204080)  # eight 0/1 bytes times this: byte j is bit 56 + j (random_legal)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
@@ -393,7 +439,7 @@ def _start_hand(i, st, cm, rng, cfg, dealer, has_prev):
             cm[i, C_HAND + s] = cm[i, C_NEXT_HAND + s]
         cm[i, C_KITTY] = cm[i, C_NEXT_KITTY]
     else:
-        deck = np.empty(52, dtype=np.int64)
+        deck = _stack_int64(52)
         m = _deal(rng, i, cfg, deck)
         size = cfg[K_HAND_SIZE]
         for s in range(n):
@@ -547,11 +593,12 @@ def _exchange_plan(i, st, cfg):
     n = cfg[K_PLAYERS]
     dealer = st[i, S_DEALER]
     tie_first = dealer if n == 3 else _after(dealer, 1, n)  # the seat that comes first among equal quotas
-    senders = np.empty(MAX_SEATS, dtype=np.int64)
-    receivers = np.empty(MAX_SEATS, dtype=np.int64)
-    key = np.empty(MAX_SEATS, dtype=np.int64)
-    left = np.empty(MAX_SEATS, dtype=np.int64)  # remaining surplus (up) or deficit (down)
-    given = np.zeros(MAX_SEATS, dtype=np.int64)  # cards given (up) or taken (down) so far, for max_exchange
+    senders = _stack_int64(MAX_SEATS)
+    receivers = _stack_int64(MAX_SEATS)
+    key = _stack_int64(MAX_SEATS)
+    left = _stack_int64(MAX_SEATS)  # remaining surplus (up) or deficit (down)
+    given = _stack_int64(MAX_SEATS)  # cards given (up) or taken (down) so far, for max_exchange
+    given[:] = 0
     nups = ndowns = 0
     for s in range(n):
         balance = st[i, S_PB + s]
@@ -871,10 +918,10 @@ def _end_hand(i, st, cm, rng, cfg, reward):
     """Score the hand, then end the game or deal the next hand (as Game._end_hand); its balances by seat go
     into ``reward``."""
     n = cfg[K_PLAYERS]
-    balances = np.empty(MAX_SEATS, dtype=np.int64)
-    tricks = np.empty(MAX_SEATS, dtype=np.int64)
-    scores = np.empty(MAX_SEATS, dtype=np.int64)
-    changes = np.empty(MAX_SEATS, dtype=np.int64)
+    balances = _stack_int64(MAX_SEATS)
+    tricks = _stack_int64(MAX_SEATS)
+    scores = _stack_int64(MAX_SEATS)
+    changes = _stack_int64(MAX_SEATS)
     dealer = st[i, S_DEALER]
     misere = st[i, S_CALL] == MIZ
     for s in range(n):
@@ -971,7 +1018,7 @@ def _is_legal(i, st, cm, cfg, a):
     return (_legal_bits(i, st, cm) >> np.uint64(b)) & _ONE != 0
 
 
-@njit(cache=True)
+@loop_kernel
 def legal_bits_of(st, cm, i):
     """Legal action bit set of slot i, shifted by legal_shift of its phase (for error messages)."""
     return _legal_bits(i, st, cm)
@@ -998,7 +1045,7 @@ def _apply(i, st, cm, rng, cfg, action, reward):
     return False
 
 
-@njit(cache=True)
+@loop_kernel
 def first_illegal(st, cm, cfg, actions, active):
     """Index of the first active slot whose action is not legal, or -1."""
     for i in range(actions.shape[0]):
@@ -1037,7 +1084,7 @@ def _step_one(i, st, cm, rng, rng_start, cfg, log, actions, active, rewards, don
     return 1 if k + 1 >= log.shape[1] else 0
 
 
-@njit(cache=True)
+@loop_kernel
 def step_games(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
     """Apply ``actions[i]`` in every active slot (all legal: see first_illegal).
 
@@ -1053,7 +1100,7 @@ def step_games(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done,
     return full > 0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)  # with NRT: the parfor's sum of ``full`` allocates
 def step_games_parallel(st, cm, rng, rng_start, cfg, log, actions, active, rewards, done, final_seats, final_out):
     """step_games over the slots in parallel threads."""
     full = 0
@@ -1062,7 +1109,7 @@ def step_games_parallel(st, cm, rng, rng_start, cfg, log, actions, active, rewar
     return full > 0
 
 
-@njit(cache=True)
+@loop_kernel
 def start_games(st, cm, rng, rng_start, cfg):
     for i in range(st.shape[0]):
         start_game(i, st, cm, rng, rng_start, cfg)
@@ -1090,14 +1137,14 @@ def _legal_one(i, st, cm, out):
     write_mask(_legal_bits(i, st, cm), legal_shift(st[i, S_PHASE]), out[i])
 
 
-@njit(cache=True)
+@loop_kernel
 def legal_masks(st, cm, out):
     """out[i, a] = 1 exactly for the legal actions of slot i."""
     for i in range(st.shape[0]):
         _legal_one(i, st, cm, out)
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel
 def legal_masks_parallel(st, cm, out):
     """legal_masks over the slots in parallel threads."""
     for i in prange(st.shape[0]):
@@ -1116,14 +1163,17 @@ def game_deals(start, cfg, num_hands):
     return first, decks
 
 
-@njit(cache=True)
+@loop_kernel
 def random_legal(mask, state, out):
-    """out[i] = a uniformly random legal action of int8 mask row i (xorshift64 generator per row in ``state``).
+    """out[i] = a uniformly random legal action of int8 mask row i (0/1 entries; xorshift64 generator per row in
+    ``state``): with n legal actions, the k-th of them (k = (s >> 32) * n >> 32, s the row's next number), or -1
+    for a row without a legal action.
 
-    The row is read 8 entries at a time (a uint64 word of eight 0/1 bytes: its
-    popcount is the number of legal actions among them).
+    The row is read 8 entries at a time: a uint64 word of eight 0/1 bytes times ``_GATHER`` has those bytes as
+    the bits of its top byte, so the row becomes a bit set of actions (two words: actions 0-63 and 64 up).
     """
-    words = mask.shape[1] // 8
+    width = mask.shape[1]
+    words = width // 8
     for i in range(mask.shape[0]):
         s = state[i]
         s ^= s << np.uint64(13)
@@ -1131,34 +1181,42 @@ def random_legal(mask, state, out):
         s ^= s << np.uint64(17)
         state[i] = s
         row = mask[i]
-        n = 0
+        low = high = np.uint64(0)  # legal actions 0-63, 64 up (as bits)
         for w in range(words):
-            n += _count(_word(row, w))
-        for a in range(8 * words, mask.shape[1]):
-            n += row[a]
-        k = int(((s >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))  # 0..n-1
-        a = 0
-        while True:
-            if a % 8 == 0 and a + 8 <= 8 * words:
-                c = _count(_word(row, a // 8))
-                if k >= c:
-                    k -= c
-                    a += 8
-                    continue
+            byte = (_word(row, w) * _GATHER) >> np.uint64(56)
+            if w < 8:
+                low |= byte << np.uint64(8 * w)
+            else:
+                high |= byte << np.uint64(8 * w - 64)
+        for a in range(8 * words, width):
             if row[a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
-            a += 1
+                if a < 64:
+                    low |= _ONE << np.uint64(a)
+                else:
+                    high |= _ONE << np.uint64(a - 64)
+        n_low = _count(low)
+        n = n_low + _count(high)
+        if n == 0:
+            out[i] = -1
+            continue
+        k = int(((s >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))  # 0..n-1
+        bits = low
+        base = 0
+        if k >= n_low:
+            bits = high
+            base = 64
+            k -= n_low
+        for _ in range(k):  # drop the k lowest legal actions
+            bits &= bits - _ONE
+        out[i] = base + trailing_zeros(bits)
 
 
 @njit(cache=True, inline="always")
 def _word(row, w):
     """Eight int8 mask entries as one uint64 (little-endian)."""
     x = np.uint64(0)
-    for b in range(8):
-        x |= np.uint64(row[8 * w + b]) << np.uint64(8 * b)
+    for b in range(8):  # zero-extended bytes: LLVM reads the eight as one 64-bit load
+        x |= np.uint64(np.uint8(row[8 * w + b])) << np.uint64(8 * b)
     return x
 
 
@@ -1192,7 +1250,7 @@ def encode_row(i, seat, st, cm, cfg, row):
 def _encode_seats(i, seat, st, cm, cfg, row, n):
     """encode_row for ``n`` seats (the layout of ``seat_features(n)``; relative seat r is the seat r places to
     the left)."""
-    off = _OBS[n]
+    off = _OBS3 if n == 3 else _OBS4
     phase = st[i, S_PHASE]
     dealer = st[i, S_DEALER]
     acting = phase != OVER and st[i, S_CUR] == seat
@@ -1225,8 +1283,7 @@ def _encode_seats(i, seat, st, cm, cfg, row, n):
     is_dealer = seat == dealer
     _plane(row, off[F_DISCARDS], cm[i, C_DISCARDS] if is_dealer else np.uint64(0))
     _plane(row, off[F_KITTY], cm[i, C_KITTY] if is_dealer and st[i, S_PICKED] else np.uint64(0))
-    for k in range(off[F_TRUMP], row.shape[0]):
-        row[k] = 0.0
+    row[off[F_TRUMP] :] = 0.0  # a slice: one memset (an index loop was vectorised as scatter stores)
     if st[i, S_TRUMP] >= 0:
         row[off[F_TRUMP] + st[i, S_TRUMP]] = 1.0
     if trick_len > 0:
@@ -1239,14 +1296,14 @@ def _encode_seats(i, seat, st, cm, cfg, row, n):
     for r in range(n):
         s = _after(seat, r, n)
         if known:
-            row[off[F_QUOTAS] + r] = st[i, S_Q + s] / 17.0
-        row[off[F_TW] + r] = st[i, S_TW + s] / 17.0
+            row[off[F_QUOTAS] + r] = st[i, S_Q + s] * _BY17
+        row[off[F_TW] + r] = st[i, S_TW + s] * _BY17
         size = _count(cm[i, C_HAND + s])
-        row[off[F_HS] + r] = 1.0 if size >= 20 else size / 20.0
+        row[off[F_HS] + r] = 1.0 if size >= 20 else size * _BY20
         v = st[i, S_SC + s]
         row[off[F_SCORES] + r] = 1.0 if v >= 32 else (-1.0 if v <= -32 else v / 32.0)
         if st[i, S_HAS_PREV]:
-            row[off[F_PREV] + r] = st[i, S_PB + s] / 17.0
+            row[off[F_PREV] + r] = st[i, S_PB + s] * _BY17
         voids = st[i, S_VOID + s]
         for suit in range(4):
             if voids >> suit & 1:
@@ -1257,17 +1314,17 @@ def _encode_seats(i, seat, st, cm, cfg, row, n):
             if count:  # the pair (from rel a, to rel b), a != b, in the order (0,1) (0,2) .. (1,0) (1,2) ..
                 a = _rel(s, seat, n)
                 b = _rel(r, seat, n)
-                row[off[F_COUNTS] + a * (n - 1) + (b if b < a else b - 1)] = count / 17.0
+                row[off[F_COUNTS] + a * (n - 1) + (b if b < a else b - 1)] = count * _BY17
     if phase == EXCHANGE:
         if acting:
             rnd = st[i, S_EX_ROUND]
             for t in range(st[i, S_EX_TARGET], st[i, S_EX_NT + rnd]):
                 receiver = st[i, S_EX_RECV + MAX_TARGETS * rnd + t]
                 left_to_choose = st[i, S_EX_CNT + MAX_TARGETS * rnd + t] - st[i, S_EX_PEND + t]
-                row[off[F_TO_SEND] + _rel(receiver, seat, n) - 1] = left_to_choose / 17.0
+                row[off[F_TO_SEND] + _rel(receiver, seat, n) - 1] = left_to_choose * _BY17
     elif phase == DISCARD:
         row[off[F_DISC_LEFT]] = (cfg[K_KITTY_SIZE] - st[i, S_DISC_COUNT]) / 4.0
-    row[off[F_TRICKS_PLAYED]] = st[i, S_TRICKS_PLAYED] / 17.0
+    row[off[F_TRICKS_PLAYED]] = st[i, S_TRICKS_PLAYED] * _BY17
     if st[i, S_PICKED]:
         row[off[F_KITTY_TAKEN]] = 1.0
     if phase != OVER:
@@ -1275,8 +1332,8 @@ def _encode_seats(i, seat, st, cm, cfg, row, n):
         if phase == PLAY:
             row[off[F_LEADER] + leader_rel] = 1.0
     hand_no = st[i, S_HAND_NO]
-    row[off[F_HAND_NO]] = 1.0 if hand_no >= 100 else hand_no / 100.0
-    base = _OBS_BASE[n]
+    row[off[F_HAND_NO]] = 1.0 if hand_no >= 100 else hand_no * _BY100
+    base = off[F_BASE]
     if row.shape[0] > base:  # rule sets with 74 actions (three players): assigning, quotas known
         if phase == ASSIGN:
             row[base] = 1.0
@@ -1322,9 +1379,9 @@ def _auction_block(i, seat, st, row, base):
         row[base + 10] = bid / 16.0
         if phase != BID:  # the auction is won: hand 1's quotas
             for s in range(THREE_SEATS):
-                row[base + 11 + (s - seat) % THREE_SEATS] = _AUCTION_QUOTAS[bid, (s - high_seat) % THREE_SEATS] / 17.0
+                row[base + 11 + (s - seat) % THREE_SEATS] = _AUCTION_QUOTAS[bid, (s - high_seat) % THREE_SEATS] * _BY17
     row[base + 14 + (st[i, S_AUC_FIRST] - seat) % THREE_SEATS] = 1.0
-    row[base + 17] = min(st[i, S_PASSED_OUT] / 10.0, 1.0)
+    row[base + 17] = min(st[i, S_PASSED_OUT] * _BY10, 1.0)
 
 
 @njit(cache=True)
@@ -1340,10 +1397,10 @@ def _calls_block(i, seat, st, row, base):
             if calls >> c & 1:
                 row[at + c] = 1.0
                 left += 1
-    row[base + 24] = left / 18.0
+    row[base + 24] = left * _BY18
 
 
-@njit(cache=True)
+@loop_kernel
 def observe_games(st, cm, cfg, seats, rows, out):
     """out[k] = observation of slot rows[k] seen by seats[k] (-1: the player to act)."""
     for k in range(rows.shape[0]):
@@ -1351,7 +1408,7 @@ def observe_games(st, cm, cfg, seats, rows, out):
         encode_row(rows[k], seat, st, cm, cfg, out[k])
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel
 def observe_games_parallel(st, cm, cfg, seats, rows, out):
     """observe_games over the slots in parallel threads."""
     for k in prange(rows.shape[0]):
@@ -1379,7 +1436,7 @@ def full_state_row(i, seat, cm, n, row):
     _plane(row, 52 * (n - 1), cm[i, C_KITTY])
 
 
-@njit(cache=True)
+@loop_kernel
 def full_state_games(st, cm, cfg, seats, rows, out):
     """out[k] = full_state_row of slot rows[k] for seats[k] (-1: the player to act)."""
     for k in range(rows.shape[0]):

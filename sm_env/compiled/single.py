@@ -26,6 +26,7 @@ unboxes one array: ``st`` (int32, two per word), ``cm``, ``rng`` (unused),
 ``cfg`` (int64), the balances of the last hand that ended (float32, two
 per word), the generator (``mt`` uint32, two per word; ``pos``) and the
 number of given deals not yet put in place.
+The kernels are ``kernels.loop_kernel``'s: compiled without numba's reference counting.
 
 numba's cache (``cache=True``) is keyed to this file only: after a change
 to :mod:`sm_env.compiled.kernels`, :mod:`sm_env.compiled.twister` or the ``CODE_*``
@@ -52,7 +53,7 @@ from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
@@ -75,14 +76,14 @@ def _parts(buf):
     return st, cm, buf[_RNG:_CFG], buf[_CFG:_REWARD].view(np.int64), buf[_REWARD:_MT].view(np.float32)[: vk.MAX_SEATS]
 
 
-@njit(cache=True)
+@vk.loop_kernel
 def _draw_next(buf, cm, cfg):
     """The next deal into C_NEXT_*, as ``game.random_deal`` draws it from the generator in ``buf``."""
     mt = buf[_MT:_POS].view(np.uint32)
     pos = buf[_POS:_QUEUED].view(np.int64)
     first = 1 if cfg[vk.K_NO_KITTY_51] else 0  # no 2C
     m = 52 - first
-    deck = np.empty(52, dtype=np.int64)
+    deck = vk._stack_int64(52)
     for k in range(m):
         deck[k] = k + first
     for i in range(m - 1, 0, -1):  # random.shuffle
@@ -103,7 +104,7 @@ def _draw_next(buf, cm, cfg):
     cm[0, vk.C_NEXT_KITTY] = kitty
 
 
-@njit(cache=True)
+@vk.loop_kernel
 def step_env(buf, action):
     """Apply ``action`` if it is legal; returns -1 (nothing changed) if it is not.
 
@@ -129,7 +130,7 @@ def step_env(buf, action):
     return code
 
 
-@njit(cache=True)
+@vk.loop_kernel
 def observe_env(buf, seat, obs, mask):
     """The observation of ``seat`` into ``obs`` and its action mask into ``mask`` (all 0 unless it is to act)."""
     st, cm, _, cfg, _ = _parts(buf)
@@ -140,14 +141,14 @@ def observe_env(buf, seat, obs, mask):
     vk.write_mask(legal, vk.legal_shift(st[0, vk.S_PHASE]), mask)
 
 
-@njit(cache=True)
+@vk.loop_kernel
 def _draw_next_deal(buf):
     """The deal of the next hand into C_NEXT_*, drawn from the generator in ``buf``."""
     _, cm, _, cfg, _ = _parts(buf)
     _draw_next(buf, cm, cfg)
 
 
-@njit(cache=True)
+@vk.loop_kernel
 def _legal_bits(buf):
     st, cm, _, _, _ = _parts(buf)
     return vk._legal_bits(0, st, cm)

@@ -34,7 +34,7 @@ from sm_env.core.game import OVER
 
 from . import kernels as k
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py 301b49c0a205
+# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
