@@ -1,17 +1,19 @@
 """Generate ``docs/leaderboard.md``: a tournament of the shipped agents under three presets.
 
 Sections (:data:`SECTIONS`): ``standard`` and ``3-5-9`` (docs/rules.md section 10.4) with every shipped
-agent (random, heuristic, pimc, ismcts and the three shipped policies), and ``four-5-3-2-2`` with the agents
-that play four players (the policies take three-player observations only). Each is
+agent (random, heuristic, the three shipped standard policies, pimc and ismcts), and ``four-5-3-2-2`` with
+the agents that play four players (the policies take three-player observations only). Each is
 ``sergeant-major tournament`` (:func:`training.evaluation.tournament.tournament`) in its own run folder
 under ``--runs`` (default ``runs/leaderboard``), so a killed run resumes where it stopped, and a new agent
-in :data:`SECTIONS` plays only its own tables.
+appended to its list in :data:`SECTIONS` plays only its own tables.
 
     python benchmarks/leaderboard.py --deals 1000 --four-deals 200 --workers 2
+    python benchmarks/leaderboard.py --deals 300 --size standard=1000 --four-deals 100
 
-``--deals``: deals per table of the three-player presets; ``--four-deals``: of the four-player one (the
-four-player rules run on the slower pure-Python engine). The file states the size it was made with and the
-command that made it.
+``--deals``: deals per table of the three-player presets; ``--four-deals``: of the four-player one;
+``--size PRESET=DEALS`` sets one section's. ``--design`` (default ``cover``: every pair of agents seated
+together, 11 tables for 7 agents instead of the 35 of ``sets``, the searches, named last, at the fewest).
+The file states the size it was made with and the command that made it.
 """
 
 from __future__ import annotations
@@ -26,18 +28,33 @@ from training.evaluation.leaderboard import markdown
 from training.evaluation.tournament import tournament
 
 POLICIES = [f"ppo:agents/policies/standard_v{v}.pt" for v in range(3)]
-SEARCH_AND_BASELINES = ["random", "heuristic", "pimc", "ismcts"]
-SECTIONS = [  # (preset, agents, players)
-    ("standard", [*SEARCH_AND_BASELINES, *POLICIES], 3),
-    ("3-5-9", [*SEARCH_AND_BASELINES, *POLICIES], 3),
-    ("four-5-3-2-2", SEARCH_AND_BASELINES, 4),
+BASELINES = ["random", "heuristic"]
+SEARCHES = ["pimc", "ismcts"]  # the costly agents: last, so the cover design seats them at the fewest tables
+SECTIONS = [  # (preset, agents in the order the cover design takes them, players)
+    ("standard", [*BASELINES, *POLICIES, *SEARCHES], 3),
+    ("3-5-9", [*BASELINES, *POLICIES, *SEARCHES], 3),
+    ("four-5-3-2-2", [*BASELINES, *SEARCHES], 4),
 ]
+
+
+def _size(text: str) -> tuple[str, int]:
+    preset, sep, deals = text.partition("=")
+    presets = [p for p, _, _ in SECTIONS]
+    if not sep or preset not in presets or not deals.isdigit() or int(deals) < 1:
+        raise argparse.ArgumentTypeError(f"expected PRESET=DEALS with PRESET one of {', '.join(presets)}, got {text!r}")
+    return preset, int(deals)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=1000, help="deals per table, three-player presets")
     parser.add_argument("--four-deals", type=int, default=200, help="deals per table, four-player preset")
+    parser.add_argument(
+        "--size", type=_size, action="append", default=[], help="PRESET=DEALS: one section's deals per table"
+    )
+    parser.add_argument(
+        "--design", choices=("cover", "sets"), default="cover", help="tables of each section (default cover)"
+    )
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     parser.add_argument(
         "--ray",
@@ -57,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     for preset, agents, players in SECTIONS:
         if args.only and preset not in args.only:
             continue
-        deals = args.deals if players == 3 else args.four_deals
+        deals = dict(args.size).get(preset, args.deals if players == 3 else args.four_deals)
         out = os.path.join(args.runs, f"{preset}-seed{args.seed}-{deals}deals")
         same = shlex.join(
             [
@@ -69,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                 preset,
                 "--deals",
                 str(deals),
+                "--design",
+                args.design,
                 "--seed",
                 str(args.seed),
                 "--workers",
@@ -78,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         print(f"{preset}: {same}", file=sys.stderr)
-        result = tournament(agents, out, deals, "hand", args.seed, args.workers, rules=preset, ray=args.ray)
+        result = tournament(
+            agents, out, deals, "hand", args.seed, args.workers, rules=preset, design=args.design, ray=args.ray
+        )
         parts.append(markdown(result.board, title=f"`{preset}`", command=same))
     if args.only:
         return 0
@@ -93,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
             command,
             "```",
             "",
-            f"Size: {args.deals} deals per table under the three-player presets, {args.four_deals} under the "
-            "four-player one, every deal in every seating. Cost: each section ends with the time its tables took "
+            "Size: each section states its deals per table and its design (every deal in every seating at each",
+            "table; `cover` seats every pair of agents together, see `sergeant-major tournament --help`).",
+            "Cost: each section ends with the time its tables took "
             f"on {args.workers} workers (2 CPU cores, shared with other work when this file was made); it grows "
             "linearly with the deals. The full size is",
             "`python benchmarks/leaderboard.py --deals 1000 --four-deals 200 --workers 2` (each preset in its",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -47,6 +48,34 @@ def test_sets_cover_every_pair_in_every_seat_and_ignore_the_order_named():
                 assert sum(a in t and b in t for t in tables) == 3  # n - 2 tables per pair
     assert tables_for(list(reversed(agents)), 3)[1] == tables
     assert tables_for(agents[:4], 4) == ("sets", [tuple(sorted(agents[:4]))])
+
+
+@pytest.mark.parametrize(("players", "count"), [(3, 3), (3, 7), (3, 12), (4, 4), (4, 5), (4, 12)])
+def test_cover_seats_every_pair_together_with_fewer_tables(players, count):
+    agents = [f"a{i:02d}" for i in range(count)]
+    design, tables = tables_for(agents, players, "cover")
+    assert design == "cover"
+    assert all(len(set(t)) == players and list(t) == sorted(t) for t in tables)
+    assert len(set(tables)) == len(tables)
+    for a, b in itertools.combinations(agents, 2):
+        assert any(a in t and b in t for t in tables), (a, b)
+    # the first agents' tables do not move when one is appended, and the newcomer sits at ceil(k / (p - 1))
+    grown = tables_for([*agents, "zz"], players, "cover")[1]
+    assert grown[: len(tables)] == tables
+    assert all("zz" in t for t in grown[len(tables) :])
+    assert len(grown) - len(tables) == math.ceil(count / (players - 1))
+    assert set(tables) <= set(tables_for(agents, players, "sets")[1])  # a sets folder holds every cover table
+    if (players, count) == (3, 7):
+        assert len(tables) == 11  # against 35 sets
+
+
+def test_cover_puts_the_last_named_agents_at_the_fewest_tables():
+    agents = ["random", "heuristic", "v0", "v1", "v2", "pimc", "ismcts"]
+    tables = tables_for(agents, 3, "cover")[1]
+    seats = {a: sum(a in t for t in tables) for a in agents}
+    assert seats["ismcts"] == 3 and seats["pimc"] == 4 and seats["random"] == max(seats.values())
+    with pytest.raises(ValueError, match="design 'cover' needs at least 3 agents"):
+        tables_for(agents[:2], 3, "cover")
 
 
 def test_pairs_when_too_few_agents_for_a_set():

@@ -7,6 +7,14 @@ The tables (:func:`tables_for`; ``players`` is 3, or 4 with a four-player preset
 - design ``sets`` (the default with at least ``players`` agents): every set of ``players`` distinct agents,
   in all the permutations of the seats (6, or 24), so every pair of agents meets at ``n - 2`` tables
   (``C(n-2, 2)`` with four players) with both in every seat;
+- design ``cover``: fewer tables that still seat every pair of agents together (:func:`cover_tables`),
+  each in all the permutations of the seats, so both of a pair sit in every seat against each other. It is
+  built in the order the agents are named: the first ``players`` agents form one table, then each later
+  agent joins the agents before it, ``players - 1`` at a time. With 7 agents and three seats that is 11
+  tables instead of 35; name the costly agents (the searches) last, and they sit at the fewest tables.
+  Appending an agent to the list adds only its own tables; naming the agents in another order gives
+  another design. The ratings use every pair's results, so they rank the agents fairly; the balance
+  columns average over different opponents per agent, so read them with the design in mind;
 - design ``pairs`` (the default with fewer agents): every ordered pair, A against copies of B in the
   rotations of the seats.
 
@@ -21,15 +29,17 @@ The run folder (``--out``, default ``runs/tournament/<rules>-<mode>-seed<S>-<D>d
   the agents named (:mod:`training.evaluation.leaderboard`).
 
 So a run killed part way resumes with the same command (the tables stored are not played again; the table
-in progress is played from its start), adding an agent to the command plays only the tables with it, and
-removing one leaves its tables stored but out of the leaderboard. The leaderboard depends only on the
-settings, the seed and the agents, not on the order or the number of runs, ``--workers`` or ``--ray``
-(timing aside). Changing an agent's code does not change its spec: use a new folder then.
+in progress is played from its start), adding an agent to the command plays only the tables with it (with
+``cover``: appended last), and removing one leaves its tables stored but out of the leaderboard. The
+leaderboard depends only on the settings, the seed, the design and the agents (with ``cover``, their order
+too), not on the number of runs, ``--workers`` or ``--ray`` (timing aside). Changing an agent's code does
+not change its spec: use a new folder then.
 
 Command line::
 
     sergeant-major tournament --agents random heuristic pimc ismcts trained --deals 1000 --workers 2
     sergeant-major tournament --agents random heuristic pimc ismcts --rules four-5-3-2-2 --deals 100
+    sergeant-major tournament --agents random heuristic trained pimc ismcts --design cover --deals 1000
 """
 
 from __future__ import annotations
@@ -63,7 +73,7 @@ MAX_DEALS = 10_000
 MAX_WORKERS = 256
 MAX_HANDS = 1000
 BOOTSTRAP_RANGE = (100, 5000)  # the resampling weights take bootstrap x deals x 8 bytes: at most 400 MB
-DESIGNS = ("auto", "sets", "pairs")
+DESIGNS = ("auto", "sets", "cover", "pairs")
 TABLE_FORMAT = "sergeant-major-table/1"
 SETTINGS_FORMAT = "sergeant-major-tournament/1"
 
@@ -75,11 +85,35 @@ def tables_for(specs: Sequence[str], players: int, design: str = "auto") -> tupl
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
     if design == "auto":
         design = "sets" if len(specs) >= players else "pairs"
+    if design in ("sets", "cover") and len(specs) < players:
+        raise ValueError(f"design {design!r} needs at least {players} agents, got {len(specs)}")
     if design == "sets":
-        if len(specs) < players:
-            raise ValueError(f"design 'sets' needs at least {players} agents, got {len(specs)}")
         return design, list(itertools.combinations(sorted(specs), players))
+    if design == "cover":
+        return design, cover_tables(specs, players)
     return design, [(a, b) for a, b in itertools.permutations(specs, 2)]
+
+
+def cover_tables(specs: Sequence[str], players: int) -> list[tuple[str, ...]]:
+    """Tables of ``players`` distinct agents that seat every pair of ``specs`` together at least once.
+
+    In the order named: ``specs[:players]`` is the first table; then agent ``k`` sits with the agents before
+    it in groups of ``players - 1`` (``specs[0:2]``, ``specs[2:4]``, ... with three seats), the last group
+    filled up from the first agents. Agent ``k`` (``k >= players``) so sits at ``ceil(k / (players - 1))``
+    tables, and the tables of the first ``m`` agents do not change when agents are appended. Each table is
+    sorted by spec, like a ``sets`` table (so a folder played with ``sets`` already holds every ``cover``
+    table)."""
+    if len(specs) < players:
+        raise ValueError(f"design 'cover' needs at least {players} agents, got {len(specs)}")
+    tables = [tuple(sorted(specs[:players]))]
+    group = players - 1
+    for k in range(players, len(specs)):
+        before = list(specs[:k])
+        for start in range(0, k, group):
+            members = before[start : start + group]
+            members += [s for s in before if s not in members][: group - len(members)]
+            tables.append(tuple(sorted([*members, specs[k]])))
+    return tables
 
 
 def fingerprint(spec: str) -> str | None:
@@ -178,7 +212,7 @@ def tournament(
 ) -> TournamentResult:
     """Play the tables of ``agents`` missing from the folder ``out`` and write the leaderboard there (see the
     module docstring). The arguments are those of :func:`training.evaluation.evaluate.evaluate`, plus
-    ``design`` (``auto``, ``sets`` or ``pairs``), ``command`` (quoted in the Markdown) and ``on_table``
+    ``design`` (``auto``, ``sets``, ``cover`` or ``pairs``), ``command`` (quoted in the Markdown) and ``on_table``
     (called with each table's agents once it is stored). Bad input is a one-line ValueError, raised before
     anything is played or written."""
     specs = [str(a).strip() for a in agents]
@@ -311,7 +345,8 @@ def build_parser(prog: str = "sergeant-major tournament") -> argparse.ArgumentPa
         "--design",
         choices=DESIGNS,
         default="auto",
-        help="tables: every set of distinct agents (sets) or every ordered pair (pairs); "
+        help="tables: every set of distinct agents (sets), fewer sets that still seat every pair together, "
+        "built in the order the agents are named (cover), or every ordered pair (pairs); "
         "auto: sets when there are enough agents (default)",
     )
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
