@@ -15,6 +15,7 @@ The analysis (plain JSON, format :data:`FORMAT`)::
     {"format": "sergeant-major-analysis/1",
      "search": {"search": "pimc", "rollouts": "heuristic", "samples": 20, "seed": 0, "bid": true},
      "threshold": 0.5, "rules": "standard", "record_seed": 7, "players": 3,
+     "record_sha256": "3f2a...",           # the record's fingerprint (record_fingerprint)
      "hands": [1, 10],                     # the hand entries analysed (first, last), of "record_hands"
      "record_hands": 10,
      "rollouts": 52400,                    # the cost: samples x legal actions, summed over the scored decisions
@@ -30,11 +31,19 @@ The analysis (plain JSON, format :data:`FORMAT`)::
 Two analyses are comparable when their ``search`` entries are equal. The same record, samples and seed give
 the same analysis. Cost: (scored decisions) x samples x (legal actions) heuristic rollouts; ``samples`` is
 capped by pimc's bound, and ``--hands`` bounds the hands searched (the rest are only re-played).
+
+``record_sha256`` names the record analysed: :func:`record_fingerprint`, the SHA-256 of the record as
+:func:`sm_env.records.replay` checks it, in canonical JSON (keys sorted, no spaces), so a record re-saved with
+other spacing or key order keeps it. :func:`load_analysis` reads a file written by ``--out`` (at most
+:data:`MAX_ANALYSIS_BYTES`), :func:`check_analysis` refuses one that is not of a given record or is malformed,
+and :func:`hand_analyses` splits one into the analyses of its hands, each the same as the analysis of that
+hand alone (``sergeant-major view RECORD --analysis FILE`` shows a stored analysis so, without searching).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -56,6 +65,24 @@ DEFAULT_THRESHOLD = 0.5
 """Flag a move that costs more than half a trick of balance."""
 MAX_THRESHOLD = 100.0
 COST_DIGITS = 6  # values and costs are rounded to 6 decimals in the analysis (their sums to floating noise)
+MAX_ANALYSIS_BYTES = 64 * 2**20
+"""The largest analysis file :func:`load_analysis` reads: an analysis takes about 400 bytes a decision (2 MB for a
+100-hand game, about 40 MB for the longest record the viewer steps through, 100,000 actions)."""
+DECISION_FIELDS = (
+    "step",
+    "hand",
+    "seat",
+    "phase",
+    "where",
+    "played",
+    "value",
+    "best",
+    "best_value",
+    "cost",
+    "flagged",
+    "values",
+    "note",
+)
 
 
 class AnalysisError(ValueError):
@@ -167,19 +194,40 @@ def analyse_actions(
             entry = _decision(step, record["hands"][index]["number"], game, action, samples, seed, cap)
             entry["flagged"] = entry["cost"] is not None and entry["cost"] > threshold
             decisions.append(entry)
+    return _assemble(read, search_settings(samples, seed), threshold, (first, last), decisions)
+
+
+def _assemble(
+    read: RecordActions,
+    search: dict[str, Any],
+    threshold: float,
+    hands: tuple[int, int],
+    decisions: list[dict[str, Any]],
+    fingerprint: str | None = None,
+) -> dict[str, Any]:
+    """The analysis of the hand entries ``hands`` (first, last) from its decisions."""
+    record = read.record
     return {
         "format": FORMAT,
-        "search": search_settings(samples, seed),
+        "search": search,
         "threshold": threshold,
         "rules": record["rules"].get("name", "custom"),
         "record_seed": record.get("seed"),
+        "record_sha256": fingerprint or record_fingerprint(record),
         "players": read.rules.num_players,
-        "hands": [first, last],
+        "hands": list(hands),
         "record_hands": len(read.hands),
-        "rollouts": sum(samples * len(d["values"]) for d in decisions if d["values"] is not None),
+        "rollouts": sum(search["samples"] * len(d["values"]) for d in decisions if d["values"] is not None),
         "decisions": decisions,
         "seats": _seat_table(decisions, read.rules.num_players),
     }
+
+
+def record_fingerprint(record: dict[str, Any]) -> str:
+    """The SHA-256 (hex) of a record in canonical JSON (keys sorted, no spaces, UTF-8): give it the record as
+    checked (:attr:`sm_env.records.RecordActions.record`), so that any file of the same game gives the same."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def analyse(record: Any, **settings: Any) -> dict[str, Any]:
@@ -190,6 +238,177 @@ def analyse(record: Any, **settings: Any) -> dict[str, Any]:
     except RecordError as err:
         raise AnalysisError(f"not a record that can be analysed: {err}") from None
     return analyse_actions(read, **settings)
+
+
+# ---------------------------------------------------------------------- stored analyses
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_analysis(path: str | os.PathLike[str]) -> Any:
+    """The JSON of an analysis file (not checked: :func:`check_analysis` does that). AnalysisError naming the
+    path when it is missing, a directory, larger than :data:`MAX_ANALYSIS_BYTES` (read no further), not UTF-8
+    or not valid JSON."""
+    target = os.fspath(path)
+    try:
+        with open(target, "rb") as handle:
+            data = handle.read(MAX_ANALYSIS_BYTES + 1)
+    except FileNotFoundError:
+        raise AnalysisError(f"analysis file not found: {target}") from None
+    except IsADirectoryError:
+        raise AnalysisError(f"{target} is a directory, not an analysis file") from None
+    except OSError as err:
+        raise AnalysisError(f"cannot read {target}: {err.strerror or err}") from None
+    if len(data) > MAX_ANALYSIS_BYTES:
+        raise AnalysisError(
+            f"{target}: larger than {MAX_ANALYSIS_BYTES} bytes ({MAX_ANALYSIS_BYTES >> 20} MiB), the most an analysis "
+            "file may hold (the analysis of a 100-hand game is about 2 MB)"
+        )
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except UnicodeDecodeError as err:
+        raise AnalysisError(f"{target}: not a UTF-8 text file ({err}); expected an analysis (JSON)") from None
+    except json.JSONDecodeError as err:
+        raise AnalysisError(
+            f"{target}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); expected an analysis "
+            f"written by '{PROG} RECORD --out FILE'"
+        ) from None
+    except RecursionError:
+        raise AnalysisError(f"{target}: JSON nested too deeply to read; an analysis is 4 levels deep") from None
+    except ValueError as err:  # NaN or Infinity, or an integer too long to convert
+        raise AnalysisError(f"{target}: not an analysis ({err})") from None
+
+
+def _whole(value: Any, low: int = 0) -> bool:
+    return type(value) is int and value >= low
+
+
+def _number_or_none(value: Any) -> bool:
+    return value is None or (type(value) in (int, float) and math.isfinite(value))
+
+
+def _bad_decision(d: Any, step: int, number: int, seat: int, played: str, threshold: float) -> str | None:
+    """What is wrong with the stored decision ``d`` of record step ``step`` (None: nothing)."""
+    if not isinstance(d, dict) or set(d) != set(DECISION_FIELDS):
+        keys = sorted(d) if isinstance(d, dict) else type(d).__name__
+        return f"expected an object with the fields {', '.join(DECISION_FIELDS)}; got {keys!s:.120}"
+    if d["step"] != step or type(d["step"]) is not int:
+        return f"expected step {step} (the decisions of the hands analysed, in order), got {d['step']!r:.20}"
+    if d["seat"] != seat or type(d["seat"]) is not int:
+        return f"seat {d['seat']!r:.20}, but the record has player_{seat} acting at this step"
+    if d["played"] != played:
+        return f"played {d['played']!r:.20}, but the record has {played!r} at this step"
+    if d["hand"] != number or type(d["hand"]) is not int:
+        return f"hand {d['hand']!r:.20}, but this step is of hand {number} of the record"
+    if not all(isinstance(d[k], str) for k in ("phase", "where")):
+        return "phase and where must be texts"
+    if not all(_number_or_none(d[k]) for k in ("value", "best_value", "cost")):
+        return "value, best_value and cost must be numbers or null"
+    if d["note"] is not None and not isinstance(d["note"], str):
+        return "note must be a text or null"
+    if d["best"] is not None and not (isinstance(d["best"], list) and all(isinstance(b, str) for b in d["best"])):
+        return "best must be a list of action texts or null"
+    values = d["values"]
+    if values is not None and not (isinstance(values, dict) and all(_number_or_none(v) for v in values.values())):
+        return "values must be an object of action text -> number, or null"
+    scored = [d[k] is not None for k in ("value", "best", "best_value", "cost", "values")]
+    if any(scored) and not all(scored):
+        return "value, best, best_value, cost and values must all be given (a scored move) or all null"
+    if d["flagged"] is not (d["cost"] is not None and d["cost"] > threshold):
+        return (
+            f"flagged is {d['flagged']!r:.10}, but the cost {d['cost']} and the threshold {threshold:g} say otherwise"
+        )
+    return None
+
+
+def check_analysis(analysis: Any, read: RecordActions) -> dict[str, Any]:
+    """``analysis`` (e.g. from :func:`load_analysis`; its threshold a float) if it is a whole analysis of the
+    record ``read``:
+    format :data:`FORMAT`, its ``record_sha256`` the record's :func:`record_fingerprint`, and every decision
+    of the hands it names, in order, each with the seat that acted at its step and the move played there, and
+    fields of the right kinds (``flagged`` agreeing with the cost and the threshold). AnalysisError naming the
+    first thing wrong."""
+    if not isinstance(analysis, dict) or analysis.get("format") != FORMAT:
+        found = analysis.get("format") if isinstance(analysis, dict) else type(analysis).__name__
+        raise AnalysisError(
+            f"not an analysis (format {found!r:.40}; expected {FORMAT!r}, written by '{PROG} RECORD --out FILE')"
+        )
+    fingerprint = analysis.get("record_sha256")
+    if fingerprint is None:
+        raise AnalysisError(
+            "the analysis names no record (no record_sha256: written before analyses carried the record's "
+            f"fingerprint); analyse the record again: {PROG} RECORD --out FILE"
+        )
+    wanted = record_fingerprint(read.record)
+    if fingerprint != wanted:
+        raise AnalysisError(
+            f"the analysis of another record: its record_sha256 is {str(fingerprint):.16}..., this record's is "
+            f"{wanted[:16]}... (analyse this record: {PROG} RECORD --out FILE)"
+        )
+    search = analysis.get("search")
+    if not (
+        isinstance(search, dict)
+        and isinstance(search.get("search"), str)
+        and isinstance(search.get("rollouts"), str)
+        and _whole(search.get("samples"), 1)
+        and _whole(search.get("seed"))
+    ):
+        raise AnalysisError(f"search: expected {{search, rollouts, samples >= 1, seed >= 0, ...}}, got {search!r:.120}")
+    threshold = check_threshold(analysis.get("threshold"))
+    count = len(read.hands)
+    hands = analysis.get("hands")
+    if not (
+        isinstance(hands, list)
+        and len(hands) == 2
+        and all(_whole(h, 1) for h in hands)
+        and hands[0] <= hands[1] <= count
+    ):
+        raise AnalysisError(
+            f"hands: expected [first, last] hand entries, 1 <= first <= last <= {count}, got {hands!r:.60}"
+        )
+    decisions = analysis.get("decisions")
+    if not isinstance(decisions, list):
+        raise AnalysisError(f"decisions: expected a list, got {type(decisions).__name__}")
+    first, last = hands
+    lo = sum(len(h) for h in read.hands[: first - 1])
+    hi = lo + sum(len(h) for h in read.hands[first - 1 : last])
+    if len(decisions) != hi - lo:
+        raise AnalysisError(
+            f"decisions: hands {first}-{last} of the record have {hi - lo} decisions, the analysis lists "
+            f"{len(decisions)} (a file cut short or edited?)"
+        )
+    numbers = [h["number"] for h in read.record["hands"]]
+    for step, (index, game, action) in enumerate(read.steps(), 1):
+        if step > hi:
+            break
+        if step > lo:
+            seat = game.current_player
+            played = action_text(action, game.rules)
+            problem = _bad_decision(decisions[step - lo - 1], step, numbers[index], seat, played, threshold)
+            if problem:
+                raise AnalysisError(f"decisions[{step - lo - 1}] (step {step}): {problem}")
+    return dict(analysis, threshold=threshold)
+
+
+def hand_analyses(analysis: dict[str, Any], read: RecordActions) -> dict[int, dict[str, Any]]:
+    """A checked analysis (:func:`check_analysis`) split by hand entry: entry -> the analysis of that hand
+    alone, as :func:`analyse_actions` gives it for ``first_hand=entry, hands=1`` with the same settings (its
+    seats and rollouts counted for that hand)."""
+    first, last = analysis["hands"]
+    by_step = {d["step"]: d for d in analysis["decisions"]}
+    split = {}
+    start = sum(len(h) for h in read.hands[: first - 1])
+    for entry in range(first, last + 1):
+        end = start + len(read.hands[entry - 1])
+        decisions = [by_step[s] for s in range(start + 1, end + 1)]
+        window = (entry, entry)
+        split[entry] = _assemble(
+            read, analysis["search"], analysis["threshold"], window, decisions, analysis["record_sha256"]
+        )
+        start = end
+    return split
 
 
 # ---------------------------------------------------------------------- text

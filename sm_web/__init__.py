@@ -9,8 +9,12 @@ never reach it.
 
 Commands (``pip install -e '.[web]'``)::
 
-    sergeant-major serve [--host 127.0.0.1] [--port 8000] [--opponents heuristic pimc]
-    sergeant-major view RECORD.json [--host 127.0.0.1] [--port 8000]
+    sergeant-major serve [--host 127.0.0.1] [--port 8000] [--opponents heuristic pimc] [--rules standard]
+                         [--watch heuristic pimc trained] [--pace 0.8]
+    sergeant-major view RECORD.json [--analysis ANALYSIS.json] [--host 127.0.0.1] [--port 8000]
+
+``serve --watch`` opens the page on a game of those agents (one per seat) to watch; ``view --analysis``
+shows an analysis written by ``sergeant-major analyse RECORD --out FILE`` with its record.
 
 or ``python -m sm_web serve ...`` / ``python -m sm_web view ...``. In Python,
 :func:`sm_web.app.create_app` builds the app for any ASGI server.

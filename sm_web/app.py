@@ -6,7 +6,8 @@ JSON API (the session is the ``sm_session`` cookie, set by ``/api/new`` or
 ``/api/replay``; POST bodies are JSON objects, ``Content-Type:
 application/json``)::
 
-    GET  /api/options        presets (every one) and their players, agent kinds, the pace of agents' moves
+    GET  /api/options        presets (every one) and their players, agent kinds, the pace of agents' moves, the
+                             rule set and opponents offered first, the agents of a game to watch at once (or null)
     POST /api/new            {"seat": 0, "opponents": ["heuristic", "pimc"], "rules": "standard",
                               "seed": 7 | null, "max_hands": 100} -> state (one opponent per other seat);
                              {"watch": true, "agents": [one per seat], ...}: a game to watch (every hand shown)
@@ -22,6 +23,8 @@ application/json``)::
     POST /api/replay/analysis {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}: one hand of the record
                              in view scored by pimc (agents.analysis; samples 1-50; one analysis at a time on
                              the server) -> the analysis of that hand
+    GET  /api/replay/stored-analysis  the analysis read from a file for the record in view (``view RECORD
+                             --analysis FILE``), one per hand as /api/replay/analysis gives them -> {"analyses"}
 
 Errors are ``{"error": "..."}`` with status 400 (a malformed or illegal
 request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
@@ -112,8 +115,13 @@ class Config:
     pace: seconds the page waits between two agent moves. records_dir: where
     games are saved (None: not saved). max_sessions / idle_seconds bound the
     live games. preload: a record the viewer opens with (``view`` command).
+    preload_analysis: an analysis of ``preload`` read from a file, checked by
+    :func:`agents.analysis.check_analysis` (``view --analysis``), shown with it.
     opponents: offered first on the page (checked by :func:`sm_web.sessions.check_opponent`;
-    a ``ppo:PATH`` here may then be chosen on the page).
+    a ``ppo:PATH`` here may then be chosen on the page). rules: the preset chosen
+    first on the page. watch: one agent per seat of ``rules``: the page starts a
+    game of them to watch when it opens with no game in progress (``serve
+    --watch``; its ``ppo:PATH`` specs may be chosen on the page too).
     """
 
     pace: float = 0.8
@@ -122,6 +130,14 @@ class Config:
     idle_seconds: float = 3600.0
     preload: dict[str, Any] | None = None
     opponents: tuple[str, str] = ("heuristic", "heuristic")
+    rules: str = "standard"
+    watch: tuple[str, ...] | None = None
+    preload_analysis: dict[str, Any] | None = None
+
+    @property
+    def trusted(self) -> tuple[str, ...]:
+        """The specs the server was started with (a ``ppo:PATH`` among them may be chosen on the page)."""
+        return tuple(self.opponents) + tuple(self.watch or ())
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -335,16 +351,18 @@ async def favicon(request: Request) -> Response:
 
 async def options(request: Request) -> Response:
     """Presets (every one; ``players``: how many seats each has), the agents the page may ask for, the default
-    opponents, the pace."""
+    opponents and rule set, the agents of a game to watch at once (``watch``, or null), the pace."""
     config = _config(request)
-    agents = offered_agents(config.opponents)
-    agents += [o for o in config.opponents if o not in agents]
+    agents = offered_agents(config.trusted)
+    agents += [o for o in dict.fromkeys(config.trusted) if o not in agents]
     return _json(
         {
             "presets": sorted(PRESETS),
             "players": {name: preset.num_players for name, preset in sorted(PRESETS.items())},
             "agents": agents,
             "opponents": list(config.opponents),
+            "rules": config.rules,
+            "watch": None if config.watch is None else list(config.watch),
             "pace": config.pace,
             "preloaded": config.preload is not None,
         }
@@ -357,7 +375,7 @@ async def new_game(request: Request) -> Response:
     store, config = _store(request), _config(request)
 
     def start() -> tuple[PlayedGame, dict[str, Any]]:
-        played = build_game(body, config.opponents)
+        played = build_game(body, config.trusted)
         return played, played.state()
 
     played, state = await run_in_threadpool(start)
@@ -482,7 +500,8 @@ async def download_record(request: Request) -> Response:
 
 
 async def load_replay(request: Request) -> Response:
-    """Check a record (or the session's finished game, or the preloaded record) and keep it for the viewer."""
+    """Check a record (or the session's finished game, or the preloaded record, with its stored analysis if any) and
+    keep it for the viewer."""
     data = await read_bytes(request, MAX_RECORD_BODY, "a record to view")
     config = _config(request)
     session = session_of(request)
@@ -503,9 +522,12 @@ async def load_replay(request: Request) -> Response:
             else:
                 source = body
             try:
-                return Timeline(source)
+                timeline = Timeline(source)
             except ReplayError as err:
                 raise WebError(400, f"not a record this viewer can show: {err}") from None
+            if source is config.preload and config.preload_analysis is not None:
+                timeline.keep_stored(config.preload_analysis)  # checked against the record by view --analysis
+            return timeline
 
     timeline = await run_in_threadpool(check)
     session = session or new_session(request)
@@ -532,6 +554,20 @@ async def replay_frame(request: Request) -> Response:
         raise WebError(400, f"view must be all (every hand) or a seat {', '.join(seats)}, got {view!r:.20}")
     viewer = None if view == "all" else int(view)
     return _json(await run_in_threadpool(timeline.frame, int(text), viewer))
+
+
+async def stored_analysis(request: Request) -> Response:
+    """The analysis read from a file (``view RECORD --analysis FILE``) of the record in view, one per hand."""
+    session = live_session(request)
+    timeline = session.replay
+    if timeline is None:
+        raise WebError(404, "no record loaded in this session: POST one to /api/replay")
+    analyses = timeline.stored_analyses()
+    if not analyses:
+        raise WebError(
+            404, "the record in view has no stored analysis (sergeant-major view RECORD --analysis FILE shows one)"
+        )
+    return _json({"analyses": analyses})
 
 
 ANALYSIS_FIELDS = {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}
@@ -600,6 +636,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/replay", api(load_replay), methods=["POST"]),
         Route("/api/replay/frame", api(replay_frame)),
         Route("/api/replay/analysis", api(replay_analysis), methods=["POST"]),
+        Route("/api/replay/stored-analysis", api(stored_analysis)),
         Route("/api/{rest:path}", api(not_found), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -608,14 +645,25 @@ def routes() -> list[BaseRoute]:
 def create_app(config: Config | None = None, store: SessionStore | None = None) -> Starlette:
     """The app: routes above, sessions in ``store`` (one built from ``config`` if not given).
 
-    ValueError when ``config.opponents`` holds a spec a page could not ask for (see
-    :func:`sm_web.sessions.check_opponent`)."""
+    ValueError when ``config.opponents`` or ``config.watch`` holds a spec a page could not ask for (see
+    :func:`sm_web.sessions.check_opponent`), ``config.rules`` is not a preset, ``config.watch`` has not one agent
+    per seat of it, or ``config.preload_analysis`` comes without ``config.preload``."""
     config = config or Config()
-    for spec in config.opponents:
-        try:
-            check_opponent(spec, config.opponents)
-        except WebError as err:
-            raise ValueError(f"Config.opponents: {err}") from None
+    for field, specs in (("opponents", config.opponents), ("watch", config.watch or ())):
+        for spec in specs:
+            try:
+                check_opponent(spec, config.trusted)
+            except WebError as err:
+                raise ValueError(f"Config.{field}: {err}") from None
+    if config.rules not in PRESETS:
+        raise ValueError(f"Config.rules: unknown rule set {config.rules!r}; the presets are {sorted(PRESETS)}")
+    seats = PRESETS[config.rules].num_players
+    if config.watch is not None and len(config.watch) != seats:
+        raise ValueError(
+            f"Config.watch: {config.rules} has {seats} seats: give one agent per seat, not {len(config.watch)}"
+        )
+    if config.preload_analysis is not None and config.preload is None:
+        raise ValueError("Config.preload_analysis: an analysis is shown with its record: give Config.preload too")
     if store is None:
         store = SessionStore(config.max_sessions, config.idle_seconds, config.records_dir)
     app = Starlette(routes=routes(), lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])

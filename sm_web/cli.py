@@ -1,11 +1,16 @@
 """The ``serve`` and ``view`` commands (argparse; ``sergeant-major serve`` / ``view`` call these).
 
+``serve --watch A B C`` opens the page on a game of those agents to watch (one per seat of ``--rules``,
+checked before the server starts); ``view RECORD --analysis FILE`` shows an analysis written by
+``sergeant-major analyse RECORD --out FILE`` with the record, without searching (refused, before the server
+starts, unless it is a whole analysis of that record: :func:`agents.analysis.check_analysis`).
+
 Ctrl-C (SIGINT) or SIGTERM stops the server: requests still running get
 :data:`STOP_SECONDS`, then the open games are saved and the process ends, even
 while an agent is searching (exit status 0 after Ctrl-C; after SIGTERM the
 process ends by that signal, as uvicorn does). Exit status 2 for a usage error or a bad input
-(an unknown agent, a record that does not replay, a missing web extra, a port
-in use), with a one-line message. ``--port 0`` takes a free port; the first
+(an unknown agent, a record that does not replay, an analysis of another record, a
+missing web extra, a port in use), with a one-line message. ``--port 0`` takes a free port; the first
 line printed names the address.
 """
 
@@ -15,6 +20,7 @@ import argparse
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 DEFAULT_HOST = "127.0.0.1"
 STOP_SECONDS = 2  # how long a stopping server waits for requests in flight
@@ -29,7 +35,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--records", default="runs/web", metavar="DIR", help="folder for the records of played games (default runs/web)"
     )
     parser.add_argument(
-        "--pace", type=float, default=0.8, help="seconds between two agent moves on the page (default 0.8)"
+        "--pace",
+        type=float,
+        default=0.8,
+        metavar="SECONDS",
+        help="seconds between two agent moves on the page (default 0.8)",
     )
     parser.add_argument("--max-games", type=int, default=64, help="most live games at once (default 64)")
     parser.add_argument("--idle-minutes", type=float, default=60.0, help="a game idle this long ends (default 60)")
@@ -40,7 +50,8 @@ def _fail(prog: str, message: str) -> int:
     return 2
 
 
-def _run(prog: str, args: argparse.Namespace, preload: dict | None, opponents: Sequence[str], path: str) -> int:
+def _run(prog: str, args: argparse.Namespace, path: str, **settings: Any) -> int:
+    """Build the app (``settings``: fields of :class:`sm_web.app.Config`) and serve it until stopped."""
     try:
         import uvicorn
 
@@ -56,8 +67,7 @@ def _run(prog: str, args: argparse.Namespace, preload: dict | None, opponents: S
         records_dir=args.records,
         max_sessions=args.max_games,
         idle_seconds=args.idle_minutes * 60,
-        preload=preload,
-        opponents=(opponents[0], opponents[1]),
+        **settings,
     )
     try:
         app = create_app(config)
@@ -73,7 +83,8 @@ def _run(prog: str, args: argparse.Namespace, preload: dict | None, opponents: S
             f"{prog}: listening on {args.host}: other computers on the network can reach this server", file=sys.stderr
         )
     shown_host = "localhost" if args.host in (DEFAULT_HOST, "::1") else args.host
-    print(f"Open http://{shown_host}:{port}{path} (Ctrl-C stops)", flush=True)
+    watching = f" to watch {', '.join(config.watch)}" if config.watch else ""
+    print(f"Open http://{shown_host}:{port}{path}{watching} (Ctrl-C stops)", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_SECONDS))
     try:
         server.run(sockets=[listening])  # on SIGTERM uvicorn ends the process by that signal once stopped
@@ -93,7 +104,8 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     """Start the play page (``/``) and the replay viewer (``/replay``)."""
     parser = argparse.ArgumentParser(
         prog="sergeant-major serve",
-        description="Play Sergeant Major in a browser against two agents, and view saved games.",
+        description="Play Sergeant Major in a browser against two agents, watch agents play each other, and view "
+        "saved games.",
     )
     _common(parser)
     parser.add_argument(
@@ -105,28 +117,84 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         "trained, or ppo:PATH / rllib:PATH, which the page may then choose; search parameters within the page's "
         "bounds, e.g. pimc:seconds=1)",
     )
+    parser.add_argument(
+        "--rules",
+        default="standard",
+        metavar="PRESET",
+        help="the rule set chosen first on the page (default standard; 'sergeant-major rules' lists the presets)",
+    )
+    parser.add_argument(
+        "--watch",
+        nargs="+",
+        metavar="SPEC",
+        help="open the page on a game of these agents to watch, one per seat of --rules (three; four with a "
+        "four-player rule set), e.g. --watch heuristic pimc trained; every hand is shown, one move every --pace "
+        "seconds; the same specs as --opponents",
+    )
     args = parser.parse_args(argv)
-    from agents import AgentSpecError, make_opponent
+    prog = "sergeant-major serve"
+    from agents import AgentSpecError, make_opponent, parse_spec
+    from sm_env.core.rules import PRESETS
 
     from .sessions import WebError, check_opponent
 
+    if args.rules not in PRESETS:
+        return _fail(
+            prog, f"--rules: unknown rule set {args.rules!r}; the page offers the presets {', '.join(PRESETS)}"
+        )
+    rules = PRESETS[args.rules]
+    trusted = list(args.opponents) + list(args.watch or ())
     for spec in args.opponents:
         try:
-            check_opponent(spec, args.opponents)  # the bounds a page's choice has
+            check_opponent(spec, trusted)  # the bounds a page's choice has
             make_opponent(spec, seed=0)
         except (AgentSpecError, WebError) as err:
-            return _fail("sergeant-major serve", f"--opponents: {err}")
-    return _run("sergeant-major serve", args, None, args.opponents, "/")
+            return _fail(prog, f"--opponents: {err}")
+    if args.watch is not None:
+        seats = rules.num_players
+        if len(args.watch) != seats:
+            four = [name for name, preset in PRESETS.items() if preset.num_players == 4]
+            hint = f"; four agents need a four-player rule set: --rules {' or '.join(four)}" if seats == 3 else ""
+            return _fail(
+                prog,
+                f"--watch: {args.rules} has {seats} seats: give {seats} agent specs, one per seat "
+                f"(got {len(args.watch)}: {' '.join(args.watch)}){hint}",
+            )
+        for spec in args.watch:
+            try:
+                if parse_spec(spec.strip())[0] == "human":
+                    raise AgentSpecError(
+                        f"{spec!r}: every seat of a watched game is an agent; to play, leave out --watch"
+                    )
+                check_opponent(spec, trusted)
+                make_opponent(spec, seed=0).check_rules(rules)  # a trained policy plays its layout's rule sets only
+            except (AgentSpecError, WebError, ValueError) as err:
+                return _fail(prog, f"--watch: {err}")
+    return _run(
+        prog,
+        args,
+        "/",
+        opponents=(args.opponents[0], args.opponents[1]),
+        rules=args.rules,
+        watch=None if args.watch is None else tuple(s.strip() for s in args.watch),
+    )
 
 
 def view_main(argv: Sequence[str] | None = None) -> int:
-    """Start the server with ``RECORD`` open in the replay viewer."""
+    """Start the server with ``RECORD`` open in the replay viewer (and ``--analysis FILE`` shown with it)."""
     parser = argparse.ArgumentParser(
         prog="sergeant-major view", description="Step through a saved game record in a browser."
     )
     parser.add_argument("record", help="a game record (JSON)")
+    parser.add_argument(
+        "--analysis",
+        metavar="FILE",
+        help="show this analysis of RECORD (written by 'sergeant-major analyse RECORD --out FILE') without "
+        "searching: its costs, flagged moves and per-seat table; refused unless it is a whole analysis of RECORD",
+    )
     _common(parser)
     args = parser.parse_args(argv)
+    from agents.analysis import AnalysisError, check_analysis, load_analysis
     from sm_env.records import RecordError, load_record
 
     from .replays import Timeline
@@ -134,10 +202,20 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     prog = "sergeant-major view"
     try:
         record = load_record(args.record)
-        Timeline(record)
+        timeline = Timeline(record)
     except (OSError, RecordError) as err:
         return _fail(prog, str(err))
-    return _run(prog, args, record, ("heuristic", "heuristic"), "/replay")
+    analysis = None
+    if args.analysis is not None:
+        try:
+            data = load_analysis(args.analysis)
+        except AnalysisError as err:
+            return _fail(prog, f"--analysis: {err}")
+        try:
+            analysis = check_analysis(data, timeline.read)
+        except AnalysisError as err:
+            return _fail(prog, f"--analysis {args.analysis} (with the record {args.record}): {err}")
+    return _run(prog, args, "/replay", preload=record, preload_analysis=analysis)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

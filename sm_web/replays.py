@@ -8,7 +8,9 @@ nearest copy, and says who acted at that step and what happened. Step 0 is the d
 table after k actions.
 
 :meth:`Timeline.frame` is the table at a step, with every hand (``viewer``
-None) or as one seat saw it (through :func:`sm_env.core.knowledge.player_view`).
+None) or as one seat saw it (through :func:`sm_env.core.knowledge.player_view`). :meth:`Timeline.keep_stored`
+keeps an analysis read from a file (``sergeant-major view RECORD --analysis FILE``), split by hand, so that the
+viewer shows it without searching.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from agents.analysis import analyse_actions
+from agents.analysis import analyse_actions, hand_analyses
 from sm_env.core.cards import CARD_TEXT
 from sm_env.core.game import EXCHANGE, Game
 from sm_env.core.knowledge import player_view
@@ -113,6 +115,7 @@ class Timeline:
         self._lock = threading.Lock()
         self._cursor: tuple[int, Game] | None = None  # (step, the game then): where the last frame was drawn
         self._analyses: dict[tuple[int, int, int, float], dict[str, Any]] = {}
+        self._stored: dict[tuple[int, int, int, float], dict[str, Any]] = {}  # from a file: never dropped
         self._summary = {
             "steps": len(self.actions),
             "hand_starts": list(self._starts),
@@ -120,6 +123,7 @@ class Timeline:
             "seed": checked.get("seed"),
             "hands": len(read.hands),
             "players": self.players,
+            "stored_analysis": None,
         }
 
     def analysis(self, hand: int, samples: int, seed: int, threshold: float) -> dict[str, Any]:
@@ -128,6 +132,8 @@ class Timeline:
         most :data:`ANALYSIS_SAMPLES` samples; kept, so that asking again costs nothing. AnalysisError naming a
         bad setting."""
         key = (hand, samples, seed, threshold)
+        if key in self._stored:
+            return self._stored[key]
         if key not in self._analyses:
             made = analyse_actions(self.read, samples, seed, threshold, hand, 1, cap=ANALYSIS_SAMPLES)
             if len(self._analyses) >= KEPT_ANALYSES:
@@ -135,8 +141,23 @@ class Timeline:
             self._analyses[key] = made
         return self._analyses[key]
 
+    def keep_stored(self, analysis: dict[str, Any]) -> None:
+        """Keep an analysis of this record read from a file, already checked by
+        :func:`agents.analysis.check_analysis`: split by hand (:func:`agents.analysis.hand_analyses`), served by
+        :meth:`stored_analyses`, and by :meth:`analysis` for its hands and settings (no search)."""
+        search, threshold = analysis["search"], analysis["threshold"]
+        for hand, made in hand_analyses(analysis, self.read).items():
+            self._stored[(hand, search["samples"], search["seed"], threshold)] = made
+        self._summary["stored_analysis"] = {"search": search, "threshold": threshold, "hands": analysis["hands"]}
+
+    def stored_analyses(self) -> list[dict[str, Any]]:
+        """The analyses of :meth:`keep_stored`, one per hand, in order (as :meth:`analysis` gives them)."""
+        return [self._stored[key] for key in sorted(self._stored)]
+
     def summary(self) -> dict[str, Any]:
-        """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands, players."""
+        """What the viewer is told on loading: steps, hand_starts, rules (name), seed, hands, players, and
+        stored_analysis (``{"search", "threshold", "hands"}`` of an analysis kept by :meth:`keep_stored`, else
+        None)."""
         return dict(self._summary, hand_starts=self.hand_starts)
 
     @property

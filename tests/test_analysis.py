@@ -8,12 +8,22 @@ import random
 
 import pytest
 
+import agents.analysis
 from agents.advice import advise
-from agents.analysis import AnalysisError, analyse, main
+from agents.analysis import (
+    AnalysisError,
+    analyse,
+    check_analysis,
+    hand_analyses,
+    load_analysis,
+    main,
+    record_fingerprint,
+    write_analysis,
+)
 from agents.heuristic import heuristic_action
 from sm_env.core.game import PLAY, Game
 from sm_env.core.knowledge import player_view
-from sm_env.records import game_record, save_record
+from sm_env.records import game_record, record_actions, save_record
 
 GAP = 2.0  # the planted move costs at least this many tricks by the search that chose it
 
@@ -147,6 +157,73 @@ def test_missing_and_broken_record_files_are_one_line_errors(tmp_path, capsys):
     assert main([str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sergeant-major analyse: error:") and "not valid JSON" in err and err.count("\n") == 1
+
+
+def _random_record(seed: int, hands: int) -> dict:
+    game = Game("standard", seed=seed, max_hands=hands)
+    rng = random.Random(seed)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    return game_record(game)
+
+
+def _reordered(value):
+    """The same JSON with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    return [_reordered(v) for v in value] if isinstance(value, list) else value
+
+
+def test_the_analysis_names_its_record_by_a_fingerprint(blunder, tmp_path):
+    """record_sha256: the SHA-256 of the checked record in canonical JSON, the same for the record saved with
+    its keys in another order, another for another game."""
+    record = blunder[0]
+    analysis = analyse(record, samples=2)
+    fingerprint = analysis["record_sha256"]
+    assert len(fingerprint) == 64 and fingerprint == record_fingerprint(record_actions(record).record)
+    path = tmp_path / "shuffled.json"
+    path.write_text(json.dumps(_reordered(record), indent=3))
+    from sm_env.records import load_record
+
+    assert record_fingerprint(record_actions(load_record(path)).record) == fingerprint
+    assert analyse(_random_record(5, 1), samples=1)["record_sha256"] != fingerprint
+
+
+def test_a_stored_analysis_is_checked_against_its_record_and_split_by_hand(tmp_path, monkeypatch):
+    """load_analysis + check_analysis take back what --out wrote; hand_analyses gives each hand as analysing that
+    hand alone does; another record's analysis, an old one without fingerprint, NaN or a file too big are
+    refused with the reason."""
+    record = _random_record(5, 3)
+    read = record_actions(record)
+    analysis = analyse(record, samples=2, seed=4, first_hand=2)
+    path = tmp_path / "analysis.json"
+    write_analysis(analysis, str(path))
+    checked = check_analysis(load_analysis(path), read)
+    assert checked == analysis
+    split = hand_analyses(checked, read)
+    assert sorted(split) == [2, 3]
+    for hand, one in split.items():
+        assert one == analyse(record, samples=2, seed=4, first_hand=hand, hands=1), hand
+    assert sum(r["decisions"] for h in split.values() for r in h["seats"]) == len(analysis["decisions"])
+    whole = dict(analyse(record, samples=2, seed=4, threshold=1.0, first_hand=3), threshold=1)
+    assert type(check_analysis(whole, read)["threshold"]) is float  # a whole number read as the float it stands for
+    with pytest.raises(AnalysisError, match="flagged is True, but the cost .* and the threshold 2 say otherwise"):
+        check_analysis(dict(whole, threshold=2.0), read)  # its flags no longer agree
+    other = record_actions(_random_record(6, 3))
+    with pytest.raises(AnalysisError, match="the analysis of another record: its record_sha256 is"):
+        check_analysis(analysis, other)
+    old = {k: v for k, v in analysis.items() if k != "record_sha256"}
+    with pytest.raises(AnalysisError, match="names no record .* analyse the record again"):
+        check_analysis(old, read)
+    with pytest.raises(AnalysisError, match="not an analysis"):
+        check_analysis([analysis], read)
+    nan = tmp_path / "nan.json"
+    nan.write_text(path.read_text().replace('"threshold": 0.5', '"threshold": NaN'))
+    with pytest.raises(AnalysisError, match="not an analysis \\(NaN is not a JSON number\\)"):
+        load_analysis(nan)
+    monkeypatch.setattr(agents.analysis, "MAX_ANALYSIS_BYTES", path.stat().st_size - 1)
+    with pytest.raises(AnalysisError, match="larger than"):
+        load_analysis(path)
 
 
 class _no_raise:

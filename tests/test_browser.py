@@ -8,6 +8,7 @@ executable. Without them the test is skipped and says why.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -58,9 +59,16 @@ def browser():
 
 @pytest.fixture
 def server(tmp_path):
-    """The app on 127.0.0.1 at a free port, in a thread; yields (base url, records folder)."""
+    """The app on 127.0.0.1 at a free port, in a thread; yields (base url, records folder, its sessions)."""
     records = tmp_path / "records"
     app = create_app(Config(pace=0, records_dir=str(records)))
+    with _serving(app) as base:
+        yield base, records, app.state.store
+
+
+@contextlib.contextmanager
+def _serving(app):
+    """Serve ``app`` on 127.0.0.1 at a free port, in a thread; yields its base url."""
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
@@ -71,9 +79,11 @@ def server(tmp_path):
             pytest.fail("the web server did not start")
         time.sleep(0.05)
     port = running.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", records, app.state.store
-    running.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        running.should_exit = True
+        thread.join(timeout=10)
 
 
 def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
@@ -215,6 +225,49 @@ def test_replay_viewer_in_the_browser_steps_through_a_record(browser, server, tm
     page.wait_for_function(f"document.body.dataset.step === '{len(timeline)}'")
     assert "Game over" in page.inner_text("#event")
     page.close()
+
+
+def test_serve_watch_opens_the_page_on_a_watched_game_and_view_shows_a_stored_analysis(browser, tmp_path):
+    """serve --watch (Config.watch): the page opens on a game of those agents, every hand shown; view --analysis
+    (Config.preload_analysis): the viewer opens with the file's table, flags and costs, searching nothing."""
+    from agents import act, make_agent
+    from agents.analysis import analyse
+    from sm_env.core.game import Game
+    from sm_env.core.knowledge import player_view
+    from sm_env.records import game_record
+
+    watch = ("random", "heuristic", "random")
+    with _serving(create_app(Config(pace=0, records_dir=None, watch=watch))) as base:
+        page = browser.new_page(bypass_csp=True)
+        page.goto(base + "/")
+        page.wait_for_function("Number(document.body.dataset.updates || 0) > 3")  # agents' moves arrive unasked
+        assert "You are watching" in page.inner_text("#prompt")
+        assert page.input_value("#new-game select[name=seat]") == "watch"
+        assert [page.input_value(f"#new-game input[name=opp{i}]") for i in (1, 2, 3)] == list(watch)
+        page.close()
+
+    game = Game(seed=8, max_hands=2)
+    agents = [make_agent("heuristic", seed=s) for s in range(3)]
+    while not game.is_over:
+        game.apply(act(agents[game.current_player], player_view(game, game.current_player)))
+    record = game_record(game)
+    analysis = analyse(record, samples=3, seed=2, threshold=0.1)
+    flagged = [d for d in analysis["decisions"] if d["flagged"]]
+    assert flagged
+    config = Config(pace=0, records_dir=None, preload=record, preload_analysis=analysis)
+    with _serving(create_app(config)) as base:
+        page = browser.new_page(bypass_csp=True)
+        page.goto(base + "/replay")
+        page.wait_for_function(f"document.body.dataset.analysis === '{len(record['hands'])}'")
+        assert page.locator("#analysis-table tr[data-seat]").count() == 3
+        assert page.locator("#analysis-table tr.flagged").count() == len(flagged)
+        note = page.inner_text("#analysis-note")
+        assert "3 samples per decision, seed 2" in note and "come from the analysis file" in note
+        assert page.input_value("#analyse input[name=threshold]") == "0.1"
+        page.locator("#analysis-table tr.flagged a").first.click()  # jumps to the flagged move: its cost shown
+        page.wait_for_function(f"document.body.dataset.step === '{flagged[0]['step']}'")
+        assert "flagged" in page.inner_text("#move-cost")
+        page.close()
 
 
 def _seed_and_seat(rules: str) -> tuple[int, int]:

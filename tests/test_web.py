@@ -769,6 +769,215 @@ def test_serve_and_view_are_commands_of_sergeant_major(capsys):
     assert "not found" in capsys.readouterr().err
 
 
+def _caught_run(monkeypatch) -> dict:
+    """Replace the server's start in sm_web.cli with a catch of the Config fields it would get."""
+    from sm_web import cli
+
+    caught: dict = {}
+
+    def run(prog, args, path, **settings):
+        caught.update(settings, path=path, pace=args.pace)
+        return 0
+
+    monkeypatch.setattr(cli, "_run", run)
+    return caught
+
+
+def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(monkeypatch, capsys):
+    """serve --watch SPEC...: one agent per seat of --rules (default standard), each a spec the page could ask
+    for; any mistake is a one-line error (status 2) and the server does not start."""
+    from sm_web import serve_main
+
+    caught = _caught_run(monkeypatch)
+    bad = [
+        (["--watch", "heuristic", "random"], "--watch: standard has 3 seats: give 3 agent specs, one per seat (got 2"),
+        (["--watch"] + ["heuristic"] * 4, "four agents need a four-player rule set: --rules four-5-3-2-2 or four-6"),
+        (["--rules", "four-5-3-2-2", "--watch", "heuristic", "pimc", "random"], "four-5-3-2-2 has 4 seats: give 4"),
+        (["--watch", "heuristic", "nobody", "random"], "--watch: opponent 'nobody': unknown agent; this page offers"),
+        (["--watch", "heuristic", "human", "random"], "every seat of a watched game is an agent"),
+        (["--watch", "heuristic", "pimc:seconds=inf", "random"], "seconds must be a number above 0 and at most 5"),
+        (["--watch", "heuristic", "rllib:/no/such/run", "random"], "--watch: rllib agent"),
+        (
+            ["--rules", "four-5-3-2-2", "--watch", "trained"] + ["heuristic"] * 3,
+            "--watch: no shipped policy plays the rule",
+        ),
+        (["--rules", "nope"], "--rules: unknown rule set 'nope'; the page offers the presets standard,"),
+    ]
+    for argv, message in bad:
+        assert serve_main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("sergeant-major serve: error: ") and message in err and err.count("\n") == 1, err
+        assert caught == {}, argv  # the server did not start
+    with pytest.raises(SystemExit):  # --watch with no agent: argparse's usage error (status 2)
+        serve_main(["--watch"])
+    assert "expected at least one argument" in capsys.readouterr().err
+    assert serve_main(["--watch", "heuristic", " pimc:samples=4 ", "random", "--pace", "0.3"]) == 0
+    assert caught == {
+        "path": "/",
+        "pace": 0.3,
+        "opponents": ("heuristic", "heuristic"),
+        "rules": "standard",
+        "watch": ("heuristic", "pimc:samples=4", "random"),
+    }
+    caught.clear()
+    assert (
+        serve_main(["--rules", "four-6-3-2-1", "--watch", "random", "heuristic", "pimc", "ismcts:iterations=50"]) == 0
+    )
+    assert caught["rules"] == "four-6-3-2-1" and len(caught["watch"]) == 4
+    caught.clear()
+    assert serve_main([]) == 0 and caught["watch"] is None and caught["rules"] == "standard"
+
+
+def test_the_page_config_carries_the_watch_default_and_its_game_starts():
+    """GET /api/options says the agents to watch (serve --watch) and the rule set; the game the page then
+    starts (POST /api/new with them) is one of those agents, every hand shown. Without --watch: null."""
+    with make_client() as client:
+        options = client.get("/api/options").json()
+        assert options["watch"] is None and options["rules"] == "standard"
+    watch = ("heuristic", "random", "pimc:samples=2")
+    config = Config(records_dir=None, pace=0, rules="woburn-auction", watch=watch)
+    with TestClient(create_app(config)) as client:
+        options = client.get("/api/options").json()
+        assert options["watch"] == list(watch) and options["rules"] == "woburn-auction"
+        assert "pimc:samples=2" in options["agents"]  # offered in the page's list too
+        body = {"watch": True, "agents": options["watch"], "rules": options["rules"], "seed": 2, "max_hands": 1}
+        state = client.post("/api/new", json=body).json()["game"]
+        assert state["watching"] and state["opponents"] == list(watch)
+        assert [p["name"] for p in state["players"]] == [f"player_{s} ({spec})" for s, spec in enumerate(watch)]
+        assert client.post("/api/step").status_code == 200
+    four = Config(records_dir=None, rules="four-5-3-2-2", watch=("heuristic",) * 4)
+    with TestClient(create_app(four)) as client:
+        assert client.get("/api/options").json()["watch"] == ["heuristic"] * 4
+    trusted = Config(records_dir=None, watch=("heuristic", "ppo:/models/p.pt", "random"))
+    with TestClient(create_app(trusted)) as client:  # a policy file named at the start may be chosen on the page
+        assert "ppo:/models/p.pt" in client.get("/api/options").json()["agents"]
+    for wrong, message in [
+        (Config(watch=("heuristic", "random")), "Config.watch: standard has 3 seats"),
+        (Config(rules="four-5-3-2-2", watch=("heuristic",) * 3), "four-5-3-2-2 has 4 seats"),
+        (Config(watch=("heuristic", "nobody", "random")), "Config.watch: opponent 'nobody': unknown agent"),
+        (Config(rules="nope"), "Config.rules: unknown rule set 'nope'"),
+        (Config(preload_analysis={"format": "x"}), "Config.preload_analysis: an analysis is shown with its record"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            create_app(wrong)
+
+
+@pytest.fixture(scope="module")
+def stored_analysis(finished_record, tmp_path_factory) -> tuple[str, str, dict]:
+    """finished_record and its analysis (2 samples, seed 1, threshold 0.2: some moves flagged), as files."""
+    from agents.analysis import analyse, write_analysis
+    from sm_env.records import save_record
+
+    folder = tmp_path_factory.mktemp("stored")
+    record_path, analysis_path = str(folder / "game.json"), str(folder / "analysis.json")
+    save_record(finished_record, record_path)
+    analysis = analyse(finished_record, samples=2, seed=1, threshold=0.2)
+    assert any(d["flagged"] for d in analysis["decisions"])
+    write_analysis(analysis, analysis_path)
+    return record_path, analysis_path, analysis
+
+
+def test_view_shows_a_stored_analysis_of_its_record_without_searching(stored_analysis, monkeypatch):
+    """view RECORD --analysis FILE: the checked analysis goes to the server with the record; the viewer gets it
+    split by hand, each hand the same as the analysis of that hand alone (what "Analyse this hand" gives), and
+    asking for a stored hand with its settings searches nothing."""
+    from agents.analysis import analyse
+    from sm_web import replays, view_main
+
+    record_path, analysis_path, analysis = stored_analysis
+    record = load_record(record_path)
+    caught = _caught_run(monkeypatch)
+    assert view_main([record_path, "--analysis", analysis_path]) == 0
+    assert caught["path"] == "/replay" and caught["preload"] == record
+    assert caught["preload_analysis"] == analysis
+    config = Config(records_dir=None, preload=caught["preload"], preload_analysis=caught["preload_analysis"])
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched a stored hand again")
+
+    monkeypatch.setattr(replays, "analyse_actions", no_search)
+    with TestClient(create_app(config)) as client:
+        summary = client.post("/api/replay", json={"preloaded": True}).json()
+        hands = summary["hands"]
+        assert summary["stored_analysis"] == {"search": analysis["search"], "threshold": 0.2, "hands": [1, hands]}
+        stored = client.get("/api/replay/stored-analysis").json()["analyses"]
+        assert [a["hands"] for a in stored] == [[h, h] for h in range(1, hands + 1)]
+        for hand, one in enumerate(stored, 1):
+            assert one == analyse(record, samples=2, seed=1, threshold=0.2, first_hand=hand, hands=1), hand
+        assert sum(len(a["decisions"]) for a in stored) == len(analysis["decisions"])
+        assert [d for a in stored for d in a["decisions"] if d["flagged"]] == [
+            d for d in analysis["decisions"] if d["flagged"]
+        ]
+        body = {"hand": hands, "samples": 2, "seed": 1, "threshold": 0.2}
+        assert client.post("/api/replay/analysis", json=body).json() == stored[-1]  # no search (no_search)
+        # other settings would search: the patch bites (the server answers 500 and logs the AssertionError)
+        assert client.post("/api/replay/analysis", json=dict(body, seed=2)).status_code == 500
+        # a record loaded from the page is not the one started with: no stored analysis for it
+        summary = client.post("/api/replay", json=record).json()
+        assert summary["stored_analysis"] is None
+        answer = client.get("/api/replay/stored-analysis")
+        assert answer.status_code == 404 and "--analysis FILE" in answer.json()["error"]
+    with make_client() as client:
+        assert client.get("/api/replay/stored-analysis").status_code == 404  # no session
+
+
+def test_view_refuses_an_analysis_of_another_record_or_a_malformed_or_too_big_one(
+    stored_analysis, tmp_path, monkeypatch, capsys
+):
+    """Each a one-line error naming what is wrong (status 2), before the server starts."""
+    import agents.analysis
+    from agents.analysis import analyse, write_analysis
+    from sm_web import view_main
+
+    record_path, analysis_path, analysis = stored_analysis
+    caught = _caught_run(monkeypatch)
+    other = tmp_path / "other.json"
+    write_analysis(analyse(_heuristic_record("standard", 11, 1), samples=1), str(other))
+
+    def edited(change) -> str:
+        data = json.loads(json.dumps(analysis))
+        change(data)
+        path = tmp_path / f"edited{len(os.listdir(tmp_path))}.json"
+        path.write_text(json.dumps(data))
+        return str(path)
+
+    def flip(data):
+        data["decisions"][5]["flagged"] = not data["decisions"][5]["flagged"]
+
+    def play_another(data):
+        scored = next(d for d in data["decisions"] if d["phase"] == "play")
+        scored["played"] = "2C" if scored["played"] != "2C" else "3C"
+
+    def unscore(data):
+        next(d for d in data["decisions"] if d["cost"] is not None)["cost"] = None
+
+    (tmp_path / "notjson.json").write_text("{not json")
+    cases = [
+        (str(other), "the analysis of another record: its record_sha256 is"),
+        (edited(lambda d: d.pop("record_sha256")), "names no record (no record_sha256"),
+        (edited(lambda d: d.update(format="something/1")), "not an analysis (format 'something/1'"),
+        (edited(lambda d: d["decisions"].pop()), "a file cut short or edited?"),
+        (edited(flip), "say otherwise"),
+        (edited(play_another), "but the record has"),
+        (edited(lambda d: d["decisions"][0].update(cost="x")), "value, best_value and cost must be numbers or null"),
+        (edited(unscore), "must all be given (a scored move) or all null"),
+        (edited(lambda d: d.update(hands=[2, 99])), "hands: expected [first, last] hand entries"),
+        (str(tmp_path / "notjson.json"), "not valid JSON (line 1, column 2"),
+        (str(tmp_path / "missing.json"), "analysis file not found"),
+        (str(tmp_path), "is a directory"),
+    ]
+    for path, message in cases:
+        assert view_main([record_path, "--analysis", path]) == 2, message
+        err = capsys.readouterr().err
+        assert err.startswith("sergeant-major view: error: --analysis") and message in err, (message, err)
+        assert err.count("\n") == 1 and caught == {}
+    monkeypatch.setattr(agents.analysis, "MAX_ANALYSIS_BYTES", os.path.getsize(analysis_path) - 1)
+    assert view_main([record_path, "--analysis", analysis_path]) == 2
+    assert "larger than" in capsys.readouterr().err and caught == {}
+    monkeypatch.setattr(agents.analysis, "MAX_ANALYSIS_BYTES", os.path.getsize(analysis_path))
+    assert view_main([record_path, "--analysis", analysis_path]) == 0 and caught["preload_analysis"] == analysis
+
+
 def test_news_tells_each_seat_what_it_learns_and_nothing_more():
     from helpers import make_deal
 

@@ -148,7 +148,7 @@
   function act(action) { run(async () => received(await api("POST", "/api/act", { action }))).then(schedule); }
 
   async function newGame(event) {
-    event.preventDefault();
+    if (event) event.preventDefault();
     const form = $("new-game");
     const seedText = form.seed.value.trim();
     const opponents = [form.opp1.value.trim(), form.opp2.value.trim(), form.opp3.value.trim(), form.opp4.value.trim()];
@@ -170,18 +170,24 @@
       const options = await api("GET", "/api/options");
       pace = options.pace;
       const form = $("new-game");
-      form.rules.replaceChildren(...options.presets.map((p) => SM.el("option", { value: p, selected: p === "standard" }, p)));
+      const rules = options.rules || "standard";
+      form.rules.replaceChildren(...options.presets.map((p) => SM.el("option", { value: p, selected: p === rules }, p)));
       $("agent-kinds").replaceChildren(...options.agents.map((a) => SM.el("option", { value: a })));
       form.opp1.value = options.opponents[0];
       form.opp2.value = options.opponents[1];
       form.opp3.value = options.opponents[1];
       form.opp4.value = options.opponents[1];
       players = options.players || {};
+      if (options.watch) {   // serve --watch: the form is set to watch those agents
+        form.seat.value = "watch";
+        options.watch.forEach((spec, i) => { form[`opp${i + 1}`].value = spec; });
+      }
       fitSeats();
       const data = await api("GET", "/api/state");   // a reload resumes the game in progress
       game = data.game;
       draw();
       schedule();
+      if (!game && options.watch) await newGame();   // ... and with no game in progress, their game starts
     } catch (err) { showError(err.message); setStatus("idle"); }
   }
 

@@ -9,6 +9,7 @@
   let frameNow = null;  // the frame drawn last
   let analyses = {};    // hand number -> its analysis, for the settings in analysedWith
   let analysedWith = "";
+  let storedWith = null;  // the settings of the analysis read from a file (view RECORD --analysis FILE), if any
 
   function showError(message) { $("error").textContent = message || ""; $("error").hidden = !message; }
 
@@ -25,7 +26,7 @@
     showError("");
     try {
       info = await api("POST", "/api/replay", text);
-      analyses = {}; analysedWith = ""; drawTable();
+      analyses = {}; analysedWith = ""; storedWith = null; drawTable();
       $("viewer").hidden = false;
       $("empty").hidden = true;
       $("slider").max = info.steps;
@@ -33,7 +34,29 @@
       four.hidden = four.disabled = info.players !== 4;
       if (four.disabled && $("view").value === "3") $("view").value = "all";
       await go(0);
+      if (info.stored_analysis) await showStored();
     } catch (err) { showError(err.message); }
+  }
+
+  function settingsOf(form) {
+    return { samples: Number(form.samples.value), seed: Number(form.seed.value), threshold: Number(form.threshold.value) };
+  }
+
+  // The analysis the server read from a file with the record: shown as the hands analysed on request are, its
+  // settings put in the form (so "Analyse this hand" with them adds another hand to the same table).
+  async function showStored() {
+    const data = await api("GET", "/api/replay/stored-analysis");
+    const form = $("analyse");
+    const first = data.analyses[0];
+    form.samples.value = first.search.samples;
+    form.seed.value = first.search.seed;
+    form.threshold.value = first.threshold;
+    analysedWith = storedWith = JSON.stringify(settingsOf(form));
+    analyses = {};
+    for (const analysis of data.analyses) analyses[analysis.hands[0]] = analysis;
+    drawTable();
+    drawCost();
+    document.body.dataset.analysis = String(Object.keys(analyses).length);
   }
 
   async function go(target) {
@@ -90,7 +113,9 @@
     const first = analyses[hands[0]];
     const s = first.search;
     $("analysis-note").textContent = `Hands analysed: ${hands.join(", ")}; ${s.search} (${s.rollouts} rollouts), ` +
-      `${s.samples} samples per decision, seed ${s.seed}; flagged: cost above ${first.threshold} tricks.`;
+      `${s.samples} samples per decision, seed ${s.seed}; flagged: cost above ${first.threshold} tricks.` +
+      (analysedWith === storedWith ? ` Hands ${info.stored_analysis.hands.join("-")} come from the analysis file the viewer ` +
+        "was started with (not searched again)." : "");
     const rows = first.seats.map((r) => ({ seat: r.seat, decisions: 0, scored: 0, flagged: 0, total: 0 }));
     for (const h of hands) for (const r of analyses[h].seats) {
       const row = rows[r.seat];
@@ -112,7 +137,7 @@
     event.preventDefault();
     if (!frameNow) return;
     const form = $("analyse");
-    const settings = { samples: Number(form.samples.value), seed: Number(form.seed.value), threshold: Number(form.threshold.value) };
+    const settings = settingsOf(form);
     const key = JSON.stringify(settings);
     if (key !== analysedWith) { analyses = {}; analysedWith = key; }
     $("analysis-note").textContent = `Analysing hand ${frameNow.hand_number}\u2026`;
