@@ -48,6 +48,12 @@ the environment's dict or the bare vector). The action mask is built from
 ``view.legal``; by default the agent plays the most probable legal action
 (``deterministic=True``); with ``deterministic=False`` it samples from the
 masked distribution with its own seeded RNG.
+
+A policy file may hold a Q-network instead of an actor (the deep Monte-Carlo trainer,
+:mod:`training.vector.dmc`, records ``outputs: q_values`` in its metadata): the same layers, one value
+per action instead of one logit. It loads and plays as any policy file, and the default,
+the legal action of the highest output, is exactly its greedy policy; sampled
+(``deterministic=False``) it plays the softmax of its values (Boltzmann exploration).
 """
 
 from __future__ import annotations

@@ -45,6 +45,12 @@ def _vector(path):
     return load_selfplay_config(path), SelfPlayConfig
 
 
+def _dmc(path):
+    from training.vector.config import DMCConfig, load_dmc_config
+
+    return load_dmc_config(path), DMCConfig
+
+
 def _exploit(path):
     from training.vector.exploit import ExploitConfig, load_exploit_config
 
@@ -70,6 +76,7 @@ LOADERS = (
     ("sb3_*.yaml", _sb3),
     ("eval.yaml", _eval),
     ("selfplay*.yaml", _vector),
+    ("dmc.yaml", _dmc),
     ("rllib_*.yaml", _rllib),
     ("distill*.yaml", _distill),
     ("exploit.yaml", _exploit),

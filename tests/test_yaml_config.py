@@ -196,7 +196,13 @@ def test_every_config_loader_reads_through_the_bounded_reader(tmp_path):
     from training.vector import config as vector_config
 
     path = hostile(tmp_path, BILLION_LAUGHS)
-    for loader in (sb3_config.load_config, sb3_config.load_eval_config, vector_config.load_selfplay_config):
+    loaders = (
+        sb3_config.load_config,
+        sb3_config.load_eval_config,
+        vector_config.load_selfplay_config,
+        vector_config.load_dmc_config,
+    )
+    for loader in loaders:
         with pytest.raises(ConfigError, match="expands to more than"):
             loader(path, [])
     with pytest.raises(ConfigError, match="expands to more than"):

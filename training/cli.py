@@ -7,6 +7,7 @@
     sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
     sergeant-major train --backend rllib --config configs/rllib_quickstart.yaml [--address HEAD:6379]
     sergeant-major train --backend vector --config configs/selfplay.yaml    # self-play PPO, batched engine
+    sergeant-major train --backend dmc --config configs/dmc.yaml            # deep Monte-Carlo, batched engine
 
 A new run goes to <output_dir>/<name>; if that folder is already used,
 to the first free <name>-2, <name>-3, ... (the folder used is
@@ -31,7 +32,7 @@ from training.evaluation.evaluate import evaluate_against, format_table
 from training.sb3.config import ConfigError, load_eval_config
 
 PROG = "sergeant-major train"
-BACKENDS = ("sb3", "rllib", "vector")
+BACKENDS = ("sb3", "rllib", "vector", "dmc")
 
 
 def _backend_arg(argv: list[str]) -> str | None:
@@ -52,11 +53,23 @@ def _resumed_backend(argv: list[str]) -> str | None:
             folder = os.path.join(run, "checkpoints")
             names = os.listdir(folder) if os.path.isdir(folder) else []
             if "latest.pt" in names:
-                return "vector"
+                return _batched_backend(run)
             if any(n.startswith("iter_") for n in names):
                 return "rllib"
             return None
     return None
+
+
+def _batched_backend(run: str) -> str:
+    """``dmc`` or ``vector``: the batched trainer of a run with ``checkpoints/latest.pt``, by the section its
+    ``config.yaml`` has (``dmc:``, or ``ppo:``); ``vector`` when the file cannot say (its resume then says why)."""
+    from training.common.yaml_config import read_yaml
+
+    try:
+        saved = read_yaml(os.path.join(run, "config.yaml"))
+    except ConfigError:
+        return "vector"
+    return "dmc" if isinstance(saved, dict) and "dmc" in saved else "vector"
 
 
 def backend(name: str, prog: str = PROG) -> Backend:
@@ -69,6 +82,10 @@ def backend(name: str, prog: str = PROG) -> Backend:
         from training.vector.ppo import backend as vector_backend
 
         return vector_backend(prog)
+    if name == "dmc":
+        from training.vector.dmc import backend as dmc_backend
+
+        return dmc_backend(prog)
     from training.sb3.trainer import backend as sb3_backend
 
     return sb3_backend(prog)
@@ -87,7 +104,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         choices=BACKENDS,
         default=None,
         help="sb3: MaskablePPO on this machine (default); rllib: RLlib PPO on Ray (configs/rllib_*.yaml, --address); "
-        "vector: self-play masked PPO on the batched engine (configs/selfplay.yaml); --resume finds it in the run",
+        "vector: self-play masked PPO on the batched engine (configs/selfplay.yaml); dmc: deep Monte-Carlo self-play "
+        "on the batched engine (configs/dmc.yaml); --resume finds it in the run",
     )
     add_run_arguments(parser, "YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--address", default=None, help="rllib: Ray cluster address (default: a local Ray instance)")

@@ -21,6 +21,10 @@ The formats (each trainer's own state, so they stay separate; every one is still
 - **vector PPO** (``checkpoints/latest.pt``, ``step_*.pt``; :mod:`training.vector.ppo`): one torch file,
   ``"format": "sergeant-major-vector-ppo/1"``, config, counters, network and optimiser state dicts, the
   engine's state, seat kinds, generator state, snapshots, metrics and evaluations;
+- **vector DMC** (``checkpoints/latest.pt``, ``step_*.pt``; :mod:`training.vector.dmc`): one torch file,
+  ``"format": "sergeant-major-vector-dmc/1"``, config, counters, the Q-network's and Adam's state dicts, the
+  engine's state, generator state, the open episodes' decisions, the replay, metrics and evaluations (the run's
+  ``config.yaml`` has a ``dmc:`` section: how ``sergeant-major train --resume`` tells it from vector PPO);
 - **distillation fit** (``fit_r<k>.ckpt``; :mod:`training.distill.fit`): one torch file,
   ``"format": "sergeant-major-distill-fit/1"`` (files written before the key existed have none), the
   fit's ``stamp`` (settings, seed, decisions), epoch, history, network, optimiser and schedule state

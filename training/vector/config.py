@@ -11,6 +11,11 @@ Sections (every key optional; ``python -m training.vector.config`` lists them wi
     train:     {...}            # VectorTrainConfig: length, checkpoints, threads
     eval:      {...}            # the SB3 trainer's EvalConfig: duplicate evaluation against baselines
 
+The deep Monte-Carlo trainer (``python -m training.vector.dmc --config configs/dmc.yaml``; ``python -m
+training.vector.config dmc`` lists its keys) has its own :class:`DMCConfig`: the same ``env``, ``train`` and ``eval``
+sections, and ``dmc:`` (:class:`DMCSection`: the Q-network, epsilon, the replay, the regression) in place of
+``opponents`` and ``ppo`` (it plays pure self-play).
+
 Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, as for the
 other trainers, and ``--set KEY=VALUE`` overrides work the same way.
 """
@@ -23,7 +28,7 @@ from typing import Any, Literal
 
 from sm_env.core.episode import EPISODES
 from sm_env.core.rules import RuleSet
-from training.common.ppo import PPOSection
+from training.common.ppo import ACTIVATIONS, PPOSection
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
     ConfigError,
@@ -32,6 +37,7 @@ from training.common.yaml_config import (
     Number,
     Rules,
     Section,
+    Sizes,
     Text,
     Whole,
     config_error,
@@ -138,9 +144,57 @@ class SelfPlayConfig(
     eval: EvalConfig = setting(EvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)")
 
 
-def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
-    """A validated :class:`SelfPlayConfig` from a plain dict (as YAML gives it)."""
-    cfg = validate(SelfPlayConfig, data, source)
+class DMCSection(Section):
+    """Deep Monte-Carlo (DouZero style): a Q-network regressed on Monte-Carlo returns, epsilon-greedy self-play."""
+
+    net_arch: Sizes = setting(lambda: [512, 256], "hidden layer sizes of the Q-network")
+    activation: Literal[ACTIVATIONS] = setting("relu", "activation of the hidden layers")
+    learning_rate: Number = setting(1e-4, "Adam learning rate", gt=0)
+    epsilon: Number = setting(0.01, "exploration: the share of decisions played uniformly at random", ge=0, le=1)
+    n_steps: Whole = setting(16, "engine steps per rollout (a rollout is n_steps * env.num_games decisions)", gt=0)
+    batch_size: Whole = setting(4096, "decisions per minibatch of the regression", ge=2)
+    updates_per_rollout: Whole = setting(
+        1, "minibatches drawn from the replay after each rollout (each a step of Adam)", gt=0
+    )
+    replay_rollouts: Whole = setting(
+        4,
+        "the replay holds the decisions of the episodes that ended in about the latest replay_rollouts rollouts "
+        "(replay_rollouts * n_steps * env.num_games decisions; minibatches are drawn from it uniformly)",
+        gt=0,
+    )
+    max_grad_norm: Number = setting(40.0, "gradient clipping (global norm; DouZero's 40)", gt=0)
+
+
+class DMCTrainConfig(
+    VectorTrainConfig,
+    defaults={"torch_threads": 1, "keep_checkpoints": 1},
+    descriptions={
+        "total_timesteps": "decisions to train for, every seat's (rounded up to whole rollouts)",
+        "checkpoint_every": "decisions between checkpoints (the end of the run always writes one; a checkpoint "
+        "holds the replay and the open episodes)",
+        "torch_threads": "torch CPU threads (on cores busy with other work 1 ran faster than 2: docs/results.md)",
+        "progress": "print a line of metrics at most every 10 s of training (stderr; metrics.jsonl has every rollout)",
+    },
+):
+    """Length of the run, checkpoints, threads."""
+
+
+class DMCConfig(
+    RunSection,
+    defaults={"name": "dmc"},
+    descriptions={"seed": "seed of the games, the exploration, the minibatches and the network"},
+):
+    """A run of the batched deep Monte-Carlo trainer (training/vector/dmc.py): pure self-play, no teacher."""
+
+    env: SelfPlayEnvConfig = setting(SelfPlayEnvConfig, "the games (the learner plays every seat)")
+    dmc: DMCSection = setting(DMCSection, "the Q-network, exploration, replay and regression")
+    train: DMCTrainConfig = setting(DMCTrainConfig, "length, checkpoints, threads")
+    eval: EvalConfig = setting(EvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)")
+
+
+def engine_rules(cfg: SelfPlayConfig | DMCConfig, source: str) -> RuleSet:
+    """The rule set of a batched trainer's config (``env.rules``), if the compiled engine runs it and the ``eval``
+    section fits it; else the config error naming the key."""
     from sm_env.compiled.support import unsupported
 
     rules = RuleSet.from_any(cfg.env.rules)
@@ -153,6 +207,13 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
             "of sm_env.compiled.support.supported_presets())",
         )
     check_eval_rules(cfg.eval, rules, source)
+    return rules
+
+
+def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
+    """A validated :class:`SelfPlayConfig` from a plain dict (as YAML gives it)."""
+    cfg = validate(SelfPlayConfig, data, source)
+    rules = engine_rules(cfg, source)
     rollout = cfg.ppo.n_steps * cfg.env.num_games
     if cfg.ppo.batch_size > rollout:
         raise config_error(
@@ -204,14 +265,39 @@ def load_selfplay_config(path: str | None = None, overrides: list[str] | None = 
     return load(selfplay_config_from_dict, path, overrides)
 
 
+def dmc_config_from_dict(data: Any, source: str = "") -> DMCConfig:
+    """A validated :class:`DMCConfig` from a plain dict (as YAML gives it)."""
+    cfg = validate(DMCConfig, data, source)
+    engine_rules(cfg, source)
+    replay = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * cfg.env.num_games
+    if cfg.dmc.batch_size > replay:
+        raise config_error(
+            source,
+            "dmc.batch_size",
+            f"dmc.batch_size: must be at most the replay, dmc.replay_rollouts * dmc.n_steps * env.num_games = "
+            f"{replay}, got {cfg.dmc.batch_size}",
+        )
+    return cfg
+
+
+def load_dmc_config(path: str | None = None, overrides: list[str] | None = None) -> DMCConfig:
+    """Read, override and validate a deep Monte-Carlo config (``path`` None: the defaults)."""
+    return load(dmc_config_from_dict, path, overrides)
+
+
 __all__ = [
     "ConfigError",
+    "DMCConfig",
+    "DMCSection",
+    "DMCTrainConfig",
     "SelfPlayConfig",
+    "dmc_config_from_dict",
+    "load_dmc_config",
     "load_selfplay_config",
     "policy_file",
     "selfplay_config_from_dict",
 ]
 
-if __name__ == "__main__":  # python -m training.vector.config
-    print(describe(SelfPlayConfig))
+if __name__ == "__main__":  # python -m training.vector.config [dmc]
+    print(describe(DMCConfig if sys.argv[1:] == ["dmc"] else SelfPlayConfig))
     sys.exit(0)

@@ -42,6 +42,11 @@ writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpo
 variance, the time breakdown), ``eval.jsonl``, ``final_eval.json``, ``config.yaml`` and ``summary.json``
 (the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 
+The deep Monte-Carlo trainer (training/vector/dmc.py) reuses this file's pieces: :func:`mlp`, :class:`Timers`,
+:func:`masked_logits`, :func:`sample`, :func:`explained_variance` and the checkpoint helpers
+(:func:`engine_state`, :func:`restore_engine`, :func:`write_checkpoint`, :func:`read_checkpoint`,
+:func:`check_saved_settings`).
+
 Time is measured per phase (:class:`Timers`): the network (forward to act, forward for the values,
 forward+backward+step of the update) against everything else (the engine, sampling, the opponents'
 random play, bookkeeping, batching); ``python benchmarks/bench_trainer.py`` prints the breakdown.
@@ -53,7 +58,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -91,6 +96,14 @@ from .config import (
 CHECKPOINT_FORMAT = "sergeant-major-vector-ppo/1"
 LEARNER, RANDOM_PLAYER = 0, 1  # seat kinds; 2 + k: the k-th frozen policy (files, then snapshot slots)
 NETWORK_PHASES = ("act forward", "value forward", "update network")
+RESUME_FIXED = (  # settings a resumed run must keep
+    ("env", "rules"),
+    ("ppo", "net_arch"),
+    ("ppo", "activation"),
+    ("ppo", "critic"),
+    ("env", "num_games"),
+    ("ppo", "n_steps"),
+)
 _MASKED = -1e9  # logit of an illegal action: exp() is 0, and 0 * _MASKED stays finite in the entropy
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -250,6 +263,61 @@ class Timers:
         lines = [f"  {phase:<16}{sec:>9.2f} s {100 * sec / total:>6.1f}%" for phase, sec in rows]
         lines.append(f"  network (forward/backward): {100 * self.network_share():.1f}% of the timed wall time")
         return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- checkpoints
+
+ENGINE_WORDS = ("cm", "rng", "rng_start", "seed")  # the engine's uint64 arrays (saved as int64 tensors)
+
+
+def engine_state(games: VectorGame) -> dict[str, torch.Tensor]:
+    """Every slot's game of ``games`` as tensors (``VectorGame.get_state``; uint64 arrays viewed as int64)."""
+    return {k: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v) for k, v in games.get_state().items()}
+
+
+def restore_engine(games: VectorGame, saved: dict[str, torch.Tensor]) -> None:
+    """Put back what :func:`engine_state` saved (``VectorGame.set_state`` checks it whole)."""
+    games.set_state({k: (v.numpy().view(np.uint64) if k in ENGINE_WORDS else v.numpy()) for k, v in saved.items()})
+
+
+def write_checkpoint(run_dir: str, step: int, state: dict[str, Any], keep: int) -> str:
+    """``state`` as ``checkpoints/step_<step>.pt`` and ``checkpoints/latest.pt`` (atomic), keeping the ``keep``
+    newest numbered ones; returns the numbered file."""
+    folder = os.path.join(run_dir, "checkpoints")
+    numbered = os.path.join(folder, f"step_{step:010d}.pt")
+    for path in (numbered, os.path.join(folder, "latest.pt")):
+        with atomic_path(path) as tmp:
+            torch.save(state, tmp)
+    kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
+    for old in kept[: max(0, len(kept) - keep)]:
+        os.remove(os.path.join(folder, old))
+    return numbered
+
+
+def read_checkpoint(path: str, fmt: str, restore: Callable[[str, dict[str, Any]], None]) -> None:
+    """Read the checkpoint ``path`` of format ``fmt`` and hand it to ``restore(path, state)``; anything missing,
+    damaged or tampered is one :class:`CheckpointError` line naming the file."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f"cannot resume: {path} does not exist")
+    state = check_format(load_tensors(path, path), path, fmt)
+    try:
+        restore(path, state)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as err:  # damaged, tampered
+        raise CheckpointError(f"{path}: the checkpoint is damaged ({type(err).__name__}: {err})") from None
+
+
+def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple[tuple[str, str], ...]) -> None:
+    """A :class:`CheckpointError` if the config a run was trained with (``saved``, plain values) differs from
+    ``cfg`` in one of the ``(section, key)`` settings a resume cannot change."""
+    for section, key in keys:
+        now = getattr(getattr(cfg, section), key)
+        if saved[section][key] != now:
+            raise CheckpointError(
+                f"{path}: the run was trained with {section}.{key} {saved[section][key]!r}, the config says "
+                f"{now!r}; resume with the config the run was trained with"
+            )
 
 
 # ---------------------------------------------------------------------------- the trainer
@@ -638,10 +706,6 @@ class VectorPPO:
         return results
 
     def _state(self) -> dict[str, Any]:
-        engine = {
-            k: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v)
-            for k, v in self.games.get_state().items()
-        }
         return {
             "format": CHECKPOINT_FORMAT,
             "config": self.cfg.to_dict(),
@@ -655,7 +719,7 @@ class VectorPPO:
             "last": dict(self.last),
             "net": self.net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
-            "engine": engine,
+            "engine": engine_state(self.games),
             "seat_kind": torch.from_numpy(self.seat_kind.copy()),
             "random_state": torch.from_numpy(self.random_state.view(np.int64).copy()),
             "episode_return": torch.from_numpy(self.episode_return.copy()),
@@ -667,59 +731,25 @@ class VectorPPO:
 
     def save_checkpoint(self) -> str:
         """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), the logs, the current policy."""
-        folder = os.path.join(self.run_dir, "checkpoints")
         self.last["checkpoint"] = self.global_step
-        state = self._state()
-        numbered = os.path.join(folder, f"step_{self.global_step:010d}.pt")
-        for path in (numbered, os.path.join(folder, "latest.pt")):
-            with atomic_path(path) as tmp:
-                torch.save(state, tmp)
-        kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
-        for old in kept[: max(0, len(kept) - self.cfg.train.keep_checkpoints)]:
-            os.remove(os.path.join(folder, old))
+        numbered = write_checkpoint(self.run_dir, self.global_step, self._state(), self.cfg.train.keep_checkpoints)
         write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
         return numbered
 
     def load(self, path: str) -> None:
         """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
-        if not os.path.isfile(path):
-            raise CheckpointError(f"cannot resume: {path} does not exist")
-        state = check_format(load_tensors(path, path), path, CHECKPOINT_FORMAT)
-        try:
-            self._restore(path, state)
-        except CheckpointError:
-            raise
-        except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as err:  # damaged, tampered
-            raise CheckpointError(f"{path}: the checkpoint is damaged ({type(err).__name__}: {err})") from None
+        read_checkpoint(path, CHECKPOINT_FORMAT, self._restore)
 
     def _restore(self, path: str, state: dict[str, Any]) -> None:
         """Everything :meth:`load` restores from ``state``: the settings it must agree with, the network, the
         engine (checked whole by ``VectorGame.set_state``), the opponents and the counters."""
-        saved = state["config"]
-        for section, key in (
-            ("env", "rules"),
-            ("ppo", "net_arch"),
-            ("ppo", "activation"),
-            ("ppo", "critic"),
-            ("env", "num_games"),
-            ("ppo", "n_steps"),
-        ):
-            now = getattr(getattr(self.cfg, section), key)
-            if saved[section][key] != now:
-                raise CheckpointError(
-                    f"{path}: the run was trained with {section}.{key} {saved[section][key]!r}, the config says "
-                    f"{now!r}; resume with the config the run was trained with"
-                )
+        check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
         try:
             self.net.load_state_dict(state["net"])
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as err:
             raise CheckpointError(f"{path}: the weights do not fit the config's network ({err})") from None
-        engine = {
-            k: (v.numpy().view(np.uint64) if k in ("cm", "rng", "rng_start", "seed") else v.numpy())
-            for k, v in state["engine"].items()
-        }
-        self.games.set_state(engine)
+        restore_engine(self.games, state["engine"])
         self.seat_kind = state["seat_kind"].numpy().copy()
         self.random_state = state["random_state"].numpy().view(np.uint64).copy()
         self.episode_return = state["episode_return"].numpy().copy()

@@ -1,0 +1,484 @@
+"""Deep Monte-Carlo (DMC) over the batched engine, DouZero style, CleanRL style: one path from a config to a result.
+
+    python -m training.vector.dmc --config configs/dmc.yaml
+    python -m training.vector.dmc --config configs/dmc.yaml --set env.num_games=512 --set dmc.epsilon=0.05
+    python -m training.vector.dmc --resume runs/dmc --set train.total_timesteps=100000000
+    (also: sergeant-major train --backend dmc --config configs/dmc.yaml)
+
+The second from-scratch baseline next to the vector PPO trainer (training/vector/ppo.py), after DouZero (Zha et
+al. 2021): no teacher, no warm start, no search labels, no critic, no bootstrapping. What one run does (the config
+is :class:`training.vector.config.DMCConfig`, ``configs/dmc.yaml``):
+
+1. ``env.num_games`` games of :class:`sm_env.compiled.batch.VectorGame` step together, one decision of each
+   per engine step; the learner plays every seat of every game (pure self-play).
+2. Acting: the Q-network gives one value per action id for the observation of the seat to act; the seat
+   plays the legal action of the highest value (illegal ones are masked out), or with probability
+   ``dmc.epsilon`` a legal action drawn uniformly (epsilon-greedy; DouZero's 0.01).
+3. Targets: every decision is held in its game's open episode (:meth:`DMC.collect`) until the episode ends;
+   then each decision's target is the Monte-Carlo return of the seat that made it: the rewards
+   ``VectorGame.step`` paid that seat from that decision (its own step included) to the end of the episode,
+   times ``env.reward_scale``, undiscounted. With ``env.episode: hand`` (the default) that is the seat's
+   balance in the hand (tricks - quota, times the scale); with ``game``, the sum of its hand balances from
+   the decision's hand to the end of the game (a game stopped by ``env.max_hands`` ends like a finished one).
+   The finished decisions (observation, action, target; no legal mask: the regression touches only the
+   taken action's value, the mask serves the acting alone) go to the replay, a ring of the latest
+   ``dmc.replay_rollouts * dmc.n_steps * env.num_games`` of them. An episode's decisions are all held until
+   it ends, so game episodes hold each game's whole history (memory grows with the game's length).
+4. Update (after each rollout of ``dmc.n_steps`` engine steps): ``dmc.updates_per_rollout`` minibatches of
+   ``dmc.batch_size`` decisions drawn uniformly from the replay (none until it holds one minibatch); the loss
+   is the mean squared error between the value of the action taken and its target; Adam, gradient clipping.
+   By default one minibatch of 4,096 per rollout of 4,096 decisions: each decision is regressed about once.
+5. Between rollouts: checkpoints (atomic; ``--resume`` continues exactly: the same weights as an uninterrupted
+   run), duplicate evaluations against ``eval.opponents`` every ``eval.every`` decisions.
+
+Choices (docs/results.md gives the figures):
+
+- **one network for every seat**: the observation is relative to the seat to act and carries its role
+  (dealer, eldest, middle one-hot), the quotas and the scores (sm_env/observation.py), so one network plays
+  every role, as the vector PPO trainer's actor does, and learns from three times the decisions. DouZero keeps
+  a network per role because its roles see different observations; here they see the same layout.
+- **action heads**: the network maps the observation to ``VectorGame.num_actions`` values (56, or 74 under the
+  rule sets of docs/rules.md 10.8), one per action id, and only the taken action's value is regressed. That is
+  the one-hot action concatenated to the observation with the action's input weights moved to the output
+  layer; it evaluates every legal action in one forward pass instead of one per action. DouZero concatenates
+  because its actions are card combinations with features of their own; here an action is one of 56 ids.
+
+Outputs in the run folder: ``final_policy.pt`` (the Q-network in the policy-file format,
+:func:`agents.ppo_agent.export_policy`, with ``outputs: q_values`` in its metadata: ``ppo:RUN/final_policy.pt``
+plays it, and ``PPOAgent``'s default, the legal action of the highest output, is exactly the greedy policy),
+``checkpoints/latest.pt`` (format ``sergeant-major-vector-dmc/1``: the network, Adam, the engine, the open
+episodes, the replay, the generator, the counters), ``metrics.jsonl`` (one line per rollout: decisions,
+training wall time, decisions/s, loss, the explained variance of the taken actions' values, episodes),
+``eval.jsonl`` (one line per evaluation: decisions, training wall time, the advantage against each opponent
+and the whole table), ``final_eval.json``, ``config.yaml`` and ``summary.json`` (the run layer's,
+training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
+from sm_env.compiled.batch import VectorGame
+from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
+from training.common.yaml_config import save_config
+
+from .config import DMCConfig, load_dmc_config
+from .ppo import (
+    Timers,
+    check_saved_settings,
+    engine_state,
+    explained_variance,
+    masked_logits,
+    mlp,
+    read_checkpoint,
+    restore_engine,
+    sample,
+    write_checkpoint,
+)
+
+CHECKPOINT_FORMAT = "sergeant-major-vector-dmc/1"
+RESUME_FIXED = (  # settings a resumed run must keep: the network, the games, the replay's size and its targets
+    ("env", "rules"),
+    ("env", "episode"),
+    ("env", "max_hands"),
+    ("env", "num_games"),
+    ("env", "reward_scale"),
+    ("dmc", "net_arch"),
+    ("dmc", "activation"),
+    ("dmc", "n_steps"),
+    ("dmc", "replay_rollouts"),
+)
+OPEN_STEPS = 64  # first room for each game's open episode (decisions); doubled whenever an episode needs more
+PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds of training (metrics.jsonl has all)
+
+
+class DMC:
+    """One run: the games, the Q-network, the open episodes, the replay and the steps between rollouts."""
+
+    def __init__(self, cfg: DMCConfig, run_dir: str, resume: bool = False, quiet: bool = False) -> None:
+        self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
+        torch.set_num_threads(cfg.train.torch_threads)
+        torch.manual_seed(cfg.seed)  # the network's initial weights
+        self.gen = torch.Generator().manual_seed(cfg.seed)  # exploration, minibatch draws
+        n = self.num_games = cfg.env.num_games
+        self.games = VectorGame(
+            n, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
+        )
+        self.games.reset()
+        g = self.games  # the sizes, from the rule set
+        self.obs_size, self.num_actions, self.num_players = g.observation_size, g.num_actions, g.rules.num_players
+        self.q = mlp(self.obs_size, cfg.dmc.net_arch, self.num_actions, cfg.dmc.activation)
+        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=cfg.dmc.learning_rate)
+        # this step's view of every game
+        self.obs = np.zeros((n, self.obs_size), dtype=np.float32)
+        self.mask = np.zeros((n, self.num_actions), dtype=np.int8)
+        # the open episodes: decision k of game i's current episode at [k, i]
+        self.open_obs = np.zeros((OPEN_STEPS, n, self.obs_size), dtype=np.float32)
+        self.open_action = np.zeros((OPEN_STEPS, n), dtype=np.int64)
+        self.open_seat = np.zeros((OPEN_STEPS, n), dtype=np.int64)
+        self.open_paid = np.zeros((OPEN_STEPS, n), dtype=np.float64)  # the seat's rewards before the decision
+        self.length = np.zeros(n, dtype=np.int64)  # decisions in each game's open episode
+        self.paid = np.zeros((n, self.num_players), dtype=np.float64)  # rewards per seat since the episode began
+        # the replay: the latest finished decisions, a ring
+        self.capacity = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * n
+        self.replay_obs = np.zeros((self.capacity, self.obs_size), dtype=np.float32)
+        self.replay_action = np.zeros(self.capacity, dtype=np.int64)
+        self.replay_target = np.zeros(self.capacity, dtype=np.float32)
+        self.filled = self.cursor = 0
+        self.global_step = self.updates = self.rollouts = self.episodes = self.trained = 0
+        self.last = {"eval": 0, "checkpoint": 0}
+        self.history: list[dict[str, Any]] = []
+        self.evals: list[dict[str, Any]] = []
+        self.wall = 0.0
+        self.timers = Timers()
+        self._printed = -PROGRESS_SECONDS
+        os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
+        if resume:
+            self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
+        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
+
+    # -- acting ------------------------------------------------------------------
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, epsilon: float) -> torch.Tensor:
+        """Epsilon-greedy actions: per row the legal action of the highest value, or with probability ``epsilon``
+        one drawn uniformly among the legal actions (the draws from the run's generator)."""
+        with self.timers("act forward"), torch.no_grad():
+            values = self.q(obs)
+        with self.timers("exploration"):
+            actions = masked_logits(values, mask).argmax(1)
+            explore = torch.nonzero(torch.rand(len(obs), generator=self.gen) < epsilon).squeeze(1)
+            if len(explore):
+                uniform = masked_logits(torch.zeros(len(explore), values.shape[1]), mask[explore])
+                actions[explore] = sample(uniform, self.gen)
+            return actions
+
+    # -- rollout -----------------------------------------------------------------
+    def collect(self) -> dict[str, float]:
+        """Play ``dmc.n_steps`` engine steps in every game; the decisions of the episodes that end go to the
+        replay with their returns (:meth:`finish`); returns the rollout's episode statistics."""
+        n, g, t_ = self.num_games, self.games, self.timers
+        rows = np.arange(n)
+        scale, epsilon = self.cfg.env.reward_scale, self.cfg.dmc.epsilon
+        ended = 0
+        for _ in range(self.cfg.dmc.n_steps):
+            with t_("engine"):
+                seat = g.current_player.astype(np.int64)
+                g.legal_mask(out=self.mask)
+                g.observe(out=self.obs)
+            actions = self.act(torch.from_numpy(self.obs), torch.from_numpy(self.mask).bool(), epsilon).numpy()
+            with t_("bookkeeping"):
+                if self.length.max() == len(self.open_obs):
+                    self._grow()
+                k = self.length
+                self.open_obs[k, rows] = self.obs
+                self.open_action[k, rows] = actions
+                self.open_seat[k, rows] = seat
+                self.open_paid[k, rows] = self.paid[rows, seat]
+                self.length += 1
+            with t_("engine"):
+                rewards, done = g.step(actions)
+            with t_("bookkeeping"):
+                self.paid += rewards * scale
+                if done.any():
+                    ended += int(done.sum())
+                    self.finish(np.flatnonzero(done))
+        return {"episodes": float(ended)}
+
+    def _grow(self) -> None:
+        """Twice the room for the open episodes (an episode longer than any before)."""
+        for name in ("open_obs", "open_action", "open_seat", "open_paid"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+
+    def finish(self, games: np.ndarray) -> None:
+        """The episodes of ``games`` just ended: each of their decisions gets as target what its seat was paid
+        from that decision on (:attr:`paid` now minus :attr:`open_paid` then), and goes to the replay."""
+        lengths = self.length[games]
+        game = np.repeat(games, lengths)  # decision d of the ended episodes: game[d], its k[d]-th decision
+        k = np.arange(len(game)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        seat = self.open_seat[k, game]
+        target = self.paid[game, seat] - self.open_paid[k, game]
+        self.store(self.open_obs[k, game], self.open_action[k, game], target)
+        self.episodes += len(games)
+        self.length[games] = 0
+        self.paid[games] = 0.0
+
+    def store(self, obs: np.ndarray, actions: np.ndarray, targets: np.ndarray) -> None:
+        """Finished decisions into the replay ring (the oldest leave; of more than it holds, the last)."""
+        if len(obs) > self.capacity:
+            obs, actions, targets = obs[-self.capacity :], actions[-self.capacity :], targets[-self.capacity :]
+        slots = (self.cursor + np.arange(len(obs))) % self.capacity
+        self.replay_obs[slots] = obs
+        self.replay_action[slots] = actions
+        self.replay_target[slots] = targets
+        self.cursor = int((self.cursor + len(obs)) % self.capacity)
+        self.filled = min(self.capacity, self.filled + len(obs))
+
+    # -- update ------------------------------------------------------------------
+    def update(self) -> dict[str, float]:
+        """``dmc.updates_per_rollout`` minibatches of the regression of the taken actions' values on their
+        returns, each drawn uniformly (without repeats) from the replay; nothing until it holds a minibatch."""
+        d, t_ = self.cfg.dmc, self.timers
+        nan = float("nan")
+        if self.filled < d.batch_size:
+            return {"loss": nan, "explained_variance": nan, "q_taken": nan, "target_abs": nan, "trained": 0.0}
+        obs_all = torch.from_numpy(self.replay_obs)
+        losses, predicted, targets = [], [], []
+        for _ in range(d.updates_per_rollout):
+            with t_("batching"):
+                rows = torch.randperm(self.filled, generator=self.gen)[: d.batch_size]
+                obs = obs_all[rows]
+                action = torch.from_numpy(self.replay_action)[rows]
+                target = torch.from_numpy(self.replay_target)[rows]
+            with t_("update network"):
+                value = self.q(obs).gather(1, action[:, None]).squeeze(1)
+                loss = ((value - target) ** 2).mean()
+                self.optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.q.parameters(), d.max_grad_norm)
+                self.optimizer.step()
+            self.updates += 1
+            losses.append(loss.item())
+            predicted.append(value.detach().numpy())
+            targets.append(target.numpy())
+        p, t = np.concatenate(predicted), np.concatenate(targets)
+        self.trained += len(p)
+        return {
+            "loss": float(np.mean(losses)),
+            "explained_variance": explained_variance(p, t),
+            "q_taken": float(p.mean()),
+            "target_abs": float(np.abs(t).mean()),
+            "trained": float(len(p)),
+        }
+
+    # -- loop --------------------------------------------------------------------
+    def train(self, stop: Any = None) -> None:
+        """Rollouts and updates until ``train.total_timesteps`` decisions, or until ``stop`` is set (a Ctrl-C:
+        checked after each rollout); checkpoints and evaluations between rollouts; always a checkpoint at the
+        end."""
+        cfg = self.cfg
+        while self.global_step < cfg.train.total_timesteps and not stop:
+            started = time.perf_counter()
+            episodes = self.collect()
+            stats = self.update()
+            elapsed = time.perf_counter() - started
+            self.wall += elapsed
+            played = cfg.dmc.n_steps * self.num_games
+            self.global_step += played
+            self.rollouts += 1
+            row = {"global_step": self.global_step, "rollout": self.rollouts, "wall": self.wall}
+            row.update(sps=played / elapsed, replay=float(self.filled), **stats, **episodes)
+            row["network_share"] = self.timers.network_share()
+            self.history.append(row)
+            finished = self.global_step >= cfg.train.total_timesteps
+            if cfg.train.progress and not self.quiet and (finished or self.wall - self._printed >= PROGRESS_SECONDS):
+                self._printed = self.wall
+                progress(
+                    f"decisions {self.global_step:>11}  dps {row['sps']:>7.0f}  loss {row['loss']:.4f}  "
+                    f"ev {row['explained_variance']:+.3f}  q {row['q_taken']:+.3f}  replay {self.filled}  "
+                    f"net {100 * row['network_share']:.0f}%"
+                )
+            if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
+                self.last["eval"] = self.global_step
+                self.evaluate(cfg.eval.deals)
+            if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
+                self.save_checkpoint()
+        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
+            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def _latest(self) -> str:
+        return os.path.join(self.run_dir, "checkpoints", "latest.pt")
+
+    # -- outputs -----------------------------------------------------------------
+    def numpy_policy(self) -> NumpyPolicy:
+        """The Q-network as a policy (its outputs the values; the greedy policy is their legal argmax)."""
+        shape = PolicyShape.of(self.games.rules)
+        return policy_from_torch([self.q], self.cfg.dmc.activation, where="the Q-network", shape=shape)
+
+    def export(self, path: str) -> str:
+        """The Q-network as a ``.pt`` policy file (``ppo:PATH`` plays it greedily), atomically."""
+        export_policy(
+            self.numpy_policy(),
+            path,
+            rules=self.games.rules,
+            trainer="training.vector.dmc",
+            outputs="q_values",
+            num_timesteps=self.global_step,
+        )
+        return path
+
+    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
+        """Duplicate evaluation of the greedy policy against ``eval.opponents`` (training/evaluation/evaluate.py);
+        ``eval.jsonl`` gets the decisions, the training time and the advantage against each opponent."""
+        from training.evaluation.evaluate import evaluate_against, format_table
+
+        path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
+        results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
+        self.evals.append(
+            {
+                "global_step": self.global_step,
+                "wall": self.wall,
+                "deals": deals,
+                "final": final,
+                "advantage": {name: rows["all"].get("advantage") for name, rows in results.items()},
+                "difference": {name: rows["all"]["difference"] for name, rows in results.items()},
+                "results": results,
+            }
+        )
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
+        if not self.quiet and not final:  # the final table is the run layer's (stdout)
+            progress(
+                f"evaluation at {self.global_step} decisions ({self.wall:.0f} s), {deals} deals:\n"
+                + format_table(results)
+            )
+        return results
+
+    def _state(self) -> dict[str, Any]:
+        top = int(self.length.max())  # the open episodes' decisions are in [:top]
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "config": self.cfg.to_dict(),
+            "counters": {
+                "global_step": self.global_step,
+                "updates": self.updates,
+                "rollouts": self.rollouts,
+                "episodes": self.episodes,
+                "trained": self.trained,
+                "wall": self.wall,
+                "filled": self.filled,
+                "cursor": self.cursor,
+            },
+            "last": dict(self.last),
+            "net": self.q.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "engine": engine_state(self.games),
+            "generator": self.gen.get_state(),
+            "open": {
+                "obs": torch.from_numpy(self.open_obs[:top].copy()),
+                "action": torch.from_numpy(self.open_action[:top].copy()),
+                "seat": torch.from_numpy(self.open_seat[:top].copy()),
+                "paid": torch.from_numpy(self.open_paid[:top].copy()),
+                "length": torch.from_numpy(self.length.copy()),
+                "paid_now": torch.from_numpy(self.paid.copy()),
+            },
+            "replay": {
+                "obs": torch.from_numpy(self.replay_obs[: self.filled].copy()),
+                "action": torch.from_numpy(self.replay_action[: self.filled].copy()),
+                "target": torch.from_numpy(self.replay_target[: self.filled].copy()),
+            },
+            "history": self.history,
+            "evals": self.evals,
+        }
+
+    def save_checkpoint(self) -> str:
+        """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), then the metrics."""
+        self.last["checkpoint"] = self.global_step
+        numbered = write_checkpoint(self.run_dir, self.global_step, self._state(), self.cfg.train.keep_checkpoints)
+        write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
+        return numbered
+
+    def load(self, path: str) -> None:
+        """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
+        read_checkpoint(path, CHECKPOINT_FORMAT, self._restore)
+
+    def _restore(self, path: str, state: dict[str, Any]) -> None:
+        """Everything :meth:`load` restores: the settings it must agree with, the network and Adam, the engine
+        (checked whole by ``VectorGame.set_state``), the open episodes, the replay, the counters."""
+        check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
+        self.q.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        restore_engine(self.games, state["engine"])
+        self.gen.set_state(state["generator"])
+        n = self.num_games
+        opened, replay, counters = state["open"], state["replay"], state["counters"]
+        self.length[:] = opened["length"].numpy()
+        self.paid[:] = opened["paid_now"].numpy()
+        top = len(opened["obs"])
+        if self.length.min() < 0 or self.length.max() != top:
+            raise ValueError("the open episodes' lengths do not match their decisions")
+        while len(self.open_obs) < top:
+            self._grow()
+        self.open_obs[:top] = opened["obs"].numpy().reshape(top, n, self.obs_size)
+        for name in ("action", "seat", "paid"):
+            getattr(self, f"open_{name}")[:top] = opened[name].numpy()
+        self.filled, self.cursor = int(counters["filled"]), int(counters["cursor"])
+        if not 0 <= self.cursor < self.capacity or not 0 <= self.filled <= self.capacity:
+            raise ValueError(f"the replay's counters {self.filled}, {self.cursor} do not fit its size {self.capacity}")
+        self.replay_obs[: self.filled] = replay["obs"].numpy()
+        self.replay_action[: self.filled] = replay["action"].numpy()
+        self.replay_target[: self.filled] = replay["target"].numpy()
+        self.global_step, self.updates, self.rollouts = (
+            counters["global_step"],
+            counters["updates"],
+            counters["rollouts"],
+        )
+        self.episodes, self.trained, self.wall = counters["episodes"], counters["trained"], counters["wall"]
+        self.last = dict(state["last"])
+        self.history, self.evals = list(state["history"]), list(state["evals"])
+
+    # -- the run layer (training/common/runs.py) ----------------------------------
+
+    def progress(self) -> int:
+        """Decisions played so far (the whole run)."""
+        return self.global_step
+
+    def final_outputs(self) -> list[tuple[str, str]]:
+        """The final policy, and every output of the run and how to use it."""
+        final = self.export(os.path.join(self.run_dir, "final_policy.pt"))
+        return [
+            ("final_policy.pt", f"the Q-network, greedy: sergeant-major play --opponents ppo:{final} heuristic"),
+            ("metrics.jsonl", "one line per rollout: decisions, training seconds, decisions/s, loss, explained var."),
+            ("eval.jsonl", "every evaluation: decisions, training seconds, advantage per opponent, the whole table"),
+        ]
+
+    def details(self) -> str:
+        """The time by phase (the network against everything else)."""
+        return "time by phase:\n" + self.timers.table()
+
+    def facts(self) -> dict[str, Any]:
+        return {"global_step": self.global_step, "rollouts": self.rollouts, "episodes": self.episodes}
+
+    def close(self) -> None:
+        """Nothing to release (the games, the network and the replay are plain memory)."""
+
+
+PROG = "python -m training.vector.dmc"
+
+
+def backend(prog: str = PROG) -> Backend:
+    """The DMC trainer as the run layer sees it (``sergeant-major train --backend dmc``)."""
+
+    return Backend(
+        prog=prog,
+        load_config=load_dmc_config,
+        latest_checkpoint=checkpoint_at("checkpoints", "latest.pt"),
+        length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
+        unit="decisions",
+        build=lambda cfg, run_dir, resume, args: DMC(cfg, run_dir, resume=resume, quiet=args.quiet),
+        stop_point="finishing the current rollout, then writing a checkpoint",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train from a config (or resume a run); returns the exit status (2: bad input, 130: interrupted)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Deep Monte-Carlo self-play (DouZero style) over the batched engine, from a config to a policy.",
+        epilog="examples:\n" + __doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--backend", choices=("dmc",), default="dmc", help=argparse.SUPPRESS)
+    add_run_arguments(parser, "YAML config (configs/dmc.yaml; python -m training.vector.config dmc lists the keys)")
+    return run_command(backend(), parser, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
