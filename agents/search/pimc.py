@@ -125,7 +125,7 @@ class PimcAgent(Agent):
         self.needs_observation = rollout == "policy"  # the policy decides the phases not searched
         self._policy: Any = None  # policy rollouts: the TrainedAgent of the rules played (check_rules)
         self._rules: Any = None
-        self._rollouts: dict[str, Any] = {}  # policy file -> the rollouts that play it
+        self._rollouts: dict[tuple[str, RuleSet], Any] = {}  # (policy file, rules) -> the rollouts that play it
         if rollout == "policy":
             from agents.trained import TrainedAgent
 
@@ -233,7 +233,7 @@ class PimcAgent(Agent):
         agent = self._policy
         if self._rules is not rules:
             self.check_rules(rules)
-        key = f"{agent.path}:{int(self.kernel)}:{rules.name}"
+        key = (agent.path, rules)
         if key not in self._rollouts:
             from .policy_rollout import BatchPolicy, PolicyRollouts, PythonPolicyRollouts
 
