@@ -8,7 +8,13 @@ Specs accepted by :func:`make_agent`:
 ``pimc``                    Monte Carlo search (:mod:`agents.search.pimc`), with
                             optional parameters: ``pimc:samples=20``,
                             ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``,
-                            ``pimc:kernel=0`` (the pure-Python search)
+                            ``pimc:kernel=0`` (the pure-Python search);
+                            ``pimc:rollout=policy``: the rollouts played by
+                            the shipped policy of the rule set (``trained``)
+                            for every seat, 16 deals per decision, the
+                            phases not searched decided by that policy
+                            (rule sets without a shipped policy are refused
+                            in one line)
 ``ismcts``                  information-set MCTS (:mod:`agents.search.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
                             ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
@@ -41,9 +47,12 @@ naming the parameter and the values it allows.
 ==========  ==============  ===================================================
 agent       parameter       allowed (default)
 ==========  ==============  ===================================================
-pimc        ``samples``     a whole number 1-10000 (20): deals per decision
+pimc        ``samples``     a whole number 1-10000 (20; 16 with
+                            ``rollout=policy``): deals per decision
 pimc        ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``samples``
+pimc        ``rollout``     one of heuristic, policy (heuristic): who plays
+                            the rollouts, the heuristic or the shipped policy
 ismcts      ``iterations``  a whole number 1-100000 (200) per decision
 ismcts      ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``iterations`` (still at
@@ -109,6 +118,7 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "seconds": Param(float, 0, 600, low_open=True),
         "bid": _FLAG,
         "kernel": _FLAG,
+        "rollout": Param(str, choices=("heuristic", "policy")),  # agents.search.pimc.DEFAULT_SAMPLES
     },
     "ismcts": {
         "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS

@@ -82,19 +82,22 @@ def flag(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Param:
-    """One spec parameter: its type (``int``, ``float`` or ``bool``, a yes/no :func:`flag`) and, for a number,
-    the range allowed: ``low`` to ``high`` inclusive, ``low`` itself excluded when ``low_open``. A float must
-    be finite (``nan`` and ``inf`` are refused)."""
+    """One spec parameter: its type (``int``, ``float``, ``bool``, a yes/no :func:`flag`, or ``str``, one word of
+    ``choices``, any case) and, for a number, the range allowed: ``low`` to ``high`` inclusive, ``low`` itself
+    excluded when ``low_open``. A float must be finite (``nan`` and ``inf`` are refused)."""
 
     type: type
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    choices: tuple[str, ...] = ()
 
     def allowed(self) -> str:
         """The values allowed, in words (for error messages and docs)."""
         if self.type is bool:
             return "0 or 1 (or yes/no, true/false, on/off)"
+        if self.type is str:
+            return "one of " + ", ".join(self.choices)
         kind = "a whole number" if self.type is int else "a number"
         if self.low_open:
             return f"{kind} above {self.low:g} and at most {self.high:g}"
@@ -104,6 +107,11 @@ class Param:
         """The value of ``text``, or ValueError naming the values allowed."""
         if self.type is bool:
             return flag(text)
+        if self.type is str:
+            word = text.strip().lower()
+            if word not in self.choices:
+                raise ValueError(self.allowed())
+            return word
         try:
             value = self.type(text.strip())
         except ValueError:

@@ -9,7 +9,8 @@ pays that first cost up front, in ``--jobs`` processes at once, by running one t
   compiled path, three and four players, checked in lockstep against ``Game``, a saved state restored and a
   broken one refused (the state check's kernel), an illegal action refused;
 - ``parallel``: the batched engine's threaded kernels (``VectorGame(parallel=True)``);
-- ``search``: the compiled pimc and ISMCTS (world sampler, rollouts, tree), three and four players.
+- ``search``: the compiled pimc and ISMCTS (world sampler, rollouts, tree), three and four players, and pimc's
+  policy rollouts (``pimc:rollout=policy``, three players: the policy's lockstep kernels).
 
 The kernels read the rules as data, so one small workload compiles them for every preset. Nothing is written
 but numba's cache; a part that fails is reported with its error and the exit status is 1.
@@ -74,7 +75,8 @@ def _search() -> None:
     from sm_env.core.knowledge import player_view
 
     for preset in ("standard", "four-5-3-2-2"):
-        for spec in ("pimc:samples=2", "ismcts:iterations=20"):
+        policy = ("pimc:rollout=policy,samples=2",) if preset == "standard" else ()  # no four-player policy
+        for spec in ("pimc:samples=2", "ismcts:iterations=20", *policy):
             game = Game(rules=preset, seed=0)
             agent = make_agent(spec, seed=0)
             for _ in range(30):

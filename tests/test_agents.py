@@ -545,7 +545,10 @@ def test_spec_parameters_are_typed_and_bounded_in_one_place():
         ("pimc:samples=1.5", "'samples' must be a whole number from 1 to 10000"),
         ("pimc:bid=maybe", "'bid' must be 0 or 1"),
         ("pimc:kernel=2", "'kernel' must be 0 or 1"),
-        ("pimc:depth=3", r"unknown parameter\(s\) \['depth'\]; known: \['bid', 'kernel', 'samples', 'seconds'\]"),
+        (
+            "pimc:depth=3",
+            r"unknown parameter\(s\) \['depth'\]; known: \['bid', 'kernel', 'rollout', 'samples', 'seconds'\]",
+        ),
         ("pimc:samples=5,samples=6", "parameter 'samples' given twice"),
         ("ismcts:iterations=1000000", "'iterations' must be a whole number from 1 to 100000"),
         ("ismcts:seconds=inf", "'seconds' must be a number above 0 and at most 600"),
@@ -570,6 +573,8 @@ def test_the_spec_table_documents_the_bounds_and_the_rllib_warning():
         for name, p in table.items():
             if p.type is bool:
                 allowed = "0 or 1"
+            elif p.type is str:
+                allowed = p.allowed()  # one of ...
             elif p.low_open:
                 allowed = f"a number above {p.low:g}, at most {p.high:g}"
             else:

@@ -358,6 +358,7 @@ def test_modules_compiled_with_the_kernels_name_their_current_source() -> None:
         "sm_env/compiled/state_check.py",
         "agents/search/rollout_kernel.py",
         "agents/search/ismcts_kernel.py",
+        "agents/search/policy_kernel.py",
     ):
         assert f"compiled against kernels.py {stamp}" in (root / path).read_text(), path
 

@@ -16,7 +16,7 @@ ties go to the heuristic's own choice. Every action is scored on the same
 deals (common random numbers), so the comparison is sharp even with few
 samples.
 
-Budget: ``samples`` deals per decision (default 20), or ``seconds`` per
+Budget: ``samples`` deals per decision (default 20; 16 with policy rollouts, below), or ``seconds`` per
 decision (sampling until the time is up, at least one deal; not
 reproducible across machines). Decisions with one legal action cost
 nothing.
@@ -43,8 +43,25 @@ numbers and play the same cards as the Python path (:func:`sample_world`,
 actions either way; ``kernel=0`` forces the Python path, which is also used
 when numba is missing or the kernel does not know an option of the rules.
 
+Policy rollouts (``rollout=policy``, spec ``pimc:rollout=policy``): the rollouts are played by the shipped
+policy of the rule set (:func:`agents.trained.trained_policy`, the agent ``trained``) for every seat instead of
+the heuristic: each seat's move is the policy's most probable legal action on that seat's own observation of the
+rollout (greedy, as ``trained`` plays; a forced move without asking). This is policy improvement by rollouts:
+one step of search over the policy. Everything else is as above: the same deals (the same draws of the seeded
+generator), every action tried on every deal, the acting seat's mean balance in the hand, the best wins, ties
+to the policy's own choice. The phases pimc does not search (the exchange, the auction, the quota assignment,
+the face-up card, and trump and the discards without ``bid=1``) are decided by the policy directly, so the
+agent plays as ``trained`` except where it searches. Budget: 16 deals per decision unless ``samples`` or
+``seconds`` says otherwise (a time budget plays :data:`POLICY_CHUNK` deals per batch). Speed: every deal x
+action of a decision is one batch of rows of the compiled engine, moved in lockstep, with one forward pass of
+the network (torch) over every row that waits on a choice per step (:mod:`agents.search.policy_rollout`);
+``kernel=0``, or rules the compiled engine does not run, play the same moves one position at a time in Python.
+Rule sets without a shipped policy are refused (:meth:`PimcAgent.check_rules`, one line naming the rule sets
+that have one). Figures: docs/results.md ("Search with policy rollouts").
+
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
-``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``.
+``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
+``pimc:rollout=policy,samples=32``.
 """
 
 from __future__ import annotations
@@ -59,28 +76,41 @@ from agents.unseen import deck_of
 from sm_env.core.cards import from_mask, to_mask
 from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView
+from sm_env.core.rules import RuleSet
+from sm_env.observation import encode
 
+from .policy_rollout import with_public_history
 from .rollout import compiled_rollouts, rollout
 from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
 
 if TYPE_CHECKING:
     from .world_kernel import TwisterStream
 
+DEFAULT_SAMPLES = {"heuristic": 20, "policy": 16}
+"""Deals per decision unless ``samples`` or ``seconds`` is given, by rollout player (the spec's ``rollout``)."""
+POLICY_CHUNK = 4
+"""Deals played out per batch under a time budget with policy rollouts."""
+
 
 class PimcAgent(Agent):
-    """PIMC search with heuristic rollouts; see the module docstring."""
+    """PIMC search with heuristic or policy rollouts; see the module docstring."""
 
     name = "pimc"
 
     def __init__(
         self,
         seed: int | None = None,
-        samples: int = 20,
+        samples: int | None = None,
         seconds: float | None = None,
         bid: bool = False,
         kernel: bool = True,
+        rollout: str = "heuristic",
     ) -> None:
         super().__init__(seed)
+        if rollout not in DEFAULT_SAMPLES:
+            raise ValueError(f"pimc: rollout must be one of {', '.join(DEFAULT_SAMPLES)}, got {rollout!r}")
+        if samples is None:
+            samples = DEFAULT_SAMPLES[rollout]
         if samples < 1:
             raise ValueError(f"pimc: samples must be >= 1, got {samples}")
         if seconds is not None and seconds <= 0:
@@ -89,9 +119,21 @@ class PimcAgent(Agent):
         self.seconds = seconds
         self.bid = bid
         self.kernel = kernel
+        self.rollout = rollout
         self.decisions = 0
         self.worlds = 0
-        self.name = "pimc" if (samples, seconds, bid, kernel) == (20, None, False, True) else self._label()
+        self.needs_observation = rollout == "policy"  # the policy decides the phases not searched
+        self._policy: Any = None  # policy rollouts: the TrainedAgent of the rules played (check_rules)
+        self._rules: Any = None
+        self._rollouts: dict[tuple[str, RuleSet], Any] = {}  # (policy file, rules) -> the rollouts that play it
+        if rollout == "policy":
+            from agents.trained import TrainedAgent
+
+            self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
+        if (samples, seconds, bid, kernel) == (DEFAULT_SAMPLES[rollout], None, False, True):
+            self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
+        else:
+            self.name = self._label()
 
     def _label(self) -> str:
         parts = [f"seconds={self.seconds:g}" if self.seconds is not None else f"samples={self.samples}"]
@@ -99,14 +141,33 @@ class PimcAgent(Agent):
             parts.append("bid=1")
         if not self.kernel:
             parts.append("kernel=0")
+        if self.rollout != "heuristic":
+            parts.insert(0, f"rollout={self.rollout}")
         return "pimc:" + ",".join(parts)
+
+    def check_rules(self, rules: RuleSet) -> None:
+        """With policy rollouts, take the shipped policy of ``rules`` (:func:`agents.trained.trained_policy`); a
+        ValueError in one line naming the rule sets that have one if none plays them. Heuristic rollouts play
+        any rule set."""
+        if self._policy is not None:
+            self._policy.check_rules(rules)
+            self._rules = rules
 
     def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
         legal = from_mask(view.legal)
         if not legal:
             raise ValueError(f"pimc: no legal action for seat {view.seat} (is it to act?)")
-        default = heuristic_action(view)
-        if len(legal) == 1 or not searched_phase(view, self.bid):
+        if len(legal) == 1:
+            return legal[0]
+        if self._policy is None:
+            default = heuristic_action(view)
+        else:
+            if view.rules is not self._rules:
+                self.check_rules(view.rules)
+            if isinstance(observation, dict):
+                observation = observation.get("observation")
+            default = self._policy.choose(encode(view) if observation is None else observation, view.legal)
+        if not searched_phase(view, self.bid):
             return default
         values = self.evaluate(view, legal)
         return max(legal, key=lambda a: (values[a], a == default, -a))
@@ -140,9 +201,14 @@ class PimcAgent(Agent):
         n = 0
         while True:
             # a fixed budget samples every deal, then plays them out in one batch; a time budget one deal at a time
-            count = self.samples if deadline is None else 1
+            # (policy rollouts: POLICY_CHUNK deals, a batch worth a network call)
+            count = self.samples if deadline is None else (POLICY_CHUNK if self._policy is not None else 1)
             positions = [self._position(view, cons, stream) for _ in range(count)]
-            if batch_of is not None:  # compiled: every deal x every action in one batch
+            if self._policy is not None:  # policy rollouts: every deal x every action in one lockstep batch
+                games = [with_public_history(game, view) for game, _ in positions]
+                won = self._policy_rollouts(view.rules).values(games, legal, me).sum(axis=0)
+                totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
+            elif batch_of is not None:  # compiled: every deal x every action in one batch
                 batch = batch_of(view.rules, count)
                 for row, (game, dealer_out) in enumerate(positions):
                     batch.load(row, game, deck, dealer_out)
@@ -160,6 +226,22 @@ class PimcAgent(Agent):
             if deadline is None or time.perf_counter() >= deadline:
                 break
         return totals, n
+
+    def _policy_rollouts(self, rules: RuleSet) -> Any:
+        """The rollouts of the policy of ``rules`` (:mod:`agents.search.policy_rollout`): compiled when the
+        kernel is on and runs the rules, else the Python reference (the same moves)."""
+        agent = self._policy
+        if self._rules is not rules:
+            self.check_rules(rules)
+        key = (agent.path, rules)
+        if key not in self._rollouts:
+            from .policy_rollout import BatchPolicy, PolicyRollouts, PythonPolicyRollouts
+
+            if self.kernel and compiled_rollouts(rules) is not None:
+                self._rollouts[key] = PolicyRollouts(rules, BatchPolicy(agent.policy))
+            else:
+                self._rollouts[key] = PythonPolicyRollouts(agent.choose)
+        return self._rollouts[key]
 
     def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
         """A sampled deal as a game, and the cards its dealer knows are out (its discards)."""
