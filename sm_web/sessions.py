@@ -55,6 +55,7 @@ WEB_PARAMS: dict[str, dict[str, Param]] = {
         "samples": Param(int, 1, 200),
         "seconds": Param(float, 0, MAX_SEARCH_SECONDS, low_open=True),
         "bid": Param(bool),
+        "rollout": Param(str, choices=("heuristic", "policy")),  # policy: about 20 times a decision's time
     },
     "ismcts": {
         "iterations": Param(int, 1, 5000),

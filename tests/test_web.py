@@ -16,7 +16,7 @@ from web_helpers import cards_in, known_cards, played_cards
 
 from sm_env.records import load_record, replay
 from sm_web.app import Config, create_app
-from sm_web.sessions import SessionStore
+from sm_web.sessions import SessionStore, check_opponent
 
 SEED = 3  # with heuristic opponents and the moves below: 4 hands, with exchanges, won by player_0
 
@@ -1131,7 +1131,8 @@ def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(caps
             ("ismcts:seconds=nan", "seconds must be"),
             ("ismcts:iterations=1000000", "iterations must be a whole number from 1 to 5000"),
             ("ismcts:c=nan", "c must be a number from 0 to 10"),
-            ("pimc:kernel=0", "pimc takes samples=, seconds=, bid= on this page, not kernel="),
+            ("pimc:kernel=0", "pimc takes samples=, seconds=, bid=, rollout= on this page, not kernel="),
+            ("pimc:rollout=oracle", "rollout must be one of heuristic, policy on this page"),
             ("heuristic:x=1", "heuristic takes no parameters"),
             ("pimc:bid=maybe", "bid must be 0 or 1"),
             ("rllib:/tmp", "only if the server was started with it"),
@@ -1146,6 +1147,7 @@ def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(caps
         for spec in ("pimc:seconds=0.05", "pimc:samples=200,bid=1", "ismcts:iterations=5000,c=0.5", "ismcts:seconds=5"):
             response = client.post("/api/new", json={"opponents": ["heuristic", spec]})
             assert response.status_code == 200, (spec, response.text)
+    assert check_opponent(" pimc:rollout=policy,samples=8 ") == "pimc:rollout=policy,samples=8"  # (not built: torch)
     with pytest.raises(ValueError, match="seconds must be"):
         create_app(Config(opponents=("pimc:seconds=nan", "heuristic")))
     from sm_web import serve_main
