@@ -14,7 +14,9 @@ Specs accepted by :func:`make_agent`:
                             for every seat, 16 deals per decision, the
                             phases not searched decided by that policy
                             (rule sets without a shipped policy are refused
-                            in one line)
+                            in one line); ``pimc:rollout=policy,exchange=1,
+                            bid=1,policy=runs/x/policy_r0.pt``: every
+                            decision type searched, rollouts by that file
 ``ismcts``                  information-set MCTS (:mod:`agents.search.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
                             ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
@@ -53,6 +55,12 @@ pimc        ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``samples``
 pimc        ``rollout``     one of heuristic, policy (heuristic): who plays
                             the rollouts, the heuristic or the shipped policy
+pimc        ``exchange``    0 or 1 (0), with ``rollout=policy``: also search
+                            the cards sent in the exchange
+pimc        ``policy``      a file path (the shipped policy of the rule
+                            set), with ``rollout=policy``: the policy file
+                            that plays the rollouts and the phases not
+                            searched
 ismcts      ``iterations``  a whole number 1-100000 (200) per decision
 ismcts      ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``iterations`` (still at
@@ -119,6 +127,8 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "bid": _FLAG,
         "kernel": _FLAG,
         "rollout": Param(str, choices=("heuristic", "policy")),  # agents.search.pimc.DEFAULT_SAMPLES
+        "exchange": _FLAG,
+        "policy": Param(str),  # a policy file
     },
     "ismcts": {
         "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS

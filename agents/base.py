@@ -83,8 +83,9 @@ def flag(text: str) -> bool:
 @dataclass(frozen=True)
 class Param:
     """One spec parameter: its type (``int``, ``float``, ``bool``, a yes/no :func:`flag`, or ``str``, one word of
-    ``choices``, any case) and, for a number, the range allowed: ``low`` to ``high`` inclusive, ``low`` itself
-    excluded when ``low_open``. A float must be finite (``nan`` and ``inf`` are refused)."""
+    ``choices``, any case, or without ``choices`` a file path, kept as written) and, for a number, the range
+    allowed: ``low`` to ``high`` inclusive, ``low`` itself excluded when ``low_open``. A float must be finite
+    (``nan`` and ``inf`` are refused)."""
 
     type: type
     low: float | None = None
@@ -96,6 +97,8 @@ class Param:
         """The values allowed, in words (for error messages and docs)."""
         if self.type is bool:
             return "0 or 1 (or yes/no, true/false, on/off)"
+        if self.type is str and not self.choices:
+            return "a file path"
         if self.type is str:
             return "one of " + ", ".join(self.choices)
         kind = "a whole number" if self.type is int else "a number"
@@ -107,6 +110,10 @@ class Param:
         """The value of ``text``, or ValueError naming the values allowed."""
         if self.type is bool:
             return flag(text)
+        if self.type is str and not self.choices:  # a path: kept as written
+            if not text.strip():
+                raise ValueError(self.allowed())
+            return text.strip()
         if self.type is str:
             word = text.strip().lower()
             if word not in self.choices:

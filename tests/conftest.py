@@ -18,6 +18,7 @@ SLOW_MODULES = {
     "test_training_cli.py": "training runs through the command line",
     "test_ppo_vector.py": "vector PPO training runs",
     "test_distill.py": "search-labelled data and fits",
+    "test_distill_exit.py": "data labelled by the policy search, fits, a killed run resumed",
     "test_checkpoint.py": "training runs to checkpoint and resume",
     "test_properties.py": "long property tests over many random games",
 }

@@ -547,7 +547,8 @@ def test_spec_parameters_are_typed_and_bounded_in_one_place():
         ("pimc:kernel=2", "'kernel' must be 0 or 1"),
         (
             "pimc:depth=3",
-            r"unknown parameter\(s\) \['depth'\]; known: \['bid', 'kernel', 'rollout', 'samples', 'seconds'\]",
+            r"unknown parameter\(s\) \['depth'\]; known: "
+            r"\['bid', 'exchange', 'kernel', 'policy', 'rollout', 'samples', 'seconds'\]",
         ),
         ("pimc:samples=5,samples=6", "parameter 'samples' given twice"),
         ("ismcts:iterations=1000000", "'iterations' must be a whole number from 1 to 100000"),

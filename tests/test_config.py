@@ -79,6 +79,7 @@ LOADERS = (
     ("dmc.yaml", _dmc),
     ("rllib_*.yaml", _rllib),
     ("distill*.yaml", _distill),
+    ("exit*.yaml", _distill),  # expert iteration: a distillation config
     ("exploit.yaml", _exploit),
 )
 SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))

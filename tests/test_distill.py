@@ -139,10 +139,10 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
         0,
     )
     base = {"seed": 101, "samples": 20, "chunk_hands": 500, "exchange_start": 0.7, "explore": 0.1}
-    assert cfg.data.model_dump() == {**base, "behaviour": "pimc", "search": True, "rules": "standard"}
+    assert cfg.data.record() == {**base, "behaviour": "pimc", "search": True, "rules": "standard"}  # meta.json
     teacher, dagger = cfg.extra_data
     assert (teacher.name, teacher.hands, dagger.name, dagger.hands) == ("teacher", 20000, "dagger_v1", 2000)
-    assert teacher.settings.model_dump() == {
+    assert teacher.settings.record() == {
         **base,
         "seed": 77,
         "chunk_hands": 1000,
@@ -150,7 +150,7 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
         "search": False,
         "rules": "standard",
     }
-    assert dagger.settings.model_dump() == {
+    assert dagger.settings.record() == {
         **base,
         "seed": 202,
         "behaviour": "ppo:agents/policies/standard_v1.pt",

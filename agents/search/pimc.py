@@ -30,10 +30,9 @@ default because it measured worse than the heuristic's own trump and
 discard rules (pimc:samples=16 with bid=1 against two copies with bid=0,
 50 deals: -0.25 [-0.47, 0.00] balance per hand; the rollouts do not value
 voids and a long trump suit the way real play does). Under ``calls`` the
-searched call is level with the heuristic's or a little better (docs/results.md). The exchange always
-defers to the heuristic: the state of an exchange in progress is not in the
-view in a form the engine can resume, and the heuristic's choice there
-(send cards that fetch the receiver's best) leaves little to gain.
+searched call is level with the heuristic's or a little better (docs/results.md). With heuristic
+rollouts the exchange always defers to the heuristic (its choice there, send cards that fetch the
+receiver's best, leaves little to gain); policy rollouts can search it (``exchange=1``, below).
 
 Speed: by default the deals are drawn by :mod:`agents.search.world_kernel` and
 every deal x action is played out in one compiled batch
@@ -59,9 +58,19 @@ the network (torch) over every row that waits on a choice per step (:mod:`agents
 Rule sets without a shipped policy are refused (:meth:`PimcAgent.check_rules`, one line naming the rule sets
 that have one). Figures: docs/results.md ("Search with policy rollouts").
 
+With policy rollouts two more parameters: ``policy=PATH`` plays a given policy file instead of the shipped one
+(the rollouts and the phases not searched; the file must play the rules), e.g. the policy an expert-iteration
+round fitted (``configs/exit_v3.yaml``); ``exchange=1`` searches the cards sent in the exchange too: each legal
+card, over the sampled deals, played out to the hand's end by the policy (the rest of the exchange included),
+valued by the acting seat's balance in the hand. The position is set up from the view alone
+(:func:`agents.search.policy_rollout.exchange_position`: the rounds already done, the seat's cards chosen so far),
+for rule sets whose hand opens with the exchange; where it cannot be (another order of the stages, or an order of
+senders that depends on the previous hand, ``first_up_exchanges_first``), the policy's own move is played.
+
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
-``pimc:rollout=policy,samples=32``.
+``pimc:rollout=policy,samples=32``, ``pimc:rollout=policy,bid=1,exchange=1`` (every decision type searched),
+``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``.
 """
 
 from __future__ import annotations
@@ -74,12 +83,12 @@ from agents.base import Agent
 from agents.heuristic import heuristic_action
 from agents.unseen import deck_of
 from sm_env.core.cards import from_mask, to_mask
-from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
+from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView
 from sm_env.core.rules import RuleSet
 from sm_env.observation import encode
 
-from .policy_rollout import with_public_history
+from .policy_rollout import ExchangeSetupError, exchange_position, exchange_searchable, with_public_history
 from .rollout import compiled_rollouts, rollout
 from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
 
@@ -105,10 +114,15 @@ class PimcAgent(Agent):
         bid: bool = False,
         kernel: bool = True,
         rollout: str = "heuristic",
+        exchange: bool = False,
+        policy: str | None = None,
     ) -> None:
         super().__init__(seed)
         if rollout not in DEFAULT_SAMPLES:
             raise ValueError(f"pimc: rollout must be one of {', '.join(DEFAULT_SAMPLES)}, got {rollout!r}")
+        if rollout != "policy" and (exchange or policy):
+            given = "exchange=1" if exchange else f"policy={policy}"
+            raise ValueError(f"pimc: {given} needs rollout=policy (the heuristic's rollouts do not search it)")
         if samples is None:
             samples = DEFAULT_SAMPLES[rollout]
         if samples < 1:
@@ -120,17 +134,24 @@ class PimcAgent(Agent):
         self.bid = bid
         self.kernel = kernel
         self.rollout = rollout
+        self.exchange = exchange
         self.decisions = 0
         self.worlds = 0
         self.needs_observation = rollout == "policy"  # the policy decides the phases not searched
-        self._policy: Any = None  # policy rollouts: the TrainedAgent of the rules played (check_rules)
+        self._policy: Any = None  # policy rollouts: the policy's agent (TrainedAgent: that of the rules played)
         self._rules: Any = None
         self._rollouts: dict[tuple[str, RuleSet], Any] = {}  # (policy file, rules) -> the rollouts that play it
-        if rollout == "policy":
+        self.policy_file = policy
+        if policy:
+            from agents.ppo_agent import PPOAgent
+
+            self._policy = PPOAgent(policy, seed)  # a PolicyLoadError (a ValueError) names a bad file
+        elif rollout == "policy":
             from agents.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
-        if (samples, seconds, bid, kernel) == (DEFAULT_SAMPLES[rollout], None, False, True):
+        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None)
+        if (samples, seconds, bid, kernel, exchange, policy) == defaults:
             self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
         else:
             self.name = self._label()
@@ -139,6 +160,10 @@ class PimcAgent(Agent):
         parts = [f"seconds={self.seconds:g}" if self.seconds is not None else f"samples={self.samples}"]
         if self.bid:
             parts.append("bid=1")
+        if self.exchange:
+            parts.append("exchange=1")
+        if self.policy_file:
+            parts.append(f"policy={self.policy_file}")
         if not self.kernel:
             parts.append("kernel=0")
         if self.rollout != "heuristic":
@@ -147,8 +172,8 @@ class PimcAgent(Agent):
 
     def check_rules(self, rules: RuleSet) -> None:
         """With policy rollouts, take the shipped policy of ``rules`` (:func:`agents.trained.trained_policy`); a
-        ValueError in one line naming the rule sets that have one if none plays them. Heuristic rollouts play
-        any rule set."""
+        ValueError in one line naming the rule sets that have one if none plays them (with ``policy``: that file,
+        a ValueError if it cannot play ``rules``). Heuristic rollouts play any rule set."""
         if self._policy is not None:
             self._policy.check_rules(rules)
             self._rules = rules
@@ -159,18 +184,26 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: no legal action for seat {view.seat} (is it to act?)")
         if len(legal) == 1:
             return legal[0]
-        if self._policy is None:
-            default = heuristic_action(view)
-        else:
-            if view.rules is not self._rules:
-                self.check_rules(view.rules)
-            if isinstance(observation, dict):
-                observation = observation.get("observation")
-            default = self._policy.choose(encode(view) if observation is None else observation, view.legal)
-        if not searched_phase(view, self.bid):
+        if isinstance(observation, dict):
+            observation = observation.get("observation")
+        default = self.default_action(view, observation)
+        if not searched_phase(view, self.bid, self.exchange):
             return default
-        values = self.evaluate(view, legal)
+        try:
+            values = self.evaluate(view, legal)
+        except ExchangeSetupError:  # an exchange whose plan the view cannot rebuild (exchange_position)
+            return default
         return max(legal, key=lambda a: (values[a], a == default, -a))
+
+    def default_action(self, view: PlayerView, observation: Any = None) -> int:
+        """The move played where the agent does not search, and preferred among equal values: the heuristic's,
+        or with policy rollouts the policy's most probable legal move (``observation``: the view's encoded
+        observation vector, if the caller has it)."""
+        if self._policy is None:
+            return heuristic_action(view)
+        if view.rules is not self._rules:
+            self.check_rules(view.rules)
+        return self._policy.choose(encode(view) if observation is None else observation, view.legal)
 
     def evaluate(self, view: PlayerView, legal: list[int] | None = None) -> dict[int, float]:
         """The per-action value table: mean balance of the acting seat in the hand after each legal action
@@ -205,7 +238,7 @@ class PimcAgent(Agent):
             count = self.samples if deadline is None else (POLICY_CHUNK if self._policy is not None else 1)
             positions = [self._position(view, cons, stream) for _ in range(count)]
             if self._policy is not None:  # policy rollouts: every deal x every action in one lockstep batch
-                games = [with_public_history(game, view) for game, _ in positions]
+                games = [game if view.phase == EXCHANGE else with_public_history(game, view) for game, _ in positions]
                 won = self._policy_rollouts(view.rules).values(games, legal, me).sum(axis=0)
                 totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
             elif batch_of is not None:  # compiled: every deal x every action in one batch
@@ -244,17 +277,24 @@ class PimcAgent(Agent):
         return self._rollouts[key]
 
     def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
-        """A sampled deal as a game, and the cards its dealer knows are out (its discards)."""
+        """A sampled deal as a game, and the cards its dealer knows are out (its discards). An exchange decision
+        (policy rollouts with ``exchange``) is set up by :func:`~agents.search.policy_rollout.exchange_position`."""
         world = sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
         dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
+        if view.phase == EXCHANGE:
+            return exchange_position(view, world), dealer_out
         return world_from_view(view, world), dealer_out
 
 
-def searched_phase(view: PlayerView, bid: bool = True) -> bool:
+def searched_phase(view: PlayerView, bid: bool = True, exchange: bool = False) -> bool:
     """Whether pimc searches the decision of ``view``: the play of the tricks always; naming trump (or the
-    call) and the discards with ``bid``, once the hand's exchange is over; never the exchange, the auction, the
-    quota assignment or the face-up card (the heuristic decides those)."""
+    call) and the discards with ``bid``, once the hand's exchange is over; the cards sent in the exchange with
+    ``exchange`` (policy rollouts), where :func:`~agents.search.policy_rollout.exchange_searchable` says the
+    position can be set up; never the auction, the quota assignment or the face-up card (the heuristic, or with
+    policy rollouts the policy, decides those)."""
     phase = view.phase
+    if phase == EXCHANGE:
+        return exchange and exchange_searchable(view)
     return phase == PLAY or (bid and phase in (TRUMP, DISCARD) and not view.exchange_pending)
 
 

@@ -25,6 +25,11 @@ searching seat, so in the rollout those two seats see the count of their exchang
 kitty cards shown to the seat, and the auction. The searching seat's observation of the position is then
 exactly its observation in the real game (``tests/test_guided_search.py``). An opponent dealer's kitty, once
 taken, is not sampled: in the rollout its kitty plane is empty.
+
+An exchange decision (``pimc:rollout=policy,exchange=1``) starts from :func:`exchange_position`: the sampled
+hands as they lie, set up by :meth:`sm_env.core.game.Game.at_exchange` at the sender's decision, with the rounds
+already done (an earlier round between two other seats with its count alone, as above) and the cards the seat
+has chosen so far in its round; the seat's observation is again its real one (``tests/test_exchange_search.py``).
 """
 
 from __future__ import annotations
@@ -35,11 +40,13 @@ from contextlib import contextmanager
 import numpy as np
 
 from agents.ppo_agent import NumpyPolicy
-from sm_env.core.game import OVER, Game
+from sm_env.core.game import EXCHANGE, OVER, Game, hand_order
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.logs import ExchangeLog
 from sm_env.core.rules import RuleSet
 from sm_env.observation import encode, observation_size
+
+from .world_sampler import World
 
 # torch and the compiled engine are imported by the classes that use them: pimc imports this module, and its
 # heuristic search needs neither
@@ -122,6 +129,11 @@ def with_public_history(game: Game, view: PlayerView) -> Game:
     log.exchanges = exchanges
     if view.shown:
         log.shown = [*(log.shown or ()), (view.seat, tuple(c for c in range(52) if view.shown >> c & 1))]
+    return _with_auction(game, view)
+
+
+def _with_auction(game: Game, view: PlayerView) -> Game:
+    """``game`` given the auction that ``view`` shows (public); changes and returns it."""
     game.auction_first = view.auction_first
     game.auction_bids = view.auction_bids
     game.auction_passed = view.auction_passed
@@ -129,6 +141,67 @@ def with_public_history(game: Game, view: PlayerView) -> Game:
     game.hand1_quotas = None if view.hand1_quotas is None else list(view.hand1_quotas)
     game.passed_out = view.passed_out
     return game
+
+
+class ExchangeSetupError(ValueError):
+    """An exchange decision that :func:`exchange_position` cannot set up as the view shows it."""
+
+
+def exchange_searchable(view: PlayerView) -> bool:
+    """Whether :func:`exchange_position` can set up ``view``'s decision: the seat sends cards in the hand's
+    exchange, under rules whose hand opens with the exchange (:meth:`sm_env.core.game.Game.at_exchange`)."""
+    return (
+        view.phase == EXCHANGE
+        and view.to_act == view.seat
+        and view.previous_balances is not None
+        and hand_order(view.rules)[0] == "exchange"
+    )
+
+
+def exchange_position(view: PlayerView, world: World) -> Game:
+    """A game at ``view``'s exchange decision (:func:`exchange_searchable`) with the sampled hidden cards
+    (``world``: the hands as they lie now, the kitty), set up by :meth:`~sm_env.core.game.Game.at_exchange`
+    from what the view shows: the rounds already done (the cards of an exchange between two other seats are
+    hidden from the searching seat, so in the rollout every seat sees the count of that exchange alone, as
+    :func:`with_public_history` does), the cards the seat has chosen so far in its round, the scores, the
+    auction. Reads nothing but ``view`` and ``world``; an :class:`ExchangeSetupError` (a ValueError) where the
+    set-up game would not be the seat's decision (a plan the view cannot rebuild, e.g. under
+    ``first_up_exchanges_first``, whose order of senders depends on the previous hand)."""
+    if not exchange_searchable(view):
+        raise ExchangeSetupError(
+            f"exchange_position: seat {view.seat} does not send in an exchange that opens the hand"
+        )
+    me = view.seat
+    done: list[ExchangeLog] = []
+    chosen: list[int] = []
+    for ex in view.exchanges:
+        if ex.sender == me and ex.returned is None:  # the seat's own round, in progress
+            chosen.extend(ex.sent or ())
+            continue
+        entry = ExchangeLog(ex.sender, ex.receiver, ex.count)
+        entry.sent = list(ex.sent or ())  # hidden from the view: the count alone
+        entry.returned = list(ex.returned or ())
+        entry.delivered = True
+        done.append(entry)
+    try:
+        game = Game.at_exchange(
+            view.rules,
+            hand_number=view.hand_number,
+            dealer=view.dealer,
+            scores=view.scores,
+            previous_balances=view.previous_balances,
+            hands=world.hands,
+            kitty=world.kitty,
+            done=done,
+            chosen=chosen,
+            quotas=view.quotas,
+        )
+    except ValueError as err:
+        raise ExchangeSetupError(str(err)) from None
+    if game.current != me or game.legal_mask() != view.legal or game.cards_to_send() != view.to_send:
+        raise ExchangeSetupError(f"exchange_position: the exchange set up for seat {me} is not the one its view shows")
+    game.calls_left = view.calls_left
+    return _with_auction(game, view)
 
 
 Chooser = Callable[[np.ndarray, int], int]

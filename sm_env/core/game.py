@@ -1176,8 +1176,9 @@ class Game:
     ) -> Game:
         """A game set up in the middle of a hand, for search over sampled deals.
 
-        Only the trump, discard and play phases can be set up (an exchange
-        round in progress has state no player sees in full). ``hands`` and
+        Only the trump, discard and play phases can be set up here (an exchange
+        round in progress has state no player sees in full; a sender's decision
+        in an exchange that opens the hand: :meth:`at_exchange`). ``hands`` and
         ``kitty`` are bit sets; the kitty is the cards still to be taken, or
         the dealer's known kitty once taken (0 if unknown); ``quotas`` by
         seat (default: the rule set's by role; needed with
@@ -1189,22 +1190,7 @@ class Game:
         """
         if phase not in (TRUMP, DISCARD, PLAY):
             raise ValueError(f"a position can be set up in the trump, discard or play phase, not {PHASE_NAMES[phase]}")
-        game = cls.__new__(cls)
-        game.rules = RuleSet.from_any(rules)
-        game._order = hand_order(game.rules)
-        game.seed = None
-        game.rng = random.Random(0)
-        game.deal_queue = []
-        game.max_hands = hand_number
-        game.first_dealer = dealer
-        game.start_balances = None
-        game.scores = list(scores)
-        game.winners = None
-        game.truncated = False
-        game.hand_number = hand_number
-        game.calls_left = (ALL_CALLS, ALL_CALLS, ALL_CALLS)
-        game._reset_auction(dealer)
-        game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
+        game = cls._in_hand(rules, hand_number, dealer, scores, hands, kitty, previous_balances)
         if quotas is not None:
             game.quotas = list(quotas)
         if game.quotas is None:
@@ -1236,6 +1222,93 @@ class Game:
             open_trick.cards = list(trick)
             log.tricks = [open_trick]
         game.history = [log]
+        return game
+
+    @classmethod
+    def _in_hand(
+        cls,
+        rules: RuleSet | str | dict[str, Any] | None,
+        hand_number: int,
+        dealer: int,
+        scores: Sequence[int],
+        hands: Sequence[int],
+        kitty: int,
+        previous_balances: Sequence[int] | None,
+    ) -> Game:
+        """A game with no history at the deal of hand ``hand_number`` (its last: it ends, truncated, with the
+        hand), ``hands`` and ``kitty`` as given: what :meth:`from_position` and :meth:`at_exchange` set up."""
+        game = cls.__new__(cls)
+        game.rules = RuleSet.from_any(rules)
+        game._order = hand_order(game.rules)
+        game.seed = None
+        game.rng = random.Random(0)
+        game.deal_queue = []
+        game.max_hands = hand_number
+        game.first_dealer = dealer
+        game.start_balances = None
+        game.scores = list(scores)
+        game.winners = None
+        game.truncated = False
+        game.hand_number = hand_number
+        game.calls_left = (ALL_CALLS, ALL_CALLS, ALL_CALLS)
+        game._reset_auction(dealer)
+        game._reset_hand_state(dealer, list(hands), kitty, previous_balances)
+        return game
+
+    @classmethod
+    def at_exchange(
+        cls,
+        rules: RuleSet | str | dict[str, Any] | None,
+        *,
+        hand_number: int,
+        dealer: int,
+        scores: Sequence[int],
+        previous_balances: Sequence[int],
+        hands: Sequence[int],
+        kitty: int,
+        done: Sequence[ExchangeLog] = (),
+        chosen: Sequence[int] = (),
+        quotas: Sequence[int] | None = None,
+    ) -> Game:
+        """A game set up at a sender's decision in the hand's exchange, for search over sampled deals.
+
+        Only rule sets whose hand opens with the exchange (the first stage of :func:`hand_order`: the standard
+        order, not ``trump_after_send`` or the orders that put trump or the kitty first). ``hands`` and
+        ``kitty`` are bit sets, the cards where they lie now, except ``chosen``: the cards the sender of the
+        round in progress has chosen so far, in order (they are put back in its hand and sent again). The
+        exchange is planned from ``previous_balances`` as at the deal (the usual order of the senders: there
+        is no previous hand, so ``first_up_exchanges_first`` orders as without it); ``done`` holds the
+        exchanges of the rounds already completed, in order, as log entries (delivered and returned; the
+        cards of an exchange the searcher did not take part in may be left empty, which every seat then sees
+        as the count alone), and must follow the plan: a ValueError if not, or if no round is left. ``quotas``
+        by seat (default: the rule set's by role). The game has no history before this hand and ends
+        (truncated) when the hand ends, as with :meth:`from_position`.
+        """
+        order = hand_order(RuleSet.from_any(rules))
+        if order[0] != "exchange":
+            raise ValueError(f"at_exchange: the hand opens with {order[0]!r}, not the exchange (stages {order})")
+        game = cls._in_hand(rules, hand_number, dealer, scores, hands, kitty, previous_balances)
+        if quotas is not None:
+            game.quotas = list(quotas)
+        log = HandLog(hand_number, dealer, list(game.quotas), [[] for _ in hands], from_mask(kitty))
+        game.history = [log]
+        plan = game._exchange_plan(previous_balances)
+        rounds: list[tuple[int, list[tuple[int, int]]]] = []
+        for entry in done:
+            if not rounds or rounds[-1][0] != entry.sender:
+                rounds.append((entry.sender, []))
+            rounds[-1][1].append((entry.receiver, entry.count))
+        if rounds != plan[: len(rounds)] or len(rounds) >= len(plan):
+            raise ValueError(f"at_exchange: the rounds done {rounds} do not leave a round of the plan {plan}")
+        game._exchange_rounds = plan
+        log.exchanges = [entry.copy() for entry in done]
+        game._stage = 0
+        game._exchange_round = len(rounds)
+        game._begin_exchange_round()
+        sender = game.current
+        for card in chosen:
+            game.hands[sender] |= 1 << card
+            game.apply(card)
         return game
 
     # ------------------------------------------------------------------ copies

@@ -10,6 +10,7 @@ Sections (every key optional; ``python -m training.distill.config`` lists them w
     hands: 4000                 # hands labelled in round 0 (data_r0)
     dagger_rounds: 0            # further rounds: the fitted policy plays, pimc labels, the network is refitted
     dagger_hands: 1000          # hands per DAgger round
+    dagger_rollout: data        # 'previous': round k's rollouts played by round k-1's policy (expert iteration)
     data:       {...}           # DataSettings: how hands are played and labelled (training/distill/data.py)
     extra_data: [...]           # ExtraData: further data sets labelled after data_r0 and fitted in every round
     fit:        {...}           # FitSettings: the network and its fit
@@ -104,6 +105,11 @@ class DistillConfig(
     hands: Whole = setting(4000, "hands labelled in round 0", ge=1)
     dagger_rounds: Whole = setting(0, "extra rounds where the policy plays and pimc labels", ge=0)
     dagger_hands: Whole = setting(1000, "hands per DAgger round", ge=1)
+    dagger_rollout: Text = setting(
+        "data",
+        "who plays the rollouts in a DAgger round (data.rollout: policy): 'data': data.rollout_policy in every "
+        "round; 'previous': the policy fitted in the round before (expert iteration)",
+    )
     data: DataSettings = setting(DataSettings, "how hands are played and labelled")
     fit: FitSettings = setting(FitSettings, "the network and its fit")
     extra_data: list[ExtraData] = setting(
@@ -126,6 +132,10 @@ class DistillConfig(
         return os.path.join(self.output_dir, self.name)
 
 
+DAGGER_ROLLOUTS = ("data", "previous")
+"""The values of ``dagger_rollout``."""
+
+
 def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
     """A validated :class:`DistillConfig` from a plain dict (as YAML gives it)."""
     cfg = validate(DistillConfig, data, source)
@@ -144,6 +154,19 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
                 f"extra_data[{i}].rules: {entry.rules!r}, but the run fits data.rules {cfg.data.rules!r}; every data "
                 "set of a run is labelled with the rules of its fit",
             )
+    if cfg.dagger_rollout not in DAGGER_ROLLOUTS:
+        raise config_error(
+            source,
+            "dagger_rollout",
+            f"dagger_rollout: must be one of {', '.join(DAGGER_ROLLOUTS)}, got {cfg.dagger_rollout!r}",
+        )
+    if cfg.dagger_rollout == "previous" and cfg.data.rollout != "policy":
+        raise config_error(
+            source,
+            "dagger_rollout",
+            f"dagger_rollout: 'previous' needs data.rollout: policy (got {cfg.data.rollout!r}): only a policy "
+            "plays the rollouts",
+        )
     seen: list[str] = []
     for i, entry in enumerate(cfg.extra_data):
         if not entry.name or entry.name.startswith("data_r") or entry.name in seen or os.sep in entry.name:

@@ -10,15 +10,16 @@ bits          uint8 [91]   the 728 binary entries of the observation (its card
                            planes), packed (``np.packbits``, little bit order)
 scalars       f32 [61]     the other 61 entries of the observation
 legal         uint8 [7]    the 56-bit legal-action mask, packed the same way
-values        f16 [56]     pimc's mean balance after each legal action (NaN for
+values        f16 [56]     the search's mean balance after each legal action (NaN for
                            illegal actions and for decisions not searched;
                            older shards hold mean tricks, the seat's quota
                            more, a constant per decision: the soft targets
                            and the regret are the same either way, up to
                            f16 rounding)
-target        int8         the label: pimc's choice (best mean, ties to the
-                           heuristic's move), or the heuristic's move where pimc
-                           does not search (exchange, trump, discards)
+target        int8         the label: the search's choice (best mean, ties to
+                           its default move: the heuristic's, or with policy
+                           rollouts the policy's), or that default move where
+                           it does not search (exchange, trump, discards)
 searched      bool         the row has search values
 balance       int8         the acting seat's balance (tricks - quota) at the
                            end of the hand: the value-head target
@@ -53,9 +54,23 @@ play decisions are not stored and nothing is searched: a cheap set of
 exchange, trump and discard decisions (labelled by the heuristic; the fitter
 can relabel them with a teacher policy, ``fit.other_teacher``).
 
+Who labels (the *search*, :func:`search_agent`): ``pimc`` with ``samples`` deals per decision, its rollouts
+played by the heuristic (``rollout: heuristic``), or by a policy network (``rollout: policy``,
+``pimc:rollout=policy``: ``rollout_policy``, a policy file, or the shipped policy of the rules). The
+labels are pimc-style action values either way, so the fit reads them alike. ``search_decisions: play``
+searches the play of the tricks only; ``all`` (policy rollouts) searches every decision: the cards sent in
+the exchange, trump and the discards too (where a position cannot be set up, e.g. an exchange under another
+order of the stages, the row keeps the default move, unsearched). With a policy search the unsearched rows
+and the ties take the policy's move, not the heuristic's. An expert-iteration loop
+(``configs/exit_v3.yaml``) labels round k with the search over round k-1's fit
+(:func:`training.distill.fit.round_settings`, ``dagger_rollout: previous``).
+
 Storage: a folder of shards ``shard_00000.npz``, one per chunk of
 ``chunk_hands`` hands, each written atomically; a ``meta.json`` holds the
-settings. :func:`read_shard` reads a shard within bounds (the entries, dtypes and shapes above, at most
+settings (:meth:`DataSettings.record`) and the fingerprints of the policy files the data is labelled with
+(:func:`fingerprints`: the rollout policy, a ``ppo:PATH`` behaviour), so a run resumed after one of them
+changed (e.g. round k-1 refitted) is refused in one line instead of mixing two policies' labels.
+:func:`read_shard` reads a shard within bounds (the entries, dtypes and shapes above, at most
 :data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read), so a damaged or hostile
 file is one clear :class:`ShardError`, never a large allocation. Generation is resumable: shards already
 present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
@@ -66,6 +81,7 @@ worker or node was lost is labelled again (the log says which), none is written 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -81,7 +97,8 @@ import numpy as np
 from agents import act, make_agent
 from agents.heuristic import heuristic_action
 from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
-from agents.search.pimc import PimcAgent
+from agents.search.pimc import PimcAgent, searched_phase
+from agents.search.policy_rollout import ExchangeSetupError
 from sm_env.atomic import atomic_path
 from sm_env.core.cards import from_mask
 from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, Game, check_start_balances
@@ -164,18 +181,32 @@ class DataSettings(Section):
         True, "false: play decisions are neither searched nor stored (cheap exchange/trump/discard data)"
     )
     rules: Text = setting("standard", "rule preset of the hands (any preset; the data has its sizes)")
+    rollout: Text = setting(
+        "heuristic", "who plays pimc's rollouts: 'heuristic', or 'policy' (pimc:rollout=policy, a policy network)"
+    )
+    rollout_policy: Text = setting(
+        "", "with rollout: policy, the policy file that plays the rollouts ('': the shipped one of the rules)"
+    )
+    search_decisions: Text = setting(
+        "play",
+        "'play': only the play is searched (the other decisions labelled by the heuristic, or with rollout: "
+        "policy by the rollout policy); 'all' (rollout: policy): the exchange, trump and discards searched too",
+    )
 
     def validate(self) -> None:
         """The checks across fields (the bounds are the fields' own): the rules must be a preset, ``search:
         false`` needs another behaviour than pimc, the behaviour must be an agent spec that
-        ``agents.make_agent`` builds and that plays the rules, and ``exchange_start`` must be 0 for rule sets
-        whose first hand has no exchange."""
+        ``agents.make_agent`` builds and that plays the rules, ``exchange_start`` must be 0 for rule sets
+        whose first hand has no exchange, ``rollout`` and ``search_decisions`` must be one of their words,
+        ``rollout_policy`` and ``search_decisions: all`` need ``rollout: policy``, and the rollout policy (the
+        file, or the shipped one of the rules) must play the rules."""
         try:
             rules = RuleSet.from_any(self.rules)
         except ValueError as err:
             raise SettingsError("rules", str(err)) from None
         if not self.search and self.behaviour == "pimc":
             raise SettingsError("search", "search=False needs a behaviour agent other than pimc (e.g. trained)")
+        self._validate_search(rules)
         if self.behaviour != "pimc":
             try:
                 make_agent(self.behaviour).check_rules(rules)  # a bad spec, or an agent that cannot play the rules
@@ -186,10 +217,97 @@ class DataSettings(Section):
         except ValueError as err:
             raise SettingsError("exchange_start", str(err)) from None
 
+    def _validate_search(self, rules: RuleSet) -> None:
+        """The checks of ``rollout``, ``rollout_policy`` and ``search_decisions`` (:meth:`validate`)."""
+        if self.rollout not in ROLLOUTS:
+            raise SettingsError("rollout", f"must be one of {', '.join(ROLLOUTS)}, got {self.rollout!r}")
+        if self.search_decisions not in SEARCH_DECISIONS:
+            raise SettingsError(
+                "search_decisions", f"must be one of {', '.join(SEARCH_DECISIONS)}, got {self.search_decisions!r}"
+            )
+        if self.rollout != "policy":
+            if self.rollout_policy:
+                raise SettingsError("rollout_policy", f"{self.rollout_policy!r} needs rollout: policy")
+            if self.search_decisions == "all":
+                raise SettingsError(
+                    "search_decisions",
+                    "'all' needs rollout: policy (the heuristic's rollouts do not search the exchange)",
+                )
+            return
+        if self.search_decisions == "all" and not self.search:
+            raise SettingsError("search_decisions", "'all' needs search: true (search: false searches nothing)")
+        try:
+            search_agent(self).check_rules(rules)  # a missing or unreadable file, or a policy of other rules
+        except ValueError as err:
+            raise SettingsError("rollout_policy", str(err)) from None
+
+    def record(self) -> dict[str, Any]:
+        """The settings as ``meta.json`` holds them: every setting, except the ones added with policy rollouts
+        (:data:`LATER_SETTINGS`) where they have their defaults, so that a folder labelled before they existed
+        is still recognised as of the same settings (and resumes)."""
+        dump = self.model_dump()
+        defaults = DataSettings.model_fields
+        return {k: v for k, v in dump.items() if k not in LATER_SETTINGS or v != defaults[k].default}
+
     @property
     def shape(self) -> PolicyShape:
         """The shape of the data (observation size, action count, players): the rule set's."""
         return PolicyShape.of(RuleSet.from_any(self.rules))
+
+
+ROLLOUTS = ("heuristic", "policy")
+"""Who plays pimc's rollouts (``rollout``)."""
+SEARCH_DECISIONS = ("play", "all")
+"""Which decisions are searched (``search_decisions``)."""
+LATER_SETTINGS = ("rollout", "rollout_policy", "search_decisions")
+"""Settings a ``meta.json`` leaves out at their defaults (:meth:`DataSettings.record`)."""
+
+
+def search_agent(settings: DataSettings, seed: int | None = None) -> PimcAgent:
+    """The search that labels the data: pimc with ``settings.samples`` deals, its rollouts by the heuristic or
+    (``rollout: policy``) by the rollout policy; with ``search_decisions: all`` it searches trump, the discards
+    and the exchange too (``bid``, ``exchange``)."""
+    every = settings.search_decisions == "all"
+    return PimcAgent(
+        seed=seed,
+        samples=settings.samples,
+        rollout=settings.rollout,
+        bid=every,
+        exchange=every,
+        policy=settings.rollout_policy or None,
+    )
+
+
+def rollout_policy_file(settings: DataSettings) -> str | None:
+    """The policy file that plays the rollouts (``rollout_policy``, or the shipped one of the rules), None with
+    heuristic rollouts."""
+    if settings.rollout != "policy":
+        return None
+    if settings.rollout_policy:
+        return settings.rollout_policy
+    from agents.trained import trained_policy
+
+    return trained_policy(settings.rules)
+
+
+def policy_fingerprint(path: str) -> str:
+    """The first 16 hex digits of the SHA-256 of a policy file's bytes: which network it is."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def fingerprints(settings: DataSettings) -> dict[str, str]:
+    """The fingerprints (:func:`policy_fingerprint`) of the policy files a data set is labelled with, as
+    ``meta.json`` records them: ``rollout_policy`` (policy rollouts) and ``behaviour`` (a ``ppo:PATH``
+    behaviour), each where that file exists."""
+    files = {"rollout_policy": rollout_policy_file(settings)}
+    kind, _, rest = settings.behaviour.partition(":")
+    if kind.strip().lower() == "ppo":
+        files["behaviour"] = rest.strip()
+    return {name: policy_fingerprint(path) for name, path in files.items() if path and os.path.isfile(path)}
 
 
 def pack_observation(obs: np.ndarray, binary: int = BINARY_SIZE) -> tuple[np.ndarray, np.ndarray]:
@@ -231,8 +349,9 @@ def _softmax_pick(values: dict[int, float], rng: random.Random) -> int:
     return rng.choices(actions, weights)[0]
 
 
-def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
-    """Play hand ``index`` of the data set and return its labelled decisions."""
+def label_hand(settings: DataSettings, index: int, search: PimcAgent | None = None) -> list[dict[str, Any]]:
+    """Play hand ``index`` of the data set and return its labelled decisions. ``search``: the labelling search
+    (:func:`search_agent`) to reuse, reseeded for the hand (the same labels as a new one)."""
     rules = RuleSet.from_any(settings.rules)
     n, binary, legal_bytes = rules.num_players, binary_size(rules.num_players), (rules.num_actions + 7) // 8
     rng = random.Random(derive_seed(settings.seed, index, 0xB1A5))
@@ -244,7 +363,12 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
         max_hands=1,
         start_balances=balances,
     )
-    search = PimcAgent(seed=derive_seed(settings.seed, index, 1), samples=settings.samples)
+    if search is None:
+        search = search_agent(settings)
+    search.reset(derive_seed(settings.seed, index, 1))
+    search.check_rules(rules)
+    every = settings.search_decisions == "all"
+    policy_default = settings.rollout == "policy"  # the unsearched moves and the ties: the policy's
     behaviour = None
     if settings.behaviour != "pimc":
         behaviour = make_agent(settings.behaviour, seed=derive_seed(settings.seed, index, 2))
@@ -257,22 +381,26 @@ def label_hand(settings: DataSettings, index: int) -> list[dict[str, Any]]:
             break
         view = player_view(game, seat)
         legal = from_mask(view.legal)
-        default = heuristic_action(view)
         if len(legal) == 1:
             action = legal[0]
         elif view.phase == PLAY and not settings.search:
-            action = act(behaviour, view) if behaviour is not None else default
+            action = act(behaviour, view) if behaviour is not None else heuristic_action(view)
         else:
+            obs = encode(view)
+            default = search.default_action(view, obs) if policy_default else heuristic_action(view)
             values_row = np.full(rules.num_actions, np.nan, dtype=np.float16)
-            if view.phase == PLAY:
-                values = search.evaluate(view, legal)
+            values, target, searched = {}, default, False
+            if view.phase == PLAY or (every and searched_phase(view, bid=True, exchange=True)):
+                try:
+                    values = search.evaluate(view, legal)
+                except ExchangeSetupError:  # an exchange the view cannot set up (variants): the default move
+                    values = {}
+            if values:
                 target = max(legal, key=lambda a: (values[a], a == default, -a))
                 for a, v in values.items():
                     values_row[a] = v
                 searched = True
-            else:
-                values, target, searched = {}, default, False
-            bits, scalars = pack_observation(encode(view), binary)
+            bits, scalars = pack_observation(obs, binary)
             rows.append(
                 {
                     "bits": bits,
@@ -319,8 +447,9 @@ def label_shard(settings: DataSettings, chunk: int) -> tuple[dict[str, np.ndarra
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     first = chunk * settings.chunk_hands
+    search = search_agent(settings)  # one per shard: a policy is loaded once
     for index in range(first, first + settings.chunk_hands):
-        rows.extend(label_hand(settings, index))
+        rows.extend(label_hand(settings, index, search))
     return _stack(rows, settings.shape), time.perf_counter() - started
 
 
@@ -378,12 +507,20 @@ def check_folder(folder: str, settings: DataSettings) -> bool:
     if not os.path.exists(meta_path):
         return False
     with open(meta_path, encoding="utf-8") as handle:
-        old = json.load(handle).get("settings")
-    if old != settings.model_dump():
+        meta = json.load(handle)
+    old = meta.get("settings")
+    if old != settings.record():
         raise ValueError(
             f"{folder} holds data made with other settings ({old}); "
-            f"use another folder or the same settings ({settings.model_dump()})"
+            f"use another folder or the same settings ({settings.record()})"
         )
+    now = fingerprints(settings)
+    for name, print_ in (meta.get("fingerprints") or {}).items():
+        if name in now and now[name] != print_:
+            raise ValueError(
+                f"{folder} was labelled with another {name} file (fingerprint {print_}; the file now is "
+                f"{now[name]}): the shards would mix two policies; label into another folder or restore the file"
+            )
     return True
 
 
@@ -411,7 +548,10 @@ def generate(
     if hands < 1:
         raise ValueError(f"hands must be >= 1, got {hands}")
     meta_path = os.path.join(folder, "meta.json")
-    meta = {"format": "sergeant-major-distill-data/1", "settings": settings.model_dump()}
+    meta = {"format": "sergeant-major-distill-data/1", "settings": settings.record()}
+    prints = fingerprints(settings)
+    if prints:
+        meta["fingerprints"] = prints
     if not check_folder(folder, settings):
         os.makedirs(folder, exist_ok=True)
         with atomic_path(meta_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:

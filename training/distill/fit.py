@@ -12,9 +12,11 @@ Recipe (one config, ``configs/distill.yaml``; every step resumable):
    the legal actions (one-hot on the heuristic's move where there are no
    values), plus a value head on the hand's final balance (an auxiliary loss;
    the head is not exported).
-3. **DAgger rounds** (optional, ``dagger.rounds``): the fitted policy plays
+3. **DAgger rounds** (optional, ``dagger_rounds``): the fitted policy plays
    new hands while pimc labels them, and the network is refitted on all the
-   data, so it learns to recover from its own mistakes.
+   data, so it learns to recover from its own mistakes (with
+   ``dagger_rollout: previous`` it plays the search's rollouts too: expert
+   iteration, below).
 
 What worked (``docs/results.md``): plain imitation by a fresh network, every
 sample under a random renaming of the suits (:mod:`training.distill.symmetry`), with
@@ -29,6 +31,12 @@ targets made it worse; *anchored corrections* (``fit.anchor_margin``: keep
 the start policy's move unless pimc finds it clearly worse) were safe but
 gained nothing measurable at 10^5 labels.
 
+Expert iteration (``configs/exit_v3.yaml``): the search labels with policy rollouts (``data.rollout:
+policy``) every decision type (``data.search_decisions: all``), starting from the shipped policy, and
+``dagger_rollout: previous`` makes each DAgger round's search roll out with the round before's fitted policy,
+which also plays the round's hands: the policy's own search labels the positions the policy reaches. The
+validation then reports the regret of the exchange, trump and discard decisions too.
+
 Every rule set distils the same way (``data.rules``, a preset): the network takes that rule set's observation
 (``observation_size(rules)``: 789, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
 and gives one logit per action (``rules.num_actions``), the suit renamings are that rule set's symmetries
@@ -39,7 +47,8 @@ a run is of ``data.rules``: a folder labelled with other rules (its ``meta.json`
 
 Validation (5% of the shards held out) reports the agreement with pimc's
 choice and the *regret*: pimc's value of its best action minus its value of
-the network's action, in tricks per searched decision.
+the network's action, in tricks per searched play decision (by role too), and
+per searched exchange, trump and discard decision where the data has them.
 
 Command line (``sergeant-major distill``, also ``python -m training.distill``; the run layer of every
 trainer, training/common/runs.py)::
@@ -76,8 +85,9 @@ import numpy as np
 
 from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from sm_env.atomic import atomic_path
-from sm_env.core.game import ROLE_NAMES, role_names
+from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
+from sm_env.observation import seat_features
 from training.common.checkpoint import CheckpointError, load_tensors
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
@@ -258,7 +268,8 @@ def _evaluate_fit(
             chosen[start : start + batch] = logits.argmax(axis=1)
     searched = data["searched"]
     values = data["values"].astype(np.float32)
-    rows = np.flatnonzero(searched)
+    kinds = decision_kinds(obs, len(roles))
+    rows = np.flatnonzero(searched & (kinds == PLAY))
     best = np.nanmax(values[rows], axis=1)
     regret = best - values[rows, chosen[rows]]
     target = data["target"].astype(np.int64)
@@ -270,11 +281,27 @@ def _evaluate_fit(
         "agreement_other": float((chosen[other] == target[other]).mean()) if other.any() else float("nan"),
         "regret_play": float(regret.mean()) if len(rows) else float("nan"),
     }
+    for kind in (EXCHANGE, TRUMP, DISCARD):  # searched with data.search_decisions: all
+        r = np.flatnonzero(searched & (kinds == kind))
+        if len(r):
+            out[f"regret_{PHASE_NAMES[kind]}"] = float((np.nanmax(values[r], axis=1) - values[r, chosen[r]]).mean())
     for role, name in enumerate(roles):
         r = rows[data["role"][rows] == role]
         if len(r):
             out[f"regret_{name}"] = float((np.nanmax(values[r], axis=1) - values[r, chosen[r]]).mean())
     return out
+
+
+def decision_kinds(obs: np.ndarray, players: int = 3) -> np.ndarray:
+    """The phase of each observation row (``EXCHANGE``, ``TRUMP``, ``DISCARD``, ``PLAY`` or ``OVER``: the
+    observation's phase one-hot), -1 where the one-hot is empty (the section 10 phases: assign, take, bid)."""
+    offset = 0
+    for name, width in seat_features(players):
+        if name == "phase":
+            break
+        offset += width
+    one_hot = obs[:, offset : offset + 5]
+    return np.where(one_hot.sum(axis=1) == 1, one_hot.argmax(axis=1), -1)
 
 
 def _choices(net: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) -> np.ndarray:
@@ -531,11 +558,16 @@ def fit(
 
 def round_settings(config: DistillConfig, run_dir: str, round_: int) -> DataSettings:
     """How round ``round_``'s hands are labelled: ``data``; in a DAgger round (k > 0) the policy of round
-    k - 1 plays, with the seed ``data.seed + 1000 k``."""
+    k - 1 plays, with the seed ``data.seed + 1000 k``, and with ``dagger_rollout: previous`` it plays the
+    search's rollouts too (``data.rollout_policy``): expert iteration, each round's search a step of policy
+    improvement over the last round's policy."""
     if round_ == 0:
         return config.data
     policy = os.path.join(run_dir, f"policy_r{round_ - 1}.pt")
-    return config.data.model_copy(update={"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy}"})
+    update = {"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy}"}
+    if config.dagger_rollout == "previous":
+        update["rollout_policy"] = policy
+    return config.data.model_copy(update=update)
 
 
 def data_sets(config: DistillConfig, run_dir: str) -> list[tuple[str, DataSettings]]:

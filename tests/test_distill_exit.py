@@ -1,0 +1,232 @@
+"""Expert iteration in the distillation pipeline (configs/exit_v3.yaml): labels by pimc with policy rollouts
+(``data.rollout: policy``) on every decision type (``data.search_decisions: all``), round k's rollouts played by
+round k-1's fit (``dagger_rollout: previous``, checked by the policy fingerprints in ``meta.json``), the new keys'
+validation, and a killed run resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from agents.trained import POLICY_DIR, trained_policy
+from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import STANDARD
+from training.distill import data as distill_data
+from training.distill.data import DataSettings
+
+pytest.importorskip("torch")
+
+from training.distill import fit as distill  # noqa: E402
+from training.distill.fit import decision_kinds  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EVERY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0, rollout="policy", search_decisions="all")
+
+
+def _quiet(*_args: object) -> None:
+    pass
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize(
+    "sets, message",
+    [
+        (["data.rollout=net"], r"data.rollout: must be one of heuristic, policy, got 'net'"),
+        (["data.rollout_policy=x.pt"], r"data.rollout_policy: 'x.pt' needs rollout: policy"),
+        (["data.search_decisions=all"], r"data.search_decisions: 'all' needs rollout: policy"),
+        (["data.rollout=policy", "data.search_decisions=most"], r"must be one of play, all, got 'most'"),
+        (["data.rollout=policy", "data.rollout_policy=missing.pt"], r"data.rollout_policy: policy file not found"),
+        (
+            ["data.rollout=policy", "data.rules=four-5-3-2-2"],
+            r"data.rollout_policy: no shipped policy plays the rule set 'four-5-3-2-2'",
+        ),
+        (
+            ["data.rollout=policy", "data.search_decisions=all", "data.search=false", "data.behaviour=trained"],
+            r"data.search_decisions: 'all' needs search: true",
+        ),
+        (["dagger_rollout=last"], r"dagger_rollout: must be one of data, previous, got 'last'"),
+        (["dagger_rollout=previous"], r"dagger_rollout: 'previous' needs data.rollout: policy"),
+        (
+            ["extra_data=[{name: x, hands: 1, search_decisions: all}]"],
+            r"extra_data\[0\].search_decisions: 'all' needs rollout: policy",
+        ),
+    ],
+)
+def test_the_new_keys_are_checked_with_the_values_allowed(sets, message):
+    with pytest.raises(ValueError, match=message) as info:
+        distill.load_config(None, sets)
+    assert "\n" not in str(info.value)
+
+
+def test_the_exit_config_runs_the_loop_from_the_shipped_policy_with_every_decision_searched():
+    cfg = distill.load_config(os.path.join(ROOT, "configs", "exit_v3.yaml"))
+    assert (cfg.dagger_rounds, cfg.dagger_rollout, cfg.workers) == (2, "previous", 2)
+    assert (cfg.data.rollout, cfg.data.rollout_policy, cfg.data.search_decisions) == ("policy", "", "all")
+    assert cfg.data.behaviour == "trained" and cfg.data.samples == 16 and not cfg.extra_data
+    assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == ("trained", "", 0.0)
+    assert distill_data.rollout_policy_file(cfg.data) == trained_policy(STANDARD)
+    r1 = distill.round_settings(cfg, "runs/exit_v3", 1)
+    assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join("runs/exit_v3", "policy_r0.pt")
+    assert distill.round_settings(cfg, "runs/exit_v3", 2).rollout_policy.endswith("policy_r1.pt")
+    # the earlier configs keep what their meta.json files hold: the new keys at their defaults are left out
+    assert set(distill.load_config(os.path.join(ROOT, "configs", "distill_v2.yaml")).data.record()) == {
+        "seed",
+        "samples",
+        "chunk_hands",
+        "exchange_start",
+        "explore",
+        "behaviour",
+        "search",
+        "rules",
+    }
+
+
+# ---------------------------------------------------------------------------- the labels
+
+
+def test_a_shard_labelled_by_the_policy_search_searches_every_decision_type():
+    arrays, _ = distill_data.label_shard(EVERY.model_copy(update={"chunk_hands": 2}), 0)
+    legal = distill_data.unpack_legal(arrays["legal"])
+    values = arrays["values"].astype(np.float32)
+    kinds = decision_kinds(distill_data.unpack_observations(arrays["bits"], arrays["scalars"]))
+    assert arrays["searched"].all()  # the standard rules: every decision with a choice is searched
+    assert {EXCHANGE, TRUMP, DISCARD, PLAY} <= set(kinds.tolist())
+    assert np.array_equal(~np.isnan(values), legal)  # values for the legal actions only
+    target = arrays["target"].astype(np.int64)
+    rows = np.arange(len(target))
+    assert legal[rows, target].all() and np.array_equal(values[rows, target], np.nanmax(values, axis=1))
+    # with the play searched alone (the earlier labels), the exchange, trump and discard rows have no values
+    play_only = EVERY.model_copy(update={"search_decisions": "play"})
+    old = distill_data._stack(distill_data.label_hand(play_only, 0))
+    old_kinds = decision_kinds(distill_data.unpack_observations(old["bits"], old["scalars"]))
+    assert not old["searched"][old_kinds != PLAY].any() and old["searched"][old_kinds == PLAY].all()
+
+
+def test_the_exchange_labels_are_the_policy_searchs_values():
+    rows = distill_data.label_hand(EVERY, 0)
+    rng = random.Random(distill_data.derive_seed(EVERY.seed, 0, 0xB1A5))
+    assert rng.random() < EVERY.exchange_start
+    balances = distill_data._start_balances(rng, STANDARD)
+    game = Game(
+        "standard", seed=distill_data.derive_seed(EVERY.seed, 0), first_dealer=0, max_hands=1, start_balances=balances
+    )
+    view = player_view(game, game.current_player)
+    assert view.phase == EXCHANGE and view.legal.bit_count() > 1  # the hand's first row: an exchange decision
+    search = distill_data.search_agent(EVERY, seed=distill_data.derive_seed(EVERY.seed, 0, 1))
+    values = search.evaluate(view)
+    assert rows[0]["searched"] and sorted(values) == [a for a in range(56) if not np.isnan(rows[0]["values"][a])]
+    for action, value in values.items():
+        assert rows[0]["values"][action] == np.float16(value)
+
+
+def test_the_rollout_policy_file_is_the_one_that_labels():
+    v1 = os.path.join(POLICY_DIR, "standard_v1.pt")
+    shipped = distill_data._stack(distill_data.label_hand(EVERY, 1))
+    named = distill_data._stack(
+        distill_data.label_hand(EVERY.model_copy(update={"rollout_policy": trained_policy()}), 1)
+    )
+    older = distill_data._stack(distill_data.label_hand(EVERY.model_copy(update={"rollout_policy": v1}), 1))
+    np.testing.assert_array_equal(named["values"], shipped["values"])  # '' is the shipped file
+    assert not np.array_equal(older["values"], shipped["values"], equal_nan=True)  # another file, other values
+
+
+# ---------------------------------------------------------------------------- the loop
+
+
+def _tiny_loop(tmp_path, name="tiny"):
+    return distill.load_config(
+        None,
+        [
+            f"output_dir={tmp_path}",
+            f"name={name}",
+            "hands=1",
+            "dagger_rounds=1",
+            "dagger_hands=1",
+            "dagger_rollout=previous",
+            "data.samples=1",
+            "data.chunk_hands=1",
+            "data.exchange_start=1.0",
+            "data.behaviour=trained",
+            "data.rollout=policy",
+            "data.search_decisions=all",
+            "fit.epochs=1",
+            "fit.net_arch=[16]",
+            "fit.validation=0",
+        ],
+    )
+
+
+def test_round_1_is_labelled_by_the_search_over_the_round_0_fit(tmp_path):
+    config = _tiny_loop(tmp_path)
+    distill.run(config, log=_quiet)
+    run_dir = config.run_dir
+    r0_policy = os.path.join(run_dir, "policy_r0.pt")
+    with open(os.path.join(run_dir, "data_r0", "meta.json"), encoding="utf-8") as handle:
+        meta0 = json.load(handle)
+    with open(os.path.join(run_dir, "data_r1", "meta.json"), encoding="utf-8") as handle:
+        meta1 = json.load(handle)
+    fit0, shipped = distill_data.policy_fingerprint(r0_policy), distill_data.policy_fingerprint(trained_policy())
+    assert fit0 != shipped
+    assert meta0["fingerprints"] == {"rollout_policy": shipped}
+    assert meta1["fingerprints"] == {"rollout_policy": fit0, "behaviour": fit0}
+    assert meta1["settings"]["rollout_policy"] == r0_policy
+    # the stored labels are those of the search over policy_r0, not over the shipped policy
+    r1 = distill.round_settings(config, run_dir, 1)
+    stored = distill_data.load(os.path.join(run_dir, "data_r1"))
+    again = distill_data._stack(distill_data.label_hand(r1, 0))
+    np.testing.assert_array_equal(again["values"], stored["values"])
+    shipped_rollouts = distill_data._stack(distill_data.label_hand(r1.model_copy(update={"rollout_policy": ""}), 0))
+    assert not np.array_equal(shipped_rollouts["values"], stored["values"], equal_nan=True)
+    # planted: round 0's policy replaced after round 1 was labelled; the resumed run refuses to mix the two
+    shutil.copy(os.path.join(POLICY_DIR, "standard_v1.pt"), r0_policy)
+    with pytest.raises(ValueError, match=r"data_r1 was labelled with another rollout_policy file \(fingerprint"):
+        distill.run(config, log=_quiet)
+
+
+def test_a_killed_run_resumes_to_the_same_labels_and_policy(tmp_path):
+    yaml = (
+        "name: killed\nhands: 4\ndata: {seed: 5, samples: 1, chunk_hands: 1, exchange_start: 1.0, behaviour: trained, "
+        "rollout: policy, search_decisions: all}\nfit: {epochs: 1, net_arch: [16], validation: 0}\n"
+        f"output_dir: {tmp_path / 'runs'}\n"
+    )
+    config_path = tmp_path / "killed.yaml"
+    config_path.write_text(yaml)
+    run = tmp_path / "runs" / "killed"
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sm_cli", "distill", "--config", str(config_path), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    first = run / "data_r0" / "shard_00000.npz"
+    deadline = time.monotonic() + 300
+    while not first.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)  # no clean-up: as a machine that goes away
+    process.wait()
+    assert first.exists(), "the run was not labelling when it was killed"
+    present = sorted(p.name for p in (run / "data_r0").glob("shard_*.npz"))
+    assert len(present) < 4 and not (run / "policy_r0.pt").exists(), "killed too late: nothing left to resume"
+    from sm_cli.cli import main as cli_main
+
+    assert cli_main(["distill", "--resume", str(run), "--quiet"]) == 0
+    assert (run / "policy_r0.pt").exists()
+    clean = tmp_path / "clean"
+    distill_data.generate(str(clean), 4, distill.load_config(str(config_path)).data, log=_quiet)
+    for name in sorted(p.name for p in clean.glob("shard_*.npz")):
+        assert (run / "data_r0" / name).read_bytes() == (clean / name).read_bytes(), name
+    assert not list((run / "data_r0").glob(".shard_*"))  # no temporary file left behind
