@@ -116,11 +116,11 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "Size: each section states its deals per table and its design (every deal in every seating at each",
             "table; `cover` seats every pair of agents together, see `sergeant-major tournament --help`).",
-            "Cost: each section ends with the time its tables took "
-            f"on {args.workers} workers (2 CPU cores, shared with other work when this file was made); it grows "
-            "linearly with the deals. The full size is",
-            "`python benchmarks/leaderboard.py --deals 1000 --four-deals 200 --workers 2` (each preset in its",
-            "own run folder under `runs/leaderboard`: a killed run resumes with the same command).",
+            f"Cost: each section ends with the time its tables took on {args.workers} workers (2 CPU cores, "
+            "shared with",
+            "other work when this file was made, so read the times as upper bounds); it grows linearly with the",
+            "deals. Each preset has its own run folder under `runs/leaderboard`: a killed run resumes with the",
+            "same command, and an agent appended to a section's list in the script plays only its own tables.",
             "",
             *parts,
         ]
