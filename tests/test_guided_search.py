@@ -229,6 +229,25 @@ def test_compiled_and_python_searches_give_the_same_values():
         assert compiled == python
 
 
+def test_many_deals_are_rolled_out_in_bounded_chunks_with_the_same_values(monkeypatch):
+    import agents.search.policy_rollout as policy_rollout
+
+    _game, view = _some_positions(1)[0]
+    whole = PimcAgent(seed=6, samples=5, rollout="policy").evaluate(view)
+    sizes = []
+    original = policy_rollout.PolicyRollouts._values
+
+    def spy(self, games, actions, seat):
+        sizes.append(len(games) * len(actions))
+        return original(self, games, actions, seat)
+
+    monkeypatch.setattr(policy_rollout, "MAX_ROWS", 2 * len(whole))  # two deals' rows per chunk
+    monkeypatch.setattr(policy_rollout.PolicyRollouts, "_values", spy)
+    chunked = PimcAgent(seed=6, samples=5, rollout="policy").evaluate(view)
+    assert chunked == whole
+    assert len(sizes) == 3 and max(sizes) <= 2 * len(whole)
+
+
 def test_same_seed_same_values_and_moves():
     _game, view = _some_positions(1)[0]
     first = PimcAgent(seed=5, samples=4, rollout="policy")

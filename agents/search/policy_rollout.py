@@ -52,6 +52,9 @@ from .world_sampler import World
 # heuristic search needs neither
 
 
+MAX_ROWS = 8192  # rollouts stepped together at most (observations: 8192 x 789 float32, 26 MB)
+
+
 class BatchPolicy:
     """The forward pass of a :class:`NumpyPolicy` on a batch of observations (float32, the same weights and
     activation: the layers of ``NumpyPolicy.logits``): the first layer compiled over the nonzero entries of each
@@ -240,7 +243,17 @@ class PolicyRollouts:
 
     def values(self, games: list[Game], actions: list[int], seat: int) -> np.ndarray:
         """int64 [len(games), len(actions)]: ``seat``'s balance in the hand (tricks - quota; in a misère hand
-        maximum - tricks) when each game is played out after each action (legal in every game)."""
+        maximum - tricks) when each game is played out after each action (legal in every game). The rows
+        (games x actions) are played :data:`MAX_ROWS` at most at a time, so memory stays bounded at any
+        number of sampled deals (the rows are independent: the result is the same)."""
+        step = max(1, MAX_ROWS // max(1, len(actions)))
+        if len(games) > step:
+            return np.concatenate(
+                [self._values(games[i : i + step], actions, seat) for i in range(0, len(games), step)]
+            )
+        return self._values(games, actions, seat)
+
+    def _values(self, games: list[Game], actions: list[int], seat: int) -> np.ndarray:
         vk, pk = self._vk, self._pk
         n, k = len(games), len(actions)
         st1 = np.zeros((n, vk.NUM_S), dtype=np.int32)
