@@ -13,7 +13,9 @@ appended to its list in :data:`SECTIONS` plays only its own tables.
 ``--deals``: deals per table of the three-player presets; ``--four-deals``: of the four-player one;
 ``--size PRESET=DEALS`` sets one section's. ``--design`` (default ``cover``: every pair of agents seated
 together, 11 tables for 7 agents instead of the 35 of ``sets``, the searches, named last, at the fewest).
-The file states the size it was made with and the command that made it.
+The file states the size it was made with and the command that made it. ``--only PRESET ...`` plays only
+those sections and replaces only them in the existing file (its header then quotes the command without
+``--only``, the one that remakes the whole file from the stored tables).
 """
 
 from __future__ import annotations
@@ -48,6 +50,34 @@ def _size(text: str) -> tuple[str, int]:
     return preset, int(deals)
 
 
+def _without_only(args: list[str]) -> list[str]:
+    """The command line without ``--only P ...``: the command that makes the whole file."""
+    kept, skipping = [], False
+    for arg in args:
+        if arg == "--only":
+            skipping = True
+        elif skipping and not arg.startswith("-"):
+            continue
+        else:
+            skipping = False
+            kept.append(arg)
+    return kept
+
+
+def sections(text: str) -> dict[str, str]:
+    """The preset sections of a generated leaderboard file: preset -> its Markdown, from its ``## `preset```
+    heading to the next level-2 heading (each ending in one newline)."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            name = line[3:].strip().strip("`")
+            current = found.setdefault(name, [])
+        if current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).rstrip("\n") + "\n" for name, lines in found.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=1000, help="deals per table, three-player presets")
@@ -70,10 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument("--runs", default=os.path.join("runs", "leaderboard"), help="folder of the run folders")
     parser.add_argument("--docs", default=os.path.join("docs", "leaderboard.md"), help="the file to write")
-    parser.add_argument("--only", nargs="+", default=None, help="play only these presets (the file needs all)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        choices=[p for p, _, _ in SECTIONS],
+        help="play only these presets and replace only their sections of an existing --docs file",
+    )
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "benchmarks/leaderboard.py", *(sys.argv[1:] if argv is None else argv)])
-    parts = []
+    given = list(sys.argv[1:] if argv is None else argv)
+    command = shlex.join(["python", "benchmarks/leaderboard.py", *_without_only(given)])
+    parts: dict[str, str] = {}
     for preset, agents, players in SECTIONS:
         if args.only and preset not in args.only:
             continue
@@ -103,9 +140,18 @@ def main(argv: list[str] | None = None) -> int:
         result = tournament(
             agents, out, deals, "hand", args.seed, args.workers, rules=preset, design=args.design, ray=args.ray
         )
-        parts.append(markdown(result.board, title=f"`{preset}`", command=same))
+        parts[preset] = markdown(result.board, title=f"`{preset}`", command=same)
     if args.only:
-        return 0
+        if not os.path.exists(args.docs):
+            print(f"{args.docs} not written: it needs every section; run without --only", file=sys.stderr)
+            return 0
+        with open(args.docs, encoding="utf-8") as handle:
+            kept = sections(handle.read())
+        missing = [p for p, _, _ in SECTIONS if p not in parts and p not in kept]
+        if missing:
+            print(f"{args.docs} not written: it lacks the sections {', '.join(missing)}", file=sys.stderr)
+            return 0
+        parts = {p: parts.get(p, kept.get(p, "")) for p, _, _ in SECTIONS}
     text = "\n".join(
         [
             "# Leaderboard",
@@ -125,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             "deals. Each preset has its own run folder under `runs/leaderboard`: a killed run resumes with the",
             "same command, and an agent appended to a section's list in the script plays only its own tables.",
             "",
-            *parts,
+            *(parts[p] for p, _, _ in SECTIONS),
         ]
     )
     with atomic_path(args.docs) as tmp, open(tmp, "w", encoding="utf-8") as handle:
