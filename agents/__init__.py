@@ -40,6 +40,15 @@ Specs accepted by :func:`make_agent`:
                             stay loadable as
                             ``ppo:agents/policies/standard_v1.pt`` and
                             ``ppo:agents/policies/standard_v0.pt``
+``mix:base=A;play=B``       each decision taken by the agent of its decision
+                            type (:mod:`agents.mix`): parts ``NAME=SPEC``
+                            separated by ``;``, ``base`` (required) for
+                            every type not named, the others among
+                            ``exchange``, ``trump`` (or the call),
+                            ``discard``, ``play``, ``assign``, ``take``,
+                            ``bid``; each part any spec but ``human`` or a
+                            mix, seen only on the decisions of its type,
+                            e.g. ``mix:base=trained;play=pimc``
 ==========================  ===============================================
 
 Parameters (``kind:name=value,name=value``; :data:`AGENT_PARAMS`), each checked here, once: an unknown
@@ -96,7 +105,17 @@ keep_old_paths(
     }
 )
 
-KNOWN_AGENTS = ("random", "heuristic", "pimc", "ismcts", "human", "trained", "ppo:PATH", "rllib:PATH")
+KNOWN_AGENTS = (
+    "random",
+    "heuristic",
+    "pimc",
+    "ismcts",
+    "human",
+    "trained",
+    "ppo:PATH",
+    "rllib:PATH",
+    "mix:base=SPEC;TYPE=SPEC",
+)
 
 __all__ = [
     "AGENT_PARAMS",
@@ -113,6 +132,7 @@ __all__ = [
 
 
 _PATH_KINDS = ("ppo", "rllib")  # specs whose rest is a path, not key=value parameters
+_RAW_KINDS = (*_PATH_KINDS, "mix")  # specs whose rest is not split into key=value parameters here
 
 
 class AgentSpecError(ValueError):
@@ -148,7 +168,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     kind, _, rest = spec.strip().partition(":")
     kind = kind.strip().lower()
     params: dict[str, str] = {}
-    if rest and kind not in _PATH_KINDS:
+    if rest and kind not in _RAW_KINDS:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             key = key.strip().lower()
@@ -266,6 +286,27 @@ def _rllib(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     return RLlibAgent(path, seed=seed)
 
 
+def _mix(rest: str, params: dict[str, str], seed: int | None) -> Agent:
+    """``mix:base=SPEC;TYPE=SPEC...`` (:mod:`agents.mix`): every part built here by :func:`make_agent`."""
+    from .mix import MAX_SPEC, MixAgent, part_seed, split_mix
+
+    if len(rest) > MAX_SPEC:  # before make_agent would quote it all
+        raise AgentSpecError(f"agent spec 'mix:...': a mix spec has at most {MAX_SPEC} characters, got {len(rest)}")
+    specs = split_mix(rest)  # a ValueError: make_agent names the spec
+    parts: dict[str, Agent] = {}
+    for name, spec in specs.items():
+        try:
+            kind = parse_spec(spec)[0]
+            if kind == "human":
+                raise AgentSpecError("'human' cannot be part of a mix (a mix plays a program's seat)")
+            if kind == "mix":
+                raise AgentSpecError("a mix cannot be part of a mix")
+            parts[name] = make_agent(spec, part_seed(seed, name))
+        except AgentSpecError as err:
+            raise AgentSpecError(f"mix part {name}={spec[:80]!r}: {err}") from None
+    return MixAgent(parts, specs, seed)
+
+
 _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "random": _random,
     "heuristic": _heuristic,
@@ -275,4 +316,5 @@ _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "ppo": _ppo,
     "trained": _trained,
     "rllib": _rllib,
+    "mix": _mix,
 }

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents import TRAINED_POLICY, parse_spec
+from agents.mix import split_mix
 from sm_env.atomic import atomic_path
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
@@ -118,9 +119,13 @@ def cover_tables(specs: Sequence[str], players: int) -> list[tuple[str, ...]]:
 
 def fingerprint(spec: str) -> str | None:
     """The SHA-256 (first 16 hex digits) of the policy file(s) a spec loads (``ppo:`` and ``rllib:`` their
-    path; ``trained`` every shipped ``.pt`` policy, since it picks one by rule set); None for the agents that
-    load nothing."""
+    path; ``trained`` every shipped ``.pt`` policy, since it picks one by rule set; ``mix`` those of its parts);
+    None for the agents that load nothing."""
     kind, rest, _ = parse_spec(spec)
+    if kind == "mix":
+        parts = {name: fingerprint(part) for name, part in split_mix(rest).items()}
+        loaded = [f"{name}={print_}" for name, print_ in parts.items() if print_ is not None]
+        return hashlib.sha256(";".join(loaded).encode()).hexdigest()[:16] if loaded else None
     path = os.path.dirname(TRAINED_POLICY) if kind == "trained" else rest if kind in ("ppo", "rllib") else None
     if path is None:
         return None

@@ -15,7 +15,8 @@ that agent plays, so each adapter plays exactly what the agent's ``act`` would p
 - ``random`` (:class:`RandomOpponent`): uniform over the legal actions (compiled, a seeded stream per slot):
   the same distribution as ``RandomAgent``, not the same draws.
 
-Anything else (pimc, ismcts: a search per decision; human; rllib) is refused by :func:`fixed_opponent` with a
+Anything else (pimc, ismcts: a search per decision; human; rllib; a ``mix`` of agents, played only through
+``act``) is refused by :func:`fixed_opponent` with a
 :class:`FixedAgentError` naming what is allowed. Every adapter is ``act(games, rows, masks, observations) ->
 actions``: the action of the player to act in each slot of ``rows`` (int8 masks and float32 observations of
 those rows, as the trainer has them).
@@ -31,6 +32,7 @@ import torch
 from agents import AgentSpecError, act, make_opponent
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
+from agents.mix import MixAgent
 from agents.ppo_agent import PPOAgent
 from agents.random_agent import RandomAgent
 from sm_env.compiled.batch import VectorGame
@@ -130,6 +132,11 @@ def check_fixed_agent(spec: str, rules: RuleSet) -> Agent:
         agent = make_opponent(spec)
     except AgentSpecError as err:
         raise FixedAgentError(f"{err} (a best response is trained against {', '.join(ALLOWED)})") from None
+    if isinstance(agent, MixAgent):
+        raise FixedAgentError(
+            f"agent {spec!r} cannot be a batched opponent (a mix is played one decision at a time by the "
+            f"evaluator, not here); allowed: {', '.join(ALLOWED)}"
+        )
     if not isinstance(agent, (PPOAgent, HeuristicAgent, RandomAgent)):
         raise FixedAgentError(
             f"agent {spec!r} cannot be a batched opponent (a search agent decides too slowly to train against); "
