@@ -109,6 +109,8 @@ def test_times_after_a_resume_do_not_contradict():
     assert "this call trained 256 learner decisions in 10 s" in text and "took 15 s in all" in text
     assert "the whole run: 512 learner decisions in 100 s of training" in text
     assert "whole run" not in time_summary("learner decisions", 256, 0, 9.0, 0.0, elapsed=12.0)
+    assert "(26 learner decisions/s)" in time_summary("learner decisions", 256, 0, 10.0, 0.0, elapsed=12.0)
+    assert "2 rounds in 1767 s (one per 884 s)" in time_summary("rounds", 2, 0, 1767.0, 0.0, elapsed=1767.0)
 
 
 def test_resuming_a_finished_run_says_it_is_complete_and_does_nothing(tmp_path, capsys):

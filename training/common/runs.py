@@ -267,9 +267,10 @@ def read_summary(run_dir: str) -> dict[str, Any] | None:
 def time_summary(unit: str, done: int, start_done: int, wall: float, start_wall: float, elapsed: float) -> str:
     """What this call trained and how long it took; after a resume, the whole run too."""
     call, call_wall = done - start_done, wall - start_wall
-    rate = call / call_wall if call_wall > 0 else 0.0  # whole numbers: rates of 1 or less are for tests only
+    rate = call / call_wall if call_wall > 0 else 0.0
+    speed = f"{rate:.0f} {unit}/s" if rate >= 1 or call == 0 else f"one per {call_wall / call:.0f} s"
     text = (
-        f"this call trained {call} {unit} in {call_wall:.0f} s ({rate:.0f} {unit}/s) "
+        f"this call trained {call} {unit} in {call_wall:.0f} s ({speed}) "
         f"and took {elapsed:.0f} s in all (evaluations and saving included)"
     )
     if start_done:
