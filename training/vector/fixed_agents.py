@@ -132,16 +132,13 @@ def check_fixed_agent(spec: str, rules: RuleSet) -> Agent:
         agent = make_opponent(spec)
     except AgentSpecError as err:
         raise FixedAgentError(f"{err} (a best response is trained against {', '.join(ALLOWED)})") from None
-    if isinstance(agent, MixAgent):
-        raise FixedAgentError(
-            f"agent {spec!r} cannot be a batched opponent (a mix is played one decision at a time by the "
-            f"evaluator, not here); allowed: {', '.join(ALLOWED)}"
-        )
     if not isinstance(agent, (PPOAgent, HeuristicAgent, RandomAgent)):
-        raise FixedAgentError(
-            f"agent {spec!r} cannot be a batched opponent (a search agent decides too slowly to train against); "
-            f"allowed: {', '.join(ALLOWED)}"
+        why = (
+            "a mix is played one decision at a time by the evaluator, not here"
+            if isinstance(agent, MixAgent)
+            else "a search agent decides too slowly to train against"
         )
+        raise FixedAgentError(f"agent {spec!r} cannot be a batched opponent ({why}); allowed: {', '.join(ALLOWED)}")
     try:
         agent.check_rules(rules)
     except ValueError as err:
