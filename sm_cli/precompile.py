@@ -75,8 +75,7 @@ def _search() -> None:
     from sm_env.core.knowledge import player_view
 
     for preset in ("standard", "four-5-3-2-2"):
-        policy = ("pimc:rollout=policy,samples=2",) if preset == "standard" else ()  # no four-player policy
-        for spec in ("pimc:samples=2", "ismcts:iterations=20", *policy):
+        for spec in ("pimc:samples=2", "ismcts:iterations=20", "pimc:rollout=policy,samples=2"):
             game = Game(rules=preset, seed=0)
             agent = make_agent(spec, seed=0)
             for _ in range(30):

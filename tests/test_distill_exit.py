@@ -49,8 +49,8 @@ def _quiet(*_args: object) -> None:
         (["data.rollout=policy", "data.search_decisions=most"], r"must be one of play, all, got 'most'"),
         (["data.rollout=policy", "data.rollout_policy=missing.pt"], r"data.rollout_policy: policy file not found"),
         (
-            ["data.rollout=policy", "data.rules=four-5-3-2-2"],
-            r"data.rollout_policy: no shipped policy plays the rule set 'four-5-3-2-2'",
+            ["data.rollout=policy", "data.rules=dealer-assigns"],
+            r"data.rollout_policy: no shipped policy plays the rule set 'dealer-assigns'",
         ),
         (
             ["data.rollout=policy", "data.search_decisions=all", "data.search=false", "data.behaviour=trained"],

@@ -108,12 +108,12 @@ def test_rule_sets_without_a_shipped_policy_are_refused_in_one_line():
     from training.evaluation.evaluate import check_agent
 
     agent = make_agent("pimc:rollout=policy", 0)
-    with pytest.raises(ValueError, match="no shipped policy plays the rule set 'four-5-3-2-2'") as info:
-        agent.check_rules(RuleSet.from_any("four-5-3-2-2"))
+    with pytest.raises(ValueError, match="no shipped policy plays the rule set 'dealer-assigns'") as info:
+        agent.check_rules(RuleSet.from_any("dealer-assigns"))
     assert "\n" not in str(info.value) and "standard" in str(info.value)
     with pytest.raises(ValueError, match="agent 'pimc:rollout=policy': no shipped policy"):
-        check_agent("pimc:rollout=policy", RuleSet.from_any("four-6-3-2-1"))
-    make_agent("pimc", 0).check_rules(RuleSet.from_any("four-5-3-2-2"))  # heuristic rollouts play any rule set
+        check_agent("pimc:rollout=policy", RuleSet.from_any("9-5-3-one-card"))
+    make_agent("pimc", 0).check_rules(RuleSet.from_any("dealer-assigns"))  # heuristic rollouts play any rule set
     agent.check_rules(RuleSet.from_any("calls"))
     assert agent._policy.path.endswith("calls_v0.pt")  # the calls preset's own policy
 

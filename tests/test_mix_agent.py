@@ -219,8 +219,8 @@ def test_check_rules_checks_every_part_and_the_types_named():
         make_agent("mix:base=heuristic;bid=random").check_rules(RuleSet.from_any("standard"))
     with pytest.raises(ValueError, match="its decision types: trump, discard, play"):
         make_agent("mix:base=heuristic;exchange=random").check_rules(RuleSet.from_any("independent"))
-    with pytest.raises(ValueError, match="mix part play='trained': .*four-5-3-2-2"):
-        make_agent("mix:base=heuristic;play=trained").check_rules(RuleSet.from_any("four-5-3-2-2"))
+    with pytest.raises(ValueError, match="mix part play='trained': .*dealer-assigns"):
+        make_agent("mix:base=heuristic;play=trained").check_rules(RuleSet.from_any("dealer-assigns"))
 
 
 def test_a_mix_is_an_opponent_but_never_a_batched_one():

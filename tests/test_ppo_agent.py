@@ -180,7 +180,7 @@ def test_a_file_holding_a_class_is_refused_in_one_line_without_torchs_advice(nam
 # ---------------------------------------------------------------------------- rule sets
 
 
-@pytest.mark.parametrize("rules", ["dealer-assigns", "9-5-3-one-card", "four-5-3-2-2"])
+@pytest.mark.parametrize("rules", ["dealer-assigns", "9-5-3-one-card"])
 def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_path, capsys):
     argv = ["eval", "--agents", "trained", "heuristic", "--rules", rules, "--deals", "1", "--workers", "1"]
     assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2

@@ -798,7 +798,7 @@ def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(mon
         (["--watch", "heuristic", "pimc:seconds=inf", "random"], "seconds must be a number above 0 and at most 5"),
         (["--watch", "heuristic", "rllib:/no/such/run", "random"], "--watch: rllib agent"),
         (
-            ["--rules", "four-5-3-2-2", "--watch", "trained"] + ["heuristic"] * 3,
+            ["--rules", "dealer-assigns", "--watch", "trained"] + ["heuristic"] * 2,
             "--watch: no shipped policy plays the rule",
         ),
         (["--rules", "nope"], "--rules: unknown rule set 'nope'; the page offers the presets standard,"),
