@@ -320,6 +320,7 @@ import socket, sys, time
 import ray._private.services as services
 from ray._private.node import Node
 from ray._private.parameter import RayParams
+from ray._raylet import DASHBOARD_AGENT_LISTEN_PORT_NAME, persist_port
 ask = services.get_node
 def patient(*args, **kwargs):  # Ray gives a new node's raylet 30 s to register: too short on a loaded 2-core machine
     deadline = time.monotonic() + float(sys.argv[3])
@@ -341,6 +342,12 @@ agent_ports = {name: free_port() for name in
                ("metrics_agent_port", "metrics_export_port", "dashboard_agent_listen_port", "runtime_env_agent_port")}
 params = RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", num_cpus=1, num_gpus=0,
                    object_store_memory=int(sys.argv[2]), min_worker_port=0, max_worker_port=0, **agent_ports)
+start_processes = Node.start_ray_processes
+def start_after_the_port_file(self):  # the raylet also waits 15 s for the agent's HTTP port file: written first,
+    persist_port(self._session_dir, self._node_id, DASHBOARD_AGENT_LISTEN_PORT_NAME,  # with the port the agent
+                 agent_ports["dashboard_agent_listen_port"])                            # is given (it writes it too)
+    start_processes(self)
+Node.start_ray_processes = start_after_the_port_file
 node = Node(params, head=False, shutdown_at_exit=True, spawn_reaper=True)  # SIGTERM: its processes stop
 while True:
     time.sleep(1)
