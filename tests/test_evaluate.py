@@ -83,6 +83,39 @@ def test_heuristic_beats_random_and_figures_are_consistent():
         assert diff.lo <= diff.mean <= diff.hi and diff.lo > 0
     assert "as dealer" in result.table()
     assert result.to_dict()["pairwise"][0]["by_role"]["middle"]["mean"] == by_role["middle"].mean
+    # in hand mode without the auction the seats (from the first dealer's) are the roles
+    by_seat = result.pairwise_seats[("heuristic", "random")]
+    assert list(by_seat) == ["first", "second", "third"]
+    for seat, role in zip(by_seat, by_role, strict=True):
+        assert by_seat[seat] == by_role[role]
+    assert "at first" not in result.table()
+
+
+def test_under_the_auction_seats_are_counted_from_the_first_bidder():
+    """The auction decides who deals hand 1, so roles follow the bids; seats are fixed by the seating: each
+    seat's figure is the agents' mean balance in that seat (counted from the first bidder), recomputed here
+    from the deals themselves."""
+    rules = ev.RuleSet.from_any("woburn-auction")
+    config = ev.DealConfig(("heuristic", "random"), "hand", 3, rules, 1, None, 30)
+    ev.init_worker(config)
+    deals = [ev.play_deal(i) for i in range(12)]
+    assert {s["first_dealer"] for d in deals for s in d["seatings"]} == {1}
+    result = ev.evaluate(["heuristic", "random"], deals=12, seed=3, dealer=1, rules=rules, workers=1, progress=False)
+    by_seat = result.pairwise_seats[("heuristic", "random")]
+    for k, seat in enumerate(("first", "second", "third")):
+        sums = {0: [0.0, 0], 1: [0.0, 0]}
+        for deal in deals:
+            for seating in deal["seatings"]:
+                s = (1 + k) % 3  # the seat k places clockwise from the first bidder (seat 1)
+                for _dealer, _won, balances in seating["hands"]:
+                    sums[seating["seating"][s]][0] += balances[s]
+                    sums[seating["seating"][s]][1] += 1
+        expected = sums[0][0] / sums[0][1] - sums[1][0] / sums[1][1]
+        assert abs(by_seat[seat].mean - expected) < 1e-9
+    # hand 1's dealer is the auction's winner, not the first bidder, in some deals
+    assert any(s["hands"] and s["hands"][0][0] != 1 for d in deals for s in d["seatings"])
+    assert "at second" in result.table()
+    assert set(result.to_dict()["pairwise"][0]["by_seat"]) == {"first", "second", "third"}
 
 
 def test_results_do_not_depend_on_workers():

@@ -122,6 +122,7 @@ def play_deal(index: int) -> dict[str, Any]:
             {
                 "seating": list(seating),
                 "hands": hands,
+                "first_dealer": game.first_dealer,
                 "winners": list(game.winners or []),
                 "scores": list(game.scores),
                 "truncated": game.truncated,

@@ -33,6 +33,14 @@ players dealer, eldest, third, fourth):
   is won by taking 12 tricks in its one hand); per role, the share of hands
   played in that role that won the game.
 
+A role is the one a hand gives: under the auction (docs/rules.md 10.2) the
+auction's winner deals hand 1, so the agents' own bids decide who plays
+which role and a role's figures compare different hands. The pairwise
+differences are therefore also given by seat (``by_seat``), which the
+seating fixes before any card is played: ``first`` is the seat of the first
+dealer (under the auction the first bidder), ``second`` the seat to its
+left, and so on. In hand mode without the auction the seats are the roles.
+
 Each with a 95% percentile bootstrap confidence interval over deals (the
 seatings of one deal are correlated, so deals are the unit resampled; each
 figure is a ratio of sums over the resampled deals). Also: the pairwise
@@ -85,6 +93,9 @@ from training.common.workers import one_torch_thread, spawn_pool
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
+SEATS = ("first", "second", "third", "fourth")
+"""Seat names by distance clockwise from the first dealer's seat (under the auction, the first bidder's)."""
+SEAT_HELP = "first = the first dealer's (under the auction the first bidder's), then clockwise"
 
 if TYPE_CHECKING:
     from training.sb3.config import EvalConfig
@@ -143,6 +154,8 @@ class EvalResult:
     ``pairwise[(a, b)]``: mean balance of a minus that of b;
     ``pairwise_roles[(a, b)][role]``: the same difference within one role
     (a as dealer against b as dealer on the same deals, and so on);
+    ``pairwise_seats[(a, b)][seat]``: the same difference by seat (:data:`SEATS`: ``first`` is the first
+    dealer's, under the auction the first bidder's);
     ``ratings[agent]``: openskill mu, sigma and ordinal (mu - 3 sigma).
     """
 
@@ -156,6 +169,7 @@ class EvalResult:
     elapsed: float
     deal_balances: list[list[float]] = field(default_factory=list, repr=False)
     pairwise_roles: dict[tuple[str, str], dict[str, Estimate]] = field(default_factory=dict)
+    pairwise_seats: dict[tuple[str, str], dict[str, Estimate]] = field(default_factory=dict)
 
     def roles(self) -> tuple[str, ...]:
         """The role names of the evaluated rule set (dealer, eldest, middle; or the four-player roles)."""
@@ -177,6 +191,7 @@ class EvalResult:
                     "b": b,
                     "balance_difference": e.to_dict(),
                     "by_role": {r: x.to_dict() for r, x in self.pairwise_roles.get((a, b), {}).items()},
+                    "by_seat": {r: x.to_dict() for r, x in self.pairwise_seats.get((a, b), {}).items()},
                 }
                 for (a, b), e in self.pairwise.items()
             ],
@@ -205,10 +220,15 @@ class EvalResult:
                 )
         lines.append("")
         lines.append("balance difference per hand (row minus column agent):")
+        if self._seats_differ():
+            lines.append(f"  (by role, and by seat: {SEAT_HELP})")
         for (a, b), e in self.pairwise.items():
             lines.append(f"  {a} - {b}: {e.text()}")
             for role, x in self.pairwise_roles.get((a, b), {}).items():
                 lines.append(f"    as {role:<7} {x.text()}")
+            if self._seats_differ():
+                for seat, x in self.pairwise_seats.get((a, b), {}).items():
+                    lines.append(f"    at {seat:<7} {x.text()}")
         lines.append("")
         lines.append("openskill (Plackett-Luce) ratings:")
         for a in sorted(self.agents, key=lambda x: -self.ratings[x]["ordinal"]):
@@ -220,6 +240,10 @@ class EvalResult:
             t = self.timing[a]
             lines.append(f"  {a:<{width}} {t['ms_per_decision']:8.3f} ms  ({int(t['decisions'])} decisions)")
         return "\n".join(lines)
+
+    def _seats_differ(self) -> bool:
+        """Whether the seats are not simply the roles: whole games (the deal passes) or the auction."""
+        return self.config["mode"] == "game" or bool(self.config.get("rule_options", {}).get("auction"))
 
     def save(self, out_dir: str | os.PathLike[str]) -> dict[str, str]:
         """Write ``result.json``, ``result.csv`` and ``balance_by_role.png`` (each atomically); returns their paths."""
@@ -355,13 +379,16 @@ def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[
 class DealSums:
     """Per deal, agent and role of one table's results (:func:`deal_sums`), arrays ``[deal, agent, role]``
     with role ``players`` standing for all roles: sums of ``balance``, ``tricks`` and ``wins`` (games won,
-    counted on the game's last hand), ``hands`` played; and ``games[deal, agent]``, games played."""
+    counted on the game's last hand), ``hands`` played; ``games[deal, agent]``, games played; and
+    ``seat_balance`` and ``seat_hands`` ``[deal, agent, seat]``, seat by :data:`SEATS`."""
 
     balance: np.ndarray
     tricks: np.ndarray
     wins: np.ndarray
     hands: np.ndarray
     games: np.ndarray
+    seat_balance: np.ndarray
+    seat_hands: np.ndarray
 
 
 def deal_sums(deals: list[dict[str, Any]], n: int) -> DealSums:
@@ -374,14 +401,19 @@ def deal_sums(deals: list[dict[str, Any]], n: int) -> DealSums:
     wins = np.zeros((d, n, players + 1))
     hands = np.zeros((d, n, players + 1))
     games = np.zeros((d, n))
+    seat_bal = np.zeros((d, n, players))
+    seat_hands = np.zeros((d, n, players))
     for i, deal in enumerate(deals):
         for seating in deal["seatings"]:
             who = seating["seating"]
             winners = set(seating["winners"])
             last = len(seating["hands"]) - 1
+            first = seating.get("first_dealer", seating["hands"][0][0] if seating["hands"] else 0)
             for h, (dealer, won, balances) in enumerate(seating["hands"]):
                 for s in range(players):
                     a, r = who[s], (s - dealer) % players
+                    seat_bal[i, a, (s - first) % players] += balances[s]
+                    seat_hands[i, a, (s - first) % players] += 1
                     for role in (r, every):
                         bal[i, a, role] += balances[s]
                         tricks[i, a, role] += won[s]
@@ -390,12 +422,12 @@ def deal_sums(deals: list[dict[str, Any]], n: int) -> DealSums:
                             wins[i, a, role] += 1
             for s in range(players):
                 games[i, who[s]] += 1
-    return DealSums(bal, tricks, wins, hands, games)
+    return DealSums(bal, tricks, wins, hands, games, seat_bal, seat_hands)
 
 
 def _aggregate(
     deals: list[dict[str, Any]], labels: list[str], mode: str, seed: int, bootstrap: int
-) -> tuple[dict, dict, dict, dict, list[list[float]]]:
+) -> tuple[dict, dict, dict, dict, dict, list[list[float]]]:
     n = len(labels)
     d = len(deals)
     players = len(deals[0]["seatings"][0]["seating"])
@@ -424,6 +456,7 @@ def _aggregate(
         counts[label] = {"all": counts[label]["all"], **{r: counts[label][r] for r in roles}}
     pairwise = {}
     pairwise_roles = {}
+    pairwise_seats = {}
     for a, b in itertools.combinations(range(n), 2):
         pairwise[(labels[a], labels[b])] = _diff_bootstrap(
             bal[:, a, every], hands[:, a, every], bal[:, b, every], hands[:, b, every], weights
@@ -432,8 +465,13 @@ def _aggregate(
             role: _diff_bootstrap(bal[:, a, r], hands[:, a, r], bal[:, b, r], hands[:, b, r], weights)
             for r, role in enumerate(roles)
         }
+        sb, sh = sums.seat_balance, sums.seat_hands
+        pairwise_seats[(labels[a], labels[b])] = {
+            seat: _diff_bootstrap(sb[:, a, k], sh[:, a, k], sb[:, b, k], sh[:, b, k], weights)
+            for k, seat in enumerate(SEATS[:players])
+        }
     per_deal = (bal[:, :, every] / np.maximum(hands[:, :, every], 1)).tolist()
-    return stats, counts, pairwise, pairwise_roles, per_deal
+    return stats, counts, pairwise, pairwise_roles, pairwise_seats, per_deal
 
 
 # ---------------------------------------------------------------- entry points
@@ -562,7 +600,9 @@ def evaluate(
         bar.close()
     elapsed = time.perf_counter() - started
     labels = _labels(specs)
-    stats, counts, pairwise, pairwise_roles, per_deal = _aggregate(results, labels, mode, seed, bootstrap)
+    stats, counts, pairwise, pairwise_roles, pairwise_seats, per_deal = _aggregate(
+        results, labels, mode, seed, bootstrap
+    )
     ratings = _ratings(results, mode, labels)
     seconds = np.sum([r["seconds"] for r in results], axis=0)
     decisions = np.sum([r["decisions"] for r in results], axis=0)
@@ -590,7 +630,17 @@ def evaluate(
         "seatings": [list(s) for s in schedule(len(specs), players)],
     }
     return EvalResult(
-        labels, config_dict, stats, counts, pairwise, ratings, timing, elapsed, per_deal, pairwise_roles=pairwise_roles
+        labels,
+        config_dict,
+        stats,
+        counts,
+        pairwise,
+        ratings,
+        timing,
+        elapsed,
+        per_deal,
+        pairwise_roles=pairwise_roles,
+        pairwise_seats=pairwise_seats,
     )
 
 
