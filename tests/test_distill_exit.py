@@ -46,7 +46,7 @@ def _quiet(*_args: object) -> None:
         (["data.rollout=net"], r"data.rollout: must be one of heuristic, policy, got 'net'"),
         (["data.rollout_policy=x.pt"], r"data.rollout_policy: 'x.pt' needs rollout: policy"),
         (["data.search_decisions=all"], r"data.search_decisions: 'all' needs rollout: policy"),
-        (["data.rollout=policy", "data.search_decisions=most"], r"must be one of play, all, got 'most'"),
+        (["data.rollout=policy", "data.search_decisions=most"], r"must be one of play, trump, all, got 'most'"),
         (["data.rollout=policy", "data.rollout_policy=missing.pt"], r"data.rollout_policy: policy file not found"),
         (
             ["data.rollout=policy", "data.rules=dealer-assigns"],
@@ -112,6 +112,30 @@ def test_a_shard_labelled_by_the_policy_search_searches_every_decision_type():
     old = distill_data._stack(distill_data.label_hand(play_only, 0))
     old_kinds = decision_kinds(distill_data.unpack_observations(old["bits"], old["scalars"]))
     assert not old["searched"][old_kinds != PLAY].any() and old["searched"][old_kinds == PLAY].all()
+
+
+@pytest.mark.parametrize("rollout", ["heuristic", "policy"])
+def test_search_decisions_trump_searches_the_call_and_the_play_only(rollout):
+    """``search_decisions: trump`` under ``calls``: the dealer's call is searched (a value for each legal call,
+    the target the best), the discards are not, the play is; with ``play`` the call is not searched."""
+    settings = DataSettings(
+        seed=5, samples=2, chunk_hands=1, exchange_start=0.0, rules="calls", rollout=rollout, search_decisions="trump"
+    )
+    settings.validate()
+    for index in range(2):
+        rows = distill_data._stack(distill_data.label_hand(settings, index), settings.shape)
+        kinds = decision_kinds(distill_data.unpack_observations(rows["bits"], rows["scalars"]))
+        legal = distill_data.unpack_legal(rows["legal"], settings.shape.action_count)
+        values = rows["values"].astype(np.float32)
+        call = np.flatnonzero(kinds == TRUMP)
+        assert len(call) == 1 and rows["searched"][call].all()
+        assert np.array_equal(~np.isnan(values[call[0]]), legal[call[0]])
+        assert values[call[0], rows["target"][call[0]]] == np.nanmax(values[call[0]])
+        assert not rows["searched"][kinds == DISCARD].any() and rows["searched"][kinds == PLAY].all()
+        play_only = settings.model_copy(update={"search_decisions": "play"})
+        old = distill_data._stack(distill_data.label_hand(play_only, index), settings.shape)
+        old_kinds = decision_kinds(distill_data.unpack_observations(old["bits"], old["scalars"]))
+        assert not old["searched"][old_kinds == TRUMP].any()
 
 
 def test_the_exchange_labels_are_the_policy_searchs_values():

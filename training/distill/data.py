@@ -58,7 +58,9 @@ Who labels (the *search*, :func:`search_agent`): ``pimc`` with ``samples`` deals
 played by the heuristic (``rollout: heuristic``), or by a policy network (``rollout: policy``,
 ``pimc:rollout=policy``: ``rollout_policy``, a policy file, or the shipped policy of the rules). The
 labels are pimc-style action values either way, so the fit reads them alike. ``search_decisions: play``
-searches the play of the tricks only; ``all`` (policy rollouts) searches every decision: the cards sent in
+searches the play of the tricks only; ``trump`` the play and naming trump (under ``calls`` the call; with
+either rollout, the discards staying the default's: searched discards measured worse than the heuristic's,
+agents.search.pimc); ``all`` (policy rollouts) searches every decision: the cards sent in
 the exchange, trump and the discards too (where a position cannot be set up, e.g. an exchange under another
 order of the stages, the row keeps the default move, unsearched). With a policy search the unsearched rows
 and the ties take the policy's move, not the heuristic's. An expert-iteration loop
@@ -101,7 +103,7 @@ from agents.search.pimc import PimcAgent, searched_phase
 from agents.search.policy_rollout import ExchangeSetupError
 from sm_env.atomic import atomic_path
 from sm_env.core.cards import from_mask
-from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, Game, check_start_balances
+from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, TRUMP, Game, check_start_balances
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
@@ -190,7 +192,8 @@ class DataSettings(Section):
     search_decisions: Text = setting(
         "play",
         "'play': only the play is searched (the other decisions labelled by the heuristic, or with rollout: "
-        "policy by the rollout policy); 'all' (rollout: policy): the exchange, trump and discards searched too",
+        "policy by the rollout policy); 'trump': naming trump (the call under calls) searched too; "
+        "'all' (rollout: policy): the exchange, trump and discards searched too",
     )
 
     def validate(self) -> None:
@@ -257,8 +260,8 @@ class DataSettings(Section):
 
 ROLLOUTS = ("heuristic", "policy")
 """Who plays pimc's rollouts (``rollout``)."""
-SEARCH_DECISIONS = ("play", "all")
-"""Which decisions are searched (``search_decisions``)."""
+SEARCH_DECISIONS = ("play", "trump", "all")
+"""Which decisions are searched (``search_decisions``, :func:`searched_decision`)."""
 LATER_SETTINGS = ("rollout", "rollout_policy", "search_decisions")
 """Settings a ``meta.json`` leaves out at their defaults (:meth:`DataSettings.record`)."""
 
@@ -276,6 +279,17 @@ def search_agent(settings: DataSettings, seed: int | None = None) -> PimcAgent:
         exchange=every,
         policy=settings.rollout_policy or None,
     )
+
+
+def searched_decision(settings: DataSettings, view: Any) -> bool:
+    """Whether the labelling searches the decision of ``view``: the play always; naming trump (the call) with
+    ``search_decisions`` ``trump`` or ``all``, once the hand's exchange is over; the discards and the exchange
+    with ``all`` (:func:`~agents.search.pimc.searched_phase`)."""
+    if view.phase == PLAY:
+        return True
+    if settings.search_decisions == "all":
+        return searched_phase(view, bid=True, exchange=True)
+    return settings.search_decisions == "trump" and view.phase == TRUMP and searched_phase(view, bid=True)
 
 
 def rollout_policy_file(settings: DataSettings) -> str | None:
@@ -367,7 +381,6 @@ def label_hand(settings: DataSettings, index: int, search: PimcAgent | None = No
         search = search_agent(settings)
     search.reset(derive_seed(settings.seed, index, 1))
     search.check_rules(rules)
-    every = settings.search_decisions == "all"
     policy_default = settings.rollout == "policy"  # the unsearched moves and the ties: the policy's
     behaviour = None
     if settings.behaviour != "pimc":
@@ -390,7 +403,7 @@ def label_hand(settings: DataSettings, index: int, search: PimcAgent | None = No
             default = search.default_action(view, obs) if policy_default else heuristic_action(view)
             values_row = np.full(rules.num_actions, np.nan, dtype=np.float16)
             values, target, searched = {}, default, False
-            if view.phase == PLAY or (every and searched_phase(view, bid=True, exchange=True)):
+            if searched_decision(settings, view):
                 try:
                     values = search.evaluate(view, legal)
                 except ExchangeSetupError:  # an exchange the view cannot set up (variants): the default move
