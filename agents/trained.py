@@ -26,7 +26,7 @@ POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies"
 
 TRAINED_POLICIES: dict[str, str] = {
     "standard": "standard_v2.pt",
-    "calls": "calls_v0.pt",
+    "calls": "calls_v1.pt",
     "woburn-auction": "woburn-auction_v1.pt",
     "four-5-3-2-2": "four-5-3-2-2_v0.pt",
 }

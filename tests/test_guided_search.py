@@ -115,7 +115,7 @@ def test_rule_sets_without_a_shipped_policy_are_refused_in_one_line():
         check_agent("pimc:rollout=policy", RuleSet.from_any("9-5-3-one-card"))
     make_agent("pimc", 0).check_rules(RuleSet.from_any("dealer-assigns"))  # heuristic rollouts play any rule set
     agent.check_rules(RuleSet.from_any("calls"))
-    assert agent._policy.path.endswith("calls_v0.pt")  # the calls preset's own policy
+    assert agent._policy.path.endswith("calls_v1.pt")  # the calls preset's own policy
 
 
 # ---------------------------------------------------------------------------- the position a rollout starts from
