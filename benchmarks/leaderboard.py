@@ -1,8 +1,9 @@
-"""Generate ``docs/leaderboard.md``: a tournament of the shipped agents under three presets.
+"""Generate ``docs/leaderboard.md``: a tournament of the shipped agents under five presets.
 
 Sections (:data:`SECTIONS`): ``standard`` and ``3-5-9`` (docs/rules.md section 10.4) with every shipped
-agent (random, heuristic, the three shipped standard policies, pimc and ismcts), and ``four-5-3-2-2`` with
-the agents that play four players (the policies take three-player observations only). Each is
+agent (random, heuristic, the three shipped standard policies, pimc and ismcts); ``calls`` and
+``woburn-auction`` (10.3, 10.2) with the baselines, the searches and the shipped policy of the rule set; and
+``four-5-3-2-2`` with the agents that play four players. Each is
 ``sergeant-major tournament`` (:func:`training.evaluation.tournament.tournament`) in its own run folder
 under ``--runs`` (default ``runs/leaderboard``), so a killed run resumes where it stopped, and a new agent
 appended to its list in :data:`SECTIONS` plays only its own tables.
@@ -38,7 +39,9 @@ GUIDED = "pimc:rollout=policy,policy=agents/policies/standard_v2.pt"
 SECTIONS = [  # (preset, agents in the order the cover design takes them, players)
     ("standard", [*BASELINES, *POLICIES, *SEARCHES, GUIDED], 3),
     ("3-5-9", [*BASELINES, *POLICIES, *SEARCHES], 3),
-    ("four-5-3-2-2", [*BASELINES, *SEARCHES], 4),
+    ("four-5-3-2-2", [*BASELINES, *SEARCHES, "ppo:agents/policies/four-5-3-2-2_v0.pt"], 4),
+    ("calls", [*BASELINES, "ppo:agents/policies/calls_v1.pt", *SEARCHES], 3),
+    ("woburn-auction", [*BASELINES, "ppo:agents/policies/woburn-auction_v1.pt", *SEARCHES], 3),
 ]
 
 
