@@ -73,6 +73,7 @@ from sm_env.records import ReplayError
 
 from .replays import Timeline
 from .sessions import (
+    PAGE_SEED_MAX,
     PlayedGame,
     Session,
     SessionStore,
@@ -121,7 +122,9 @@ class Config:
     a ``ppo:PATH`` here may then be chosen on the page). rules: the preset chosen
     first on the page. watch: one agent per seat of ``rules``: the page starts a
     game of them to watch when it opens with no game in progress (``serve
-    --watch``; its ``ppo:PATH`` specs may be chosen on the page too).
+    --watch``; its ``ppo:PATH`` specs may be chosen on the page too). seed: the
+    seed the page's form starts with (``serve --seed``, at most
+    :data:`sm_web.sessions.PAGE_SEED_MAX`; None: empty, a random deal).
     """
 
     pace: float = 0.8
@@ -132,6 +135,7 @@ class Config:
     opponents: tuple[str, str] = ("heuristic", "heuristic")
     rules: str = "standard"
     watch: tuple[str, ...] | None = None
+    seed: int | None = None
     preload_analysis: dict[str, Any] | None = None
 
     @property
@@ -363,6 +367,7 @@ async def options(request: Request) -> Response:
             "opponents": list(config.opponents),
             "rules": config.rules,
             "watch": None if config.watch is None else list(config.watch),
+            "seed": config.seed,
             "pace": config.pace,
             "preloaded": config.preload is not None,
         }
@@ -647,7 +652,8 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
 
     ValueError when ``config.opponents`` or ``config.watch`` holds a spec a page could not ask for (see
     :func:`sm_web.sessions.check_opponent`), ``config.rules`` is not a preset, ``config.watch`` has not one agent
-    per seat of it, or ``config.preload_analysis`` comes without ``config.preload``."""
+    per seat of it, ``config.seed`` is not a whole number 0 <= seed < 2**63, or ``config.preload_analysis`` comes
+    without ``config.preload``."""
     config = config or Config()
     for field, specs in (("opponents", config.opponents), ("watch", config.watch or ())):
         for spec in specs:
@@ -661,6 +667,11 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
     if config.watch is not None and len(config.watch) != seats:
         raise ValueError(
             f"Config.watch: {config.rules} has {seats} seats: give one agent per seat, not {len(config.watch)}"
+        )
+    if config.seed is not None and (type(config.seed) is not int or not 0 <= config.seed <= PAGE_SEED_MAX):
+        raise ValueError(
+            f"Config.seed: a whole number from 0 to {PAGE_SEED_MAX} (the largest a page holds exactly), or None for "
+            f"a random deal; got {config.seed!r:.40}"
         )
     if config.preload_analysis is not None and config.preload is None:
         raise ValueError("Config.preload_analysis: an analysis is shown with its record: give Config.preload too")

@@ -1,9 +1,11 @@
 """The ``serve`` and ``view`` commands (argparse; ``sergeant-major serve`` / ``view`` call these).
 
 ``serve --watch A B C`` opens the page on a game of those agents to watch (one per seat of ``--rules``,
-checked before the server starts); ``view RECORD --analysis FILE`` shows an analysis written by
-``sergeant-major analyse RECORD --out FILE`` with the record, without searching (refused, before the server
-starts, unless it is a whole analysis of that record: :func:`agents.analysis.check_analysis`).
+checked before the server starts); ``serve --seed N`` fills the page's seed field with N, so the first game
+(watched or played) is dealt from it and can be dealt again; ``view RECORD --analysis FILE`` shows an
+analysis written by ``sergeant-major analyse RECORD --out FILE`` with the record, without searching
+(refused, before the server starts, unless it is a whole analysis of that record:
+:func:`agents.analysis.check_analysis`).
 
 Ctrl-C (SIGINT) or SIGTERM stops the server: requests still running get
 :data:`STOP_SECONDS`, then the open games are saved and the process ends, even
@@ -131,18 +133,27 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         "four-player rule set), e.g. --watch heuristic pimc trained; every hand is shown, one move every --pace "
         "seconds; the same specs as --opponents",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the seed the page's form starts with (0 to 2**53 - 1): the first game, watched or played, is dealt "
+        "from it (default: empty, a random deal)",
+    )
     args = parser.parse_args(argv)
     prog = "sergeant-major serve"
     from agents import AgentSpecError, make_opponent, parse_spec
     from sm_env.core.rules import PRESETS
 
-    from .sessions import WebError, check_opponent
+    from .sessions import PAGE_SEED_MAX, WebError, check_opponent
 
     if args.rules not in PRESETS:
         return _fail(
             prog, f"--rules: unknown rule set {args.rules!r}; the page offers the presets {', '.join(PRESETS)}"
         )
     rules = PRESETS[args.rules]
+    if args.seed is not None and not 0 <= args.seed <= PAGE_SEED_MAX:
+        return _fail(prog, f"--seed must be a whole number from 0 to {PAGE_SEED_MAX} (2**53 - 1), got {args.seed}")
     trusted = list(args.opponents) + list(args.watch or ())
     for spec in args.opponents:
         try:
@@ -177,6 +188,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         opponents=(args.opponents[0], args.opponents[1]),
         rules=args.rules,
         watch=None if args.watch is None else tuple(s.strip() for s in args.watch),
+        seed=args.seed,
     )
 
 

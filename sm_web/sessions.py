@@ -47,6 +47,7 @@ from sm_env.records import game_record, save_record
 from .words import choice_label, describe_action, hand_summary, news, prompt
 
 MAX_HANDS_LIMIT = 1000
+PAGE_SEED_MAX = 2**53 - 1  # the largest whole number a browser's JSON numbers hold exactly (serve --seed)
 WEB_AGENTS = ("random", "heuristic", "pimc", "ismcts", "trained")  # what a page may ask for (ppo/rllib: see trusted)
 MAX_SEARCH_SECONDS = 5.0  # a search agent's seconds= per decision
 # the parameters a page may give a search agent, tighter than agents.AGENT_PARAMS so that one decision stays short

@@ -237,13 +237,16 @@ def test_serve_watch_opens_the_page_on_a_watched_game_and_view_shows_a_stored_an
     from sm_env.records import game_record
 
     watch = ("random", "heuristic", "random")
-    with _serving(create_app(Config(pace=0, records_dir=None, watch=watch))) as base:
+    with _serving(create_app(Config(pace=0, records_dir=None, watch=watch, seed=7))) as base:
         page = browser.new_page(bypass_csp=True)
         page.goto(base + "/")
         page.wait_for_function("Number(document.body.dataset.updates || 0) > 3")  # agents' moves arrive unasked
         assert "You are watching" in page.inner_text("#prompt")
         assert page.input_value("#new-game select[name=seat]") == "watch"
         assert [page.input_value(f"#new-game input[name=opp{i}]") for i in (1, 2, 3)] == list(watch)
+        # serve --seed (Config.seed): the form starts with it and the watched game is dealt from it
+        assert page.input_value("#new-game input[name=seed]") == "7"
+        assert page.inner_text("#seed-note") == "seed 7"
         page.close()
 
     game = Game(seed=8, max_hands=2)

@@ -802,6 +802,8 @@ def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(mon
             "--watch: no shipped policy plays the rule",
         ),
         (["--rules", "nope"], "--rules: unknown rule set 'nope'; the page offers the presets standard,"),
+        (["--seed", "-1"], "--seed must be a whole number from 0 to 9007199254740991 (2**53 - 1), got -1"),
+        (["--seed", str(2**53)], "--seed must be a whole number from 0 to 9007199254740991"),
     ]
     for argv, message in bad:
         assert serve_main(argv) == 2, argv
@@ -818,6 +820,7 @@ def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(mon
         "opponents": ("heuristic", "heuristic"),
         "rules": "standard",
         "watch": ("heuristic", "pimc:samples=4", "random"),
+        "seed": None,
     }
     caught.clear()
     assert (
@@ -826,6 +829,8 @@ def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(mon
     assert caught["rules"] == "four-6-3-2-1" and len(caught["watch"]) == 4
     caught.clear()
     assert serve_main([]) == 0 and caught["watch"] is None and caught["rules"] == "standard"
+    caught.clear()
+    assert serve_main(["--seed", "7", "--watch", "random", "random", "heuristic"]) == 0 and caught["seed"] == 7
 
 
 def test_the_page_config_carries_the_watch_default_and_its_game_starts():
@@ -860,6 +865,11 @@ def test_the_page_config_carries_the_watch_default_and_its_game_starts():
     ]:
         with pytest.raises(ValueError, match=message):
             create_app(wrong)
+    with TestClient(create_app(Config(records_dir=None, seed=12))) as client:  # serve --seed: the form's seed
+        assert client.get("/api/options").json()["seed"] == 12
+    for seed in (-1, 2**53, 1.5, True):
+        with pytest.raises(ValueError, match="Config.seed: a whole number from 0 to 9007199254740991"):
+            create_app(Config(seed=seed))
 
 
 @pytest.fixture(scope="module")

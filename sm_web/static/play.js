@@ -158,6 +158,9 @@
       ? { watch: true, agents: opponents.slice(0, n), rules: form.rules.value, seed }
       : { seat: Number(form.seat.value), opponents: opponents.slice(0, n - 1), rules: form.rules.value, seed };
     if (seedText !== "" && !/^\d+$/.test(seedText)) { showError("The seed must be a whole number (or empty for a random deal)."); return; }
+    if (seed !== null && !Number.isSafeInteger(seed)) {   // a page's numbers are exact only up to 2**53 - 1
+      showError(`The seed must be at most ${Number.MAX_SAFE_INTEGER} on this page (or empty for a random deal).`); return;
+    }
     pausedForHand = false;
     $("hand-over").hidden = true;
     clearTimeout(timer);
@@ -178,6 +181,7 @@
       form.opp3.value = options.opponents[1];
       form.opp4.value = options.opponents[1];
       players = options.players || {};
+      if (options.seed !== null && options.seed !== undefined) form.seed.value = String(options.seed);   // serve --seed
       if (options.watch) {   // serve --watch: the form is set to watch those agents
         form.seat.value = "watch";
         options.watch.forEach((spec, i) => { form[`opp${i + 1}`].value = spec; });
