@@ -73,7 +73,6 @@ from sm_env.records import ReplayError
 
 from .replays import Timeline
 from .sessions import (
-    PAGE_SEED_MAX,
     PlayedGame,
     Session,
     SessionStore,
@@ -83,6 +82,7 @@ from .sessions import (
     begin_hint,
     build_game,
     check_opponent,
+    check_page_seed,
     finish_agent_step,
     hint_samples,
     human_act,
@@ -123,8 +123,8 @@ class Config:
     first on the page. watch: one agent per seat of ``rules``: the page starts a
     game of them to watch when it opens with no game in progress (``serve
     --watch``; its ``ppo:PATH`` specs may be chosen on the page too). seed: the
-    seed the page's form starts with (``serve --seed``, at most
-    :data:`sm_web.sessions.PAGE_SEED_MAX`; None: empty, a random deal).
+    seed the page's form starts with (``serve --seed``: :func:`sm_web.sessions.check_page_seed`;
+    None: empty, a random deal).
     """
 
     pace: float = 0.8
@@ -652,8 +652,8 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
 
     ValueError when ``config.opponents`` or ``config.watch`` holds a spec a page could not ask for (see
     :func:`sm_web.sessions.check_opponent`), ``config.rules`` is not a preset, ``config.watch`` has not one agent
-    per seat of it, ``config.seed`` is not a whole number 0 <= seed < 2**63, or ``config.preload_analysis`` comes
-    without ``config.preload``."""
+    per seat of it, ``config.seed`` is not one a page holds exactly (0 to 2**53 - 1), or
+    ``config.preload_analysis`` comes without ``config.preload``."""
     config = config or Config()
     for field, specs in (("opponents", config.opponents), ("watch", config.watch or ())):
         for spec in specs:
@@ -668,11 +668,10 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
         raise ValueError(
             f"Config.watch: {config.rules} has {seats} seats: give one agent per seat, not {len(config.watch)}"
         )
-    if config.seed is not None and (type(config.seed) is not int or not 0 <= config.seed <= PAGE_SEED_MAX):
-        raise ValueError(
-            f"Config.seed: a whole number from 0 to {PAGE_SEED_MAX} (the largest a page holds exactly), or None for "
-            f"a random deal; got {config.seed!r:.40}"
-        )
+    try:
+        check_page_seed(config.seed)
+    except ValueError as err:
+        raise ValueError(f"Config.seed: {err}") from None
     if config.preload_analysis is not None and config.preload is None:
         raise ValueError("Config.preload_analysis: an analysis is shown with its record: give Config.preload too")
     if store is None:

@@ -145,15 +145,17 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     from agents import AgentSpecError, make_opponent, parse_spec
     from sm_env.core.rules import PRESETS
 
-    from .sessions import PAGE_SEED_MAX, WebError, check_opponent
+    from .sessions import WebError, check_opponent, check_page_seed
 
     if args.rules not in PRESETS:
         return _fail(
             prog, f"--rules: unknown rule set {args.rules!r}; the page offers the presets {', '.join(PRESETS)}"
         )
     rules = PRESETS[args.rules]
-    if args.seed is not None and not 0 <= args.seed <= PAGE_SEED_MAX:
-        return _fail(prog, f"--seed must be a whole number from 0 to {PAGE_SEED_MAX} (2**53 - 1), got {args.seed}")
+    try:
+        check_page_seed(args.seed)
+    except ValueError as err:
+        return _fail(prog, f"--seed: {err}")
     trusted = list(args.opponents) + list(args.watch or ())
     for spec in args.opponents:
         try:

@@ -425,6 +425,15 @@ def offered_agents(trusted: Sequence[str] = ()) -> list[str]:
     return list(WEB_AGENTS) + [t for i, t in enumerate(paths) if t not in paths[:i]]
 
 
+def check_page_seed(seed: object) -> None:
+    """A ValueError unless ``seed`` is None or a whole number a page holds exactly (``serve --seed``)."""
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= PAGE_SEED_MAX):
+        raise ValueError(
+            f"a whole number from 0 to {PAGE_SEED_MAX} (2**53 - 1, the largest a page holds exactly), or none for "
+            f"a random deal; got {seed!r:.40}"
+        )
+
+
 def check_opponent(spec: str, trusted: Sequence[str] = ()) -> str:
     """``spec`` (stripped) if a page may ask for it as an opponent; WebError 400 naming what is allowed.
 
