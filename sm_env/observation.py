@@ -565,6 +565,15 @@ def action_mask(legal: int, num_actions: int = NUM_ACTIONS) -> np.ndarray:
     return mask if size * 8 == num_actions else mask[:num_actions]
 
 
+def observed_phases(obs: np.ndarray, players: int = 3) -> np.ndarray:
+    """The phase of each row of a batch of observations (``players`` seats): ``EXCHANGE``, ``TRUMP``,
+    ``DISCARD``, ``PLAY`` or ``OVER`` (sm_env.core.game), read from the ``phase`` one-hot; -1 where the one-hot
+    is empty (the section 10 phases: assign, take, bid)."""
+    offset = next(off for name, off, _ in _with_offsets(seat_features(players)) if name == "phase")
+    one_hot = obs[:, offset : offset + 5]
+    return np.where(one_hot.sum(axis=1) == 1, one_hot.argmax(axis=1), -1)
+
+
 def describe(obs: np.ndarray, rules: RuleSet | None = None) -> dict[str, np.ndarray]:
     """Split an observation vector into its named features (for notebooks). Without ``rules`` the length
     picks the layout: 789 entries the standard one, 1016 the four-player one, else the 791 of 74-action rule

@@ -26,8 +26,8 @@ from training.distill.data import DataSettings
 
 pytest.importorskip("torch")
 
+from sm_env.observation import observed_phases  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
-from training.distill.fit import decision_kinds  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EVERY = DataSettings(seed=3, samples=2, chunk_hands=1, exchange_start=1.0, rollout="policy", search_decisions="all")
@@ -70,10 +70,10 @@ def test_the_new_keys_are_checked_with_the_values_allowed(sets, message):
     assert "\n" not in str(info.value)
 
 
-def test_the_exit_config_runs_the_loop_from_the_shipped_policy_with_every_decision_searched():
+def test_the_exit_config_runs_the_loop_from_the_shipped_policy_with_the_play_searched():
     cfg = distill.load_config(os.path.join(ROOT, "configs", "exit_v3.yaml"))
     assert (cfg.dagger_rounds, cfg.dagger_rollout, cfg.workers) == (2, "previous", 2)
-    assert (cfg.data.rollout, cfg.data.rollout_policy, cfg.data.search_decisions) == ("policy", "", "all")
+    assert (cfg.data.rollout, cfg.data.rollout_policy, cfg.data.search_decisions) == ("policy", "", "play")
     assert cfg.data.behaviour == "trained" and cfg.data.samples == 16 and not cfg.extra_data
     assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == ("trained", "", 0.0)
     assert distill_data.rollout_policy_file(cfg.data) == trained_policy(STANDARD)
@@ -100,7 +100,7 @@ def test_a_shard_labelled_by_the_policy_search_searches_every_decision_type():
     arrays, _ = distill_data.label_shard(EVERY.model_copy(update={"chunk_hands": 2}), 0)
     legal = distill_data.unpack_legal(arrays["legal"])
     values = arrays["values"].astype(np.float32)
-    kinds = decision_kinds(distill_data.unpack_observations(arrays["bits"], arrays["scalars"]))
+    kinds = observed_phases(distill_data.unpack_observations(arrays["bits"], arrays["scalars"]))
     assert arrays["searched"].all()  # the standard rules: every decision with a choice is searched
     assert {EXCHANGE, TRUMP, DISCARD, PLAY} <= set(kinds.tolist())
     assert np.array_equal(~np.isnan(values), legal)  # values for the legal actions only
@@ -110,7 +110,7 @@ def test_a_shard_labelled_by_the_policy_search_searches_every_decision_type():
     # with the play searched alone (the earlier labels), the exchange, trump and discard rows have no values
     play_only = EVERY.model_copy(update={"search_decisions": "play"})
     old = distill_data._stack(distill_data.label_hand(play_only, 0))
-    old_kinds = decision_kinds(distill_data.unpack_observations(old["bits"], old["scalars"]))
+    old_kinds = observed_phases(distill_data.unpack_observations(old["bits"], old["scalars"]))
     assert not old["searched"][old_kinds != PLAY].any() and old["searched"][old_kinds == PLAY].all()
 
 
@@ -124,7 +124,7 @@ def test_search_decisions_trump_searches_the_call_and_the_play_only(rollout):
     settings.validate()
     for index in range(2):
         rows = distill_data._stack(distill_data.label_hand(settings, index), settings.shape)
-        kinds = decision_kinds(distill_data.unpack_observations(rows["bits"], rows["scalars"]))
+        kinds = observed_phases(distill_data.unpack_observations(rows["bits"], rows["scalars"]))
         legal = distill_data.unpack_legal(rows["legal"], settings.shape.action_count)
         values = rows["values"].astype(np.float32)
         call = np.flatnonzero(kinds == TRUMP)
@@ -134,7 +134,7 @@ def test_search_decisions_trump_searches_the_call_and_the_play_only(rollout):
         assert not rows["searched"][kinds == DISCARD].any() and rows["searched"][kinds == PLAY].all()
         play_only = settings.model_copy(update={"search_decisions": "play"})
         old = distill_data._stack(distill_data.label_hand(play_only, index), settings.shape)
-        old_kinds = decision_kinds(distill_data.unpack_observations(old["bits"], old["scalars"]))
+        old_kinds = observed_phases(distill_data.unpack_observations(old["bits"], old["scalars"]))
         assert not old["searched"][old_kinds == TRUMP].any()
 
 

@@ -21,7 +21,7 @@ from sm_env.observation import OBSERVATION_SIZE
 from training.cli import main as train_main
 from training.sb3.config import ConfigError
 from training.vector.config import load_selfplay_config, selfplay_config_from_dict
-from training.vector.ppo import CheckpointError, VectorPPO, main, per_seat_gae
+from training.vector.ppo import CheckpointError, VectorPPO, main, masked_logits, per_seat_gae
 
 TINY = [
     "env.num_games=8",
@@ -204,6 +204,63 @@ def test_critic_warmup_trains_only_the_critic(tmp_path):
     trainer.collect()
     trainer.update()
     assert not all(torch.equal(before[k], trainer.net.state_dict()[k]) for k in after if k.startswith("actor."))
+
+
+def _actor_changed(trainer: VectorPPO, before: dict[str, torch.Tensor]) -> bool:
+    after = trainer.net.state_dict()
+    return not all(torch.equal(before[k], after[k]) for k in after if k.startswith("actor."))
+
+
+def test_train_decisions_limits_the_policy_loss_to_those_phases(tmp_path):
+    """Single hands without start balances have no exchange: trained on the exchange alone, the actor cannot
+    move (no policy loss, no entropy bonus), while the critic learns; trained on the play, it moves."""
+    trainer = VectorPPO(tiny("ppo.train_decisions=[exchange]"), str(tmp_path / "a"))
+    before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+    trainer.collect()
+    stats = trainer.update()
+    assert stats["policy_loss"] == 0.0 and stats["entropy"] == 0.0
+    assert not _actor_changed(trainer, before)
+    assert not all(torch.equal(before[k], trainer.net.state_dict()[k]) for k in before if k.startswith("critic."))
+    trainer = VectorPPO(tiny("ppo.train_decisions=[play]"), str(tmp_path / "b"))
+    before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+    trainer.collect()
+    trainer.update()
+    assert _actor_changed(trainer, before)
+
+
+def test_the_anchor_pulls_a_moved_actor_back_to_the_start_policy(tmp_path):
+    big = ("ppo.init=trained", "ppo.net_arch=[512, 256]", "ppo.activation=relu", "ppo.anchor_coef=1.0")
+    trainer = VectorPPO(tiny(*big, "ppo.train_decisions=[exchange]"), str(tmp_path))
+    obs = torch.from_numpy(trainer.games.observe())
+    mask = torch.from_numpy(trainer.games.legal_mask()).bool()
+
+    def kl_to_start() -> float:
+        with torch.no_grad():
+            start = torch.log_softmax(masked_logits(trainer.anchor(obs), mask), dim=1)
+            now = torch.log_softmax(masked_logits(trainer.net.actor(obs), mask), dim=1)
+            return float((start.exp() * (start - now)).sum(1).mean())
+
+    assert kl_to_start() == 0.0  # the anchor is the start policy
+    with torch.no_grad():  # move the actor's output layer away from it
+        trainer.net.actor[-1].bias.add_(
+            3.0 * torch.randn(trainer.num_actions, generator=torch.Generator().manual_seed(0))
+        )
+    moved = kl_to_start()
+    trainer.collect()
+    first = trainer.update()["anchor_kl"]
+    for _ in range(3):  # no policy loss (no exchange in these hands): the anchor alone steers the actor
+        trainer.collect()
+        trainer.update()
+    assert moved > 0.05 and first > 0.01 and kl_to_start() < moved / 2
+
+
+def test_an_anchor_needs_an_init_and_train_decisions_names_phases():
+    with pytest.raises(ConfigError, match="ppo.anchor_coef: an anchor needs ppo.init"):
+        load_selfplay_config(None, ["ppo.anchor_coef=0.5"])
+    with pytest.raises(ConfigError, match=r"ppo.train_decisions\[1\]: expected one of 'exchange', .*got 'bid'"):
+        load_selfplay_config(None, ["ppo.train_decisions=[play, bid]"])
+    with pytest.raises(ConfigError, match="ppo.train_decisions: must name at least one of exchange"):
+        load_selfplay_config(None, ["ppo.train_decisions=[]"])
 
 
 # ---------------------------------------------------------------------------- errors

@@ -333,7 +333,10 @@ def _allowed(err: dict[str, Any], field: Any) -> str:
     for every field: choices, types, bounds, and the messages of the checks above)."""
     kind = err["type"]
     if kind == "literal_error":
-        return "expected one of " + ", ".join(repr(choice) for choice in get_args(field.annotation))
+        choices = get_args(field.annotation)
+        if not all(isinstance(choice, str) for choice in choices):  # a list of choices: pydantic's wording
+            return "expected one of " + str((err.get("ctx") or {}).get("expected", choices))
+        return "expected one of " + ", ".join(repr(choice) for choice in choices)
     if kind in _TYPES:
         return "expected " + _TYPES[kind]
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
@@ -351,7 +354,9 @@ def _allowed(err: dict[str, Any], field: Any) -> str:
 def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> ConfigError:
     """One pydantic error as a ConfigError naming the key, the value and what is allowed (and, for a value of
     the wrong type, the field's description)."""
-    *path, name = err["loc"]  # section names (and list indices), then the field (compound values: whole)
+    loc = err["loc"]  # section names (and list indices), then the field, then an item's index in a list field
+    last = max(i for i, part in enumerate(loc) if not isinstance(part, int))
+    *path, name = loc[: last + 1]
     for part in path:
         if not isinstance(part, int):
             model = _section(model.model_fields[part])
@@ -366,7 +371,7 @@ def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> Config
     detail = _allowed(err, field)
     if not detail.startswith("expected"):
         return config_error(source, key, f"{key}: {detail}, got {value!r:.80}")
-    null = " or null" if field.default is None else ""
+    null = " or null" if field.default is None and last == len(loc) - 1 else ""  # not for an item of a list
     got = f"got {value!r:.80} ({type(value).__name__})"
     return config_error(source, key, f"{key}: {detail}{null}, {got}; {key}: {field.description}")
 

@@ -87,7 +87,7 @@ from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from sm_env.atomic import atomic_path
 from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
-from sm_env.observation import seat_features
+from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, load_tensors
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
@@ -268,7 +268,7 @@ def _evaluate_fit(
             chosen[start : start + batch] = logits.argmax(axis=1)
     searched = data["searched"]
     values = data["values"].astype(np.float32)
-    kinds = decision_kinds(obs, len(roles))
+    kinds = observed_phases(obs, len(roles))
     rows = np.flatnonzero(searched & (kinds == PLAY))
     best = np.nanmax(values[rows], axis=1)
     regret = best - values[rows, chosen[rows]]
@@ -290,18 +290,6 @@ def _evaluate_fit(
         if len(r):
             out[f"regret_{name}"] = float((np.nanmax(values[r], axis=1) - values[r, chosen[r]]).mean())
     return out
-
-
-def decision_kinds(obs: np.ndarray, players: int = 3) -> np.ndarray:
-    """The phase of each observation row (``EXCHANGE``, ``TRUMP``, ``DISCARD``, ``PLAY`` or ``OVER``: the
-    observation's phase one-hot), -1 where the one-hot is empty (the section 10 phases: assign, take, bid)."""
-    offset = 0
-    for name, width in seat_features(players):
-        if name == "phase":
-            break
-        offset += width
-    one_hot = obs[:, offset : offset + 5]
-    return np.where(one_hot.sum(axis=1) == 1, one_hot.argmax(axis=1), -1)
 
 
 def _choices(net: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) -> np.ndarray:

@@ -51,6 +51,8 @@ from training.sb3.config import EvalConfig, check_eval_rules
 SELF = "self"
 SNAPSHOTS = "snapshots"
 RANDOM = "random"
+TRAINABLE_DECISIONS = ("exchange", "trump", "discard", "play")
+"""The decision types ``ppo.train_decisions`` can name (sm_env.core.game.PHASE_NAMES; the observation's phase)."""
 
 
 def policy_file(spec: str, rules: RuleSet | str | dict[str, Any] | None = None) -> str | None:
@@ -115,6 +117,20 @@ class VectorPPOConfig(
         "observation",
         "the critic's input: 'observation' (what the actor sees) or 'full' (the observation plus the cards "
         "hidden from the seat: VectorGame.full_state; used in training only, never by the actor)",
+    )
+    anchor_coef: Number = setting(
+        0.0,
+        "weight of KL(ppo.init's policy || the actor), over the legal actions of every learner decision, in the "
+        "actor's loss: fine-tuning that keeps the actor near the policy it started from (0: no anchor; needs "
+        "ppo.init)",
+        ge=0,
+    )
+    train_decisions: list[Literal[TRAINABLE_DECISIONS]] | None = setting(
+        None,
+        "the decision types whose moves the policy loss (and the entropy bonus) trains, a list of 'exchange', "
+        "'trump', 'discard', 'play' (null: every decision). The others are still played by the actor and, with "
+        "ppo.anchor_coef, held near ppo.init: e.g. [exchange, trump, discard] learns those from the hands' "
+        "outcomes while the play stays the init policy's",
     )
 
 
@@ -236,6 +252,16 @@ def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
     if cfg.ppo.init is not None:
         path = _policy_for(cfg.ppo.init, rules, source, "ppo.init") or cfg.ppo.init
         _check_policy(path, rules, source, "ppo.init")
+    elif cfg.ppo.anchor_coef > 0:
+        raise config_error(
+            source, "ppo.anchor_coef", "ppo.anchor_coef: an anchor needs ppo.init (the policy to stay near); got null"
+        )
+    if cfg.ppo.train_decisions is not None and not cfg.ppo.train_decisions:
+        raise config_error(
+            source,
+            "ppo.train_decisions",
+            f"ppo.train_decisions: must name at least one of {', '.join(TRAINABLE_DECISIONS)} (null: every decision)",
+        )
     return cfg
 
 
@@ -291,6 +317,7 @@ __all__ = [
     "DMCSection",
     "DMCTrainConfig",
     "SelfPlayConfig",
+    "TRAINABLE_DECISIONS",
     "dmc_config_from_dict",
     "load_dmc_config",
     "load_selfplay_config",

@@ -77,8 +77,8 @@ from agents.ppo_agent import (
 from sm_env.atomic import atomic_path
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
-from sm_env.core.game import NUM_ACTIONS
-from sm_env.observation import OBSERVATION_SIZE
+from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
+from sm_env.observation import OBSERVATION_SIZE, observed_phases
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
@@ -350,6 +350,11 @@ class VectorPPO:
             load_actor(
                 self.net.actor, load_numpy_policy(path)[0], f"ppo.init {path}", cfg.ppo.net_arch, cfg.ppo.activation
             )
+        self.anchor = (  # the frozen start policy of ppo.anchor_coef
+            self._frozen_actor(load_numpy_policy(path)[0]) if cfg.ppo.init is not None and cfg.ppo.anchor_coef else None
+        )
+        trained = cfg.ppo.train_decisions  # the phases whose moves the policy loss trains (None: all)
+        self.trained_phases = None if trained is None else [PHASE_NAMES.index(name) for name in trained]
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         # who plays: mix entries in order; frozen files get kinds 2.., snapshot slots after them
         self.mix_names = list(cfg.opponents.mix)
@@ -564,8 +569,12 @@ class VectorPPO:
             b_adv = torch.from_numpy(adv[idx])
             b_ret = torch.from_numpy(ret[idx])
             masks_all = torch.from_numpy(self.masks.reshape(-1, self.num_actions))
+            b_trained = torch.ones(len(idx), dtype=torch.bool)  # rows whose moves the policy loss trains
+            if self.trained_phases is not None:
+                phases = observed_phases(self.obs.reshape(-1, self.obs_size)[idx], self.num_players)
+                b_trained = torch.from_numpy(np.isin(phases, self.trained_phases))
         stats: dict[str, list[float]] = {
-            k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
+            k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "anchor_kl")
         }
         m = len(idx)
         train_actor = self.rollouts >= p.critic_warmup
@@ -586,24 +595,32 @@ class VectorPPO:
                     rows = b_idx[mb]
                     obs, mask = obs_all[rows], masks_all[rows].bool()
                     full = None if full_all is None else full_all[rows]
-                    mb_adv = b_adv[mb]
-                    if p.normalize_advantage and len(mb) > 1:
-                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    mb_adv, weight = b_adv[mb], b_trained[mb].float()
+                    count = weight.sum().clamp(min=1.0)
+                    if p.normalize_advantage and weight.sum() > 1:  # over the trained rows
+                        mean = (mb_adv * weight).sum() / count
+                        std = (((mb_adv - mean) ** 2 * weight).sum() / (count - 1)).sqrt()
+                        mb_adv = (mb_adv - mean) / (std + 1e-8)
                 with t_("update network"):
                     logits = masked_logits(self.net.actor(obs), mask)
                     logp_all = torch.log_softmax(logits, dim=1)
                     new_logp = logp_all.gather(1, b_actions[mb][:, None]).squeeze(1)
-                    entropy = -(logp_all.exp() * logp_all).sum(1).mean()
+                    entropy = (-(logp_all.exp() * logp_all).sum(1) * weight).sum() / count
                     value = self.net.value(obs, full)
                     log_ratio = new_logp - b_logp[mb]
                     ratio = log_ratio.exp()
-                    pg_loss = torch.max(
-                        -mb_adv * ratio, -mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)
-                    ).mean()
+                    pg_loss = (
+                        torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)) * weight
+                    ).sum() / count
                     v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
                     loss = p.vf_coef * v_loss
+                    anchor_kl = torch.zeros(())
+                    if self.anchor is not None:  # KL(anchor || actor) over the legal actions, every row
+                        with torch.no_grad():
+                            anchor_logp = torch.log_softmax(masked_logits(self.anchor(obs), mask), dim=1)
+                        anchor_kl = (anchor_logp.exp() * (anchor_logp - logp_all)).sum(1).mean()
                     if train_actor:
-                        loss = loss + pg_loss - p.ent_coef * entropy
+                        loss = loss + pg_loss - p.ent_coef * entropy + p.anchor_coef * anchor_kl
                     self.optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(self.net.parameters(), p.max_grad_norm)
@@ -612,7 +629,9 @@ class VectorPPO:
                     approx_kl = float(((ratio - 1) - log_ratio).mean())
                     clipfrac = float(((ratio - 1).abs() > p.clip_range).float().mean())
                 for key, v in zip(
-                    stats, (pg_loss.item(), v_loss.item(), entropy.item(), approx_kl, clipfrac), strict=True
+                    stats,
+                    (pg_loss.item(), v_loss.item(), entropy.item(), approx_kl, clipfrac, anchor_kl.item()),
+                    strict=True,
                 ):
                     stats[key].append(v)
                 kl_epoch.append(approx_kl)
