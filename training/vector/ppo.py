@@ -22,6 +22,10 @@ What one run does (the config is training/vector/config.py):
 3. Update: ``ppo.n_epochs`` passes of clipped PPO over minibatches of the learner's transitions, the
    entropy over the legal actions, a value loss, gradient clipping, optional early stop on approx_kl
    (during the first ``ppo.critic_warmup`` rollouts only the value loss: the actor stays as loaded).
+   Fine-tuning options: ``ppo.anchor_coef`` adds KL(start policy || actor) over the legal actions of every
+   learner decision (the start policy is ``ppo.init``, frozen), and ``ppo.train_decisions`` limits the policy
+   loss and the entropy bonus to some decision types (the phase read from the observation,
+   :func:`sm_env.observation.observed_phases`); the other decisions are still played by the actor.
 4. Between rollouts: snapshots join the pool, checkpoints (atomic; ``--resume`` continues exactly: the same
    weights as an uninterrupted run), duplicate evaluations against baselines (training/evaluation/evaluate.py).
 
