@@ -73,10 +73,11 @@ def test_the_new_keys_are_checked_with_the_values_allowed(sets, message):
 def test_the_exit_config_runs_the_loop_from_the_shipped_policy_with_the_play_searched():
     cfg = distill.load_config(os.path.join(ROOT, "configs", "exit_v3.yaml"))
     assert (cfg.dagger_rounds, cfg.dagger_rollout, cfg.workers) == (2, "previous", 2)
-    assert (cfg.data.rollout, cfg.data.rollout_policy, cfg.data.search_decisions) == ("policy", "", "play")
-    assert cfg.data.behaviour == "trained" and cfg.data.samples == 16 and not cfg.extra_data
-    assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == ("trained", "", 0.0)
-    assert distill_data.rollout_policy_file(cfg.data) == trained_policy(STANDARD)
+    assert (cfg.data.rollout, cfg.data.search_decisions) == ("policy", "play")
+    v2 = "agents/policies/standard_v2.pt"  # pinned: the loop starts from standard_v2 whatever `trained` is now
+    assert cfg.data.behaviour == "ppo:" + v2 and cfg.data.samples == 16 and not cfg.extra_data
+    assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == (v2, "", 0.0)
+    assert distill_data.rollout_policy_file(cfg.data) == v2
     r1 = distill.round_settings(cfg, "runs/exit_v3", 1)
     assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join("runs/exit_v3", "policy_r0.pt")
     assert distill.round_settings(cfg, "runs/exit_v3", 2).rollout_policy.endswith("policy_r1.pt")
