@@ -575,7 +575,7 @@ class VectorPPO:
             masks_all = torch.from_numpy(self.masks.reshape(-1, self.num_actions))
             b_trained = torch.ones(len(idx), dtype=torch.bool)  # rows whose moves the policy loss trains
             if self.trained_phases is not None:
-                phases = observed_phases(self.obs.reshape(-1, self.obs_size)[idx], self.num_players)
+                phases = observed_phases(self.obs.reshape(-1, self.obs_size), self.num_players)[idx]  # 5 columns read
                 b_trained = torch.from_numpy(np.isin(phases, self.trained_phases))
         stats: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "anchor_kl")
