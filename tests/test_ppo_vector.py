@@ -21,7 +21,7 @@ from sm_env.observation import OBSERVATION_SIZE
 from training.cli import main as train_main
 from training.sb3.config import ConfigError
 from training.vector.config import load_selfplay_config, selfplay_config_from_dict
-from training.vector.ppo import CheckpointError, VectorPPO, main, masked_logits, per_seat_gae
+from training.vector.ppo import CheckpointError, VectorPPO, main, masked_logits, per_seat_gae, step_rewards
 
 TINY = [
     "env.num_games=8",
@@ -135,6 +135,37 @@ def test_rollout_links_each_seat_to_its_own_next_decision_and_pays_hand_balances
         mine = [j for j in ends if j % n == i][:3]
         assert sorted(trainer.seats[mine]) == [0, 1, 2]
         assert sum(trainer.rewards[mine]) == pytest.approx(0.0)
+
+
+def test_win_reward_pays_each_won_games_result_on_top_of_the_balances():
+    env = load_selfplay_config(None, ["env.episode=game", "env.max_hands=3", "env.win_reward=2"]).env
+    g = VectorGame(16, seed=4, episode="game", max_hands=3)
+    g.reset()
+    rng = np.random.default_rng(1)
+    won = truncated = 0
+    while won < 3 or truncated < 3:
+        mask = g.legal_mask()
+        rewards, done = g.step(np.array([rng.choice(np.flatnonzero(row)) for row in mask]))
+        paid = step_rewards(g, rewards, done, env)
+        extra = paid - rewards * env.reward_scale
+        for slot in range(16):
+            if not done[slot] or g.truncated[slot]:
+                assert list(extra[slot]) == [0.0, 0.0, 0.0]  # no game ended won there: balances only
+                truncated += bool(done[slot])
+                continue
+            won += 1
+            winners = g.game(slot, finished=True).winners
+            for seat in range(3):  # one winner: +2 and -1 each; two: +1 each and -2; all three: 0
+                share = 2.0 / len(winners) if seat in winners else -2.0 / max(3 - len(winners), 1)
+                assert extra[slot, seat] == pytest.approx(0.0 if len(winners) == 3 else share)
+            assert sum(extra[slot]) == pytest.approx(0.0)
+
+
+def test_win_reward_needs_game_episodes():
+    with pytest.raises(ConfigError, match="env.win_reward: rewards winning the game, but env.episode 'hand'"):
+        load_selfplay_config(None, ["env.win_reward=1"])
+    with pytest.raises(ConfigError, match="env.win_reward"):
+        load_selfplay_config(None, ["env.episode=game", "env.win_reward=-1"])
 
 
 # ---------------------------------------------------------------------------- runs

@@ -79,6 +79,13 @@ class SelfPlayEnvConfig(Section):
     max_hands: Whole = setting(30, "game episodes: truncate a game nobody has won after this many hands", gt=0)
     num_games: Whole = setting(256, "games stepped together (one decision of each per engine step)", gt=0)
     reward_scale: Number = setting(0.25, "a seat's reward: its hand balance (tricks - quota) times this", gt=0)
+    win_reward: Number = setting(
+        0.0,
+        "game episodes: at the end of a won game, also pay the result (sm_env.core.episode.result_rewards: the "
+        "winners share +1, the losers -1) times this, so that the learner values winning the game and not only "
+        "the hands' balances (0: balances only)",
+        ge=0,
+    )
 
 
 class SeatsConfig(Section):
@@ -213,6 +220,13 @@ def engine_rules(cfg: SelfPlayConfig | DMCConfig, source: str) -> RuleSet:
     section fits it; else the config error naming the key."""
     from sm_env.compiled.support import unsupported
 
+    if cfg.env.win_reward > 0 and cfg.env.episode != "game":
+        raise config_error(
+            source,
+            "env.win_reward",
+            "env.win_reward: rewards winning the game, but env.episode 'hand' ends after one hand: set env.episode "
+            "to 'game' or env.win_reward to 0",
+        )
     rules = RuleSet.from_any(cfg.env.rules)
     refused = unsupported(rules)  # the networks and buffers take their sizes from any rule set the engine runs
     if refused:

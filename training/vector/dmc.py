@@ -19,7 +19,8 @@ is :class:`training.vector.config.DMCConfig`, ``configs/dmc.yaml``):
    ``VectorGame.step`` paid that seat from that decision (its own step included) to the end of the episode,
    times ``env.reward_scale``, undiscounted. With ``env.episode: hand`` (the default) that is the seat's
    balance in the hand (tricks - quota, times the scale); with ``game``, the sum of its hand balances from
-   the decision's hand to the end of the game (a game stopped by ``env.max_hands`` ends like a finished one).
+   the decision's hand to the end of the game, plus the game's result times ``env.win_reward`` (a game
+   stopped by ``env.max_hands`` ends like a finished one and pays no result).
    The finished decisions (observation, action, target; no legal mask: the regression touches only the
    taken action's value, the mask serves the acting alone) go to the replay, a ring of the latest
    ``dmc.replay_rollouts * dmc.n_steps * env.num_games`` of them. An episode's decisions are all held until
@@ -82,6 +83,7 @@ from .ppo import (
     read_checkpoint,
     restore_engine,
     sample,
+    step_rewards,
     write_checkpoint,
 )
 
@@ -92,6 +94,7 @@ RESUME_FIXED = (  # settings a resumed run must keep: the network, the games, th
     ("env", "max_hands"),
     ("env", "num_games"),
     ("env", "reward_scale"),
+    ("env", "win_reward"),
     ("dmc", "net_arch"),
     ("dmc", "activation"),
     ("dmc", "n_steps"),
@@ -166,7 +169,7 @@ class DMC:
         replay with their returns (:meth:`finish`); returns the rollout's episode statistics."""
         n, g, t_ = self.num_games, self.games, self.timers
         rows = np.arange(n)
-        scale, epsilon = self.cfg.env.reward_scale, self.cfg.dmc.epsilon
+        epsilon = self.cfg.dmc.epsilon
         ended = 0
         for _ in range(self.cfg.dmc.n_steps):
             with t_("engine"):
@@ -186,7 +189,7 @@ class DMC:
             with t_("engine"):
                 rewards, done = g.step(actions)
             with t_("bookkeeping"):
-                self.paid += rewards * scale
+                self.paid += step_rewards(g, rewards, done, self.cfg.env)
                 if done.any():
                     ended += int(done.sum())
                     self.finish(np.flatnonzero(done))

@@ -14,7 +14,8 @@ What one run does (the config is training/vector/config.py):
 2. Rollout (``ppo.n_steps`` engine steps): the learner's actor picks the actions of its seats (sampled from
    the softmax over the legal actions: illegal logits are masked out). Every learner seat of every game is
    its own trajectory: a transition's reward is that seat's hand balance (tricks - quota, times
-   ``env.reward_scale``) paid when a hand ends after it and before the seat's next decision, and it is
+   ``env.reward_scale``) paid when a hand ends after it and before the seat's next decision (in game
+   episodes with ``env.win_reward``, plus the game's result at its end: :func:`step_rewards`), and it is
    terminal when the episode ends there. A trajectory still open at the end of the rollout is bootstrapped
    with the critic's value of the seat's view at that moment (:func:`per_seat_gae`); the rewards paid
    after that moment and before the seat's next decision are left to that value. A game stopped by
@@ -81,6 +82,7 @@ from agents.ppo_agent import (
 from sm_env.atomic import atomic_path
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
+from sm_env.core.episode import result_rewards
 from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
 from sm_env.observation import OBSERVATION_SIZE, observed_phases
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
@@ -93,6 +95,7 @@ from .config import (
     SELF,
     SNAPSHOTS,
     SelfPlayConfig,
+    SelfPlayEnvConfig,
     load_selfplay_config,
     policy_file,
 )
@@ -274,6 +277,19 @@ class Timers:
 ENGINE_WORDS = ("cm", "rng", "rng_start", "seed")  # the engine's uint64 arrays (saved as int64 tensors)
 
 
+def step_rewards(games: VectorGame, rewards: np.ndarray, done: np.ndarray, env: SelfPlayEnvConfig) -> np.ndarray:
+    """The batched trainers' rewards by seat (float64 [N, P]) for the engine step that returned ``rewards`` and
+    ``done``: the hands' balances times ``env.reward_scale``; plus, with ``env.win_reward``, each game that ended
+    won pays its result (:func:`sm_env.core.episode.result_rewards`) times ``env.win_reward``."""
+    paid = rewards.astype(np.float64) * env.reward_scale
+    if env.win_reward and done.any():
+        bits, truncated = games.winners, games.truncated
+        for slot in np.flatnonzero(done & ~truncated):
+            winners = [seat for seat in range(games.num_players) if bits[slot] >> seat & 1]
+            paid[slot] += env.win_reward * np.asarray(result_rewards(winners, games.num_players))
+    return paid
+
+
 def engine_state(games: VectorGame) -> dict[str, torch.Tensor]:
     """Every slot's game of ``games`` as tensors (``VectorGame.get_state``; uint64 arrays viewed as int64)."""
     return {k: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v) for k, v in games.get_state().items()}
@@ -316,10 +332,12 @@ def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple
     """A :class:`CheckpointError` if the config a run was trained with (``saved``, plain values) differs from
     ``cfg`` in one of the ``(section, key)`` settings a resume cannot change."""
     for section, key in keys:
-        now = getattr(getattr(cfg, section), key)
-        if saved[section][key] != now:
+        part = getattr(cfg, section)
+        now = getattr(part, key)
+        was = saved[section].get(key, type(part).model_fields[key].default)  # a key newer than the run: its default
+        if was != now:
             raise CheckpointError(
-                f"{path}: the run was trained with {section}.{key} {saved[section][key]!r}, the config says "
+                f"{path}: the run was trained with {section}.{key} {was!r}, the config says "
                 f"{now!r}; resume with the config the run was trained with"
             )
 
@@ -451,7 +469,6 @@ class VectorPPO:
         self.next_index[:] = -1
         self.tail_values[:] = 0
         returns: list[np.ndarray] = []
-        scale = self.cfg.env.reward_scale
         actions = np.zeros(n, dtype=np.int64)
         for t in range(self.n_steps):
             with t_("engine"):
@@ -490,10 +507,11 @@ class VectorPPO:
             with t_("engine"):
                 r, done = g.step(actions)
             with t_("bookkeeping"):
-                self.episode_return += r * scale
+                r = step_rewards(g, r, done, self.cfg.env)
+                self.episode_return += r
                 paid = (last_index >= 0) & (r != 0)
                 if paid.any():
-                    self.rewards[last_index[paid]] += r[paid] * scale
+                    self.rewards[last_index[paid]] += r[paid]
                 if done.any():
                     ended = np.flatnonzero(done)
                     finals = last_index[ended]
