@@ -21,7 +21,15 @@ from sm_env.observation import OBSERVATION_SIZE
 from training.cli import main as train_main
 from training.sb3.config import ConfigError
 from training.vector.config import load_selfplay_config, selfplay_config_from_dict
-from training.vector.ppo import CheckpointError, VectorPPO, main, masked_logits, per_seat_gae, step_rewards
+from training.vector.ppo import (
+    CheckpointError,
+    VectorPPO,
+    check_saved_settings,
+    main,
+    masked_logits,
+    per_seat_gae,
+    step_rewards,
+)
 
 TINY = [
     "env.num_games=8",
@@ -159,6 +167,21 @@ def test_win_reward_pays_each_won_games_result_on_top_of_the_balances():
                 share = 2.0 / len(winners) if seat in winners else -2.0 / max(3 - len(winners), 1)
                 assert extra[slot, seat] == pytest.approx(0.0 if len(winners) == 3 else share)
             assert sum(extra[slot]) == pytest.approx(0.0)
+
+
+def test_a_setting_newer_than_a_saved_run_reads_as_its_default_on_resume():
+    cfg = load_selfplay_config(None, ["env.episode=game"])
+    saved = {"env": {"episode": "game"}}  # a run saved before env.win_reward existed
+    check_saved_settings("old.pt", saved, cfg, (("env", "win_reward"),))  # 0, the default: the same run
+    with pytest.raises(
+        CheckpointError, match="old.pt: the run was trained with env.win_reward 0.0, the config says 1.0"
+    ):
+        check_saved_settings(
+            "old.pt",
+            saved,
+            load_selfplay_config(None, ["env.episode=game", "env.win_reward=1"]),
+            (("env", "win_reward"),),
+        )
 
 
 def test_win_reward_needs_game_episodes():
