@@ -202,10 +202,14 @@ def test_tiny_run_end_to_end_exports_a_legal_policy(tmp_path, capsys):
     config.write_text(yaml.safe_dump(data))
     run = tmp_path / "run"
     sets = [*TINY, "train.total_timesteps=200", "eval.final_deals=2", "eval.opponents=[random]"]
+    sets += ["eval.every=100", "eval.deals=2"]
     assert main(["--config", str(config), "--run-dir", str(run), *sum((["--set", s] for s in sets), [])]) == 0
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    keys = {"sps", "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"}
+    keys = {"wall", "sps", "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"}
     assert len(rows) >= 2 and keys <= set(rows[-1]) and rows[-1]["global_step"] >= 200
+    assert 0 < rows[0]["wall"] < rows[-1]["wall"]  # the training time so far
+    curve = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert len(curve) >= 2 and all(0 < point["wall"] <= rows[-1]["wall"] for point in curve)
     assert json.loads((run / "final_eval.json").read_text())["results"]["random"]["all"]["hands"] > 0
     assert "network (forward/backward)" in capsys.readouterr().out
     agent = make_agent(f"ppo:{run / 'final_policy.pt'}", seed=0)

@@ -43,8 +43,9 @@ shape (the config refuses others, naming what the file plays), and ``final_polic
 
 Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.ppo_agent.export_policy`
 writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
-``metrics.jsonl`` (one line per rollout: SPS, policy/value loss, entropy, approx_kl, clipfrac, explained
-variance, the time breakdown), ``eval.jsonl``, ``final_eval.json``, ``config.yaml`` and ``summary.json``
+``metrics.jsonl`` (one line per rollout: the training wall time so far, SPS, policy/value loss, entropy,
+approx_kl, clipfrac, explained variance, the time breakdown), ``eval.jsonl`` (one line per evaluation, with the
+decisions and the training wall time: the learning curve), ``final_eval.json``, ``config.yaml`` and ``summary.json``
 (the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 
 The deep Monte-Carlo trainer (training/vector/dmc.py) reuses this file's pieces: :func:`mlp`, :class:`Timers`,
@@ -680,7 +681,12 @@ class VectorPPO:
             self.wall += elapsed
             self.global_step += int(stats["decisions"])
             self.rollouts += 1
-            row = {"global_step": self.global_step, "rollout": self.rollouts, "sps": stats["decisions"] / elapsed}
+            row = {
+                "global_step": self.global_step,
+                "rollout": self.rollouts,
+                "wall": self.wall,
+                "sps": stats["decisions"] / elapsed,
+            }
             row.update(stats)
             row.update(episodes)
             row["network_share"] = self.timers.network_share()
@@ -740,7 +746,9 @@ class VectorPPO:
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
         results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
-        self.evals.append({"global_step": self.global_step, "deals": deals, "final": final, "results": results})
+        self.evals.append(
+            {"global_step": self.global_step, "wall": self.wall, "deals": deals, "final": final, "results": results}
+        )
         write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
         if not self.quiet and not final:  # the final table is the run layer's (stdout)
             progress(f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}")
