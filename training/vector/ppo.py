@@ -335,7 +335,8 @@ def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple
     for section, key in keys:
         part = getattr(cfg, section)
         now = getattr(part, key)
-        was = saved[section].get(key, type(part).model_fields[key].default)  # a key newer than the run: its default
+        field = type(part).model_fields[key]
+        was = saved[section].get(key, field.get_default(call_default_factory=True))  # a key newer than the run
         if was != now:
             raise CheckpointError(
                 f"{path}: the run was trained with {section}.{key} {was!r}, the config says "
