@@ -70,6 +70,23 @@ def test_numbers_as_yaml_writes_them_but_never_booleans():
     assert "mix: expected a number" in message({"mix": {"a": True}})
 
 
+class Unbounded(Section):
+    """A number with no bounds."""
+
+    scale: Number = setting(1.0, "any finite number")
+
+
+def test_a_number_is_finite_even_without_bounds():
+    assert validate(Unbounded, {"scale": "-1e300"}, "").scale == -1e300
+    for bad in (float("inf"), float("-inf"), float("nan"), "inf", "-Infinity", "nan"):
+        with pytest.raises(ConfigError, match=r"^f.yaml: scale: expected a finite number \(not inf or nan\), got "):
+            validate(Unbounded, {"scale": bad}, "f.yaml")
+    with pytest.raises(ConfigError, match=r"^--set scale=.inf: scale: expected a finite number"):
+        load(lambda data, source: validate(Unbounded, data, source), None, ["scale=.inf"])
+    assert "mix: must map opponent names to finite weights (not inf or nan)" in message({"mix": {"a": float("inf")}})
+    assert "mix: must map opponent names to finite weights" in message({"mix": {"a": 1, "b": "nan"}})
+
+
 def test_bounds_choices_and_sections_are_worded_once():
     assert message({"inner": {"size": 0}}).endswith("inner.size: must be > 0, got 0")
     assert message({"inner": {"rate": 2}}).endswith("inner.rate: must be in (0, 1], got 2")

@@ -3,7 +3,8 @@
 The toolkit of both run configurations (:mod:`training.sb3.config`, :mod:`training.rllib.config`):
 
 - field types that read YAML as a person means it: :data:`Number` and :data:`Whole` take numbers (``3e-4``
-  and ``1e6`` written as text too, ``1e6`` a whole number) but never booleans, :data:`Flag` only ``true`` or
+  and ``1e6`` written as text too, ``1e6`` a whole number) but never booleans, and a :data:`Number` is finite
+  (``.inf`` and ``.nan`` are refused), :data:`Flag` only ``true`` or
   ``false``; :class:`Section` forbids unknown keys and reads a null section as all defaults;
 - :func:`setting`: a field with its default and ``description`` (:func:`describe` lists them);
 - :func:`validate` turns the first pydantic error into a :class:`ConfigError` naming the source, the dotted
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 import os
 from collections.abc import Callable
 from typing import Annotated, Any, get_args
@@ -27,6 +29,7 @@ from typing import Annotated, Any, get_args
 import yaml
 from pydantic import (
     AfterValidator,
+    AllowInfNan,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -224,13 +227,15 @@ def _mix(value: Any) -> dict[str, float]:
     if not all(type(_lax(w)) in (int, float) for w in value.values()):
         raise ValueError("expected a number")
     mix = {k: float(_lax(w)) for k, w in value.items()}
+    if not all(math.isfinite(w) for w in mix.values()):
+        raise ValueError("must map opponent names to finite weights (not inf or nan)")
     if not mix or min(mix.values()) < 0 or sum(mix.values()) <= 0:
         raise ValueError("must map opponent names to weights >= 0 with a positive sum")
     return mix
 
 
 Whole = Annotated[StrictInt, BeforeValidator(_lax)]
-Number = Annotated[StrictFloat, BeforeValidator(_lax)]  # an int is a number too
+Number = Annotated[StrictFloat, BeforeValidator(_lax), AllowInfNan(False)]  # an int too; not inf or nan
 Flag = StrictBool  # true or false only: numbers are never read as booleans
 Text = StrictStr
 Agents = Annotated[list[Text], _says("expected a list of agent names")]
@@ -326,6 +331,7 @@ class Section(BaseModel):
 _BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 _TYPES = {"bool_type": "true or false", "string_type": "a text", "int_type": "a whole number", "float_type": "a number"}
 _TYPES["model_type"] = "a mapping of keys to values"  # a section
+_TYPES["finite_number"] = "a finite number (not inf or nan)"
 
 
 def _allowed(err: dict[str, Any], field: Any) -> str:
