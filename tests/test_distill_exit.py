@@ -70,17 +70,22 @@ def test_the_new_keys_are_checked_with_the_values_allowed(sets, message):
     assert "\n" not in str(info.value)
 
 
-def test_the_exit_config_runs_the_loop_from_the_shipped_policy_with_the_play_searched():
-    cfg = distill.load_config(os.path.join(ROOT, "configs", "exit_v3.yaml"))
-    assert (cfg.dagger_rounds, cfg.dagger_rollout, cfg.workers) == (2, "previous", 2)
+@pytest.mark.parametrize("name, start", [("exit_v3", "standard_v2"), ("exit_v4", "standard_v3")])
+def test_the_exit_configs_run_the_loop_from_a_pinned_policy_with_the_play_searched(name, start):
+    cfg = distill.load_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
+    assert (cfg.name, cfg.dagger_rounds, cfg.dagger_rollout, cfg.workers) == (name, 2, "previous", 2)
     assert (cfg.data.rollout, cfg.data.search_decisions) == ("policy", "play")
-    v2 = "agents/policies/standard_v2.pt"  # pinned: the loop starts from standard_v2 whatever `trained` is now
-    assert cfg.data.behaviour == "ppo:" + v2 and cfg.data.samples == 16 and not cfg.extra_data
-    assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == (v2, "", 0.0)
-    assert distill_data.rollout_policy_file(cfg.data) == v2
-    r1 = distill.round_settings(cfg, "runs/exit_v3", 1)
-    assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join("runs/exit_v3", "policy_r0.pt")
-    assert distill.round_settings(cfg, "runs/exit_v3", 2).rollout_policy.endswith("policy_r1.pt")
+    pinned = f"agents/policies/{start}.pt"  # the loop starts from this file whatever `trained` is now
+    assert cfg.data.behaviour == "ppo:" + pinned and cfg.data.samples == 16 and not cfg.extra_data
+    assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == (pinned, "", 0.0)
+    assert distill_data.rollout_policy_file(cfg.data) == pinned and os.path.isfile(os.path.join(ROOT, pinned))
+    run = f"runs/{name}"
+    r1 = distill.round_settings(cfg, run, 1)
+    assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join(run, "policy_r0.pt")
+    assert distill.round_settings(cfg, run, 2).rollout_policy.endswith("policy_r1.pt")
+
+
+def test_the_earlier_configs_keep_their_records():
     # the earlier configs keep what their meta.json files hold: the new keys at their defaults are left out
     assert set(distill.load_config(os.path.join(ROOT, "configs", "distill_v2.yaml")).data.record()) == {
         "seed",
