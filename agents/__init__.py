@@ -16,7 +16,9 @@ Specs accepted by :func:`make_agent`:
                             (rule sets without a shipped policy are refused
                             in one line); ``pimc:rollout=policy,exchange=1,
                             bid=1,policy=runs/x/policy_r0.pt``: every
-                            decision type searched, rollouts by that file
+                            decision type searched, rollouts by that file;
+                            ``pimc:rollout=policy,game=8``: the search also
+                            counts winning and losing the game (12 tricks)
 ``ismcts``                  information-set MCTS (:mod:`agents.search.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
                             ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
@@ -70,6 +72,14 @@ pimc        ``policy``      a file path (the shipped policy of the rule
                             set), with ``rollout=policy``: the policy file
                             that plays the rollouts and the phases not
                             searched
+pimc        ``game``        a number 0-1000 (0): the weight of the game's
+                            result in a searched value, which is then the
+                            hand's balance plus ``game`` times the result
+                            reward (a win +1, another seat's win -0.5)
+                            where the hand's end wins the game
+pimc        ``game_from``   a whole number 0-16 (4): the game's result
+                            counts once some seat has taken this many
+                            tricks in the hand
 ismcts      ``iterations``  a whole number 1-100000 (200) per decision
 ismcts      ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``iterations`` (still at
@@ -149,6 +159,8 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "rollout": Param(str, choices=("heuristic", "policy")),  # agents.search.pimc.DEFAULT_SAMPLES
         "exchange": _FLAG,
         "policy": Param(str),  # a policy file
+        "game": Param(float, 0, 1000),  # agents.search.pimc.MAX_GAME_WEIGHT
+        "game_from": Param(int, 0, 16),  # tricks: a hand has at most 16
     },
     "ismcts": {
         "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS

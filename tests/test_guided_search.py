@@ -237,9 +237,9 @@ def test_many_deals_are_rolled_out_in_bounded_chunks_with_the_same_values(monkey
     sizes = []
     original = policy_rollout.PolicyRollouts._values
 
-    def spy(self, games, actions, seat):
+    def spy(self, games, actions, seat, game_weight):
         sizes.append(len(games) * len(actions))
-        return original(self, games, actions, seat)
+        return original(self, games, actions, seat, game_weight)
 
     monkeypatch.setattr(policy_rollout, "MAX_ROWS", 2 * len(whole))  # two deals' rows per chunk
     monkeypatch.setattr(policy_rollout.PolicyRollouts, "_values", spy)

@@ -67,10 +67,19 @@ valued by the acting seat's balance in the hand. The position is set up from the
 for rule sets whose hand opens with the exchange; where it cannot be (another order of the stages, or an order of
 senders that depends on the previous hand, ``first_up_exchanges_first``), the policy's own move is played.
 
+Counting the game (``game=W``, with either rollout player): a hand is also a step of a game that is won by the
+first seat to take 12 tricks in a hand (docs/rules.md; whatever end conditions the rules set). The balance alone
+values a 12th trick like any other, and an opponent's 12th like any other lost trick. With ``game`` the value of
+a played-out deal is the acting seat's balance plus ``W`` times its result reward where the hand's end wins the
+game under the rules (:func:`sm_env.core.episode.result_rewards`: +1 for a win, -0.5 when another seat wins,
+shared wins shared), as the engine decides it. The term counts once some seat has taken ``game_from`` tricks
+in the hand (default :data:`DEFAULT_GAME_FROM`); before that the game is rarely decided in a few sampled deals
+and the term is mostly noise. Figures: docs/results.md ("Search that counts the game").
+
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
 ``pimc:rollout=policy,samples=32``, ``pimc:rollout=policy,bid=1,exchange=1`` (every decision type searched),
-``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``.
+``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``, ``pimc:rollout=policy,game=8``.
 """
 
 from __future__ import annotations
@@ -89,7 +98,7 @@ from sm_env.core.rules import RuleSet
 from sm_env.observation import encode
 
 from .policy_rollout import ExchangeSetupError, exchange_position, exchange_searchable, with_public_history
-from .rollout import compiled_rollouts, rollout
+from .rollout import compiled_rollouts, played_out_value, rollout
 from .world_sampler import Constraints, constraints_of, sample_world, world_from_view
 
 if TYPE_CHECKING:
@@ -99,6 +108,10 @@ DEFAULT_SAMPLES = {"heuristic": 20, "policy": 16}
 """Deals per decision unless ``samples`` or ``seconds`` is given, by rollout player (the spec's ``rollout``)."""
 POLICY_CHUNK = 4
 """Deals played out per batch under a time budget with policy rollouts."""
+DEFAULT_GAME_FROM = 4
+"""``game_from``'s default: the game's result counts once some seat has taken 4 tricks in the hand."""
+MAX_GAME_WEIGHT = 1000.0
+"""The largest ``game`` weight (a game's result worth 1000 tricks: only the game counts)."""
 
 
 class PimcAgent(Agent):
@@ -116,6 +129,8 @@ class PimcAgent(Agent):
         rollout: str = "heuristic",
         exchange: bool = False,
         policy: str | None = None,
+        game: float = 0.0,
+        game_from: int = DEFAULT_GAME_FROM,
     ) -> None:
         super().__init__(seed)
         if rollout not in DEFAULT_SAMPLES:
@@ -129,12 +144,18 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: samples must be >= 1, got {samples}")
         if seconds is not None and seconds <= 0:
             raise ValueError(f"pimc: seconds must be > 0, got {seconds}")
+        if not 0 <= game <= MAX_GAME_WEIGHT:  # also refuses nan
+            raise ValueError(f"pimc: game must be a number in [0, {MAX_GAME_WEIGHT:g}], got {game}")
+        if game_from < 0:
+            raise ValueError(f"pimc: game_from must be >= 0, got {game_from}")
         self.samples = samples
         self.seconds = seconds
         self.bid = bid
         self.kernel = kernel
         self.rollout = rollout
         self.exchange = exchange
+        self.game = float(game)
+        self.game_from = game_from
         self.decisions = 0
         self.worlds = 0
         self.needs_observation = rollout == "policy"  # the policy decides the phases not searched
@@ -150,8 +171,8 @@ class PimcAgent(Agent):
             from agents.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
-        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None)
-        if (samples, seconds, bid, kernel, exchange, policy) == defaults:
+        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM)
+        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from) == defaults:
             self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
         else:
             self.name = self._label()
@@ -164,6 +185,10 @@ class PimcAgent(Agent):
             parts.append("exchange=1")
         if self.policy_file:
             parts.append(f"policy={self.policy_file}")
+        if self.game:
+            parts.append(f"game={self.game:g}")
+        if self.game_from != DEFAULT_GAME_FROM:
+            parts.append(f"game_from={self.game_from}")
         if not self.kernel:
             parts.append("kernel=0")
         if self.rollout != "heuristic":
@@ -207,7 +232,9 @@ class PimcAgent(Agent):
 
     def evaluate(self, view: PlayerView, legal: list[int] | None = None) -> dict[int, float]:
         """The per-action value table: mean balance of the acting seat in the hand after each legal action
-        (``legal``, default all), over the sampled deals. ``act`` plays its best entry."""
+        (``legal``, default all), over the sampled deals; with ``game`` (from ``game_from`` tricks on, see
+        :meth:`game_weight`) plus ``game`` times the mean result reward where the hand's end wins the game.
+        ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
         stream = _compiled_stream(self.rng) if self.kernel else None
@@ -220,8 +247,14 @@ class PimcAgent(Agent):
         self.worlds += n
         return {a: totals[i] / n for i, a in enumerate(legal)}
 
-    def _search(self, view: PlayerView, legal: list[int], stream: TwisterStream | None) -> tuple[list[int], int]:
-        """The acting seat's balances in the hand after each action, summed over the deals, and the number of deals.
+    def game_weight(self, view: PlayerView) -> float:
+        """The weight of the game's result in the values of ``view``'s decision: ``game`` once some seat has
+        taken ``game_from`` tricks in the hand, else 0 (the balance alone)."""
+        return self.game if self.game and max(view.tricks_won) >= self.game_from else 0.0
+
+    def _search(self, view: PlayerView, legal: list[int], stream: TwisterStream | None) -> tuple[list[float], int]:
+        """The acting seat's values of the hand after each action (:meth:`evaluate`), summed over the deals, and
+        the number of deals.
 
         Deals are drawn by ``stream`` when given (compiled, the same draws), else by ``sample_world``; rollouts
         run compiled when the kernel plays these rules, else in Python (the same cards)."""
@@ -229,7 +262,8 @@ class PimcAgent(Agent):
         deck = deck_of(view.rules)
         cons = constraints_of(view)
         batch_of = compiled_rollouts(view.rules) if self.kernel else None
-        totals = [0] * len(legal)
+        weight = self.game_weight(view)
+        totals: list[float] = [0] * len(legal)
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         n = 0
         while True:
@@ -239,14 +273,14 @@ class PimcAgent(Agent):
             positions = [self._position(view, cons, stream) for _ in range(count)]
             if self._policy is not None:  # policy rollouts: every deal x every action in one lockstep batch
                 games = [game if view.phase == EXCHANGE else with_public_history(game, view) for game, _ in positions]
-                won = self._policy_rollouts(view.rules).values(games, legal, me).sum(axis=0)
-                totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
+                won = self._policy_rollouts(view.rules).values(games, legal, me, weight).sum(axis=0)
+                totals = [t + w for t, w in zip(totals, won.tolist(), strict=True)]
             elif batch_of is not None:  # compiled: every deal x every action in one batch
                 batch = batch_of(view.rules, count)
                 for row, (game, dealer_out) in enumerate(positions):
                     batch.load(row, game, deck, dealer_out)
-                won = batch.values_each(legal, me).sum(axis=0)  # balances in the hand
-                totals = [t + int(w) for t, w in zip(totals, won, strict=True)]
+                won = batch.values_each(legal, me, weight).sum(axis=0)  # balances in the hand (and the game's result)
+                totals = [t + w for t, w in zip(totals, won.tolist(), strict=True)]
             else:
                 extra = view.phase == DISCARD
                 for base, dealer_out in positions:
@@ -254,7 +288,7 @@ class PimcAgent(Agent):
                         game = base.clone()
                         game.apply(action)
                         rollout(game, deck, dealer_out | (1 << action if extra else 0))
-                        totals[i] += game.log.balances[me]  # the rollout ends the hand, which scores it
+                        totals[i] += played_out_value(game, me, weight)  # the rollout ends the hand, which scores it
             n += count
             if deadline is None or time.perf_counter() >= deadline:
                 break

@@ -46,6 +46,7 @@ from sm_env.core.logs import ExchangeLog
 from sm_env.core.rules import RuleSet
 from sm_env.observation import encode, observation_size
 
+from .rollout import played_out_value
 from .world_sampler import World
 
 # torch and the compiled engine are imported by the classes that use them: pimc imports this module, and its
@@ -233,27 +234,29 @@ class PolicyRollouts:
         from sm_env.compiled.loader import load_game
 
         from . import policy_kernel
-        from .rollout_kernel import hand_balances
+        from .rollout_kernel import hand_values
 
-        self._vk, self._pk, self._load, self._balances = kernels, policy_kernel, load_game, hand_balances
+        self._vk, self._pk, self._load, self._hand_values = kernels, policy_kernel, load_game, hand_values
         self.rules = rules
         self.policy = policy
         self.size = observation_size(rules)
         self.steps = 0  # lockstep steps with a network call, over every values()
 
-    def values(self, games: list[Game], actions: list[int], seat: int) -> np.ndarray:
+    def values(self, games: list[Game], actions: list[int], seat: int, game_weight: float = 0.0) -> np.ndarray:
         """int64 [len(games), len(actions)]: ``seat``'s balance in the hand (tricks - quota; in a misère hand
-        maximum - tricks) when each game is played out after each action (legal in every game). The rows
+        maximum - tricks) when each game is played out after each action (legal in every game); with
+        ``game_weight`` (float64) plus that times the seat's result reward where the hand's end ended the
+        game (:func:`agents.search.rollout_kernel.hand_values`). The rows
         (games x actions) are played :data:`MAX_ROWS` at most at a time, so memory stays bounded at any
         number of sampled deals (the rows are independent: the result is the same)."""
         step = max(1, MAX_ROWS // max(1, len(actions)))
         if len(games) > step:
             return np.concatenate(
-                [self._values(games[i : i + step], actions, seat) for i in range(0, len(games), step)]
+                [self._values(games[i : i + step], actions, seat, game_weight) for i in range(0, len(games), step)]
             )
-        return self._values(games, actions, seat)
+        return self._values(games, actions, seat, game_weight)
 
-    def _values(self, games: list[Game], actions: list[int], seat: int) -> np.ndarray:
+    def _values(self, games: list[Game], actions: list[int], seat: int, game_weight: float) -> np.ndarray:
         vk, pk = self._vk, self._pk
         n, k = len(games), len(actions)
         st1 = np.zeros((n, vk.NUM_S), dtype=np.int32)
@@ -276,7 +279,7 @@ class PolicyRollouts:
                 vk.observe_games(st, cm, cfg, seats[:m], waiting[:m], obs[:m])
                 pk.apply_best(st, cm, cfg, waiting[:m], self.policy.logits(obs[:m]))
                 self.steps += 1
-        return self._balances(st, seat).reshape(n, k)
+        return self._hand_values(st, seat, self.rules.num_players, game_weight).reshape(n, k)
 
 
 class PythonPolicyRollouts:
@@ -285,12 +288,12 @@ class PythonPolicyRollouts:
     def __init__(self, choose: Chooser) -> None:
         self.choose = choose
 
-    def values(self, games: list[Game], actions: list[int], seat: int) -> np.ndarray:
-        out = np.zeros((len(games), len(actions)), dtype=np.int64)
+    def values(self, games: list[Game], actions: list[int], seat: int, game_weight: float = 0.0) -> np.ndarray:
+        out = np.zeros((len(games), len(actions)), dtype=np.float64 if game_weight else np.int64)
         for i, base in enumerate(games):
             for j, action in enumerate(actions):
-                game = base.clone()
-                game.apply(action)
-                policy_rollout(game, self.choose)
-                out[i, j] = game.log.balances[seat]  # the rollout ends the hand, which scores it
+                played = base.clone()
+                played.apply(action)
+                policy_rollout(played, self.choose)
+                out[i, j] = played_out_value(played, seat, game_weight)  # the rollout ends the hand, which scores it
         return out

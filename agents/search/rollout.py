@@ -23,6 +23,7 @@ from agents.heuristic import (
     choose_take,
     choose_trump,
 )
+from sm_env.core.episode import result_rewards
 from sm_env.core.game import DISCARD, MIZ, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 
 
@@ -67,6 +68,17 @@ def rollout(game: Game, deck: int, dealer_out: int) -> None:
             game.apply(choose_take(hand, game.face_up, game.trump, deck & ~hand & ~(1 << game.face_up)))
         else:
             return
+
+
+def played_out_value(game: Game, seat: int, weight: float = 0.0) -> float:
+    """``seat``'s value of a search position played out to the end of its hand, which ends the position's game:
+    its balance in the hand (an int), plus ``weight`` times its result reward
+    (:func:`sm_env.core.episode.result_rewards`) where the hand's end won the game. The reference of
+    :func:`agents.search.rollout_kernel.hand_values`."""
+    value = game.log.balances[seat]
+    if weight and game.winners:
+        value += weight * result_rewards(game.winners, game.rules.num_players)[seat]
+    return value
 
 
 def compiled_rollouts(rules: Any) -> type | None:

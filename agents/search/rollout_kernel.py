@@ -38,6 +38,7 @@ from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.compiled.support import supports as supports  # the one allow-list: the search plays what the engine
 from sm_env.compiled.support import unsupported  # runs (three and four players); compiled_rollouts asks it here
+from sm_env.core.episode import result_table
 from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
@@ -556,6 +557,18 @@ def hand_balances(st, seat):
     return out
 
 
+def hand_values(st: np.ndarray, seat: int, players: int, game_weight: float = 0.0) -> np.ndarray:
+    """``seat``'s value of each row's ended hand: its balance (:func:`hand_balances`, int64), and with
+    ``game_weight`` (float64) plus that times its result reward where the hand's end ended the game (the
+    engine's winner bits, :func:`sm_env.core.episode.result_table`: a win +1, another seat's win
+    -1/(players - 1))."""
+    balances = hand_balances(st, seat)
+    if not game_weight:
+        return balances
+    table = np.asarray(result_table(players))[:, seat]
+    return balances + game_weight * table[st[:, vk.S_WINNERS]]
+
+
 class RolloutBatch:
     """Positions (one per row) to play out with the heuristic; see the module docstring."""
 
@@ -614,11 +627,13 @@ class RolloutBatch:
         n = self.rules.num_players
         return st[:, vk.S_TW : vk.S_TW + n].reshape(self.num_positions, len(actions), n)
 
-    def values_each(self, actions: list[int], seat: int) -> np.ndarray:
-        """As :meth:`run_each`, the value to ``seat`` of each play-out: int [num_positions, len(actions)], its
-        balance in the hand (:func:`hand_balance`; ``Game``'s balances of the same play-outs)."""
+    def values_each(self, actions: list[int], seat: int, game_weight: float = 0.0) -> np.ndarray:
+        """As :meth:`run_each`, the value to ``seat`` of each play-out: [num_positions, len(actions)], its
+        balance in the hand (int; :func:`hand_balance`, ``Game``'s balances of the same play-outs), and with
+        ``game_weight`` (float) plus that times its result reward where the hand's end ended the game
+        (:func:`hand_values`)."""
         st = self._play_each(actions)
-        return hand_balances(st, seat).reshape(self.num_positions, len(actions))
+        return hand_values(st, seat, self.rules.num_players, game_weight).reshape(self.num_positions, len(actions))
 
     def _play_each(self, actions: list[int]) -> np.ndarray:
         """The rows of every loaded position played out after each action (position-major), their ``st``."""

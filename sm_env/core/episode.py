@@ -97,6 +97,13 @@ def result_rewards(winners: Sequence[int] | None, num_players: int = 3) -> tuple
     return tuple(win if seat in winners else lose for seat in range(num_players))
 
 
+def result_table(num_players: int = 3) -> tuple[tuple[float, ...], ...]:
+    """:func:`result_rewards` by winner bit set: entry ``bits`` (bit s set when seat s won; 0: nobody won) holds
+    the rewards by seat. For engines that record the winners as a bit set (the compiled engine's)."""
+    seats = range(num_players)
+    return tuple(result_rewards([s for s in seats if bits >> s & 1], num_players) for bits in range(1 << num_players))
+
+
 def episode_end(episode: str, won: bool) -> tuple[bool, bool]:
     """(terminated, truncated) of an episode whose game just ended (``won``: under the rules)."""
     if episode == "hand" or won:

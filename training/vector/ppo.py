@@ -83,7 +83,7 @@ from agents.ppo_agent import (
 from sm_env.atomic import atomic_path
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
-from sm_env.core.episode import result_rewards
+from sm_env.core.episode import result_table
 from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
 from sm_env.observation import OBSERVATION_SIZE, observed_phases
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
@@ -281,13 +281,12 @@ ENGINE_WORDS = ("cm", "rng", "rng_start", "seed")  # the engine's uint64 arrays 
 def step_rewards(games: VectorGame, rewards: np.ndarray, done: np.ndarray, env: SelfPlayEnvConfig) -> np.ndarray:
     """The batched trainers' rewards by seat (float64 [N, P]) for the engine step that returned ``rewards`` and
     ``done``: the hands' balances times ``env.reward_scale``; plus, with ``env.win_reward``, each game that ended
-    won pays its result (:func:`sm_env.core.episode.result_rewards`) times ``env.win_reward``."""
+    won pays its result (:func:`sm_env.core.episode.result_table`: the results by winner bits) times
+    ``env.win_reward``."""
     paid = rewards.astype(np.float64) * env.reward_scale
     if env.win_reward and done.any():
-        bits, truncated = games.winners, games.truncated
-        for slot in np.flatnonzero(done & ~truncated):
-            winners = [seat for seat in range(games.num_players) if bits[slot] >> seat & 1]
-            paid[slot] += env.win_reward * np.asarray(result_rewards(winners, games.num_players))
+        won = done & ~games.truncated
+        paid[won] += env.win_reward * np.asarray(result_table(games.num_players))[games.winners[won]]
     return paid
 
 
