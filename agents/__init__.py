@@ -17,8 +17,9 @@ Specs accepted by :func:`make_agent`:
                             in one line); ``pimc:rollout=policy,exchange=1,
                             bid=1,policy=runs/x/policy_r0.pt``: every
                             decision type searched, rollouts by that file;
-                            ``pimc:rollout=policy,game=8``: the search also
-                            counts winning and losing the game (12 tricks)
+                            ``pimc:rollout=policy,game=8,game_only=1``: the
+                            search also counts winning and losing the game
+                            (12 tricks), and searches only where it counts
 ``ismcts``                  information-set MCTS (:mod:`agents.search.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
                             ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
@@ -79,7 +80,10 @@ pimc        ``game``        a number 0-1000 (0): the weight of the game's
                             where the hand's end wins the game
 pimc        ``game_from``   a whole number 0-16 (4): the game's result
                             counts once some seat has taken this many
-                            tricks in the hand
+                            tricks in the hand and can still win the game
+pimc        ``game_only``   0 or 1 (0), with ``game``: search only where
+                            the game's result counts, elsewhere play the
+                            default move (the policy's or the heuristic's)
 ismcts      ``iterations``  a whole number 1-100000 (200) per decision
 ismcts      ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``iterations`` (still at
@@ -161,6 +165,7 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "policy": Param(str),  # a policy file
         "game": Param(float, 0, 1000),  # agents.search.pimc.MAX_GAME_WEIGHT
         "game_from": Param(int, 0, 16),  # tricks: a hand has at most 16
+        "game_only": _FLAG,
     },
     "ismcts": {
         "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS

@@ -94,6 +94,39 @@ def test_the_gate_keeps_the_balance_alone_until_a_seat_has_taken_game_from_trick
     assert agent.game_weight(view) == 8.0 and PimcAgent(seed=2, game=8).game_from == DEFAULT_GAME_FROM
 
 
+def test_the_gate_closes_once_no_seat_can_reach_the_winning_tricks():
+    closed = opened = 0
+    agent = PimcAgent(seed=0, game=8, game_from=0)
+    for seed in range(6):
+        game = Game(STANDARD, seed=seed, max_hands=1)
+        while game.phase != OVER:
+            view = player_view(game, game.current_player)
+            if game.phase == PLAY:
+                left = 16 - game.tricks_played
+                reachable = any(won + left >= 12 for won in game.tricks_won)
+                assert agent.game_weight(view) == (8.0 if reachable else 0.0)
+                closed += not reachable
+                opened += reachable
+            game.apply(heuristic_action(view))
+    assert closed and opened
+
+
+def test_game_only_searches_only_where_the_game_counts():
+    views = _late_positions(3, least=7)
+    game = Game(STANDARD, seed=1, max_hands=1)
+    while game.phase != PLAY or player_view(game, game.current_player).legal.bit_count() < 2:
+        game.apply(heuristic_action(player_view(game, game.current_player)))
+    early = player_view(game, game.current_player)  # the first card of the hand with a choice
+    assert max(early.tricks_won) < DEFAULT_GAME_FROM
+    agent = PimcAgent(seed=1, samples=4, game=8, game_only=True)
+    assert agent.act(early) == heuristic_action(early) and agent.decisions == 0  # no search: the default move
+    for view in views:
+        agent.act(view)
+    assert agent.decisions == len(views)
+    with pytest.raises(ValueError, match="game_only=1 needs game > 0"):
+        PimcAgent(0, game_only=True)
+
+
 def test_where_the_game_is_at_stake_the_counted_search_plays_for_it():
     # with a game worth 1000 tricks the chosen move has the best mean result reward of the legal moves (never a
     # worse one than the plain search's choice), and somewhere a better one: there it gives up balance for the game
@@ -132,3 +165,4 @@ def test_the_name_says_what_the_search_counts():
     assert make_agent("pimc:rollout=policy,game=8", 0).name == "pimc:rollout=policy,samples=16,game=8"
     assert make_agent("pimc:game=2.5,game_from=6", 0).name == "pimc:samples=20,game=2.5,game_from=6"
     assert make_agent("pimc:game=0", 0).name == "pimc"
+    assert make_agent("pimc:game=8,game_only=1", 0).name == "pimc:samples=20,game=8,game_only=1"

@@ -73,13 +73,16 @@ values a 12th trick like any other, and an opponent's 12th like any other lost t
 a played-out deal is the acting seat's balance plus ``W`` times its result reward where the hand's end wins the
 game under the rules (:func:`sm_env.core.episode.result_rewards`: +1 for a win, -0.5 when another seat wins,
 shared wins shared), as the engine decides it. The term counts once some seat has taken ``game_from`` tricks
-in the hand (default :data:`DEFAULT_GAME_FROM`); before that the game is rarely decided in a few sampled deals
-and the term is mostly noise. Figures: docs/results.md ("Search that counts the game").
+in the hand (default :data:`DEFAULT_GAME_FROM`) and can still reach the rules' ``win_tricks``; before that the
+game is rarely decided in a few sampled deals and the term is mostly noise. ``game_only=1`` searches only those
+decisions and plays the default move (the policy's, or the heuristic's) everywhere else: against two
+heuristics in whole games that wins more often than searching every decision (docs/results.md, "Search that
+counts the game").
 
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
 ``pimc:rollout=policy,samples=32``, ``pimc:rollout=policy,bid=1,exchange=1`` (every decision type searched),
-``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``, ``pimc:rollout=policy,game=8``.
+``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``, ``pimc:rollout=policy,game=8,game_only=1``.
 """
 
 from __future__ import annotations
@@ -131,6 +134,7 @@ class PimcAgent(Agent):
         policy: str | None = None,
         game: float = 0.0,
         game_from: int = DEFAULT_GAME_FROM,
+        game_only: bool = False,
     ) -> None:
         super().__init__(seed)
         if rollout not in DEFAULT_SAMPLES:
@@ -148,6 +152,8 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: game must be a number in [0, {MAX_GAME_WEIGHT:g}], got {game}")
         if game_from < 0:
             raise ValueError(f"pimc: game_from must be >= 0, got {game_from}")
+        if game_only and not game:
+            raise ValueError("pimc: game_only=1 needs game > 0 (it searches only where the game counts)")
         self.samples = samples
         self.seconds = seconds
         self.bid = bid
@@ -156,6 +162,7 @@ class PimcAgent(Agent):
         self.exchange = exchange
         self.game = float(game)
         self.game_from = game_from
+        self.game_only = game_only
         self.decisions = 0
         self.worlds = 0
         self.needs_observation = rollout == "policy"  # the policy decides the phases not searched
@@ -171,8 +178,8 @@ class PimcAgent(Agent):
             from agents.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
-        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM)
-        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from) == defaults:
+        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False)
+        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only) == defaults:
             self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
         else:
             self.name = self._label()
@@ -189,6 +196,8 @@ class PimcAgent(Agent):
             parts.append(f"game={self.game:g}")
         if self.game_from != DEFAULT_GAME_FROM:
             parts.append(f"game_from={self.game_from}")
+        if self.game_only:
+            parts.append("game_only=1")
         if not self.kernel:
             parts.append("kernel=0")
         if self.rollout != "heuristic":
@@ -212,7 +221,7 @@ class PimcAgent(Agent):
         if isinstance(observation, dict):
             observation = observation.get("observation")
         default = self.default_action(view, observation)
-        if not searched_phase(view, self.bid, self.exchange):
+        if not searched_phase(view, self.bid, self.exchange) or (self.game_only and not self.game_weight(view)):
             return default
         try:
             values = self.evaluate(view, legal)
@@ -249,8 +258,13 @@ class PimcAgent(Agent):
 
     def game_weight(self, view: PlayerView) -> float:
         """The weight of the game's result in the values of ``view``'s decision: ``game`` once some seat has
-        taken ``game_from`` tricks in the hand, else 0 (the balance alone)."""
-        return self.game if self.game and max(view.tricks_won) >= self.game_from else 0.0
+        taken ``game_from`` tricks in the hand and (where the rules end the game at ``win_tricks``) can still
+        reach ``win_tricks``, else 0 (the balance alone)."""
+        if not self.game:
+            return 0.0
+        target, left = view.rules.win_tricks, view.rules.tricks_per_hand - view.tricks_played
+        live = any(won >= self.game_from and (target is None or won + left >= target) for won in view.tricks_won)
+        return self.game if live else 0.0
 
     def _search(self, view: PlayerView, legal: list[int], stream: TwisterStream | None) -> tuple[list[float], int]:
         """The acting seat's values of the hand after each action (:meth:`evaluate`), summed over the deals, and
