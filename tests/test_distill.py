@@ -329,12 +329,14 @@ def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path)
 def test_every_shipped_policy_loads_and_trained_is_the_latest_distilled_one():
     from agents import TRAINED_POLICY, make_agent
 
-    assert os.path.basename(TRAINED_POLICY) == "standard_v3.pt"
+    assert os.path.basename(TRAINED_POLICY) == "standard_v4.pt"
     folder = os.path.dirname(TRAINED_POLICY)
-    v3 = make_agent("trained")
-    assert v3.meta["trainer"] == "training.distill" and v3.policy.net_arch == [512, 256]
+    v4 = make_agent("trained")
+    assert v4.meta["trainer"] == "training.distill" and v4.policy.net_arch == [512, 256]
+    v3 = make_agent("ppo:" + os.path.join(folder, "standard_v3.pt"))
     v2 = make_agent("ppo:" + os.path.join(folder, "standard_v2.pt"))
-    assert v3.policy.hidden[0][0].tobytes() != v2.policy.hidden[0][0].tobytes()  # refitted, not a copy
+    assert v4.policy.hidden[0][0].tobytes() != v3.policy.hidden[0][0].tobytes()  # refitted, not a copy
+    assert v3.policy.hidden[0][0].tobytes() != v2.policy.hidden[0][0].tobytes()
     v1 = make_agent("ppo:" + os.path.join(folder, "standard_v1.pt"))
     v0 = make_agent("ppo:" + os.path.join(folder, "standard_v0.pt"))
     for distilled in (v2, v1):
