@@ -270,3 +270,62 @@ def test_the_auction_calls_and_four_seat_columns_are_restored_and_checked(rules:
     with pytest.raises(VectorStateError, match=rf"st\[1, {name}\] is"):
         g.set_state(bad)
     assert _same(g.get_state(), state)  # untouched
+
+
+def _random_legal(games: VectorGame, rng: np.random.Generator) -> np.ndarray:
+    masks = games.legal_mask()
+    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
+
+
+@pytest.mark.parametrize("rules", ["standard", "four-5-3-2-2"])
+def test_copied_slots_continue_as_their_originals(rules: str) -> None:
+    """copy_slots: a copy plays on exactly as its original under the same actions (observations, masks, rewards,
+    the next hand's deal from the copied random stream, records), into a batch of another size."""
+    source = VectorGame(6, rules, seed=3, episode="game", max_hands=4)
+    source.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(70):
+        source.step(_random_legal(source, rng))
+    copies = VectorGame(9, rules, seed=99, episode="game", max_hands=4)
+    copies.reset()
+    source_rows, rows = np.array([4, 1, 1]), np.array([0, 7, 3])
+    copies.copy_slots(source, source_rows, rows)
+    assert copies.record(7) == source.record(1) and copies.record(0) == source.record(4)
+    for _ in range(120):
+        actions = _random_legal(source, rng)
+        both = np.zeros(9, dtype=np.int64)
+        both[rows] = actions[source_rows]
+        active = np.zeros(9, dtype=np.bool_)
+        active[rows] = True
+        np.testing.assert_array_equal(copies.observe(rows=rows), source.observe(rows=source_rows))
+        np.testing.assert_array_equal(copies.legal_mask()[rows], source.legal_mask()[source_rows])
+        r_source, done_source = source.step(actions)
+        r_copies, done_copies = copies.step(both, active=active)
+        np.testing.assert_array_equal(r_copies[rows], r_source[source_rows])
+        np.testing.assert_array_equal(done_copies[rows], done_source[source_rows])
+    assert copies.record(3) == source.record(1)
+
+
+def test_copy_slots_refuses_other_rules_and_bad_rows() -> None:
+    source = VectorGame(4, "standard", seed=1, episode="game", max_hands=4)
+    source.reset()
+    other = VectorGame(4, "standard", seed=1, episode="hand")
+    other.reset()
+    with pytest.raises(ValueError, match="episode"):
+        other.copy_slots(source, [0], [0])
+    target = VectorGame(4, "standard", seed=2, episode="game", max_hands=4)
+    target.reset()
+    before = target.get_state()
+    for source_rows, rows, match in [
+        ([0, 1], [2, 2], "distinct"),
+        ([0], [4], "slot indices 0-3"),
+        ([5], [0], "source_rows must be slot indices"),
+        ([0.0], [1], "whole numbers"),
+        ([0, 1], [1], "one length"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            target.copy_slots(source, source_rows, rows)
+    after = target.get_state()
+    assert all(np.array_equal(before[name], after[name]) for name in before)
+    with pytest.raises(ValueError, match="must be a VectorGame"):
+        target.copy_slots("games", [0], [0])

@@ -20,6 +20,7 @@ Interface::
                                # this step; done bool [N]: the game (or hand) in the slot ended
     g.record(i)                # the game now in slot i, as a standard record
     g.finished_record(i)       # after a step with done[i]: the game that just ended in slot i
+    g.copy_slots(other, [3], [0])  # slot 0 now holds a copy of other's slot 3 (play-outs of one position)
 
 - ``rules``, ``episode`` (``"game"`` or ``"hand"``) and ``max_hands``: as
   :func:`sm_env.env` takes them. With ``episode="hand"`` every episode is a
@@ -352,6 +353,40 @@ class VectorGame:
         self._done = arrays["done"]
         self.seed = arrays["seed"]
         self._has_reset = True
+
+    def copy_slots(self, source: VectorGame, source_rows: np.ndarray, rows: np.ndarray) -> None:
+        """Put copies of the games in ``source``'s slots ``source_rows`` into this batch's slots ``rows``: the
+        game, its log and its random stream, so each copy continues exactly as its original would under the
+        same actions (play-outs of one position under each of its moves). ``source`` (it may be this batch)
+        must have the same rules, episode and hand limit; ``rows`` must be distinct slots."""
+        if not isinstance(source, VectorGame):
+            raise ValueError(f"copy_slots: source must be a VectorGame, got {type(source).__name__}")
+        self._need_reset()
+        source._need_reset()
+        if not np.array_equal(source._cfg, self._cfg) or source.episode != self.episode:
+            raise ValueError(
+                f"copy_slots: the source plays {source.rules.name!r}, episode {source.episode}, max_hands "
+                f"{source.max_hands}; this batch {self.rules.name!r}, episode {self.episode}, "
+                f"max_hands {self.max_hands}"
+            )
+        src = _whole(source_rows, "source_rows", f"slot indices 0-{source.num_games - 1}")
+        dst = _whole(rows, "rows", f"slot indices 0-{self.num_games - 1}")
+        if src.ndim != 1 or dst.shape != src.shape:
+            raise ValueError(f"copy_slots: source_rows {src.shape} and rows {dst.shape} must be lists of one length")
+        if len(src) and (src.min() < 0 or src.max() >= source.num_games):
+            raise ValueError(f"copy_slots: source_rows must be slot indices 0-{source.num_games - 1}")
+        if len(dst) and (dst.min() < 0 or dst.max() >= self.num_games or len(np.unique(dst)) != len(dst)):
+            raise ValueError(f"copy_slots: rows must be distinct slot indices 0-{self.num_games - 1}")
+        width = source._log.shape[1]
+        if width > self._log.shape[1]:
+            grown = np.zeros((self.num_games, width), dtype=np.int8)
+            grown[:, : self._log.shape[1]] = self._log
+            self._log = grown
+        arrays = [source._st[src], source._cm[src], source._rng[src], source._rng_start[src], source._log[src]]
+        self._st[dst], self._cm[dst], self._rng[dst], self._rng_start[dst] = arrays[:4]
+        self._log[dst] = 0
+        self._log[dst, :width] = arrays[4]
+        self._done[dst] = source._done[src]
 
     # ------------------------------------------------------------------ step
 

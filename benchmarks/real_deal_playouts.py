@@ -1,0 +1,252 @@
+"""The exchange, trump and discards learned from play-outs in the real deal (docs/results.md, "Play-outs in
+the real deal").
+
+``label``: a policy (default ``trained``) plays whole games of the standard rules on the compiled engine,
+every seat its most probable legal move. At every exchange, trump and discard decision with a choice, each
+legal move is played out to the end of the hand *in the real deal* by the same policy for every seat (each on
+its own observation, so nobody sees a hidden card) and the deciding seat's hand balance is recorded:
+``values[a]``. The real deal is a draw from the true distribution of the hidden cards given what the seat
+knows, so ``values[a] - values[b]`` is an unbiased sample of the difference of the two moves' values under
+the policy: one world per decision, no sampler, no search. The games go on with the policy's own move.
+
+``fit``: a Q-network (the policy's hidden layers as the start, a fresh head) regressed on those values,
+centred over the legal moves of each decision (only the differences between moves matter, and the deal's
+luck, common to them all, cancels). The last tenth of each data file is held out; for it the script reports,
+per decision type, the mean of ``values[argmax Q] - values[policy's move]``: the real-deal gain of taking
+the Q-network's move, with its 95% interval. The network is written as a policy file whose logits are the
+Q values, so ``mix:base=trained;discard=ppo:q.pt`` plays its discards and the duplicate A/B measures them.
+
+    python benchmarks/real_deal_playouts.py label --seed 21 --hands 18000 --out runs/playouts/s21.npz
+    python benchmarks/real_deal_playouts.py fit --data runs/playouts/s21.npz,runs/playouts/s22.npz --out q.pt
+    sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
+        --seed 7 --start-balances=-1,-1,2
+
+A data file (``np.savez``) holds one row per decision: ``obs`` f16 [789], ``mask`` int8 [56], ``values``
+f32 [56] (NaN for illegal moves), ``phase`` (0 exchange, 1 trump, 2 discard), ``policy_move``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from agents.ppo_agent import PPOAgent, export_policy, load_numpy_policy, policy_from_torch  # noqa: E402
+from sm_env.atomic import atomic_path  # noqa: E402
+from sm_env.compiled.batch import VectorGame  # noqa: E402
+from sm_env.core.game import PHASE_NAMES  # noqa: E402
+from sm_env.observation import observed_phases  # noqa: E402
+from training.vector.config import policy_file  # noqa: E402
+from training.vector.fixed_agents import PolicyOpponent  # noqa: E402
+
+LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers)
+GAMES = 512  # games played together
+ROWS = 4096  # play-outs stepped together
+PENDING = 300  # decisions gathered before their play-outs run
+
+
+def play_out(
+    games: VectorGame, rollouts: VectorGame, policy: PolicyOpponent, slots: list[int], seats: np.ndarray, moves
+) -> np.ndarray:
+    """The balance of ``seats[j]`` at the end of the hand when ``moves[j]`` is played in the position of
+    ``games``' slot ``slots[j]`` (copied into ``rollouts``) and the policy plays every move after it."""
+    n = len(slots)
+    out = np.full(n, np.nan, dtype=np.float32)
+    for start in range(0, n, ROWS):
+        part = np.arange(start, min(n, start + ROWS))
+        rows = np.arange(len(part))
+        rollouts.copy_slots(games, np.asarray(slots)[part], rows)
+        active = np.zeros(rollouts.num_games, dtype=np.bool_)
+        active[rows] = True
+        actions = np.zeros(rollouts.num_games, dtype=np.int64)
+        actions[rows] = np.asarray(moves)[part]
+        first = True
+        while active.any():
+            live = np.flatnonzero(active)
+            if not first:
+                masks = rollouts.legal_mask()[live]
+                actions[live] = policy.act(rollouts, live, masks, rollouts.observe(rows=live))
+            first = False
+            hand = rollouts.hand_number
+            rewards, done = rollouts.step(actions, active=active)
+            ended = np.flatnonzero(active & (done | (rollouts.hand_number != hand)))
+            out[part[ended]] = rewards[ended, seats[part[ended]]]
+            active[ended] = False
+    return out
+
+
+def label(policy_spec: str, seed: int, hands: int, out: str) -> None:
+    """Play ``hands`` hands (games of the standard rules, 30 hands at most) and label their exchange, trump and
+    discard decisions with real-deal play-outs (the module docstring); write them to ``out``."""
+    policy = PolicyOpponent(PPOAgent(policy_file(policy_spec, "standard") or policy_spec, deterministic=True))
+    torch.set_num_threads(1)
+    games = VectorGame(GAMES, "standard", seed=seed, episode="game", max_hands=30)
+    rollouts = VectorGame(ROWS, "standard", seed=seed + 1, episode="game", max_hands=30)
+    games.reset()
+    rollouts.reset()
+    rows: dict[str, list] = {"obs": [], "mask": [], "values": [], "phase": [], "policy_move": []}
+    snapshots = VectorGame(PENDING + GAMES, "standard", seed=seed + 2, episode="game", max_hands=30)
+    snapshots.reset()
+    pending: list[tuple[int, int, int]] = []  # (snapshot slot, seat, row index)
+    done_hands, start = 0, time.time()
+
+    def flush() -> None:
+        slots, seats, moves, where = [], [], [], []
+        for slot, seat, row in pending:
+            for move in np.flatnonzero(rows["mask"][row]):
+                slots.append(slot)
+                seats.append(seat)
+                moves.append(move)
+                where.append((row, move))
+        values = play_out(snapshots, rollouts, policy, slots, np.asarray(seats), moves)
+        for (row, move), value in zip(where, values, strict=True):
+            rows["values"][row][move] = value
+        pending.clear()
+
+    while done_hands < hands:
+        observations, masks = games.observe(), games.legal_mask()
+        actions = policy.act(games, np.arange(GAMES), masks, observations)
+        phases = observed_phases(observations, 3)
+        chosen = np.flatnonzero(np.isin(phases, LABELLED) & (masks.sum(axis=1) > 1))
+        if len(chosen):
+            if len(pending) + len(chosen) > snapshots.num_games:
+                flush()
+            first = len(pending)
+            snapshots.copy_slots(games, chosen, np.arange(first, first + len(chosen)))
+            seats = games.current_player
+            for j, slot in enumerate(chosen):
+                pending.append((first + j, int(seats[slot]), len(rows["obs"])))
+                rows["obs"].append(observations[slot].astype(np.float16))
+                rows["mask"].append(masks[slot].copy())
+                rows["values"].append(np.full(masks.shape[1], np.nan, dtype=np.float32))
+                rows["phase"].append(phases[slot])
+                rows["policy_move"].append(actions[slot])
+        if len(pending) >= PENDING:
+            flush()
+        hand = games.hand_number
+        _, done = games.step(actions)
+        done_hands += int((done | (games.hand_number != hand)).sum())
+    if pending:
+        flush()
+    arrays = {name: np.array(values) for name, values in rows.items()}
+    with atomic_path(out) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+    print(f"{done_hands} hands, {len(arrays['obs'])} decisions labelled, {time.time() - start:.0f} s -> {out}")
+
+
+def _centred(q: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    q = torch.where(legal, q, torch.zeros_like(q))
+    mean = q.sum(dim=1, keepdim=True) / legal.sum(dim=1, keepdim=True)
+    return torch.where(legal, q - mean, torch.zeros_like(q))
+
+
+def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float, seed: int) -> None:
+    """Fit the Q-network on ``data`` (the last tenth of each file held out), report the held-out real-deal
+    gains per decision type, write the network to ``out`` as a policy file (module docstring)."""
+    torch.manual_seed(seed)
+    files = [np.load(path) for path in data]
+    obs = np.concatenate([f["obs"] for f in files])
+    legal = np.concatenate([f["mask"] for f in files]).astype(bool)
+    values = np.nan_to_num(np.concatenate([f["values"] for f in files])) / 4.0  # balances run about -8..+8
+    phase = np.concatenate([f["phase"] for f in files])
+    policy_move = np.concatenate([f["policy_move"] for f in files]).astype(np.int64)
+    sizes = [len(f["obs"]) for f in files]
+    starts = np.cumsum([0, *sizes])
+    held = np.concatenate([np.arange(starts[i] + int(0.9 * sizes[i]), starts[i + 1]) for i in range(len(files))])
+    train = np.setdiff1d(np.arange(len(obs)), held)
+    start_policy, _ = load_numpy_policy(policy_file(init, "standard") or init)
+    sizes_in = [w.shape[0] for w, _ in start_policy.hidden]
+    layers: list[nn.Module] = []
+    for (w, b), width_in in zip(start_policy.hidden, sizes_in, strict=True):
+        linear = nn.Linear(width_in, w.shape[1])
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(w.T))
+            linear.bias.copy_(torch.from_numpy(b))
+        layers += [linear, nn.ReLU()]
+    head = nn.Linear(start_policy.hidden[-1][0].shape[1], legal.shape[1])
+    with torch.no_grad():
+        head.weight.mul_(0.1)
+        head.bias.zero_()
+    net = nn.Sequential(*layers, head)
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, weight_decay=1e-5)
+    batch = 512
+    steps = epochs * (len(train) // batch)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1 - step / steps))
+    rng = np.random.default_rng(seed)
+
+    def tensors(idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        idx = np.sort(idx)
+        return (
+            torch.from_numpy(obs[idx].astype(np.float32)),
+            torch.from_numpy(legal[idx]),
+            torch.from_numpy(values[idx]),
+        )
+
+    start = time.time()
+    for epoch in range(epochs):
+        order = rng.permutation(train)
+        for i in range(0, len(order) - batch + 1, batch):
+            x, m, y = tensors(order[i : i + batch])
+            loss = ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+        print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s")
+    with torch.no_grad():
+        x, m, _ = tensors(held)
+        choice = net(x).masked_fill(~m, -np.inf).argmax(dim=1).numpy()
+    real = values[np.sort(held)] * 4.0
+    rows = np.arange(len(held))
+    gain = real[rows, choice] - real[rows, policy_move[np.sort(held)]]
+    kinds = phase[np.sort(held)]
+    print(f"held out: {len(held)} decisions; real-deal gain of the Q-network's move over the policy's:")
+    for kind in LABELLED:
+        sel = kinds == kind
+        if sel.any():
+            changed = float((choice[sel] != policy_move[np.sort(held)][sel]).mean())
+            half = 1.96 * gain[sel].std() / np.sqrt(sel.sum())
+            print(
+                f"  {PHASE_NAMES[kind]:<9} {sel.sum():>7} decisions  {gain[sel].mean():+.4f} +- {half:.4f} tricks"
+                f"  (move changed in {changed:.1%})"
+            )
+    export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts")
+    print(f"wrote {out}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    lab = sub.add_parser("label", help="play hands and label their exchange, trump and discards")
+    lab.add_argument("--policy", default="trained", help="agent spec of the policy (trained or ppo:PATH)")
+    lab.add_argument("--seed", type=int, default=0)
+    lab.add_argument("--hands", type=int, default=1000, help="hands to play (all slots together)")
+    lab.add_argument("--out", required=True, help="data file (.npz)")
+    fitter = sub.add_parser("fit", help="fit the Q-network on labelled files")
+    fitter.add_argument("--data", required=True, help="comma-separated data files")
+    fitter.add_argument("--init", default="trained", help="policy whose hidden layers start the network")
+    fitter.add_argument("--out", required=True, help="policy file to write")
+    fitter.add_argument("--epochs", type=int, default=4)
+    fitter.add_argument("--learning-rate", type=float, default=3e-4)
+    fitter.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.command == "label":
+        if args.hands < 1:
+            parser.error(f"--hands must be >= 1, got {args.hands}")
+        label(args.policy, args.seed, args.hands, args.out)
+    else:
+        if args.epochs < 1 or not args.learning_rate > 0:
+            parser.error("--epochs must be >= 1 and --learning-rate > 0")
+        fit(args.data.split(","), args.init, args.out, args.epochs, args.learning_rate, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""benchmarks/real_deal_playouts.py: every legal move of a decision played out to the end of the hand in the
+real deal, by the policy for every seat, gives the balance the pure-Python Game gives for the same moves."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+
+from agents import act
+from agents.ppo_agent import PPOAgent
+from sm_env.compiled.batch import VectorGame
+from sm_env.core.game import DISCARD, EXCHANGE, TRUMP
+from sm_env.core.knowledge import player_view
+from sm_env.observation import observed_phases
+from training.vector.fixed_agents import PolicyOpponent
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "real_deal_playouts", os.path.join(ROOT, "benchmarks", "real_deal_playouts.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _python_balance(games: VectorGame, slot: int, move: int, agent: PPOAgent) -> int:
+    """The seat's hand balance after ``move`` with the policy playing on, through the Python Game."""
+    game = games.game(slot)
+    seat, hand = game.current_player, game.hand_number
+    game.apply(move)
+    while not game.is_over and game.hand_number == hand:
+        game.apply(act(agent, player_view(game, game.current_player)))
+    return game.history[hand - 1].balances[seat]
+
+
+def test_play_outs_match_the_python_game_for_every_legal_move() -> None:
+    script = _script()
+    agent = PPOAgent(POLICY, deterministic=True)
+    policy = PolicyOpponent(agent)
+    games = VectorGame(6, "standard", seed=11, episode="game", max_hands=5)
+    games.reset()
+    rollouts = VectorGame(64, "standard", seed=0, episode="game", max_hands=5)
+    rollouts.reset()
+    checked = {EXCHANGE: 0, TRUMP: 0, DISCARD: 0}
+    for _ in range(400):
+        observations, masks = games.observe(), games.legal_mask()
+        phases = observed_phases(observations, 3)
+        for slot in np.flatnonzero(np.isin(phases, list(checked)) & (masks.sum(axis=1) > 1))[:1]:
+            moves = np.flatnonzero(masks[slot])
+            seat = games.current_player[slot]
+            values = script.play_out(games, rollouts, policy, [slot] * len(moves), np.full(len(moves), seat), moves)
+            expected = [_python_balance(games, int(slot), int(m), agent) for m in moves]
+            np.testing.assert_array_equal(values, expected)
+            checked[int(phases[slot])] += 1
+        if min(checked.values()) >= 1 and sum(checked.values()) >= 6:
+            break
+        games.step(policy.act(games, np.arange(6), masks, observations))
+    assert min(checked.values()) >= 1, checked  # an exchange, a trump and a discard decision at least
