@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from agents.ppo_agent import PPOAgent, export_policy, load_numpy_policy, policy_from_torch  # noqa: E402
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
-from sm_env.core.game import PHASE_NAMES  # noqa: E402
+from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
 from sm_env.observation import observed_phases  # noqa: E402
 from training.vector.config import policy_file  # noqa: E402
 from training.vector.fixed_agents import PolicyOpponent  # noqa: E402
@@ -148,78 +148,173 @@ def _centred(q: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     return torch.where(legal, q - mean, torch.zeros_like(q))
 
 
-def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float, seed: int) -> None:
-    """Fit the Q-network on ``data`` (the last tenth of each file held out), report the held-out real-deal
-    gains per decision type, write the network to ``out`` as a policy file (module docstring)."""
-    torch.manual_seed(seed)
+def _network(spec: str, fresh_head: bool) -> nn.Sequential:
+    """The policy of ``spec`` as a torch network (ReLU), its head replaced by a small fresh one if asked."""
+    policy, _ = load_numpy_policy(policy_file(spec, "standard") or spec)
+    layers: list[nn.Module] = []
+    pairs = [*policy.hidden, policy.head]  # (w [in, out], b), NumpyPolicy's layout
+    for k, (w, b) in enumerate(pairs):
+        linear = nn.Linear(*w.shape)
+        with torch.no_grad():
+            if k == len(pairs) - 1 and fresh_head:
+                linear.weight.mul_(0.1)
+                linear.bias.zero_()
+            else:
+                linear.weight.copy_(torch.from_numpy(w.T))
+                linear.bias.copy_(torch.from_numpy(b))
+        layers += [linear, nn.ReLU()] if k < len(pairs) - 1 else [linear]
+    return nn.Sequential(*layers)
+
+
+def _load(data: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The labelled rows of ``data`` (one dict of arrays), the training rows and the held-out rows (the last
+    tenth of each file: a file's decisions come hand after hand, so few hands straddle the cut)."""
     files = [np.load(path) for path in data]
-    obs = np.concatenate([f["obs"] for f in files])
-    legal = np.concatenate([f["mask"] for f in files]).astype(bool)
-    values = np.nan_to_num(np.concatenate([f["values"] for f in files])) / 4.0  # balances run about -8..+8
-    phase = np.concatenate([f["phase"] for f in files])
-    policy_move = np.concatenate([f["policy_move"] for f in files]).astype(np.int64)
+    rows = {
+        name: np.concatenate([f[name] for f in files]) for name in ("obs", "mask", "values", "phase", "policy_move")
+    }
     sizes = [len(f["obs"]) for f in files]
     starts = np.cumsum([0, *sizes])
     held = np.concatenate([np.arange(starts[i] + int(0.9 * sizes[i]), starts[i + 1]) for i in range(len(files))])
-    train = np.setdiff1d(np.arange(len(obs)), held)
-    start_policy, _ = load_numpy_policy(policy_file(init, "standard") or init)
-    sizes_in = [w.shape[0] for w, _ in start_policy.hidden]
-    layers: list[nn.Module] = []
-    for (w, b), width_in in zip(start_policy.hidden, sizes_in, strict=True):
-        linear = nn.Linear(width_in, w.shape[1])
-        with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(w.T))
-            linear.bias.copy_(torch.from_numpy(b))
-        layers += [linear, nn.ReLU()]
-    head = nn.Linear(start_policy.hidden[-1][0].shape[1], legal.shape[1])
-    with torch.no_grad():
-        head.weight.mul_(0.1)
-        head.bias.zero_()
-    net = nn.Sequential(*layers, head)
-    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, weight_decay=1e-5)
-    batch = 512
-    steps = epochs * (len(train) // batch)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1 - step / steps))
-    rng = np.random.default_rng(seed)
+    return rows, np.setdiff1d(np.arange(len(rows["obs"])), held), held
 
-    def tensors(idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        idx = np.sort(idx)
-        return (
-            torch.from_numpy(obs[idx].astype(np.float32)),
-            torch.from_numpy(legal[idx]),
-            torch.from_numpy(values[idx]),
-        )
+
+def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.ndarray, margin: float) -> np.ndarray:
+    """The network's best legal move where its value is more than ``margin`` tricks above that of ``own``
+    (the policy's move), else ``own``."""
+    out = own.copy()
+    with torch.no_grad():
+        for i in range(0, len(obs), 8192):
+            q = net(torch.from_numpy(obs[i : i + 8192].astype(np.float32))).numpy() * 4.0  # in tricks
+            q[~legal[i : i + 8192]] = -np.inf
+            best = q.argmax(axis=1)
+            rows = np.arange(len(q))
+            better = q[rows, best] > q[rows, own[i : i + 8192]] + margin
+            out[i : i + 8192][better] = best[better]
+    return out
+
+
+def _train(net: nn.Sequential, batches, steps: int, learning_rate: float) -> None:
+    """Adam over ``batches`` (an iterator of functions giving the loss), the rate decaying linearly to 0."""
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, weight_decay=1e-5)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1 - step / steps))
+    for loss_of in batches:
+        loss = loss_of()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+
+
+def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float, seed: int) -> None:
+    """Fit the Q-network on ``data``, report the held-out real-deal gains per decision type (and with a margin
+    over the policy's move), write the network to ``out`` as a policy file (module docstring)."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    rows, train, held = _load(data)
+    legal = rows["mask"].astype(bool)
+    values = np.nan_to_num(rows["values"]) / 4.0  # balances run about -8..+8
+    net = _network(init, fresh_head=True)
+    batch = 512
+
+    def batches():
+        for epoch in range(epochs):
+            order = rng.permutation(train)
+            for i in range(0, len(order) - batch + 1, batch):
+                idx = np.sort(order[i : i + batch])
+                x, m = torch.from_numpy(rows["obs"][idx].astype(np.float32)), torch.from_numpy(legal[idx])
+                y = torch.from_numpy(values[idx])
+                yield lambda x=x, m=m, y=y: ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
+            print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s", flush=True)
 
     start = time.time()
-    for epoch in range(epochs):
-        order = rng.permutation(train)
-        for i in range(0, len(order) - batch + 1, batch):
-            x, m, y = tensors(order[i : i + batch])
-            loss = ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-        print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s")
-    with torch.no_grad():
-        x, m, _ = tensors(held)
-        choice = net(x).masked_fill(~m, -np.inf).argmax(dim=1).numpy()
-    real = values[np.sort(held)] * 4.0
-    rows = np.arange(len(held))
-    gain = real[rows, choice] - real[rows, policy_move[np.sort(held)]]
-    kinds = phase[np.sort(held)]
-    print(f"held out: {len(held)} decisions; real-deal gain of the Q-network's move over the policy's:")
-    for kind in LABELLED:
-        sel = kinds == kind
-        if sel.any():
-            changed = float((choice[sel] != policy_move[np.sort(held)][sel]).mean())
-            half = 1.96 * gain[sel].std() / np.sqrt(sel.sum())
-            print(
-                f"  {PHASE_NAMES[kind]:<9} {sel.sum():>7} decisions  {gain[sel].mean():+.4f} +- {half:.4f} tricks"
-                f"  (move changed in {changed:.1%})"
-            )
+    _train(net, batches(), epochs * (len(train) // batch), learning_rate)
+    own, kinds, real = rows["policy_move"][held].astype(np.int64), rows["phase"][held], rows["values"][held]
+    print(f"held out: {len(held)} decisions; real-deal gain of the Q-network's move over the policy's, in tricks:")
+    for margin in (0.0, 0.1, 0.2):
+        choice = _q_moves(net, rows["obs"][held], legal[held], own, margin)
+        gain = real[np.arange(len(held)), choice] - real[np.arange(len(held)), own]
+        for kind in LABELLED:
+            sel = kinds == kind
+            if sel.any():
+                half = 1.96 * gain[sel].std() / np.sqrt(sel.sum())
+                print(
+                    f"  margin {margin:.1f}  {PHASE_NAMES[kind]:<9} {sel.sum():>7} decisions  {gain[sel].mean():+.4f} "
+                    f"+- {half:.4f}  (move changed in {(choice[sel] != own[sel]).mean():.1%})"
+                )
     export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts")
     print(f"wrote {out}")
+
+
+def merge(data: list[str], init: str, teacher: str, margin: float, out: str, epochs: int, seed: int) -> None:
+    """One policy network: ``init`` fine-tuned so that its exchange, trump and discard moves on ``data``'s
+    decisions are the Q-network ``teacher``'s (where it is ``margin`` tricks better than ``init``'s own move)
+    while its play keeps ``init``'s move probabilities (cross-entropy to ``init``'s distribution on as many
+    play decisions of ``init``'s self-play). Reports the agreement on the held-out rows; writes ``out``."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    rows, train, held = _load(data)
+    legal = rows["mask"].astype(bool)
+    q_net, start_net, net = _network(teacher, False), _network(init, False), _network(init, False)
+    target = _q_moves(q_net, rows["obs"], legal, rows["policy_move"].astype(np.int64), margin)
+    play_obs, play_legal = _play_decisions(init, len(rows["obs"]), seed)
+    play_held = np.arange(len(play_obs) - len(play_obs) // 10, len(play_obs))
+    play_train = np.arange(play_held[0])
+    batch = 512
+
+    def log_probs(x: torch.Tensor, m: torch.Tensor, network: nn.Sequential) -> torch.Tensor:
+        return torch.log_softmax(network(x).masked_fill(~m, -1e9), dim=1)
+
+    def batches():
+        for epoch in range(epochs):
+            order, play_order = rng.permutation(train), rng.permutation(play_train)
+            for i in range(0, min(len(order), len(play_order)) - batch + 1, batch):
+                a, b = np.sort(order[i : i + batch]), np.sort(play_order[i : i + batch])
+                x, m = torch.from_numpy(rows["obs"][a].astype(np.float32)), torch.from_numpy(legal[a])
+                y = torch.from_numpy(target[a])
+                px, pm = torch.from_numpy(play_obs[b]), torch.from_numpy(play_legal[b])
+                with torch.no_grad():
+                    keep = log_probs(px, pm, start_net).exp()
+
+                def loss_of(x=x, m=m, y=y, px=px, pm=pm, keep=keep) -> torch.Tensor:
+                    moved = -log_probs(x, m, net).gather(1, y[:, None]).mean()
+                    kept = -(keep * log_probs(px, pm, net)).sum(dim=1).mean()
+                    return moved + kept
+
+                yield loss_of
+            print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s", flush=True)
+
+    start = time.time()
+    _train(net, batches(), epochs * (min(len(train), len(play_train)) // batch), 1e-4)
+    with torch.no_grad():
+        x, m = torch.from_numpy(rows["obs"][held].astype(np.float32)), torch.from_numpy(legal[held])
+        moves = log_probs(x, m, net).argmax(dim=1).numpy()
+        px, pm = torch.from_numpy(play_obs[play_held]), torch.from_numpy(play_legal[play_held])
+        same_play = (log_probs(px, pm, net).argmax(dim=1) == log_probs(px, pm, start_net).argmax(dim=1)).float().mean()
+    for kind in LABELLED:
+        sel = rows["phase"][held] == kind
+        if sel.any():
+            agree = (moves[sel] == target[held][sel]).mean()
+            print(f"  {PHASE_NAMES[kind]:<9} held out: the teacher's move in {agree:.1%}")
+    print(f"  play      held out: {init}'s move in {float(same_play):.1%}")
+    export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts merge")
+    print(f"wrote {out}")
+
+
+def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` play decisions with a choice from the self-play of ``spec`` (observations, bool masks)."""
+    policy = PolicyOpponent(PPOAgent(policy_file(spec, "standard") or spec, deterministic=True))
+    games = VectorGame(GAMES, "standard", seed=seed + 1000, episode="game", max_hands=30)
+    games.reset()
+    obs, legal, found = [], [], 0
+    while found < count:
+        observations, masks = games.observe(), games.legal_mask()
+        chosen = np.flatnonzero((observed_phases(observations, 3) == PLAY) & (masks.sum(axis=1) > 1))
+        obs.append(observations[chosen])
+        legal.append(masks[chosen].astype(bool))
+        found += len(chosen)
+        games.step(policy.act(games, np.arange(GAMES), masks, observations))
+    return np.concatenate(obs)[:count], np.concatenate(legal)[:count]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -237,11 +332,23 @@ def main(argv: list[str] | None = None) -> None:
     fitter.add_argument("--epochs", type=int, default=4)
     fitter.add_argument("--learning-rate", type=float, default=3e-4)
     fitter.add_argument("--seed", type=int, default=0)
+    merger = sub.add_parser("merge", help="one policy: the Q-network's exchange, trump and discards, the play kept")
+    merger.add_argument("--data", required=True, help="comma-separated data files (the fit's)")
+    merger.add_argument("--init", default="trained", help="the policy to fine-tune")
+    merger.add_argument("--teacher", required=True, help="the Q-network written by fit")
+    merger.add_argument("--margin", type=float, default=0.0, help="tricks the Q-network's move must gain")
+    merger.add_argument("--out", required=True, help="policy file to write")
+    merger.add_argument("--epochs", type=int, default=2)
+    merger.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "label":
         if args.hands < 1:
             parser.error(f"--hands must be >= 1, got {args.hands}")
         label(args.policy, args.seed, args.hands, args.out)
+    elif args.command == "merge":
+        if args.epochs < 1 or not args.margin >= 0:
+            parser.error("--epochs must be >= 1 and --margin >= 0")
+        merge(args.data.split(","), args.init, args.teacher, args.margin, args.out, args.epochs, args.seed)
     else:
         if args.epochs < 1 or not args.learning_rate > 0:
             parser.error("--epochs must be >= 1 and --learning-rate > 0")

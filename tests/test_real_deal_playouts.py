@@ -62,3 +62,52 @@ def test_play_outs_match_the_python_game_for_every_legal_move() -> None:
             break
         games.step(policy.act(games, np.arange(6), masks, observations))
     assert min(checked.values()) >= 1, checked  # an exchange, a trump and a discard decision at least
+
+
+def test_fit_and_merge_write_policies_that_play(tmp_path, capsys) -> None:
+    """The fit and the merge run end to end on a small data file (real positions, made-up values) and write
+    policy files that play; the merge keeps most of the start policy's play."""
+    script = _script()
+    games = VectorGame(32, "standard", seed=5, episode="game", max_hands=3)
+    games.reset()
+    policy = PolicyOpponent(PPOAgent(POLICY, deterministic=True))
+    rng = np.random.default_rng(0)
+    rows: dict[str, list] = {"obs": [], "mask": [], "values": [], "phase": [], "policy_move": []}
+    while len(rows["obs"]) < 600:
+        observations, masks = games.observe(), games.legal_mask()
+        actions = policy.act(games, np.arange(32), masks, observations)
+        phases = observed_phases(observations, 3)
+        for slot in np.flatnonzero((phases <= DISCARD) & (masks.sum(axis=1) > 1)):
+            values = np.where(masks[slot] == 1, rng.normal(size=masks.shape[1]), np.nan).astype(np.float32)
+            for name, value in zip(
+                rows,
+                (observations[slot].astype(np.float16), masks[slot], values, phases[slot], actions[slot]),
+                strict=True,
+            ):
+                rows[name].append(value)
+        games.step(actions)
+    data = tmp_path / "data.npz"
+    np.savez(data, **{name: np.array(values) for name, values in rows.items()})
+    script.main(["fit", "--data", str(data), "--init", POLICY, "--out", str(tmp_path / "q.pt"), "--epochs", "1"])
+    script.main(
+        [
+            "merge",
+            "--data",
+            str(data),
+            "--init",
+            POLICY,
+            "--teacher",
+            str(tmp_path / "q.pt"),
+            "--out",
+            str(tmp_path / "m.pt"),
+            "--epochs",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "margin 0.0  discard" in out and "play      held out" in out
+    for name in ("q.pt", "m.pt"):
+        agent = PPOAgent(str(tmp_path / name))
+        games.reset()
+        view_game = games.game(0)
+        assert act(agent, player_view(view_game, view_game.current_player)) in view_game.legal_actions()
