@@ -20,6 +20,8 @@ from training.distill.data import DataSettings
 
 pytest.importorskip("torch")
 
+from helpers import benchmark_script
+
 from training.common.checkpoint import CheckpointError  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
 
@@ -300,13 +302,9 @@ def test_teacher_data_stores_only_unsearched_decisions_and_can_be_relabelled():
 
 
 def test_the_strength_benchmark_reports_every_role(tmp_path, capsys):
-    import importlib.util
     import json
 
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "strength.py")
-    spec = importlib.util.spec_from_file_location("strength", path)
-    strength = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(strength)
+    strength = benchmark_script("strength")
     out = tmp_path / "s.json"
     args = ["--policy", "random", "--deals", "2", "--workers", "1", "--pimc", "--pimc-spec", "heuristic"]
     assert strength.main([*args, "--game-deals", "1", "--out", str(out)]) == 0

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
+
+from helpers import benchmark_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "leaderboard_script", os.path.join(ROOT, "benchmarks", "leaderboard.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("leaderboard")
 
 
 def test_the_docs_file_splits_into_one_section_per_preset_and_joins_back():

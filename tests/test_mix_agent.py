@@ -3,12 +3,12 @@ A/B of benchmarks/strength.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
 
 import pytest
+from helpers import benchmark_script
 
 from agents import AgentSpecError, act, make_agent, make_opponent
 from agents.base import Agent
@@ -261,10 +261,7 @@ def test_evaluate_plays_a_mix_on_the_general_path():
 
 
 def _strength():
-    spec = importlib.util.spec_from_file_location("strength", os.path.join(ROOT, "benchmarks", "strength.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("strength")
 
 
 def test_the_swap_of_an_agent_into_itself_changes_nothing_in_any_row(tmp_path, capsys):

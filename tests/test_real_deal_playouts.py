@@ -3,10 +3,10 @@ real deal, by the policy for every seat, gives the balance the pure-Python Game 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import numpy as np
+from helpers import benchmark_script
 
 from agents import act
 from agents.ppo_agent import PPOAgent
@@ -21,12 +21,7 @@ POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "real_deal_playouts", os.path.join(ROOT, "benchmarks", "real_deal_playouts.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("real_deal_playouts")
 
 
 def _python_balance(games: VectorGame, slot: int, move: int, agent: PPOAgent) -> int:
