@@ -40,18 +40,26 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agents.ppo_agent import PPOAgent, export_policy, load_numpy_policy, policy_from_torch  # noqa: E402
+from agents.ppo_agent import PPOAgent, export_policy, policy_from_torch  # noqa: E402
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
+from sm_env.core.rules import RuleSet  # noqa: E402
 from sm_env.observation import observed_phases  # noqa: E402
-from training.vector.config import policy_file  # noqa: E402
-from training.vector.fixed_agents import PolicyOpponent  # noqa: E402
+from training.vector.fixed_agents import PolicyOpponent, check_fixed_agent  # noqa: E402
 
 LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers)
 GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
 PENDING = 300  # decisions gathered before their play-outs run
+STANDARD = RuleSet.from_any("standard")
+_LIBC = ctypes.util.find_library("c")
+
+
+def _policy(spec: str) -> PPOAgent:
+    """The policy of ``spec`` (``trained``, ``ppo:PATH`` or a path), refused in one line unless it is a policy
+    file that plays the standard rules (the checks of a trainer's fixed opponents)."""
+    return check_fixed_agent(spec if spec == "trained" or spec.startswith("ppo:") else f"ppo:{spec}", STANDARD)
 
 
 def play_out(
@@ -88,15 +96,15 @@ def _give_back_memory() -> None:
     """Return freed heap memory to the system (glibc). The play-outs' batches shrink step by step, and glibc
     kept the freed buffers of every size: 14 GB after 30 minutes of labelling, 0.4 GB with this after each
     batch of play-outs."""
-    name = ctypes.util.find_library("c")
-    if name and hasattr(ctypes.CDLL(name), "malloc_trim"):
-        ctypes.CDLL(name).malloc_trim(0)
+    libc = ctypes.CDLL(_LIBC) if _LIBC else None
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
 
 
 def label(policy_spec: str, seed: int, hands: int, out: str) -> None:
     """Play ``hands`` hands (games of the standard rules, 30 hands at most) and label their exchange, trump and
     discard decisions with real-deal play-outs (the module docstring); write them to ``out``."""
-    policy = PolicyOpponent(PPOAgent(policy_file(policy_spec, "standard") or policy_spec, deterministic=True))
+    policy = PolicyOpponent(_policy(policy_spec))
     torch.set_num_threads(1)
     games = VectorGame(GAMES, "standard", seed=seed, episode="game", max_hands=30)
     rollouts = VectorGame(ROWS, "standard", seed=seed + 1, episode="game", max_hands=30)
@@ -162,7 +170,7 @@ def _centred(q: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
 
 def _network(spec: str, fresh_head: bool) -> nn.Sequential:
     """The policy of ``spec`` as a torch network (ReLU), its head replaced by a small fresh one if asked."""
-    policy, _ = load_numpy_policy(policy_file(spec, "standard") or spec)
+    policy = _policy(spec).policy
     layers: list[nn.Module] = []
     pairs = [*policy.hidden, policy.head]  # (w [in, out], b), NumpyPolicy's layout
     for k, (w, b) in enumerate(pairs):
@@ -328,7 +336,7 @@ def merge(
 
 def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``count`` play decisions with a choice from the self-play of ``spec`` (observations, bool masks)."""
-    policy = PolicyOpponent(PPOAgent(policy_file(spec, "standard") or spec, deterministic=True))
+    policy = PolicyOpponent(_policy(spec))
     games = VectorGame(GAMES, "standard", seed=seed + 1000, episode="game", max_hands=30)
     games.reset()
     obs, legal, found = [], [], 0
