@@ -2,7 +2,8 @@
 the real deal").
 
 ``label``: a policy (default ``trained``) plays whole games of the standard rules on the compiled engine,
-every seat its most probable legal move. At every exchange, trump and discard decision with a choice, each
+every seat its most probable legal move. At every exchange, trump and discard decision with a choice (the
+decision types of ``--types``; ``play`` adds the play of the tricks), each
 legal move is played out to the end of the hand *in the real deal* by the same policy for every seat (each on
 its own observation, so nobody sees a hidden card) and the deciding seat's hand balance is recorded:
 ``values[a]``. The real deal is a draw from the true distribution of the hidden cards given what the seat
@@ -22,7 +23,7 @@ Q values, so ``mix:base=trained;discard=ppo:q.pt`` plays its discards and the du
         --seed 7 --start-balances=-1,-1,2
 
 A data file (``np.savez``) holds one row per decision: ``obs`` f16 [789], ``mask`` int8 [56], ``values``
-f32 [56] (NaN for illegal moves), ``phase`` (0 exchange, 1 trump, 2 discard), ``policy_move``.
+f32 [56] (NaN for illegal moves), ``phase`` (0 exchange, 1 trump, 2 discard, 3 play), ``policy_move``.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ from sm_env.core.rules import RuleSet  # noqa: E402
 from sm_env.observation import observed_phases  # noqa: E402
 from training.vector.fixed_agents import PolicyOpponent, check_fixed_agent  # noqa: E402
 
-LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers)
+LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers): label's default
+TYPES = {"exchange": 0, "trump": 1, "discard": 2, "play": PLAY}  # the decision types that can be labelled
 GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
 PENDING = 300  # decisions gathered before their play-outs run
@@ -101,9 +103,10 @@ def _give_back_memory() -> None:
         libc.malloc_trim(0)
 
 
-def label(policy_spec: str, seed: int, hands: int, out: str) -> None:
-    """Play ``hands`` hands (games of the standard rules, 30 hands at most) and label their exchange, trump and
-    discard decisions with real-deal play-outs (the module docstring); write them to ``out``."""
+def label(policy_spec: str, seed: int, hands: int, out: str, labelled: tuple[int, ...] = LABELLED) -> None:
+    """Play ``hands`` hands (games of the standard rules, 30 hands at most) and label their decisions of the
+    phases ``labelled`` (default: exchange, trump and discard) with real-deal play-outs (the module docstring);
+    write them to ``out``."""
     policy = PolicyOpponent(_policy(policy_spec))
     torch.set_num_threads(1)
     games = VectorGame(GAMES, "standard", seed=seed, episode="game", max_hands=30)
@@ -134,7 +137,7 @@ def label(policy_spec: str, seed: int, hands: int, out: str) -> None:
         observations, masks = games.observe(), games.legal_mask()
         actions = policy.act(games, np.arange(GAMES), masks, observations)
         phases = observed_phases(observations, 3)
-        chosen = np.flatnonzero(np.isin(phases, LABELLED) & (masks.sum(axis=1) > 1))
+        chosen = np.flatnonzero(np.isin(phases, labelled) & (masks.sum(axis=1) > 1))
         if len(chosen):
             if len(pending) + len(chosen) > snapshots.num_games:
                 flush()
@@ -254,7 +257,7 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
     for margin in (0.0, 0.1, 0.2):
         choice = _q_moves(net, rows["obs"][held], legal[held], own, margin)
         gain = real[np.arange(len(held)), choice] - real[np.arange(len(held)), own]
-        for kind in LABELLED:
+        for kind in TYPES.values():
             sel = kinds == kind
             if sel.any():
                 half = 1.96 * gain[sel].std() / np.sqrt(sel.sum())
@@ -358,6 +361,7 @@ def main(argv: list[str] | None = None) -> None:
     lab.add_argument("--seed", type=int, default=0)
     lab.add_argument("--hands", type=int, default=1000, help="hands to play (all slots together)")
     lab.add_argument("--out", required=True, help="data file (.npz)")
+    lab.add_argument("--types", default="exchange,trump,discard", help=f"decision types labelled, of {','.join(TYPES)}")
     fitter = sub.add_parser("fit", help="fit the Q-network on labelled files")
     fitter.add_argument("--data", required=True, help="comma-separated data files")
     fitter.add_argument("--init", default="trained", help="policy whose hidden layers start the network")
@@ -377,9 +381,10 @@ def main(argv: list[str] | None = None) -> None:
     merger.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "label":
-        if args.hands < 1:
-            parser.error(f"--hands must be >= 1, got {args.hands}")
-        label(args.policy, args.seed, args.hands, args.out)
+        kinds = args.types.split(",")
+        if args.hands < 1 or not set(kinds) <= set(TYPES):
+            parser.error(f"--hands must be >= 1 (got {args.hands}), --types some of {','.join(TYPES)}")
+        label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds))
     elif args.command == "merge":
         kinds = args.types.split(",")
         if (

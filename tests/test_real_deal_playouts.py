@@ -11,7 +11,7 @@ from helpers import benchmark_script
 from agents import act
 from agents.ppo_agent import PPOAgent
 from sm_env.compiled.batch import VectorGame
-from sm_env.core.game import DISCARD, EXCHANGE, TRUMP
+from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP
 from sm_env.core.knowledge import player_view
 from sm_env.observation import observed_phases
 from training.vector.fixed_agents import PolicyOpponent
@@ -42,11 +42,13 @@ def test_play_outs_match_the_python_game_for_every_legal_move() -> None:
     games.reset()
     rollouts = VectorGame(64, "standard", seed=0, episode="game", max_hands=5)
     rollouts.reset()
-    checked = {EXCHANGE: 0, TRUMP: 0, DISCARD: 0}
+    checked = {EXCHANGE: 0, TRUMP: 0, DISCARD: 0, PLAY: 0}
     for _ in range(400):
         observations, masks = games.observe(), games.legal_mask()
         phases = observed_phases(observations, 3)
-        for slot in np.flatnonzero(np.isin(phases, list(checked)) & (masks.sum(axis=1) > 1))[:1]:
+        candidates = np.flatnonzero(np.isin(phases, list(checked)) & (masks.sum(axis=1) > 1))
+        # one decision a step, of the type checked least so far
+        for slot in sorted(candidates, key=lambda s: checked[int(phases[s])])[:1]:
             moves = np.flatnonzero(masks[slot])
             seat = games.current_player[slot]
             values = script.play_out(games, rollouts, policy, [slot] * len(moves), np.full(len(moves), seat), moves)
@@ -56,7 +58,7 @@ def test_play_outs_match_the_python_game_for_every_legal_move() -> None:
         if min(checked.values()) >= 1 and sum(checked.values()) >= 6:
             break
         games.step(policy.act(games, np.arange(6), masks, observations))
-    assert min(checked.values()) >= 1, checked  # an exchange, a trump and a discard decision at least
+    assert min(checked.values()) >= 1, checked  # an exchange, a trump, a discard and a play decision at least
 
 
 def test_fit_and_merge_write_policies_that_play(tmp_path, capsys) -> None:
