@@ -17,6 +17,10 @@ per decision type, the mean of ``values[argmax Q] - values[policy's move]``: the
 the Q-network's move, with its 95% interval. The network is written as a policy file whose logits are the
 Q values, so ``mix:base=trained;discard=ppo:q.pt`` plays its discards and the duplicate A/B measures them.
 
+``combine``: one policy file whose logits are ``--weight`` times a prior policy's logits plus the Q-network's
+values in tricks (the two networks side by side in one wider MLP, exact): the prior's move unless the play-outs
+rank another move higher by more than the prior's preference for its own.
+
     python benchmarks/real_deal_playouts.py label --seed 21 --hands 18000 --out runs/playouts/s21.npz
     python benchmarks/real_deal_playouts.py fit --data runs/playouts/s21.npz,runs/playouts/s22.npz --out q.pt
     sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
@@ -41,7 +45,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agents.ppo_agent import PPOAgent, export_policy, policy_from_torch  # noqa: E402
+from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_torch  # noqa: E402
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
@@ -55,6 +59,7 @@ GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
 PENDING = 300  # decisions gathered before their play-outs run
 STANDARD = RuleSet.from_any("standard")
+Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 _LIBC = ctypes.util.find_library("c")
 
 
@@ -208,7 +213,7 @@ def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.nda
     out = own.copy()
     with torch.no_grad():
         for i in range(0, len(obs), 8192):
-            q = net(torch.from_numpy(obs[i : i + 8192].astype(np.float32))).numpy() * 4.0  # in tricks
+            q = net(torch.from_numpy(obs[i : i + 8192].astype(np.float32))).numpy() * Q_SCALE  # in tricks
             q[~legal[i : i + 8192]] = -np.inf
             best = q.argmax(axis=1)
             rows = np.arange(len(q))
@@ -236,7 +241,7 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
     rng = np.random.default_rng(seed)
     rows, train, held = _load(data)
     legal = rows["mask"].astype(bool)
-    values = np.nan_to_num(rows["values"]) / 4.0  # balances run about -8..+8
+    values = np.nan_to_num(rows["values"]) / Q_SCALE  # balances run about -8..+8
     net = _network(init, fresh_head=True)
     batch = 512
 
@@ -337,6 +342,31 @@ def merge(
     print(f"wrote {out}")
 
 
+def combine(prior: str, teacher: str, weight: float, out: str) -> None:
+    """One policy network whose logits are ``weight`` times ``prior``'s logits plus the Q-network ``teacher``'s
+    values in tricks: the prior's move unless the real-deal values rank another move higher by more than the
+    prior's preference for its own (in tricks, ``weight`` per unit of log-probability). Exact, no training: the two
+    networks side by side in one wider MLP (first layers stacked, the next ones block-diagonal, the heads summed),
+    so it loads and plays as any policy file. Writes ``out``."""
+    a, q = _policy(prior).policy, _policy(teacher).policy
+    if len(a.hidden) != len(q.hidden) or a.activation != "relu" or q.activation != "relu":
+        raise SystemExit(f"combine: needs two ReLU networks of the same depth, got {a.net_arch} and {q.net_arch}")
+    hidden = []  # (weight [out, in], bias), NumpyPolicy's constructor layout
+    for k, ((wa, ba), (wq, bq)) in enumerate(zip(a.hidden, q.hidden, strict=True)):
+        if k == 0:
+            w = np.concatenate([wa.T, wq.T])
+        else:
+            w = np.zeros((wa.shape[1] + wq.shape[1], wa.shape[0] + wq.shape[0]), dtype=np.float32)
+            w[: wa.shape[1], : wa.shape[0]], w[wa.shape[1] :, wa.shape[0] :] = wa.T, wq.T
+        hidden.append((w, np.concatenate([ba, bq])))
+    head = (
+        np.concatenate([weight * a.head[0].T, Q_SCALE * q.head[0].T], axis=1),
+        weight * a.head[1] + Q_SCALE * q.head[1],
+    )
+    export_policy(NumpyPolicy(hidden, head, "relu"), out, rules="standard", trainer="real_deal_playouts combine")
+    print(f"wrote {out}: {weight} x {prior} + {teacher} (hidden layers {[w.shape[0] for w, _ in hidden]})")
+
+
 def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``count`` play decisions with a choice from the self-play of ``spec`` (observations, bool masks)."""
     policy = PolicyOpponent(_policy(spec))
@@ -379,12 +409,21 @@ def main(argv: list[str] | None = None) -> None:
     merger.add_argument("--epochs", type=int, default=2)
     merger.add_argument("--learning-rate", type=float, default=1e-5)
     merger.add_argument("--seed", type=int, default=0)
+    combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
+    combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
+    combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
+    combiner.add_argument("--weight", type=float, default=1.0, help="tricks per unit of the prior's logits")
+    combiner.add_argument("--out", required=True, help="policy file to write")
     args = parser.parse_args(argv)
     if args.command == "label":
         kinds = args.types.split(",")
         if args.hands < 1 or not set(kinds) <= set(TYPES):
             parser.error(f"--hands must be >= 1 (got {args.hands}), --types some of {','.join(TYPES)}")
         label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds))
+    elif args.command == "combine":
+        if not 0 <= args.weight <= 1000:
+            parser.error(f"--weight must be in [0, 1000], got {args.weight}")
+        combine(args.prior, args.teacher, args.weight, args.out)
     elif args.command == "merge":
         kinds = args.types.split(",")
         if (

@@ -61,9 +61,9 @@ def test_play_outs_match_the_python_game_for_every_legal_move() -> None:
     assert min(checked.values()) >= 1, checked  # an exchange, a trump, a discard and a play decision at least
 
 
-def test_fit_and_merge_write_policies_that_play(tmp_path, capsys) -> None:
-    """The fit and the merge run end to end on a small data file (real positions, made-up values) and write
-    policy files that play; the merge keeps most of the start policy's play."""
+def test_fit_merge_and_combine_write_policies_that_play(tmp_path, capsys) -> None:
+    """The fit, the merge and the combination run end to end on a small data file (real positions, made-up
+    values) and write policy files that play; the combination is exact."""
     script = _script()
     games = VectorGame(32, "standard", seed=5, episode="game", max_hands=3)
     games.reset()
@@ -101,9 +101,31 @@ def test_fit_and_merge_write_policies_that_play(tmp_path, capsys) -> None:
             "1",
         ]
     )
+    script.main(
+        [
+            "combine",
+            "--prior",
+            POLICY,
+            "--teacher",
+            str(tmp_path / "q.pt"),
+            "--weight",
+            "1.5",
+            "--out",
+            str(tmp_path / "c.pt"),
+        ]
+    )
     out = capsys.readouterr().out
     assert "margin 0.0  discard" in out and "play      held out" in out
-    for name in ("q.pt", "m.pt"):
+    # the combined network is exactly 1.5 x the prior's logits + the Q-network's values in tricks
+    prior, q = PPOAgent(POLICY).policy, PPOAgent(str(tmp_path / "q.pt")).policy
+    both = PPOAgent(str(tmp_path / "c.pt")).policy
+    assert both.net_arch == [a + b for a, b in zip(prior.net_arch, q.net_arch, strict=True)]
+    for obs, legal in zip(rows["obs"][:50], rows["mask"][:50], strict=True):
+        bits = sum(1 << int(a) for a in np.flatnonzero(legal))
+        x = obs.astype(np.float32)
+        want = 1.5 * prior.masked_logits(x, bits) + script.Q_SCALE * q.masked_logits(x, bits)
+        np.testing.assert_allclose(both.masked_logits(x, bits), want, rtol=1e-4, atol=1e-4)
+    for name in ("q.pt", "m.pt", "c.pt"):
         agent = PPOAgent(str(tmp_path / name))
         games.reset()
         view_game = games.game(0)
