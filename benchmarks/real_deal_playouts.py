@@ -35,12 +35,14 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import sys
 import time
 
 import numpy as np
 import torch
+from pydantic import model_validator
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,6 +53,17 @@ from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
 from sm_env.core.rules import RuleSet  # noqa: E402
 from sm_env.observation import observed_phases  # noqa: E402
+from training.common.yaml_config import (  # noqa: E402
+    ConfigError,
+    Number,
+    Section,
+    Text,
+    Whole,
+    load,
+    save_config,
+    setting,
+)
+from training.common.yaml_config import validate as validate_config  # noqa: E402
 from training.vector.fixed_agents import PolicyOpponent, check_fixed_agent  # noqa: E402
 
 LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers): label's default
@@ -58,6 +71,7 @@ TYPES = {"exchange": 0, "trump": 1, "discard": 2, "play": PLAY}  # the decision 
 GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
 PENDING = 300  # decisions gathered before their play-outs run
+FIT_BATCH = 512  # decisions per step of the fit
 STANDARD = RuleSet.from_any("standard")
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 _LIBC = ctypes.util.find_library("c")
@@ -109,17 +123,18 @@ def _give_back_memory() -> None:
 
 
 def label(policy_spec: str, seed: int, hands: int, out: str, labelled: tuple[int, ...] = LABELLED) -> None:
-    """Play ``hands`` hands (games of the standard rules, 30 hands at most) and label their decisions of the
-    phases ``labelled`` (default: exchange, trump and discard) with real-deal play-outs (the module docstring);
-    write them to ``out``."""
+    """Play ``hands`` hands or a few more (games of the standard rules, 30 hands at most, 512 games at a time)
+    and label their decisions of the phases ``labelled`` (default: exchange, trump and discard) with real-deal
+    play-outs (the module docstring); write them to ``out``."""
     policy = PolicyOpponent(_policy(policy_spec))
     torch.set_num_threads(1)
-    games = VectorGame(GAMES, "standard", seed=seed, episode="game", max_hands=30)
+    slots = min(GAMES, hands)
+    games = VectorGame(slots, "standard", seed=seed, episode="game", max_hands=30)
     rollouts = VectorGame(ROWS, "standard", seed=seed + 1, episode="game", max_hands=30)
     games.reset()
     rollouts.reset()
     rows: dict[str, list] = {"obs": [], "mask": [], "values": [], "phase": [], "policy_move": []}
-    snapshots = VectorGame(PENDING + GAMES, "standard", seed=seed + 2, episode="game", max_hands=30)
+    snapshots = VectorGame(PENDING + slots, "standard", seed=seed + 2, episode="game", max_hands=30)
     snapshots.reset()
     pending: list[tuple[int, int, int]] = []  # (snapshot slot, seat, row index)
     done_hands, start = 0, time.time()
@@ -140,7 +155,7 @@ def label(policy_spec: str, seed: int, hands: int, out: str, labelled: tuple[int
 
     while done_hands < hands:
         observations, masks = games.observe(), games.legal_mask()
-        actions = policy.act(games, np.arange(GAMES), masks, observations)
+        actions = policy.act(games, np.arange(slots), masks, observations)
         phases = observed_phases(observations, 3)
         chosen = np.flatnonzero(np.isin(phases, labelled) & (masks.sum(axis=1) > 1))
         if len(chosen):
@@ -240,10 +255,14 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     rows, train, held = _load(data)
+    if len(train) < FIT_BATCH:
+        raise SystemExit(
+            f"fit: {len(train)} training decisions in {', '.join(data)}, fewer than one batch of {FIT_BATCH}"
+        )
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"]) / Q_SCALE  # balances run about -8..+8
     net = _network(init, fresh_head=True)
-    batch = 512
+    batch = FIT_BATCH
 
     def batches():
         for epoch in range(epochs):
@@ -383,6 +402,72 @@ def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.nd
     return np.concatenate(obs)[:count], np.concatenate(legal)[:count]
 
 
+class LabelGroup(Section):
+    """Label files made alike: one file ``<seed>.npz`` per seed."""
+
+    seeds: list[Whole] = setting(lambda: [0], "one data file per seed")
+    hands: Whole = setting(6000, "hands played per file", ge=1)
+    types: list[Text] = setting(lambda: ["play"], f"decision types labelled, of {', '.join(TYPES)}")
+
+    @model_validator(mode="after")
+    def _known_types(self) -> LabelGroup:
+        if not self.types or not set(self.types) <= set(TYPES):
+            raise ValueError(f"types must be some of {', '.join(TYPES)}, got {self.types}")
+        return self
+
+
+class RunConfig(Section):
+    """The stages of one run (``run --config``): label the groups, fit the Q-network, combine it with the policy."""
+
+    name: Text = setting("real_deal", "run folder <output_dir>/<name>")
+    output_dir: Text = setting("runs", "where run folders go")
+    workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
+    policy: Text = setting("trained", "the policy that plays, is played out, starts the Q-network and is the prior")
+    labels: list[LabelGroup] = setting(lambda: [LabelGroup()], "the data files: groups of seeds")
+    epochs: Whole = setting(4, "the fit's passes over the data", ge=1)
+    learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
+    seed: Whole = setting(0, "the fit's seed")
+    weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
+
+
+LabelGroup.model_rebuild()  # the annotations resolved here: the tests load this script under another name
+RunConfig.model_rebuild()
+
+
+def _label_job(job: tuple[str, int, int, str, tuple[int, ...]]) -> str:
+    label(*job)
+    return job[3]
+
+
+def run(config: RunConfig) -> None:
+    """Every stage of ``config`` in its run folder, each skipped when its output is there (a killed run goes on
+    where it stopped: data files are written whole or not at all): the label files, ``q.pt``, ``policy.pt``."""
+    folder = os.path.join(config.output_dir, config.name)
+    os.makedirs(os.path.join(folder, "labels"), exist_ok=True)
+    save_config(config, os.path.join(folder, "config.yaml"))
+    files, jobs = [], []
+    for group in config.labels:
+        for seed in group.seeds:
+            path = os.path.join(folder, "labels", f"{seed}.npz")
+            if path in files:
+                raise SystemExit(f"run: seed {seed} is in two label groups")
+            files.append(path)
+            if not os.path.exists(path):
+                jobs.append((config.policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types)))
+    print(f"{len(files) - len(jobs)} of {len(files)} label files there; labelling {len(jobs)}", flush=True)
+    if len(jobs) == 1 or (jobs and config.workers == 1):
+        for job in jobs:
+            print(f"labelled {_label_job(job)}", flush=True)
+    elif jobs:
+        with multiprocessing.get_context("spawn").Pool(min(config.workers, len(jobs)), maxtasksperchild=1) as pool:
+            for done in pool.imap_unordered(_label_job, jobs):
+                print(f"labelled {done}", flush=True)
+    q_path, out = os.path.join(folder, "q.pt"), os.path.join(folder, "policy.pt")
+    if not os.path.exists(q_path):
+        fit(files, config.policy, q_path, config.epochs, config.learning_rate, config.seed)
+    combine(config.policy, q_path, config.weight, out)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -414,7 +499,17 @@ def main(argv: list[str] | None = None) -> None:
     combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
     combiner.add_argument("--weight", type=float, default=1.0, help="tricks per unit of the prior's logits")
     combiner.add_argument("--out", required=True, help="policy file to write")
+    runner = sub.add_parser("run", help="every stage from a config (configs/real_deal_v5.yaml), resumable")
+    runner.add_argument("--config", required=True, help="YAML config (the RunConfig keys)")
+    runner.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     args = parser.parse_args(argv)
+    if args.command == "run":
+        try:
+            config = load(lambda data, source: validate_config(RunConfig, data, source), args.config, args.set)
+        except ConfigError as err:
+            parser.error(str(err))
+        run(config)
+        return
     if args.command == "label":
         kinds = args.types.split(",")
         if args.hands < 1 or not set(kinds) <= set(TYPES):

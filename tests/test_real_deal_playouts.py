@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from helpers import benchmark_script
 
 from agents import act
@@ -130,3 +131,29 @@ def test_fit_merge_and_combine_write_policies_that_play(tmp_path, capsys) -> Non
         games.reset()
         view_game = games.game(0)
         assert act(agent, player_view(view_game, view_game.current_player)) in view_game.legal_actions()
+
+
+def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> None:
+    """``run --config``: the label files, the Q-network and the combined policy in the run folder; run again,
+    every finished stage is kept; a bad decision type is refused naming the key and what is allowed."""
+    script = _script()
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"name: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nepochs: 1\nweight: 2.0\nlabels:\n"
+        "  - {seeds: [1], hands: 16, types: [play]}\n  - {seeds: [2], hands: 3, types: [trump, discard]}\n"
+    )
+    script.main(["run", "--config", str(config)])
+    folder = tmp_path / "r"
+    for name in ("labels/1.npz", "labels/2.npz", "q.pt", "policy.pt", "config.yaml"):
+        assert (folder / name).exists(), name
+    assert set(np.load(folder / "labels" / "1.npz")["phase"]) == {PLAY}
+    assert set(np.load(folder / "labels" / "2.npz")["phase"]) == {TRUMP, DISCARD}
+    stamp = (folder / "q.pt").stat().st_mtime_ns
+    capsys.readouterr()
+    script.main(["run", "--config", str(config)])
+    assert "2 of 2 label files there; labelling 0" in capsys.readouterr().out
+    assert (folder / "q.pt").stat().st_mtime_ns == stamp
+    assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1024, 512]
+    with pytest.raises(SystemExit):
+        script.main(["run", "--config", str(config), "--set", "labels=[{seeds: [3], types: [bid]}]"])
+    assert "types must be some of exchange, trump, discard, play" in capsys.readouterr().err
