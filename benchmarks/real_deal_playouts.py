@@ -434,6 +434,11 @@ LabelGroup.model_rebuild()  # the annotations resolved here: the tests load this
 RunConfig.model_rebuild()
 
 
+def load_run_config(path: str, overrides: list[str] | None = None) -> RunConfig:
+    """Read, override (``KEY=VALUE``) and validate a run config; a ConfigError names the key at fault."""
+    return load(lambda data, source: validate_config(RunConfig, data, source), path, overrides)
+
+
 def _label_job(job: tuple[str, int, int, str, tuple[int, ...]]) -> str:
     label(*job)
     return job[3]
@@ -505,7 +510,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "run":
         try:
-            config = load(lambda data, source: validate_config(RunConfig, data, source), args.config, args.set)
+            config = load_run_config(args.config, args.set)
         except ConfigError as err:
             parser.error(str(err))
         run(config)

@@ -63,6 +63,13 @@ def _rllib(path):
     return load_rllib_config(path), RLlibConfig
 
 
+def _real_deal(path):
+    from helpers import benchmark_script
+
+    script = benchmark_script("real_deal_playouts")
+    return script.load_run_config(path), script.RunConfig
+
+
 def _distill(path):
     from training.distill import fit
 
@@ -81,6 +88,7 @@ LOADERS = (
     ("distill*.yaml", _distill),
     ("exit*.yaml", _distill),  # expert iteration: a distillation config
     ("exploit.yaml", _exploit),
+    ("real_deal*.yaml", _real_deal),  # benchmarks/real_deal_playouts.py run --config
 )
 SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))
 

@@ -242,7 +242,7 @@ def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
 
 
 def test_init_loads_the_shipped_actor(tmp_path):
-    trainer = VectorPPO(tiny("ppo.init=trained", "ppo.net_arch=[512, 256]", "ppo.activation=relu"), str(tmp_path))
+    trainer = VectorPPO(tiny("ppo.init=trained", "ppo.net_arch=[1024, 512]", "ppo.activation=relu"), str(tmp_path))
     policy, _ = load_numpy_policy(TRAINED_POLICY)
     obs = trainer.games.observe()
     with torch.no_grad():
@@ -287,7 +287,7 @@ def test_train_decisions_limits_the_policy_loss_to_those_phases(tmp_path):
 
 
 def test_the_anchor_pulls_a_moved_actor_back_to_the_start_policy(tmp_path):
-    big = ("ppo.init=trained", "ppo.net_arch=[512, 256]", "ppo.activation=relu", "ppo.anchor_coef=1.0")
+    big = ("ppo.init=trained", "ppo.net_arch=[1024, 512]", "ppo.activation=relu", "ppo.anchor_coef=1.0")
     trainer = VectorPPO(tiny(*big, "ppo.train_decisions=[exchange]"), str(tmp_path))
     obs = torch.from_numpy(trainer.games.observe())
     mask = torch.from_numpy(trainer.games.legal_mask()).bool()
@@ -345,7 +345,7 @@ def test_config_errors_name_the_key_and_what_is_allowed(overrides, message):
 
 
 def test_network_mismatches_are_clear_errors(tmp_path):
-    with pytest.raises(ConfigError, match=r"the policy is an MLP \[512, 256\] relu; .* set them to the policy's"):
+    with pytest.raises(ConfigError, match=r"the policy is an MLP \[1024, 512\] relu; .* set them to the policy's"):
         VectorPPO(tiny("ppo.init=trained"), str(tmp_path / "a"))
     VectorPPO(tiny("train.total_timesteps=1"), str(tmp_path / "b")).train()
     with pytest.raises(CheckpointError, match=r"trained with ppo.net_arch \[16\], the config says \[32\]"):
