@@ -446,7 +446,8 @@ def _label_job(job: tuple[str, int, int, str, tuple[int, ...]]) -> str:
 
 def run(config: RunConfig) -> None:
     """Every stage of ``config`` in its run folder, each skipped when its output is there (a killed run goes on
-    where it stopped: data files are written whole or not at all): the label files, ``q.pt``, ``policy.pt``."""
+    where it stopped: data files are written whole or not at all): the label files, ``q.pt`` (delete it to fit
+    again on other labels), ``policy.pt`` (always written again: the combination takes a second)."""
     folder = os.path.join(config.output_dir, config.name)
     os.makedirs(os.path.join(folder, "labels"), exist_ok=True)
     save_config(config, os.path.join(folder, "config.yaml"))
@@ -455,7 +456,7 @@ def run(config: RunConfig) -> None:
         for seed in group.seeds:
             path = os.path.join(folder, "labels", f"{seed}.npz")
             if path in files:
-                raise SystemExit(f"run: seed {seed} is in two label groups")
+                raise SystemExit(f"run: label seed {seed} is listed twice (one data file per seed)")
             files.append(path)
             if not os.path.exists(path):
                 jobs.append((config.policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types)))
