@@ -72,6 +72,7 @@ GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
 PENDING = 300  # decisions gathered before their play-outs run
 FIT_BATCH = 512  # decisions per step of the fit
+MAX_HANDS = 50_000  # hands per data file: its rows are held in memory (about 40 decisions, 80 kB a hand of play)
 STANDARD = RuleSet.from_any("standard")
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 _LIBC = ctypes.util.find_library("c")
@@ -405,8 +406,8 @@ def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.nd
 class LabelGroup(Section):
     """Label files made alike: one file ``<seed>.npz`` per seed."""
 
-    seeds: list[Whole] = setting(lambda: [0], "one data file per seed")
-    hands: Whole = setting(6000, "hands played per file", ge=1)
+    seeds: list[Whole] = setting(lambda: [0], "one data file per seed", min_length=1, max_length=1000)
+    hands: Whole = setting(6000, "hands played per file", ge=1, le=MAX_HANDS)
     types: list[Text] = setting(lambda: ["play"], f"decision types labelled, of {', '.join(TYPES)}")
 
     @model_validator(mode="after")
@@ -518,8 +519,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.command == "label":
         kinds = args.types.split(",")
-        if args.hands < 1 or not set(kinds) <= set(TYPES):
-            parser.error(f"--hands must be >= 1 (got {args.hands}), --types some of {','.join(TYPES)}")
+        if not 1 <= args.hands <= MAX_HANDS or not set(kinds) <= set(TYPES):
+            parser.error(f"--hands must be in 1..{MAX_HANDS} (got {args.hands}), --types some of {','.join(TYPES)}")
         label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds))
     elif args.command == "combine":
         if not 0 <= args.weight <= 1000:
