@@ -21,6 +21,9 @@ Q values, so ``mix:base=trained;discard=ppo:q.pt`` plays its discards and the du
 values in tricks (the two networks side by side in one wider MLP, exact): the prior's move unless the play-outs
 rank another move higher by more than the prior's preference for its own.
 
+``distil``: a copy of a (combined, wider) policy in a smaller network, learnt from its move probabilities in its
+own self-play, so that the next round plays, plays out and combines at the smaller network's cost.
+
     python benchmarks/real_deal_playouts.py label --seed 21 --hands 18000 --out runs/playouts/s21.npz
     python benchmarks/real_deal_playouts.py fit --data runs/playouts/s21.npz,runs/playouts/s22.npz --out q.pt
     sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
@@ -73,6 +76,7 @@ ROWS = 4096  # play-outs stepped together
 PENDING = 300  # decisions gathered before their play-outs run
 FIT_BATCH = 512  # decisions per step of the fit
 MAX_HANDS = 50_000  # hands per data file: its rows are held in memory (about 40 decisions, 80 kB a hand of play)
+MAX_DECISIONS = 3_000_000  # distil: decisions held in memory (1.6 kB each)
 STANDARD = RuleSet.from_any("standard")
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 _LIBC = ctypes.util.find_library("c")
@@ -389,18 +393,99 @@ def combine(prior: str, teacher: str, weight: float, out: str) -> None:
 
 def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``count`` play decisions with a choice from the self-play of ``spec`` (observations, bool masks)."""
+    obs, legal, _ = _decisions(spec, count, seed, (PLAY,))
+    return obs.astype(np.float32), legal
+
+
+def _decisions(spec: str, count: int, seed: int, phases: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``count`` decisions with a choice, of the ``phases``, from the self-play of ``spec`` in whole games (30
+    hands at most): observations (f16), bool masks, phases."""
     policy = PolicyOpponent(_policy(spec))
     games = VectorGame(GAMES, "standard", seed=seed + 1000, episode="game", max_hands=30)
     games.reset()
-    obs, legal, found = [], [], 0
+    obs, legal, kinds, found = [], [], [], 0
     while found < count:
         observations, masks = games.observe(), games.legal_mask()
-        chosen = np.flatnonzero((observed_phases(observations, 3) == PLAY) & (masks.sum(axis=1) > 1))
-        obs.append(observations[chosen])
+        phase = observed_phases(observations, 3)
+        chosen = np.flatnonzero(np.isin(phase, phases) & (masks.sum(axis=1) > 1))
+        obs.append(observations[chosen].astype(np.float16))
         legal.append(masks[chosen].astype(bool))
+        kinds.append(phase[chosen])
         found += len(chosen)
         games.step(policy.act(games, np.arange(GAMES), masks, observations))
-    return np.concatenate(obs)[:count], np.concatenate(legal)[:count]
+    return np.concatenate(obs)[:count], np.concatenate(legal)[:count], np.concatenate(kinds)[:count]
+
+
+def distil(
+    teacher: str,
+    init: str,
+    decisions: int,
+    out: str,
+    epochs: int,
+    learning_rate: float,
+    seed: int,
+    match: str = "probabilities",
+) -> None:
+    """A copy of the policy ``teacher`` in the network of ``init`` (its shape and weights as the start): the
+    move probabilities of ``teacher`` on ``decisions`` decisions of its own self-play (every decision type),
+    learnt by the KL divergence. Keeps a combined policy (``combine``) from growing wider with each round:
+    the copy plays, is played out and is the next prior. Reports the held-out agreement of the two policies'
+    most probable moves per decision type; writes ``out``."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    start = time.time()
+    obs, legal, kinds = _decisions(teacher, decisions, seed, tuple(TYPES.values()))
+    print(f"{len(obs)} decisions of {teacher}'s self-play: {time.time() - start:.0f} s", flush=True)
+    teacher_net, net = _network(teacher, False), _network(init, False)
+
+    def log_probs(x: np.ndarray, m: np.ndarray, network: nn.Sequential) -> torch.Tensor:
+        logits = network(torch.from_numpy(x.astype(np.float32)))
+        return torch.log_softmax(logits.masked_fill(~torch.from_numpy(m), -1e9), dim=1)
+
+    held = np.arange(len(obs) - len(obs) // 10, len(obs))
+    train = np.arange(held[0])
+    batch = FIT_BATCH
+
+    def batches():
+        for epoch in range(epochs):
+            order = rng.permutation(train)
+            for i in range(0, len(order) - batch + 1, batch):
+                idx = np.sort(order[i : i + batch])
+                x, m = obs[idx], legal[idx]
+                legal_t = torch.from_numpy(m)
+                with torch.no_grad():
+                    if match == "logits":
+                        target = _centred(teacher_net(torch.from_numpy(x.astype(np.float32))), legal_t)
+                    else:
+                        target = log_probs(x, m, teacher_net)
+
+                def loss_of(x=x, m=legal_t, target=target) -> torch.Tensor:
+                    if match == "logits":
+                        own = _centred(net(torch.from_numpy(x.astype(np.float32))), m)
+                        return ((own - target) ** 2).sum() / m.sum()
+                    gap = (target - log_probs(x, m.numpy(), net)).masked_fill(~m, 0.0)
+                    return (target.exp() * gap).sum(dim=1).mean()
+
+                yield loss_of
+            print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s", flush=True)
+
+    _train(net, batches(), epochs * (len(train) // batch), learning_rate)
+    with torch.no_grad():
+        same = np.concatenate(
+            [
+                (
+                    log_probs(obs[i], legal[i], net).argmax(1) == log_probs(obs[i], legal[i], teacher_net).argmax(1)
+                ).numpy()
+                for i in np.array_split(held, max(1, len(held) // 8192))
+            ]
+        )
+    for kind in TYPES.values():
+        sel = kinds[held] == kind
+        if sel.any():
+            agree = same[sel].mean()
+            print(f"  {PHASE_NAMES[kind]:<9} held out {sel.sum():>7}: the teacher's most probable move in {agree:.1%}")
+    export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts distil")
+    print(f"wrote {out}")
 
 
 class LabelGroup(Section):
@@ -409,6 +494,7 @@ class LabelGroup(Section):
     seeds: list[Whole] = setting(lambda: [0], "one data file per seed", min_length=1, max_length=1000)
     hands: Whole = setting(6000, "hands played per file", ge=1, le=MAX_HANDS)
     types: list[Text] = setting(lambda: ["play"], f"decision types labelled, of {', '.join(TYPES)}")
+    policy: Text | None = setting(None, "the policy that plays and is played out (null: the run's)")
 
     @model_validator(mode="after")
     def _known_types(self) -> LabelGroup:
@@ -417,13 +503,26 @@ class LabelGroup(Section):
         return self
 
 
+class Student(Section):
+    """The optional first stage of a run: ``distil`` the run's policy into a smaller network, which then plays."""
+
+    init: Text = setting("agents/policies/standard_v4.pt", "the policy whose network (shape, weights) starts the copy")
+    decisions: Whole = setting(2_000_000, "decisions of the policy's self-play", ge=FIT_BATCH * 10, le=MAX_DECISIONS)
+    epochs: Whole = setting(4, "passes over them", ge=1, le=100)
+    learning_rate: Number = setting(1e-4, "Adam's rate, decaying linearly to 0", gt=0)
+
+
 class RunConfig(Section):
-    """The stages of one run (``run --config``): label the groups, fit the Q-network, combine it with the policy."""
+    """The stages of one run (``run --config``): (copy the policy into a smaller network,) label the groups, fit
+    the Q-network, combine it with the policy (or its copy)."""
 
     name: Text = setting("real_deal", "run folder <output_dir>/<name>")
     output_dir: Text = setting("runs", "where run folders go")
     workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
     policy: Text = setting("trained", "the policy that plays, is played out, starts the Q-network and is the prior")
+    student: Student | None = setting(
+        None, "first copy `policy` into a smaller network (student.pt), which then plays in its place (null: no copy)"
+    )
     labels: list[LabelGroup] = setting(lambda: [LabelGroup()], "the data files: groups of seeds")
     epochs: Whole = setting(4, "the fit's passes over the data", ge=1)
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
@@ -432,6 +531,7 @@ class RunConfig(Section):
 
 
 LabelGroup.model_rebuild()  # the annotations resolved here: the tests load this script under another name
+Student.model_rebuild()
 RunConfig.model_rebuild()
 
 
@@ -447,11 +547,26 @@ def _label_job(job: tuple[str, int, int, str, tuple[int, ...]]) -> str:
 
 def run(config: RunConfig) -> None:
     """Every stage of ``config`` in its run folder, each skipped when its output is there (a killed run goes on
-    where it stopped: data files are written whole or not at all): the label files, ``q.pt`` (delete it to fit
+    where it stopped: data files are written whole or not at all): ``student.pt`` (when ``student`` is set: the
+    policy's copy that then plays in its place), the label files, ``q.pt`` (delete it to fit
     again on other labels), ``policy.pt`` (always written again: the combination takes a second)."""
     folder = os.path.join(config.output_dir, config.name)
     os.makedirs(os.path.join(folder, "labels"), exist_ok=True)
     save_config(config, os.path.join(folder, "config.yaml"))
+    player = config.policy
+    if config.student is not None:
+        player = os.path.join(folder, "student.pt")
+        if not os.path.exists(player):
+            student = config.student
+            distil(
+                config.policy,
+                student.init,
+                student.decisions,
+                player,
+                student.epochs,
+                student.learning_rate,
+                config.seed,
+            )
     files, jobs = [], []
     for group in config.labels:
         for seed in group.seeds:
@@ -460,7 +575,8 @@ def run(config: RunConfig) -> None:
                 raise SystemExit(f"run: label seed {seed} is listed twice (one data file per seed)")
             files.append(path)
             if not os.path.exists(path):
-                jobs.append((config.policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types)))
+                policy = player if group.policy is None else group.policy
+                jobs.append((policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types)))
     print(f"{len(files) - len(jobs)} of {len(files)} label files there; labelling {len(jobs)}", flush=True)
     if len(jobs) == 1 or (jobs and config.workers == 1):
         for job in jobs:
@@ -471,8 +587,8 @@ def run(config: RunConfig) -> None:
                 print(f"labelled {done}", flush=True)
     q_path, out = os.path.join(folder, "q.pt"), os.path.join(folder, "policy.pt")
     if not os.path.exists(q_path):
-        fit(files, config.policy, q_path, config.epochs, config.learning_rate, config.seed)
-    combine(config.policy, q_path, config.weight, out)
+        fit(files, player, q_path, config.epochs, config.learning_rate, config.seed)
+    combine(player, q_path, config.weight, out)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -501,6 +617,17 @@ def main(argv: list[str] | None = None) -> None:
     merger.add_argument("--epochs", type=int, default=2)
     merger.add_argument("--learning-rate", type=float, default=1e-5)
     merger.add_argument("--seed", type=int, default=0)
+    distiller = sub.add_parser("distil", help="a copy of a policy in a smaller network (keeps rounds from growing)")
+    distiller.add_argument("--teacher", required=True, help="the policy copied")
+    distiller.add_argument("--init", required=True, help="the policy whose network (shape and weights) starts the copy")
+    distiller.add_argument("--decisions", type=int, default=1_000_000, help="decisions of the teacher's self-play")
+    distiller.add_argument("--out", required=True, help="policy file to write")
+    distiller.add_argument("--epochs", type=int, default=3)
+    distiller.add_argument("--learning-rate", type=float, default=1e-4)
+    distiller.add_argument("--seed", type=int, default=0)
+    distiller.add_argument(
+        "--match", choices=("probabilities", "logits"), default="probabilities", help="the KL or centred logits' error"
+    )
     combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
     combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
     combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
@@ -526,6 +653,15 @@ def main(argv: list[str] | None = None) -> None:
         if not 0 <= args.weight <= 1000:
             parser.error(f"--weight must be in [0, 1000], got {args.weight}")
         combine(args.prior, args.teacher, args.weight, args.out)
+    elif args.command == "distil":
+        if not FIT_BATCH * 10 <= args.decisions <= MAX_DECISIONS or args.epochs < 1 or not args.learning_rate > 0:
+            parser.error(
+                f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --epochs >= 1, "
+                "--learning-rate > 0"
+            )
+        distil(
+            args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed, args.match
+        )
     elif args.command == "merge":
         kinds = args.types.split(",")
         if (

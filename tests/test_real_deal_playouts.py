@@ -163,3 +163,51 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
     with pytest.raises(SystemExit):
         script.main(["label", "--hands", "10000000", "--out", str(tmp_path / "x.npz")])
     assert "--hands must be in 1..50000" in capsys.readouterr().err
+
+
+def _moves(spec: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The most probable legal move of the policy file ``spec`` in each row."""
+    agent = PPOAgent(spec, deterministic=True)
+    logits = agent.policy.logits(obs.astype(np.float32))
+    return np.where(mask.astype(bool), logits, -np.inf).argmax(axis=1)
+
+
+def test_distil_copies_a_policy_into_another_network(tmp_path, capsys) -> None:
+    """``distil``: the copy has the start's network and agrees with the teacher more than the start did
+    (standard_v2 taught standard_v4's play: from 69% of the same moves to about 79%)."""
+    script = _script()
+    start, out = os.path.join(ROOT, "agents", "policies", "standard_v2.pt"), str(tmp_path / "s.pt")
+    script.main(
+        ["distil", "--teacher", POLICY, "--init", start, "--decisions", "20000", "--epochs", "2"]
+        + ["--learning-rate", "3e-4", "--out", out]
+    )
+    assert "the teacher's most probable move in" in capsys.readouterr().out
+    assert PPOAgent(out).policy.net_arch == [512, 256]
+    obs, mask, _ = script._decisions(POLICY, 4000, 77, (PLAY,))
+    wanted = _moves(POLICY, obs, mask)
+    before, after = ((_moves(spec, obs, mask) == wanted).mean() for spec in (start, out))
+    assert after > before + 0.05, (before, after)
+    with pytest.raises(SystemExit):
+        script.main(["distil", "--teacher", POLICY, "--init", start, "--decisions", "10", "--out", out])
+    assert "--decisions must be in" in capsys.readouterr().err
+
+
+def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path) -> None:
+    """``student``: the run's policy is copied first (student.pt) and the copy labels, starts the Q-network and
+    is the prior; a label group with its own ``policy`` is labelled by that one."""
+    script = _script()
+    teacher = os.path.join(ROOT, "agents", "policies", "standard_v5.pt")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"name: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {teacher}\nepochs: 1\n"
+        f"student: {{init: {POLICY}, decisions: 5120, epochs: 1}}\nlabels:\n"
+        f"  - {{seeds: [1], hands: 8, types: [play]}}\n  - {{seeds: [2], hands: 8, types: [play], policy: {POLICY}}}\n"
+    )
+    script.main(["run", "--config", str(config)])
+    folder = tmp_path / "r"
+    student = str(folder / "student.pt")
+    assert PPOAgent(student).policy.net_arch == [512, 256]
+    for seed, spec in ((1, student), (2, POLICY)):
+        rows = np.load(folder / "labels" / f"{seed}.npz")
+        np.testing.assert_array_equal(rows["policy_move"], _moves(spec, rows["obs"], rows["mask"]))
+    assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1024, 512]
