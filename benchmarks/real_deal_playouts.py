@@ -424,7 +424,6 @@ def distil(
     epochs: int,
     learning_rate: float,
     seed: int,
-    match: str = "probabilities",
 ) -> None:
     """A copy of the policy ``teacher`` in the network of ``init`` (its shape and weights as the start): the
     move probabilities of ``teacher`` on ``decisions`` decisions of its own self-play (every decision type),
@@ -452,18 +451,11 @@ def distil(
             for i in range(0, len(order) - batch + 1, batch):
                 idx = np.sort(order[i : i + batch])
                 x, m = obs[idx], legal[idx]
-                legal_t = torch.from_numpy(m)
                 with torch.no_grad():
-                    if match == "logits":
-                        target = _centred(teacher_net(torch.from_numpy(x.astype(np.float32))), legal_t)
-                    else:
-                        target = log_probs(x, m, teacher_net)
+                    target = log_probs(x, m, teacher_net)
 
-                def loss_of(x=x, m=legal_t, target=target) -> torch.Tensor:
-                    if match == "logits":
-                        own = _centred(net(torch.from_numpy(x.astype(np.float32))), m)
-                        return ((own - target) ** 2).sum() / m.sum()
-                    gap = (target - log_probs(x, m.numpy(), net)).masked_fill(~m, 0.0)
+                def loss_of(x=x, m=m, target=target) -> torch.Tensor:
+                    gap = (target - log_probs(x, m, net)).masked_fill(~torch.from_numpy(m), 0.0)
                     return (target.exp() * gap).sum(dim=1).mean()
 
                 yield loss_of
@@ -625,9 +617,6 @@ def main(argv: list[str] | None = None) -> None:
     distiller.add_argument("--epochs", type=int, default=3)
     distiller.add_argument("--learning-rate", type=float, default=1e-4)
     distiller.add_argument("--seed", type=int, default=0)
-    distiller.add_argument(
-        "--match", choices=("probabilities", "logits"), default="probabilities", help="the KL or centred logits' error"
-    )
     combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
     combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
     combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
@@ -659,9 +648,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --epochs >= 1, "
                 "--learning-rate > 0"
             )
-        distil(
-            args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed, args.match
-        )
+        distil(args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed)
     elif args.command == "merge":
         kinds = args.types.split(",")
         if (
