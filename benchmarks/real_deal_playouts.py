@@ -42,6 +42,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -242,6 +243,16 @@ def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.nda
     return out
 
 
+def _batch_rows(rng: np.random.Generator, rows: np.ndarray, epochs: int, start: float) -> Iterator[np.ndarray]:
+    """``epochs`` passes over ``rows`` in random order, :data:`FIT_BATCH` of them at a time (sorted; a last
+    partial batch is dropped); prints the end of each pass with the seconds since ``start``."""
+    for epoch in range(epochs):
+        order = rng.permutation(rows)
+        for i in range(0, len(order) - FIT_BATCH + 1, FIT_BATCH):
+            yield np.sort(order[i : i + FIT_BATCH])
+        print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s", flush=True)
+
+
 def _train(net: nn.Sequential, batches, steps: int, learning_rate: float) -> None:
     """Adam over ``batches`` (an iterator of functions giving the loss), the rate decaying linearly to 0."""
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, weight_decay=1e-5)
@@ -267,20 +278,15 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"]) / Q_SCALE  # balances run about -8..+8
     net = _network(init, fresh_head=True)
-    batch = FIT_BATCH
 
     def batches():
-        for epoch in range(epochs):
-            order = rng.permutation(train)
-            for i in range(0, len(order) - batch + 1, batch):
-                idx = np.sort(order[i : i + batch])
-                x, m = torch.from_numpy(rows["obs"][idx].astype(np.float32)), torch.from_numpy(legal[idx])
-                y = torch.from_numpy(values[idx])
-                yield lambda x=x, m=m, y=y: ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
-            print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s", flush=True)
+        for idx in _batch_rows(rng, train, epochs, start):
+            x, m = torch.from_numpy(rows["obs"][idx].astype(np.float32)), torch.from_numpy(legal[idx])
+            y = torch.from_numpy(values[idx])
+            yield lambda x=x, m=m, y=y: ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
 
     start = time.time()
-    _train(net, batches(), epochs * (len(train) // batch), learning_rate)
+    _train(net, batches(), epochs * (len(train) // FIT_BATCH), learning_rate)
     own, kinds, real = rows["policy_move"][held].astype(np.int64), rows["phase"][held], rows["values"][held]
     print(f"held out: {len(held)} decisions; real-deal gain of the Q-network's move over the policy's, in tricks:")
     for margin in (0.0, 0.1, 0.2):
@@ -443,25 +449,20 @@ def distil(
 
     held = np.arange(len(obs) - len(obs) // 10, len(obs))
     train = np.arange(held[0])
-    batch = FIT_BATCH
 
     def batches():
-        for epoch in range(epochs):
-            order = rng.permutation(train)
-            for i in range(0, len(order) - batch + 1, batch):
-                idx = np.sort(order[i : i + batch])
-                x, m = obs[idx], legal[idx]
-                with torch.no_grad():
-                    target = log_probs(x, m, teacher_net)
+        for idx in _batch_rows(rng, train, epochs, start):
+            x, m = obs[idx], legal[idx]
+            with torch.no_grad():
+                target = log_probs(x, m, teacher_net)
 
-                def loss_of(x=x, m=m, target=target) -> torch.Tensor:
-                    gap = (target - log_probs(x, m, net)).masked_fill(~torch.from_numpy(m), 0.0)
-                    return (target.exp() * gap).sum(dim=1).mean()
+            def loss_of(x=x, m=m, target=target) -> torch.Tensor:
+                gap = (target - log_probs(x, m, net)).masked_fill(~torch.from_numpy(m), 0.0)
+                return (target.exp() * gap).sum(dim=1).mean()
 
-                yield loss_of
-            print(f"epoch {epoch + 1}/{epochs}: {time.time() - start:.0f} s", flush=True)
+            yield loss_of
 
-    _train(net, batches(), epochs * (len(train) // batch), learning_rate)
+    _train(net, batches(), epochs * (len(train) // FIT_BATCH), learning_rate)
     with torch.no_grad():
         same = np.concatenate(
             [
