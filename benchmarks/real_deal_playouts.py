@@ -78,6 +78,7 @@ PENDING = 300  # decisions gathered before their play-outs run
 FIT_BATCH = 512  # decisions per step of the fit
 MAX_HANDS = 50_000  # hands per data file: its rows are held in memory (about 40 decisions, 80 kB a hand of play)
 MAX_DECISIONS = 3_000_000  # distil: decisions held in memory (1.6 kB each)
+MAX_EPOCHS = 100  # passes of a fit, a merge or a copy over their data
 STANDARD = RuleSet.from_any("standard")
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 _LIBC = ctypes.util.find_library("c")
@@ -195,6 +196,11 @@ def _centred(q: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     q = torch.where(legal, q, torch.zeros_like(q))
     mean = q.sum(dim=1, keepdim=True) / legal.sum(dim=1, keepdim=True)
     return torch.where(legal, q - mean, torch.zeros_like(q))
+
+
+def _log_probs(network: nn.Sequential, x: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The log-probabilities of ``network``'s moves on observations ``x``, the illegal moves masked out."""
+    return torch.log_softmax(network(x).masked_fill(~legal, -1e9), dim=1)
 
 
 def _network(spec: str, fresh_head: bool) -> nn.Sequential:
@@ -333,9 +339,6 @@ def merge(
     play_train = np.arange(play_held[0])
     batch = 512
 
-    def log_probs(x: torch.Tensor, m: torch.Tensor, network: nn.Sequential) -> torch.Tensor:
-        return torch.log_softmax(network(x).masked_fill(~m, -1e9), dim=1)
-
     def batches():
         for epoch in range(epochs):
             order, play_order = rng.permutation(train), rng.permutation(play_train)
@@ -345,11 +348,11 @@ def merge(
                 y = torch.from_numpy(target[a])
                 px, pm = torch.from_numpy(play_obs[b]), torch.from_numpy(play_legal[b])
                 with torch.no_grad():
-                    keep = log_probs(px, pm, start_net).exp()
+                    keep = _log_probs(start_net, px, pm).exp()
 
                 def loss_of(x=x, m=m, y=y, px=px, pm=pm, keep=keep) -> torch.Tensor:
-                    moved = -log_probs(x, m, net).gather(1, y[:, None]).mean()
-                    kept = -(keep * log_probs(px, pm, net)).sum(dim=1).mean()
+                    moved = -_log_probs(net, x, m).gather(1, y[:, None]).mean()
+                    kept = -(keep * _log_probs(net, px, pm)).sum(dim=1).mean()
                     return moved + kept
 
                 yield loss_of
@@ -359,9 +362,10 @@ def merge(
     _train(net, batches(), epochs * (min(len(train), len(play_train)) // batch), learning_rate)
     with torch.no_grad():
         x, m = torch.from_numpy(rows["obs"][held].astype(np.float32)), torch.from_numpy(legal[held])
-        moves = log_probs(x, m, net).argmax(dim=1).numpy()
+        moves = _log_probs(net, x, m).argmax(dim=1).numpy()
         px, pm = torch.from_numpy(play_obs[play_held]), torch.from_numpy(play_legal[play_held])
-        same_play = (log_probs(px, pm, net).argmax(dim=1) == log_probs(px, pm, start_net).argmax(dim=1)).float().mean()
+        moved_play, start_play = _log_probs(net, px, pm).argmax(dim=1), _log_probs(start_net, px, pm).argmax(dim=1)
+        same_play = (moved_play == start_play).float().mean()
     for kind in LABELLED:
         sel = rows["phase"][held] == kind
         if sel.any():
@@ -444,8 +448,7 @@ def distil(
     teacher_net, net = _network(teacher, False), _network(init, False)
 
     def log_probs(x: np.ndarray, m: np.ndarray, network: nn.Sequential) -> torch.Tensor:
-        logits = network(torch.from_numpy(x.astype(np.float32)))
-        return torch.log_softmax(logits.masked_fill(~torch.from_numpy(m), -1e9), dim=1)
+        return _log_probs(network, torch.from_numpy(x.astype(np.float32)), torch.from_numpy(m))
 
     held = np.arange(len(obs) - len(obs) // 10, len(obs))
     train = np.arange(held[0])
@@ -501,7 +504,7 @@ class Student(Section):
 
     init: Text = setting("agents/policies/standard_v4.pt", "the policy whose network (shape, weights) starts the copy")
     decisions: Whole = setting(2_000_000, "decisions of the policy's self-play", ge=FIT_BATCH * 10, le=MAX_DECISIONS)
-    epochs: Whole = setting(4, "passes over them", ge=1, le=100)
+    epochs: Whole = setting(4, "passes over them", ge=1, le=MAX_EPOCHS)
     learning_rate: Number = setting(1e-4, "Adam's rate, decaying linearly to 0", gt=0)
 
 
@@ -517,7 +520,7 @@ class RunConfig(Section):
         None, "first copy `policy` into a smaller network (student.pt), which then plays in its place (null: no copy)"
     )
     labels: list[LabelGroup] = setting(lambda: [LabelGroup()], "the data files: groups of seeds")
-    epochs: Whole = setting(4, "the fit's passes over the data", ge=1)
+    epochs: Whole = setting(4, "the fit's passes over the data", ge=1, le=MAX_EPOCHS)
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
     seed: Whole = setting(0, "the fit's seed")
     weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
@@ -627,6 +630,8 @@ def main(argv: list[str] | None = None) -> None:
     runner.add_argument("--config", required=True, help="YAML config (the RunConfig keys)")
     runner.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     args = parser.parse_args(argv)
+    if not 1 <= getattr(args, "epochs", 1) <= MAX_EPOCHS:
+        parser.error(f"--epochs must be in 1..{MAX_EPOCHS}, got {args.epochs}")
     if args.command == "run":
         try:
             config = load_run_config(args.config, args.set)
@@ -644,21 +649,15 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--weight must be in [0, 1000], got {args.weight}")
         combine(args.prior, args.teacher, args.weight, args.out)
     elif args.command == "distil":
-        if not FIT_BATCH * 10 <= args.decisions <= MAX_DECISIONS or args.epochs < 1 or not args.learning_rate > 0:
+        if not FIT_BATCH * 10 <= args.decisions <= MAX_DECISIONS or not args.learning_rate > 0:
             parser.error(
-                f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --epochs >= 1, "
-                "--learning-rate > 0"
+                f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --learning-rate > 0"
             )
         distil(args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed)
     elif args.command == "merge":
         kinds = args.types.split(",")
-        if (
-            args.epochs < 1
-            or not args.margin >= 0
-            or not args.learning_rate > 0
-            or not set(kinds) <= {"exchange", "trump", "discard"}
-        ):
-            parser.error("--epochs must be >= 1, --margin >= 0, --types some of exchange,trump,discard")
+        if not args.margin >= 0 or not args.learning_rate > 0 or not set(kinds) <= {"exchange", "trump", "discard"}:
+            parser.error("--margin must be >= 0, --learning-rate > 0, --types some of exchange,trump,discard")
         merge(
             args.data.split(","),
             args.init,
@@ -671,8 +670,8 @@ def main(argv: list[str] | None = None) -> None:
             args.seed,
         )
     else:
-        if args.epochs < 1 or not args.learning_rate > 0:
-            parser.error("--epochs must be >= 1 and --learning-rate > 0")
+        if not args.learning_rate > 0:
+            parser.error(f"--learning-rate must be > 0, got {args.learning_rate}")
         fit(args.data.split(","), args.init, args.out, args.epochs, args.learning_rate, args.seed)
 
 

@@ -163,6 +163,10 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
     with pytest.raises(SystemExit):
         script.main(["label", "--hands", "10000000", "--out", str(tmp_path / "x.npz")])
     assert "--hands must be in 1..50000" in capsys.readouterr().err
+    for command in (["fit", "--data", "x"], ["distil", "--teacher", "t", "--init", "i"]):  # passes are bounded
+        with pytest.raises(SystemExit):
+            script.main([*command, "--out", "y", "--epochs", "101"])
+        assert "--epochs must be in 1..100, got 101" in capsys.readouterr().err
 
 
 def _moves(spec: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
