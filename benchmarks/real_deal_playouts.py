@@ -1,14 +1,15 @@
 """The exchange, trump and discards learned from play-outs in the real deal (docs/results.md, "Play-outs in
 the real deal").
 
-``label``: a policy (default ``trained``) plays whole games of the standard rules on the compiled engine,
-every seat its most probable legal move. At every exchange, trump and discard decision with a choice (the
-decision types of ``--types``; ``play`` adds the play of the tricks), each
-legal move is played out to the end of the hand *in the real deal* by the same policy for every seat (each on
-its own observation, so nobody sees a hidden card) and the deciding seat's hand balance is recorded:
-``values[a]``. The real deal is a draw from the true distribution of the hidden cards given what the seat
-knows, so ``values[a] - values[b]`` is an unbiased sample of the difference of the two moves' values under
-the policy: one world per decision, no sampler, no search. The games go on with the policy's own move.
+``label``: a policy (default ``trained``) plays whole games on the compiled engine (the standard rules, or
+``--rules``: any preset of 56 actions, three or four players), every seat its most probable legal move. At
+every exchange, trump and discard decision with a choice (the decision types of ``--types``; ``play`` adds the
+play of the tricks), each legal move is played out to the end of the hand *in the real deal* by the same
+policy for every seat (each on its own observation, so nobody sees a hidden card) and the deciding seat's hand
+balance is recorded: ``values[a]``. The real deal is a draw from the true distribution of the hidden cards
+given what the seat knows, so ``values[a] - values[b]`` is an unbiased sample of the difference of the two
+moves' values under the policy: one world per decision, no sampler, no search. The games go on with the
+policy's own move.
 
 ``fit``: a Q-network (the policy's hidden layers as the start, a fresh head) regressed on those values,
 centred over the legal moves of each decision (only the differences between moves matter, and the deal's
@@ -29,8 +30,12 @@ own self-play, so that the next round plays, plays out and combines at the small
     sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
         --seed 7 --start-balances=-1,-1,2
 
-A data file (``np.savez``) holds one row per decision: ``obs`` f16 [789], ``mask`` int8 [56], ``values``
-f32 [56] (NaN for illegal moves), ``phase`` (0 exchange, 1 trump, 2 discard, 3 play), ``policy_move``.
+A data file (``np.savez``) holds one row per decision: ``obs`` f16 [789] (1016 with four players), ``mask``
+int8 [56], ``values`` f32 [56] (NaN for illegal moves), ``phase`` (0 exchange, 1 trump, 2 discard, 3 play),
+``policy_move``; and ``rules``, the JSON of the rule set's options (files without it: the standard rules).
+The fit, the merge and the combination take their rule set from the files and the prior; files of two rule
+sets are not fitted together. The 74-action rule sets (bids, calls, assigned quotas, a kitty taken) are
+refused: the Q-network's values are added to every decision, and those decisions are not labelled.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
+import json
 import multiprocessing
 import os
 import sys
@@ -55,7 +61,7 @@ from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_t
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
-from sm_env.core.rules import RuleSet  # noqa: E402
+from sm_env.core.rules import RulesError, RuleSet  # noqa: E402
 from sm_env.observation import observed_phases  # noqa: E402
 from training.common.yaml_config import (  # noqa: E402
     ConfigError,
@@ -80,14 +86,35 @@ MAX_HANDS = 50_000  # hands per data file: its rows are held in memory (about 40
 MAX_DECISIONS = 3_000_000  # distil: decisions held in memory (1.6 kB each)
 MAX_EPOCHS = 100  # passes of a fit, a merge or a copy over their data
 STANDARD = RuleSet.from_any("standard")
+RULES_KEY = "rules"  # a data file's rule set: the JSON of RuleSet.options() (absent in the first files: standard)
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 _LIBC = ctypes.util.find_library("c")
 
 
-def _policy(spec: str) -> PPOAgent:
+def _rules(rules: RuleSet | str | dict) -> RuleSet:
+    """The rule set of ``rules``, refused in one line unless every decision it has can be labelled: the
+    rule sets of 56 actions, three or four players (the Q-network adds its values to every decision, and the
+    bids, calls, quota assignments and kitty takes of the 74-action rule sets are not among :data:`TYPES`)."""
+    ruleset = RuleSet.from_any(rules)
+    if ruleset.num_actions != STANDARD.num_actions:
+        raise RulesError(
+            f"the rule set {ruleset.name!r} has {ruleset.num_actions} actions (bids, calls, "
+            f"assigned quotas or a kitty taken); only rule sets of {STANDARD.num_actions} actions can be labelled"
+        )
+    return ruleset
+
+
+def _policy(spec: str, rules: RuleSet = STANDARD) -> PPOAgent:
     """The policy of ``spec`` (``trained``, ``ppo:PATH`` or a path), refused in one line unless it is a policy
-    file that plays the standard rules (the checks of a trainer's fixed opponents)."""
-    return check_fixed_agent(spec if spec == "trained" or spec.startswith("ppo:") else f"ppo:{spec}", STANDARD)
+    file that plays ``rules`` (the checks of a trainer's fixed opponents; ``trained`` is the shipped policy of
+    ``rules``)."""
+    return check_fixed_agent(spec if spec == "trained" or spec.startswith("ppo:") else f"ppo:{spec}", rules)
+
+
+def _trained_on(spec: str) -> RuleSet:
+    """The rule set the policy file ``spec`` records (standard if it records none)."""
+    agent = PPOAgent(spec[4:] if spec.startswith("ppo:") else spec) if spec != "trained" else None
+    return _rules(agent.trained_on if agent is not None and agent.trained_on else STANDARD)
 
 
 def play_out(
@@ -129,19 +156,27 @@ def _give_back_memory() -> None:
         libc.malloc_trim(0)
 
 
-def label(policy_spec: str, seed: int, hands: int, out: str, labelled: tuple[int, ...] = LABELLED) -> None:
-    """Play ``hands`` hands or a few more (games of the standard rules, 30 hands at most, 512 games at a time)
+def label(
+    policy_spec: str,
+    seed: int,
+    hands: int,
+    out: str,
+    labelled: tuple[int, ...] = LABELLED,
+    rules: RuleSet | str | dict = "standard",
+) -> None:
+    """Play ``hands`` hands or a few more (games of ``rules``, 30 hands at most, 512 games at a time)
     and label their decisions of the phases ``labelled`` (default: exchange, trump and discard) with real-deal
     play-outs (the module docstring); write them to ``out``."""
-    policy = PolicyOpponent(_policy(policy_spec))
+    ruleset = _rules(rules)
+    policy = PolicyOpponent(_policy(policy_spec, ruleset))
     torch.set_num_threads(1)
     slots = min(GAMES, hands)
-    games = VectorGame(slots, "standard", seed=seed, episode="game", max_hands=30)
-    rollouts = VectorGame(ROWS, "standard", seed=seed + 1, episode="game", max_hands=30)
+    games = VectorGame(slots, ruleset, seed=seed, episode="game", max_hands=30)
+    rollouts = VectorGame(ROWS, ruleset, seed=seed + 1, episode="game", max_hands=30)
     games.reset()
     rollouts.reset()
     rows: dict[str, list] = {"obs": [], "mask": [], "values": [], "phase": [], "policy_move": []}
-    snapshots = VectorGame(PENDING + slots, "standard", seed=seed + 2, episode="game", max_hands=30)
+    snapshots = VectorGame(PENDING + slots, ruleset, seed=seed + 2, episode="game", max_hands=30)
     snapshots.reset()
     pending: list[tuple[int, int, int]] = []  # (snapshot slot, seat, row index)
     done_hands, start = 0, time.time()
@@ -163,7 +198,7 @@ def label(policy_spec: str, seed: int, hands: int, out: str, labelled: tuple[int
     while done_hands < hands:
         observations, masks = games.observe(), games.legal_mask()
         actions = policy.act(games, np.arange(slots), masks, observations)
-        phases = observed_phases(observations, 3)
+        phases = observed_phases(observations, ruleset.num_players)
         chosen = np.flatnonzero(np.isin(phases, labelled) & (masks.sum(axis=1) > 1))
         if len(chosen):
             if len(pending) + len(chosen) > snapshots.num_games:
@@ -186,6 +221,7 @@ def label(policy_spec: str, seed: int, hands: int, out: str, labelled: tuple[int
     if pending:
         flush()
     arrays = {name: np.array(values) for name, values in rows.items()}
+    arrays[RULES_KEY] = np.array(json.dumps(ruleset.options()))
     with atomic_path(out) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)
@@ -203,9 +239,10 @@ def _log_probs(network: nn.Sequential, x: torch.Tensor, legal: torch.Tensor) -> 
     return torch.log_softmax(network(x).masked_fill(~legal, -1e9), dim=1)
 
 
-def _network(spec: str, fresh_head: bool) -> nn.Sequential:
-    """The policy of ``spec`` as a torch network (ReLU), its head replaced by a small fresh one if asked."""
-    policy = _policy(spec).policy
+def _network(spec: str, fresh_head: bool, rules: RuleSet = STANDARD) -> nn.Sequential:
+    """The policy of ``spec`` (one for ``rules``) as a torch network (ReLU), its head replaced by a small fresh
+    one if asked."""
+    policy = _policy(spec, rules).policy
     layers: list[nn.Module] = []
     pairs = [*policy.hidden, policy.head]  # (w [in, out], b), NumpyPolicy's layout
     for k, (w, b) in enumerate(pairs):
@@ -221,17 +258,25 @@ def _network(spec: str, fresh_head: bool) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def _load(data: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """The labelled rows of ``data`` (one dict of arrays), the training rows and the held-out rows (the last
-    tenth of each file: a file's decisions come hand after hand, so few hands straddle the cut)."""
+def _load(data: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, RuleSet]:
+    """The labelled rows of ``data`` (one dict of arrays), the training rows, the held-out rows (the last
+    tenth of each file: a file's decisions come hand after hand, so few hands straddle the cut) and the rule
+    set the files were labelled on (one for all; refused in one line if they differ)."""
     files = [np.load(path) for path in data]
+    found = {
+        path: _rules(json.loads(str(f[RULES_KEY])) if RULES_KEY in f else STANDARD)
+        for path, f in zip(data, files, strict=True)
+    }
+    if len({json.dumps(ruleset.options()) for ruleset in found.values()}) > 1:
+        named = ", ".join(f"{path}: {ruleset.name}" for path, ruleset in found.items())
+        raise SystemExit(f"real_deal_playouts: the data files were labelled on different rule sets ({named})")
     rows = {
         name: np.concatenate([f[name] for f in files]) for name in ("obs", "mask", "values", "phase", "policy_move")
     }
     sizes = [len(f["obs"]) for f in files]
     starts = np.cumsum([0, *sizes])
     held = np.concatenate([np.arange(starts[i] + int(0.9 * sizes[i]), starts[i + 1]) for i in range(len(files))])
-    return rows, np.setdiff1d(np.arange(len(rows["obs"])), held), held
+    return rows, np.setdiff1d(np.arange(len(rows["obs"])), held), held, next(iter(found.values()))
 
 
 def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.ndarray, margin: float) -> np.ndarray:
@@ -276,14 +321,14 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
     over the policy's move), write the network to ``out`` as a policy file (module docstring)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    rows, train, held = _load(data)
+    rows, train, held, ruleset = _load(data)
     if len(train) < FIT_BATCH:
         raise SystemExit(
             f"fit: {len(train)} training decisions in {', '.join(data)}, fewer than one batch of {FIT_BATCH}"
         )
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"]) / Q_SCALE  # balances run about -8..+8
-    net = _network(init, fresh_head=True)
+    net = _network(init, fresh_head=True, rules=ruleset)
 
     def batches():
         for idx in _batch_rows(rng, train, epochs, start):
@@ -306,7 +351,7 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
                     f"  margin {margin:.1f}  {PHASE_NAMES[kind]:<9} {sel.sum():>7} decisions  {gain[sel].mean():+.4f} "
                     f"+- {half:.4f}  (move changed in {(choice[sel] != own[sel]).mean():.1%})"
                 )
-    export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts")
+    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="real_deal_playouts")
     print(f"wrote {out}")
 
 
@@ -328,13 +373,13 @@ def merge(
     Reports the agreement on the held-out rows; writes ``out``."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    rows, train, held = _load(data)
+    rows, train, held, ruleset = _load(data)
     legal = rows["mask"].astype(bool)
-    q_net, start_net, net = _network(teacher, False), _network(init, False), _network(init, False)
+    q_net, start_net, net = (_network(spec, False, ruleset) for spec in (teacher, init, init))
     own = rows["policy_move"].astype(np.int64)
     taught = np.isin(rows["phase"], [PHASE_NAMES.index(kind) for kind in kinds])
     target = np.where(taught, _q_moves(q_net, rows["obs"], legal, own, margin), own)
-    play_obs, play_legal = _play_decisions(init, len(rows["obs"]), seed)
+    play_obs, play_legal = _play_decisions(init, len(rows["obs"]), seed, ruleset)
     play_held = np.arange(len(play_obs) - len(play_obs) // 10, len(play_obs))
     play_train = np.arange(play_held[0])
     batch = 512
@@ -372,7 +417,7 @@ def merge(
             agree = (moves[sel] == target[held][sel]).mean()
             print(f"  {PHASE_NAMES[kind]:<9} held out: the teacher's move in {agree:.1%}")
     print(f"  play      held out: {init}'s move in {float(same_play):.1%}")
-    export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts merge")
+    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="real_deal_playouts merge")
     print(f"wrote {out}")
 
 
@@ -382,7 +427,8 @@ def combine(prior: str, teacher: str, weight: float, out: str) -> None:
     prior's preference for its own (in tricks, ``weight`` per unit of log-probability). Exact, no training: the two
     networks side by side in one wider MLP (first layers stacked, the next ones block-diagonal, the heads summed),
     so it loads and plays as any policy file. Writes ``out``."""
-    a, q = _policy(prior).policy, _policy(teacher).policy
+    ruleset = _trained_on(prior)
+    a, q = _policy(prior, ruleset).policy, _policy(teacher, ruleset).policy
     if len(a.hidden) != len(q.hidden) or a.activation != "relu" or q.activation != "relu":
         raise SystemExit(f"combine: needs two ReLU networks of the same depth, got {a.net_arch} and {q.net_arch}")
     hidden = []  # (weight [out, in], bias), NumpyPolicy's constructor layout
@@ -397,26 +443,28 @@ def combine(prior: str, teacher: str, weight: float, out: str) -> None:
         np.concatenate([weight * a.head[0].T, Q_SCALE * q.head[0].T], axis=1),
         weight * a.head[1] + Q_SCALE * q.head[1],
     )
-    export_policy(NumpyPolicy(hidden, head, "relu"), out, rules="standard", trainer="real_deal_playouts combine")
+    export_policy(NumpyPolicy(hidden, head, "relu"), out, rules=ruleset, trainer="real_deal_playouts combine")
     print(f"wrote {out}: {weight} x {prior} + {teacher} (hidden layers {[w.shape[0] for w, _ in hidden]})")
 
 
-def _play_decisions(spec: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _play_decisions(spec: str, count: int, seed: int, rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
     """``count`` play decisions with a choice from the self-play of ``spec`` (observations, bool masks)."""
-    obs, legal, _ = _decisions(spec, count, seed, (PLAY,))
+    obs, legal, _ = _decisions(spec, count, seed, (PLAY,), rules)
     return obs.astype(np.float32), legal
 
 
-def _decisions(spec: str, count: int, seed: int, phases: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``count`` decisions with a choice, of the ``phases``, from the self-play of ``spec`` in whole games (30
-    hands at most): observations (f16), bool masks, phases."""
-    policy = PolicyOpponent(_policy(spec))
-    games = VectorGame(GAMES, "standard", seed=seed + 1000, episode="game", max_hands=30)
+def _decisions(
+    spec: str, count: int, seed: int, phases: tuple[int, ...], rules: RuleSet = STANDARD
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``count`` decisions with a choice, of the ``phases``, from the self-play of ``spec`` in whole games of
+    ``rules`` (30 hands at most): observations (f16), bool masks, phases."""
+    policy = PolicyOpponent(_policy(spec, rules))
+    games = VectorGame(GAMES, rules, seed=seed + 1000, episode="game", max_hands=30)
     games.reset()
     obs, legal, kinds, found = [], [], [], 0
     while found < count:
         observations, masks = games.observe(), games.legal_mask()
-        phase = observed_phases(observations, 3)
+        phase = observed_phases(observations, rules.num_players)
         chosen = np.flatnonzero(np.isin(phase, phases) & (masks.sum(axis=1) > 1))
         obs.append(observations[chosen].astype(np.float16))
         legal.append(masks[chosen].astype(bool))
@@ -434,18 +482,20 @@ def distil(
     epochs: int,
     learning_rate: float,
     seed: int,
+    rules: RuleSet | str | dict = "standard",
 ) -> None:
     """A copy of the policy ``teacher`` in the network of ``init`` (its shape and weights as the start): the
-    move probabilities of ``teacher`` on ``decisions`` decisions of its own self-play (every decision type),
-    learnt by the KL divergence. Keeps a combined policy (``combine``) from growing wider with each round:
-    the copy plays, is played out and is the next prior. Reports the held-out agreement of the two policies'
+    move probabilities of ``teacher`` on ``decisions`` decisions of its own self-play under ``rules`` (every
+    decision type), learnt by the KL divergence. Keeps a combined policy (``combine``) from growing wider with
+    each round: the copy plays, is played out and is the next prior. Reports the held-out agreement of the two policies'
     most probable moves per decision type; writes ``out``."""
+    ruleset = _rules(rules)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     start = time.time()
-    obs, legal, kinds = _decisions(teacher, decisions, seed, tuple(TYPES.values()))
+    obs, legal, kinds = _decisions(teacher, decisions, seed, tuple(TYPES.values()), ruleset)
     print(f"{len(obs)} decisions of {teacher}'s self-play: {time.time() - start:.0f} s", flush=True)
-    teacher_net, net = _network(teacher, False), _network(init, False)
+    teacher_net, net = _network(teacher, False, ruleset), _network(init, False, ruleset)
 
     def log_probs(x: np.ndarray, m: np.ndarray, network: nn.Sequential) -> torch.Tensor:
         return _log_probs(network, torch.from_numpy(x.astype(np.float32)), torch.from_numpy(m))
@@ -480,7 +530,7 @@ def distil(
         if sel.any():
             agree = same[sel].mean()
             print(f"  {PHASE_NAMES[kind]:<9} held out {sel.sum():>7}: the teacher's most probable move in {agree:.1%}")
-    export_policy(policy_from_torch([net], "relu"), out, rules="standard", trainer="real_deal_playouts distil")
+    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="real_deal_playouts distil")
     print(f"wrote {out}")
 
 
@@ -516,6 +566,7 @@ class RunConfig(Section):
     output_dir: Text = setting("runs", "where run folders go")
     workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
     policy: Text = setting("trained", "the policy that plays, is played out, starts the Q-network and is the prior")
+    rules: Text = setting("standard", "the rule preset played (one of 56 actions, three or four players)")
     student: Student | None = setting(
         None, "first copy `policy` into a smaller network (student.pt), which then plays in its place (null: no copy)"
     )
@@ -524,6 +575,11 @@ class RunConfig(Section):
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
     seed: Whole = setting(0, "the fit's seed")
     weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
+
+    @model_validator(mode="after")
+    def _labelled_rules(self) -> RunConfig:
+        _rules(self.rules)  # a RulesError (a ValueError) names the rule sets allowed
+        return self
 
 
 LabelGroup.model_rebuild()  # the annotations resolved here: the tests load this script under another name
@@ -536,7 +592,7 @@ def load_run_config(path: str, overrides: list[str] | None = None) -> RunConfig:
     return load(lambda data, source: validate_config(RunConfig, data, source), path, overrides)
 
 
-def _label_job(job: tuple[str, int, int, str, tuple[int, ...]]) -> str:
+def _label_job(job: tuple[str, int, int, str, tuple[int, ...], str]) -> str:
     label(*job)
     return job[3]
 
@@ -562,6 +618,7 @@ def run(config: RunConfig) -> None:
                 student.epochs,
                 student.learning_rate,
                 config.seed,
+                config.rules,
             )
     files, jobs = [], []
     for group in config.labels:
@@ -572,7 +629,7 @@ def run(config: RunConfig) -> None:
             files.append(path)
             if not os.path.exists(path):
                 policy = player if group.policy is None else group.policy
-                jobs.append((policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types)))
+                jobs.append((policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types), config.rules))
     print(f"{len(files) - len(jobs)} of {len(files)} label files there; labelling {len(jobs)}", flush=True)
     if len(jobs) == 1 or (jobs and config.workers == 1):
         for job in jobs:
@@ -596,6 +653,7 @@ def main(argv: list[str] | None = None) -> None:
     lab.add_argument("--hands", type=int, default=1000, help="hands to play (all slots together)")
     lab.add_argument("--out", required=True, help="data file (.npz)")
     lab.add_argument("--types", default="exchange,trump,discard", help=f"decision types labelled, of {','.join(TYPES)}")
+    lab.add_argument("--rules", default="standard", help="the rule preset played (56 actions, three or four players)")
     fitter = sub.add_parser("fit", help="fit the Q-network on labelled files")
     fitter.add_argument("--data", required=True, help="comma-separated data files")
     fitter.add_argument("--init", default="trained", help="policy whose hidden layers start the network")
@@ -621,6 +679,7 @@ def main(argv: list[str] | None = None) -> None:
     distiller.add_argument("--epochs", type=int, default=3)
     distiller.add_argument("--learning-rate", type=float, default=1e-4)
     distiller.add_argument("--seed", type=int, default=0)
+    distiller.add_argument("--rules", default="standard", help="the rule preset of the self-play")
     combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
     combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
     combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
@@ -632,6 +691,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not 1 <= getattr(args, "epochs", 1) <= MAX_EPOCHS:
         parser.error(f"--epochs must be in 1..{MAX_EPOCHS}, got {args.epochs}")
+    try:
+        _command(parser, args)
+    except RulesError as err:
+        parser.error(str(err))
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Run the command of ``args`` (checked here; a bad rule set raises a RulesError for ``main``)."""
     if args.command == "run":
         try:
             config = load_run_config(args.config, args.set)
@@ -643,7 +710,7 @@ def main(argv: list[str] | None = None) -> None:
         kinds = args.types.split(",")
         if not 1 <= args.hands <= MAX_HANDS or not set(kinds) <= set(TYPES):
             parser.error(f"--hands must be in 1..{MAX_HANDS} (got {args.hands}), --types some of {','.join(TYPES)}")
-        label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds))
+        label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds), _rules(args.rules))
     elif args.command == "combine":
         if not 0 <= args.weight <= 1000:
             parser.error(f"--weight must be in [0, 1000], got {args.weight}")
@@ -653,7 +720,9 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(
                 f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --learning-rate > 0"
             )
-        distil(args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed)
+        distil(
+            args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed, args.rules
+        )
     elif args.command == "merge":
         kinds = args.types.split(",")
         if not args.margin >= 0 or not args.learning_rate > 0 or not set(kinds) <= {"exchange", "trump", "discard"}:

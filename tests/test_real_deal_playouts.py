@@ -19,6 +19,7 @@ from training.vector.fixed_agents import PolicyOpponent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")
+FOUR = os.path.join(ROOT, "agents", "policies", "four-5-3-2-2_v0.pt")
 
 
 def _script():
@@ -35,18 +36,19 @@ def _python_balance(games: VectorGame, slot: int, move: int, agent: PPOAgent) ->
     return game.history[hand - 1].balances[seat]
 
 
-def test_play_outs_match_the_python_game_for_every_legal_move() -> None:
+@pytest.mark.parametrize(("rules", "spec"), [("standard", POLICY), ("four-5-3-2-2", FOUR)])
+def test_play_outs_match_the_python_game_for_every_legal_move(rules: str, spec: str) -> None:
     script = _script()
-    agent = PPOAgent(POLICY, deterministic=True)
+    agent = PPOAgent(spec, deterministic=True)
     policy = PolicyOpponent(agent)
-    games = VectorGame(6, "standard", seed=11, episode="game", max_hands=5)
+    games = VectorGame(6, rules, seed=11, episode="game", max_hands=5)
     games.reset()
-    rollouts = VectorGame(64, "standard", seed=0, episode="game", max_hands=5)
+    rollouts = VectorGame(64, rules, seed=0, episode="game", max_hands=5)
     rollouts.reset()
     checked = {EXCHANGE: 0, TRUMP: 0, DISCARD: 0, PLAY: 0}
     for _ in range(400):
         observations, masks = games.observe(), games.legal_mask()
-        phases = observed_phases(observations, 3)
+        phases = observed_phases(observations, games.rules.num_players)
         candidates = np.flatnonzero(np.isin(phases, list(checked)) & (masks.sum(axis=1) > 1))
         # one decision a step, of the type checked least so far
         for slot in sorted(candidates, key=lambda s: checked[int(phases[s])])[:1]:
@@ -215,3 +217,38 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path) 
         rows = np.load(folder / "labels" / f"{seed}.npz")
         np.testing.assert_array_equal(rows["policy_move"], _moves(spec, rows["obs"], rows["mask"]))
     assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1024, 512]
+
+
+def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -> None:
+    """``label --rules``: a four-player file records its rule set, the fit writes a four-player Q-network from
+    it; files of two rule sets are not fitted together, and a 74-action rule set is refused in one line."""
+    script = _script()
+    four, three = str(tmp_path / "four.npz"), str(tmp_path / "three.npz")
+    script.main(
+        [
+            "label",
+            "--policy",
+            FOUR,
+            "--rules",
+            "four-5-3-2-2",
+            "--hands",
+            "24",
+            "--out",
+            four,
+            "--types",
+            "discard,play",
+        ]
+    )
+    script.main(["label", "--policy", POLICY, "--hands", "4", "--out", three, "--types", "trump,discard"])
+    data = np.load(four)
+    assert "four-5-3-2-2" in str(data["rules"]) and data["obs"].shape[1] == PPOAgent(FOUR).policy.observation_size
+    assert set(data["phase"]) == {DISCARD, PLAY}
+    legal_values = np.isfinite(data["values"]) == data["mask"].astype(bool)
+    assert legal_values.all()  # every legal move has its value, no illegal one has
+    script.main(["fit", "--data", four, "--init", FOUR, "--out", str(tmp_path / "q.pt"), "--epochs", "1"])
+    assert PPOAgent(str(tmp_path / "q.pt")).trained_on == "four-5-3-2-2"
+    with pytest.raises(SystemExit, match="labelled on different rule sets"):
+        script.main(["fit", "--data", f"{four},{three}", "--init", FOUR, "--out", str(tmp_path / "x.pt")])
+    with pytest.raises(SystemExit):
+        script.main(["label", "--rules", "calls", "--out", str(tmp_path / "c.npz")])
+    assert "has 74 actions" in capsys.readouterr().err
