@@ -52,7 +52,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import torch
-from pydantic import model_validator
+from pydantic import field_validator, model_validator
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -576,10 +576,11 @@ class RunConfig(Section):
     seed: Whole = setting(0, "the fit's seed")
     weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
 
-    @model_validator(mode="after")
-    def _labelled_rules(self) -> RunConfig:
-        _rules(self.rules)  # a RulesError (a ValueError) names the rule sets allowed
-        return self
+    @field_validator("rules")
+    @classmethod
+    def _labelled_rules(cls, rules: str) -> str:
+        _rules(rules)  # a RulesError (a ValueError) says what is wrong and what is allowed
+        return rules
 
 
 LabelGroup.model_rebuild()  # the annotations resolved here: the tests load this script under another name

@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("pydantic")
 
+from pydantic import model_validator  # noqa: E402
+
 from training.common import yaml_config  # noqa: E402
 from training.common.yaml_config import (  # noqa: E402
     MAX_CONFIG_BYTES,
@@ -158,6 +160,27 @@ def test_errors_inside_a_list_of_sections_name_the_entry():
     with pytest.raises(ConfigError, match=r"^--set items=\[\{size: -1\}\]: items\[0\].size: must be > 0"):
         load(lambda data, source: validate(Listed, data, source), None, ["items=[{size: -1}]"])
     assert "items[].size = 3" in describe(Listed)
+
+
+class Checked(Section):
+    """A schema with a check of the whole config (a model validator: its error has no key)."""
+
+    low: Whole = setting(1, "the lower end")
+    high: Whole = setting(2, "the upper end")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Checked:
+        if self.low > self.high:
+            raise ValueError(f"low must be at most high, got {self.low} > {self.high}")
+        return self
+
+
+Checked.model_rebuild()
+
+
+def test_a_check_of_the_whole_config_is_one_clear_error():
+    with pytest.raises(ConfigError, match=r"^f.yaml: low must be at most high, got 3 > 2$"):
+        validate(Checked, {"low": 3}, "f.yaml")
 
 
 # ---------------------------------------------------------------------------- what a config may cost

@@ -361,6 +361,8 @@ def _explain(model: type[BaseModel], err: dict[str, Any], source: str) -> Config
     """One pydantic error as a ConfigError naming the key, the value and what is allowed (and, for a value of
     the wrong type, the field's description)."""
     loc = err["loc"]  # section names (and list indices), then the field, then an item's index in a list field
+    if all(isinstance(part, int) for part in loc):  # a check of the whole config (a model validator): no key
+        return config_error(source, None, _allowed(err, None))
     last = max(i for i, part in enumerate(loc) if not isinstance(part, int))
     *path, name = loc[: last + 1]
     for part in path:
