@@ -28,7 +28,7 @@ TRAINED_POLICIES: dict[str, str] = {
     "standard": "standard_v5.pt",
     "calls": "calls_v1.pt",
     "woburn-auction": "woburn-auction_v1.pt",
-    "four-5-3-2-2": "four-5-3-2-2_v0.pt",
+    "four-5-3-2-2": "four-5-3-2-2_v1.pt",
 }
 """The policies ``trained`` plays: rule preset it was trained on -> file in :data:`POLICY_DIR` (each file
 records the same preset and its shape; a test checks both)."""
