@@ -57,7 +57,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_torch  # noqa: E402
+from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_torch, recorded_rules  # noqa: E402
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
@@ -112,9 +112,11 @@ def _policy(spec: str, rules: RuleSet = STANDARD) -> PPOAgent:
 
 
 def _trained_on(spec: str) -> RuleSet:
-    """The rule set the policy file ``spec`` records (standard if it records none)."""
-    agent = PPOAgent(spec[4:] if spec.startswith("ppo:") else spec) if spec != "trained" else None
-    return _rules(agent.trained_on if agent is not None and agent.trained_on else STANDARD)
+    """The rule set the policy file ``spec`` records (``trained`` and files that record none: standard)."""
+    if spec == "trained":
+        return STANDARD
+    recorded = recorded_rules(PPOAgent(spec.removeprefix("ppo:")).meta)
+    return _rules(recorded if recorded is not None else STANDARD)
 
 
 def play_out(

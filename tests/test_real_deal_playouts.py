@@ -247,6 +247,9 @@ def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -
     assert legal_values.all()  # every legal move has its value, no illegal one has
     script.main(["fit", "--data", four, "--init", FOUR, "--out", str(tmp_path / "q.pt"), "--epochs", "1"])
     assert PPOAgent(str(tmp_path / "q.pt")).trained_on == "four-5-3-2-2"
+    combined = str(tmp_path / "c.pt")
+    script.main(["combine", "--prior", FOUR, "--teacher", str(tmp_path / "q.pt"), "--out", combined])
+    assert PPOAgent(combined).trained_on == "four-5-3-2-2" and PPOAgent(combined).policy.net_arch == [1024, 512]
     with pytest.raises(SystemExit, match="labelled on different rule sets"):
         script.main(["fit", "--data", f"{four},{three}", "--init", FOUR, "--out", str(tmp_path / "x.pt")])
     with pytest.raises(SystemExit):
