@@ -31,8 +31,12 @@ own self-play, so that the next round plays, plays out and combines at the small
         --seed 7 --start-balances=-1,-1,2
 
 A data file (``np.savez``) holds one row per decision: ``obs`` f16 [789] (1016 with four players), ``mask``
-int8 [56], ``values`` f32 [56] (NaN for illegal moves), ``phase`` (0 exchange, 1 trump, 2 discard, 3 play),
-``policy_move``; and ``rules``, the JSON of the rule set's options (files without it: the standard rules).
+int8 [56], ``values`` f32 [56] (NaN for illegal moves), ``results`` f32 [56] (the seat's result reward where
+the play-out's hand ends the game: +1 won, -1 shared by the losers; 0 where the game goes on; absent in files
+labelled before it was recorded), ``phase`` (0 exchange, 1 trump, 2 discard, 3 play), ``policy_move``; and
+``rules``, the JSON of the rule set's options (files without it: the standard rules). ``fit --game-weight W``
+values a move at its balance plus W times its result reward: the objective of whole games, where a hand that
+reaches 12 tricks wins.
 The fit, the merge and the combination take their rule set from the files and the prior; files of two rule
 sets are not fitted together. The 74-action rule sets (bids, calls, assigned quotas, a kitty taken) are
 refused: the Q-network's values are added to every decision, and those decisions are not labelled.
@@ -60,6 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_torch, recorded_rules  # noqa: E402
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
+from sm_env.core.episode import result_table  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
 from sm_env.core.rules import RulesError, RuleSet  # noqa: E402
 from sm_env.observation import observed_phases  # noqa: E402
@@ -121,11 +126,15 @@ def _trained_on(spec: str) -> RuleSet:
 
 def play_out(
     games: VectorGame, rollouts: VectorGame, policy: PolicyOpponent, slots: list[int], seats: np.ndarray, moves
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """The balance of ``seats[j]`` at the end of the hand when ``moves[j]`` is played in the position of
-    ``games``' slot ``slots[j]`` (copied into ``rollouts``) and the policy plays every move after it."""
+    ``games``' slot ``slots[j]`` (copied into ``rollouts``) and the policy plays every move after it; and the
+    seat's result reward (``sm_env.core.episode.result_rewards``: +1 for a win, -0.5 when another seat wins with
+    three players) where that hand's end wins the game, else 0."""
     n = len(slots)
     out = np.full(n, np.nan, dtype=np.float32)
+    results = np.zeros(n, dtype=np.float32)
+    table = np.asarray(result_table(rollouts.num_players), dtype=np.float32)
     for start in range(0, n, ROWS):
         part = np.arange(start, min(n, start + ROWS))
         rows = np.arange(len(part))
@@ -145,8 +154,9 @@ def play_out(
             rewards, done = rollouts.step(actions, active=active)
             ended = np.flatnonzero(active & (done | (rollouts.hand_number != hand)))
             out[part[ended]] = rewards[ended, seats[part[ended]]]
+            results[part[ended]] = table[rollouts.winners[ended], seats[part[ended]]]
             active[ended] = False
-    return out
+    return out, results
 
 
 def _give_back_memory() -> None:
@@ -177,7 +187,7 @@ def label(
     rollouts = VectorGame(ROWS, ruleset, seed=seed + 1, episode="game", max_hands=30)
     games.reset()
     rollouts.reset()
-    rows: dict[str, list] = {"obs": [], "mask": [], "values": [], "phase": [], "policy_move": []}
+    rows: dict[str, list] = {"obs": [], "mask": [], "values": [], "results": [], "phase": [], "policy_move": []}
     snapshots = VectorGame(PENDING + slots, ruleset, seed=seed + 2, episode="game", max_hands=30)
     snapshots.reset()
     pending: list[tuple[int, int, int]] = []  # (snapshot slot, seat, row index)
@@ -191,9 +201,10 @@ def label(
                 seats.append(seat)
                 moves.append(move)
                 where.append((row, move))
-        values = play_out(snapshots, rollouts, policy, slots, np.asarray(seats), moves)
-        for (row, move), value in zip(where, values, strict=True):
+        values, results = play_out(snapshots, rollouts, policy, slots, np.asarray(seats), moves)
+        for (row, move), value, result in zip(where, values, results, strict=True):
             rows["values"][row][move] = value
+            rows["results"][row][move] = result
         pending.clear()
         _give_back_memory()
 
@@ -213,6 +224,7 @@ def label(
                 rows["obs"].append(observations[slot].astype(np.float16))
                 rows["mask"].append(masks[slot].copy())
                 rows["values"].append(np.full(masks.shape[1], np.nan, dtype=np.float32))
+                rows["results"].append(np.full(masks.shape[1], np.nan, dtype=np.float32))
                 rows["phase"].append(phases[slot])
                 rows["policy_move"].append(actions[slot])
         if len(pending) >= PENDING:
@@ -272,13 +284,27 @@ def _load(data: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarra
     if len({json.dumps(ruleset.options()) for ruleset in found.values()}) > 1:
         named = ", ".join(f"{path}: {ruleset.name}" for path, ruleset in found.items())
         raise SystemExit(f"real_deal_playouts: the data files were labelled on different rule sets ({named})")
-    rows = {
-        name: np.concatenate([f[name] for f in files]) for name in ("obs", "mask", "values", "phase", "policy_move")
-    }
+    names = ["obs", "mask", "values", "phase", "policy_move"]
+    if all("results" in f for f in files):
+        names.append("results")  # the files labelled since the result rewards were recorded
+    rows = {name: np.concatenate([f[name] for f in files]) for name in names}
     sizes = [len(f["obs"]) for f in files]
     starts = np.cumsum([0, *sizes])
     held = np.concatenate([np.arange(starts[i] + int(0.9 * sizes[i]), starts[i + 1]) for i in range(len(files))])
     return rows, np.setdiff1d(np.arange(len(rows["obs"])), held), held, next(iter(found.values()))
+
+
+def move_values(rows: dict[str, np.ndarray], game_weight: float, data: list[str]) -> np.ndarray:
+    """The value of each labelled move in tricks: its balance, plus ``game_weight`` times its result reward
+    where the play-out's hand ended the game (refused in one line if the files of ``data`` lack the results)."""
+    if not game_weight:
+        return rows["values"]
+    if "results" not in rows:
+        raise SystemExit(
+            f"fit: a game weight of {game_weight} needs the result rewards, which some of {', '.join(data)} lack "
+            "(files labelled before they were recorded): label them again, or fit with a game weight of 0"
+        )
+    return rows["values"] + np.float32(game_weight) * rows["results"]
 
 
 def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.ndarray, margin: float) -> np.ndarray:
@@ -318,9 +344,13 @@ def _train(net: nn.Sequential, batches, steps: int, learning_rate: float) -> Non
         schedule.step()
 
 
-def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float, seed: int) -> None:
+def fit(
+    data: list[str], init: str, out: str, epochs: int, learning_rate: float, seed: int, game_weight: float = 0.0
+) -> None:
     """Fit the Q-network on ``data``, report the held-out real-deal gains per decision type (and with a margin
-    over the policy's move), write the network to ``out`` as a policy file (module docstring)."""
+    over the policy's move), write the network to ``out`` as a policy file (module docstring). With
+    ``game_weight`` W the value of a move is its balance plus W times its result reward (a hand that wins the
+    game: +1; one that another seat wins: -1 shared by the losers; otherwise 0)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     rows, train, held, ruleset = _load(data)
@@ -328,6 +358,7 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
         raise SystemExit(
             f"fit: {len(train)} training decisions in {', '.join(data)}, fewer than one batch of {FIT_BATCH}"
         )
+    rows["values"] = move_values(rows, game_weight, data)
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"]) / Q_SCALE  # balances run about -8..+8
     net = _network(init, fresh_head=True, rules=ruleset)
@@ -341,7 +372,8 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
     start = time.time()
     _train(net, batches(), epochs * (len(train) // FIT_BATCH), learning_rate)
     own, kinds, real = rows["policy_move"][held].astype(np.int64), rows["phase"][held], rows["values"][held]
-    print(f"held out: {len(held)} decisions; real-deal gain of the Q-network's move over the policy's, in tricks:")
+    valued = f"balance + {game_weight:g} x result reward" if game_weight else "balance"
+    print(f"held out: {len(held)} decisions; real-deal gain ({valued}) of the Q-network's move over the policy's:")
     for margin in (0.0, 0.1, 0.2):
         choice = _q_moves(net, rows["obs"][held], legal[held], own, margin)
         gain = real[np.arange(len(held)), choice] - real[np.arange(len(held)), own]
@@ -353,6 +385,11 @@ def fit(data: list[str], init: str, out: str, epochs: int, learning_rate: float,
                     f"  margin {margin:.1f}  {PHASE_NAMES[kind]:<9} {sel.sum():>7} decisions  {gain[sel].mean():+.4f} "
                     f"+- {half:.4f}  (move changed in {(choice[sel] != own[sel]).mean():.1%})"
                 )
+                if game_weight:
+                    results = rows["results"][held]
+                    won = results[np.arange(len(held)), choice] - results[np.arange(len(held)), own]
+                    half = 1.96 * won[sel].std() / np.sqrt(sel.sum())
+                    print(f"{'':24}of which the result reward: {won[sel].mean():+.5f} +- {half:.5f}")
     export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="real_deal_playouts")
     print(f"wrote {out}")
 
@@ -576,6 +613,9 @@ class RunConfig(Section):
     epochs: Whole = setting(4, "the fit's passes over the data", ge=1, le=MAX_EPOCHS)
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
     seed: Whole = setting(0, "the fit's seed")
+    game_weight: Number = setting(
+        0.0, "the fit: tricks per unit of result reward (a game won +1, lost -0.5 with three players)", ge=0, le=100
+    )
     weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
 
     @field_validator("rules")
@@ -643,7 +683,7 @@ def run(config: RunConfig) -> None:
                 print(f"labelled {done}", flush=True)
     q_path, out = os.path.join(folder, "q.pt"), os.path.join(folder, "policy.pt")
     if not os.path.exists(q_path):
-        fit(files, player, q_path, config.epochs, config.learning_rate, config.seed)
+        fit(files, player, q_path, config.epochs, config.learning_rate, config.seed, config.game_weight)
     combine(player, q_path, config.weight, out)
 
 
@@ -664,6 +704,9 @@ def main(argv: list[str] | None = None) -> None:
     fitter.add_argument("--epochs", type=int, default=4)
     fitter.add_argument("--learning-rate", type=float, default=3e-4)
     fitter.add_argument("--seed", type=int, default=0)
+    fitter.add_argument(
+        "--game-weight", type=float, default=0.0, help="tricks per unit of result reward where a hand ends the game"
+    )
     merger = sub.add_parser("merge", help="one policy: the Q-network's exchange, trump and discards, the play kept")
     merger.add_argument("--data", required=True, help="comma-separated data files (the fit's)")
     merger.add_argument("--init", default="trained", help="the policy to fine-tune")
@@ -742,9 +785,12 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             args.seed,
         )
     else:
-        if not args.learning_rate > 0:
-            parser.error(f"--learning-rate must be > 0, got {args.learning_rate}")
-        fit(args.data.split(","), args.init, args.out, args.epochs, args.learning_rate, args.seed)
+        if not args.learning_rate > 0 or not 0 <= args.game_weight <= 100:
+            parser.error(
+                f"--learning-rate must be > 0 (got {args.learning_rate}), --game-weight in [0, 100] "
+                f"(got {args.game_weight})"
+            )
+        fit(args.data.split(","), args.init, args.out, args.epochs, args.learning_rate, args.seed, args.game_weight)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from helpers import benchmark_script
 from agents import act
 from agents.ppo_agent import PPOAgent
 from sm_env.compiled.batch import VectorGame
+from sm_env.core.episode import result_rewards
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP
 from sm_env.core.knowledge import player_view
 from sm_env.observation import observed_phases
@@ -26,14 +27,16 @@ def _script():
     return benchmark_script("real_deal_playouts")
 
 
-def _python_balance(games: VectorGame, slot: int, move: int, agent: PPOAgent) -> int:
-    """The seat's hand balance after ``move`` with the policy playing on, through the Python Game."""
+def _python_outcome(games: VectorGame, slot: int, move: int, agent: PPOAgent) -> tuple[int, float]:
+    """The seat's hand balance after ``move`` with the policy playing on, through the Python Game, and its
+    result reward where that hand ends the game (0 otherwise)."""
     game = games.game(slot)
     seat, hand = game.current_player, game.hand_number
     game.apply(move)
     while not game.is_over and game.hand_number == hand:
         game.apply(act(agent, player_view(game, game.current_player)))
-    return game.history[hand - 1].balances[seat]
+    result = result_rewards(game.winners, game.rules.num_players)[seat] if game.is_over else 0.0
+    return game.history[hand - 1].balances[seat], result
 
 
 @pytest.mark.parametrize(("rules", "spec"), [("standard", POLICY), ("four-5-3-2-2", FOUR)])
@@ -46,7 +49,8 @@ def test_play_outs_match_the_python_game_for_every_legal_move(rules: str, spec: 
     rollouts = VectorGame(64, rules, seed=0, episode="game", max_hands=5)
     rollouts.reset()
     checked = {EXCHANGE: 0, TRUMP: 0, DISCARD: 0, PLAY: 0}
-    for _ in range(400):
+    won = 0  # decisions with a play-out that won or lost the game
+    for _ in range(2000):
         observations, masks = games.observe(), games.legal_mask()
         phases = observed_phases(observations, games.rules.num_players)
         candidates = np.flatnonzero(np.isin(phases, list(checked)) & (masks.sum(axis=1) > 1))
@@ -54,14 +58,19 @@ def test_play_outs_match_the_python_game_for_every_legal_move(rules: str, spec: 
         for slot in sorted(candidates, key=lambda s: checked[int(phases[s])])[:1]:
             moves = np.flatnonzero(masks[slot])
             seat = games.current_player[slot]
-            values = script.play_out(games, rollouts, policy, [slot] * len(moves), np.full(len(moves), seat), moves)
-            expected = [_python_balance(games, int(slot), int(m), agent) for m in moves]
-            np.testing.assert_array_equal(values, expected)
+            values, results = script.play_out(
+                games, rollouts, policy, [slot] * len(moves), np.full(len(moves), seat), moves
+            )
+            expected = [_python_outcome(games, int(slot), int(m), agent) for m in moves]
+            np.testing.assert_array_equal(values, [balance for balance, _ in expected])
+            np.testing.assert_allclose(results, [result for _, result in expected], rtol=1e-6)
             checked[int(phases[slot])] += 1
-        if min(checked.values()) >= 1 and sum(checked.values()) >= 6:
+            won += int(np.any(results != 0))
+        if min(checked.values()) >= 1 and sum(checked.values()) >= 6 and won:
             break
         games.step(policy.act(games, np.arange(6), masks, observations))
     assert min(checked.values()) >= 1, checked  # an exchange, a trump, a discard and a play decision at least
+    assert won, "no play-out ended the game: the result rewards were not checked"
 
 
 def test_fit_merge_and_combine_write_policies_that_play(tmp_path, capsys) -> None:
@@ -149,6 +158,11 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
     for name in ("labels/1.npz", "labels/2.npz", "q.pt", "policy.pt", "config.yaml"):
         assert (folder / name).exists(), name
     assert set(np.load(folder / "labels" / "1.npz")["phase"]) == {PLAY}
+    for name in ("1.npz", "2.npz"):  # a result reward for every legal move, NaN for the others
+        labelled = np.load(folder / "labels" / name)
+        legal = labelled["mask"].astype(bool)
+        assert np.isin(labelled["results"][legal], [0.0, 1.0, -0.5]).all()
+        assert np.isnan(labelled["results"][~legal]).all()
     assert set(np.load(folder / "labels" / "2.npz")["phase"]) == {TRUMP, DISCARD}
     stamp = (folder / "q.pt").stat().st_mtime_ns
     capsys.readouterr()
@@ -255,3 +269,20 @@ def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -
     with pytest.raises(SystemExit):
         script.main(["label", "--rules", "calls", "--out", str(tmp_path / "c.npz")])
     assert "has 74 actions" in capsys.readouterr().err
+
+
+def test_the_game_weight_adds_the_result_rewards_and_needs_them(tmp_path, capsys) -> None:
+    """``fit --game-weight W`` values a move at its balance plus W times its result reward; files labelled before
+    the results were recorded are refused in one line."""
+    script = _script()
+    rows = {
+        "values": np.array([[1.0, -2.0, np.nan]], dtype=np.float32),
+        "results": np.array([[1.0, -0.5, np.nan]], dtype=np.float32),
+    }
+    np.testing.assert_array_equal(script.move_values(rows, 4.0, ["f"]), [[5.0, -4.0, np.nan]])
+    np.testing.assert_array_equal(script.move_values(rows, 0.0, ["f"]), rows["values"])
+    with pytest.raises(SystemExit, match="needs the result rewards"):
+        script.move_values({"values": rows["values"]}, 4.0, ["old.npz"])
+    with pytest.raises(SystemExit):
+        script.main(["fit", "--data", "x", "--out", "y", "--game-weight", "-1"])
+    assert "--game-weight in [0, 100]" in capsys.readouterr().err
