@@ -613,6 +613,9 @@ class RunConfig(Section):
     epochs: Whole = setting(4, "the fit's passes over the data", ge=1, le=MAX_EPOCHS)
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
     seed: Whole = setting(0, "the fit's seed")
+    q_init: Text | None = setting(
+        None, "the policy whose hidden layers start the Q-network (null: the one that plays; its size sets the cost)"
+    )
     game_weight: Number = setting(
         0.0, "the fit: tricks per unit of result reward (a game won +1, lost -0.5 with three players)", ge=0, le=100
     )
@@ -683,7 +686,8 @@ def run(config: RunConfig) -> None:
                 print(f"labelled {done}", flush=True)
     q_path, out = os.path.join(folder, "q.pt"), os.path.join(folder, "policy.pt")
     if not os.path.exists(q_path):
-        fit(files, player, q_path, config.epochs, config.learning_rate, config.seed, config.game_weight)
+        q_init = player if config.q_init is None else config.q_init
+        fit(files, q_init, q_path, config.epochs, config.learning_rate, config.seed, config.game_weight)
     combine(player, q_path, config.weight, out)
 
 

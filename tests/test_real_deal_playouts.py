@@ -21,6 +21,7 @@ from training.vector.fixed_agents import PolicyOpponent
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")
 FOUR = os.path.join(ROOT, "agents", "policies", "four-5-3-2-2_v0.pt")
+WIDE = os.path.join(ROOT, "agents", "policies", "standard_v5.pt")  # [1024, 512]: standard_v4's width twice
 
 
 def _script():
@@ -150,7 +151,8 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
     script = _script()
     config = tmp_path / "c.yaml"
     config.write_text(
-        f"name: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nepochs: 1\nweight: 2.0\nlabels:\n"
+        f"name: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nq_init: {WIDE}\nepochs: 1\nweight: 2.0\n"
+        "labels:\n"
         "  - {seeds: [1], hands: 16, types: [play]}\n  - {seeds: [2], hands: 3, types: [trump, discard]}\n"
     )
     script.main(["run", "--config", str(config)])
@@ -169,7 +171,8 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
     script.main(["run", "--config", str(config)])
     assert "2 of 2 label files there; labelling 0" in capsys.readouterr().out
     assert (folder / "q.pt").stat().st_mtime_ns == stamp
-    assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1024, 512]
+    assert PPOAgent(str(folder / "q.pt")).policy.net_arch == [1024, 512]  # started from q_init (standard_v5)
+    assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1536, 768]  # standard_v4's [512, 256] beside it
     with pytest.raises(SystemExit):
         script.main(["run", "--config", str(config), "--set", "labels=[{seeds: [3], types: [bid]}]"])
     assert "types must be some of exchange, trump, discard, play" in capsys.readouterr().err
