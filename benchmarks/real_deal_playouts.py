@@ -79,7 +79,7 @@ from training.common.yaml_config import (  # noqa: E402
     setting,
 )
 from training.common.yaml_config import validate as validate_config  # noqa: E402
-from training.vector.fixed_agents import PolicyOpponent, check_fixed_agent  # noqa: E402
+from training.vector.fixed_agents import FixedAgentError, PolicyOpponent, check_fixed_agent  # noqa: E402
 
 LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers): label's default
 TYPES = {"exchange": 0, "trump": 1, "discard": 2, "play": PLAY}  # the decision types that can be labelled
@@ -651,6 +651,8 @@ def run(config: RunConfig) -> None:
     folder = os.path.join(config.output_dir, config.name)
     os.makedirs(os.path.join(folder, "labels"), exist_ok=True)
     save_config(config, os.path.join(folder, "config.yaml"))
+    if config.q_init is not None:  # read only by the fit, hours later: a wrong one is refused now
+        _policy(config.q_init, _rules(config.rules))
     player = config.policy
     if config.student is not None:
         player = os.path.join(folder, "student.pt")
@@ -743,12 +745,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--epochs must be in 1..{MAX_EPOCHS}, got {args.epochs}")
     try:
         _command(parser, args)
-    except RulesError as err:
+    except (RulesError, FixedAgentError) as err:  # a bad rule set or policy: one line, not a traceback
         parser.error(str(err))
 
 
 def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Run the command of ``args`` (checked here; a bad rule set raises a RulesError for ``main``)."""
+    """Run the command of ``args`` (checked here; a bad rule set or policy raises a RulesError or a
+    FixedAgentError for ``main``)."""
     if args.command == "run":
         try:
             config = load_run_config(args.config, args.set)

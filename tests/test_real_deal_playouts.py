@@ -176,6 +176,10 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
     with pytest.raises(SystemExit):
         script.main(["run", "--config", str(config), "--set", "labels=[{seeds: [3], types: [bid]}]"])
     assert "types must be some of exchange, trump, discard, play" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # refused before any labelling, though only the fit reads it
+        script.main(["run", "--config", str(config), "--set", "q_init=missing.pt", "--set", "name=other"])
+    assert "checkpoint file not found: missing.pt" in capsys.readouterr().err
+    assert not list((tmp_path / "other" / "labels").iterdir())
     with pytest.raises(SystemExit):  # a data file is held in memory: its hands are bounded
         script.main(["run", "--config", str(config), "--set", "labels=[{seeds: [3], hands: 10000000}]"])
     assert "labels[0].hands" in capsys.readouterr().err
