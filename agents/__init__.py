@@ -166,8 +166,6 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "game": Param(float, 0, 1000),  # agents.search.pimc.MAX_GAME_WEIGHT
         "game_from": Param(int, 0, 16),  # tricks: a hand has at most 16
         "game_only": _FLAG,
-        "infer": Param(int, 0, 64),  # agents.search.pimc.MAX_INFER
-        "infer_temp": Param(float, 0, 10),  # agents.search.pimc.MAX_INFER_TEMP
     },
     "ismcts": {
         "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS

@@ -113,12 +113,6 @@ POLICY_CHUNK = 4
 """Deals played out per batch under a time budget with policy rollouts."""
 DEFAULT_GAME_FROM = 4
 """``game_from``'s default: the game's result counts once some seat has taken 4 tricks in the hand."""
-MAX_INFER = 64
-"""``infer``'s largest value: deals drawn per deal kept."""
-MAX_INFER_TEMP = 10.0
-"""``infer_temp``'s largest value."""
-RESAMPLE_UNITS = 1 << 30
-"""``infer``'s resampling draw: a uniform in [0, 1) as a multiple of 1 / RESAMPLE_UNITS (from the agent's stream)."""
 MAX_GAME_WEIGHT = 1000.0
 """The largest ``game`` weight (a game's result worth 1000 tricks: only the game counts)."""
 
@@ -141,8 +135,6 @@ class PimcAgent(Agent):
         game: float = 0.0,
         game_from: int = DEFAULT_GAME_FROM,
         game_only: bool = False,
-        infer: int = 0,
-        infer_temp: float = 1.0,
     ) -> None:
         super().__init__(seed)
         if rollout not in DEFAULT_SAMPLES:
@@ -160,14 +152,6 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: game must be a number in [0, {MAX_GAME_WEIGHT:g}], got {game}")
         if game_from < 0:
             raise ValueError(f"pimc: game_from must be >= 0, got {game_from}")
-        if infer and rollout != "policy":
-            raise ValueError("pimc: infer needs rollout=policy (the policy is the model of the opponents' play)")
-        if not 0 <= infer <= MAX_INFER:
-            raise ValueError(f"pimc: infer must be in 0 .. {MAX_INFER} (deals drawn per deal kept), got {infer}")
-        if not 0 <= infer_temp <= MAX_INFER_TEMP:  # also refuses nan
-            raise ValueError(f"pimc: infer_temp must be a number in [0, {MAX_INFER_TEMP:g}], got {infer_temp}")
-        if infer_temp != 1.0 and not infer:
-            raise ValueError("pimc: infer_temp needs infer >= 1 (it tempers the inference's weights)")
         if game_only and not game:
             raise ValueError("pimc: game_only=1 needs game > 0 (it searches only where the game counts)")
         self.samples = samples
@@ -179,8 +163,6 @@ class PimcAgent(Agent):
         self.game = float(game)
         self.game_from = game_from
         self.game_only = game_only
-        self.infer = infer
-        self.infer_temp = infer_temp
         self.decisions = 0
         self.worlds = 0
         self.needs_observation = rollout == "policy"  # the policy decides the phases not searched
@@ -196,9 +178,8 @@ class PimcAgent(Agent):
             from agents.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
-        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False, 0, 1.0)
-        given = (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only, infer, infer_temp)
-        if given == defaults:
+        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False)
+        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only) == defaults:
             self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
         else:
             self.name = self._label()
@@ -217,10 +198,6 @@ class PimcAgent(Agent):
             parts.append(f"game_from={self.game_from}")
         if self.game_only:
             parts.append("game_only=1")
-        if self.infer:
-            parts.append(f"infer={self.infer}")
-        if self.infer_temp != 1.0:
-            parts.append(f"infer_temp={self.infer_temp:g}")
         if not self.kernel:
             parts.append("kernel=0")
         if self.rollout != "heuristic":
@@ -307,10 +284,7 @@ class PimcAgent(Agent):
             # a fixed budget samples every deal, then plays them out in one batch; a time budget one deal at a time
             # (policy rollouts: POLICY_CHUNK deals, a batch worth a network call)
             count = self.samples if deadline is None else (POLICY_CHUNK if self._policy is not None else 1)
-            if self.infer and self._policy is not None and view.phase == PLAY:
-                positions = self._inferred_positions(view, cons, stream, count)
-            else:
-                positions = [self._position(view, cons, stream) for _ in range(count)]
+            positions = [self._position(view, cons, stream) for _ in range(count)]
             if self._policy is not None:  # policy rollouts: every deal x every action in one lockstep batch
                 games = [game if view.phase == EXCHANGE else with_public_history(game, view) for game, _ in positions]
                 won = self._policy_rollouts(view.rules).values(games, legal, me, weight).sum(axis=0)
@@ -349,28 +323,6 @@ class PimcAgent(Agent):
             else:
                 self._rollouts[key] = PythonPolicyRollouts(agent.choose)
         return self._rollouts[key]
-
-    def _inferred_positions(
-        self, view: PlayerView, cons: Constraints, stream: TwisterStream | None, count: int
-    ) -> list[tuple[Game, int]]:
-        """``count`` deals kept from ``infer`` x ``count`` sampled ones in proportion to the likelihood of the
-        opponents' plays so far under the rollout policy (:mod:`agents.search.inference`)."""
-        from .inference import deal_log_likelihoods, resample
-
-        worlds = [
-            sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
-            for _ in range(count * self.infer)
-        ]
-        rollouts = self._policy_rollouts(view.rules)
-        logits = rollouts.policy.logits if hasattr(rollouts, "policy") else self._policy.policy.logits
-        ll = deal_log_likelihoods(view, worlds, logits)
-        draw = (stream.randrange if stream is not None else self.rng.randrange)(RESAMPLE_UNITS) / RESAMPLE_UNITS
-        kept = resample(worlds, ll, count, self.infer_temp, draw)
-        out = []
-        for world in kept:
-            dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
-            out.append((world_from_view(view, world), dealer_out))
-        return out
 
     def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
         """A sampled deal as a game, and the cards its dealer knows are out (its discards). An exchange decision

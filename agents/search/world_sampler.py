@@ -411,7 +411,15 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         raise ValueError(f"world_from_view supports the trump, discard and play phases, not phase {view.phase}")
     if view.exchange_pending:
         raise ValueError("world_from_view: this hand's exchange is still to come or under way (not in engine form)")
-    kitty, discards = kitty_and_discards(view, world)
+    kitty = (view.kitty or 0) if view.kitty_taken else world.kitty
+    if view.face_up >= 0:
+        kitty = 1 << view.face_up
+    if view.phase == TRUMP:
+        discards = None
+    elif view.discards is not None:
+        discards = list(view.discards)
+    else:  # another dealer's discards: only their number matters to the engine
+        discards = from_mask(world.out)[: view.discard_count]
     game = Game.from_position(
         view.rules,
         hand_number=view.hand_number,
@@ -432,29 +440,14 @@ def world_from_view(view: PlayerView, world: World) -> Game:
         played=view.played,
         voids=view.voids,
         quotas=view.quotas,
-        take=take_of(view, world),
+        take=_take_of(view, world),
         call=view.call,
     )
     game.calls_left = view.calls_left  # public (calls): the dealer's call to make is one it has not made yet
     return game
 
 
-def kitty_and_discards(view: PlayerView, world: World) -> tuple[int, list[int] | None]:
-    """The kitty (bit set) and the dealer's discards of ``view``'s hand in the sampled deal ``world``, in the
-    form :meth:`Game.from_position` takes them."""
-    kitty = (view.kitty or 0) if view.kitty_taken else world.kitty
-    if view.face_up >= 0:
-        kitty = 1 << view.face_up
-    if view.phase == TRUMP:
-        discards = None
-    elif view.discards is not None:
-        discards = list(view.discards)
-    else:  # another dealer's discards: only their number matters to the engine
-        discards = from_mask(world.out)[: view.discard_count]
-    return kitty, discards
-
-
-def take_of(view: PlayerView, world: World) -> tuple[int, int | None] | None:
+def _take_of(view: PlayerView, world: World) -> tuple[int, int | None] | None:
     """The one_card_kitty decision in engine form; an opponent's put-out card is the sampled one out."""
     if view.take is None:
         return None
