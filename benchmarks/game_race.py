@@ -30,6 +30,7 @@ from agents.base import act  # noqa: E402
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.core.game import OVER, Game  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402
+from sm_env.core.rules import RuleSet  # noqa: E402
 
 MAX_GAMES = 100_000
 """The most games one run plays."""
@@ -82,7 +83,7 @@ def summary(counts: Counter) -> dict[str, float | int | list[float]]:
     out["agent_win_rate"] = counts["agent_won"] / games if games else 0.0
     out["agent_win_ci"] = list(wilson(counts["agent_won"], games))
     p, q = out["agent_dealer_12_rate"], out["heuristic_dealer_12_rate"]
-    out["race_ratio"] = p / q if q else math.inf
+    out["race_ratio"] = p / q if q else None  # JSON has no infinity
     out["race_model_win_rate"] = p / (p + 2 * q) if p + q else 0.0
     return out
 
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.workers <= 64:
         parser.error(f"--workers must be in 1 .. 64, got {args.workers}")
     try:
-        make_agent(args.agent)
+        make_agent(args.agent).check_rules(RuleSet.from_any("standard"))
     except ValueError as err:
         parser.error(str(err))
     chunks = [(args.games * k // args.workers, args.games * (k + 1) // args.workers) for k in range(args.workers)]
@@ -118,12 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     result = summary(counts)
     p_lo, p_hi = result["agent_dealer_12_ci"]
     q_lo, q_hi = result["heuristic_dealer_12_ci"]
+    ratio = "-" if result["race_ratio"] is None else f"{result['race_ratio']:.2f}"
     print(
         f"{args.agent}: {counts['games']} games, won {result['agent_win_rate']:.3f} "
         f"(heuristics {counts['heuristic_won']}, cut off {counts['cut_off']}); dealer's 12-trick hands per hand "
         f"dealt: agent {result['agent_dealer_12_rate']:.3f} [{p_lo:.3f}, {p_hi:.3f}] of {counts['agent_dealt']}, "
         f"heuristic {result['heuristic_dealer_12_rate']:.3f} [{q_lo:.3f}, {q_hi:.3f}] of "
-        f"{counts['heuristic_dealt']}; ratio {result['race_ratio']:.2f}, race model {result['race_model_win_rate']:.3f}"
+        f"{counts['heuristic_dealt']}; ratio {ratio}, race model {result['race_model_win_rate']:.3f}"
     )
     if args.out:
         with atomic_path(args.out) as tmp, open(tmp, "w", encoding="utf-8") as handle:

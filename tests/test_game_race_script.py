@@ -21,13 +21,14 @@ def test_the_counts_match_the_games_as_the_engine_plays_them() -> None:
     script = _script()
     counts = script.play_games("heuristic", 0, 4, seed=9000, max_hands=30)
     # the same four games replayed here, every seat the heuristic (the agent's seat plays as the others do)
-    hands, twelves, won = 0, 0, 0
+    hands, agent_hands, twelves, won = 0, 0, 0, 0
     for g in range(4):
         game = Game(rules="standard", seed=9000 + g)
         while game.phase != OVER and game.hand_number <= 30:
             game.apply(heuristic_action(player_view(game, game.current)))
         played = [log for log in game.history if log.tricks_won is not None]
         hands += len(played)
+        agent_hands += sum(log.dealer == g % 3 for log in played)  # the agent sits in seat g % 3
         twelves += sum(log.tricks_won[log.dealer] >= 12 for log in played)
         won += bool(game.winners)
     assert counts["games"] == 4
@@ -35,7 +36,7 @@ def test_the_counts_match_the_games_as_the_engine_plays_them() -> None:
     assert counts["agent_dealer_12"] + counts["heuristic_dealer_12"] == twelves
     assert counts["agent_won"] + counts["heuristic_won"] == won
     assert counts["agent_won"] + counts["heuristic_won"] + counts["cut_off"] == 4
-    assert 0 < counts["agent_dealt"] < hands  # the agent deals one hand in three, rotating
+    assert counts["agent_dealt"] == agent_hands and 0 < agent_hands < hands
 
 
 def test_summary_rates_and_the_race_model() -> None:
@@ -63,6 +64,7 @@ def test_the_command_line_writes_json_and_refuses_bad_input(tmp_path, capsys) ->
         (["--games", "0"], "--games must be in"),
         (["--agent", "nonsense"], "unknown agent"),
         (["--workers", "0"], "--workers must be in"),
+        (["--agent", "ppo:agents/policies/four-5-3-2-2_v1.pt"], "cannot play the rule set 'standard'"),
     ):
         with pytest.raises(SystemExit):
             script.main(bad)
