@@ -65,9 +65,9 @@ from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_t
 from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.episode import result_table  # noqa: E402
-from sm_env.core.game import PHASE_NAMES, PLAY  # noqa: E402
+from sm_env.core.game import PHASE_NAMES, PLAY, role_names  # noqa: E402
 from sm_env.core.rules import RulesError, RuleSet  # noqa: E402
-from sm_env.observation import observed_phases  # noqa: E402
+from sm_env.observation import observed_phases, observed_roles  # noqa: E402
 from training.common.yaml_config import (  # noqa: E402
     ConfigError,
     Number,
@@ -175,11 +175,18 @@ def label(
     out: str,
     labelled: tuple[int, ...] = LABELLED,
     rules: RuleSet | str | dict = "standard",
+    roles: tuple[str, ...] | None = None,
 ) -> None:
     """Play ``hands`` hands or a few more (games of ``rules``, 30 hands at most, 512 games at a time)
     and label their decisions of the phases ``labelled`` (default: exchange, trump and discard) with real-deal
-    play-outs (the module docstring); write them to ``out``."""
+    play-outs (the module docstring); write them to ``out``. ``roles`` (role names, e.g. ``("middle",)``;
+    default all) labels only the decisions of seats in those roles: the others are played, not played out, so
+    a file of one role of three costs about a third of the play-outs."""
     ruleset = _rules(rules)
+    names = role_names(ruleset)
+    if roles is not None and (not roles or not set(roles) <= set(names)):
+        raise ValueError(f"roles must be some of {', '.join(names)}, got {list(roles)}")
+    role_numbers = None if roles is None else [names.index(r) for r in roles]
     policy = PolicyOpponent(_policy(policy_spec, ruleset))
     torch.set_num_threads(1)
     slots = min(GAMES, hands)
@@ -212,7 +219,10 @@ def label(
         observations, masks = games.observe(), games.legal_mask()
         actions = policy.act(games, np.arange(slots), masks, observations)
         phases = observed_phases(observations, ruleset.num_players)
-        chosen = np.flatnonzero(np.isin(phases, labelled) & (masks.sum(axis=1) > 1))
+        wanted = np.isin(phases, labelled) & (masks.sum(axis=1) > 1)
+        if roles is not None:
+            wanted &= np.isin(observed_roles(observations, ruleset.num_players), role_numbers)
+        chosen = np.flatnonzero(wanted)
         if len(chosen):
             if len(pending) + len(chosen) > snapshots.num_games:
                 flush()
@@ -580,6 +590,7 @@ class LabelGroup(Section):
     hands: Whole = setting(6000, "hands played per file", ge=1, le=MAX_HANDS)
     types: list[Text] = setting(lambda: ["play"], f"decision types labelled, of {', '.join(TYPES)}")
     policy: Text | None = setting(None, "the policy that plays and is played out (null: the run's)")
+    roles: list[Text] | None = setting(None, "label only these roles' decisions, e.g. [middle] (null: every role)")
 
     @model_validator(mode="after")
     def _known_types(self) -> LabelGroup:
@@ -627,6 +638,14 @@ class RunConfig(Section):
         _rules(rules)  # a RulesError (a ValueError) says what is wrong and what is allowed
         return rules
 
+    @model_validator(mode="after")
+    def _known_roles(self) -> RunConfig:
+        names = role_names(_rules(self.rules))
+        for group in self.labels:
+            if group.roles is not None and (not group.roles or not set(group.roles) <= set(names)):
+                raise ValueError(f"labels: roles must be some of {', '.join(names)}, got {group.roles}")
+        return self
+
 
 LabelGroup.model_rebuild()  # the annotations resolved here: the tests load this script under another name
 Student.model_rebuild()
@@ -638,7 +657,7 @@ def load_run_config(path: str, overrides: list[str] | None = None) -> RunConfig:
     return load(lambda data, source: validate_config(RunConfig, data, source), path, overrides)
 
 
-def _label_job(job: tuple[str, int, int, str, tuple[int, ...], str]) -> str:
+def _label_job(job: tuple[str, int, int, str, tuple[int, ...], str, tuple[str, ...] | None]) -> str:
     label(*job)
     return job[3]
 
@@ -677,7 +696,9 @@ def run(config: RunConfig) -> None:
             files.append(path)
             if not os.path.exists(path):
                 policy = player if group.policy is None else group.policy
-                jobs.append((policy, seed, group.hands, path, tuple(TYPES[t] for t in group.types), config.rules))
+                types = tuple(TYPES[t] for t in group.types)
+                roles = None if group.roles is None else tuple(group.roles)
+                jobs.append((policy, seed, group.hands, path, types, config.rules, roles))
     print(f"{len(files) - len(jobs)} of {len(files)} label files there; labelling {len(jobs)}", flush=True)
     if len(jobs) == 1 or (jobs and config.workers == 1):
         for job in jobs:
@@ -703,6 +724,7 @@ def main(argv: list[str] | None = None) -> None:
     lab.add_argument("--out", required=True, help="data file (.npz)")
     lab.add_argument("--types", default="exchange,trump,discard", help=f"decision types labelled, of {','.join(TYPES)}")
     lab.add_argument("--rules", default="standard", help="the rule preset played (56 actions, three or four players)")
+    lab.add_argument("--roles", default=None, help="label only these roles' decisions, e.g. middle (default: all)")
     fitter = sub.add_parser("fit", help="fit the Q-network on labelled files")
     fitter.add_argument("--data", required=True, help="comma-separated data files")
     fitter.add_argument("--init", default="trained", help="policy whose hidden layers start the network")
@@ -763,7 +785,11 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         kinds = args.types.split(",")
         if not 1 <= args.hands <= MAX_HANDS or not set(kinds) <= set(TYPES):
             parser.error(f"--hands must be in 1..{MAX_HANDS} (got {args.hands}), --types some of {','.join(TYPES)}")
-        label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds), _rules(args.rules))
+        ruleset = _rules(args.rules)
+        roles = None if args.roles is None else tuple(args.roles.split(","))
+        if roles is not None and not set(roles) <= set(role_names(ruleset)):
+            parser.error(f"--roles must be some of {','.join(role_names(ruleset))}, got {args.roles}")
+        label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds), ruleset, roles)
     elif args.command == "combine":
         if not 0 <= args.weight <= 1000:
             parser.error(f"--weight must be in [0, 1000], got {args.weight}")

@@ -574,6 +574,13 @@ def observed_phases(obs: np.ndarray, players: int = 3) -> np.ndarray:
     return np.where(one_hot.sum(axis=1) == 1, one_hot.argmax(axis=1), -1)
 
 
+def observed_roles(obs: np.ndarray, players: int = 3) -> np.ndarray:
+    """The role of the observing seat in each row of a batch of observations (``players`` seats): 0 dealer,
+    1 eldest, 2 middle (with four players 2 third, 3 fourth), read from the ``role`` one-hot."""
+    offset = next(off for name, off, _ in _with_offsets(seat_features(players)) if name == "role")
+    return obs[:, offset : offset + players].argmax(axis=1)
+
+
 def describe(obs: np.ndarray, rules: RuleSet | None = None) -> dict[str, np.ndarray]:
     """Split an observation vector into its named features (for notebooks). Without ``rules`` the length
     picks the layout: 789 entries the standard one, 1016 the four-player one, else the 791 of 74-action rule

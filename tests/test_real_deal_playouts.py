@@ -15,7 +15,7 @@ from sm_env.compiled.batch import VectorGame
 from sm_env.core.episode import result_rewards
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP
 from sm_env.core.knowledge import player_view
-from sm_env.observation import observed_phases
+from sm_env.observation import observed_phases, observed_roles
 from training.vector.fixed_agents import PolicyOpponent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -293,3 +293,25 @@ def test_the_game_weight_adds_the_result_rewards_and_needs_them(tmp_path, capsys
     with pytest.raises(SystemExit):
         script.main(["fit", "--data", "x", "--out", "y", "--game-weight", "-1"])
     assert "--game-weight in [0, 100]" in capsys.readouterr().err
+
+
+def test_a_role_filter_labels_the_same_decisions_of_that_role_only(tmp_path, capsys) -> None:
+    """``label --roles middle`` (a run's ``labels[].roles``): the same games are played, and exactly the middle's
+    rows of the unfiltered file are labelled, with the same values; an unknown role is refused naming the roles."""
+    script = _script()
+    every, middle = str(tmp_path / "all.npz"), str(tmp_path / "middle.npz")
+    script.main(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--out", every])
+    script.main(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--roles", "middle", "--out", middle])
+    full, part = np.load(every), np.load(middle)
+    roles = observed_roles(full["obs"].astype(np.float32))
+    assert set(roles) == {0, 1, 2} and set(observed_roles(part["obs"].astype(np.float32))) == {2}
+    np.testing.assert_array_equal(part["obs"], full["obs"][roles == 2])
+    np.testing.assert_array_equal(part["values"], full["values"][roles == 2])
+    with pytest.raises(SystemExit):
+        script.main(["label", "--roles", "middel", "--out", str(tmp_path / "x.npz")])
+    assert "--roles must be some of dealer,eldest,middle, got middel" in capsys.readouterr().err
+    config = tmp_path / "c.yaml"
+    config.write_text(f"name: r\noutput_dir: {tmp_path}\nlabels:\n  - {{seeds: [1], roles: [third]}}\n")
+    with pytest.raises(SystemExit):
+        script.main(["run", "--config", str(config)])
+    assert "roles must be some of dealer, eldest, middle, got ['third']" in capsys.readouterr().err
