@@ -9,7 +9,8 @@ policy for every seat (each on its own observation, so nobody sees a hidden card
 balance is recorded: ``values[a]``. The real deal is a draw from the true distribution of the hidden cards
 given what the seat knows, so ``values[a] - values[b]`` is an unbiased sample of the difference of the two
 moves' values under the policy: one world per decision, no sampler, no search. The games go on with the
-policy's own move.
+policy's own move. ``--roles middle`` labels only the decisions of the seat in that role (the others are played,
+not played out): a third of the play-outs, for more data where a role needs it.
 
 ``fit``: a Q-network (the policy's hidden layers as the start, a fresh head) regressed on those values,
 centred over the legal moves of each decision (only the differences between moves matter, and the deal's
