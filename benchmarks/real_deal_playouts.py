@@ -125,6 +125,17 @@ def _trained_on(spec: str) -> RuleSet:
     return _rules(recorded if recorded is not None else STANDARD)
 
 
+def role_numbers(ruleset: RuleSet, roles: list[str] | tuple[str, ...] | None) -> list[int] | None:
+    """The role numbers (0 dealer, 1 eldest, ...) of the role names ``roles`` (None: every role); a ValueError
+    names the rule set's roles when one is unknown or none is given."""
+    if roles is None:
+        return None
+    names = role_names(ruleset)
+    if not roles or not set(roles) <= set(names):
+        raise ValueError(f"roles must be some of {', '.join(names)}, got {list(roles)}")
+    return [names.index(role) for role in roles]
+
+
 def play_out(
     games: VectorGame, rollouts: VectorGame, policy: PolicyOpponent, slots: list[int], seats: np.ndarray, moves
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -184,10 +195,7 @@ def label(
     default all) labels only the decisions of seats in those roles: the others are played, not played out, so
     a file of one role of three costs about a third of the play-outs."""
     ruleset = _rules(rules)
-    names = role_names(ruleset)
-    if roles is not None and (not roles or not set(roles) <= set(names)):
-        raise ValueError(f"roles must be some of {', '.join(names)}, got {list(roles)}")
-    role_numbers = None if roles is None else [names.index(r) for r in roles]
+    chosen_roles = role_numbers(ruleset, roles)
     policy = PolicyOpponent(_policy(policy_spec, ruleset))
     torch.set_num_threads(1)
     slots = min(GAMES, hands)
@@ -221,8 +229,8 @@ def label(
         actions = policy.act(games, np.arange(slots), masks, observations)
         phases = observed_phases(observations, ruleset.num_players)
         wanted = np.isin(phases, labelled) & (masks.sum(axis=1) > 1)
-        if roles is not None:
-            wanted &= np.isin(observed_roles(observations, ruleset.num_players), role_numbers)
+        if chosen_roles is not None:
+            wanted &= np.isin(observed_roles(observations, ruleset.num_players), chosen_roles)
         chosen = np.flatnonzero(wanted)
         if len(chosen):
             if len(pending) + len(chosen) > snapshots.num_games:
@@ -641,10 +649,8 @@ class RunConfig(Section):
 
     @model_validator(mode="after")
     def _known_roles(self) -> RunConfig:
-        names = role_names(_rules(self.rules))
         for group in self.labels:
-            if group.roles is not None and (not group.roles or not set(group.roles) <= set(names)):
-                raise ValueError(f"labels: roles must be some of {', '.join(names)}, got {group.roles}")
+            role_numbers(_rules(self.rules), group.roles)  # checked before any labelling
         return self
 
 
@@ -788,8 +794,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             parser.error(f"--hands must be in 1..{MAX_HANDS} (got {args.hands}), --types some of {','.join(TYPES)}")
         ruleset = _rules(args.rules)
         roles = None if args.roles is None else tuple(args.roles.split(","))
-        if roles is not None and not set(roles) <= set(role_names(ruleset)):
-            parser.error(f"--roles must be some of {','.join(role_names(ruleset))}, got {args.roles}")
+        try:
+            role_numbers(ruleset, roles)
+        except ValueError as err:
+            parser.error(f"--{err}")
         label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds), ruleset, roles)
     elif args.command == "combine":
         if not 0 <= args.weight <= 1000:

@@ -309,7 +309,7 @@ def test_a_role_filter_labels_the_same_decisions_of_that_role_only(tmp_path, cap
     np.testing.assert_array_equal(part["values"], full["values"][roles == 2])
     with pytest.raises(SystemExit):
         script.main(["label", "--roles", "middel", "--out", str(tmp_path / "x.npz")])
-    assert "--roles must be some of dealer,eldest,middle, got middel" in capsys.readouterr().err
+    assert "--roles must be some of dealer, eldest, middle, got ['middel']" in capsys.readouterr().err
     config = tmp_path / "c.yaml"
     config.write_text(f"name: r\noutput_dir: {tmp_path}\nlabels:\n  - {{seeds: [1], roles: [third]}}\n")
     with pytest.raises(SystemExit):
