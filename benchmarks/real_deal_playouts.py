@@ -291,10 +291,26 @@ def _network(spec: str, fresh_head: bool, rules: RuleSet = STANDARD) -> nn.Seque
     return nn.Sequential(*layers)
 
 
-def _load(data: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, RuleSet]:
-    """The labelled rows of ``data`` (one dict of arrays), the training rows, the held-out rows (the last
-    tenth of each file: a file's decisions come hand after hand, so few hands straddle the cut) and the rule
-    set the files were labelled on (one for all; refused in one line if they differ)."""
+def _stacked(files: list, name: str, sizes: list[int]) -> np.ndarray:
+    """The array ``name`` of every file, end to end, each file's read straight into its place: the memory it
+    takes is the result and one file's array (``np.concatenate`` of the arrays read first takes twice)."""
+    out = None
+    start = 0
+    for f, size in zip(files, sizes, strict=True):
+        array = f[name]  # an .npz file reads its array here
+        if out is None:
+            out = np.empty((sum(sizes), *array.shape[1:]), dtype=array.dtype)
+        out[start : start + size] = array
+        start += size
+        del array
+    return out
+
+
+def _load(data: list[str], results: bool = True) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, RuleSet]:
+    """The labelled rows of ``data`` (one dict of arrays; the result rewards only if ``results``), the training
+    rows, the held-out rows (the last tenth of each file: a file's decisions come hand after hand, so few hands
+    straddle the cut) and the rule set the files were labelled on (one for all; refused in one line if they
+    differ)."""
     files = [np.load(path) for path in data]
     found = {
         path: _rules(json.loads(str(f[RULES_KEY])) if RULES_KEY in f else STANDARD)
@@ -304,10 +320,10 @@ def _load(data: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarra
         named = ", ".join(f"{path}: {ruleset.name}" for path, ruleset in found.items())
         raise SystemExit(f"real_deal_playouts: the data files were labelled on different rule sets ({named})")
     names = ["obs", "mask", "values", "phase", "policy_move"]
-    if all("results" in f for f in files):
+    if results and all("results" in f for f in files):
         names.append("results")  # the files labelled since the result rewards were recorded
-    rows = {name: np.concatenate([f[name] for f in files]) for name in names}
-    sizes = [len(f["obs"]) for f in files]
+    sizes = [len(f["phase"]) for f in files]
+    rows = {name: _stacked(files, name, sizes) for name in names}
     starts = np.cumsum([0, *sizes])
     held = np.concatenate([np.arange(starts[i] + int(0.9 * sizes[i]), starts[i + 1]) for i in range(len(files))])
     return rows, np.setdiff1d(np.arange(len(rows["obs"])), held), held, next(iter(found.values()))
@@ -372,14 +388,15 @@ def fit(
     game: +1; one that another seat wins: -1 shared by the losers; otherwise 0)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    rows, train, held, ruleset = _load(data)
+    rows, train, held, ruleset = _load(data, results=game_weight > 0)
     if len(train) < FIT_BATCH:
         raise SystemExit(
             f"fit: {len(train)} training decisions in {', '.join(data)}, fewer than one batch of {FIT_BATCH}"
         )
     rows["values"] = move_values(rows, game_weight, data)
     legal = rows["mask"].astype(bool)
-    values = np.nan_to_num(rows["values"]) / Q_SCALE  # balances run about -8..+8
+    values = np.nan_to_num(rows["values"])
+    values /= Q_SCALE  # balances run about -8..+8
     net = _network(init, fresh_head=True, rules=ruleset)
 
     def batches():
@@ -431,7 +448,7 @@ def merge(
     Reports the agreement on the held-out rows; writes ``out``."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    rows, train, held, ruleset = _load(data)
+    rows, train, held, ruleset = _load(data, results=False)
     legal = rows["mask"].astype(bool)
     q_net, start_net, net = (_network(spec, False, ruleset) for spec in (teacher, init, init))
     own = rows["policy_move"].astype(np.int64)

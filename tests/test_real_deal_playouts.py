@@ -315,3 +315,21 @@ def test_a_role_filter_labels_the_same_decisions_of_that_role_only(tmp_path, cap
     with pytest.raises(SystemExit):
         script.main(["run", "--config", str(config)])
     assert "roles must be some of dealer, eldest, middle, got ['third']" in capsys.readouterr().err
+
+
+def test_load_puts_the_files_end_to_end_and_holds_out_the_last_tenth_of_each(tmp_path) -> None:
+    """The fit's rows are the files' rows end to end (read one file at a time into one array); the held-out rows
+    are the last tenth of each file; the result rewards are read only when asked for."""
+    script = _script()
+    paths = [str(tmp_path / f"{seed}.npz") for seed in (1, 2)]
+    for seed, path in zip((1, 2), paths, strict=True):
+        script.main(["label", "--policy", POLICY, "--seed", str(seed), "--hands", "6", "--out", path])
+    files = [np.load(path) for path in paths]
+    rows, train, held, _ = script._load(paths)
+    for name in ("obs", "mask", "values", "results", "phase", "policy_move"):
+        np.testing.assert_array_equal(rows[name], np.concatenate([f[name] for f in files]))
+        assert rows[name].dtype == files[0][name].dtype
+    first, second = (len(f["phase"]) for f in files)
+    expected = [*range(int(0.9 * first), first), *range(first + int(0.9 * second), first + second)]
+    assert held.tolist() == expected and sorted([*train.tolist(), *expected]) == list(range(first + second))
+    assert "results" not in script._load(paths, results=False)[0]
