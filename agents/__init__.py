@@ -36,13 +36,13 @@ Specs accepted by :func:`make_agent`:
                             three-player rule sets of 789 observation entries
                             and 56 actions (the standard rules and those of
                             docs/rules.md section 9 among them),
-                            ``agents/policies/standard_v6.pt``: standard_v4
+                            ``agents/policies/standard_v7.pt``: standard_v4
                             improved by real-deal play-outs
-                            (``configs/real_deal_v7.yaml``); any other rule
+                            (``configs/real_deal_v8.yaml``); any other rule
                             set is refused in one line naming the rule sets
                             that have one. The earlier policies stay loadable
-                            as ``ppo:agents/policies/standard_v5.pt``,
-                            ``_v4``, ``_v3``, ``_v2``, ``_v1`` and ``_v0``
+                            as ``ppo:agents/policies/standard_v6.pt``,
+                            ``_v5``, ``_v4``, ``_v3``, ``_v2``, ``_v1`` and ``_v0``
 ``mix:base=A;play=B``       each decision taken by the agent of its decision
                             type (:mod:`agents.mix`): parts ``NAME=SPEC``
                             separated by ``;``, ``base`` (required) for
@@ -266,7 +266,7 @@ def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
-TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v6.pt")
+TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v7.pt")
 """What the spec "trained" plays on the standard rules (agents.trained.trained_policy; policies/README.md)."""
 
 

@@ -3,7 +3,7 @@
 :data:`TRAINED_POLICIES` lists the shipped policies ``trained`` may play, by the rule preset each was trained
 on (``agents/policies/README.md`` tells how each was made). For a rule set, :func:`trained_policy` picks the
 one trained on that preset, else the first whose shape fits it: the same observation size, action count and
-number of players (:class:`agents.ppo_agent.PolicyShape`; docs/rules.md 10.6, 10.8). So ``standard_v6.pt``,
+number of players (:class:`agents.ppo_agent.PolicyShape`; docs/rules.md 10.6, 10.8). So ``standard_v7.pt``,
 trained on the standard rules, plays every three-player rule set of 789 observation entries and 56 actions
 (the presets of section 9 among them). A rule set that no shipped policy fits is refused in one line naming
 the rule sets that have one.
@@ -25,7 +25,7 @@ from .ppo_agent import NumpyPolicy, PolicyLoadError, PolicyShape, PPOAgent, load
 POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
 
 TRAINED_POLICIES: dict[str, str] = {
-    "standard": "standard_v6.pt",
+    "standard": "standard_v7.pt",
     "calls": "calls_v1.pt",
     "woburn-auction": "woburn-auction_v1.pt",
     "four-5-3-2-2": "four-5-3-2-2_v1.pt",

@@ -33,7 +33,7 @@ def test_every_legal_action_gets_a_probability_and_a_value_and_the_header_says_t
     assert len(advice.moves) > 1
     assert sum(m.probability for m in advice.moves) == pytest.approx(1.0)
     assert advice.search == {"search": "pimc", "rollouts": "heuristic", "samples": 8, "seed": 5, "bid": True}
-    assert advice.policy == "standard_v6.pt" and advice.policy_note is None and advice.search_note is None
+    assert advice.policy == "standard_v7.pt" and advice.policy_note is None and advice.search_note is None
     # the values are pimc's own (the same deals), the probabilities the shipped policy's
     values = PimcAgent(seed=5, samples=8).evaluate(view, from_mask(view.legal))
     assert {m.action: m.value for m in advice.moves} == values

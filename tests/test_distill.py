@@ -327,18 +327,20 @@ def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path)
 def test_every_shipped_policy_loads_and_trained_is_the_latest():
     from agents import TRAINED_POLICY, make_agent
 
-    assert os.path.basename(TRAINED_POLICY) == "standard_v6.pt"
+    assert os.path.basename(TRAINED_POLICY) == "standard_v7.pt"
     folder = os.path.dirname(TRAINED_POLICY)
-    v6 = make_agent("trained")
+    v7 = make_agent("trained")
+    v6 = make_agent("ppo:" + os.path.join(folder, "standard_v6.pt"))
     v5 = make_agent("ppo:" + os.path.join(folder, "standard_v5.pt"))
     v4 = make_agent("ppo:" + os.path.join(folder, "standard_v4.pt"))
     assert v4.meta["trainer"] == "training.distill" and v4.policy.net_arch == [512, 256]
-    for v in (v6, v5):  # standard_v4 side by side with a Q-network: its first 512 units are standard_v4's own
+    for v in (v7, v6, v5):  # standard_v4 side by side with a Q-network: its first 512 units are standard_v4's own
         assert v.meta["trainer"] == "real_deal_playouts combine" and v.policy.net_arch == [1024, 512]
         assert np.array_equal(v.policy.hidden[0][0][:, :512], v4.policy.hidden[0][0])
         assert np.array_equal(v.policy.hidden[1][0][:512, :256], v4.policy.hidden[1][0])
         assert not v.policy.hidden[1][0][512:, :256].any() and not v.policy.hidden[1][0][:512, 256:].any()
-    assert v6.policy.hidden[0][0][:, 512:].tobytes() != v5.policy.hidden[0][0][:, 512:].tobytes()  # a new Q-network
+    for new, old in ((v7, v6), (v6, v5)):  # a new Q-network each
+        assert new.policy.hidden[0][0][:, 512:].tobytes() != old.policy.hidden[0][0][:, 512:].tobytes()
     v3 = make_agent("ppo:" + os.path.join(folder, "standard_v3.pt"))
     v2 = make_agent("ppo:" + os.path.join(folder, "standard_v2.pt"))
     assert v4.policy.hidden[0][0].tobytes() != v3.policy.hidden[0][0].tobytes()  # refitted, not a copy

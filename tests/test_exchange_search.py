@@ -236,7 +236,7 @@ def test_the_spec_takes_exchange_and_a_policy_file():
 
 def test_the_policy_file_plays_the_rollouts():
     game, view = _first_exchange_view()
-    shipped = os.path.join(POLICY_DIR, "standard_v6.pt")
+    shipped = os.path.join(POLICY_DIR, "standard_v7.pt")
     default = PimcAgent(seed=5, samples=3, rollout="policy", exchange=True).evaluate(view)
     same_file = PimcAgent(seed=5, samples=3, rollout="policy", exchange=True, policy=shipped)
     assert same_file.evaluate(view) == default  # the shipped file given by name: the same search

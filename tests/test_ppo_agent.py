@@ -186,7 +186,7 @@ def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_
     assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2
     err = capsys.readouterr().err
     _one_error_line(err, "sergeant-major eval: error: ", f"no shipped policy plays the rule set {rules!r}")
-    assert "the rule sets with one are standard_v6.pt: standard, " in err and not (tmp_path / "ev").exists()
+    assert "the rule sets with one are standard_v7.pt: standard, " in err and not (tmp_path / "ev").exists()
 
 
 def test_check_rules_accepts_the_rule_sets_of_its_observation():

@@ -157,7 +157,7 @@ def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape():
             make_agent("trained").check_rules(PRESETS[name])
         message = str(err.value)
         assert "\n" not in message and f"no shipped policy plays the rule set {name!r}" in message
-        assert "the rule sets with one are standard_v6.pt: standard, " in message
+        assert "the rule sets with one are standard_v7.pt: standard, " in message
 
 
 def test_trained_changes_to_the_shipped_policy_of_the_rules_played(tmp_path, monkeypatch):
@@ -165,18 +165,18 @@ def test_trained_changes_to_the_shipped_policy_of_the_rules_played(tmp_path, mon
 
     folder = tmp_path / "policies"
     folder.mkdir()
-    shutil.copy(TRAINED_POLICY, folder / "standard_v6.pt")
+    shutil.copy(TRAINED_POLICY, folder / "standard_v7.pt")
     export_policy(_random_policy(DEALER_ASSIGNS), str(folder / "assigns.pt"), rules="dealer-assigns")
     monkeypatch.setattr(trained_module, "POLICY_DIR", str(folder))
     monkeypatch.setitem(trained_module.TRAINED_POLICIES, "dealer-assigns", "assigns.pt")
     agent = make_agent("trained", seed=0)
-    assert isinstance(agent, TrainedAgent) and agent.path.endswith("standard_v6.pt")
+    assert isinstance(agent, TrainedAgent) and agent.path.endswith("standard_v7.pt")
     assert _plays_hands("trained", DEALER_ASSIGNS) > 10
     agent.check_rules(DEALER_ASSIGNS)
     assert agent.path.endswith("assigns.pt") and agent.policy.num_actions == 74
     agent.check_rules(PRESETS["woburn"])
-    assert agent.path.endswith("standard_v6.pt") and agent.policy.num_actions == 56
-    with pytest.raises(PolicyLoadError, match="standard_v6.pt: standard, .*; assigns.pt: dealer-assigns"):
+    assert agent.path.endswith("standard_v7.pt") and agent.policy.num_actions == 56
+    with pytest.raises(PolicyLoadError, match="standard_v7.pt: standard, .*; assigns.pt: dealer-assigns"):
         agent.check_rules(ONE_CARD)
 
 
