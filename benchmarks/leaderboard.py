@@ -1,9 +1,9 @@
 """Generate ``docs/leaderboard.md``: a tournament of the shipped agents under five presets.
 
 Sections (:data:`SECTIONS`): ``standard`` and ``3-5-9`` (docs/rules.md section 10.4) with the baselines
-(random, heuristic), standard policies (``standard``: ``standard_v0``, ``standard_v2`` and the shipped
-``standard_v5``; ``3-5-9``: ``standard_v0`` to ``standard_v2``), pimc and ismcts (``standard``: also pimc with
-``standard_v5``'s rollouts); ``calls`` and
+(random, heuristic), standard policies (``standard``: ``standard_v0``, ``standard_v2``, ``standard_v5`` and,
+appended last, the shipped ``standard_v7``; ``3-5-9``: ``standard_v0`` to ``standard_v2``), pimc and ismcts
+(``standard``: also pimc with ``standard_v5``'s rollouts); ``calls`` and
 ``woburn-auction`` (10.3, 10.2) with the baselines, the searches and the shipped policy of the rule set; and
 ``four-5-3-2-2`` with the agents that play four players. Each is
 ``sergeant-major tournament`` (:func:`training.evaluation.tournament.tournament`) in its own run folder
@@ -33,15 +33,18 @@ from training.evaluation.leaderboard import markdown
 from training.evaluation.tournament import tournament
 
 POLICIES = [f"ppo:agents/policies/standard_v{v}.pt" for v in range(3)]
-# the standard section: the first PPO policy, the first distilled one and the shipped one (`trained`)
+# the standard section: the first PPO policy, the first distilled one and the one shipped when it was made
 STANDARD_POLICIES = [f"ppo:agents/policies/standard_v{v}.pt" for v in (0, 2, 5)]
 BASELINES = ["random", "heuristic"]
 SEARCHES = ["pimc", "ismcts"]  # the costly agents: last, so the cover design seats them at the fewest tables
 # pimc with rollouts played by standard_v5 (docs/results.md, "Search with policy rollouts"): the costliest
 # agent, so named last; its policy named, so the tables stay valid if `trained` moves.
 GUIDED = "pimc:rollout=policy,policy=agents/policies/standard_v5.pt"
+# the shipped policy (`trained`) since standard_v5: appended last, so that the tables above stand and it plays
+# only its own (4 tables)
+SHIPPED = "ppo:agents/policies/standard_v7.pt"
 SECTIONS = [  # (preset, agents in the order the cover design takes them, players)
-    ("standard", [*BASELINES, *STANDARD_POLICIES, *SEARCHES, GUIDED], 3),
+    ("standard", [*BASELINES, *STANDARD_POLICIES, *SEARCHES, GUIDED, SHIPPED], 3),
     ("3-5-9", [*BASELINES, *POLICIES, *SEARCHES], 3),
     ("four-5-3-2-2", [*BASELINES, *SEARCHES, "ppo:agents/policies/four-5-3-2-2_v1.pt"], 4),
     ("calls", [*BASELINES, "ppo:agents/policies/calls_v1.pt", *SEARCHES], 3),
