@@ -2,7 +2,8 @@
 
 Sections (:data:`SECTIONS`): ``standard`` and ``3-5-9`` (docs/rules.md section 10.4) with the baselines
 (random, heuristic), standard policies (``standard``: ``standard_v0``, ``standard_v2``, ``standard_v5`` and,
-appended last, the shipped ``standard_v7``; ``3-5-9``: ``standard_v0`` to ``standard_v2``), pimc and ismcts
+appended last, the shipped ``standard_v7``; ``3-5-9``: ``standard_v0`` to ``standard_v2`` and, appended last,
+``standard_v7``, which ``trained`` plays on ``3-5-9``), pimc and ismcts
 (``standard``: also pimc with ``standard_v5``'s rollouts); ``calls`` and
 ``woburn-auction`` (10.3, 10.2) with the baselines, the searches and the shipped policy of the rule set; and
 ``four-5-3-2-2`` with the agents that play four players. Each is
@@ -41,11 +42,11 @@ SEARCHES = ["pimc", "ismcts"]  # the costly agents: last, so the cover design se
 # agent, so named last; its policy named, so the tables stay valid if `trained` moves.
 GUIDED = "pimc:rollout=policy,policy=agents/policies/standard_v5.pt"
 # the shipped policy (`trained`) since standard_v5: appended last, so that the tables above stand and it plays
-# only its own (4 tables)
+# only its own (4 tables in each section)
 SHIPPED = "ppo:agents/policies/standard_v7.pt"
 SECTIONS = [  # (preset, agents in the order the cover design takes them, players)
     ("standard", [*BASELINES, *STANDARD_POLICIES, *SEARCHES, GUIDED, SHIPPED], 3),
-    ("3-5-9", [*BASELINES, *POLICIES, *SEARCHES], 3),
+    ("3-5-9", [*BASELINES, *POLICIES, *SEARCHES, SHIPPED], 3),
     ("four-5-3-2-2", [*BASELINES, *SEARCHES, "ppo:agents/policies/four-5-3-2-2_v1.pt"], 4),
     ("calls", [*BASELINES, "ppo:agents/policies/calls_v1.pt", *SEARCHES], 3),
     ("woburn-auction", [*BASELINES, "ppo:agents/policies/woburn-auction_v1.pt", *SEARCHES], 3),
