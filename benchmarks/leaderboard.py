@@ -29,6 +29,7 @@ import os
 import shlex
 import sys
 
+from agents.trained import TRAINED_POLICIES
 from sm_env.atomic import atomic_path
 from training.evaluation.leaderboard import markdown
 from training.evaluation.tournament import tournament
@@ -41,9 +42,9 @@ SEARCHES = ["pimc", "ismcts"]  # the costly agents: last, so the cover design se
 # pimc with rollouts played by standard_v5 (docs/results.md, "Search with policy rollouts"): the costliest
 # agent, so named last; its policy named, so the tables stay valid if `trained` moves.
 GUIDED = "pimc:rollout=policy,policy=agents/policies/standard_v5.pt"
-# the shipped policy (`trained`) since standard_v5: appended last, so that the tables above stand and it plays
-# only its own (4 tables in each section)
-SHIPPED = "ppo:agents/policies/standard_v7.pt"
+# the policy `trained` plays on the standard rules (agents/trained.py; standard_v7 today): appended last, so that
+# the tables above stand and it plays only its own (4 tables in each section), again when `trained` moves on
+SHIPPED = f"ppo:agents/policies/{TRAINED_POLICIES['standard']}"
 SECTIONS = [  # (preset, agents in the order the cover design takes them, players)
     ("standard", [*BASELINES, *STANDARD_POLICIES, *SEARCHES, GUIDED, SHIPPED], 3),
     ("3-5-9", [*BASELINES, *POLICIES, *SEARCHES, SHIPPED], 3),

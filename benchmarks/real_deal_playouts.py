@@ -311,6 +311,9 @@ def _load(data: list[str], results: bool = True) -> tuple[dict[str, np.ndarray],
     rows, the held-out rows (the last tenth of each file: a file's decisions come hand after hand, so few hands
     straddle the cut) and the rule set the files were labelled on (one for all; refused in one line if they
     differ)."""
+    missing = [path for path in data if not os.path.isfile(path)]
+    if missing:
+        raise SystemExit(f"real_deal_playouts: no data file {', '.join(map(repr, missing))} (label makes them)")
     files = [np.load(path) for path in data]
     found = {
         path: _rules(json.loads(str(f[RULES_KEY])) if RULES_KEY in f else STANDARD)

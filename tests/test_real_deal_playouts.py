@@ -333,3 +333,5 @@ def test_load_puts_the_files_end_to_end_and_holds_out_the_last_tenth_of_each(tmp
     expected = [*range(int(0.9 * first), first), *range(first + int(0.9 * second), first + second)]
     assert held.tolist() == expected and sorted([*train.tolist(), *expected]) == list(range(first + second))
     assert "results" not in script._load(paths, results=False)[0]
+    with pytest.raises(SystemExit, match=r"no data file 'missing.npz', '' \(label makes them\)"):
+        script._load([paths[0], "missing.npz", ""])
