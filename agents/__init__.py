@@ -100,24 +100,10 @@ decision's memory bounded (10000 pimc deals: about 160 MB; a 100000-node ismcts 
 from __future__ import annotations
 
 import os
-import random
+import secrets
 from collections.abc import Callable
 
-from sm_env.old_paths import keep_old_paths
-
 from .base import Agent, Param, act, observation_for, typed_params
-
-keep_old_paths(
-    {
-        "agents.world_sampler": "agents.search.world_sampler",
-        "agents.world_kernel": "agents.search.world_kernel",
-        "agents.rollout": "agents.search.rollout",
-        "agents.rollout_kernel": "agents.search.rollout_kernel",
-        "agents.pimc": "agents.search.pimc",
-        "agents.ismcts": "agents.search.ismcts",
-        "agents.ismcts_kernel": "agents.search.ismcts_kernel",
-    }
-)
 
 KNOWN_AGENTS = (
     "random",
@@ -138,6 +124,7 @@ __all__ = [
     "KNOWN_AGENTS",
     "act",
     "fresh_seed",
+    "SEED_BITS",
     "make_agent",
     "make_opponent",
     "observation_for",
@@ -227,9 +214,16 @@ def make_opponent(spec: str, seed: int | None = None) -> Agent:
     return make_agent(spec, seed)
 
 
+SEED_BITS = 128
+"""Bits of OS entropy in a seed the project draws itself (:func:`fresh_seed`)."""
+
+
 def fresh_seed() -> int:
-    """A seed for a game and its agents when the user gave none (0 <= seed < 2**31, from the OS)."""
-    return random.SystemRandom().randrange(2**31)
+    """A seed for a game and its agents when the user gave none: ``SEED_BITS`` (128) bits of OS entropy
+    (:mod:`secrets`), ``0 <= seed < 2**128``. The game's generator is seeded with every bit (``random.Random``
+    hashes the whole integer into its state), so no search over seeds can find a deal from a player's own cards;
+    the record keeps the seed, which replays the game exactly."""
+    return secrets.randbits(SEED_BITS)
 
 
 def _random(rest: str, params: dict[str, str], seed: int | None) -> Agent:

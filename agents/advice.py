@@ -45,7 +45,7 @@ DEFAULT_SAMPLES = 20
 """pimc's own default: deals per decision."""
 MAX_SAMPLES = int(AGENT_PARAMS["pimc"]["samples"].high or 0)
 """The most deals per decision: pimc's bound (10000)."""
-MAX_SEED = 2**63
+MAX_SEED = 2**128
 
 
 class AdviceError(ValueError):
@@ -102,11 +102,11 @@ class Advice:
 
 def check_settings(samples: Any, seed: Any, cap: int = MAX_SAMPLES) -> None:
     """AdviceError naming the values allowed unless ``samples`` is a whole number 1-``cap`` and ``seed`` one
-    0 <= seed < 2**63."""
+    0 <= seed < 2**128 (room for an unseeded game's 128-bit hint seed)."""
     if type(samples) is not int or not 1 <= samples <= min(cap, MAX_SAMPLES):
         raise AdviceError(f"samples must be a whole number from 1 to {min(cap, MAX_SAMPLES)}, got {samples!r:.40}")
     if type(seed) is not int or not 0 <= seed < MAX_SEED:
-        raise AdviceError(f"seed must be a whole number 0 <= seed < 2**63, got {seed!r:.40}")
+        raise AdviceError(f"seed must be a whole number 0 <= seed < 2**128, got {seed!r:.40}")
 
 
 def search_settings(samples: int, seed: int) -> dict[str, Any]:

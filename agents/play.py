@@ -132,9 +132,12 @@ def main(
     agents.insert(args.seat, human)
     for i, agent in enumerate(agents):
         agent.reset(seed + i)
-    path = args.record or os.path.join("runs", "games", f"game-{time.strftime('%Y%m%d-%H%M%S')}-{seed}.json")
+    # An unseeded game's seed is not shown (it tells the deal): the record holds it, and the file name has none.
+    tag = f"-{seed}" if args.seed is not None else ""
+    path = args.record or os.path.join("runs", "games", f"game-{time.strftime('%Y%m%d-%H%M%S')}{tag}.json")
     names = ", ".join(f"player_{s}: {'you' if s == args.seat else agents[s].name}" for s in range(n))
-    print(f"Sergeant Major, seed {seed}. {names}. Type 'help' for help.", file=out)
+    dealt = f"seed {seed}" if args.seed is not None else "a random deal (its seed is in the record)"
+    print(f"Sergeant Major, {dealt}. {names}. Type 'help' for help.", file=out)
     hand = game.hand_number
     told: set[tuple[int, int]] = set()
     status = 0

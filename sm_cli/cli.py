@@ -331,7 +331,7 @@ def _run_analyse(argv: list[str]) -> int:
 
 
 def _run_eval(argv: list[str]) -> int:
-    from training import evaluate
+    from training.evaluation import evaluate
 
     return evaluate.main(argv)
 

@@ -25,7 +25,6 @@ from sm_env.core.game import PHASE_NAMES, DealError, Game, GameOverError, Illega
 from sm_env.core.rules import PRESETS, RulesError, RuleSet
 from sm_env.display.render import render_table
 from sm_env.envs.aec import EnvGameOverError, IllegalEnvActionError, env, raw_env
-from sm_env.old_paths import keep_old_paths
 
 from .records import ReplayError, game_record, load_record, replay, save_record
 
@@ -61,32 +60,6 @@ __all__ = [
 
 ENV_ID = "sm_env/sergeant_major-v0"
 
-keep_old_paths(
-    {
-        "sm_env.cards": "sm_env.core.cards",
-        "sm_env.rules": "sm_env.core.rules",
-        "sm_env.logs": "sm_env.core.logs",
-        "sm_env.game": "sm_env.core.game",
-        "sm_env.knowledge": "sm_env.core.knowledge",
-        "sm_env.episode": "sm_env.core.episode",
-        "sm_env.vector_kernels": "sm_env.compiled.kernels",
-        "sm_env.vector": "sm_env.compiled.batch",
-        "sm_env.env_kernel": "sm_env.compiled.single",
-        "sm_env.twister": "sm_env.compiled.twister",
-        "sm_env.vector_check": "sm_env.compiled.lockstep",
-        "sm_env.env": "sm_env.envs.aec",
-        "sm_env.wrappers": "sm_env.envs.wrappers",
-        "sm_env.rllib_env": "sm_env.envs.rllib_env",
-        "sm_env.vector_env": "sm_env.envs.vector_env",
-        "sm_env.record_format": "sm_env.records.format",
-        "sm_env.record_replay": "sm_env.records.replay",
-        "sm_env.record": "sm_env.records",
-        "sm_env.render": "sm_env.display.render",
-        "sm_env.scene": "sm_env.display.scene",
-        "sm_env.picture": "sm_env.display.picture",
-    },
-    eager=("sm_env.env",),  # sm_env.env is also the function env
-)
 
 if ENV_ID not in pettingzoo.aec_registry:  # importing twice (or reloading) must not warn about overriding
     pettingzoo.register("aec", ENV_ID, entry_point="sm_env.sergeant_major_v0:env")

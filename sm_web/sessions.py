@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents import AgentSpecError, act, fresh_seed, make_opponent, parse_spec
+from agents import SEED_BITS, AgentSpecError, act, fresh_seed, make_opponent, parse_spec
 from agents.advice import AdviceError, advise
 from agents.base import Param
 from agents.heuristic import heuristic_action
@@ -570,7 +570,7 @@ def begin_hint(played: PlayedGame, samples: int) -> tuple[Any, int] | dict[str, 
     if played.hinting:
         raise WebError(409, "a hint is still being made: wait for its answer")
     played.hinting = True
-    return player_view(played.game, played.seat), played.hint_seed + played.moves
+    return player_view(played.game, played.seat), (played.hint_seed + played.moves) % 2**SEED_BITS
 
 
 def make_hint(view: Any, samples: int, seed: int) -> dict[str, Any]:

@@ -93,7 +93,7 @@ def test_a_forced_move_is_not_searched():
         (True, 0, MAX_SAMPLES, "samples must be"),
         (201, 0, 200, "from 1 to 200"),
         (4, -1, MAX_SAMPLES, "seed must be a whole number"),
-        (4, 2**63, MAX_SAMPLES, "seed must be a whole number"),
+        (4, 2**128, MAX_SAMPLES, "seed must be a whole number"),
         (4, "1", MAX_SAMPLES, "seed must be a whole number"),
     ],
 )

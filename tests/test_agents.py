@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -498,11 +499,39 @@ def test_make_opponent_refuses_a_human_and_builds_any_agent():
         make_opponent("wizard")
 
 
-def test_fresh_seeds_are_in_range_and_vary():
-    from agents import fresh_seed
+def test_fresh_seeds_hold_128_bits_and_the_deal_uses_every_bit():
+    from agents import SEED_BITS, fresh_seed
 
-    seeds = {fresh_seed() for _ in range(20)}
-    assert all(0 <= s < 2**31 for s in seeds) and len(seeds) > 1
+    assert SEED_BITS >= 128
+    seeds = [fresh_seed() for _ in range(20)]
+    assert all(0 <= s < 2**SEED_BITS for s in seeds) and len(set(seeds)) == 20
+    # not drawn from a small space: 20 draws below 2**120 would happen with probability 2**-160
+    assert max(seeds) >= 2**120
+    # the game's generator takes every bit: seeds that differ only above bit 100 deal differently
+    base = seeds[0] % 2**100
+    deals = {tuple(map(tuple, Game(seed=base + (k << 100)).history[0].deal_hands)) for k in range(4)}
+    assert len(deals) == 4
+
+
+def test_an_unseeded_game_records_its_128_bit_seed_and_replays_exactly():
+    import random as stdlib_random
+
+    from agents import fresh_seed
+    from sm_env import replay
+    from sm_env.records.format import game_record
+
+    seed = fresh_seed()
+    game = Game(seed=seed, max_hands=2)
+    chooser, moves = stdlib_random.Random(0), []
+    while not game.is_over:
+        moves.append(chooser.choice(game.legal_actions()))
+        game.apply(moves[-1])
+    record = json.loads(json.dumps(game_record(game)))  # through JSON, as a saved record
+    assert record["seed"] == seed and replay(record) == game_record(game)
+    again = Game(seed=record["seed"], max_hands=2)  # the stored seed alone deals the same game
+    for move in moves:
+        again.apply(move)
+    assert game_record(again) == game_record(game)
 
 
 def test_spec_parameters_are_typed_and_bounded_in_one_place():

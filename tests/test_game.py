@@ -846,14 +846,14 @@ def test_start_balances_need_one_dealer_for_all_three_seats():
 @pytest.mark.parametrize(
     "seed, match",
     [
-        (10**5000, "between -2\\*\\*64 and 2\\*\\*64"),
-        (2**64, "between"),
+        (10**5000, "between -2\\*\\*128 and 2\\*\\*128"),
+        (2**128, "between"),
         (float("nan"), "finite"),
         (float("inf"), "finite"),
         ([1], "None, an integer"),
         (True, "None, an integer"),
     ],
-    ids=["10**5000", "2**64", "nan", "inf", "list", "bool"],
+    ids=["10**5000", "2**128", "nan", "inf", "list", "bool"],
 )
 def test_seeds_outside_the_allowed_kinds_are_a_clear_value_error(seed, match):
     with pytest.raises(ValueError, match=match):
@@ -861,7 +861,7 @@ def test_seeds_outside_the_allowed_kinds_are_a_clear_value_error(seed, match):
 
 
 def test_allowed_seeds_give_repeatable_games():
-    for seed in (0, 2**64 - 1, -(2**64) + 1, "seven", 1.5):
+    for seed in (0, 2**128 - 1, -(2**128) + 1, "seven", 1.5):
         assert Game(seed=seed).history[0].deal_hands == Game(seed=seed).history[0].deal_hands
 
 

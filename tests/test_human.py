@@ -158,6 +158,16 @@ def test_play_main_eof_exits_cleanly_and_saves_the_record(tmp_path):
     assert json.loads(path.read_text())["format"] == "sergeant-major-record/1"
 
 
+def test_play_main_does_not_show_the_seed_of_an_unseeded_game(tmp_path):
+    # the seed tells the deal: an unseeded game says "a random deal" and keeps the seed in the record only
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    assert play.main(["--record", str(path)], input_stream=io.StringIO(""), output_stream=out) == 0
+    seed = json.loads(path.read_text())["seed"]
+    assert 0 <= seed < 2**128 and str(seed) not in out.getvalue()
+    assert "a random deal" in out.getvalue()
+
+
 def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
     path = tmp_path / "game.json"
     out = io.StringIO()

@@ -19,7 +19,7 @@ PACKAGES = ("sm_env", "agents", "training", "sm_web", "sm_cli")
 # Layers from the ground up; a module may import its own layer and the layers below it. The first prefix
 # that matches a module's name decides its layer.
 LAYERS: list[tuple[str, ...]] = [
-    ("sm_env.core", "sm_env.atomic", "sm_env.old_paths"),
+    ("sm_env.core", "sm_env.atomic"),
     ("sm_env.records", "sm_env.observation"),
     ("sm_env.display", "sm_env.compiled"),
     ("sm_env.envs",),
@@ -164,3 +164,33 @@ def test_the_rules_core_imports_the_standard_library_only(module):
         outside += [r for r in roots if r not in sys.stdlib_module_names and r != "sm_env"]
     assert outside == []
     assert all(t.startswith("sm_env.core") or layer_of(t) == 0 for t in GRAPH[module])
+
+
+def test_ruff_refuses_the_removed_module_names(tmp_path):
+    """The flat names of 0.1 are gone; the lint rule (banned-api in pyproject.toml) keeps them from coming back."""
+    import shutil
+    import subprocess
+
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (the dev extra brings it)")
+    old = tmp_path / "old_names.py"
+    old.write_text(
+        "import sm_env.vector\nfrom training.evaluate import evaluate\nfrom agents import pimc\n\nprint(sm_env, evaluate, pimc)\n"
+    )
+    new = tmp_path / "new_names.py"
+    new.write_text(
+        "import sm_env.compiled.batch\nfrom sm_env import env\nfrom training.evaluation import evaluate\n\n"
+        "print(sm_env, env, evaluate)\n"
+    )
+    config = str(ROOT / "pyproject.toml")
+    found = subprocess.run(
+        [ruff, "check", "--no-cache", "--config", config, str(old)], capture_output=True, text=True, timeout=60
+    )
+    assert found.returncode == 1
+    for name in ("sm_env.vector", "training.evaluate", "agents.pimc"):
+        assert f"`{name}` is banned" in found.stdout, found.stdout
+    clean = subprocess.run(
+        [ruff, "check", "--no-cache", "--config", config, str(new)], capture_output=True, text=True, timeout=60
+    )
+    assert clean.returncode == 0, clean.stdout

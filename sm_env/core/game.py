@@ -285,8 +285,9 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
     return hands, kitty
 
 
-SEED_LIMIT = 2**64
-"""Integer seeds lie in ``-(2**64) < seed < 2**64`` (so that a record's seed reads back from JSON)."""
+SEED_LIMIT = 2**128
+"""Integer seeds lie in ``-(2**128) < seed < 2**128``: room for 128 bits of entropy (``agents.fresh_seed``),
+and a bound on what a record's seed may cost to read back."""
 
 
 def random_deal(rng: random.Random, rules: RuleSet) -> tuple[list[list[int]], list[int]]:
@@ -300,7 +301,7 @@ def random_deal(rng: random.Random, rules: RuleSet) -> tuple[list[list[int]], li
 
 
 def check_seed(seed: Any) -> int | str | float | None:
-    """A game seed: None, an integer with ``abs(seed) < 2**64`` (numpy ints too), a string or a finite float.
+    """A game seed: None, an integer with ``abs(seed) < 2**128`` (numpy ints too), a string or a finite float.
 
     Raises ValueError saying what is allowed (never printing a huge integer).
     """
@@ -320,7 +321,7 @@ def check_seed(seed: Any) -> int | str | float | None:
         ) from None
     if not -SEED_LIMIT < value < SEED_LIMIT:
         raise ValueError(
-            f"seed has {value.bit_length()} bits; integer seeds must lie strictly between -2**64 and 2**64"
+            f"seed has {value.bit_length()} bits; integer seeds must lie strictly between -2**128 and 2**128"
         )
     return value
 

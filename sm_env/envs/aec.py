@@ -483,7 +483,7 @@ class raw_env(AECEnv):
         else:
             seed_rng = random.Random()
             seed_rng.setstate(self._seed_rng.getstate())
-            game_seed = seed_rng.getrandbits(64)
+            game_seed = seed_rng.getrandbits(128)  # as many bits as agents.fresh_seed draws
         game = Game(
             self.rules,
             seed=game_seed,

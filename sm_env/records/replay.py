@@ -6,7 +6,7 @@ It raises :class:`ReplayError` naming the hand and step (``hand 3, trick 5,
 card 2``; ``hand 2, exchange 1, card 1``; ``hand 1, discard 3``; ``hand 4,
 scores``; ``winner``; ...) of the first illegal action or inconsistent field.
 Before anything else the record's shape is checked without recursion
-(nesting at most ``MAX_DEPTH`` deep, no integer beyond 2**64), so hostile
+(nesting at most ``MAX_DEPTH`` deep, no integer of 2**128 or more), so hostile
 input gets a clear error, never a RecursionError.
 """
 
@@ -86,7 +86,7 @@ def _check_shape(record: Any) -> None:
             items = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
         else:
             if is_int(value) and not -SEED_LIMIT < value < SEED_LIMIT:
-                raise _fail(where, f"an integer of {value.bit_length()} bits; no field of a record exceeds 2**64")
+                raise _fail(where, f"an integer of {value.bit_length()} bits; no field of a record reaches 2**128")
             continue
         if depth >= MAX_DEPTH:
             raise _fail(
