@@ -155,8 +155,10 @@ def test_sb3_maskable_ppo_on_single_seat_env():
 
     from training.sb3.single_agent import SingleSeatEnv
 
+    with pytest.raises(sm_env.IllegalEnvActionError):  # the checker samples without the mask: refused by default
+        check_env(SingleSeatEnv(episode="hand", opponents={"random": 1.0}), warn=False)
+    check_env(SingleSeatEnv(episode="hand", opponents={"random": 1.0}, illegal_action="lowest_legal"), warn=False)
     env = SingleSeatEnv(episode="hand", opponents={"random": 1.0})
-    check_env(env, warn=False)  # mask-blind sampling is fine here: an illegal action is replaced and flagged
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(32)
     obs, _ = env.reset(seed=1)

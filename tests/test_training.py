@@ -23,6 +23,7 @@ from agents.ppo_agent import (  # noqa: E402
     PPOAgent,
     export_policy,
 )
+from sm_env import IllegalEnvActionError  # noqa: E402
 from sm_env.core.game import NUM_ACTIONS, Game  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402
 from sm_env.observation import OBSERVATION_SIZE, encode  # noqa: E402
@@ -86,7 +87,14 @@ def random_snapshot(seed: int = 0, hidden: int = 16) -> dict[str, np.ndarray]:
     ],
 )
 def test_env_passes_gymnasium_checker(kwargs):
-    check_env(SingleSeatEnv(**kwargs), skip_render_check=True)
+    """The checker samples without the mask: it passes where an illegal action is replaced (an explicit choice)."""
+    check_env(SingleSeatEnv(**kwargs, illegal_action="lowest_legal"), skip_render_check=True)
+
+
+def test_env_checker_fails_by_default_on_a_mask_blind_action():
+    """By default an illegal action is refused, so a tool (or plain PPO) that ignores the mask finds out."""
+    with pytest.raises(IllegalEnvActionError, match="legal actions: .*illegal_action='lowest_legal'"):
+        check_env(SingleSeatEnv(), skip_render_check=True)
 
 
 @pytest.mark.parametrize("episode", ["hand", "game"])
@@ -147,12 +155,34 @@ def test_learner_role_and_seeding():
     assert np.array_equal(oa, ob) and a.seat == b.seat
 
 
-def test_illegal_action_is_replaced_and_flagged():
-    env = SingleSeatEnv()
+@pytest.mark.parametrize("compiled", [True, False])
+def test_an_illegal_action_is_refused_and_changes_nothing(compiled):
+    env = SingleSeatEnv(compiled=compiled)
     env.reset(seed=0)
-    illegal = next(a for a in range(NUM_ACTIONS) if not env.action_masks()[a])
-    _, _, _, _, info = env.step(illegal)
-    assert info["illegal_action"] is True
+    mask = env.action_masks().copy()
+    legal = [int(a) for a in np.flatnonzero(mask)]
+    for bad in (int(np.flatnonzero(mask == 0)[0]), NUM_ACTIONS, -1):
+        with pytest.raises(IllegalEnvActionError, match=r"illegal_action='lowest_legal'") as info:
+            env.step(bad)
+        assert f"(ids {legal})" in str(info.value) and str(bad) in str(info.value)
+        assert np.array_equal(env.action_masks(), mask)
+    obs, _, _, _, info = env.step(legal[0])  # the game goes on from where it was
+    assert "illegal_action" not in info and env.decisions > 0
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_lowest_legal_replaces_an_illegal_action_and_flags_it(compiled):
+    replaced = SingleSeatEnv(compiled=compiled, illegal_action="lowest_legal")
+    refused = SingleSeatEnv(compiled=compiled)
+    replaced.reset(seed=0)
+    refused.reset(seed=0)
+    mask = replaced.action_masks()
+    illegal = next(a for a in range(NUM_ACTIONS) if not mask[a])
+    got = replaced.step(illegal)
+    want = refused.step(int(np.flatnonzero(mask)[0]))  # the same step with the lowest legal action
+    assert got[4]["illegal_action"] is True and np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
+    with pytest.raises(ValueError, match=r"illegal_action must be one of \['raise', 'lowest_legal'\], got 'skip'"):
+        SingleSeatEnv(illegal_action="skip")
 
 
 def test_vec_env_mask_cache_matches_the_envs():

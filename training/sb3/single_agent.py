@@ -82,9 +82,14 @@ Masks: :meth:`SingleSeatEnv.action_masks` (sb3-contrib's MaskablePPO
 convention) and ``info["action_mask"]`` hold the learner's legal actions. The
 learner is only ever asked to act when it has a legal action, so the mask is
 never all zero; after the episode has ended (no decision left) it is all ones.
-An illegal action (only possible when masks are ignored, e.g. by Gymnasium's
-env checker) is replaced by the lowest legal action and flagged with
-``info["illegal_action"] = True``.
+An illegal action (a policy or a tool that ignores the mask: plain PPO,
+Gymnasium's and SB3's env checkers) raises
+:class:`sm_env.IllegalEnvActionError` (a ``ValueError``) naming the action and
+the legal ones, and changes nothing (``illegal_action="raise"``, the default,
+as ``raw_env``). ``illegal_action="lowest_legal"`` replaces it by the lowest
+legal action instead and flags the step with ``info["illegal_action"] = True``
+(for tools that sample without the mask; a learner trained so learns from
+moves it did not choose).
 
 :class:`ActionMaskVecEnv` caches the masks from the infos so that MaskablePPO
 does not need one extra inter-process call per step with SubprocVecEnv.
@@ -106,6 +111,7 @@ from agents.random_agent import RandomAgent
 from agents.trained import TrainedAgent
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
 from sm_env.compiled.support import supports
+from sm_env.core.cards import from_mask
 from sm_env.core.episode import (
     DEFAULT_REWARD,
     check_episode,
@@ -114,9 +120,10 @@ from sm_env.core.episode import (
     hand_rewards,
     result_rewards,
 )
-from sm_env.core.game import OVER, Game, role_names
+from sm_env.core.game import OVER, Game, IllegalActionError, action_text, role_names
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
+from sm_env.envs.aec import IllegalEnvActionError
 from sm_env.observation import action_mask, encode, observation_size
 from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads
@@ -131,6 +138,7 @@ _CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
 # how an opponent is asked on the compiled path (_opponent_kind): its PlayerView, the legal actions, or the
 # observation vector and the legal actions
 _VIEW, _LEGAL, _OBSERVATION = 0, 1, 2
+ILLEGAL_ACTIONS = ("raise", "lowest_legal")  # what step does with an illegal action (the module docstring)
 
 
 # ---------------------------------------------------------------------------- opponents
@@ -243,8 +251,12 @@ class SingleSeatEnv(gym.Env):
         opponents: OpponentPool | Mapping[str, float] | None = None,
         baseline_factory: Callable[[str, int], Agent] | None = None,
         compiled: bool = True,
+        illegal_action: str = "raise",
     ) -> None:
         super().__init__()
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action must be one of {list(ILLEGAL_ACTIONS)}, got {illegal_action!r}")
+        self.illegal_action = illegal_action
         self.rules = RuleSet.from_any(rules)
         self.num_players = self.rules.num_players
         self.role_names = role_names(self.rules)  # by role index: dealer, eldest, middle (third, fourth)
@@ -380,8 +392,7 @@ class SingleSeatEnv(gym.Env):
         action = int(action)
         illegal = not (0 <= action < self.num_actions and game.legal_mask() >> action & 1)
         if illegal:
-            legal = game.legal_mask()
-            action = (legal & -legal).bit_length() - 1
+            action = self._replacement(action)
         game.apply(action)
         self.decisions += 1
         reward = self._advance()
@@ -402,7 +413,7 @@ class SingleSeatEnv(gym.Env):
         mask = self._mask  # the learner's, who is to act
         illegal = not (0 <= action < self.num_actions and mask[action])
         if illegal:
-            action = int(mask.argmax())  # the lowest legal action
+            action = self._replacement(action)
         code = self._play(action)
         reward = self._advance_compiled(code)
         terminated = truncated = False
@@ -413,6 +424,27 @@ class SingleSeatEnv(gym.Env):
         if illegal:
             info["illegal_action"] = True
         return obs, reward * self.reward_scale, terminated, truncated, info
+
+    def _replacement(self, action: int) -> int:
+        """The lowest legal action in place of the illegal ``action`` (``illegal_action="lowest_legal"``), or
+        IllegalEnvActionError naming it and the legal ones (``"raise"``); nothing changes before either."""
+        game = self._synced_game()
+        legal = game.legal_mask()
+        if self.illegal_action == "lowest_legal":
+            return (legal & -legal).bit_length() - 1
+        try:
+            game.apply(action)  # refused: the engine's message, with the reason and the legal actions
+        except IllegalActionError as err:
+            message = str(err)
+        else:  # pragma: no cover - the masks are the engine's
+            raise AssertionError(f"action {action} is legal in the Game but not in the learner's mask")
+        if "legal actions:" not in message:  # out of range: the engine names the action ids only
+            message += "; legal actions: " + " ".join(action_text(a, self.rules) for a in from_mask(legal))
+        raise IllegalEnvActionError(
+            f"{message} (ids {from_mask(legal)}). Pick actions with the mask (action_masks(), "
+            'info["action_mask"]: sb3-contrib\'s MaskablePPO does), or build the env with '
+            "illegal_action='lowest_legal' to have an illegal one replaced by the lowest legal one"
+        )
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (int8 0/1, one per action id); never all zero."""
