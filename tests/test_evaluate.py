@@ -183,7 +183,33 @@ def test_cli_prints_a_table_and_saves_json_csv_png(tmp_path, capsys):
         len(rows) == 8 and rows[0]["agent"] == "heuristic" and float(rows[0]["balance_lo"]) <= float(rows[0]["balance"])
     )
     assert (out / "balance_by_role.png").read_bytes()[:4] == b"\x89PNG"
-    assert ev.main(["--agents", "heuristic", "bogus", "--deals", "1", "--no-progress", "--out", str(out)]) == 2
+    assert (
+        ev.main(["--agents", "heuristic", "bogus", "--deals", "1", "--no-progress", "--out", str(tmp_path / "b")]) == 2
+    )
+
+
+def test_a_second_evaluation_gets_a_fresh_folder_and_an_explicit_used_one_is_refused(tmp_path, monkeypatch, capsys):
+    """As a new training run: the default folder is never an earlier evaluation's (<name>-2, ...), and an --out
+    that holds one is refused in one line before anything is played, leaving it as it was."""
+    monkeypatch.chdir(tmp_path)
+    quick = ["--agents", "heuristic", "random", "--workers", "1", "--no-progress", "--bootstrap", "20"]
+    assert ev.main([*quick, "--deals", "2"]) == 0
+    assert ev.main([*quick, "--deals", "3"]) == 0
+    first, second = (
+        tmp_path / "runs" / "eval" / "heuristic-random-hand-0",
+        tmp_path / "runs" / "eval" / "heuristic-random-hand-0-2",
+    )
+    assert json.loads((first / "result.json").read_text())["config"]["deals"] == 2
+    assert json.loads((second / "result.json").read_text())["config"]["deals"] == 3
+    assert f"saved {second}".replace(str(tmp_path) + os.sep, "") in capsys.readouterr().out
+    before = (first / "result.json").read_bytes()
+    assert ev.main([*quick, "--deals", "4", "--out", str(first)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"sergeant-major eval: error: {first} already holds an evaluation (result.json): give another --out, or "
+        "leave --out out to write to a fresh folder under runs/eval"
+    ]
+    assert (first / "result.json").read_bytes() == before
 
 
 def test_saved_results_are_written_atomically(tmp_path):

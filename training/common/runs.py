@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sm_env.atomic import atomic_path
+from training.common.run_config import fresh_run_dir
 from training.common.yaml_config import ConfigError
 
 SUMMARY = "summary.json"
@@ -47,18 +48,6 @@ EVAL_HEADER = (
     "against two copies of the opponent; opp. bal = the opponent's in the same games; advantage = the policy's "
     "balance minus the opponent's own balance in the same seat on the same deal (95% bootstrap CIs over deals)"
 )
-
-
-def fresh_run_dir(output_dir: str, name: str) -> tuple[str, str]:
-    """(run folder, run name) for a new run: ``output_dir/name`` unless it exists and is not
-    empty, else the first free ``output_dir/name-N`` (N = 2, 3, ...)."""
-    candidate, n = name, 1
-    while True:
-        path = os.path.join(output_dir, candidate)
-        if not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path)):
-            return path, candidate
-        n += 1
-        candidate = f"{name}-{n}"
 
 
 def progress(message: str) -> None:

@@ -88,6 +88,7 @@ from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
+from training.common.run_config import fresh_run_dir
 from training.common.workers import one_torch_thread, spawn_pool
 
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
@@ -857,7 +858,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
     add_ray_arguments(parser, "the deals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
-    parser.add_argument("--out", default=None, help="output folder (default runs/eval/<agents>-<mode>-<seed>)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output folder, refused if it holds an evaluation (default runs/eval/<agents>-<mode>-<seed>, or the "
+        "first free <...>-2, <...>-3, ... if that one is used)",
+    )
     parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
     parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
     parser.add_argument(
@@ -872,6 +878,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.out is not None and os.path.exists(os.path.join(args.out, "result.json")):
+        print(
+            f"sergeant-major eval: error: {args.out} already holds an evaluation (result.json): give another --out, "
+            "or leave --out out to write to a fresh folder under runs/eval",
+            file=sys.stderr,
+        )
+        return 2
     try:
         result = evaluate(
             args.agents,
@@ -892,9 +905,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(result.table())
     out = args.out
-    if out is None:
+    if out is None:  # a new folder, never an earlier evaluation's (as a new training run's: training/common/runs.py)
         name = "-".join(a.replace(":", "_").replace("/", "_").replace("=", "") for a in args.agents)
-        out = os.path.join("runs", "eval", f"{name}-{args.mode}-{args.seed}")
+        out, _ = fresh_run_dir(os.path.join("runs", "eval"), f"{name}-{args.mode}-{args.seed}")
     paths = result.save(out)
     print(f"\nsaved {paths['json']}, {paths['csv']}, {paths['png']}")
     return 0
