@@ -1,7 +1,8 @@
 """SingleSeatEnv: the compiled path and the pure-Python path in lockstep.
 
 Both envs are reset with the same seeds and options and given the same learner
-actions (now and then an illegal one); every step must give the same
+actions (now and then an illegal one: both refuse it with the same message, or
+both replace it, with ``illegal_action="lowest_legal"``); every step must give the same
 observation, mask, reward, terminated/truncated and info, the same
 opponents must be drawn and the same games played (the records at the end of
 each episode).
@@ -16,6 +17,7 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
+from sm_env import IllegalEnvActionError  # noqa: E402
 from sm_env.core.rules import RuleSet  # noqa: E402
 from sm_env.records import game_record  # noqa: E402
 from training.sb3.single_agent import SingleSeatEnv  # noqa: E402
@@ -98,6 +100,14 @@ def _lockstep(fast: SingleSeatEnv, slow: SingleSeatEnv, episodes: int, rng: rand
             _same_info(info_f, info_s)
             legal = np.flatnonzero(mask)
             action = rng.randrange(56) if rng.random() < 0.05 else int(rng.choice(legal))
+            if not mask[action] and fast.illegal_action == "raise":
+                refusals = []
+                for env in (fast, slow):
+                    with pytest.raises(IllegalEnvActionError) as refused:
+                        env.step(action)
+                    refusals.append(str(refused.value))
+                assert refusals[0] == refusals[1] and np.array_equal(fast.action_masks(), mask)
+                continue
             obs_f, reward_f, term_f, trunc_f, info_f = fast.step(action)
             obs_s, reward_s, term_s, trunc_s, info_s = slow.step(action)
             steps += 1
@@ -134,7 +144,12 @@ def test_paths_agree_with_trained_policy_opponents(tmp_path):
 
     envs = [
         SingleSeatEnv(
-            episode="game", max_hands=3, opponents={"greedy": 1, "sampling": 1}, baseline_factory=factory, compiled=c
+            episode="game",
+            max_hands=3,
+            opponents={"greedy": 1, "sampling": 1},
+            baseline_factory=factory,
+            compiled=c,
+            illegal_action="lowest_legal",
         )
         for c in (True, False)
     ]
