@@ -71,7 +71,7 @@ from agents.analysis import AnalysisError
 from sm_env.core.rules import PRESETS
 from sm_env.records import ReplayError
 
-from .replays import Timeline
+from .replays import Timeline, analysis_key
 from .sessions import (
     PlayedGame,
     Session,
@@ -589,19 +589,17 @@ async def replay_analysis(request: Request) -> Response:
     if not isinstance(body, dict) or set(body) - set(ANALYSIS_FIELDS):
         raise WebError(400, f"expected a JSON object with some of {sorted(ANALYSIS_FIELDS)}, got {body!r:.60}")
     settings = {**ANALYSIS_FIELDS, **body}
-    hands = len(timeline.hand_starts)
-    if type(settings["hand"]) is not int or not 1 <= settings["hand"] <= hands:
-        raise WebError(400, f"hand must be a whole number from 1 to {hands} (the record's hands)")
-    if type(settings["threshold"]) is int:
-        settings["threshold"] = float(settings["threshold"])
+    try:  # every setting checked before the search is queued: a malformed one is a 400, never a 500 or a 503
+        key = analysis_key(len(timeline.hand_starts), *(settings[name] for name in ANALYSIS_FIELDS))
+    except AnalysisError as err:
+        raise WebError(400, str(err)) from None
     busy: threading.Lock = request.app.state.analysis_lock
     if not busy.acquire(blocking=False):
         raise WebError(503, "the server is analysing another hand: ask again in a moment")
 
     def work() -> dict[str, Any]:
         try:
-            s = settings
-            return timeline.analysis(s["hand"], s["samples"], s["seed"], s["threshold"])
+            return timeline.analysis(*key)
         except AnalysisError as err:
             raise WebError(400, str(err)) from None
         finally:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from agents.analysis import analyse_actions, hand_analyses
+from agents.advice import AdviceError, check_settings
+from agents.analysis import AnalysisError, analyse_actions, check_threshold, hand_analyses
 from sm_env.core.cards import CARD_TEXT
 from sm_env.core.game import EXCHANGE, Game
 from sm_env.core.knowledge import player_view
@@ -59,6 +60,21 @@ class Step:
         self.trick_number = 0
         self.moved: list[dict[str, Any]] = []  # exchanges whose cards changed hands with this step
         self.shown: list[tuple[int, list[int]]] = []  # show rule: kitty cards shown when the kitty was taken
+
+
+def analysis_key(hands: int, hand: Any, samples: Any, seed: Any, threshold: Any) -> tuple[int, int, int, float]:
+    """The settings of the analysis of one hand of a record of ``hands`` hand entries, checked, as the key it is
+    kept under: (hand, samples, seed, threshold as a float). AnalysisError naming the first bad setting and what
+    is allowed: ``hand`` a whole number from 1 to ``hands``, ``samples`` one from 1 to :data:`ANALYSIS_SAMPLES`,
+    ``seed`` one :func:`agents.advice.check_settings` takes, ``threshold`` a number from 0 to 100 (tricks).
+    Checked before any use, so that no value (a list, a dict, true) reaches the search or the kept analyses."""
+    if type(hand) is not int or not 1 <= hand <= hands:
+        raise AnalysisError(f"hand must be a whole number from 1 to {hands} (the record's hands), got {hand!r:.40}")
+    try:
+        check_settings(samples, seed, ANALYSIS_SAMPLES)
+    except AdviceError as err:
+        raise AnalysisError(str(err)) from None
+    return hand, samples, seed, check_threshold(threshold)
 
 
 def _step(game: Game, action: int) -> Step:
@@ -130,8 +146,9 @@ class Timeline:
         """The analysis of one hand of the record (:func:`agents.analysis.analyse_actions`: every decision
         scored by pimc from the acting seat's view, the moves costing more than ``threshold`` flagged), with at
         most :data:`ANALYSIS_SAMPLES` samples; kept, so that asking again costs nothing. AnalysisError naming a
-        bad setting."""
-        key = (hand, samples, seed, threshold)
+        bad setting (:func:`analysis_key`)."""
+        key = analysis_key(len(self._starts), hand, samples, seed, threshold)
+        hand, samples, seed, threshold = key
         if key in self._stored:
             return self._stored[key]
         if key not in self._analyses:

@@ -631,14 +631,27 @@ def test_replay_viewer_analyses_a_hand_on_request_and_its_moves_are_the_frames_m
             assert (event["hand"], event["seat"]) == (d["hand"], d["seat"])
             assert d["played"].split()[-1] in event["text"]  # the card, or the suit of "trump clubs"
         assert client.post("/api/replay/analysis", json=body).json() == analysis
-        for bad, message in [
+        bad_cases = [
             ({"hand": 0}, "hand must be a whole number from 1 to"),
             ({"hand": summary["hands"] + 1}, "hand must be a whole number from 1 to"),
             ({"samples": 51}, "samples must be a whole number from 1 to 50"),
             ({"seed": -1}, "seed must be a whole number"),
             ({"threshold": "x"}, "threshold must be a number from 0 to 100"),
             ({"hands": 3}, "expected a JSON object with some of"),
-        ]:
+            # values equal to the kept analysis's settings as dict keys (4.0 == 4, True == 1) are not its settings
+            ({**body, "samples": 4.0}, "samples must be a whole number"),
+            ({**body, "seed": True}, "seed must be a whole number"),
+            ({**body, "threshold": False}, "threshold must be a number"),
+        ]
+        wrong = {"hand": "hand must be", "samples": "samples must be", "seed": "seed must be"}
+        wrong["threshold"] = "threshold must be"
+        for name, words in wrong.items():  # lists, objects, floats, strings, huge numbers, null in each field
+            for value in ([1], [], {"a": 1}, {}, 1.5, "1", None, True, 10**24, -(10**24)):
+                allowed = (name == "threshold" and type(value) in (float, bool)) or (name, value) == ("seed", 10**24)
+                if allowed:
+                    continue  # a threshold of 1.5 and a seed of 10**24 are allowed; a threshold False is above
+                bad_cases.append(({name: value}, words))
+        for bad, message in bad_cases:
             answer = client.post("/api/replay/analysis", json=bad)
             assert answer.status_code == 400 and message in answer.json()["error"], (bad, answer.text)
 
