@@ -30,6 +30,31 @@ def tiny_config_file(tmp_path, extra: str = "") -> str:
     return str(path)
 
 
+def test_the_closing_hint_quotes_the_key_s_value_not_the_run_s_length(tmp_path):
+    """distill runs dagger_rounds + 1 rounds: its hint says the key's value (1), not the rounds (2)."""
+    from training.common.runs import conclude
+    from training.distill.config import load_distill_config
+    from training.distill.fit import backend
+
+    class Finished:  # a run that trained its 2 rounds
+        wall = 1.0
+
+        def progress(self) -> int:
+            return 2
+
+        def final_outputs(self) -> list:
+            return []
+
+        def facts(self) -> dict:
+            return {}
+
+    cfg = load_distill_config(None, ["dagger_rounds=1"])
+    summary = conclude(backend("sergeant-major distill"), cfg, str(tmp_path), Finished())
+    hint = summary["outputs"]["fit_r<k>.ckpt"]
+    assert hint == f"go further: sergeant-major distill --resume {tmp_path} --set dagger_rounds=N (now 1)"
+    assert json.loads((tmp_path / "summary.json").read_text())["progress"] == 2
+
+
 def test_fresh_run_dir_skips_used_folders(tmp_path):
     assert fresh_run_dir(str(tmp_path), "quick") == (str(tmp_path / "quick"), "quick")
     (tmp_path / "quick").mkdir()

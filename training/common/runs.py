@@ -267,6 +267,14 @@ def time_summary(unit: str, done: int, start_done: int, wall: float, start_wall:
     return text
 
 
+def config_value(cfg: Any, key: str) -> Any:
+    """The value of the dotted config ``key`` (``train.total_timesteps``) in ``cfg``."""
+    value = cfg
+    for part in key.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def outputs_summary(run_dir: str, rows: list[tuple[str, str]]) -> str:
     """Every output of a run and how to look at it, one a line."""
     return f"outputs in {run_dir}:\n" + "\n".join(f"  {name:<16} {what}" for name, what in rows)
@@ -289,8 +297,9 @@ def conclude(backend: Backend, cfg: Any, run_dir: str, trainer: TrainerRun, anno
         write_json(os.path.join(run_dir, FINAL_EVAL), final)
         rows.append((FINAL_EVAL, f"the final evaluation: python -m json.tool {run_dir}/{FINAL_EVAL}"))
         summary["final_eval"] = results
-    length, key = backend.length(cfg)
-    rows.append((backend.saved, f"go further: {backend.prog} --resume {run_dir} --set {key}=N (now {length})"))
+    _, key = backend.length(cfg)
+    now = config_value(cfg, key)  # the key's value, which may not be the length (distill: dagger_rounds + 1 rounds)
+    rows.append((backend.saved, f"go further: {backend.prog} --resume {run_dir} --set {key}=N (now {now})"))
     rows.append(("config.yaml", "the resolved config of the run"))
     rows.append((SUMMARY, "how far the run went, its time and its final evaluation"))
     summary["outputs"] = dict(rows)
