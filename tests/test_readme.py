@@ -45,3 +45,14 @@ def test_readme_preset_table_names_every_preset_in_order():
     table = readme.split("| preset | options |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
     names = [name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])]
     assert names == list(PRESETS), "the README preset table must list sm_env.core.rules.PRESETS (sergeant-major rules)"
+
+
+def test_files_the_readme_commands_write_here_are_ignored_by_git():
+    """A file a README command writes into the working directory (``--save F``, ``--out F``, ``save_record(.., F)``)
+    is in .gitignore, so that following the README leaves ``git status`` clean."""
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    ignored = open(os.path.join(ROOT, ".gitignore"), encoding="utf-8").read().splitlines()
+    written = set(re.findall(r"(?:--save|--out) ([\w.-]+\.\w+)\b", readme))
+    written |= set(re.findall(r"save_record\([^,]+, \"([\w.-]+)\"\)", readme))
+    assert {"game.json", "analysis.json"} <= written  # what the commands write today (the pattern still finds them)
+    assert sorted(name for name in written if name not in ignored) == []
