@@ -6,12 +6,14 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 
 import numpy as np
 import pytest
 
 from sm_cli.cli import main as cli_main
+from training.evaluation import tournament as tournament_module
 from training.evaluation.evaluate import evaluate
 from training.evaluation.leaderboard import TIMING_HEADING, _fit, markdown
 from training.evaluation.tournament import MAX_AGENTS, MAX_DEALS, fingerprint, tables_for, tournament
@@ -174,6 +176,126 @@ def test_a_table_file_that_is_not_its_table_is_an_error(tmp_path):
     path.write_text(json.dumps(stored))
     with pytest.raises(ValueError, match="does not hold the table its name says"):
         _run(["random", "heuristic"], out)
+
+
+@pytest.fixture(scope="module")
+def stored_run(tmp_path_factory):
+    """A finished run folder of two agents (two tables, two deals each), copied by each test that damages it."""
+    out = tmp_path_factory.mktemp("stored") / "run"
+    _run(["random", "heuristic"], out, deals=2)
+    return out
+
+
+def _damaged(stored_run, tmp_path, change):
+    """A copy of ``stored_run`` whose first table file ``change(path, stored)`` damaged; the run on it refused."""
+    out = tmp_path / "run"
+    shutil.copytree(stored_run, out)
+    path = out / "tables" / sorted(os.listdir(out / "tables"))[0]
+    change(path, json.loads(path.read_text()))
+    with pytest.raises(ValueError) as err:
+        _run(["random", "heuristic"], out, deals=2)
+    assert "\n" not in str(err.value)
+    return path, str(err.value)
+
+
+def _edit(edit):
+    def change(path, stored):
+        edit(stored)
+        path.write_text(json.dumps(stored))
+
+    return change
+
+
+def _seating(stored):
+    return stored["deals"][0]["seatings"][0]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda p, s: p.write_text("[]"), "does not hold the table its name says"),
+        (lambda p, s: p.write_text("[" * 30_000 + "]" * 30_000), "nested more than 32 levels deep"),
+        (
+            lambda p, s: p.write_text(json.dumps(s).replace('"deals": [', '"deals": [' + "[" * 40 + "]" * 40 + ",")),
+            "nested more than 32 levels deep",
+        ),
+        (_edit(lambda s: s["deals"][0].pop("seatings")), r"deals\[0\]: seatings must be a list of 3 seatings"),
+        (_edit(lambda s: s.pop("agents")), r"agents must be \['heuristic', 'random'\]"),
+        (_edit(lambda s: s.pop("elapsed_seconds")), "elapsed_seconds must be a number of seconds"),
+        (_edit(lambda s: s.update(elapsed_seconds="12")), "elapsed_seconds must be a number of seconds"),
+        (_edit(lambda s: s.update(elapsed_seconds=-1)), "elapsed_seconds must be a number of seconds"),
+        (
+            lambda p, s: p.write_text(
+                json.dumps(s).replace('"elapsed_seconds": ', '"elapsed_seconds": ' + "9" * 400 + ', "x": ')
+            ),
+            "a whole number of 400 digits; at most 100",
+        ),
+        (_edit(lambda s: s["deals"].__setitem__(0, "deal")), r"deals\[0\] must be an object with index 0"),
+        (_edit(lambda s: _seating(s).update(seating=[0, 1, 5])), r"seatings\[0\]: seating must be 3 agent numbers 0-1"),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(2, ["1", 0, 0])), r"hands\[0\] must be \[dealer"),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(0, 7)), r"hands\[0\] must be \[dealer 0-2"),
+        (_edit(lambda s: _seating(s).update(winners=None)), "winners must be a list of seats"),
+        (_edit(lambda s: s["deals"][1].update(seconds=[0.1])), r"deals\[1\]: seconds and decisions must be 2"),
+        (
+            lambda p, s: p.write_text(json.dumps(s).replace(json.dumps(_seating(s)["hands"][0][2]), "[NaN, 0, 0]", 1)),
+            "NaN is not a number this reads",
+        ),
+        (
+            lambda p, s: p.write_text(
+                json.dumps(s).replace(json.dumps(_seating(s)["hands"][0][2]), "[1e999, 0, 0]", 1)
+            ),
+            "too large for a float",
+        ),
+        (lambda p, s: (p.unlink(), p.mkdir()), "is a folder, not a table file"),
+        (lambda p, s: (p.unlink(), p.symlink_to("/dev/zero")), "larger than 65536 bytes"),
+        (lambda p, s: p.write_bytes(b"\xff\xfe"), "not UTF-8 text"),
+    ],
+)
+def test_a_damaged_table_file_is_one_line_naming_it(stored_run, tmp_path, monkeypatch, change, words):
+    monkeypatch.setattr(tournament_module, "MAX_TABLE_BYTES", 1 << 16)  # /dev/zero: read no further than this
+    path, message = _damaged(stored_run, tmp_path, change)
+    assert message.startswith(str(path)) and re.search(words, message), message
+    assert "delete it to play the table again" in message
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            lambda out: ((out / "tournament.json").unlink(), (out / "tournament.json").symlink_to("/dev/zero")),
+            "tournament.json: larger than 1048576 bytes",
+        ),
+        (
+            lambda out: ((out / "tournament.json").unlink(), (out / "tournament.json").symlink_to("/dev/urandom")),
+            "tournament.json: larger than 1048576 bytes",
+        ),
+        (lambda out: (out / "tournament.json").write_text("[" * 5000 + "]" * 5000), "nested more than 32 levels"),
+        (lambda out: (out / "tournament.json").write_text("[]"), "is not a tournament's settings file"),
+        (
+            lambda out: (out / "tournament.json").write_text(
+                '{"format": "sergeant-major-tournament/1", "settings": 3}'
+            ),
+            "its settings are not an object",
+        ),
+        (lambda out: (shutil.rmtree(out / "tables"), (out / "tables").write_text("")), "tables is not a folder"),
+    ],
+)
+def test_damaged_settings_or_tables_folder_is_one_line(stored_run, tmp_path, change, words):
+    out = tmp_path / "run"
+    shutil.copytree(stored_run, out)
+    change(out)
+    with pytest.raises(ValueError, match=words) as err:
+        _run(["random", "heuristic"], out, deals=2)
+    assert "\n" not in str(err.value)
+
+
+def test_out_naming_a_file_is_one_line(tmp_path, capsys):
+    out = tmp_path / "afile"
+    out.write_text("x")
+    assert cli_main(["tournament", "--agents", "random", "heuristic", "--deals", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out {out} is a file, not a run folder" in err
+    assert out.read_text() == "x"
 
 
 def test_a_changed_policy_file_is_another_agent(tmp_path):

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sm_env.atomic import atomic_path
+from training.common.progress import write_line
 from training.common.run_config import fresh_run_dir
 from training.common.yaml_config import ConfigError
 
@@ -50,9 +51,21 @@ EVAL_HEADER = (
 )
 
 
+def check_folder_path(folder: str, what: str) -> None:
+    """A ConfigError naming ``what`` (the option or key that gave ``folder``) if ``folder``, or the nearest of
+    its parents that exists, is not a folder (a file there: the folder cannot be made)."""
+    path = os.path.abspath(folder)
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        where = "is a file" if path == os.path.abspath(folder) else f"cannot be made: {path} is a file"
+        raise ConfigError(f"{what} {folder} {where}, not a folder; name a folder for the run")
+
+
 def progress(message: str) -> None:
-    """A progress line (stderr, flushed): what a run is doing, as opposed to its results (stdout)."""
-    print(message, file=sys.stderr, flush=True)
+    """A progress line (stderr, flushed): what a run is doing, as opposed to its results (stdout); above a
+    progress bar, if one is on screen."""
+    write_line(message)
 
 
 def write_json(path: str, payload: Any) -> None:
@@ -216,8 +229,11 @@ def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.N
                 f"{args.run_dir} already holds a run: continue it with {backend.prog} --resume {args.run_dir}, "
                 "or leave out --run-dir to start a new run in a fresh folder"
             )
+        check_folder_path(args.run_dir, "--run-dir")
         return cfg, args.run_dir
+    check_folder_path(cfg.output_dir, "output_dir")
     run_dir, cfg.name = fresh_run_dir(cfg.output_dir, cfg.name)
+    check_folder_path(run_dir, "output_dir")
     return cfg, run_dir
 
 

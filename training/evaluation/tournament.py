@@ -48,6 +48,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shlex
@@ -61,6 +62,7 @@ from agents import TRAINED_POLICY, parse_spec
 from agents.mix import split_mix
 from sm_env.atomic import atomic_path
 from sm_env.core.rules import RuleSet
+from sm_env.json_files import JsonError, read_json
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.workers import spawn_pool
@@ -162,14 +164,32 @@ def _write_json(path: str, payload: Any) -> None:
         handle.write("\n")
 
 
+MAX_SETTINGS_BYTES = 1 << 20  # tournament.json: a few kB
+MAX_TABLE_BYTES = 256 << 20  # a table file: about 2 kB a deal in hand mode (MAX_DEALS deals), more in game mode
+
+
+def _read_json(path: str, what: str, max_bytes: int) -> Any:
+    """``path``'s JSON, bounded (:func:`sm_env.json_files.read_json`); a one-line ValueError otherwise, which
+    for a table says how to recover."""
+    try:
+        return read_json(path, what, max_bytes)
+    except JsonError as err:
+        advice = "delete it to play the table again" if what == "a table file" else "use another --out"
+        raise ValueError(f"{err}; {advice}") from None
+
+
 def _record_settings(out: str, settings: dict[str, Any]) -> None:
     """Record the settings in the folder, or check them against those recorded (ValueError if they differ)."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out {out} is a file, not a run folder: name a folder (it is created if missing)")
     path = os.path.join(out, "tournament.json")
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            stored = json.load(handle)
-        if stored.get("format") != SETTINGS_FORMAT:
-            raise ValueError(f"{path} is not a tournament's settings file (format {stored.get('format')!r})")
+        stored = _read_json(path, "a tournament's settings file", MAX_SETTINGS_BYTES)
+        if not isinstance(stored, dict) or stored.get("format") != SETTINGS_FORMAT:
+            found = stored.get("format") if isinstance(stored, dict) else type(stored).__name__
+            raise ValueError(f"{path} is not a tournament's settings file (format {found!r})")
+        if not isinstance(stored.get("settings"), dict):
+            raise ValueError(f"{path}: its settings are not an object; the file is damaged: use another --out")
         differ = [
             f"{k} {stored['settings'].get(k)!r} there, {v!r} here"
             for k, v in settings.items()
@@ -185,15 +205,89 @@ def _record_settings(out: str, settings: dict[str, Any]) -> None:
     _write_json(path, {"format": SETTINGS_FORMAT, "settings": settings})
 
 
-def _load_table(path: str, key: str, deals: int) -> Table | None:
-    """The table stored at ``path`` (None if there is none); ValueError if the file is not that table."""
-    if not os.path.exists(path):
+def _whole(value: Any, low: int, high: int) -> bool:
+    return type(value) is int and low <= value < high
+
+
+def _numbers(value: Any, count: int, low: float = -math.inf) -> bool:
+    """Whether ``value`` is a list of ``count`` numbers of at least ``low`` (JSON read them finite)."""
+    return isinstance(value, list) and len(value) == count and all(type(x) in (int, float) and x >= low for x in value)
+
+
+def _seating_problem(seating: Any, agents: int, players: int) -> str | None:
+    """What is wrong with one seating of a stored deal (``play_deal``'s layout), or None."""
+    if not isinstance(seating, dict):
+        return "is not an object"
+    who = seating.get("seating")
+    if not isinstance(who, list) or len(who) != players or not all(_whole(a, 0, agents) for a in who):
+        return f"seating must be {players} agent numbers 0-{agents - 1}"
+    hands = seating.get("hands")
+    if not isinstance(hands, list):
+        return "hands must be a list"
+    for h, hand in enumerate(hands):
+        if not (
+            isinstance(hand, list)
+            and len(hand) == 3
+            and _whole(hand[0], 0, players)
+            and _numbers(hand[1], players, 0)
+            and _numbers(hand[2], players)
+        ):
+            return f"hands[{h}] must be [dealer 0-{players - 1}, {players} tricks won, {players} finite balances]"
+    if "first_dealer" in seating and not _whole(seating["first_dealer"], 0, players):
+        return f"first_dealer must be a seat 0-{players - 1}"
+    winners = seating.get("winners")
+    if not isinstance(winners, list) or not all(_whole(s, 0, players) for s in winners):
+        return f"winners must be a list of seats 0-{players - 1}"
+    return None
+
+
+def table_problem(stored: Any, agents: Sequence[str], deals: int, players: int) -> str | None:
+    """What is wrong with a stored table of ``agents`` and ``deals`` deals of a ``players``-seat rule set (the
+    layout :func:`tournament` writes: every deal ``play_deal``'s result, in order, every number finite), or None.
+    The one check of a table file read back, so the leaderboard never meets a malformed one."""
+    if not isinstance(stored, dict):
+        return f"holds {type(stored).__name__}, not a table (an object)"
+    if stored.get("agents") != list(agents):
+        return f"agents must be {list(agents)}"
+    elapsed = stored.get("elapsed_seconds")
+    if type(elapsed) not in (int, float) or elapsed < 0:
+        return "elapsed_seconds must be a number of seconds, 0 or more"
+    rows = stored.get("deals")
+    if not isinstance(rows, list) or len(rows) != deals:
+        return f"deals must be a list of {deals} deals"
+    seatings = len(schedule(len(agents), players))
+    for i, deal in enumerate(rows):
+        if not isinstance(deal, dict) or deal.get("index") != i:
+            return f"deals[{i}] must be an object with index {i}"
+        if not _numbers(deal.get("seconds"), len(agents), 0) or not _numbers(deal.get("decisions"), len(agents), 0):
+            return f"deals[{i}]: seconds and decisions must be {len(agents)} numbers, 0 or more"
+        if not isinstance(deal.get("seatings"), list) or len(deal["seatings"]) != seatings:
+            return f"deals[{i}]: seatings must be a list of {seatings} seatings"
+        for k, seating in enumerate(deal["seatings"]):
+            problem = _seating_problem(seating, len(agents), players)
+            if problem is not None:
+                return f"deals[{i}].seatings[{k}]: {problem}"
+    return None
+
+
+def _load_table(path: str, key: str, table: Sequence[str], deals: int, players: int) -> Table | None:
+    """The table stored at ``path`` (None if there is none); a one-line ValueError if the file is not that
+    table (another key, format or number of deals) or is damaged (:func:`table_problem`)."""
+    if not os.path.lexists(path):
         return None
-    with open(path, encoding="utf-8") as handle:
-        stored = json.load(handle)
-    if stored.get("format") != TABLE_FORMAT or stored.get("key") != key or len(stored.get("deals", ())) != deals:
+    stored = _read_json(path, "a table file", MAX_TABLE_BYTES)
+    if (
+        not isinstance(stored, dict)
+        or stored.get("format") != TABLE_FORMAT
+        or stored.get("key") != key
+        or not isinstance(stored.get("deals"), list)
+        or len(stored["deals"]) != deals
+    ):
         raise ValueError(f"{path} does not hold the table its name says: delete it to play the table again")
-    return Table(tuple(stored["agents"]), stored["deals"], float(stored["elapsed_seconds"]))
+    problem = table_problem(stored, table, deals, players)
+    if problem is not None:
+        raise ValueError(f"{path}: {problem}; the file is damaged: delete it to play the table again")
+    return Table(tuple(table), stored["deals"], float(stored["elapsed_seconds"]))
 
 
 def tournament(
@@ -260,6 +354,8 @@ def tournament(
     out = os.fspath(out)
     _record_settings(out, settings)
     folder = os.path.join(out, "tables")
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"{folder} is not a folder: the run folder is damaged; use another --out")
     os.makedirs(folder, exist_ok=True)
 
     stored: dict[tuple[str, ...], Table] = {}
@@ -268,7 +364,7 @@ def tournament(
         ident = {"settings": settings, "agents": list(table), "fingerprints": [prints[s] for s in table]}
         key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
         path = os.path.join(folder, f"{_slug(table)}-{key}.json")
-        found = _load_table(path, key, deals)
+        found = _load_table(path, key, table, deals, rule_set.num_players)
         if found is None:
             todo.append((table, key, path))
         else:
