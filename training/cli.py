@@ -26,7 +26,7 @@ import sys
 import time
 
 from agents.ppo_agent import PPOAgent
-from training.common.ray_cluster import add_code_argument
+from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
 from training.common.runs import Backend, add_run_arguments, run_command
 from training.evaluation.evaluate import evaluate_against, format_table
 from training.sb3.config import ConfigError, load_eval_config
@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.evaluate or (args.eval_config and not args.config and not args.resume):
         return evaluate_main(args.evaluate, args.eval_config, args.sets + args.overrides)
     prog = PROG if name == "sb3" else f"{PROG} --backend {name}"
-    if name != "rllib" and (args.address or args.ray_code != "auto"):
-        parser.error("--address and --ray-code are for --backend rllib")
+    if name != "rllib" and (args.address or args.ray_code != "auto" or args.ray_connect_timeout != CONNECT_TIMEOUT):
+        parser.error("--address, --ray-code and --ray-connect-timeout are for --backend rllib")
     return run_command(backend(name, prog), build_parser(prog), argv)
 
 

@@ -6,7 +6,12 @@ distillation (``sergeant-major distill --ray``) and RLlib training (``sergeant-m
 
 - :func:`connect`: ``address`` None or ``""`` starts a local Ray instance (or joins the one ``RAY_ADDRESS``
   names); otherwise it joins the cluster at that address (``ray start --head`` prints it). Nothing happens if
-  this process is connected already (a caller's own ``ray.init``).
+  this process is connected already (a caller's own ``ray.init``). Joining is bounded: ``HOST:PORT`` (or
+  ``ray://HOST:PORT``) is first probed with a TCP connection, then ``ray.init`` gets what is left of
+  ``connect_timeout`` (:data:`CONNECT_TIMEOUT` by default, ``--ray-connect-timeout``); an address that leads
+  to no cluster (a closed port, an unreachable or unknown host, another scheme, a cluster that refuses this
+  driver or does not answer) raises :class:`RayConnectError`, one line naming the address, what was tried and
+  what to check.
 - :func:`runtime_env`: how the project's code reaches the nodes, by ``code`` mode (:data:`CODE_MODES`):
 
   ``auto``      ``ship`` when joining a cluster, ``installed`` for a local instance (the default);
@@ -29,11 +34,18 @@ Needs ``pip install -e ".[rllib]"`` (or just ``ray``).
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
+import socket
 import sys
+import threading
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from training.common.yaml_config import ConfigError
 
 CODE_MODES = ("auto", "ship", "ship+pip", "installed")
 PACKAGES = ("sm_env", "agents", "training")
@@ -42,6 +54,9 @@ EXCLUDES = ["__pycache__", "*.pyc"]
 PROJECT = "sergeant-major-rl"
 PIP_EXTRA = "rllib"  # the requirements a worker needs: the core ones and this extra's (torch, pydantic, ...)
 RAY_MISSING = "--ray needs Ray: pip install -e '.[rllib]' (or pip install ray)"
+CONNECT_TIMEOUT = 60.0  # seconds: the longest wait to join a cluster (--ray-connect-timeout)
+MAX_CONNECT_TIMEOUT = 3600.0
+PROBE_TIMEOUT = 5.0  # seconds: the TCP probe of the head's port (part of the connect timeout)
 
 
 def project_root() -> str:
@@ -82,23 +97,147 @@ def runtime_env(code: str) -> dict[str, Any] | None:
     return env
 
 
-def connect(address: str | None = None, code: str = "auto", num_cpus: int | None = None) -> None:
+class RayConnectError(ConfigError):
+    """An address that leads to no Ray cluster this driver may join (or Ray missing): a bad setting, reported
+    in one line like any other (``PROG: error: ...``, exit status 2)."""
+
+
+def split_address(address: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of ``HOST:PORT`` (scheme ``""``) or ``ray://HOST:PORT`` (scheme ``"ray"``,
+    Ray Client); an IPv6 host goes in brackets (``[::1]:6379``). Anything else raises :class:`RayConnectError`."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "", address
+    if scheme not in ("", "ray"):
+        raise RayConnectError(
+            f"--ray {address}: unknown scheme {scheme + '://'!r}; give HOST:PORT (ray start --head prints it), "
+            "ray://HOST:PORT (Ray Client) or auto (the cluster this machine belongs to)"
+        )
+    host, colon, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in rest:
+        raise RayConnectError(
+            f"--ray {address}: not an address; give HOST:PORT (ray start --head prints it, e.g. 10.0.0.1:6379), "
+            "ray://HOST:PORT (Ray Client) or auto"
+        )
+    return scheme, host, int(port)
+
+
+def probe(address: str, timeout: float) -> None:
+    """A TCP connection to the host and port of ``address`` (:func:`split_address`), closed at once; raises
+    :class:`RayConnectError` naming what failed (unknown host, refused, unreachable, no answer in ``timeout``)."""
+    _, host, port = split_address(address)
+    check = "check the host and port (ray start --head prints them), that the head runs, and the firewall"
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return
+    except socket.gaierror as err:
+        why = f"host {host!r} not found ({err.strerror})"
+    except ConnectionRefusedError:
+        why = f"nothing listens on port {port} of {host} (connection refused)"
+    except TimeoutError:
+        why = f"no answer from {host}:{port} in {timeout:g} s (host down or unreachable, or a firewall drops it)"
+    except OSError as err:
+        why = f"{host}:{port} unreachable ({err.strerror or err})"
+    raise RayConnectError(f"cannot reach the Ray cluster at {address}: {why}; {check}")
+
+
+def _init_bounded(ray: Any, address: str, timeout: float, limit: float, **kwargs: Any) -> None:
+    """``ray.init(address=address, **kwargs)`` given at most ``timeout`` seconds (Ray's own retries can last many
+    minutes): run in a daemon thread; an error or the timeout raises :class:`RayConnectError` (``limit``: the
+    connect timeout the message names)."""
+    outcome: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            ray.init(address=address, **kwargs)
+            outcome.append(None)
+        except BaseException as err:  # handed to the caller's thread
+            outcome.append(err)
+
+    worker_log = logging.getLogger("ray._private.worker")
+    quiet = _DropMessage("SIGTERM handler is not set")  # set below, in the main thread
+    worker_log.addFilter(quiet)
+    try:
+        thread = threading.Thread(target=join, name="ray-connect", daemon=True)
+        thread.start()
+        thread.join(max(timeout, 0.1))
+    finally:
+        worker_log.removeFilter(quiet)
+    check = (
+        f"{auth_hint()}; check too that the port is the head's and that this machine runs the cluster's Ray and "
+        "Python versions (docs/cluster.md)"
+    )
+    if not outcome:
+        raise RayConnectError(
+            f"the Ray cluster at {address} did not take this driver in {limit:g} s (its port answers, ray.init "
+            f"still waits; --ray-connect-timeout SECONDS waits longer): {check}"
+        )
+    err = outcome[0]
+    if err is not None:
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise RayConnectError(f"could not join the Ray cluster at {address} ({type(err).__name__}: {first}): {check}")
+    if threading.current_thread() is threading.main_thread():  # what ray.init does in the main thread
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+
+
+def auth_hint() -> str:
+    """What this machine's Ray authentication is, and what a cluster with token authentication needs of it (Ray
+    2.60: ``ray start --head`` uses a token when one exists there; a driver or node joining an address uses one
+    only with ``RAY_AUTH_MODE=token``)."""
+    mode = os.environ.get("RAY_AUTH_MODE", "")
+    if mode.lower() == "token":
+        return (
+            "this machine joins with token authentication (RAY_AUTH_MODE=token): its token (RAY_AUTH_TOKEN, "
+            "RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token) must be the head's"
+        )
+    return (
+        f"this machine joins without authentication (RAY_AUTH_MODE {mode or 'unset'}), which a head with a token "
+        "refuses (Ray's default when ~/.ray/auth_token exists on the head): set RAY_AUTH_MODE=token and copy the "
+        "head's ~/.ray/auth_token here"
+    )
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.text not in record.getMessage()
+
+
+def connect(
+    address: str | None = None,
+    code: str = "auto",
+    num_cpus: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> None:
     """Join the cluster at ``address``, or start a local instance (``num_cpus``, no dashboard); ``code``: how
-    the code reaches the nodes (module docstring). Does nothing if this process is connected already."""
+    the code reaches the nodes (module docstring). Does nothing if this process is connected already. Joining
+    takes at most about ``connect_timeout`` seconds, else raises :class:`RayConnectError` (module docstring)."""
     if code not in CODE_MODES:
         raise ValueError(f"--ray-code must be one of {', '.join(CODE_MODES)}, got {code!r}")
+    if not connect_timeout > 0:
+        raise ValueError(f"the connect timeout must be > 0 seconds, got {connect_timeout}")
     try:
         import ray
     except ImportError:
-        raise ValueError(RAY_MISSING) from None
+        raise RayConnectError(RAY_MISSING) from None
     if ray.is_initialized():
         return
-    joining = bool(address) or bool(os.environ.get("RAY_ADDRESS"))
-    env = runtime_env(code if code != "auto" else ("ship" if joining else "installed"))
-    if joining:
-        ray.init(address=address or None, runtime_env=env, log_to_driver=False)
-    else:
+    target = address or os.environ.get("RAY_ADDRESS") or None
+    if target == "local":
+        target = None
+    env = runtime_env(code if code != "auto" else ("ship" if target else "installed"))
+    if target is None:
         ray.init(num_cpus=num_cpus, runtime_env=env, include_dashboard=False, log_to_driver=False)
+        return
+    started = time.monotonic()
+    if target != "auto":
+        probe(target, min(PROBE_TIMEOUT, connect_timeout))
+    left = connect_timeout - (time.monotonic() - started)
+    _init_bounded(ray, target, left, connect_timeout, runtime_env=env, log_to_driver=False)
 
 
 @dataclass(frozen=True)
@@ -109,6 +248,7 @@ class RayOptions:
     code: str = "auto"  # how the code reaches the nodes: CODE_MODES
     attempts: int = 3  # tries of a task whose worker was lost
     timeout: float | None = None  # the longest wait, in seconds, for any task to finish (None: no limit)
+    connect_timeout: float = CONNECT_TIMEOUT  # the longest wait, in seconds, to join the cluster
 
     @classmethod
     def of(cls, value: str | RayOptions | None) -> RayOptions | None:
@@ -118,11 +258,13 @@ class RayOptions:
     @classmethod
     def from_args(cls, args: Any) -> RayOptions | None:
         """The options of a parsed command line (:func:`add_ray_arguments`); None without ``--ray``."""
-        return None if args.ray is None else cls(address=args.ray, code=args.ray_code)
+        if args.ray is None:
+            return None
+        return cls(address=args.ray, code=args.ray_code, connect_timeout=args.ray_connect_timeout)
 
     def connect(self) -> None:
-        """:func:`connect` to this address with this code mode."""
-        connect(self.address or None, self.code)
+        """:func:`connect` to this address with this code mode and connect timeout."""
+        connect(self.address or None, self.code, connect_timeout=self.connect_timeout)
 
 
 def add_ray_arguments(parser: Any, what: str) -> None:
@@ -140,7 +282,8 @@ def add_ray_arguments(parser: Any, what: str) -> None:
 
 
 def add_code_argument(parser: Any) -> None:
-    """The ``--ray-code MODE`` option alone (the RLlib trainer names its cluster with ``--address``)."""
+    """The ``--ray-code MODE`` and ``--ray-connect-timeout SECONDS`` options alone (the RLlib trainer names its
+    cluster with ``--address``)."""
     parser.add_argument(
         "--ray-code",
         choices=CODE_MODES,
@@ -148,6 +291,27 @@ def add_code_argument(parser: Any) -> None:
         help="how the code reaches the Ray nodes: ship (as py_modules), ship+pip (and pip-install the "
         "requirements), installed (nothing shipped); auto (default): ship when joining a cluster",
     )
+    parser.add_argument(
+        "--ray-connect-timeout",
+        type=connect_seconds,
+        default=CONNECT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up joining the Ray cluster after SECONDS, with one line saying what to check "
+        f"(default {CONNECT_TIMEOUT:g}; up to {MAX_CONNECT_TIMEOUT:g})",
+    )
+
+
+def connect_seconds(text: str) -> float:
+    """The value of ``--ray-connect-timeout``: seconds, > 0 and at most :data:`MAX_CONNECT_TIMEOUT`."""
+    import argparse
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= MAX_CONNECT_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"must be seconds, > 0 and at most {MAX_CONNECT_TIMEOUT:g}, got {text!r}")
+    return seconds
 
 
 def say(message: str) -> None:

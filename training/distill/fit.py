@@ -684,6 +684,8 @@ class DistillRun:
         self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
         self.summary: dict[str, Any] = {"rounds": []}
         self.done = self._rounds_done()
+        if ray is not None:  # join now: an address that leads to no cluster leaves no new run folder
+            RayOptions.of(ray).connect()
 
     def _rounds_done(self) -> int:
         rounds = range(self.config.dagger_rounds + 1)

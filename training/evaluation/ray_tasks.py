@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from training.common.ray_cluster import as_completed, connect
+from training.common.ray_cluster import CONNECT_TIMEOUT, as_completed, connect
 from training.common.workers import limit_threads
 
 from .deals import DealConfig, init_worker, play_deal
@@ -56,10 +56,12 @@ def play_deals_on_ray(
     code: str = "auto",
     timeout: float | None = None,
     log: Callable[[str], None] | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> list[dict[str, Any]]:
     """Play every deal as Ray tasks; the results in deal order (see the module docstring). ``timeout``: the
-    longest wait, in seconds, for any chunk to finish (None: no limit)."""
-    connect(address, code)
+    longest wait, in seconds, for any chunk to finish (None: no limit); ``connect_timeout``: to join the
+    cluster (``ray_cluster.connect``)."""
+    connect(address, code, connect_timeout=connect_timeout)
     import ray
 
     if chunk_size is None:

@@ -44,7 +44,7 @@ import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
 from training.common.checkpoint import load_tensors
-from training.common.ray_cluster import add_code_argument, connect
+from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument, connect
 from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command
 from training.common.yaml_config import ConfigError, save_config
 
@@ -120,10 +120,13 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     )
 
 
-def init_ray(address: str | None, num_cpus: int | None = None, code: str = "auto") -> None:
-    """Join the cluster at ``address``, or start a local instance (no dashboard) if none is running; ``code``:
-    how the code reaches the nodes (training/common/ray_cluster.py: shipped when joining a cluster)."""
-    connect(address, code, num_cpus)
+def init_ray(
+    address: str | None, num_cpus: int | None = None, code: str = "auto", connect_timeout: float = CONNECT_TIMEOUT
+) -> None:
+    """Join the cluster at ``address`` (at most ``connect_timeout`` seconds), or start a local instance (no
+    dashboard) if none is running; ``code``: how the code reaches the nodes (training/common/ray_cluster.py:
+    shipped when joining a cluster)."""
+    connect(address, code, num_cpus, connect_timeout)
 
 
 def _numpy_state(state: Any) -> Any:
@@ -143,6 +146,7 @@ class RLlibTrainer:
         address: str | None = None,
         quiet: bool = False,
         code: str = "auto",
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         import torch
 
@@ -154,7 +158,7 @@ class RLlibTrainer:
         torch.set_num_threads(cfg.train.torch_threads)
         torch.manual_seed(cfg.seed)
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
-        init_ray(address, cfg.train.num_cpus, code)
+        init_ray(address, cfg.train.num_cpus, code, connect_timeout)
         self.algo = build_algo_config(cfg).build_algo()
         self.iteration = 0
         self.env_steps = 0
@@ -376,7 +380,10 @@ def backend(prog: str = PROG) -> Backend:
         except ImportError:
             raise ConfigError("the rllib backend needs ray[rllib]: pip install -e '.[rllib]'") from None
         address, code = getattr(args, "address", None), getattr(args, "ray_code", "auto")
-        return RLlibTrainer(cfg, run_dir, resume=resume, address=address, quiet=args.quiet, code=code)
+        waits = getattr(args, "ray_connect_timeout", CONNECT_TIMEOUT)
+        return RLlibTrainer(
+            cfg, run_dir, resume=resume, address=address, quiet=args.quiet, code=code, connect_timeout=waits
+        )
 
     return Backend(
         prog=prog,
