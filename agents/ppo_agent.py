@@ -59,12 +59,12 @@ the legal action of the highest output, is exactly its greedy policy; sampled
 from __future__ import annotations
 
 import io
-import json
 import os
 import pickle
 import random
 import warnings
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -73,6 +73,7 @@ import numpy as np
 from sm_env.atomic import atomic_path
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.core.rules import PRESETS, RulesError, RuleSet
+from sm_env.json_files import JsonError, parse_json
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode, observation_size
 
 from .base import Agent
@@ -82,6 +83,8 @@ META_ENTRY = "sm_policy.json"  # plain JSON entry the trainer adds to SB3 zips
 ACTIVATIONS = ("tanh", "relu")
 HIDDEN_KEY = "mlp_extractor.policy_net"  # SB3's names of the actor's layers: HIDDEN_KEY.<2i>, then HEAD_KEY
 HEAD_KEY = "action_net"
+MAX_POLICY_BYTES = 512 << 20  # a policy file or an SB3 zip's policy.pth (the shipped ones: at most 7 MB)
+MAX_META_BYTES = 1 << 20  # an SB3 zip's sm_policy.json (a few kB)
 
 
 class PolicyLoadError(ValueError):
@@ -116,6 +119,15 @@ class PolicyShape(NamedTuple):
 
 STANDARD_SHAPE = PolicyShape(OBSERVATION_SIZE, NUM_ACTIONS, 3)
 """The shape of the standard rules (and of files that record no shape)."""
+
+
+SMALL_BATCH = 16
+"""Batches of at most this many observations are computed on one thread (a thread pool costs more than it saves)."""
+
+
+def _rows_times(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w`` for one row or a few, in numpy's own single-threaded loops (no BLAS)."""
+    return np.einsum("...i,ij->...j", x, w)
 
 
 class NumpyPolicy:
@@ -153,12 +165,20 @@ class NumpyPolicy:
         return int(self.head[0].shape[1])
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
+        """The logits of one observation ([observation size] -> [actions]) or of a batch ([n, ...] -> [n, ...]).
+
+        Up to ``SMALL_BATCH`` rows are multiplied by numpy's own loops (``np.einsum``), never by BLAS: BLAS wakes
+        a thread per core for a product, which for one observation costs more than the product and, on a busy
+        machine, waits for the cores (``benchmarks/bench_agents.py``); its thread count cannot be pinned from
+        every thread (OpenBLAS ignores a later thread's setting)."""
+        small = obs.ndim == 1 or obs.shape[0] <= SMALL_BATCH
+        product = _rows_times if small else np.matmul
         x = obs
         act = self._act
         for w, b in self.hidden:
-            x = act(x @ w + b)
+            x = act(product(x, w) + b)
         w, b = self.head
-        return x @ w + b
+        return product(x, w) + b
 
     def masked_logits(self, obs: np.ndarray, legal: int) -> np.ndarray:
         """The logits of one observation (float64), -inf for every action outside ``legal`` (a bit set);
@@ -392,27 +412,73 @@ def _load_plain(source: Any, path: str, what: str) -> Any:
         raise PolicyLoadError(f"{path}: {what} cannot be read ({type(err).__name__}); the file is damaged") from None
 
 
+def declared_bytes(meta: Mapping[str, Any], path: str = "policy") -> int | None:
+    """The bytes (float32) of the SB3 actor and critic whose network a policy's metadata declares (its shape
+    and ``net_arch``), or None when it declares no ``net_arch``: what an SB3 zip's ``policy.pth`` may hold."""
+    arch = meta.get("net_arch")
+    if not isinstance(arch, list) or not all(type(w) is int and 1 <= w <= 1_000_000 for w in arch):
+        return None
+    shape = recorded_shape(meta, path)
+    sizes = [shape.observation_size, *arch]
+    trunk = sum((a + 1) * b for a, b in zip(sizes, sizes[1:], strict=False))  # weights and biases of a layer
+    return 4 * (2 * trunk + (sizes[-1] + 1) * (shape.action_count + 1))  # actor and critic trunks, both heads
+
+
+def _entry_size(archive: zipfile.ZipFile, name: str, limit: int, path: str, allowed: str) -> None:
+    """A PolicyLoadError unless the zip entry ``name`` declares at most ``limit`` bytes (checked before it is
+    read: reading stops at the declared size)."""
+    size = archive.getinfo(name).file_size
+    if size > limit:
+        raise PolicyLoadError(f"{path}: its {name} entry declares {size} bytes; {allowed} at most {limit}")
+
+
+def read_zip_meta(archive: zipfile.ZipFile, path: str) -> dict[str, Any]:
+    """An SB3 zip's :data:`META_ENTRY` ({} if it has none), read within bounds (at most :data:`MAX_META_BYTES`,
+    :func:`sm_env.json_files.parse_json`); a PolicyLoadError for anything else than a JSON object."""
+    if META_ENTRY not in archive.namelist():
+        return {}
+    _entry_size(archive, META_ENTRY, MAX_META_BYTES, path, "policy metadata holds")
+    try:
+        meta = parse_json(archive.read(META_ENTRY), f"{path}: {META_ENTRY}")
+    except JsonError as err:
+        raise PolicyLoadError(str(err)) from None
+    if not isinstance(meta, dict):
+        raise PolicyLoadError(f"{path}: {META_ENTRY} must hold a JSON object, got {type(meta).__name__}")
+    return meta
+
+
+def check_weights_size(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: str, entry: str = "policy.pth") -> None:
+    """A PolicyLoadError unless the SB3 zip's weights ``entry`` declares at most what the network of ``meta``
+    takes (twice its float32 weights, room for float64 and the file's own bytes; :func:`declared_bytes`) and at
+    most :data:`MAX_POLICY_BYTES` (``policy.optimizer.pth``, Adam's two moments, may take twice that)."""
+    times = 2 if entry == "policy.optimizer.pth" else 1
+    declared = declared_bytes(meta, path)
+    if declared is None:
+        _entry_size(archive, entry, times * MAX_POLICY_BYTES, path, "a policy holds")
+    else:
+        limit = times * min(MAX_POLICY_BYTES, 2 * declared + (1 << 20))
+        _entry_size(archive, entry, limit, path, f"the network of {META_ENTRY} (net_arch) takes")
+
+
 def _read_zip(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             if "policy.pth" not in names:
                 raise PolicyLoadError(f"{path}: no 'policy.pth' in the zip; not an SB3 model file")
-            meta: dict[str, Any] = {}
-            if META_ENTRY in names:
-                try:
-                    meta = json.loads(archive.read(META_ENTRY).decode())
-                except ValueError as err:
-                    raise PolicyLoadError(f"{path}: {META_ENTRY} is not valid JSON: {err}") from None
-                if not isinstance(meta, dict):
-                    raise PolicyLoadError(f"{path}: {META_ENTRY} must hold a JSON object, got {type(meta).__name__}")
+            meta = read_zip_meta(archive, path)
+            check_weights_size(archive, meta, path)
             raw = archive.read("policy.pth")
     except zipfile.BadZipFile:
         raise PolicyLoadError(f"{path}: not a zip file (expected an SB3 .zip or a .pt export)") from None
+    except (OSError, EOFError, zlib.error) as err:
+        raise PolicyLoadError(f"{path}: the zip cannot be read ({type(err).__name__}); the file is damaged") from None
     return _load_plain(io.BytesIO(raw), path, "its policy.pth entry"), meta
 
 
 def _read_pt(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    if os.path.getsize(path) > MAX_POLICY_BYTES:
+        raise PolicyLoadError(f"{path}: {os.path.getsize(path)} bytes; a policy file holds at most {MAX_POLICY_BYTES}")
     blob = _load_plain(path, path, "the file")
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
         raise PolicyLoadError(f"{path}: not a {POLICY_FORMAT} file (missing or wrong 'format')")

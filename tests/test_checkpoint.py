@@ -81,6 +81,23 @@ def test_a_damaged_or_hostile_checkpoint_fails_in_one_line(run, tmp_path, capsys
     assert "weights_only" not in err and "Traceback" not in err and "pwned" not in captured.out + err
 
 
+@pytest.mark.parametrize(
+    "entry, data, words",
+    [
+        ("sm_policy.json", b"[" * 50_000 + b"]" * 50_000, "sm_policy.json: lists and objects nested more than 32"),
+        ("sm_policy.json", b'{"net_arch": [16], "x": NaN}', "sm_policy.json: NaN is not a number"),
+        ("policy.pth", bytes(2 << 20), "policy.pth entry declares 2097152 bytes; the network of sm_policy.json"),
+        ("policy.optimizer.pth", bytes(5 << 20), "policy.optimizer.pth entry declares 5242880 bytes"),
+    ],
+    ids=["deep-meta", "nan-meta", "weights-past-the-network", "optimizer-past-the-network"],
+)
+def test_metadata_and_weights_are_read_within_bounds(run, tmp_path, capsys, entry, data, words):
+    damaged = _damaged_run(run, tmp_path, entry, data)
+    assert main(["--resume", str(damaged), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sergeant-major train: error: ") and err.count("\n") == 1 and words in err, err
+
+
 def test_a_state_of_the_wrong_shape_is_refused(run, tmp_path):
     import torch
 

@@ -12,7 +12,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents import AgentSpecError, make_agent  # noqa: E402
+from agents import (  # noqa: E402
+    AgentSpecError,
+    make_agent,
+    ppo_agent,  # noqa: E402
+)
 from agents.base import Agent  # noqa: E402
 from agents.ppo_agent import META_ENTRY, NumpyPolicy, PolicyLoadError, PPOAgent, export_policy  # noqa: E402
 from sm_cli import main as cli_main  # noqa: E402
@@ -75,6 +79,11 @@ MALFORMED = {
     "wrong bias shape": (_wrong_shape, {"activation": "tanh"}, "inconsistent shapes"),
     "wrong input size": (_too_few_inputs, {"activation": "tanh"}, "takes 100 inputs"),
     "activation not a name": (lambda s: s, {"activation": ["tanh"]}, "unknown activation"),
+    "meta nested deep": (lambda s: s, "[" * 50_000 + "]" * 50_000, "nested more than 32 levels deep"),
+    "meta nested 40 deep": (lambda s: s, '{"a": ' + "[" * 40 + "]" * 40 + "}", "nested more than 32 levels deep"),
+    "meta with a NaN": (lambda s: s, '{"activation": "tanh", "x": NaN}', "NaN is not a number"),
+    "meta with 400 digits": (lambda s: s, '{"players": ' + "9" * 400 + "}", "a whole number of 400 digits"),
+    "more weights than its net_arch": (lambda s: _state(400), {"net_arch": [8]}, "policy.pth entry declares"),
 }
 
 
@@ -103,6 +112,35 @@ def test_a_plain_list_state_dict_in_a_pt_export_is_refused(tmp_path):
     torch.save({"format": "sergeant-major-policy/1", "state_dict": [1, 2]}, path)
     with pytest.raises(PolicyLoadError, match="expected a state dict"):
         PPOAgent(path)
+
+
+def _declare_size(path: str, entry: str, size: int) -> None:
+    """Rewrite the size the zip's central directory declares for ``entry`` (its data stays as it is)."""
+    data = bytearray(open(path, "rb").read())
+    at = data.index(b"PK\x01\x02")
+    while data[at + 46 : at + 46 + len(entry)] != entry.encode():
+        at = data.index(b"PK\x01\x02", at + 4)
+    data[at + 24 : at + 28] = size.to_bytes(4, "little")
+    open(path, "wb").write(bytes(data))
+
+
+def test_the_size_of_the_weights_is_checked_before_they_are_read(tmp_path, monkeypatch):
+    # a policy.pth declaring 3 GiB: refused from the zip's directory, nothing read
+    path = _sb3_zip(tmp_path / "huge.zip", _state(), None)
+    _declare_size(path, "policy.pth", 3 << 30)
+    with pytest.raises(PolicyLoadError, match=f"policy.pth entry declares {3 << 30} bytes; a policy holds at most"):
+        PPOAgent(path)
+    # the declared network bounds the entry: 400 hidden units where sm_policy.json says 8
+    fits = _sb3_zip(tmp_path / "fits.zip", _state(400), {"net_arch": [400]})
+    assert PPOAgent(fits).policy.net_arch == [400]
+    # the cap on any policy file, SB3 zip or .pt export (1.3 MB of weights against a 64 kB cap)
+    monkeypatch.setattr(ppo_agent, "MAX_POLICY_BYTES", 1 << 16)
+    with pytest.raises(PolicyLoadError, match="declares .* bytes; the network of sm_policy.json"):
+        PPOAgent(fits)
+    export = tmp_path / "big.pt"
+    export_policy(NumpyPolicy.from_state_dict(_state(400)), str(export))
+    with pytest.raises(PolicyLoadError, match=r"big.pt: \d+ bytes; a policy file holds at most 65536"):
+        PPOAgent(export)
 
 
 def test_make_agent_turns_it_into_an_agent_spec_error(malformed):

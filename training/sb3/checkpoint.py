@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.ppo_agent import META_ENTRY
+from agents.ppo_agent import META_ENTRY, PolicyLoadError, check_weights_size, read_zip_meta
 from sm_env.atomic import atomic_path
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
 
@@ -95,15 +95,14 @@ def read_training_state(path: str) -> dict[str, Any]:
 
 
 def read_policy_meta(path: str) -> dict[str, Any]:
-    """The ``sm_policy.json`` entry of a checkpoint ({} if it has none)."""
+    """The ``sm_policy.json`` entry of a checkpoint ({} if it has none), read within bounds."""
     try:
         with zipfile.ZipFile(path) as archive:
-            if META_ENTRY not in archive.namelist():
-                return {}
-            meta = json.loads(archive.read(META_ENTRY).decode())
-    except (OSError, ValueError, zipfile.BadZipFile) as err:
+            return read_zip_meta(archive, path)
+    except PolicyLoadError as err:
+        raise CheckpointError(str(err)) from None
+    except (OSError, EOFError, zipfile.BadZipFile) as err:
         raise CheckpointError(f"{path}: {META_ENTRY} cannot be read ({err})") from None
-    return meta if isinstance(meta, dict) else {}
 
 
 def load_weights(model: Any, path: str, net_arch: list[int], activation: str) -> None:
@@ -120,6 +119,12 @@ def load_weights(model: Any, path: str, net_arch: list[int], activation: str) ->
                 f"{path}: the checkpoint's network has {key} {meta[key]!r} but the config says ppo.{key} "
                 f"{wanted!r}; resume with the config the run was trained with"
             )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for entry in {"policy.pth", "policy.optimizer.pth"} & set(archive.namelist()):
+                check_weights_size(archive, meta, path, entry)
+    except PolicyLoadError as err:
+        raise CheckpointError(f"{err}; the checkpoint is damaged") from None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
