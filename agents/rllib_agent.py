@@ -35,6 +35,7 @@ from sm_env.observation import action_mask, encode
 
 from .base import Agent
 from .ppo_agent import rules_problem
+from .threads import one_thread
 
 LEARNER_MODULES = os.path.join("learner_group", "learner", "rl_module")
 
@@ -134,7 +135,7 @@ class RLlibAgent(Agent):
                 "action_mask": torch.from_numpy(mask[None]),
             }
         }
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():  # one observation: a thread pool costs more than it saves
             logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].double().numpy()
         logits = np.where(mask > 0, logits, -np.inf)
         if self.deterministic:

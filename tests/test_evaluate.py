@@ -273,17 +273,3 @@ def test_any_agent_spec_is_evaluated_against_the_baselines_as_the_trainers_repor
     assert scalars["eval/random/middle_advantage"] == rows["middle"]["advantage"]
     assert scalars["eval/random/difference"] == rows["all"]["difference"]
     assert len(scalars) == 4 + 4 + 2
-
-
-def test_deals_played_in_this_process_use_one_torch_thread_and_give_the_count_back():
-    torch = pytest.importorskip("torch")
-    from training.common.workers import one_torch_thread
-
-    saved = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        with one_torch_thread():
-            assert torch.get_num_threads() == 1
-        assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(saved)

@@ -34,12 +34,12 @@ has chosen so far in its round; the seat's observation is again its real one (``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 
 from agents.ppo_agent import NumpyPolicy
+from agents.threads import one_thread
 from sm_env.core.game import EXCHANGE, OVER, Game, hand_order
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.logs import ExchangeLog
@@ -64,8 +64,8 @@ class BatchPolicy:
     forward passes and the observations they took. The sums run in another order than numpy's one row at a
     time, so two logits within float rounding of each other are the only place the two can choose differently.
 
-    Inside :meth:`one_thread` torch runs on one thread (its thread count is given back after): a decision's
-    batches (a few hundred rows) gain little from more, and on a machine whose cores are busy torch's default
+    Inside :func:`agents.threads.one_thread` torch runs on one thread (its thread count is given back after): a
+    decision's batches (a few hundred rows) gain little from more, and on a machine whose cores are busy torch's default
     threads made each forward pass 13 times slower (2.3 ms against 30.6 ms for 100 rows of the first layer)."""
 
     def __init__(self, policy: NumpyPolicy) -> None:
@@ -83,18 +83,6 @@ class BatchPolicy:
         self._hidden = np.empty((0, self.first[0].shape[1]), dtype=np.float32)
         self.calls = 0
         self.rows = 0
-
-    @contextmanager
-    def one_thread(self) -> Iterator[None]:
-        """Torch on one thread inside the block."""
-        saved = self.torch.get_num_threads()
-        if saved != 1:
-            self.torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            if saved != 1:
-                self.torch.set_num_threads(saved)
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """float32 [n, actions]: the logits of each observation (float32 [n, observation size])."""
@@ -271,7 +259,7 @@ class PolicyRollouts:
         waiting = np.empty(rows, dtype=np.int64)
         seats = np.full(rows, -1, dtype=np.int64)  # the seat to act
         obs = np.empty((rows, self.size), dtype=np.float32)
-        with self.policy.one_thread():
+        with one_thread():
             while True:
                 m = pk.advance(st, cm, cfg, waiting)
                 if m == 0:

@@ -6,28 +6,38 @@ times slower than on one). Every process the project spawns (evaluation workers,
 workers, sub-process environments) therefore runs with one thread:
 
 - :func:`spawn_pool`: a ``spawn`` process pool whose workers start with ``OMP_NUM_THREADS=1`` (and the
-  BLAS equivalents) in their environment and call :func:`limit_threads` before the pool's own
-  initializer;
+  BLAS equivalents) in their environment and call :func:`limit_threads` and :func:`die_with_parent` before
+  the pool's own initializer (every pool of the project is one: eval, tournament, distill's labelling,
+  benchmarks/real_deal_playouts.py);
+- :func:`die_with_parent`: a worker ends when the process that started it does, ``kill -9`` included (no
+  orphan keeps computing): on Linux the kernel kills it at once (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and
+  everywhere a watchdog thread ends it within :data:`PARENT_POLL` seconds of its parent's end;
 - :func:`limit_threads`: called first thing in a worker (a pool's, a Ray task's, a sub-process
   environment's): the thread variables, and ``torch.set_num_threads(1)`` if torch is already imported.
 
 Never call :func:`limit_threads` in the main process: a trainer sets its own torch thread count. Work done
 in the main process as a worker would do it (an evaluation on ``workers: 1``) runs under
-:func:`one_torch_thread`, which gives the thread count back afterwards; so the deals are played with one
-torch thread wherever they are played.
+:func:`agents.threads.one_thread`, which gives the thread count back afterwards; so the deals are
+played with one torch thread wherever they are played.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.pool import Pool
 from typing import Any
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+PARENT_POLL = 0.5  # seconds between the watchdog's looks at the parent
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def limit_threads() -> None:
@@ -54,29 +64,47 @@ def _one_thread_environment() -> Iterator[None]:
                 os.environ[name] = value
 
 
-@contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Torch on one thread inside the block (if torch is imported), its thread count restored after."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        yield
-        return
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(saved)
+def die_with_parent(parent: int | None = None) -> None:
+    """This process (a worker) ends when ``parent`` (default: its parent now) does (module docstring). On Linux,
+    the kernel's signal comes when the parent *thread* that started this process ends: a pool's replacement
+    workers, started by its handler thread, are then ended when the pool shuts down, which it does anyway."""
+    parent = os.getppid() if parent is None else parent
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: the watchdog alone
+            pass
+    if os.getppid() != parent:  # the parent ended before the signal was asked for
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="parent-watchdog", daemon=True).start()
 
 
-def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:  # an orphan is adopted by another process (init, a subreaper)
+        time.sleep(PARENT_POLL)
+    os._exit(1)
+
+
+def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...], parent: int) -> None:
+    die_with_parent(parent)
     limit_threads()
     if initializer is not None:
         initializer(*initargs)
 
 
-def spawn_pool(processes: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()) -> Pool:
-    """A ``spawn`` pool of ``processes`` workers, each on one thread (see the module docstring), each then
-    running ``initializer(*initargs)``."""
+def spawn_pool(
+    processes: int,
+    initializer: Callable[..., None] | None = None,
+    initargs: tuple[Any, ...] = (),
+    maxtasksperchild: int | None = None,
+) -> Pool:
+    """A ``spawn`` pool of ``processes`` workers, each on one thread and ending with this process (see the module
+    docstring), each then running ``initializer(*initargs)``; ``maxtasksperchild``: as ``multiprocessing.Pool``'s
+    (a fresh worker after that many tasks)."""
     with _one_thread_environment():
-        return mp.get_context("spawn").Pool(processes, initializer=_start_worker, initargs=(initializer, initargs))
+        return mp.get_context("spawn").Pool(
+            processes,
+            initializer=_start_worker,
+            initargs=(initializer, initargs, os.getpid()),
+            maxtasksperchild=maxtasksperchild,
+        )

@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents import act, make_agent, make_opponent
+from agents.threads import one_thread
 from sm_env.atomic import atomic_path
 from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game, role_names
 from sm_env.core.knowledge import player_view
@@ -89,7 +90,7 @@ from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.run_config import fresh_run_dir
-from training.common.workers import one_torch_thread, spawn_pool
+from training.common.workers import spawn_pool
 
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
 
@@ -539,7 +540,7 @@ def play_table(
     results: list[dict[str, Any]] = []
     if pool is None and workers == 1:
         init_worker(config)
-        with one_torch_thread():  # as in a worker process
+        with one_thread():  # as in a worker process
             for index in range(deals):
                 results.append(play_deal(index))
                 tick()

@@ -1,0 +1,136 @@
+"""Speed of policy agents per decision in every kind of host, in one run: ms per decision at batch size one.
+
+Hosts, on the same decisions (every decision of heuristic games, all phases) unless said:
+
+- ``script``: ``agent.act(view)`` in this process's main thread (a user's script, a notebook, ``play``,
+  ``analyse``, ``hint``);
+- ``thread``: the same in another thread of this process (the web app's worker threads, ``serve``);
+- ``unpinned``: ``script`` with a numpy policy's small products on BLAS (``np.matmul``, its thread pool) and
+  torch's thread pin switched off (:func:`agents.threads.one_thread` a no-op): what every host paid before;
+- ``eval-1``, ``eval-2``: ``sergeant-major eval``'s own timing table (``evaluate(..., workers=1 / 2)``, the agent
+  against two heuristics, ``--deals`` deals: its decisions, not the list above);
+- ``reference``, ``eval-1 ref``: ``script`` and ``eval-1`` in a child process started with
+  ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1``: the single-thread figures the other hosts are
+  compared with (``ratio``: to ``eval-1 ref`` for the eval hosts, to ``reference`` for the others).
+
+    python benchmarks/bench_agents.py [--agents trained,ppo:PATH,rllib:PATH] [--decisions 2000] [--deals 20]
+
+The load of the machine is printed beside the figures (1-minute load average).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+
+from agents import make_agent
+from agents.heuristic import heuristic_action
+from sm_env.core.game import Game
+from sm_env.core.knowledge import PlayerView, player_view
+
+SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def decisions(count: int, seed: int) -> list[PlayerView]:
+    """The first ``count`` decisions (every phase) of heuristic games on the standard rules."""
+    rng = random.Random(seed)
+    views: list[PlayerView] = []
+    while len(views) < count:
+        game = Game(seed=rng.getrandbits(64), max_hands=1)
+        while not game.is_over and len(views) < count:
+            view = player_view(game, game.current_player)
+            views.append(view)
+            game.apply(heuristic_action(view))
+    return views
+
+
+def ms_per_decision(spec: str, views: list[PlayerView]) -> float:
+    """ms per ``act`` of a fresh agent over ``views`` (after a warm-up of 50 decisions)."""
+    agent = make_agent(spec, seed=0)
+    agent.check_rules(views[0].rules)
+    for view in views[:50]:
+        agent.act(view)
+    start = time.perf_counter()
+    for view in views:
+        agent.act(view)
+    return 1000 * (time.perf_counter() - start) / len(views)
+
+
+def in_thread(spec: str, views: list[PlayerView]) -> float:
+    out: list[float] = []
+    worker = threading.Thread(target=lambda: out.append(ms_per_decision(spec, views)))
+    worker.start()
+    worker.join()
+    return out[0]
+
+
+def unpinned(spec: str, views: list[PlayerView]) -> float:
+    import numpy as np
+
+    import agents.ppo_agent
+    import agents.rllib_agent
+
+    saved = agents.ppo_agent._rows_times, agents.rllib_agent.one_thread
+    agents.ppo_agent._rows_times, agents.rllib_agent.one_thread = np.matmul, contextlib.nullcontext
+    try:
+        return ms_per_decision(spec, views)
+    finally:
+        agents.ppo_agent._rows_times, agents.rllib_agent.one_thread = saved
+
+
+def in_eval(spec: str, deals: int, workers: int) -> float:
+    from training.evaluation.evaluate import evaluate
+
+    result = evaluate([spec, "heuristic"], deals=deals, seed=1, workers=workers, bootstrap=10, progress=False)
+    return float(result.timing[spec]["ms_per_decision"])
+
+
+def reference(spec: str, count: int, seed: int, deals: int) -> dict[str, float]:
+    """``script`` and ``eval-1`` in a child process on one thread (the environment variables read at start-up)."""
+    code = (
+        "import sys, json; sys.path.insert(0, sys.argv[1]); import bench_agents as b; "
+        "spec, count, seed, deals = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]); "
+        "row = {'reference': b.ms_per_decision(spec, b.decisions(count, seed))}; "
+        "row.update({'eval-1 ref': b.in_eval(spec, deals, 1)} if deals else {}); print(json.dumps(row))"
+    )
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run(
+        [sys.executable, "-c", code, here, spec, str(count), str(seed), str(deals)],
+        env={**os.environ, **SINGLE_THREAD},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", default="trained", help="comma-separated agent specs (default trained)")
+    parser.add_argument("--decisions", type=int, default=2000, help="decisions timed per host (default 2000)")
+    parser.add_argument("--deals", type=int, default=20, help="deals of the eval hosts (default 20; 0 skips them)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    views = decisions(args.decisions, args.seed)
+    for spec in args.agents.split(","):
+        row = reference(spec, args.decisions, args.seed, args.deals)
+        row.update(script=ms_per_decision(spec, views), thread=in_thread(spec, views), unpinned=unpinned(spec, views))
+        if args.deals:
+            row["eval-1"] = in_eval(spec, args.deals, 1)
+            row["eval-2"] = in_eval(spec, args.deals, 2)
+        print(f"{spec}  (load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores; ms per decision, ratio)")
+        for host, ms in row.items():
+            peer = row["eval-1 ref"] if host.startswith("eval") else row["reference"]
+            print(f"  {host:<10} {ms:8.3f} ms  {ms / peer:6.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
