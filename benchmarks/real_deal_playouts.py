@@ -49,7 +49,6 @@ import argparse
 import ctypes
 import ctypes.util
 import json
-import multiprocessing
 import os
 import sys
 import time
@@ -69,6 +68,7 @@ from sm_env.core.episode import result_table  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY, role_names  # noqa: E402
 from sm_env.core.rules import RulesError, RuleSet  # noqa: E402
 from sm_env.observation import observed_phases, observed_roles  # noqa: E402
+from training.common.workers import spawn_pool  # noqa: E402
 from training.common.yaml_config import (  # noqa: E402
     ConfigError,
     Number,
@@ -731,7 +731,8 @@ def run(config: RunConfig) -> None:
         for job in jobs:
             print(f"labelled {_label_job(job)}", flush=True)
     elif jobs:
-        with multiprocessing.get_context("spawn").Pool(min(config.workers, len(jobs)), maxtasksperchild=1) as pool:
+        # the project's pool: one thread a worker, and no worker outlives this process (kill -9 included)
+        with spawn_pool(min(config.workers, len(jobs)), maxtasksperchild=1) as pool:
             for done in pool.imap_unordered(_label_job, jobs):
                 print(f"labelled {done}", flush=True)
     q_path, out = os.path.join(folder, "q.pt"), os.path.join(folder, "policy.pt")
