@@ -31,7 +31,8 @@ request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
 :data:`MAX_DIGITS` digits, a float or true where a whole number is due), 404
 (no game or replay in this session), 409 (not now: not your turn, game over),
 413 (body too large: :data:`MAX_BODY`, a record :data:`MAX_RECORD_BODY`), 415
-(not JSON) or 503 (too many live games, an agent's move that took too long). A
+(not JSON) or 503 (too many live games, an agent's move that took too long, :data:`RECORD_CHECKS` records
+sent to the viewer being checked already). A
 request that fails changes nothing and starts no session. Every API answer to a
 live session renews its cookie (its age is the idle limit).
 
@@ -96,6 +97,7 @@ STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 COOKIE = "sm_session"
 MAX_BODY = 16_384  # bytes of a request body
 MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, records.actions.MAX_STEPS)
+RECORD_CHECKS = 4  # records sent to the viewer admitted at once (one checked at a time, the others waiting)
 MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
 MAX_DIGITS = 25  # digits of a whole number in a JSON body (a seed has at most 19)
 DECISION_WAIT = 30.0  # seconds a request waits for an agent's move (a web search takes at most 5)
@@ -195,14 +197,15 @@ def _not_json(name: str) -> Any:
 
 
 def _check_depth(value: Any) -> None:
-    """WebError 400 if ``value`` nests lists and objects deeper than :data:`MAX_DEPTH`."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise WebError(400, f"the body nests lists and objects more than {MAX_DEPTH} levels deep")
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    """WebError 400 if ``value`` nests lists and objects deeper than :data:`MAX_DEPTH`: walked a level at a
+    time, the lists and objects of each level in one list (a body of a million empty objects takes 0.1 s)."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        children = (c for item in level for c in (item.values() if type(item) is dict else item))
+        level = [c for c in children if type(c) in (dict, list)]
+        if not level:
+            return
+    raise WebError(400, f"the body nests lists and objects more than {MAX_DEPTH} levels deep")
 
 
 def parse_body(data: bytes) -> Any:
@@ -336,6 +339,44 @@ def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future:
 
     threading.Thread(target=run, name="sm-web-agent", daemon=True).start()
     return future
+
+
+class RecordChecks:
+    """The checks of the records sent to the viewer: one at a time (parsing and re-playing one take the most
+    memory the server uses), each in a daemon thread of its own, never in the worker threads that serve moves,
+    and at most ``limit`` admitted at once, checked or waiting: one more gets 503 before its body is read. So
+    uploads cannot hold up a move, nor hold more than ``limit`` bodies in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.admitted = 0  # checked or waiting (a slot is freed when its check ends, even if its request is gone)
+        self._count = threading.Lock()
+        self._one = threading.Lock()
+
+    def _leave(self) -> None:
+        with self._count:
+            self.admitted -= 1
+
+    async def run(self, read: Callable[[], Awaitable[bytes]], check: Callable[[bytes], Any]) -> Any:
+        """``check(await read())`` once admitted and its turn comes; WebError 503 when ``limit`` are admitted."""
+        with self._count:
+            if self.admitted >= self.limit:
+                raise WebError(503, f"the server is checking {self.limit} records already: send yours in a moment")
+            self.admitted += 1
+        try:
+            data = await read()
+        except BaseException:
+            self._leave()
+            raise
+
+        def one() -> Any:
+            try:
+                with self._one:
+                    return check(data)
+            finally:
+                self._leave()
+
+        return await in_daemon_thread(one)
 
 
 # ---------------------------------------------------------------------- endpoints
@@ -507,34 +548,32 @@ async def download_record(request: Request) -> Response:
 async def load_replay(request: Request) -> Response:
     """Check a record (or the session's finished game, or the preloaded record, with its stored analysis if any) and
     keep it for the viewer."""
-    data = await read_bytes(request, MAX_RECORD_BODY, "a record to view")
     config = _config(request)
     session = session_of(request)
-    checking: threading.Lock = request.app.state.replay_lock
 
-    def check() -> Timeline:
-        with checking:  # one record at a time: parsing and re-playing one take the most memory the server uses
-            body = parse_body(data)
-            if body == {"from_game": True}:
-                if session is None:
-                    raise WebError(404, "no game in this session (it may have expired): start a new game")
-                with session.lock:
-                    source = record_of(played_of(session))
-            elif isinstance(body, dict) and set(body) == {"preloaded"}:
-                if config.preload is None:
-                    raise WebError(404, "this server was started without a record to view")
-                source = config.preload
-            else:
-                source = body
-            try:
-                timeline = Timeline(source)
-            except ReplayError as err:
-                raise WebError(400, f"not a record this viewer can show: {err}") from None
-            if source is config.preload and config.preload_analysis is not None:
-                timeline.keep_stored(config.preload_analysis)  # checked against the record by view --analysis
-            return timeline
+    def check(data: bytes) -> Timeline:
+        body = parse_body(data)
+        if body == {"from_game": True}:
+            if session is None:
+                raise WebError(404, "no game in this session (it may have expired): start a new game")
+            with session.lock:
+                source = record_of(played_of(session))
+        elif isinstance(body, dict) and set(body) == {"preloaded"}:
+            if config.preload is None:
+                raise WebError(404, "this server was started without a record to view")
+            source = config.preload
+        else:
+            source = body
+        try:
+            timeline = Timeline(source)
+        except ReplayError as err:
+            raise WebError(400, f"not a record this viewer can show: {err}") from None
+        if source is config.preload and config.preload_analysis is not None:
+            timeline.keep_stored(config.preload_analysis)  # checked against the record by view --analysis
+        return timeline
 
-    timeline = await run_in_threadpool(check)
+    checks: RecordChecks = request.app.state.record_checks
+    timeline = await checks.run(lambda: read_bytes(request, MAX_RECORD_BODY, "a record to view"), check)
     session = session or new_session(request)
     session.replay = timeline
     return _json(timeline.summary())
@@ -677,6 +716,6 @@ def create_app(config: Config | None = None, store: SessionStore | None = None) 
     app = Starlette(routes=routes(), lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.store = store
     app.state.config = config
-    app.state.replay_lock = threading.Lock()
+    app.state.record_checks = RecordChecks(RECORD_CHECKS)
     app.state.analysis_lock = threading.Lock()  # one analysis at a time: each takes a core for seconds
     return app

@@ -637,6 +637,20 @@ def test_huge_integers_are_a_clear_error(tmp_path: Any) -> None:
     assert "set_int_max_str_digits" not in str(info.value)
 
 
+def test_the_shape_check_names_where_a_long_list_or_a_huge_integer_lies() -> None:
+    from sm_env.records.replay import MAX_ITEMS
+
+    record = game_record(Game(seed=3))
+    record["hands"][0]["notes"] = [{}] * (MAX_ITEMS + 1)  # longer than any list of a record: refused before a walk
+    with pytest.raises(ReplayError, match=r"^record, hands\[0\], notes: a list of 65,537 items; no list of a record"):
+        replay(record)
+    record["hands"][0]["notes"] = [[{}] * 3, [{"n": [1, 2, 2**128]}]]
+    with pytest.raises(ReplayError, match=r"^record, hands\[0\], notes\[1\]\[0\], n\[2\]: an integer of 129 bits"):
+        replay(record)
+    record["hands"][0]["notes"] = [{}] * MAX_ITEMS  # as long as a list may be: read, then ignored
+    assert replay(record)["hands"][0] == game_record(Game(seed=3))["hands"][0]
+
+
 @pytest.mark.parametrize("seed", [float("nan"), float("inf"), float("-inf")])
 def test_nan_or_infinite_seed_is_rejected(seed: float) -> None:
     record = game_record(Game(seed=3))

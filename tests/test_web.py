@@ -720,6 +720,53 @@ def test_replay_viewer_refuses_bad_records_clearly(finished_record):
             assert response.status_code == 400 and words in response.json()["error"]
 
 
+def test_record_uploads_wait_apart_from_the_threads_that_serve_moves(monkeypatch, finished_record):
+    """Uploads are checked one at a time outside the worker threads, at most RECORD_CHECKS admitted at once:
+    while 48 wait on a slow check (the 40 worker threads, and more), a move is answered within a second."""
+    import threading
+    import time
+
+    import sm_web.app as app_module
+    from sm_web.replays import Timeline
+
+    release, checking = threading.Event(), threading.Event()
+
+    def slow_check(record):  # a record whose check takes as long as the test wants
+        checking.set()
+        assert release.wait(30)
+        return Timeline(record)
+
+    monkeypatch.setattr(app_module, "Timeline", slow_check)
+    with make_client() as client:
+        new_game(client, seat=2)  # an agent is to move
+        uploads: list[int] = []
+
+        def upload() -> None:
+            uploads.append(client.post("/api/replay", json=finished_record).status_code)
+
+        threads = [threading.Thread(target=upload, daemon=True) for _ in range(48)]
+        for thread in threads:
+            thread.start()
+        assert checking.wait(10)
+        deadline = time.monotonic() + 3
+        while len(uploads) < 48 - app_module.RECORD_CHECKS and time.monotonic() < deadline:
+            time.sleep(0.01)
+        moved: list = []
+        mover = threading.Thread(target=lambda: moved.append(client.post("/api/step")), daemon=True)
+        start = time.monotonic()
+        mover.start()
+        mover.join(5)
+        took = time.monotonic() - start
+        release.set()
+        for thread in [mover, *threads]:
+            thread.join(30)
+        assert moved and moved[0].status_code == 200 and took < 1.0, took
+        assert sorted(uploads) == [200] * app_module.RECORD_CHECKS + [503] * (48 - app_module.RECORD_CHECKS)
+        assert client.app.state.record_checks.admitted == 0
+        monkeypatch.undo()
+        assert client.post("/api/replay", json=finished_record).status_code == 200  # the slots are free again
+
+
 def test_replay_marks_the_show_rule_only_for_the_seat_shown():
     from helpers import make_deal
 

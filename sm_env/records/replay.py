@@ -6,8 +6,9 @@ It raises :class:`ReplayError` naming the hand and step (``hand 3, trick 5,
 card 2``; ``hand 2, exchange 1, card 1``; ``hand 1, discard 3``; ``hand 4,
 scores``; ``winner``; ...) of the first illegal action or inconsistent field.
 Before anything else the record's shape is checked without recursion
-(nesting at most ``MAX_DEPTH`` deep, no integer of 2**128 or more), so hostile
-input gets a clear error, never a RecursionError.
+(nesting at most ``MAX_DEPTH`` deep, no list of more than ``MAX_ITEMS`` items,
+no integer of 2**128 or more), so hostile input gets a clear error, never a
+RecursionError, in the time a record of its size takes to read.
 """
 
 from __future__ import annotations
@@ -75,24 +76,68 @@ MAX_DEPTH = 32
 """Deepest nesting of lists and objects a record may have (a real one is 6 deep)."""
 
 
+MAX_ITEMS = 2**16
+"""The most items of a list in a record: the longest, ``hands``, has fewer than 60,000 entries in a record of
+``MAX_RECORD_BYTES`` (a hand's deal alone takes 260 bytes); every other list holds at most 52."""
+
+
 def _check_shape(record: Any) -> None:
-    """Reject, without recursion, nesting deeper than MAX_DEPTH and integers beyond the seed range."""
-    stack = [(record, "record", 0)]
-    while stack:
-        value, where, depth = stack.pop()
-        if isinstance(value, dict):
-            items = [(f"{where}, {key}" if isinstance(key, str) else where, item) for key, item in value.items()]
-        elif isinstance(value, list):
-            items = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
-        else:
-            if is_int(value) and not -SEED_LIMIT < value < SEED_LIMIT:
-                raise _fail(where, f"an integer of {value.bit_length()} bits; no field of a record reaches 2**128")
-            continue
-        if depth >= MAX_DEPTH:
+    """Reject, without recursion, nesting deeper than MAX_DEPTH, a list longer than MAX_ITEMS and integers beyond
+    the seed range. The record is walked a level at a time and no text is made on the way (a walk costs the
+    time of reading the record, never more); where the fault lies is found only for the error message."""
+    levels: list[list[Any]] = []  # the lists and objects at each depth, the record alone at depth 0
+    level = [record] if isinstance(record, (dict, list)) else []
+    while level:
+        if len(levels) == MAX_DEPTH:
             raise _fail(
-                where[:60] + "...", f"nested more than {MAX_DEPTH} levels deep; a game record is about 6 levels deep"
+                _path_to(levels, level[0])[:60] + "...",
+                f"nested more than {MAX_DEPTH} levels deep; a game record is about 6 levels deep",
             )
-        stack.extend((item, path, depth + 1) for path, item in items)
+        levels.append(level)
+        deeper = []
+        for value in level:
+            items = value.values() if isinstance(value, dict) else value
+            if isinstance(value, list) and len(value) > MAX_ITEMS:
+                many = f"a list of {len(value):,} items; no list of a record holds more than {MAX_ITEMS:,}"
+                raise _fail(_path_to(levels, value), many)
+            for item in items:
+                if isinstance(item, (dict, list)):
+                    deeper.append(item)
+                elif is_int(item) and not -SEED_LIMIT < item < SEED_LIMIT:
+                    where = _path_to(levels, value, item)
+                    raise _fail(where, f"an integer of {item.bit_length()} bits; no field of a record reaches 2**128")
+        level = deeper
+
+
+_CONTAINER = object()
+
+
+def _path_to(levels: list[list[Any]], value: Any, item: Any = _CONTAINER) -> str:
+    """Where ``value`` lies in the record (``record, hands[3], tricks[1], cards``): a list or object of the deepest
+    of the walked ``levels`` or of the next one down, or with ``item`` the place of ``item`` in ``value``. Found
+    by identity, a level at a time upwards (for an error message only)."""
+    steps: list[tuple[Any, Any]] = []  # (list or object, key or index in it), from the deepest up
+    if item is not _CONTAINER:
+        steps.append((value, next(k for k, v in _pairs(value) if v is item)))
+    depth = len(levels) - 1
+    if any(v is value for v in levels[depth]):
+        depth -= 1  # value is of the deepest level, not of the next one down
+    for above in reversed(levels[: depth + 1]):
+        parent, key = next((p, k) for p in above for k, v in _pairs(p) if v is value)
+        steps.append((parent, key))
+        value = parent
+    where = "record"
+    for parent, key in reversed(steps):
+        if isinstance(parent, list):
+            where += f"[{key}]"
+        elif isinstance(key, str):
+            where += f", {key}"
+    return where
+
+
+def _pairs(value: Any) -> Any:
+    """(key, item) of an object, (index, item) of a list."""
+    return value.items() if isinstance(value, dict) else enumerate(value)
 
 
 def _get(obj: dict[str, Any], key: str, where: str) -> Any:
