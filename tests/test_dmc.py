@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 
 import numpy as np
@@ -235,6 +236,23 @@ def test_resume_continues_to_the_same_result_as_an_uninterrupted_run(tmp_path):
     assert np.array_equal(whole.games.get_state()["st"], second.games.get_state()["st"])
     assert torch.equal(whole.gen.get_state(), second.gen.get_state())
     assert [r["loss"] for r in whole.history][-5:] == [r["loss"] for r in second.history][-5:]
+
+
+def test_the_progress_bar_counts_the_decisions_as_they_are_made_with_an_eta(tmp_path, capsys, monkeypatch):
+    """As the self-play trainer's: advanced at every engine step (at each update it already counts the rollout's
+    decisions), with the total and an ETA (stderr)."""
+    seen = []
+    update = DMC.update
+
+    def counted(self):
+        seen.append((self.bar.n, self.global_step + self.num_games * self.cfg.dmc.n_steps))
+        return update(self)
+
+    monkeypatch.setattr(DMC, "update", counted)
+    DMC(tiny("train.progress=true", "train.total_timesteps=192"), str(tmp_path)).train()
+    assert len(seen) == 3 and all(shown == counted for shown, counted in seen), seen
+    err = capsys.readouterr().err
+    assert re.search(r"dmc: +100%\|.*\| 192/192 \[\d\d:\d\d<00:00", err), err
 
 
 def test_ctrl_c_writes_a_checkpoint_and_resume_finds_the_backend(tmp_path, capsys, monkeypatch):

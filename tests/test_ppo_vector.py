@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 
 import numpy as np
@@ -354,6 +355,28 @@ def test_network_mismatches_are_clear_errors(tmp_path):
     assert train_main(["--backend", "vector", "--config", "no_such.yaml"]) == 2  # sergeant-major train --backend
     assert selfplay_config_from_dict({}).ppo.net_arch == [512, 256]
     assert os.path.isfile(tmp_path / "b" / "checkpoints" / "latest.pt")
+
+
+def test_the_progress_bar_counts_the_learner_decisions_as_they_are_made_with_an_eta(tmp_path, capsys, monkeypatch):
+    """The bar (stderr) is advanced at every engine step of a rollout, not once it is over: at each update it
+    already counts the rollout's learner decisions; it shows the total and an ETA, the metrics lines above it."""
+    seen = []
+    update = VectorPPO.update
+
+    def counted(self):
+        seen.append((self.bar.n, self.global_step + int(self.learner.sum())))
+        return update(self)
+
+    monkeypatch.setattr(VectorPPO, "update", counted)
+    trainer = VectorPPO(tiny("train.progress=true", "train.total_timesteps=200"), str(tmp_path))
+    trainer.train()
+    assert len(seen) >= 2 and all(shown == counted for shown, counted in seen), seen
+    err = capsys.readouterr().err
+    assert re.search(r"selfplay: +\d+%\|.*\| \d+/200 \[\d\d:\d\d<\d\d:\d\d", err), err
+    assert "step " in err and "sps " in err  # the line of metrics per rollout
+    monkeypatch.setattr(VectorPPO, "update", update)
+    VectorPPO(tiny("train.progress=true", "train.total_timesteps=200"), str(tmp_path / "q"), quiet=True).train()
+    assert capsys.readouterr().err == ""
 
 
 def test_ctrl_c_writes_a_checkpoint_and_resume_finishes_the_run(tmp_path, capsys, monkeypatch):

@@ -1,7 +1,9 @@
-"""Progress bars for the long loops (warm start, training, evaluation): tqdm, or a silent stand-in."""
+"""Progress bars for the long loops (warm start, training, evaluation): tqdm, or a silent stand-in; and
+:func:`write_line`, a progress line on stderr that leaves the bars on screen intact."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -21,12 +23,42 @@ class _NoBar:
         pass
 
 
-def progress_bar(total: int, desc: str, unit: str, enabled: bool = True, initial: int = 0, leave: bool = False) -> Any:
-    """A tqdm bar on stderr (``leave``: keep it on screen when done); a silent one when not ``enabled``."""
+def progress_bar(
+    total: int | None,
+    desc: str,
+    unit: str,
+    enabled: bool = True,
+    initial: int = 0,
+    leave: bool = False,
+    smoothing: float = 0.3,
+) -> Any:
+    """A tqdm bar on stderr (``leave``: keep it on screen when done; ``total`` None: a count and a rate, no ETA);
+    a silent one when not ``enabled``. ``smoothing``: tqdm's, 0 for the average rate since the start (a steady
+    ETA for a loop whose steps come in bursts, as rollouts then updates)."""
     if not enabled:
         return _NoBar()
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm comes with the training extra
         return _NoBar()
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True, leave=leave)
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit=unit,
+        unit_scale=True,
+        dynamic_ncols=True,
+        leave=leave,
+        smoothing=smoothing,
+    )
+
+
+def write_line(message: str) -> None:
+    """``message`` on stderr, flushed; above the open tqdm bars, which stay whole below it."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm comes with the training extra
+        print(message, file=sys.stderr, flush=True)
+        return
+    tqdm.write(message, file=sys.stderr)
+    sys.stderr.flush()

@@ -150,7 +150,9 @@ class VectorTrainConfig(Section):
     )
     keep_checkpoints: Whole = setting(2, "numbered checkpoints kept besides checkpoints/latest.pt", ge=0)
     torch_threads: Whole = setting(2, "torch CPU threads", gt=0)
-    progress: Flag = setting(True, "print a line of metrics per rollout (stderr)")
+    progress: Flag = setting(
+        True, "a progress bar of the decisions with the rate and the ETA, and a line of metrics per rollout (stderr)"
+    )
 
 
 class SelfPlayConfig(
@@ -196,7 +198,8 @@ class DMCTrainConfig(
         "checkpoint_every": "decisions between checkpoints (the end of the run always writes one; a checkpoint "
         "holds the replay and the open episodes)",
         "torch_threads": "torch CPU threads (on cores busy with other work 1 ran faster than 2: docs/results.md)",
-        "progress": "print a line of metrics at most every 10 s of training (stderr; metrics.jsonl has every rollout)",
+        "progress": "a progress bar of the decisions with the rate and the ETA, and a line of metrics at most every "
+        "10 s of training (stderr; metrics.jsonl has every rollout)",
     },
 ):
     """Length of the run, checkpoints, threads."""

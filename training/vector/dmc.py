@@ -69,6 +69,7 @@ from torch import nn
 
 from agents.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
 from sm_env.compiled.batch import VectorGame
+from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
 
@@ -143,6 +144,7 @@ class DMC:
         self.evals: list[dict[str, Any]] = []
         self.wall = 0.0
         self.timers = Timers()
+        self.bar: Any = progress_bar(None, "", "", enabled=False)  # train()'s, advanced in collect() (a silent one)
         self._printed = -PROGRESS_SECONDS
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if resume:
@@ -188,6 +190,7 @@ class DMC:
                 self.length += 1
             with t_("engine"):
                 rewards, done = g.step(actions)
+            self.bar.update(n)  # a decision in every game, as global_step counts them
             with t_("bookkeeping"):
                 self.paid += step_rewards(g, rewards, done, self.cfg.env)
                 if done.any():
@@ -267,6 +270,24 @@ class DMC:
         """Rollouts and updates until ``train.total_timesteps`` decisions, or until ``stop`` is set (a Ctrl-C:
         checked after each rollout); checkpoints and evaluations between rollouts; always a checkpoint at the
         end."""
+        try:
+            with self.progress_display() as self.bar:
+                self._train(stop)
+        finally:
+            self.bar = progress_bar(None, "", "", enabled=False)
+        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
+            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def progress_display(self) -> Any:
+        """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): decisions against
+        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step."""
+        cfg = self.cfg
+        enabled = cfg.train.progress and not self.quiet
+        total = cfg.train.total_timesteps
+        return progress_bar(total, cfg.name, "decision", enabled, self.global_step, leave=True, smoothing=0.0)
+
+    def _train(self, stop: Any) -> None:
+        """The rollouts of :meth:`train`, each with its update, log line, evaluations and checkpoint."""
         cfg = self.cfg
         while self.global_step < cfg.train.total_timesteps and not stop:
             started = time.perf_counter()
@@ -294,8 +315,6 @@ class DMC:
                 self.evaluate(cfg.eval.deals)
             if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
                 self.save_checkpoint()
-        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
-            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
 
     def _latest(self) -> str:
         return os.path.join(self.run_dir, "checkpoints", "latest.pt")

@@ -87,6 +87,7 @@ from sm_env.core.episode import result_table
 from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
 from sm_env.observation import OBSERVATION_SIZE, observed_phases
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
+from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
 from training.sb3.config import ConfigError
@@ -400,6 +401,7 @@ class VectorPPO:
         self.evals: list[dict[str, Any]] = []
         self.wall = 0.0
         self.timers = Timers()
+        self.bar: Any = progress_bar(None, "", "", enabled=False)  # train()'s, advanced in collect() (a silent one)
         # rollout buffer, flat in step order: entry t * n + i
         size = steps * n
         self.obs = np.zeros((steps, n, self.obs_size), dtype=np.float32)
@@ -497,6 +499,7 @@ class VectorPPO:
                 self.logps[span] = logp.numpy()
                 self.learner[t * n : (t + 1) * n] = learn
                 self.seats[t * n : (t + 1) * n] = cur
+            self.bar.update(len(lrows))  # the learner's decisions, as global_step counts them
             if len(lrows) < n:
                 self._opponents_act(t, kind, actions)
             with t_("bookkeeping"):
@@ -672,6 +675,24 @@ class VectorPPO:
         """Rollouts and updates until ``train.total_timesteps`` learner decisions, or until ``stop`` is set (a
         Ctrl-C: checked after each rollout); checkpoints, snapshots, evaluations between rollouts; always a
         checkpoint at the end."""
+        try:
+            with self.progress_display() as self.bar:
+                self._train(stop)
+        finally:
+            self.bar = progress_bar(None, "", "", enabled=False)
+        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
+            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def progress_display(self) -> Any:
+        """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): learner decisions against
+        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step."""
+        cfg = self.cfg
+        enabled = cfg.train.progress and not self.quiet
+        total = cfg.train.total_timesteps
+        return progress_bar(total, cfg.name, "decision", enabled, self.global_step, leave=True, smoothing=0.0)
+
+    def _train(self, stop: Any) -> None:
+        """The rollouts of :meth:`train`, each with its update, log line, snapshots, evaluations, checkpoint."""
         cfg = self.cfg
         while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
             started = time.perf_counter()
@@ -708,8 +729,6 @@ class VectorPPO:
             finished = self.global_step >= cfg.train.total_timesteps
             if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
                 self.save_checkpoint()
-        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
-            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
 
     def budget_spent(self) -> bool:
         """Whether the run must stop before ``train.total_timesteps`` (never here; a subclass with a time
