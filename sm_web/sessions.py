@@ -44,7 +44,7 @@ from sm_env.core.rules import RulesError, RuleSet
 from sm_env.display.scene import full_table, seat_table
 from sm_env.records import game_record, save_record
 
-from .words import choice_label, describe_action, hand_summary, news, prompt
+from .words import choice_label, describe_action, hand_summary, hint_note, news, prompt
 
 MAX_HANDS_LIMIT = 1000
 PAGE_SEED_MAX = 2**53 - 1  # the largest whole number a browser's JSON numbers hold exactly (serve --seed)
@@ -575,12 +575,15 @@ def begin_hint(played: PlayedGame, samples: int) -> tuple[Any, int] | dict[str, 
 
 def make_hint(view: Any, samples: int, seed: int) -> dict[str, Any]:
     """The hint for the human's seat (no lock held: the search may take its time): :func:`agents.advice.advise`
-    of that seat's view alone, within the web's bound of samples."""
+    of that seat's view alone, within the web's bound of samples, with ``note``, its line in words
+    (:func:`sm_web.words.hint_note`)."""
     try:
         advice = advise(view, samples=samples, seed=seed, cap=int(WEB_PARAMS["pimc"]["samples"].high or 1))
     except AdviceError as err:
         raise WebError(400, str(err)) from None
-    return advice.to_json()
+    made = advice.to_json()
+    made["note"] = hint_note(made)
+    return made
 
 
 def keep_hint(played: PlayedGame, samples: int, moves: int, hint: dict[str, Any] | None) -> None:

@@ -230,6 +230,22 @@ def end_text(winner: Any, truncated: bool, hands: int, names: Sequence[str], me:
     return "Game stopped."
 
 
+def hint_note(hint: dict[str, Any]) -> str:
+    """The line under a hint (:meth:`agents.advice.Advice.to_json`): what its figures are, with the search's
+    samples and seed (written in full: a page's numbers hold 53 bits, a seed up to 128), then each of its notes
+    as a sentence of its own, capitalised: "... (20 samples, seed 16). The only legal action: nothing to
+    compare."."""
+    search = hint["search"]
+    text = (
+        f"Hint: % = the shipped policy ({hint['policy'] or 'none'}); \u00b1 = {search['search']}'s value in tricks "
+        f"of balance ({search['samples']} samples, seed {search['seed']})."
+    )
+    for note in (hint["policy_note"], hint["search_note"]):
+        if note:
+            text += f" {note[:1].upper()}{note[1:]}{'' if note.endswith('.') else '.'}"
+    return text
+
+
 def end_rule_text(rules: Any) -> str:
     """The rule set's end conditions in words (a description, not a decision: the engine decides)."""
     parts = []

@@ -454,6 +454,7 @@ def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
     from agents.advice import advise
     from sm_env.core.cards import from_mask
     from sm_env.core.knowledge import player_view
+    from sm_web.words import hint_note
 
     with make_client() as client:
         state = new_game(client, seat=0, seed=SEED)
@@ -462,7 +463,8 @@ def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
         game = the_game(client)
         moves = client.app.state.store.get(client.cookies.get("sm_session")).played.moves
         hint = client.get("/api/hint?samples=5").json()["hint"]
-        assert hint == advise(player_view(game, 0), samples=5, seed=SEED + moves).to_json()
+        advice = advise(player_view(game, 0), samples=5, seed=SEED + moves).to_json()
+        assert hint == dict(advice, note=hint_note(advice)) and f"(5 samples, seed {SEED + moves})." in hint["note"]
         assert hint["search"]["samples"] == 5 and hint["seat"] == 0
         assert [m["action"] for m in hint["moves"]] == from_mask(game.legal_mask())
         assert client.get("/api/hint?samples=5").json()["hint"] == hint  # kept: asked again, no new search
@@ -489,6 +491,23 @@ def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
         played = client.app.state.store.get(client.cookies.get("sm_session")).played
         told = client.get("/api/hint?samples=1").json()["hint"]["search"]["seed"]
         assert state["seed"] is None and told - played.moves != played.seed
+
+
+def test_the_hint_note_writes_each_note_as_a_sentence_of_its_own():
+    """The line under a hint: its figures, the samples and the whole seed (128 bits are more than a page's numbers
+    hold), then each note capitalised after the full stop."""
+    from sm_web.words import hint_note
+
+    search = {"search": "pimc", "rollouts": "heuristic", "samples": 20, "seed": 2**127 + 1, "bid": True}
+    hint = {"policy": "standard_v7.npz", "policy_note": None, "search": search}
+    hint["search_note"] = "the only legal action: nothing to compare"
+    figures = "Hint: % = the shipped policy (standard_v7.npz); \u00b1 = pimc's value in tricks of balance"
+    seed = "(20 samples, seed 170141183460469231731687303715884105729)."
+    assert hint_note(hint) == f"{figures} {seed} The only legal action: nothing to compare."
+    hint.update(policy=None, policy_note="no policy probabilities: torch is missing", search_note=None)
+    assert hint_note(hint).endswith(f"{seed} No policy probabilities: torch is missing.")
+    hint["search_note"] = "pimc does not search the exchange (the heuristic decides it)"
+    assert hint_note(hint).endswith("torch is missing. Pimc does not search the exchange (the heuristic decides it).")
 
 
 @pytest.mark.parametrize(

@@ -73,10 +73,7 @@
       for (const t of targets) t.append(SM.el("small", { class: `hint${m.value !== null && m.value === best ? " best" : ""}` }, parts.join(" \u00b7 ")));
     }
     $("my-hand")?.classList.add("hinted");
-    const s = hint.search;
-    const notes = [hint.policy_note, hint.search_note].filter(Boolean).join("; ");
-    $("hint-note").textContent = `Hint: % = the shipped policy (${hint.policy || "none"}); \u00b1 = ${s.search}'s value in tricks of ` +
-      `balance (${s.samples} samples, seed ${s.seed}).${notes ? " " + notes + "." : ""}`;
+    $("hint-note").textContent = hint.note;  // written by the server (sm_web.words.hint_note)
     $("hint-note").hidden = false;
     document.body.dataset.hints = String(hint.moves.length);  // for tests: how many moves the hint shows
   }
