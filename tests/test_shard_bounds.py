@@ -15,12 +15,15 @@ from training.distill.data import FIELDS, MAX_CHUNK_HANDS, MAX_SHARD_ROWS, SHARD
 
 
 def rows(n: int) -> dict[str, np.ndarray]:
-    """A valid shard's arrays of ``n`` rows (arbitrary contents)."""
+    """A valid shard's arrays of ``n`` rows (arbitrary contents; each target a legal action)."""
     rng = np.random.default_rng(n)
-    return {
+    arrays = {
         name: (rng.integers(0, 2, (n, *shape)) if dtype.kind != "f" else rng.random((n, *shape))).astype(dtype)
         for name, (dtype, shape) in SHARD_LAYOUT.items()
     }
+    for i, target in enumerate(arrays["target"]):
+        arrays["legal"][i, target // 8] |= 1 << (target % 8)
+    return arrays
 
 
 def npy(shape: tuple[int, ...], dtype, fortran: bool = False) -> bytes:
@@ -122,3 +125,91 @@ def test_load_names_the_bad_shard_and_chunk_hands_is_bounded(tmp_path):
     ):
         validate(DataSettings, {"chunk_hands": MAX_CHUNK_HANDS + 1}, "")
     validate(DataSettings, {"chunk_hands": MAX_CHUNK_HANDS}, "").validate()
+
+
+def test_values_that_would_break_the_fit_are_refused(tmp_path):
+    cases = {
+        "target 120": (lambda a: a["target"].__setitem__(1, 120), r"target: row 1 holds action 120; actions are 0-55"),
+        "target -3": (lambda a: a["target"].__setitem__(0, -3), r"target: row 0 holds action -3"),
+        "illegal target": (
+            lambda a: (a["target"].__setitem__(2, 55), a["legal"].__setitem__((2, 6), 0)),
+            r"target: row 2 holds action 55, which its legal mask does not allow",
+        ),
+        "role 3": (lambda a: a["role"].__setitem__(0, 3), r"role: row 0 holds 3; roles are 0-2"),
+        "infinite value": (lambda a: a["values"].__setitem__((0, 4), np.inf), r"values or scalars hold infinite"),
+        "NaN scalar": (lambda a: a["scalars"].__setitem__((1, 0), np.nan), r"values or scalars hold infinite"),
+    }
+    for name, (change, match) in cases.items():
+        arrays = rows(3)
+        arrays["values"][0, 5] = np.nan  # a move not searched: allowed
+        change(arrays)
+        refused(write_shard(tmp_path / f"{name}.npz", arrays), match + ".*the shard is damaged")
+
+
+def test_a_shard_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path):
+    refused("/dev/zero", r"not a regular file; a data shard is a .npz file")
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "shard_00000.npz").symlink_to("/dev/zero")
+    with pytest.raises(ShardError, match="shard_00000.npz: not a regular file"):
+        distill_data.load(str(folder))
+    (folder / "shard_00000.npz").unlink()
+    (folder / "shard_00000.npz").mkdir()
+    with pytest.raises(ShardError, match="shard_00000.npz: not a regular file"):
+        distill_data.load(str(folder))
+
+
+def test_the_whole_data_set_is_capped_before_any_shard_is_read(tmp_path, monkeypatch):
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        folder.mkdir()
+        for k in range(3):
+            write_shard(folder / f"shard_{k:05d}.npz", rows(4))
+    assert len(distill_data.load([str(f) for f in folders])["target"]) == 24
+    read = []
+    monkeypatch.setattr(distill_data, "MAX_DATA_ROWS", 20)
+    monkeypatch.setattr(distill_data, "read_shard", lambda *a, **k: read.append(a))
+    last = folders[1] / "shard_00002.npz"
+    with pytest.raises(ShardError, match=rf"^{last}: the shards up to this one declare 24 decisions; a fit loads at"):
+        distill_data.load([str(f) for f in folders])
+    assert read == []
+    assert distill_data.check_total_rows([str(folders[0] / "shard_00000.npz")]) == 4
+
+
+def test_a_deep_or_damaged_meta_json_is_one_line(tmp_path):
+    settings = validate(DataSettings, {}, "")
+    for text, match in [
+        ("[" * 100_000 + "]" * 100_000, "nested more than 32 levels deep"),
+        ('{"settings": {"seed": ' + "7" * 400 + "}}", "a whole number of 400 digits"),
+        ("[]", "not a data folder's meta.json"),
+        ('{"settings": {}, "fingerprints": [1]}', "not a data folder's meta.json"),
+    ]:
+        (tmp_path / "meta.json").write_text(text)
+        with pytest.raises(ValueError, match=match) as err:
+            distill_data.check_folder(str(tmp_path), settings)
+        assert str(err.value).startswith(str(tmp_path / "meta.json")) and "\n" not in str(err.value)
+    (tmp_path / "meta.json").unlink()
+    (tmp_path / "meta.json").symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match="meta.json: larger than 1048576 bytes"):
+        distill_data.check_folder(str(tmp_path), settings)
+
+
+def test_the_fit_reads_its_folders_within_the_same_bounds(tmp_path, monkeypatch):
+    from training.distill.fit import _load_split
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for k in range(3):
+        write_shard(folder / f"shard_{k:05d}.npz", rows(4))
+    train, valid = _load_split([str(folder)], 0.34, 0)
+    assert len(train["target"]) + len(valid["target"]) == 12
+    monkeypatch.setattr(distill_data, "MAX_DATA_ROWS", 10)
+    with pytest.raises(ShardError, match="declare 12 decisions; a fit loads at most 10"):
+        _load_split([str(folder)], 0.34, 0)
+    (folder / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="meta.json: lists and objects nested more than 32 levels deep"):
+        _load_split([str(folder)], 0.34, 0, "standard")
+    (folder / "meta.json").unlink()
+    (folder / "meta.json").symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match="meta.json: larger than"):
+        _load_split([str(folder)], 0.34, 0, "standard")

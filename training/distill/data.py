@@ -72,9 +72,12 @@ Storage: a folder of shards ``shard_00000.npz``, one per chunk of
 settings (:meth:`DataSettings.record`) and the fingerprints of the policy files the data is labelled with
 (:func:`fingerprints`: the rollout policy, a ``ppo:PATH`` behaviour), so a run resumed after one of them
 changed (e.g. round k-1 refitted) is refused in one line instead of mixing two policies' labels.
-:func:`read_shard` reads a shard within bounds (the entries, dtypes and shapes above, at most
-:data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read), so a damaged or hostile
-file is one clear :class:`ShardError`, never a large allocation. Generation is resumable: shards already
+:func:`read_shard` reads a shard within bounds (a regular file; the entries, dtypes and shapes above, at most
+:data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read; every target a legal
+action, every role a seat's, no infinite value), and a fit's whole data set is at most :data:`MAX_DATA_ROWS`
+decisions, summed from the shards' headers before any is read (:func:`check_total_rows`), so a damaged or
+hostile file is one clear :class:`ShardError`, never a large allocation; ``meta.json`` is read by the
+bounded JSON reader (:mod:`sm_env.json_files`). Generation is resumable: shards already
 present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
 worker processes, so an interrupted run continued gives the same data set. On Ray (``--ray [ADDRESS]``,
 docs/cluster.md) each shard is a task that returns its arrays, and this process writes the file: a shard whose
@@ -88,6 +91,7 @@ import json
 import math
 import os
 import random
+import stat
 import time
 import zipfile
 import zlib
@@ -106,6 +110,7 @@ from sm_env.core.cards import from_mask
 from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, TRUMP, Game, check_start_balances
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
+from sm_env.json_files import read_json
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
 from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads, spawn_pool
@@ -122,6 +127,8 @@ _LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
 MAX_SHARD_ROWS = 500_000  # about 230 MB once loaded; a shard of chunk_hands <= MAX_CHUNK_HANDS hands holds fewer
 MAX_CHUNK_HANDS = 5_000  # hands per shard (a hand has fewer than 100 decisions)
 MAX_OBSERVATION = 4096  # the largest observation a shard may declare (every rule set's is far smaller)
+MAX_DATA_ROWS = 4_000_000  # decisions of all the shards loaded together (about 1.8 GB; a 20,000-hand round: 1M)
+MAX_META_BYTES = 1 << 20  # a data folder's meta.json (a few kB)
 
 
 def binary_size(players: int) -> int:
@@ -517,10 +524,11 @@ def check_folder(folder: str, settings: DataSettings) -> bool:
     """Whether ``folder`` holds data of these ``settings`` already (False: no data yet); ValueError if it
     holds data made with other settings (its ``meta.json`` differs)."""
     meta_path = os.path.join(folder, "meta.json")
-    if not os.path.exists(meta_path):
+    if not os.path.lexists(meta_path):
         return False
-    with open(meta_path, encoding="utf-8") as handle:
-        meta = json.load(handle)
+    meta = read_json(meta_path, "a data folder's meta.json", MAX_META_BYTES)
+    if not isinstance(meta, dict) or not isinstance(meta.get("fingerprints") or {}, dict):
+        raise ValueError(f"{meta_path}: not a data folder's meta.json (an object of settings and fingerprints)")
     old = meta.get("settings")
     if old != settings.record():
         raise ValueError(
@@ -609,41 +617,74 @@ def generate(
     return len(jobs)
 
 
+def shard_names(folder: str) -> list[str]:
+    """The shard files of a data folder, in order (a ValueError naming the folder if it is none)."""
+    if not os.path.isdir(folder):
+        raise ValueError(f"{folder}: no such data folder")
+    return sorted(n for n in os.listdir(folder) if n.startswith("shard_") and n.endswith(".npz"))
+
+
+def check_total_rows(paths: list[str]) -> int:
+    """The decisions the shards ``paths`` declare together (each shard's header alone is read,
+    :func:`shard_rows`); a :class:`ShardError` past :data:`MAX_DATA_ROWS`, before any of them is loaded."""
+    total = 0
+    for path in paths:
+        total += shard_rows(path)
+        if total > MAX_DATA_ROWS:
+            raise ShardError(
+                f"{path}: the shards up to this one declare {total} decisions; a fit loads at most {MAX_DATA_ROWS} "
+                f"(fit on fewer folders or hands)"
+            )
+    return total
+
+
 def load(folders: str | list[str], shape: PolicyShape | None = None) -> dict[str, np.ndarray]:
     """All shards of one or more data folders, concatenated (arrays as in the module docstring); with
-    ``shape``, a shard of another shape is a :class:`ShardError` (see :func:`read_shard`)."""
+    ``shape``, a shard of another shape is a :class:`ShardError` (see :func:`read_shard`). At most
+    :data:`MAX_DATA_ROWS` decisions in all, checked before any shard is read (:func:`check_total_rows`)."""
     if isinstance(folders, str):
         folders = [folders]
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
+    paths = []
     for folder in folders:
-        names = sorted(n for n in os.listdir(folder) if n.startswith("shard_") and n.endswith(".npz"))
+        names = shard_names(folder)
         if not names:
             raise ValueError(f"{folder}: no shard_*.npz files (generate data first)")
-        for name in names:
-            shard = read_shard(os.path.join(folder, name), shape)
-            for field in FIELDS:
-                parts[field].append(shard[field])
+        paths += [os.path.join(folder, name) for name in names]
+    check_total_rows(paths)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
+    for path in paths:
+        shard = read_shard(path, shape)
+        for field in FIELDS:
+            parts[field].append(shard[field])
     return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
+def _entry_header(
+    stream: Any, path: str, field: str, layout: dict[str, tuple[np.dtype, tuple[int, ...]]]
+) -> tuple[int, ...]:
+    """The shape an entry's ``.npy`` header declares, checked against ``layout`` (:func:`shard_layout`) and
+    MAX_SHARD_ROWS; the stream is left at the start of the data."""
+    dtype, row = layout[field]
+    version = np.lib.format.read_magic(stream)
+    if version not in ((1, 0), (2, 0)):
+        raise ShardError(f"{path}: {field}: .npy format version {version} is not one this module writes")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, got = read_header(stream)  # a header longer than numpy's own limit is refused there
+    if got != dtype or fortran or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
+        want = f"{dtype} [rows{''.join(f', {n}' for n in row)}]"
+        raise ShardError(f"{path}: {field}: holds {got} {list(shape)}; a shard holds {want}")
+    if shape[0] > MAX_SHARD_ROWS:
+        raise ShardError(f"{path}: {field}: declares {shape[0]} rows; a shard holds at most {MAX_SHARD_ROWS}")
+    return tuple(shape)
 
 
 def _read_entry(
     archive: zipfile.ZipFile, path: str, field: str, layout: dict[str, tuple[np.dtype, tuple[int, ...]]]
 ) -> np.ndarray:
-    """One ``.npy`` entry, its header checked against ``layout`` (:func:`shard_layout`) and MAX_SHARD_ROWS
-    before the data is read; the data must be exactly as long as the header declares."""
-    dtype, row = layout[field]
+    """One ``.npy`` entry, its header checked (:func:`_entry_header`) before the data is read; the data must be
+    exactly as long as the header declares."""
     with archive.open(field + ".npy") as stream:
-        version = np.lib.format.read_magic(stream)
-        if version not in ((1, 0), (2, 0)):
-            raise ShardError(f"{path}: {field}: .npy format version {version} is not one this module writes")
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, got = read_header(stream)  # a header longer than numpy's own limit is refused there
-        if got != dtype or fortran or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
-            want = f"{dtype} [rows{''.join(f', {n}' for n in row)}]"
-            raise ShardError(f"{path}: {field}: holds {got} {list(shape)}; a shard holds {want}")
-        if shape[0] > MAX_SHARD_ROWS:
-            raise ShardError(f"{path}: {field}: declares {shape[0]} rows; a shard holds at most {MAX_SHARD_ROWS}")
-        array = np.empty(shape, dtype)
+        array = np.empty(_entry_header(stream, path, field, layout), layout[field][0])
         size = array.nbytes
         got_bytes = stream.readinto(memoryview(array).cast("B")) if size else 0
         if got_bytes != size or stream.read(1):
@@ -680,17 +721,70 @@ def _read_shape(archive: zipfile.ZipFile, path: str) -> PolicyShape:
     return PolicyShape(obs, actions, players)
 
 
+def _open_shard(path: str) -> zipfile.ZipFile:
+    """The shard ``path`` as a zip, if it is a regular file (``/dev/zero`` or a folder is a ShardError)."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as err:
+        raise ShardError(f"{path}: not a readable data shard ({err.strerror})") from None
+    if not regular:
+        raise ShardError(f"{path}: not a regular file; a data shard is a .npz file")
+    return zipfile.ZipFile(path)
+
+
+def _check_entries(archive: zipfile.ZipFile, path: str) -> None:
+    entries = sorted(archive.namelist())
+    expected = sorted(f + ".npy" for f in FIELDS)
+    if sorted(set(entries) - {SHAPE_ENTRY + ".npy"}) != expected:
+        raise ShardError(f"{path}: not a data shard: its entries are {entries[:10]}, expected {expected}")
+
+
+def shard_rows(path: str) -> int:
+    """The decisions a shard declares (its ``target`` entry's header, checked like :func:`read_shard`'s),
+    without reading its data."""
+    try:
+        with _open_shard(path) as archive:
+            _check_entries(archive, path)
+            layout = shard_layout(_read_shape(archive, path))
+            with archive.open("target.npy") as stream:
+                return _entry_header(stream, path, "target", layout)[0]
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
+        raise ShardError(f"{path}: not a readable data shard ({err})") from None
+    except ShardError:
+        raise
+    except ValueError as err:  # numpy's own header checks
+        raise ShardError(f"{path}: not a data shard: {err}") from None
+
+
+def _values_problem(arrays: dict[str, np.ndarray], shape: PolicyShape) -> str | None:
+    """What is wrong with a shard's values (its layout already checked), or None: every target a legal action,
+    every role a seat's, no infinite value (NaN: not searched)."""
+    target = arrays["target"].astype(np.int64)
+    bad = np.flatnonzero((target < 0) | (target >= shape.action_count))
+    if len(bad):
+        return f"target: row {bad[0]} holds action {target[bad[0]]}; actions are 0-{shape.action_count - 1}"
+    legal = unpack_legal(arrays["legal"], shape.action_count)
+    bad = np.flatnonzero(~legal[np.arange(len(target)), target])
+    if len(bad):
+        return f"target: row {bad[0]} holds action {target[bad[0]]}, which its legal mask does not allow"
+    players = shape.players or 3
+    bad = np.flatnonzero((arrays["role"] < 0) | (arrays["role"] >= players))
+    if len(bad):
+        return f"role: row {bad[0]} holds {arrays['role'][bad[0]]}; roles are 0-{players - 1}"
+    if np.isinf(arrays["values"]).any() or not np.isfinite(arrays["scalars"]).all():
+        return "values or scalars hold infinite numbers (or scalars NaN)"
+    return None
+
+
 def read_shard(path: str, shape: PolicyShape | None = None) -> dict[str, np.ndarray]:
     """One shard's arrays (:data:`FIELDS`), every one with the same number of rows, of the shape the shard
     records (and, with ``shape``, of that shape: the one a fit expects); a :class:`ShardError` for anything
-    else (other entries, dtypes or shapes, data of another rule set's shape, more than MAX_SHARD_ROWS rows,
-    a damaged file), and at most the declared arrays' memory."""
+    else (not a regular file, other entries, dtypes or shapes, data of another rule set's shape, more than
+    MAX_SHARD_ROWS rows, a damaged file, a target that is not a legal action, a role that is no seat's,
+    infinite values), and at most the declared arrays' memory."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            entries = sorted(archive.namelist())
-            expected = sorted(f + ".npy" for f in FIELDS)
-            if sorted(set(entries) - {SHAPE_ENTRY + ".npy"}) != expected:
-                raise ShardError(f"{path}: not a data shard: its entries are {entries[:10]}, expected {expected}")
+        with _open_shard(path) as archive:
+            _check_entries(archive, path)
             found = _read_shape(archive, path)
             if shape is not None and tuple(found) != tuple(shape):
                 raise ShardError(
@@ -708,6 +802,9 @@ def read_shard(path: str, shape: PolicyShape | None = None) -> dict[str, np.ndar
     rows = {len(a) for a in arrays.values()}
     if len(rows) != 1:
         raise ShardError(f"{path}: the entries hold different numbers of rows ({sorted(rows)})")
+    problem = _values_problem(arrays, found)
+    if problem is not None:
+        raise ShardError(f"{path}: {problem}; the shard is damaged")
     return arrays
 
 

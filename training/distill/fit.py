@@ -74,7 +74,6 @@ and ``summary.json`` (written last: the run is complete).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -87,6 +86,7 @@ from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from sm_env.atomic import atomic_path
 from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
+from sm_env.json_files import read_json
 from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, load_tensors
 from training.common.ray_cluster import RayOptions, add_ray_arguments
@@ -142,12 +142,11 @@ def split_shards(n_shards: int, share: float, seed: int) -> np.ndarray:
 
 
 def _folder_rules(folder: str) -> str | None:
-    """The rule preset a data folder was labelled with (its ``meta.json``), or None if it records none."""
-    try:
-        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as handle:
-            settings = json.load(handle).get("settings")
-    except (OSError, ValueError, AttributeError):
-        return None
+    """The rule preset a data folder was labelled with (its ``meta.json``, read within bounds: a damaged one is
+    a one-line ValueError), or None if it records none."""
+    path = os.path.join(folder, "meta.json")
+    meta = read_json(path, "a data folder's meta.json", distill_data.MAX_META_BYTES) if os.path.lexists(path) else {}
+    settings = meta.get("settings") if isinstance(meta, dict) else None
     return settings.get("rules") if isinstance(settings, dict) else None
 
 
@@ -161,6 +160,7 @@ def _load_split(
     shape = PolicyShape.of(ruleset) if ruleset is not None else None
     train: list[dict[str, np.ndarray]] = []
     valid: list[dict[str, np.ndarray]] = []
+    shards: list[tuple[str, bool]] = []  # (path, held out)
     for folder in folders:
         labelled = _folder_rules(folder)
         if ruleset is not None and labelled is not None and labelled != ruleset.name:
@@ -168,13 +168,15 @@ def _load_split(
                 f"{folder} holds data of the rules {labelled!r}; this fit is for {ruleset.name!r} (data.rules): "
                 "fit each rule set on its own data"
             )
-        names = sorted(n for n in os.listdir(folder) if n.startswith("shard_") and n.endswith(".npz"))
+        names = distill_data.shard_names(folder)
         if not names:
             raise ValueError(f"{folder}: no labelled shards")
         held = set(split_shards(len(names), share, seed).tolist())
-        for i, name in enumerate(names):
-            part = distill_data.read_shard(os.path.join(folder, name), shape)  # within bounds, or one clear error
-            (valid if i in held else train).append(part)
+        shards += [(os.path.join(folder, name), i in held) for i, name in enumerate(names)]
+    distill_data.check_total_rows([path for path, _ in shards])  # the whole set's size, before reading it
+    for path, is_held in shards:
+        part = distill_data.read_shard(path, shape)  # within bounds, or one clear error
+        (valid if is_held else train).append(part)
 
     def cat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         if not parts:
@@ -356,6 +358,7 @@ def _anchored_targets(
 
 
 FIT_FORMAT = "sergeant-major-distill-fit/1"  # the fit's checkpoint (training/common/checkpoint.py)
+MAX_REPORT_BYTES = 16 << 20  # a round's train_r<k>.json (its history: a few kB an epoch)
 
 
 def save_fit_state(
@@ -600,8 +603,9 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
         report_path = os.path.join(run_dir, f"train_r{round_}.json")
         if os.path.exists(policy_path) and os.path.exists(report_path):
             log(f"round {round_}: {policy_path} exists; skipping the fit")
-            with open(report_path, encoding="utf-8") as handle:
-                report = json.load(handle)
+            report = read_json(report_path, "a fit's report", MAX_REPORT_BYTES)
+            if not isinstance(report, dict):
+                raise ValueError(f"{report_path}: not a fit's report (a JSON object); delete it to fit the round again")
         else:
             train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules)
             log(
