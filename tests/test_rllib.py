@@ -247,6 +247,55 @@ def test_league_env_hides_opponent_seats_and_pays_the_learner_everything():
         assert sum(stats["counts"]) == len(env.aec.game.history)
 
 
+def test_the_first_league_env_of_a_process_runs_the_kernels_while_it_is_built(monkeypatch):
+    """So that RLlib's first sample does not wait for numba (it did on a fresh node: an empty first iteration)."""
+    from sm_env.compiled import single
+    from training.rllib import league
+
+    acted = []
+    real_act = league.act
+    monkeypatch.setattr(league, "act", lambda agent, view: acted.append(agent) or real_act(agent, view))
+    monkeypatch.setattr(league, "_warmed", set(), raising=False)  # as in a fresh process
+    monkeypatch.setattr(single, "_compiled", [])
+    config = {"league": {"mix": {"self": 0.5, "heuristic": 0.5}}}
+    first = league.LeagueEnv(config)
+    assert single._compiled and len(acted) >= 10, "one hand played, the opponents acting, before any sample"
+    warmed = len(acted)
+    second = league.LeagueEnv(config)
+    assert len(acted) == warmed, "once per process"
+    for seed in (4, 5):  # the warm-up seeds nothing: the episodes of an env that did not warm up
+        (obs_a, _), (obs_b, _) = first.reset(seed=seed), second.reset(seed=seed)
+        assert obs_a.keys() == obs_b.keys()
+        for agent in obs_a:
+            np.testing.assert_array_equal(obs_a[agent]["observations"], obs_b[agent]["observations"])
+
+
+def test_an_iteration_that_samples_nothing_says_so_in_one_line(monkeypatch, capsys):
+    from training.rllib.config import load_rllib_config
+    from training.rllib.trainer import RLlibTrainer
+
+    sampled = iter([0, 120])  # the first iteration's runners still busy, the second's not
+
+    class Algo:  # what RLlibTrainer.train reads of an RLlib algorithm
+        config = type("Config", (), {"sample_timeout_s": 60.0})()
+        env_runner_group = type("Group", (), {"foreach_env_runner": staticmethod(lambda call: [])})()
+
+        def train(self):
+            return {"env_runners": {"num_env_steps_sampled": next(sampled)}}
+
+    run = RLlibTrainer.__new__(RLlibTrainer)  # the run without Ray: its algorithm and writer are stand-ins
+    run.cfg = load_rllib_config("configs/rllib_quickstart.yaml", ["train.iterations=2", "eval.every=0"])
+    run.quiet, run.iteration, run.env_steps, run.wall, run.ids, run.checkpoint = False, 0, 0, 0.0, ["shared"], None
+    run.algo = Algo()
+    run.writer = type("Writer", (), {"add_scalar": staticmethod(lambda *args: None)})()
+    monkeypatch.setattr(run, "save_checkpoint", lambda: "checkpoint")
+    run.train()
+    err = capsys.readouterr().err
+    assert "iteration 1/2 sampled no env steps: no env runner returned a sample within RLlib's sample timeout " in err
+    assert "(60.0 s)" in err
+    assert "iteration 2/2 sampled no env steps" not in err and "iteration 2/2: 120 env steps" in err
+
+
 def test_league_snapshots_join_and_leave_the_pool():
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec

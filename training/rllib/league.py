@@ -17,6 +17,12 @@ step that RLlib sees next. Frozen copies are :class:`agents.rllib_agent.RLlibAge
 objects built from module states sent by the trainer
 (:func:`add_snapshot_on_runner`).
 
+Warm-up (:meth:`LeagueEnv.warm_up`): the first LeagueEnv of a process plays one hand on the compiled engine
+at once, its baseline opponents acting in turn, so that the numba kernels of the env and of the opponents
+(pimc's search) are compiled, or loaded from their cache, while RLlib builds its env runners (it waits for
+them without a timeout), not during the first ``sample()``: on a fresh node, where shipped code has no kernel
+cache yet, the compilation outlasted RLlib's sample timeout and the first iteration sampled nothing.
+
 Figures (:func:`collect_stats_on_runner`): for every learner seat of every
 finished hand, its balance by role and whether it made its quota; the trainer
 logs them as ``rollout/balance_<role>`` and ``rollout/quota_rate``, the SB3
@@ -29,13 +35,17 @@ import copy
 import random
 from typing import Any
 
+import numpy as np
+
 from agents import Agent, act, make_agent
 from sm_env.core.game import ROLE_NAMES
 from sm_env.core.knowledge import player_view
-from sm_env.envs.aec import AGENTS
-from sm_env.envs.rllib_env import TurnBasedEnv
+from sm_env.envs.aec import AGENTS, raw_env
+from sm_env.envs.rllib_env import ENV_KEYS, TurnBasedEnv
 
 SELF, SNAPSHOTS = "self", "snapshots"
+WARM_UP_DECISIONS = 400  # at most, in the warm-up hand (a hand has fewer)
+_warmed: set[tuple[str, tuple[str, ...]]] = set()  # (env settings, baseline specs) this process has warmed up
 
 
 class LeagueEnv(TurnBasedEnv):
@@ -56,6 +66,32 @@ class LeagueEnv(TurnBasedEnv):
         self._agents: dict[str, Agent] = {}
         self._opponents: dict[str, Agent] = {}  # AEC agent -> agent playing it this episode
         self.stats = _new_stats()
+        key = (repr(sorted(config.items(), key=str)), tuple(n for n in self.mix_names if n not in (SELF, SNAPSHOTS)))
+        if key not in _warmed:
+            self.warm_up(config, list(key[1]))
+            _warmed.add(key)
+
+    def warm_up(self, settings: dict[str, Any], specs: list[str]) -> None:
+        """Play one hand of ``settings`` (the env's rules, episode, ...) on the compiled engine, compiling it in
+        the foreground if numba's cache lacks it, the agents of ``specs`` acting in turn (random legal moves
+        without any): every kernel a sample needs has then run in this process (module docstring). Touches
+        nothing of this env: the run's episodes are the same with or without it."""
+        game_env = raw_env(**{k: v for k, v in settings.items() if k in ENV_KEYS}, compiled=True)
+        agents = [make_agent(spec, seed=0) for spec in specs]
+        rng = random.Random(0)
+        game_env.reset(seed=0)
+        hand = game_env.game.hand_number
+        for turn in range(WARM_UP_DECISIONS):
+            seat = game_env.agent_selection
+            over = any(game_env.terminations.values()) or any(game_env.truncations.values())
+            if over or game_env.game.hand_number != hand:
+                break
+            if agents:
+                action = act(agents[turn % len(agents)], player_view(game_env.game, AGENTS.index(seat)))
+            else:
+                action = int(rng.choice(np.flatnonzero(game_env.observe(seat)["action_mask"])))
+            game_env.step(int(action))
+        game_env.close()
 
     # ------------------------------------------------------------------ league
 

@@ -294,7 +294,15 @@ class RLlibTrainer:
         cfg = self.cfg
         say = (lambda text: None) if self.quiet or not cfg.train.progress else progress
         while self.iteration < cfg.train.iterations and not stop:
+            before = self.env_steps
             figures = self.train_iteration()
+            if self.env_steps == before and not self.quiet:  # never silently: RLlib only logs a warning
+                timeout = getattr(getattr(self.algo, "config", None), "sample_timeout_s", None)
+                progress(
+                    f"iteration {self.iteration}/{cfg.train.iterations} sampled no env steps: no env runner "
+                    f"returned a sample within RLlib's sample timeout ({timeout} s): they were busy (starting "
+                    "up, a lost node) or an episode outlasted it; the next iterations sample as usual"
+                )
             balances = " ".join(f"{k.split('_')[-1]} {v:+.2f}" for k, v in figures.items() if "balance_" in k)
             say(
                 f"iteration {self.iteration}/{cfg.train.iterations}: {self.env_steps} env steps, "
