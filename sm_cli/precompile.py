@@ -56,7 +56,7 @@ def _engine() -> None:
         learner.reset(seed=0)
         for _ in range(20):
             learner.step(np.array([int(np.flatnonzero(m)[0]) for m in learner.action_masks()]))
-        env = raw_env(rules=preset)
+        env = raw_env(rules=preset, compiled=True)  # compiled now, and stamped ready (sm_env.compiled.readiness)
         env.reset(seed=0)
         for _ in env.agent_iter(max_iter=40):
             observation, _, terminated, truncated, _ = env.last()

@@ -64,6 +64,9 @@ SHARED_FIXTURE_MODULES = {
     "test_vector_state.py",
     "test_web.py",
 }
+# No test starts numba's background compile of the env kernels (sm_env.compiled.readiness): a test that needs the
+# kernels compiles them itself (CI compiles them first, `sergeant-major compile`); tests/test_readiness.py turns it on.
+os.environ.setdefault("SM_ENV_BACKGROUND_COMPILE", "0")
 MAX_WORKERS = 4  # -n auto: one worker a core, at most this many (each imports torch and numba's kernels)
 
 

@@ -236,7 +236,7 @@ def test_compiled_false_uses_the_pure_python_path() -> None:
         assert e._fast is None
         _play(e, random.Random(0), 300)
         replay(e.record())  # a valid record of the game played
-    with pytest.raises(ValueError, match="compiled must be True or False"):
+    with pytest.raises(ValueError, match="compiled must be True, False or 'auto'"):
         raw_env(compiled="yes")
 
 

@@ -174,5 +174,5 @@ def test_python_path_for_rules_the_kernels_do_not_run(monkeypatch):
     assert not SingleSeatEnv(rules="standard").compiled
     monkeypatch.undo()
     assert not SingleSeatEnv(rules=RuleSet(), compiled=False).compiled
-    with pytest.raises(ValueError, match="compiled must be True or False"):
+    with pytest.raises(ValueError, match="compiled must be True, False or 'auto'"):
         SingleSeatEnv(compiled="yes")

@@ -123,7 +123,7 @@ for every agent, whatever the engine says about the game.
 ### Arguments
 
 ```python
-env(rules="standard", episode="game", max_hands=100, reward="score", render_mode=None, compiled=True)
+env(rules="standard", episode="game", max_hands=100, reward="score", render_mode=None, compiled="auto")
 ```
 
 `rules`: a preset name of :data:`sm_env.core.rules.PRESETS` (``"standard"``,
@@ -149,12 +149,17 @@ table as an RGB ``uint8`` array of shape (600, 960, 3), drawn by
 to; games end by the rules and ``max_hands``, so any value other than None
 or -1 is ignored with a warning.
 
-`compiled`: ``True`` (default) steps, observes and masks with compiled
+`compiled`: ``"auto"`` (default) steps, observes and masks with compiled
 kernels (:mod:`sm_env.compiled.single`, numba) whenever the compiled engine
 runs the rule set (:func:`sm_env.compiled.support.supports`: every option of
-sections 1-10, three and four players: every preset), about
-five times faster per decision; ``False``, and the other rule sets, use the
-pure-Python path: ``observation.encode(knowledge.player_view(game, seat))`` on the stepped
+sections 1-10, three and four players: every preset) and numba's cache holds
+them, about five times faster per decision; while the cache lacks them (a
+fresh install) the env plays on the pure-Python path, says so in one line and
+compiles them in a background process, and a later reset takes them
+(:mod:`sm_env.compiled.readiness`). ``True`` always takes the kernels
+(compiling them first if needed, announced in one line); ``False``, and the
+other rule sets, use the pure-Python path:
+``observation.encode(knowledge.player_view(game, seat))`` on the stepped
 :class:`~sm_env.core.game.Game`, the readable definition. Both paths give the
 same games, observations, masks, rewards, infos, records and errors, bit
 for bit (``tests/test_env_kernel.py`` plays them in lockstep).
@@ -228,6 +233,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE_SHIFT
+from sm_env.compiled.readiness import check_compiled, use_compiled
 from sm_env.compiled.support import supports
 from sm_env.core.cards import from_mask
 from sm_env.core.episode import (
@@ -384,7 +390,7 @@ class raw_env(AECEnv):
         reward: str = DEFAULT_REWARD,
         render_mode: str | None = None,
         max_cycles: int | None = None,
-        compiled: bool = True,
+        compiled: bool | str = "auto",
     ) -> None:
         super().__init__()
         self.rules = RuleSet.from_any(rules)
@@ -402,9 +408,9 @@ class raw_env(AECEnv):
         self.max_hands = max_hands
         self.render_mode = render_mode
         self._game_max_hands = engine_max_hands(episode, max_hands)
-        if not isinstance(compiled, bool):
-            raise ValueError(f"compiled must be True or False, got {compiled!r}")
-        self._use_kernel = compiled and supports(self.rules)
+        # whether the compiled path may be taken (True, "auto") and how (use_compiled decides at each reset)
+        self._compiled = check_compiled(compiled) if supports(self.rules) else False
+        self._use_kernel = self._compiled is not False
 
         self._agent_names = agent_names(self.rules.num_players)  # player_0 .. player_2 (player_3 with four)
         self._seats = {agent: seat for seat, agent in enumerate(self._agent_names)}
@@ -492,7 +498,7 @@ class raw_env(AECEnv):
             max_hands=self._game_max_hands,
             start_balances=start_balances,
         )
-        fast = _compiled_game(game) if self._use_kernel else None  # before the Game is played or read
+        fast = _compiled_game(game) if use_compiled(self._compiled) else None  # before the Game is played or read
         # Everything below cannot fail: swap the new game in.
         if seed is None:
             game.seed = None  # the record's seed is the one given to reset (None when none was given)

@@ -17,8 +17,11 @@ as in the environment). Two paths give the same games, observations, masks,
 rewards and infos bit for bit (``tests/test_single_seat_kernel.py`` plays them
 in lockstep):
 
-- compiled (``compiled=True``, the default, whenever the compiled engine runs the
-  rule set, :func:`sm_env.compiled.support.supports`): the game is stepped,
+- compiled (``compiled="auto"``, the default, whenever the compiled engine runs the
+  rule set, :func:`sm_env.compiled.support.supports`, and numba's cache holds the
+  kernels: until then the pure-Python path while they compile in the background,
+  as ``raw_env`` does, :mod:`sm_env.compiled.readiness`; ``compiled=True``
+  compiles them first if needed): the game is stepped,
   observed and masked by the kernels of :mod:`sm_env.compiled.single`
   (``CompiledGame``, as ``raw_env``'s compiled path). The pure-Python ``Game``
   is still built at every reset (seed, deals, options; its RNG decides every
@@ -110,6 +113,7 @@ from agents.ppo_agent import STANDARD_SHAPE, NumpyPolicy, PolicyShape, PPOAgent
 from agents.random_agent import RandomAgent
 from agents.trained import TrainedAgent
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
+from sm_env.compiled.readiness import check_compiled, use_compiled
 from sm_env.compiled.support import supports
 from sm_env.core.cards import from_mask
 from sm_env.core.episode import (
@@ -250,7 +254,7 @@ class SingleSeatEnv(gym.Env):
         dense_reward: bool = False,
         opponents: OpponentPool | Mapping[str, float] | None = None,
         baseline_factory: Callable[[str, int], Agent] | None = None,
-        compiled: bool = True,
+        compiled: bool | str = "auto",
         illegal_action: str = "raise",
     ) -> None:
         super().__init__()
@@ -264,9 +268,8 @@ class SingleSeatEnv(gym.Env):
         if not 0.0 <= exchange_start <= 1.0:
             raise ValueError(f"exchange_start must be a probability in [0, 1], got {exchange_start!r}")
         check_exchange_start(self.rules, exchange_start)  # a first hand without an exchange cannot open with one
-        if not isinstance(compiled, bool):
-            raise ValueError(f"compiled must be True or False, got {compiled!r}")
-        self.compiled = compiled and supports(self.rules)  # whether the compiled path is used
+        # whether the compiled path may be used (True, "auto") and how: use_compiled decides at every reset
+        self.compiled = check_compiled(compiled) if supports(self.rules) else False
         self.episode = episode
         self.max_hands = engine_max_hands(episode, max_hands)
         self.reward_mode = reward
@@ -338,7 +341,7 @@ class SingleSeatEnv(gym.Env):
             max_hands=self.max_hands,
             start_balances=start,
         )
-        self._fast = self._compiled_game(game) if self.compiled else None  # before the Game is played or read
+        self._fast = self._compiled_game(game) if use_compiled(self.compiled) else None  # before the Game is read
         self._pending = []
         self.opponents, self.opponent_names = {}, {}
         for s in range(n):
