@@ -100,6 +100,7 @@ MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,0
 RECORD_CHECKS = 4  # records sent to the viewer admitted at once (one checked at a time, the others waiting)
 MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
 MAX_DIGITS = 25  # digits of a whole number in a JSON body (a seed has at most 19)
+WORK_THREAD = "sm-web-work"  # the name of the daemon threads of in_daemon_thread (searches, record checks)
 DECISION_WAIT = 30.0  # seconds a request waits for an agent's move (a web search takes at most 5)
 ANALYSIS_WAIT = 300.0  # seconds a request waits for the analysis of a hand (four players search in Python)
 SECURITY_HEADERS = {
@@ -337,7 +338,7 @@ def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future:
         except RuntimeError:  # the loop is closed: the server stopped meanwhile
             pass
 
-    threading.Thread(target=run, name="sm-web-agent", daemon=True).start()
+    threading.Thread(target=run, name=WORK_THREAD, daemon=True).start()
     return future
 
 
