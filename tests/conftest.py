@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -74,6 +75,21 @@ def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker a core (os.sched_getaffinity where the OS has it), at most MAX_WORKERS."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_WORKERS))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    """Collect the run's garbage now, then freeze what is left, so that pytest's own last collection (in
+    ``pytest_unconfigure``) has next to nothing to scan.
+
+    Under xdist a worker runs that last collection after it has told the controller it finished, and execnet
+    gives it 5 s once the controller closes it: a worker still busy then gets a SIGINT. On a big heap (torch, numba,
+    SB3, Ray) and a busy machine the collection took longer, the SIGINT landed inside it, in hypothesis's gc
+    callback, and the run ended with a PytestUnraisableExceptionWarning about a KeyboardInterrupt there. Here,
+    before the worker reports, the collection takes the time it needs (finalizers run and unraisable exceptions
+    are still reported by pytest's hook, as before)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_ignore_collect(collection_path, config):
