@@ -1,6 +1,6 @@
 """One smoke test per RL library users reach the environment with (the ``ecosystem`` extra).
 
-Each builds the environment the way the README shows, steps it with the
+Each builds the environment the way docs/ecosystem.md shows, steps it with the
 mask and, where cheap, takes a few training steps. A library that cannot be
 imported skips its test and says so; CI installs the extra, so there they run.
 RLlib has its own module (tests/test_rllib.py).
@@ -194,13 +194,14 @@ def test_torchrl_pettingzoo_wrapper(wrap):
 
 
 def test_torchrl_collector_with_the_masked_random_policy():
-    """The README's TorchRL collector snippet, run as written: every action collected is legal."""
+    """docs/ecosystem.md's TorchRL collector snippet, run as written: every action collected is legal."""
     _needs("torchrl")
     import os
     import re
 
-    readme = open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md"), encoding="utf-8").read()
-    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "Collector(" in b]
+    page = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "ecosystem.md")
+    text = open(page, encoding="utf-8").read()
+    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "Collector(" in b]
     snippet = "\n".join(line[2:] if line.startswith("  ") else line for line in snippet.splitlines())
     scope: dict = {}
     exec(snippet, scope)

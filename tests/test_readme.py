@@ -38,13 +38,27 @@ def test_readme_paths_after_the_quickstart_are_those_the_quickstart_makes():
         assert path.split("/", 2)[2].rstrip(".") in ("final_model.zip", "tb", "final_eval.json", "eval.jsonl"), path
 
 
-def test_readme_preset_table_names_every_preset_in_order():
+def test_preset_table_names_every_preset_in_order():
     from sm_env.core.rules import PRESETS
 
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    table = readme.split("| preset | options |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
+    page = open(os.path.join(ROOT, "docs", "environment.md"), encoding="utf-8").read()
+    table = page.split("| preset | options |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
     names = [name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])]
-    assert names == list(PRESETS), "the README preset table must list sm_env.core.rules.PRESETS (sergeant-major rules)"
+    assert names == list(PRESETS), "docs/environment.md's preset table must list sm_env.core.rules.PRESETS in order"
+
+
+def test_readme_stays_short_and_lists_every_command():
+    """The README is the first page a user reads: at most 12,000 bytes, and its command table names every
+    sergeant-major command."""
+    from sm_cli.cli import build_parser
+
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    assert len(readme.encode()) <= 12_000
+    parser = build_parser()
+    (commands,) = [a for a in parser._subparsers._group_actions if hasattr(a, "choices")]
+    table = readme.split("| command | what it does |", 1)[1].split("\n\n", 1)[0]
+    listed = {row.split("`")[1].split()[0] for row in table.splitlines()[2:]}
+    assert set(commands.choices) - listed == set()
 
 
 def test_files_the_readme_commands_write_here_are_ignored_by_git():
