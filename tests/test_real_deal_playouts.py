@@ -4,6 +4,7 @@ real deal, by the policy for every seat, gives the balance the pure-Python Game 
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -335,3 +336,108 @@ def test_load_puts_the_files_end_to_end_and_holds_out_the_last_tenth_of_each(tmp
     assert "results" not in script._load(paths, results=False)[0]
     with pytest.raises(SystemExit, match=r"no data file 'missing.npz', '' \(label makes them\)"):
         script._load([paths[0], "missing.npz", ""])
+
+
+def _data_rows(n: int = 40) -> dict[str, np.ndarray]:
+    """A valid data file's arrays of ``n`` standard-rules decisions (two legal moves each, made-up values)."""
+    rng = np.random.default_rng(n)
+    mask = np.zeros((n, 56), dtype=np.int8)
+    mask[:, 3] = mask[:, 9] = 1
+    return {
+        "obs": rng.random((n, 789)).astype(np.float16),
+        "mask": mask,
+        "values": np.where(mask == 1, rng.normal(size=(n, 56)), np.nan).astype(np.float32),
+        "phase": rng.integers(0, 3, n),
+        "policy_move": np.full(n, 9),
+    }
+
+
+def _npz(path, arrays: dict[str, np.ndarray], raw: dict[str, bytes] | None = None) -> str:
+    """A data file as np.savez writes it (stored entries); ``raw``: entries written as these bytes instead."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in arrays.items():
+            with archive.open(name + ".npy", "w") as entry:
+                np.lib.format.write_array(entry, np.asanyarray(array), allow_pickle=True)
+        for name, data in (raw or {}).items():
+            archive.writestr(name + ".npy", data)
+    return str(path)
+
+
+def _header(shape: tuple[int, ...], dtype) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": shape}
+    np.lib.format.write_array_header_1_0(buf, header)
+    return buf.getvalue()
+
+
+def _changed(**changes) -> dict[str, np.ndarray]:
+    rows = _data_rows()
+    for name, value in changes.items():
+        if value is None:
+            del rows[name]
+        else:
+            rows[name] = value(rows[name]) if callable(value) else value
+    return rows
+
+
+def _edit(name, index, value):
+    def change(array):
+        array = array.copy()
+        array[index] = value
+        return array
+
+    return {name: change}
+
+
+@pytest.mark.parametrize(
+    ("arrays", "raw", "words"),
+    [
+        (_changed(values=lambda v: v.astype(object)), None, r"values: holds object \[40, 56\]; a data file holds numb"),
+        (_changed(rules=np.array("[" * 5000 + "]" * 5000)), None, "rules: lists and objects nested more than 32"),
+        (_changed(rules=np.array('{"players": 3, "x": ' + "9" * 400 + "}")), None, "a whole number of 400 digits"),
+        (_changed(rules=np.array('{"actions": "many"}')), None, r"rules: unknown rule option\(s\) \['actions'\]"),
+        (_changed(rules=np.array(["standard", "x"])), None, r"rules: holds <U8 \[2\]; a data file holds one text"),
+        (_changed(mask=lambda m: m[:30]), None, r"its arrays hold different numbers of rows \(mask 30, obs 40"),
+        (_changed(phase=None), None, r"its entries are \['mask', 'obs', 'policy_move', 'values'\]"),
+        (_changed(extra=np.zeros(3)), None, "its entries are"),
+        (_changed(obs=lambda o: o[:, :100]), None, r"obs: holds rows of \[100\]; the rule set 'standard' has \[789\]"),
+        (
+            _changed(phase=None),
+            {"phase": _header((1_600_000_000,), np.int16) + bytes(80)},
+            r"phase: declares 1600000000 entries of int16; the file holds 80 bytes of it",
+        ),
+        (_changed(**_edit("values", (4, 3), np.nan)), None, r"row 4: a legal move's value is not finite"),
+        (_changed(**_edit("values", (5, 9), np.inf)), None, r"row 5: a legal move's value is not finite"),
+        (_changed(**_edit("policy_move", 6, 2)), None, r"row 6: its policy_move is not a legal move"),
+        (_changed(**_edit("policy_move", 7, 120)), None, r"row 7: its policy_move is no action 0-55"),
+        (_changed(**_edit("phase", 8, 9)), None, r"row 8: its phase is none of \[0, 1, 2, 3\]"),
+        (_changed(**_edit("mask", 2, 0)), None, r"row 2: its mask is not 0 and 1 with a legal move"),
+    ],
+)
+def test_a_broken_or_hostile_data_file_is_one_line(tmp_path, arrays, raw, words) -> None:
+    path = _npz(tmp_path / "bad.npz", arrays, raw)
+    good = _npz(tmp_path / "good.npz", _data_rows())
+    with pytest.raises(SystemExit) as err:
+        _script()._load([good, path])
+    message = str(err.value.code)
+    assert message.startswith(f"real_deal_playouts: {path}: ") and "\n" not in message, message
+    assert re.search(words, message), message
+
+
+def test_data_files_not_regular_or_compressed_are_one_line(tmp_path) -> None:
+    script = _script()
+    rows, train, held, rules = script._load([_npz(tmp_path / "good.npz", _data_rows())])
+    assert len(rows["obs"]) == 40 and len(held) == 4 and rules.name == "standard"
+    squeezed = tmp_path / "small.npz"
+    np.savez_compressed(squeezed, **_data_rows())
+    for path, words in [
+        ("/dev/zero", "not a regular file"),
+        (str(tmp_path), "not a regular file"),
+        (str(squeezed), "obs.npy is compressed; label writes np.savez"),
+    ]:
+        with pytest.raises(SystemExit, match=f"^real_deal_playouts: {path}: {words}"):
+            script._load([path])
