@@ -293,3 +293,53 @@ def test_resume_refuses_another_network_or_replay_and_a_damaged_checkpoint(tmp_p
     with pytest.raises(CheckpointError, match="the checkpoint is damaged"):
         DMC(tiny(), str(tmp_path), resume=True)
     assert main(["--resume", str(tmp_path / "nothing")]) == 2
+
+
+@pytest.fixture(scope="module")
+def saved_dmc(tmp_path_factory):
+    """The checkpoint of a tiny run of 64 decisions (its open episodes and replay filled)."""
+    folder = tmp_path_factory.mktemp("dmc")
+    DMC(tiny("train.total_timesteps=64"), str(folder)).train()
+    return torch.load(folder / "checkpoints" / "latest.pt", weights_only=True)
+
+
+def _replay(state, action, target):
+    """Two decisions in the replay (a tiny run has finished no episode yet)."""
+    state["replay"] = {
+        "obs": torch.zeros(2, state["open"]["obs"].shape[-1]),
+        "action": torch.tensor(action),
+        "target": torch.tensor(target, dtype=torch.float32),
+    }
+    state["counters"].update(filled=2, cursor=2)
+
+
+def _nan_first(entries):
+    first = next(iter(entries.values()))
+    first.view(-1)[0] = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("tamper", "words"),
+    [
+        (lambda s: s["open"]["action"].view(-1).__setitem__(0, 56), r"open.action holds values outside \[0, 56\)"),
+        (lambda s: s["open"]["seat"].view(-1).__setitem__(0, -1), r"open.seat holds values outside \[0, 3\)"),
+        (lambda s: s["open"].__setitem__("paid_now", s["open"]["paid_now"][:2]), r"open.paid_now is float64 \[2, 3\]"),
+        (lambda s: _replay(s, [3, 99], [0.5, 1.0]), r"replay.action holds values outside \[0, 56\)"),
+        (lambda s: _replay(s, [3, 4], [0.5, float("inf")]), "replay.target holds NaN or infinite"),
+        (lambda s: _replay(s, [3, 4, 5], [0.5, 1.0]), r"replay.action is int64 \[3\]; the run has \[2\]"),
+        (lambda s: _nan_first(s["net"]), r"net\.\S+ holds NaN or infinite values"),
+        (lambda s: s["counters"].__setitem__("cursor", 10**9), "the replay's counters"),
+        (lambda s: s["counters"].__setitem__("episodes", "many"), r"counters.episodes is 'many'"),
+    ],
+)
+def test_every_field_of_a_dmc_checkpoint_is_checked(saved_dmc, tmp_path, tamper, words):
+    import copy
+
+    state = copy.deepcopy(saved_dmc)
+    tamper(state)
+    (tmp_path / "checkpoints").mkdir()
+    latest = tmp_path / "checkpoints" / "latest.pt"
+    torch.save(state, latest)
+    with pytest.raises(CheckpointError, match=rf"^{latest}: the checkpoint is damaged \(.*{words}") as err:
+        DMC(tiny(), str(tmp_path), resume=True)
+    assert "\n" not in str(err.value)

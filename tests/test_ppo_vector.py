@@ -445,3 +445,55 @@ def test_resume_of_a_tampered_checkpoint_is_one_line_and_leaves_it_as_it_was(tmp
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert err.startswith("sergeant-major train --backend vector: error: ") and "latest.pt" in err, err
     assert latest.read_bytes() == saved
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory):
+    """A tiny run stopped after its first rollout (128 learner decisions), for tests that damage a copy."""
+    root = tmp_path_factory.mktemp("saved")
+    (root / "empty.yaml").write_text("name: tiny\n")
+    sets = sum((["--set", s] for s in [*TINY, "train.total_timesteps=1"]), [])
+    assert (
+        train_main(["--backend", "vector", "--config", str(root / "empty.yaml"), "--run-dir", str(root / "run")] + sets)
+        == 0
+    )
+    return root / "run"
+
+
+def _set(key, index, value):
+    return lambda state: state[key].__setitem__(index, value)
+
+
+@pytest.mark.parametrize(
+    ("tamper", "words"),
+    [
+        (_set("seat_kind", (0, 1), 99), r"seat_kind holds values outside \[0, 2\)"),
+        (_set("seat_kind", (3, 0), -1), r"seat_kind holds values outside"),
+        (
+            lambda s: s.__setitem__("seat_kind", s["seat_kind"][:5]),
+            r"seat_kind is int64 \[5, 3\]; the run has \[8, 3\]",
+        ),
+        (lambda s: s.__setitem__("seat_kind", s["seat_kind"].double()), r"seat_kind is float64 \[8, 3\]"),
+        (lambda s: s.__setitem__("episode_return", s["episode_return"][:, :2]), r"episode_return is float64 \[8, 2\]"),
+        (_set("episode_return", (2, 2), float("nan")), "episode_return holds NaN or infinite values"),
+        (lambda s: s.__setitem__("random_state", s["random_state"][:3]), r"random_state is int64 \[3\]"),
+        (lambda s: next(iter(s["net"].values())).__setitem__(0, float("nan")), r"net\.\S+ holds NaN or infinite"),
+        (lambda s: s["counters"].__setitem__("global_step", -5), r"counters.global_step is -5, not a whole number"),
+        (lambda s: s["counters"].__setitem__("wall", float("inf")), r"counters.wall is inf, not a number of seconds"),
+        (lambda s: s["last"].__setitem__("checkpoint", "soon"), r"last.checkpoint is 'soon', not a whole number"),
+    ],
+)
+def test_every_field_of_a_checkpoint_is_checked_on_resume(saved_run, tmp_path, capsys, tamper, words):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(saved_run, run)
+    latest = run / "checkpoints" / "latest.pt"
+    state = torch.load(latest, weights_only=True)
+    tamper(state)
+    torch.save(state, latest)
+    capsys.readouterr()
+    assert train_main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=400"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{latest}: the checkpoint is damaged (" in err and re.search(words, err), err

@@ -4,7 +4,9 @@ Every checkpoint is written atomically (:mod:`sm_env.atomic`, or a temporary fol
 tensors and plain values only, and is read with ``torch.load(weights_only=True)`` through
 :func:`load_tensors`, which never unpickles code and never relays torch's advice to load a file unsafely.
 Anything unreadable, damaged or not fitting the run is a :class:`CheckpointError`: one line naming the
-file and what is wrong (a :class:`~training.common.yaml_config.ConfigError`, so the command lines print
+file and what is wrong (a trainer checks every field it restores: :func:`checked_array` for shapes, dtypes,
+ranges and finite values, :func:`check_finite` for weights and optimiser states, :func:`check_counters`)
+(a :class:`~training.common.yaml_config.ConfigError`, so the command lines print
 it as ``... error: ...`` and exit with status 2).
 
 The formats (each trainer's own state, so they stay separate; every one is still read as written):
@@ -73,3 +75,71 @@ def check_format(state: Any, path: str, fmt: str, what: str = "the checkpoint") 
     if not isinstance(state, dict) or state.get("format") != fmt:
         raise CheckpointError(f"{path}: {what} is not a {fmt} file")
     return state
+
+
+def damaged(path: str, problem: str) -> CheckpointError:
+    """The one line of a checkpoint whose content is damaged or tampered: ``problem`` says which field."""
+    return CheckpointError(f"{path}: the checkpoint is damaged ({problem})")
+
+
+def checked_array(
+    path: str,
+    value: Any,
+    key: str,
+    shape: tuple[int, ...],
+    kinds: str,
+    low: float | None = None,
+    high: float | None = None,
+) -> Any:
+    """``value`` (a saved tensor) as a numpy copy; a :func:`damaged` error unless it is a tensor of ``shape``
+    whose dtype is of the numpy ``kinds`` (``"i"`` whole, ``"f"`` float, ...), every value finite and in
+    ``[low, high)``."""
+    import numpy as np
+    import torch
+
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        raise damaged(path, f"{key} is {type(value).__name__}, not a tensor")
+    array = value.numpy().copy()
+    if tuple(array.shape) != tuple(shape) or array.dtype.kind not in kinds:
+        raise damaged(path, f"{key} is {array.dtype} {list(array.shape)}; the run has {list(shape)}")
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        raise damaged(path, f"{key} holds NaN or infinite values")
+    below = low is not None and bool((array < low).any())
+    if below or (high is not None and bool((array >= high).any())):
+        raise damaged(path, f"{key} holds values outside [{low}, {high})")
+    return array
+
+
+def check_finite(path: str, value: Any, key: str) -> None:
+    """A :func:`damaged` error naming the entry if a floating tensor anywhere in ``value`` (tensors, and
+    mappings and lists of them: a state dict, an optimiser's state) holds NaN or an infinite value."""
+    import torch
+
+    stack = [(key, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            if item.is_floating_point() and not bool(torch.isfinite(item).all()):
+                raise damaged(path, f"{where} holds NaN or infinite values")
+        elif isinstance(item, dict):
+            stack.extend((f"{where}.{k}", v) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+
+
+def check_counters(
+    path: str, counters: Any, whole: tuple[str, ...], seconds: tuple[str, ...] = ("wall",), what: str = "counters"
+) -> None:
+    """A :func:`damaged` error unless ``counters`` (the entry ``what``) maps each of ``whole`` to a whole number
+    >= 0 and each of ``seconds`` to a finite number >= 0."""
+    import math
+
+    if not isinstance(counters, dict):
+        raise damaged(path, f"{what} is not a mapping")
+    for name in whole:
+        if type(counters.get(name)) is not int or counters[name] < 0:
+            raise damaged(path, f"{what}.{name} is {counters.get(name)!r}, not a whole number >= 0")
+    for name in seconds:
+        value = counters.get(name)
+        if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+            raise damaged(path, f"{what}.{name} is {value!r}, not a number of seconds >= 0")

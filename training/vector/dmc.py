@@ -69,6 +69,7 @@ from torch import nn
 
 from agents.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
 from sm_env.compiled.batch import VectorGame
+from training.common.checkpoint import check_counters, check_finite, checked_array, damaged
 from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
@@ -415,28 +416,48 @@ class DMC:
         """Everything :meth:`load` restores: the settings it must agree with, the network and Adam, the engine
         (checked whole by ``VectorGame.set_state``), the open episodes, the replay, the counters."""
         check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
-        self.q.load_state_dict(state["net"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        for key in ("net", "optimizer"):
+            check_finite(path, state[key], key)
+        opened, replay, counters = state["open"], state["replay"], state["counters"]
+        check_counters(
+            path, counters, ("global_step", "updates", "rollouts", "episodes", "trained", "filled", "cursor")
+        )
+        check_counters(path, state["last"], ("eval", "checkpoint"), (), "last")
+        n, p, a = self.num_games, self.num_players, self.num_actions
+        self.filled, self.cursor = counters["filled"], counters["cursor"]
+        if not 0 <= self.cursor < self.capacity or not 0 <= self.filled <= self.capacity:
+            raise damaged(
+                path, f"the replay's counters {self.filled}, {self.cursor} do not fit its size {self.capacity}"
+            )
+        if not isinstance(opened, dict) or not isinstance(opened.get("obs"), torch.Tensor):
+            raise damaged(path, "open is not the open episodes' tensors")
+        top = len(opened["obs"])
+        length = checked_array(path, opened["length"], "open.length", (n,), "i", 0, top + 1)
+        if top and length.max() != top:
+            raise damaged(path, "the open episodes' lengths do not match their decisions")
+        open_obs = checked_array(path, opened["obs"], "open.obs", (top, n, self.obs_size), "f")
+        open_action = checked_array(path, opened["action"], "open.action", (top, n), "i", 0, a)
+        open_seat = checked_array(path, opened["seat"], "open.seat", (top, n), "i", 0, p)
+        open_paid = checked_array(path, opened["paid"], "open.paid", (top, n), "f")
+        paid = checked_array(path, opened["paid_now"], "open.paid_now", (n, p), "f")
+        replay_obs = checked_array(path, replay["obs"], "replay.obs", (self.filled, self.obs_size), "f")
+        replay_action = checked_array(path, replay["action"], "replay.action", (self.filled,), "i", 0, a)
+        replay_target = checked_array(path, replay["target"], "replay.target", (self.filled,), "f")
+        try:
+            self.q.load_state_dict(state["net"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as err:
+            raise damaged(path, f"the weights do not fit the config's network: {str(err).splitlines()[0]}") from None
         restore_engine(self.games, state["engine"])
         self.gen.set_state(state["generator"])
-        n = self.num_games
-        opened, replay, counters = state["open"], state["replay"], state["counters"]
-        self.length[:] = opened["length"].numpy()
-        self.paid[:] = opened["paid_now"].numpy()
-        top = len(opened["obs"])
-        if self.length.min() < 0 or self.length.max() != top:
-            raise ValueError("the open episodes' lengths do not match their decisions")
+        self.length[:], self.paid[:] = length, paid
         while len(self.open_obs) < top:
             self._grow()
-        self.open_obs[:top] = opened["obs"].numpy().reshape(top, n, self.obs_size)
-        for name in ("action", "seat", "paid"):
-            getattr(self, f"open_{name}")[:top] = opened[name].numpy()
-        self.filled, self.cursor = int(counters["filled"]), int(counters["cursor"])
-        if not 0 <= self.cursor < self.capacity or not 0 <= self.filled <= self.capacity:
-            raise ValueError(f"the replay's counters {self.filled}, {self.cursor} do not fit its size {self.capacity}")
-        self.replay_obs[: self.filled] = replay["obs"].numpy()
-        self.replay_action[: self.filled] = replay["action"].numpy()
-        self.replay_target[: self.filled] = replay["target"].numpy()
+        self.open_obs[:top], self.open_action[:top], self.open_seat[:top] = open_obs, open_action, open_seat
+        self.open_paid[:top] = open_paid
+        self.replay_obs[: self.filled] = replay_obs
+        self.replay_action[: self.filled] = replay_action
+        self.replay_target[: self.filled] = replay_target
         self.global_step, self.updates, self.rollouts = (
             counters["global_step"],
             counters["updates"],

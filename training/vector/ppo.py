@@ -86,7 +86,15 @@ from sm_env.compiled.kernels import random_legal
 from sm_env.core.episode import result_table
 from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
 from sm_env.observation import OBSERVATION_SIZE, observed_phases
-from training.common.checkpoint import CheckpointError, check_format, load_tensors
+from training.common.checkpoint import (
+    CheckpointError,
+    check_counters,
+    check_finite,
+    check_format,
+    checked_array,
+    damaged,
+    load_tensors,
+)
 from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
@@ -326,7 +334,8 @@ def read_checkpoint(path: str, fmt: str, restore: Callable[[str, dict[str, Any]]
     except CheckpointError:
         raise
     except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as err:  # damaged, tampered
-        raise CheckpointError(f"{path}: the checkpoint is damaged ({type(err).__name__}: {err})") from None
+        first = (str(err).strip().splitlines() or [""])[0]  # torch's load_state_dict errors run over lines
+        raise damaged(path, f"{type(err).__name__}: {first}") from None
 
 
 def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple[tuple[str, str], ...]) -> None:
@@ -812,15 +821,27 @@ class VectorPPO:
         """Everything :meth:`load` restores from ``state``: the settings it must agree with, the network, the
         engine (checked whole by ``VectorGame.set_state``), the opponents and the counters."""
         check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
+        for key in ("net", "optimizer", "snapshots"):
+            check_finite(path, state[key], key)
+        snapshots = state["snapshots"]
+        if not isinstance(snapshots, list) or len(snapshots) > self.cfg.opponents.pool_size:
+            raise damaged(
+                path, f"snapshots is not a list of at most opponents.pool_size {self.cfg.opponents.pool_size}"
+            )
+        check_counters(path, state["counters"], ("global_step", "updates", "rollouts", "snapshots_added"))
+        check_counters(path, state["last"], ("snapshot", "eval", "checkpoint"), (), "last")
+        n, p = self.num_games, self.num_players
+        kinds = self.snapshot_base + len(snapshots)  # the learner, random, the files, then the snapshots
+        seat_kind = checked_array(path, state["seat_kind"], "seat_kind", (n, p), "i", 0, kinds)
+        random_state = checked_array(path, state["random_state"], "random_state", (n,), "i")
+        episode_return = checked_array(path, state["episode_return"], "episode_return", (n, p), "f")
         try:
             self.net.load_state_dict(state["net"])
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as err:
             raise CheckpointError(f"{path}: the weights do not fit the config's network ({err})") from None
         restore_engine(self.games, state["engine"])
-        self.seat_kind = state["seat_kind"].numpy().copy()
-        self.random_state = state["random_state"].numpy().view(np.uint64).copy()
-        self.episode_return = state["episode_return"].numpy().copy()
+        self.seat_kind, self.random_state, self.episode_return = seat_kind, random_state.view(np.uint64), episode_return
         self.gen.set_state(state["generator"])
         self.snapshots = []
         for k, snap in enumerate(state["snapshots"]):
