@@ -37,14 +37,14 @@ from agents import SEED_BITS, AgentSpecError, act, fresh_seed, make_opponent, pa
 from agents.advice import AdviceError, advise
 from agents.base import Param
 from agents.heuristic import heuristic_action
-from sm_env.core.cards import CardError, parse_card
-from sm_env.core.game import EXCHANGE, Game, IllegalActionError
+from sm_env.core.cards import CARD_TEXT, CardError, parse_card
+from sm_env.core.game import EXCHANGE, PLAY, Game, IllegalActionError
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RulesError, RuleSet
 from sm_env.display.scene import full_table, seat_table
 from sm_env.records import game_record, save_record
 
-from .words import choice_label, describe_action, hand_summary, hint_note, news, prompt
+from .words import choice_label, describe_action, hand_summary, hint_note, news, prompt, trick_json
 
 MAX_HANDS_LIMIT = 1000
 PAGE_SEED_MAX = 2**53 - 1  # the largest whole number a browser's JSON numbers hold exactly (serve --seed)
@@ -133,6 +133,8 @@ class PlayedGame:
         before = player_view(game, self.seat) if self.seat is not None else None
         face_up = game.face_up if before is None else before.face_up
         receiver = game.exchange_to_send()[0] if phase == EXCHANGE else None
+        last_card = phase == PLAY and sum(h.bit_count() for h in game.hands) == 1  # the card that ends the hand
+        table_before = self._table() if last_card else None
         game.apply(action)  # raises IllegalActionError before changing anything
         self.moves += 1
         event: dict[str, Any] = {"hand": hand, "seat": seat}
@@ -147,17 +149,26 @@ class PlayedGame:
         event["text"] = text
         if game.hand_number != hand or game.is_over:
             self.last_hand = hand_summary(game, hand, self.names, self.seat)
-            event["hand_over"] = self.last_hand
+            # what the page shows behind "Hand N is over": the hand's table at its end and its log, whole
+            end = None if table_before is None else hand_end_table(table_before, game.history[hand - 1])
+            event["hand_over"] = dict(self.last_hand, table=end, log=[*self.log, text])
             self.log = []
         else:
             self.log.append(text)
         return event
 
+    def _table(self) -> dict[str, Any]:
+        """The table as the human's seat sees it (:func:`sm_env.display.scene.seat_table`); a watched game's with
+        every hand (:func:`sm_env.display.scene.full_table`)."""
+        if self.seat is None:
+            return full_table(self.game, self.names)
+        return seat_table(player_view(self.game, self.seat), self.names)
+
     def state(self) -> dict[str, Any]:
         """What the page shows: the human seat's table (a watched game: every hand), prompt, log and the last
         hand's result."""
         if self.seat is None:
-            table = full_table(self.game, self.names)
+            table = self._table()
             table.update(choices=[], legal=[], your_turn=False, watching=True)
             acting = self.game.current_player
             table["prompt"] = (
@@ -179,6 +190,24 @@ class PlayedGame:
         table["seed"] = self.seed if self.seeded or self.finished else None
         table["opponents"] = list(self.specs)
         return table
+
+
+def hand_end_table(before: dict[str, Any], log: Any) -> dict[str, Any]:
+    """The table at the end of a hand, from ``before``, the same table just before the hand's last card (as the
+    human's seat saw it, or every hand of a watched game) and the hand's ``log``: that card played, every trick
+    closed (the last one drawn as the last trick, each card with its player), the hand's tricks and scores, and
+    nobody to act. Nothing in it that ``before`` did not show, but the last card (public once played)."""
+    n = len(before["players"])
+    last = log.tricks[-1]
+    seat, card = (last.leader + len(last.cards) - 1) % n, CARD_TEXT[last.cards[-1]]
+    table = dict(before, trick=None, to_act=None, legal=[], choices=[], phase="hand over")
+    table["tricks"] = [dict(trick_json(t, n), number=k) for k, t in enumerate(log.tricks, 1)]
+    table["players"] = [
+        dict(p, tricks=log.tricks_won[s], score=log.scores[s], cards=p["cards"] - (s == seat))
+        for s, p in enumerate(before["players"])
+    ]
+    table["hands"] = [None if h is None else [c for c in h if c != card] for h in before["hands"]]
+    return table
 
 
 class Turn:

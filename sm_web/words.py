@@ -265,6 +265,12 @@ def end_rule_text(rules: Any) -> str:
     return "The game ends when " + "; or when ".join(parts) + "." if parts else ""
 
 
+def trick_json(trick: Any, n: int) -> dict[str, Any]:
+    """A trick of a hand log as the page draws it: ``{"leader", "cards": [{"seat", "card"}], "winner"}``."""
+    cards = [{"seat": (trick.leader + i) % n, "card": CARD_TEXT[c]} for i, c in enumerate(trick.cards)]
+    return {"leader": trick.leader, "cards": cards, "winner": trick.winner}
+
+
 def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) -> dict[str, Any]:
     """The public result of finished hand ``number``: tricks, quotas (a misère hand's maxima), balances, scores
     and its last trick; for a deal passed out in the auction, that nobody bid (``passed_out`` true, quotas,
@@ -326,13 +332,7 @@ def hand_summary(game: Game, number: int, names: Sequence[str], me: int | None) 
         "balances": list(log.balances),
         "scores": list(log.scores),
         "chips": None if log.chips is None else list(log.chips),
-        "last_trick": None
-        if last is None
-        else {
-            "leader": last.leader,
-            "cards": [{"seat": (last.leader + i) % n, "card": CARD_TEXT[c]} for i, c in enumerate(last.cards)],
-            "winner": last.winner,
-        },
+        "last_trick": None if last is None else trick_json(last, n),
         "lines": lines,
         "after": after,
     }

@@ -160,6 +160,15 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
     assert page.is_visible("#hand-over")
     assert "Hand 1 is over" in page.inner_text("#hand-over-title")
     assert "quota" in page.inner_text("#hand-over-body")
+    # behind it, hand 1 at its end, not the next deal: its 16 tricks, nobody to act, its whole log; the last
+    # trick's cards each with its player
+    if page.evaluate("document.body.dataset.status") == "hand-over":
+        table = page.inner_text("#table")
+        assert "Hand 1 \u00b7" in table and "tricks played: 16" in table and "to act" not in table, table
+        assert page.inner_text("#prompt") == "Hand 1 is over."
+        assert page.locator("#log li").count() >= 48 and page.locator("#choices button").count() == 0
+        last = page.locator("#hand-over-body .last-trick .played").all_inner_texts()
+        assert len(last) == 3 and any("You" in t for t in last) and sum("player_" in t for t in last) == 2, last
     # stop the game: the record is saved and can be downloaded from the page
     if page.evaluate("document.body.dataset.status") == "hand-over":
         page.click("#continue")
@@ -180,6 +189,22 @@ def test_play_a_whole_hand_by_clicking_then_the_record_replays(browser, server):
     saved = os.listdir(records)
     assert len(saved) == 1 and load_record(records / saved[0]) == record
     assert not errors, errors
+    page.close()
+
+
+def test_the_new_game_form_keeps_one_line_at_1280_px_with_four_agents(browser, server):
+    """Four players, or watching (one field per seat): the form's fields, Pace the last, stay on one line."""
+    base, _records, _store = server
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(base + "/")
+    page.wait_for_function("document.querySelectorAll('#agent-kinds option').length > 0")
+    for rules, seat in [("standard", "0"), ("four-5-3-2-2", "0"), ("standard", "watch"), ("four-5-3-2-2", "watch")]:
+        page.select_option("select[name=rules]", rules)
+        page.select_option("select[name=seat]", seat)
+        tops = page.locator("#new-game > label:not([hidden]), #new-game > button").evaluate_all(
+            "els => els.map(e => Math.round(e.getBoundingClientRect().top))"
+        )
+        assert max(tops) - min(tops) <= 4, (rules, seat, tops)  # one line (4 px: the checkbox's label)
     page.close()
 
 

@@ -91,6 +91,14 @@ def test_whole_game_through_http_then_the_record_replays(tmp_path):
         assert "Game over" in final["prompt"] and "12 or more tricks in one hand" in final["prompt"]
         assert [h["number"] for h in hands_over] == list(range(1, final["hand_number"] + 1))
         assert any(h["balances"] != [0, 0, 0] for h in hands_over)
+        for h in hands_over:  # what the page shows behind "Hand N is over": that hand at its end, its whole log
+            table, log = h["table"], h["log"]
+            assert table["hand_number"] == h["number"] and table["to_act"] is None and table["trick"] is None
+            assert [len(t["cards"]) for t in table["tricks"]] == [3] * 16 and table["tricks"][-1]["winner"] is not None
+            assert table["tricks"][-1]["cards"] == h["last_trick"]["cards"] and table["hands"][0] == []
+            assert [p["tricks"] for p in table["players"]] == h["tricks_won"]
+            assert [p["score"] for p in table["players"]] == h["scores"]
+            assert len(log) >= 48 and "the trick" in log[-1]  # every move of the hand, the last one too
         response = client.get("/api/record")
         assert response.status_code == 200
         assert "attachment" in response.headers["content-disposition"]
@@ -348,6 +356,10 @@ def _check_payload(client: TestClient, payload: dict, seat: int) -> int:
         event = {}
     seen = cards_in(state) | cards_in(event)
     assert seen <= allowed, f"leaked {sorted(seen - allowed)} at {game!r}"
+    if hand_over is not None:  # the hand's table at its end and its log: what the seat knew by then
+        ended = known_cards(game, seat, hand_over["number"])
+        for part in (hand_over.pop("table"), hand_over.pop("log")):
+            assert cards_in(part) <= ended, f"leaked {sorted(cards_in(part) - ended)} at the end of a hand"
     for summary in (hand_over, last_hand):
         if summary is not None:
             assert cards_in(summary) <= played_cards(game, summary["number"])

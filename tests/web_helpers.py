@@ -18,8 +18,9 @@ def cards_in(data: Any) -> set[str]:
     return set(CARD_PATTERN.findall(text))
 
 
-def known_cards(game: Game, seat: int) -> set[str]:
-    """The cards of the current hand that ``seat`` may know, by the rule book, read from the engine's state.
+def known_cards(game: Game, seat: int, number: int | None = None) -> set[str]:
+    """The cards of the current hand (or of finished hand ``number``, at its end) that ``seat`` may know, by the
+    rule book, read from the engine's state.
 
     Its hand; every card played this hand; in the exchange what it sent (at
     once) and what came back, or as receiver both once the round is done; as
@@ -28,8 +29,10 @@ def known_cards(game: Game, seat: int) -> set[str]:
     (who decides is public) and the card put out of play, by its player only
     (docs/rules.md 10.5).
     """
-    log = game.history[-1]
-    known = set(from_mask(game.hands[seat]))
+    current = number is None or number == game.hand_number and not game.is_over
+    log = game.history[-1 if number is None else number - 1]
+    known = set(from_mask(game.hands[seat])) if current else set()  # a hand over: every card played
+    dealer = game.dealer if current else log.dealer
     for trick in log.tricks or ():
         known.update(trick.cards)
     for e in log.exchanges:
@@ -39,16 +42,16 @@ def known_cards(game: Game, seat: int) -> set[str]:
         elif seat == e.receiver and e.returned is not None:
             known.update(e.sent)
             known.update(e.returned)
-    if seat == game.dealer:
+    if seat == dealer:
         known.update(log.discards or ())
-        if game.picked_up:
+        if game.picked_up or not current:
             known.update(log.kitty)
     for to, cards in log.shown or ():
         if to == seat:
             known.update(cards)
     if game.rules.one_card_kitty:
         known.update(log.kitty)  # the face-up card
-        if game.phase == TAKE or log.take is not None:
+        if current and game.phase == TAKE or log.take is not None:
             known.add(TWO_OF_DIAMONDS)
         if log.take is not None and log.take[0] == seat and log.take[1] is not None:
             known.add(log.take[1])

@@ -7,6 +7,7 @@
   let game = null;      // the last state received
   let busy = false;     // a request is in flight
   let pausedForHand = false;
+  let handOver = null;  // the summary of the hand just over: its table at its end and its log, shown while paused
   let timer = null;
   let players = {};     // seats of each preset (from /api/options)
 
@@ -31,12 +32,15 @@
     $("intro").hidden = !!game;
     $("game").hidden = !game;
     if (!game) { setStatus("idle"); return; }
-    $("prompt").textContent = game.prompt;
-    SM.render($("table"), game, { onCard: game.your_turn ? act : null });
+    // While "Hand N is over" is open, the table and the log are that hand's at its end, not the next deal's.
+    const ended = pausedForHand && handOver && handOver.table ? handOver : null;
+    const live = !pausedForHand && game.your_turn;
+    $("prompt").textContent = ended ? `Hand ${ended.number} is over.` : game.prompt;
+    SM.render($("table"), ended ? ended.table : game, { onCard: live ? act : null });
     const choices = $("choices");
-    choices.replaceChildren(...(game.your_turn ? game.choices : []).map((c) =>
+    choices.replaceChildren(...(live ? game.choices : []).map((c) =>
       SM.el("button", { type: "button", dataset: { action: c.action }, onclick: () => act(c.action) }, choiceLabel(c))));
-    $("log").replaceChildren(...game.log.map((line) => SM.el("li", {}, line)));
+    $("log").replaceChildren(...(ended ? ended.log : game.log).map((line) => SM.el("li", {}, line)));
     $("download").hidden = !game.finished;
     $("watch").hidden = !game.finished;
     $("stop").hidden = game.finished;
@@ -53,7 +57,7 @@
 
   async function showHint() {
     const note = $("hint-note");
-    if (!$("hints").checked || !game || !game.your_turn || game.finished) { note.hidden = true; return; }
+    if (!$("hints").checked || !game || !game.your_turn || game.finished || pausedForHand) { note.hidden = true; return; }
     const asked = updates();
     try {
       const data = await api("GET", "/api/hint");
@@ -101,12 +105,14 @@
 
   function showHandOver(summary) {
     pausedForHand = true;
+    handOver = summary;
     $("hand-over-title").textContent = summary.passed_out ? `Deal ${summary.number}: everybody passed` : `Hand ${summary.number} is over`;
     const body = $("hand-over-body");
     const trick = summary.last_trick;
     body.replaceChildren(
       ...summary.lines.map((line) => SM.el("p", {}, line)),
-      trick ? SM.el("p", {}, "Last trick: ", ...trick.cards.map((pc) => SM.card(pc.card, { small: true })),
+      trick ? SM.el("p", { class: "last-trick" }, "Last trick: ", ...trick.cards.map((pc) =>
+        SM.el("span", { class: "played" }, SM.card(pc.card, { small: true }), ` ${game.players[pc.seat].name}`)),
         ` won by ${game.players[trick.winner].name}`) : "",
       summary.passed_out ? "" : SM.el("p", {}, "Scores: " + summary.scores.map((s, i) => `${game.players[i].name} ${s > 0 ? "+" : ""}${s}`).join(", ")),
       SM.el("p", {}, SM.el("b", {}, summary.after)));
@@ -159,6 +165,7 @@
       showError(`The seed must be at most ${Number.MAX_SAFE_INTEGER} on this page (or empty for a random deal).`); return;
     }
     pausedForHand = false;
+    handOver = null;
     $("hand-over").hidden = true;
     clearTimeout(timer);
     await run(async () => received(await api("POST", "/api/new", body)), true);
@@ -196,7 +203,7 @@
     $("new-game").addEventListener("submit", newGame);
     $("new-game").rules.addEventListener("change", fitSeats);
     $("new-game").seat.addEventListener("change", fitSeats);
-    $("continue").addEventListener("click", () => { pausedForHand = false; $("hand-over").hidden = true; draw(); schedule(); });
+    $("continue").addEventListener("click", () => { pausedForHand = false; handOver = null; $("hand-over").hidden = true; draw(); schedule(); });
     $("stop").addEventListener("click", () => { clearTimeout(timer); run(async () => received(await api("POST", "/api/stop")), true); });
     $("pace").addEventListener("change", schedule);
     $("hints").addEventListener("change", draw);
