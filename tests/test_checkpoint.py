@@ -113,3 +113,27 @@ def test_weights_that_do_not_fit_the_config_fail_in_one_line(run, tmp_path, caps
     assert main(["--resume", str(damaged), "--quiet", "--set", "ppo.net_arch=[8]"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "do not fit the network of the config" in err and "[8]" in err, err
+
+
+def test_an_rllib_state_file_is_read_within_bounds(tmp_path):
+    from types import SimpleNamespace
+
+    from training.rllib.trainer import STATE_FILE, RLlibTrainer
+
+    trainer = SimpleNamespace(algo=SimpleNamespace(restore_from_path=lambda path: None))
+    state = tmp_path / STATE_FILE
+    for text, words in [
+        ("[" * 50_000 + "]" * 50_000, "sm_state.json: lists and objects nested more than 32 levels deep"),
+        ('{"iteration": 1, "env_steps": 2, "wall": NaN}', "NaN is not a number"),
+        ('{"iteration": -1, "env_steps": 2, "wall": 0}', r"damaged \(sm_state.json.iteration is -1"),
+        ('{"iteration": 1, "wall": 0}', r"damaged \(sm_state.json.env_steps is None"),
+        ('{"iteration": 1, "env_steps": 2, "wall": 0, "evals": 3}', r"damaged \(evals is not a list\)"),
+    ]:
+        state.write_text(text)
+        with pytest.raises(CheckpointError, match=words) as err:
+            RLlibTrainer._restore(trainer, str(tmp_path))
+        assert str(err.value).startswith(str(state)) and "\n" not in str(err.value)
+    state.unlink()
+    state.symlink_to("/dev/zero")
+    with pytest.raises(CheckpointError, match="sm_state.json: larger than 1048576 bytes"):
+        RLlibTrainer._restore(trainer, str(tmp_path))

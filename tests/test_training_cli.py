@@ -65,6 +65,20 @@ def test_fresh_run_dir_skips_used_folders(tmp_path):
     assert fresh_run_dir(str(tmp_path), "quick") == (str(tmp_path / "quick-3"), "quick-3")
 
 
+def test_a_damaged_or_hostile_summary_reads_as_none(tmp_path):
+    from training.common.runs import read_summary
+
+    summary = tmp_path / "summary.json"
+    summary.write_text('{"progress": 12}')
+    assert read_summary(str(tmp_path)) == {"progress": 12}
+    for text in ("[" * 100_000 + "]" * 100_000, '{"progress": ' + "9" * 5000 + "}", "[]", "{oops"):
+        summary.write_text(text)
+        assert read_summary(str(tmp_path)) is None
+    summary.unlink()
+    summary.symlink_to("/dev/zero")
+    assert read_summary(str(tmp_path)) is None
+
+
 def test_running_the_same_command_twice_starts_a_second_run(tmp_path, capsys):
     config = tiny_config_file(tmp_path)
     assert main(["--config", config, "--quiet"]) == 0

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sm_env.atomic import atomic_path
+from sm_env.json_files import JsonError, read_json
 from training.common.progress import write_line
 from training.common.run_config import fresh_run_dir
 from training.common.yaml_config import ConfigError
@@ -260,11 +261,11 @@ def finished(backend: Backend, cfg: Any, run_dir: str, length: int) -> str | Non
 
 
 def read_summary(run_dir: str) -> dict[str, Any] | None:
-    """The ``summary.json`` of a run (written last, when it finished), or None when there is none to read."""
+    """The ``summary.json`` of a run (written last, when it finished), or None when there is none to read (a
+    missing, damaged or hostile file: read within bounds, :func:`sm_env.json_files.read_json`)."""
     try:
-        with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as handle:
-            summary = json.load(handle)
-    except (OSError, ValueError):
+        summary = read_json(os.path.join(run_dir, SUMMARY), "a run's summary")
+    except JsonError:
         return None
     return summary if isinstance(summary, dict) else None
 

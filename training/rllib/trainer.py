@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
-from training.common.checkpoint import load_tensors
+from sm_env.json_files import JsonError, read_json
+from training.common.checkpoint import CheckpointError, check_counters, damaged, load_tensors
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument, connect
 from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command
 from training.common.yaml_config import ConfigError, save_config
@@ -220,8 +221,14 @@ class RLlibTrainer:
 
     def _restore(self, path: str) -> None:
         self.algo.restore_from_path(os.path.abspath(path))
-        with open(os.path.join(path, STATE_FILE), encoding="utf-8") as handle:
-            state = json.load(handle)
+        state_path = os.path.join(path, STATE_FILE)
+        try:
+            state = read_json(state_path, "a checkpoint's state file")
+        except JsonError as err:
+            raise CheckpointError(f"{err}; the checkpoint is damaged") from None
+        check_counters(state_path, state, ("iteration", "env_steps"), ("wall",), STATE_FILE)
+        if not isinstance(state.get("evals", []), list):
+            raise damaged(state_path, "evals is not a list")
         self.iteration, self.env_steps, self.wall = state["iteration"], state["env_steps"], state["wall"]
         self.evals = state.get("evals", [])
         league = load_tensors(os.path.join(path, LEAGUE_FILE), path, LEAGUE_FILE)
