@@ -21,7 +21,7 @@ import math
 import os
 from typing import Any
 
-MAX_DEPTH = 32  # nested lists and objects (the YAML configs' limit, training.common.yaml_config)
+MAX_DEPTH = 32  # nested lists and objects (YAML configs too: training.common.yaml_config reads these)
 MAX_DIGITS = 100  # digits of a whole number (seeds have at most 20)
 MAX_JSON_BYTES = 1 << 20  # the default size limit of a file (the project's settings files are a few kB)
 

@@ -45,6 +45,7 @@ from pydantic import (
 from pydantic_core import PydanticUndefined
 
 from sm_env.atomic import atomic_path
+from sm_env.json_files import MAX_DEPTH, MAX_DIGITS
 
 
 class ConfigError(ValueError):
@@ -68,9 +69,9 @@ def config_error(source: str, key: str | None, detail: str) -> ConfigError:
 # ---------------------------------------------------------------------------- reading YAML, bounded
 
 MAX_CONFIG_BYTES = 1 << 20  # a config file (the committed ones are a few KB)
-MAX_DEPTH = 32  # nested mappings and lists
 MAX_NODES = 100_000  # values in the document once every alias is expanded
-MAX_DIGITS = 100  # digits of a whole number (seeds are at most 20)
+# MAX_DEPTH (nested mappings and lists, 32) and MAX_DIGITS (of a whole number, 100): the bounds of every file the
+# project reads back, YAML here and JSON in sm_env.json_files
 _SAFE_TAGS = frozenset(
     "tag:yaml.org,2002:" + name
     for name in (
