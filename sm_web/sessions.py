@@ -38,7 +38,7 @@ from agents.advice import AdviceError, advise
 from agents.base import Param
 from agents.heuristic import heuristic_action
 from sm_env.core.cards import CARD_TEXT, CardError, parse_card
-from sm_env.core.game import EXCHANGE, PLAY, Game, IllegalActionError
+from sm_env.core.game import EXCHANGE, PLAY, SEED_LIMIT, Game, IllegalActionError
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RulesError, RuleSet
 from sm_env.display.scene import full_table, seat_table
@@ -188,6 +188,7 @@ class PlayedGame:
         table["finished"] = self.finished
         table["stopped"] = self.stopped
         table["seed"] = self.seed if self.seeded or self.finished else None
+        table["seed_text"] = None if table["seed"] is None else str(self.seed)  # whole: a page's numbers hold 53 bits
         table["opponents"] = list(self.specs)
         return table
 
@@ -431,9 +432,9 @@ def build_game(request: Any, trusted: Sequence[str] = ()) -> PlayedGame:
     opponents = [check_opponent(spec, trusted) for spec in opponents]
     seed = request.get("seed")
     seeded = seed is not None
-    if seeded and (type(seed) is not int or not 0 <= seed < 2**63):
+    if seeded and (type(seed) is not int or not 0 <= seed < SEED_LIMIT):
         raise WebError(
-            400, f"seed must be a whole number 0 <= seed < 2**63, or null for a random deal; got {seed!r:.40}"
+            400, f"seed must be a whole number 0 <= seed < 2**128, or null for a random deal; got {seed!r:.40}"
         )
     if not seeded:
         seed = fresh_seed()

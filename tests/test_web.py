@@ -113,6 +113,32 @@ def test_whole_game_through_http_then_the_record_replays(tmp_path):
         assert client.post("/api/act", json={"action": 0}).status_code == 409
 
 
+def test_an_unseeded_game_keeps_its_128_bit_seed_whole_in_the_page_the_record_and_the_viewer(tmp_path):
+    """An unseeded game is dealt from agents.fresh_seed() (128 bits): the seed is told only once the game is over,
+    as text too (a page's numbers hold 53 bits); the record holds it exactly, the saved file is named by it and
+    the viewer reads the record back; a script may choose any seed below 2**128."""
+    with make_client(tmp_path) as client:
+        state = new_game(client, seed=None, max_hands=1)
+        played = client.app.state.store.sessions()[0].played
+        assert state["seed"] is None and state["seed_text"] is None and 0 <= played.seed < 2**128
+        while not state["finished"]:
+            state = move(client)["game"]
+        assert state["seed"] == played.seed and state["seed_text"] == str(played.seed)
+        record = client.get("/api/record").json()
+        assert record["seed"] == played.seed and replay(record) == record
+        (saved,) = os.listdir(tmp_path / "records")
+        assert f"-seed{played.seed}-" in saved and load_record(tmp_path / "records" / saved)["seed"] == played.seed
+        summary = client.post("/api/replay", json=record)
+        assert summary.status_code == 200 and summary.json()["seed"] == played.seed
+        big = 2**128 - 1
+        state = new_game(client, seed=big, opponents=["heuristic", "heuristic"])
+        assert state["seed_text"] == str(big) and the_game(client).seed == big
+        for bad in (2**128, -1):
+            answer = client.post("/api/new", json={"seed": bad})
+            assert answer.status_code == 400 and "0 <= seed < 2**128" in answer.json()["error"], answer.text
+        assert client.post("/api/new", json={"seed": 10**40}).status_code == 400  # 41 digits: not even read
+
+
 def test_the_page_and_static_files_are_served():
     with make_client() as client:
         for path in ("/", "/replay", "/static/play.js", "/static/table.js", "/static/replay.js", "/static/style.css"):

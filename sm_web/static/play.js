@@ -44,7 +44,7 @@
     $("download").hidden = !game.finished;
     $("watch").hidden = !game.finished;
     $("stop").hidden = game.finished;
-    $("seed-note").textContent = game.seed !== null ? `seed ${game.seed}` : "";
+    $("seed-note").textContent = game.seed_text !== null ? `seed ${game.seed_text}` : "";  // 128 bits, unrounded
     if (pausedForHand) setStatus("hand-over");
     else if (game.finished) setStatus("over");
     else setStatus(game.your_turn ? "your-turn" : "waiting");
