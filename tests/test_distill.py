@@ -381,6 +381,16 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
     assert [row["epoch"] for row in report["history"]] == [0, 1, 2, 3]
     for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+    for key, tamper, words in [
+        ("net", lambda s: next(iter(s["net"].values())).view(-1).__setitem__(0, float("nan")), r"net\.\S+ holds NaN"),
+        ("epoch", lambda s: s.__setitem__("epoch", -2), "epoch is -2, not a whole number"),
+        ("history", lambda s: s.__setitem__("history", "long"), "history is not a list"),
+    ]:
+        damaged = torch.load(checkpoint, weights_only=True)
+        tamper(damaged)
+        torch.save(damaged, tmp_path / f"{key}.ckpt")
+        with pytest.raises(CheckpointError, match=rf"{key}.ckpt: the checkpoint is damaged \({words}"):
+            distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=str(tmp_path / f"{key}.ckpt"))
     with pytest.raises(ValueError, match="checkpoint of another fit"):
         other = settings.model_copy(update={"batch_size": 16})
         distill.fit(data, data, other, seed=1, log=lambda *_: None, checkpoint=checkpoint)

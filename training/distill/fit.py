@@ -88,7 +88,7 @@ from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, T
 from sm_env.core.rules import STANDARD, RuleSet
 from sm_env.json_files import read_json
 from sm_env.observation import observed_phases
-from training.common.checkpoint import CheckpointError, load_tensors
+from training.common.checkpoint import CheckpointError, check_finite, damaged, load_tensors
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
 from training.common.yaml_config import ConfigError, save_config
@@ -394,6 +394,12 @@ def resume_fit_state(path: str, stamp: dict[str, Any], parts: dict[str, Any]) ->
         raise CheckpointError(f"{path}: not a {FIT_FORMAT} checkpoint")
     if state["stamp"] != stamp:
         raise CheckpointError(f"{path} is the checkpoint of another fit ({state['stamp']}); remove it or use it")
+    for key in ("net", "optimiser"):
+        check_finite(path, state.get(key), key)
+    if type(state.get("epoch")) is not int or state["epoch"] < 0:
+        raise damaged(path, f"epoch is {state.get('epoch')!r}, not a whole number >= 0")
+    if not isinstance(state.get("history"), list):
+        raise damaged(path, "history is not a list")
     try:
         parts["net"].load_state_dict(state["net"])
         parts["optimiser"].load_state_dict(state["optimiser"])
