@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import re
 import zipfile
 
 import pytest
@@ -137,3 +138,29 @@ def test_an_rllib_state_file_is_read_within_bounds(tmp_path):
     state.symlink_to("/dev/zero")
     with pytest.raises(CheckpointError, match="sm_state.json: larger than 1048576 bytes"):
         RLlibTrainer._restore(trainer, str(tmp_path))
+
+
+def _state_with(run, change) -> bytes:
+    import torch
+
+    state = read_training_state(str(run / "checkpoints" / "latest.zip"))
+    change(state)
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda s: s.update(eval_history="[" * 50_000 + "]" * 50_000), "eval_history: lists and objects nested more"),
+        (lambda s: s.update(eval_history='{"a": 1}'), "eval_history is not a list"),
+        (lambda s: s.update(num_timesteps=-4), r"damaged \(sm_training_state.pt.num_timesteps is -4"),
+        (lambda s: s.update(wall=float("nan")), r"sm_training_state.pt.wall is nan, not a number of seconds"),
+    ],
+)
+def test_every_field_of_the_training_state_is_checked(run, tmp_path, capsys, change, words):
+    damaged = _damaged_run(run, tmp_path, STATE_ENTRY, _state_with(run, change))
+    assert main(["--resume", str(damaged), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(words, err), err

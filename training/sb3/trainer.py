@@ -59,12 +59,14 @@ from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_fro
 from sm_env.atomic import atomic_path
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
-from training.common.checkpoint import CheckpointError
+from sm_env.json_files import JsonError, parse_json
+from training.common.checkpoint import CheckpointError, check_counters, check_finite
 from training.common.progress import progress_bar
 from training.common.runs import Backend, checkpoint_at, removed_on_failure, write_lines
 from training.evaluation.evaluate import eval_scalars, evaluate_against
 
 from .checkpoint import (
+    STATE_ENTRY,
     STATE_FORMAT,
     load_weights,
     read_training_state,
@@ -253,6 +255,15 @@ class Trainer:
         if not os.path.isfile(path):
             raise ConfigError(f"cannot resume: no checkpoint at {path}")
         state = read_training_state(path)
+        check_counters(path, state, ("num_timesteps", "n_updates", "segment"), (), STATE_ENTRY)
+        check_counters(path, {"wall": state.get("wall", 0.0)}, (), ("wall",), STATE_ENTRY)
+        check_finite(path, state["snapshots"], "snapshots")
+        try:
+            eval_history = parse_json(state.get("eval_history", "[]"), f"{path}: {STATE_ENTRY}: eval_history")
+        except (JsonError, TypeError) as err:
+            raise CheckpointError(f"{err}; the checkpoint is damaged") from None
+        if not isinstance(eval_history, list):
+            raise CheckpointError(f"{path}: {STATE_ENTRY}: eval_history is not a list; the checkpoint is damaged")
         load_weights(self.model, path, self.cfg.ppo.net_arch, self.cfg.ppo.activation)
         try:
             self.model.num_timesteps = state["num_timesteps"]
@@ -260,7 +271,7 @@ class Trainer:
             self.segment = state["segment"]
             self.last = {key: int(state["last"][key]) for key in self.last}
             self.wall = float(state.get("wall", 0.0))
-            self.eval_history = json.loads(state.get("eval_history", "[]"))
+            self.eval_history = eval_history
             for snap in state["snapshots"]:
                 self._add_snapshot(snap["name"], {k: v.numpy() for k, v in snap["arrays"].items()})
             set_rng_states(state["rng"])
