@@ -72,6 +72,7 @@ from sm_env.core.game import PHASE_NAMES, PLAY, role_names  # noqa: E402
 from sm_env.core.rules import RulesError, RuleSet  # noqa: E402
 from sm_env.json_files import JsonError, parse_json  # noqa: E402
 from sm_env.observation import observation_size, observed_phases, observed_roles  # noqa: E402
+from training.common.run_config import check_kind  # noqa: E402
 from training.common.workers import spawn_pool  # noqa: E402
 from training.common.yaml_config import (  # noqa: E402
     ConfigError,
@@ -789,6 +790,7 @@ class RunConfig(Section):
     """The stages of one run (``run --config``): (copy the policy into a smaller network,) label the groups, fit
     the Q-network, combine it with the policy (or its copy)."""
 
+    kind: Text = setting("playouts", "what runs this file: playouts (training.common.run_config.CONFIG_KINDS)")
     name: Text = setting("real_deal", "run folder <output_dir>/<name>")
     output_dir: Text = setting("runs", "where run folders go")
     workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
@@ -808,6 +810,11 @@ class RunConfig(Section):
         0.0, "the fit: tricks per unit of result reward (a game won +1, lost -0.5 with three players)", ge=0, le=100
     )
     weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
+
+    @field_validator("kind")
+    @classmethod
+    def _own_kind(cls, value: str) -> str:
+        return check_kind(value, "playouts")
 
     @field_validator("rules")
     @classmethod

@@ -276,37 +276,67 @@ def cmd_rules(args: argparse.Namespace, out: Any = None) -> int:
 # ---------------------------------------------------------------------- config
 
 
+# kind -> (module, loader, config class): every kind of config file (training.common.run_config.CONFIG_KINDS)
+_CONFIG_LOADERS = {
+    "sb3": ("training.sb3.config", "load_config", "Config"),
+    "vector": ("training.vector.config", "load_selfplay_config", "SelfPlayConfig"),
+    "dmc": ("training.vector.config", "load_dmc_config", "DMCConfig"),
+    "rllib": ("training.rllib.config", "load_rllib_config", "RLlibConfig"),
+    "distill": ("training.distill.config", "load_distill_config", "DistillConfig"),
+    "exploit": ("training.vector.exploit", "load_exploit_config", "ExploitConfig"),
+    "playouts": ("training.playouts.config", "load_run_config", "RunConfig"),
+    "eval": ("training.sb3.config", "load_eval_config", "EvalFileConfig"),
+}
+
+
 def _add_config(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "config",
-        help="list the training config fields, or show a config file resolved",
-        description="Without FILE: every training config field with its type, default and meaning. With FILE: "
-        "the config read from FILE with the KEY=VALUE overrides applied and validated, as YAML.",
+        help="check a config file of any kind and show it resolved, or list a kind's fields",
+        description="With FILE: the config read from FILE (its kind: line says which command runs it: "
+        + ", ".join(_CONFIG_LOADERS)
+        + "), with the KEY=VALUE overrides applied, validated and printed as YAML with every default filled in. "
+        "Without FILE: every field of --kind (default sb3) with its default and meaning.",
     )
     parser.add_argument("file", nargs="?", help="a config file, e.g. configs/quickstart.yaml")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides, e.g. ppo.learning_rate=1e-4")
+    parser.add_argument(
+        "--kind", choices=list(_CONFIG_LOADERS), default=None, help="without FILE: whose fields to list (default sb3)"
+    )
     parser.set_defaults(handler=cmd_config)
 
 
 def cmd_config(args: argparse.Namespace, out: Any = None) -> int:
-    """Print the documented config fields, or one config file resolved."""
+    """Print the documented fields of a kind of config, or one config file (any kind) resolved."""
     out = out or sys.stdout
     try:
+        import importlib
+
         import yaml
 
-        from training.sb3.config import ConfigError, describe, load_config
+        from training.common.yaml_config import ConfigError, describe, read_yaml
     except ModuleNotFoundError as err:
         raise CliError(f"needs the training extra ({err.name} is not installed): pip install -e '.[train]'") from None
     if args.file is None:
         if args.overrides:
             raise CliError("KEY=VALUE overrides need a config FILE before them")
-        print(describe(), file=out)
+        module, _, model = _CONFIG_LOADERS[args.kind or "sb3"]
+        print(describe(getattr(importlib.import_module(module), model)), file=out)
         return 0
     try:
-        cfg = load_config(args.file, args.overrides)
+        kind = read_yaml(args.file).get("kind", "sb3")  # (a file without kind: is an SB3 config, as train reads it)
+        if args.kind is not None and kind != args.kind:
+            raise CliError(f"{args.file} is a {kind!r} config, not --kind {args.kind}")
+        if not isinstance(kind, str) or kind not in _CONFIG_LOADERS:
+            raise CliError(f"{args.file}: kind: unknown kind {kind!r:.40}; the kinds are {', '.join(_CONFIG_LOADERS)}")
+        module, loader, _ = _CONFIG_LOADERS[kind]
+        cfg = getattr(importlib.import_module(module), loader)(args.file, args.overrides)
     except ConfigError as err:
         raise CliError(str(err)) from None
-    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="", file=out)
+    except ModuleNotFoundError as err:
+        raise CliError(f"a {kind!r} config needs {err.name}, which is not installed") from None
+    print(f"# {args.file}: a valid {kind!r} config, with every default filled in", file=out)
+    print(yaml.safe_dump(cfg.model_dump(), sort_keys=False), end="", file=out)
     return 0
 
 

@@ -5,12 +5,13 @@
     sergeant-major train --resume runs/quickstart            # continue exactly where it stopped
     sergeant-major train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
     sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
-    sergeant-major train --backend rllib --config configs/rllib_quickstart.yaml [--address HEAD:6379]
-    sergeant-major train --backend vector --config configs/selfplay.yaml    # self-play PPO, batched engine
-    sergeant-major train --backend dmc --config configs/dmc.yaml            # deep Monte-Carlo, batched engine
+    sergeant-major train --config configs/rllib_quickstart.yaml [--address HEAD:6379]   # RLlib PPO on Ray
+    sergeant-major train --config configs/selfplay.yaml    # self-play PPO, batched engine
+    sergeant-major train --config configs/dmc.yaml         # deep Monte-Carlo, batched engine
 
-A new run goes to <output_dir>/<name>; if that folder is already used,
-to the first free <name>-2, <name>-3, ... (the folder used is
+The backend is the config file's ``kind:`` (sb3 when it has none;
+--backend may say it again). A new run goes to <output_dir>/<name>; if
+that folder is already used, to the first free <name>-2, <name>-3, ... (the folder used is
 printed), so the same command can be run again. --run-dir DIR picks the
 folder itself and refuses one that already holds a run. --resume finds the
 backend of the run from its checkpoints. Ctrl-C stops at the next safe point
@@ -27,6 +28,7 @@ import time
 
 from agents.ppo_agent import PPOAgent
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
+from training.common.run_config import CONFIG_KINDS
 from training.common.runs import Backend, add_run_arguments, run_command
 from training.evaluation.evaluate import evaluate_against, format_table
 from training.sb3.config import ConfigError, load_eval_config
@@ -57,6 +59,22 @@ def _resumed_backend(argv: list[str]) -> str | None:
             if any(n.startswith("iter_") for n in names):
                 return "rllib"
             return None
+    return None
+
+
+def _config_kind(argv: list[str]) -> str | None:
+    """The ``kind:`` of the file ``--config FILE`` names (None: no --config, no kind, or a file that cannot be read:
+    the trainer's own reading then says why)."""
+    from training.common.yaml_config import read_yaml
+
+    for i, arg in enumerate(argv):
+        path = argv[i + 1] if arg == "--config" and i + 1 < len(argv) else arg.partition("=")[2]
+        if arg == "--config" or arg.startswith("--config="):
+            try:
+                kind = read_yaml(path).get("kind")
+            except ConfigError:
+                return None
+            return kind if isinstance(kind, str) else None
     return None
 
 
@@ -126,8 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the training command line; returns the exit status (2: bad input, 130: interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    given, found = _backend_arg(argv), _resumed_backend(argv)
-    name = given or found or "sb3"
+    given, found, kind = _backend_arg(argv), _resumed_backend(argv), _config_kind(argv)
+    if kind is not None and kind not in BACKENDS:
+        parser.error(f"--config: this is a {kind!r} config: run it with {CONFIG_KINDS.get(kind, 'its own command')}")
+    if given and kind and given != kind:
+        parser.error(f"--config: this is a {kind!r} config, not --backend {given}: leave out --backend")
+    name = given or found or kind or "sb3"
     if name not in BACKENDS:
         parser.parse_args(argv)  # argparse's own error for a bad --backend
     if given and found and given != found:

@@ -95,7 +95,7 @@ class ExtraData(DataSettings):
 
 class DistillConfig(
     RunSection,
-    defaults={"name": "distill"},
+    defaults={"kind": "distill", "name": "distill"},
     descriptions={"seed": "seed of the fit (round k: seed + k) and of the validation split"},
 ):
     """A whole distillation run (training/distill/fit.py)."""

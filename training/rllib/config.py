@@ -107,7 +107,7 @@ class RLlibTrainConfig(Section):
 
 class RLlibConfig(
     RunSection,
-    defaults={"name": "rllib"},
+    defaults={"kind": "rllib", "name": "rllib"},
     descriptions={"seed": "seed of torch, RLlib and the environments"},
 ):
     """An RLlib training run."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel, BeforeValidator, field_validator
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.game import check_start_balances
@@ -23,7 +23,7 @@ from sm_env.core.rules import RuleSet
 from training.common import yaml_config
 from training.common.exchange import check_exchange_start
 from training.common.ppo import PPOSection
-from training.common.run_config import RunSection
+from training.common.run_config import RunSection, check_kind
 from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
     Agents,
     Balances,
@@ -183,7 +183,7 @@ class EvalConfig(Section):
 
 class Config(
     RunSection,
-    defaults={"name": "run"},
+    defaults={"kind": "sb3", "name": "run"},
     descriptions={"seed": "seed of everything: python random, numpy, torch, environments"},
 ):
     """A training run."""
@@ -200,9 +200,16 @@ class EvalFileConfig(Section):
     """An evaluation of a trained policy (configs/eval.yaml):
     ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
 
+    kind: Text = setting("eval", "what runs this file: eval (training.common.run_config.CONFIG_KINDS)")
     policy: Text | None = setting(
         None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
     )
+
+    @field_validator("kind")
+    @classmethod
+    def _own_kind(cls, value: str) -> str:
+        return check_kind(value, "eval")
+
     rules: Rules = setting("standard", "rule set of the evaluation games (as env.rules)")
     eval: EvalConfig = setting(
         EvalConfig,

@@ -157,7 +157,7 @@ class VectorTrainConfig(Section):
 
 class SelfPlayConfig(
     RunSection,
-    defaults={"name": "selfplay"},
+    defaults={"kind": "vector", "name": "selfplay"},
     descriptions={"seed": "seed of the games, the seat draws, the sampling and the network"},
 ):
     """A run of the batched self-play PPO trainer."""
@@ -207,7 +207,7 @@ class DMCTrainConfig(
 
 class DMCConfig(
     RunSection,
-    defaults={"name": "dmc"},
+    defaults={"kind": "dmc", "name": "dmc"},
     descriptions={"seed": "seed of the games, the exploration, the minibatches and the network"},
 ):
     """A run of the batched deep Monte-Carlo trainer (training/vector/dmc.py): pure self-play, no teacher."""
