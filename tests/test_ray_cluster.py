@@ -5,6 +5,11 @@ object store each, every address on loopback); the node-loss tests add a node of
 task runs there; the shipped-code test adds a node whose Python cannot import the project at all. Every wait is
 bounded (the jobs' own ``timeout``, the threads' and sub-processes' timeouts) and the cluster is torn down in a
 ``finally``, so a hung cluster fails a test, not the test run.
+
+The cluster runs with token authentication, what Ray 2.60 gives a cluster by default (``ray.init()`` makes a
+token; ``ray start --head`` uses one when it exists): the token is in the environment of this process and of every
+node and driver it starts (``RAY_AUTH_TOKEN``; nothing is written to ``~/.ray``), and a driver without it is
+refused in one line.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 import venv
 from pathlib import Path
 
@@ -48,24 +54,49 @@ DEAL_CONFIG = ev.DealConfig(("heuristic", "random"), "hand", 11, ev.RuleSet(), 0
 DEALS = 6
 
 
+AUTH_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+@contextlib.contextmanager
+def _token_authentication():
+    """Token authentication with a fresh token for this process and the processes it starts (module docstring);
+    the earlier settings back afterwards."""
+    from ray._private.authentication_test_utils import reset_auth_token_state
+
+    saved = {name: os.environ.get(name) for name in AUTH_VARIABLES}
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=uuid.uuid4().hex)
+    reset_auth_token_state()  # Ray reads the mode once per process: read it again
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        reset_auth_token_state()
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A head node (resource ``head``) and a second node (resource ``second``), this process the driver."""
     from ray.cluster_utils import Cluster
 
-    ray_test_environment()
     if ray.is_initialized():  # a local instance of another module: tests/conftest.py's local_ray starts it again
         ray.shutdown()
     nodes = None
-    try:
-        nodes = Cluster(initialize_head=True, head_node_args=HEAD)
-        second = nodes.add_node(**NODE, resources={"second": 1})
-        _bounded(lambda: ray.init(address=nodes.address, log_to_driver=False), "connecting to the cluster")
-        yield nodes, second
-    finally:
-        ray.shutdown()
-        if nodes is not None:
-            nodes.shutdown()
+    with _token_authentication():
+        ray_test_environment()
+        try:
+            nodes = Cluster(initialize_head=True, head_node_args=HEAD)
+            second = nodes.add_node(**NODE, resources={"second": 1})
+            _bounded(lambda: ray.init(address=nodes.address, log_to_driver=False), "connecting to the cluster")
+            yield nodes, second
+        finally:
+            ray.shutdown()
+            if nodes is not None:
+                nodes.shutdown()
 
 
 def _bounded(call, what: str) -> None:
@@ -441,6 +472,27 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
     assert shipped.returncode == 0, shipped.stderr[-2000:]
     ev.init_worker(SHIPPED)
     assert json.loads(shipped.stdout) == json.loads(json.dumps(_strip([ev.play_deal(i) for i in range(4)])))
+
+
+def test_a_driver_without_the_token_is_refused_in_one_line(cluster, tmp_path):
+    nodes, _ = cluster
+    without = {k: v for k, v in _bare_environment().items() if k not in AUTH_VARIABLES}
+    without.update(HOME=str(tmp_path), PYTHONPATH=project_root())  # no ~/.ray/auth_token there either
+    command = ["--agents", "random", "heuristic", "--deals", "2", "--no-progress", "--out", str(tmp_path / "ev")]
+    started = time.monotonic()
+    refused = subprocess.run(
+        [sys.executable, "-m", "training.evaluation.evaluate", *command, "--ray", nodes.address],
+        cwd=tmp_path,
+        env=without,
+        capture_output=True,
+        text=True,
+        timeout=2 * TIMEOUT,
+    )
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"sergeant-major eval: error: could not join the Ray cluster at {nodes.address} "), last
+    assert "this machine joins without authentication (RAY_AUTH_MODE unset)" in last and "auth_token" in last
+    assert time.monotonic() - started < TIMEOUT
 
 
 # ---------------------------------------------------------------- the runtime environments (no cluster)

@@ -1,17 +1,18 @@
 """Ray for the jobs that take ``--ray [ADDRESS]``: joining a cluster, shipping the code, retrying lost tasks.
 
-Three jobs run on Ray: the evaluation's deals (``sergeant-major eval --ray``), the labelling of positions for
-distillation (``sergeant-major distill --ray``) and RLlib training (``sergeant-major train --backend rllib
---address``). They share this module (``docs/cluster.md`` is the user's page):
+Four jobs run on Ray: the evaluation's deals (``sergeant-major eval --ray``), a tournament's tables
+(``sergeant-major tournament --ray``), the labelling of positions for distillation (``sergeant-major distill
+--ray``) and RLlib training (``sergeant-major train --backend rllib --address``). They share this module
+(``docs/cluster.md`` is the user's page):
 
-- :func:`connect`: ``address`` None or ``""`` starts a local Ray instance (or joins the one ``RAY_ADDRESS``
-  names); otherwise it joins the cluster at that address (``ray start --head`` prints it). Nothing happens if
-  this process is connected already (a caller's own ``ray.init``). Joining is bounded: ``HOST:PORT`` (or
-  ``ray://HOST:PORT``) is first probed with a TCP connection, then ``ray.init`` gets what is left of
-  ``connect_timeout`` (:data:`CONNECT_TIMEOUT` by default, ``--ray-connect-timeout``); an address that leads
-  to no cluster (a closed port, an unreachable or unknown host, another scheme, a cluster that refuses this
-  driver or does not answer) raises :class:`RayConnectError`, one line naming the address, what was tried and
-  what to check.
+- :func:`connect`: ``address`` None, ``""`` or ``"local"`` starts a local Ray instance (None and ``""`` join the
+  one ``RAY_ADDRESS`` names instead, if set); otherwise it joins the cluster at that address (``ray start
+  --head`` prints it; ``"auto"``: the cluster this machine belongs to). Nothing happens if this process is
+  connected already (a caller's own ``ray.init``). Joining is bounded: ``HOST:PORT`` (or ``ray://HOST:PORT``)
+  is first probed with a TCP connection, then ``ray.init`` gets what is left of ``connect_timeout``
+  (:data:`CONNECT_TIMEOUT` by default, ``--ray-connect-timeout``); an address that leads to no cluster (a
+  closed port, an unreachable or unknown host, another scheme, a cluster that refuses this driver or does not
+  answer) raises :class:`RayConnectError`, one line naming the address, what was tried and what to check.
 - :func:`runtime_env`: how the project's code reaches the nodes, by ``code`` mode (:data:`CODE_MODES`):
 
   ``auto``      ``ship`` when joining a cluster, ``installed`` for a local instance (the default);
@@ -142,15 +143,15 @@ def probe(address: str, timeout: float) -> None:
     raise RayConnectError(f"cannot reach the Ray cluster at {address}: {why}; {check}")
 
 
-def _init_bounded(ray: Any, address: str, timeout: float, limit: float, **kwargs: Any) -> None:
-    """``ray.init(address=address, **kwargs)`` given at most ``timeout`` seconds (Ray's own retries can last many
-    minutes): run in a daemon thread; an error or the timeout raises :class:`RayConnectError` (``limit``: the
-    connect timeout the message names)."""
+def _init_bounded(ray: Any, target: str, timeout: float, limit: float, **kwargs: Any) -> None:
+    """``ray.init(**kwargs)`` given at most ``timeout`` seconds (Ray's own retries can last many minutes): run in a
+    daemon thread; an error or the timeout raises :class:`RayConnectError` naming ``target``, the cluster's address
+    (``limit``: the connect timeout the message names)."""
     outcome: list[BaseException | None] = []
 
     def join() -> None:
         try:
-            ray.init(address=address, **kwargs)
+            ray.init(**kwargs)
             outcome.append(None)
         except BaseException as err:  # handed to the caller's thread
             outcome.append(err)
@@ -170,13 +171,13 @@ def _init_bounded(ray: Any, address: str, timeout: float, limit: float, **kwargs
     )
     if not outcome:
         raise RayConnectError(
-            f"the Ray cluster at {address} did not take this driver in {limit:g} s (its port answers, ray.init "
+            f"the Ray cluster at {target} did not take this driver in {limit:g} s (its port answers, ray.init "
             f"still waits; --ray-connect-timeout SECONDS waits longer): {check}"
         )
     err = outcome[0]
     if err is not None:
         first = (str(err).strip().splitlines() or [""])[0][:200]
-        raise RayConnectError(f"could not join the Ray cluster at {address} ({type(err).__name__}: {first}): {check}")
+        raise RayConnectError(f"could not join the Ray cluster at {target} ({type(err).__name__}: {first}): {check}")
     if threading.current_thread() is threading.main_thread():  # what ray.init does in the main thread
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
 
@@ -237,7 +238,10 @@ def connect(
     if target != "auto":
         probe(target, min(PROBE_TIMEOUT, connect_timeout))
     left = connect_timeout - (time.monotonic() - started)
-    _init_bounded(ray, target, left, connect_timeout, runtime_env=env, log_to_driver=False)
+    # RAY_ADDRESS is left to Ray (address None), which then applies its rules for an address it finds itself
+    # (a token on this machine turns token authentication on, as for "auto")
+    init = {"address": address or None, "runtime_env": env, "log_to_driver": False}
+    _init_bounded(ray, target, left, connect_timeout, **init)
 
 
 @dataclass(frozen=True)
