@@ -176,7 +176,8 @@ def test_ruff_refuses_the_removed_module_names(tmp_path):
         pytest.skip("ruff is not installed (the dev extra brings it)")
     old = tmp_path / "old_names.py"
     old.write_text(
-        "import sm_env.vector\nfrom training.evaluate import evaluate\nfrom agents import pimc\n\nprint(sm_env, evaluate, pimc)\n"
+        "import sm_env.vector\nfrom training.evaluate import evaluate\nfrom agents import pimc\n\n"
+        "print(sm_env, evaluate, pimc)\n"
     )
     new = tmp_path / "new_names.py"
     new.write_text(

@@ -90,6 +90,7 @@ from sm_env.core.rules import RuleSet
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.run_config import fresh_run_dir
+from training.common.runs import format_table
 from training.common.workers import spawn_pool
 
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
@@ -801,28 +802,6 @@ def role_advantage(
         estimate = _bootstrap(diffs.mean(axis=1) if name == "all" else diffs[:, role], ones, weights)
         out[name] = {"advantage": estimate.mean, "advantage_ci": [estimate.lo, estimate.hi]}
     return out
-
-
-def format_table(results: dict[str, Any]) -> str:
-    """The table of :func:`evaluate_against`'s results, one line per opponent and role."""
-
-    def ci(pair: list[float]) -> str:
-        return f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"
-
-    lines = [
-        f"{'opponent':<11}{'role':<8}{'balance':>9}{'95% CI':>19}{'opp. bal':>10}"
-        f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"
-    ]
-    for opponent, per_role in results.items():
-        for role, r in per_role.items():  # the rule set's roles, then all
-            line = (
-                f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}{r['opponent_balance']:>+10.3f}"
-            )
-            if "advantage" in r:
-                verdict = "yes" if r["advantage_ci"][0] > 0 else ("NO" if r["advantage_ci"][1] < 0 else "unclear")
-                line += f"{r['advantage']:>+11.3f}{ci(r['advantage_ci']):>19}{verdict:>10}"
-            lines.append(line)
-    return "\n".join(lines)
 
 
 def _balances_arg(text: str) -> tuple[int, ...]:

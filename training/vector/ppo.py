@@ -770,7 +770,8 @@ class VectorPPO:
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
         """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py)."""
-        from training.evaluation.evaluate import evaluate_against, format_table
+        from training.common.runs import format_table
+        from training.evaluation.evaluate import evaluate_against
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
         results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
