@@ -501,7 +501,11 @@ def load_numpy_policy(path: str | os.PathLike[str]) -> tuple[NumpyPolicy, dict[s
     activation = meta.get("activation", "tanh")  # SB3's default for MlpPolicy
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise PolicyLoadError(f"{path}: unknown activation {activation!r}; allowed: {list(ACTIVATIONS)}")
-    return NumpyPolicy.from_state_dict(state, activation, where=path, shape=shape), meta
+    policy = NumpyPolicy.from_state_dict(state, activation, where=path, shape=shape)
+    declared = meta.get("net_arch")
+    if isinstance(declared, list) and policy.net_arch != declared:
+        raise PolicyLoadError(f"{path}: its layers are {policy.net_arch}; its metadata declares net_arch {declared!r}")
+    return policy, meta
 
 
 def policy_metadata(

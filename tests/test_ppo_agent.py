@@ -84,6 +84,7 @@ MALFORMED = {
     "meta with a NaN": (lambda s: s, '{"activation": "tanh", "x": NaN}', "NaN is not a number"),
     "meta with 400 digits": (lambda s: s, '{"players": ' + "9" * 400 + "}", "a whole number of 400 digits"),
     "more weights than its net_arch": (lambda s: _state(400), {"net_arch": [8]}, "policy.pth entry declares"),
+    "layers not its net_arch": (lambda s: s, {"net_arch": [16]}, "its layers are [8]; its metadata declares net_arch"),
 }
 
 
