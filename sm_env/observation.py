@@ -279,6 +279,17 @@ FOUR_LAYOUT: tuple[tuple[str, int, int], ...] = _with_offsets(seat_features(4))
 FOUR_OBSERVATION_SIZE = sum(size for _, size in seat_features(4))
 
 
+def binary_size(players: int) -> int:
+    """The card-plane entries at the start of an observation of ``players`` seats (728 with three, 936 with
+    four): the entries that are 0 or 1 (distillation stores them packed, the warm start reads them so)."""
+    size = 0
+    for name, width in seat_features(players):
+        if name == "trump":
+            return size
+        size += width
+    raise AssertionError("the layout has no trump feature")  # the layout table always has one
+
+
 def observation_size(rules: RuleSet) -> int:
     """Length of the observation vector under these rules: 789, or 791 with 74 actions, plus an option's block;
     1016 with four players."""

@@ -260,7 +260,7 @@ def test_a_spawned_evaluation_worker_runs_torch_on_one_thread(monkeypatch):
 
 
 def test_any_agent_spec_is_evaluated_against_the_baselines_as_the_trainers_report_it():
-    from training.sb3.config import EvalConfig
+    from training.evaluation.config import EvalConfig
 
     settings = EvalConfig(opponents=["random"], mode="hand", seed=1, workers=1)
     results = ev.evaluate_against("heuristic", settings, "standard", 4)

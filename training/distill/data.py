@@ -111,7 +111,7 @@ from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, TRUMP, Game, check_
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.json_files import read_json
-from sm_env.observation import OBSERVATION_SIZE, OFFSETS, encode, seat_features
+from sm_env.observation import OBSERVATION_SIZE, OFFSETS, binary_size, encode
 from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads, spawn_pool
 from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
@@ -129,17 +129,6 @@ MAX_CHUNK_HANDS = 5_000  # hands per shard (a hand has fewer than 100 decisions)
 MAX_OBSERVATION = 4096  # the largest observation a shard may declare (every rule set's is far smaller)
 MAX_DATA_ROWS = 4_000_000  # decisions of all the shards loaded together (about 1.8 GB; a 20,000-hand round: 1M)
 MAX_META_BYTES = 1 << 20  # a data folder's meta.json (a few kB)
-
-
-def binary_size(players: int) -> int:
-    """The card-plane entries at the start of an observation of ``players`` seats (728 with three, 936 with
-    four): the binary part of a row, stored packed."""
-    size = 0
-    for name, width in seat_features(players):
-        if name == "trump":
-            return size
-        size += width
-    raise AssertionError("the layout has no trump feature")  # the layout table always has one
 
 
 def shard_layout(shape: PolicyShape = STANDARD_SHAPE) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:

@@ -101,7 +101,7 @@ SEATS = ("first", "second", "third", "fourth")
 SEAT_HELP = "first = the first dealer's (under the auction the first bidder's), then clockwise"
 
 if TYPE_CHECKING:
-    from training.sb3.config import EvalConfig
+    from training.evaluation.config import EvalConfig
 
 __all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, here too
     "DealConfig",

@@ -40,7 +40,7 @@ from training.common.yaml_config import (
     setting,
     validate,
 )
-from training.sb3.config import EvalConfig, check_eval_rules
+from training.evaluation.config import EvalConfig, check_eval_rules
 
 
 class RLlibEnvConfig(Section):

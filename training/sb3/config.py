@@ -18,7 +18,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, field_validator
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
-from sm_env.core.game import check_start_balances
 from sm_env.core.rules import RuleSet
 from training.common import yaml_config
 from training.common.exchange import check_exchange_start
@@ -44,6 +43,7 @@ from training.common.yaml_config import (  # noqa: F401  (apply_overrides, confi
     setting,
     validate,
 )
+from training.evaluation.config import EvalConfig, check_eval_rules  # noqa: F401  (the eval section)
 
 from .seats import role_indices
 
@@ -160,27 +160,6 @@ class TrainConfig(Section):
     progress_bar: Flag = setting(True, "show a tqdm progress bar")
 
 
-class EvalConfig(Section):
-    """Duplicate evaluation of the learner against baselines, per role."""
-
-    every: Whole = setting(0, "timesteps between evaluations during training (0: only at the end)", ge=0)
-    opponents: Agents = setting(
-        lambda: ["heuristic", "random"],
-        "baseline agents to evaluate against (the learner plays one seat, the baseline the others)",
-    )
-    deals: Whole = setting(200, "deals per evaluation during training", gt=0)
-    final_deals: Whole = setting(2000, "deals of the final evaluation (0: none)", ge=0)
-    mode: Literal[("hand", "game")] = setting("hand", "evaluate single hands ('hand') or whole games ('game')")
-    max_hands: Whole = setting(30, "game mode: hands per game at most", gt=0)
-    start_balances: Balances | None = setting(
-        None,
-        "hand mode: balances of an imaginary previous hand (by seat, one per player; seat 0 deals), so that every "
-        "hand opens with that exchange (null: no exchange)",
-    )
-    seed: Whole = setting(20240101, "seed of the evaluation deals (the same deals at every evaluation)")
-    workers: Whole = setting(1, "evaluation worker processes", gt=0)
-
-
 class Config(
     RunSection,
     defaults={"kind": "sb3", "name": "run"},
@@ -216,15 +195,6 @@ class EvalFileConfig(Section):
         "evaluation settings (as the eval section of a training config; final_deals is the number of deals, every is "
         "ignored)",
     )
-
-
-def check_eval_rules(settings: EvalConfig, rules: RuleSet, source: str, key: str = "eval") -> None:
-    """An ``eval`` section against the trainer's rule set: ``start_balances`` must be one possible balance per
-    player (``sm_env.core.game.check_start_balances``); a ConfigError naming ``key.start_balances``."""
-    try:
-        check_start_balances(settings.start_balances, rules)
-    except ValueError as err:
-        raise config_error(source, f"{key}.start_balances", f"{key}.start_balances: {err}") from None
 
 
 def _cross_checks(cfg: Config, source: str) -> None:

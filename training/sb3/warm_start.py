@@ -19,8 +19,8 @@ import torch
 
 from agents import act, make_agent
 from sm_env.core.knowledge import player_view
+from sm_env.observation import binary_size
 from training.common.progress import progress_bar
-from training.distill.data import binary_size
 
 from .config import Config
 from .single_agent import SNAPSHOTS, OpponentPool, SingleSeatEnv
