@@ -45,6 +45,42 @@ def _bits(mask_row: np.ndarray) -> int:
     return sum(1 << int(a) for a in np.flatnonzero(mask_row))
 
 
+def _check_decision(game: Game, where: str, current: int, mask: np.ndarray, observed: list, obs_ref: np.ndarray) -> int:
+    """One slot before its step against its reference ``game``: the player to act, the legal set, the observation
+    of the player to act (``observed[0]``) and, when given, of every seat (``observed[1:]``); its legal set."""
+    if game.current_player != current:
+        raise LockstepError(f"{where}: player to act {current}, reference {game.current_player}")
+    legal = game.legal_mask()
+    if _bits(mask) != legal:
+        raise LockstepError(f"{where}: legal {_bits(mask):#x}, reference {legal:#x}")
+    for k, row in enumerate(observed):
+        encode(player_view(game, game.current if k == 0 else k - 1), obs_ref)
+        if not np.array_equal(row.view(np.uint32), obs_ref.view(np.uint32)):
+            whose = "observation" if k == 0 else f"observation of seat {k - 1}"
+            raise LockstepError(f"{where}: {whose} differs at {np.flatnonzero(row != obs_ref).tolist()[:10]}")
+    return legal
+
+
+def _check_end(vec: VectorGame, game: Game, i: int, where: str, seat: int, obs_ref: np.ndarray, full: bool) -> None:
+    """A finished slot against its reference ``game``: winners, truncation, the final observation of ``seat``,
+    the finished record (re-played by the engine when ``full``)."""
+    ref_winners = sum(1 << s for s in game.winners or ())
+    truncated = bool(vec.truncated[i])
+    if vec.winners[i] != ref_winners or truncated != (game.truncated and vec.episode == "game"):
+        raise LockstepError(
+            f"{where}: end winners {vec.winners[i]:#b} truncated {truncated}, "
+            f"reference {ref_winners:#b} {game.truncated}"
+        )
+    encode(player_view(game, seat), obs_ref)
+    if not np.array_equal(vec.final_observations[i].view(np.uint32), obs_ref.view(np.uint32)):
+        raise LockstepError(f"{where}: final observation of seat {seat} differs")
+    record = vec.finished_record(i)
+    if record != game_record(game):
+        raise LockstepError(f"{where}: the finished record differs from the reference game's")
+    if full:
+        replay(record)
+
+
 def lockstep(
     rules: Any = "standard",
     num_games: int = 200,
@@ -68,7 +104,7 @@ def lockstep(
     if vec is None:
         vec = VectorGame(num_slots, rules=rules, seed=seed, episode=episode, max_hands=max_hands, parallel=parallel)
         vec.reset()
-    num_slots, episode, seats = vec.num_games, vec.episode, vec.num_players
+    num_slots, seats = vec.num_games, vec.num_players
     hands_per_game = vec.game_max_hands
 
     def reference(slot: int, finished: bool = False) -> Game:
@@ -93,28 +129,14 @@ def lockstep(
         actions = np.empty(num_slots, dtype=np.int64)
         for i, game in enumerate(games):
             where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}, decision {steps[i]}"
-            if game.current_player != current[i]:
-                raise LockstepError(f"{where}: player to act {current[i]}, reference {game.current_player}")
-            legal = game.legal_mask()
-            if _bits(masks[i]) != legal:
-                raise LockstepError(f"{where}: legal {_bits(masks[i]):#x}, reference {legal:#x}")
-            encode(player_view(game, game.current), obs_ref)
-            if not np.array_equal(obs[i].view(np.uint32), obs_ref.view(np.uint32)):
-                diff = np.flatnonzero(obs[i] != obs_ref)
-                raise LockstepError(f"{where}: observation differs at {diff.tolist()[:10]}")
-            if seat_obs is not None:
-                for s in range(seats):
-                    encode(player_view(game, s), obs_ref)
-                    if not np.array_equal(seat_obs[s][i].view(np.uint32), obs_ref.view(np.uint32)):
-                        diff = np.flatnonzero(seat_obs[s][i] != obs_ref)
-                        raise LockstepError(f"{where}: observation of seat {s} differs at {diff.tolist()[:10]}")
+            own = [obs[i]] if seat_obs is None else [obs[i], *(seat_obs[s][i] for s in range(seats))]
+            legal = _check_decision(game, where, int(current[i]), masks[i], own, obs_ref)
             legal_ids = np.flatnonzero(masks[i])
             actions[i] = legal_ids[rng.integers(len(legal_ids))]
             if pass_rate and legal >> PASS_ACTION & 1 and rng.random() < pass_rate:
                 actions[i] = PASS_ACTION
         final_seats = rng.integers(seats, size=num_slots)
         rewards, done = vec.step(actions, final_seats=final_seats)
-        truncated, winners = vec.truncated, vec.winners
         decisions += num_slots
         for i, game in enumerate(games):
             where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}"
@@ -135,20 +157,7 @@ def lockstep(
                 raise LockstepError(f"{where}: done {bool(done[i])}, reference phase {game.phase}")
             if not done[i]:
                 continue
-            ref_winners = sum(1 << s for s in game.winners or ())
-            if winners[i] != ref_winners or bool(truncated[i]) != (game.truncated and episode == "game"):
-                raise LockstepError(
-                    f"{where}: end winners {winners[i]:#b} truncated {truncated[i]}, "
-                    f"reference {ref_winners:#b} {game.truncated}"
-                )
-            encode(player_view(game, int(final_seats[i])), obs_ref)
-            if not np.array_equal(vec.final_observations[i].view(np.uint32), obs_ref.view(np.uint32)):
-                raise LockstepError(f"{where}: final observation of seat {final_seats[i]} differs")
-            record = vec.finished_record(i)
-            if record != game_record(game):
-                raise LockstepError(f"{where}: the finished record differs from the reference game's")
-            if replay_every and finished % replay_every == 0:
-                replay(record)
+            _check_end(vec, game, i, where, int(final_seats[i]), obs_ref, replay_every and finished % replay_every == 0)
             finished += 1
             games[i] = reference(i)
             steps[i] = 0
