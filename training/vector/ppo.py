@@ -569,6 +569,50 @@ class VectorPPO:
                 actions[rows] = sample(logits, self.gen).numpy()
 
     # -- update ------------------------------------------------------------------
+    def _minibatch_step(
+        self,
+        obs: torch.Tensor,
+        mask: torch.Tensor,
+        full: torch.Tensor | None,
+        actions: torch.Tensor,
+        old_logp: torch.Tensor,
+        adv: torch.Tensor,
+        ret: torch.Tensor,
+        weight: torch.Tensor,
+        count: torch.Tensor,
+        train_actor: bool,
+    ) -> tuple[float, float, float, float, float, float]:
+        """One gradient step on a minibatch: the clipped policy loss over the trained rows (``weight``), the
+        value loss, the entropy bonus and the anchor's KL; (policy loss, value loss, entropy, approx KL,
+        clip fraction, anchor KL)."""
+        p = self.cfg.ppo
+        logits = masked_logits(self.net.actor(obs), mask)
+        logp_all = torch.log_softmax(logits, dim=1)
+        new_logp = logp_all.gather(1, actions[:, None]).squeeze(1)
+        entropy = (-(logp_all.exp() * logp_all).sum(1) * weight).sum() / count
+        value = self.net.value(obs, full)
+        log_ratio = new_logp - old_logp
+        ratio = log_ratio.exp()
+        clipped = torch.max(-adv * ratio, -adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range))
+        pg_loss = (clipped * weight).sum() / count
+        v_loss = 0.5 * ((value - ret) ** 2).mean()
+        loss = p.vf_coef * v_loss
+        anchor_kl = torch.zeros(())
+        if self.anchor is not None:  # KL(anchor || actor) over the legal actions, every row
+            with torch.no_grad():
+                anchor_logp = torch.log_softmax(masked_logits(self.anchor(obs), mask), dim=1)
+            anchor_kl = (anchor_logp.exp() * (anchor_logp - logp_all)).sum(1).mean()
+        if train_actor:
+            loss = loss + pg_loss - p.ent_coef * entropy + p.anchor_coef * anchor_kl
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.net.parameters(), p.max_grad_norm)
+        self.optimizer.step()
+        with torch.no_grad():
+            approx_kl = float(((ratio - 1) - log_ratio).mean())
+            clipfrac = float(((ratio - 1).abs() > p.clip_range).float().mean())
+        return pg_loss.item(), v_loss.item(), entropy.item(), approx_kl, clipfrac, anchor_kl.item()
+
     def update(self) -> dict[str, float]:
         """Values, per-seat GAE, then ``n_epochs`` of clipped PPO over the learner's transitions."""
         p, t_ = self.cfg.ppo, self.timers
@@ -637,39 +681,12 @@ class VectorPPO:
                         std = (((mb_adv - mean) ** 2 * weight).sum() / (count - 1)).sqrt()
                         mb_adv = (mb_adv - mean) / (std + 1e-8)
                 with t_("update network"):
-                    logits = masked_logits(self.net.actor(obs), mask)
-                    logp_all = torch.log_softmax(logits, dim=1)
-                    new_logp = logp_all.gather(1, b_actions[mb][:, None]).squeeze(1)
-                    entropy = (-(logp_all.exp() * logp_all).sum(1) * weight).sum() / count
-                    value = self.net.value(obs, full)
-                    log_ratio = new_logp - b_logp[mb]
-                    ratio = log_ratio.exp()
-                    pg_loss = (
-                        torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)) * weight
-                    ).sum() / count
-                    v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
-                    loss = p.vf_coef * v_loss
-                    anchor_kl = torch.zeros(())
-                    if self.anchor is not None:  # KL(anchor || actor) over the legal actions, every row
-                        with torch.no_grad():
-                            anchor_logp = torch.log_softmax(masked_logits(self.anchor(obs), mask), dim=1)
-                        anchor_kl = (anchor_logp.exp() * (anchor_logp - logp_all)).sum(1).mean()
-                    if train_actor:
-                        loss = loss + pg_loss - p.ent_coef * entropy + p.anchor_coef * anchor_kl
-                    self.optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(self.net.parameters(), p.max_grad_norm)
-                    self.optimizer.step()
-                with torch.no_grad():
-                    approx_kl = float(((ratio - 1) - log_ratio).mean())
-                    clipfrac = float(((ratio - 1).abs() > p.clip_range).float().mean())
-                for key, v in zip(
-                    stats,
-                    (pg_loss.item(), v_loss.item(), entropy.item(), approx_kl, clipfrac, anchor_kl.item()),
-                    strict=True,
-                ):
+                    losses = self._minibatch_step(
+                        obs, mask, full, b_actions[mb], b_logp[mb], mb_adv, b_ret[mb], weight, count, train_actor
+                    )
+                for key, v in zip(stats, losses, strict=True):
                     stats[key].append(v)
-                kl_epoch.append(approx_kl)
+                kl_epoch.append(losses[3])  # approx KL
             self.updates += 1
             if train_actor and p.target_kl is not None and np.mean(kl_epoch) > p.target_kl:
                 break
