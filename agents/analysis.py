@@ -52,9 +52,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sm_env.atomic import atomic_path
 from sm_env.core.game import PHASE_NAMES, PLAY, Game, action_text
 from sm_env.core.knowledge import player_view
+from sm_env.files.atomic import atomic_path
 from sm_env.records import RecordActions, RecordError, load_record, record_actions
 
 from .advice import DEFAULT_SAMPLES, MAX_SAMPLES, AdviceError, advise, check_settings, search_settings

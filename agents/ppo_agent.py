@@ -70,10 +70,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sm_env.atomic import atomic_path
 from sm_env.core.game import NUM_ACTIONS
 from sm_env.core.rules import PRESETS, RulesError, RuleSet
-from sm_env.json_files import JsonError, parse_json
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, parse_json
 from sm_env.observation import OBSERVATION_SIZE, action_mask, encode, observation_size
 
 from .base import Agent
@@ -434,7 +434,7 @@ def _entry_size(archive: zipfile.ZipFile, name: str, limit: int, path: str, allo
 
 def read_zip_meta(archive: zipfile.ZipFile, path: str) -> dict[str, Any]:
     """An SB3 zip's :data:`META_ENTRY` ({} if it has none), read within bounds (at most :data:`MAX_META_BYTES`,
-    :func:`sm_env.json_files.parse_json`); a PolicyLoadError for anything else than a JSON object."""
+    :func:`sm_env.files.json_files.parse_json`); a PolicyLoadError for anything else than a JSON object."""
     if META_ENTRY not in archive.namelist():
         return {}
     _entry_size(archive, META_ENTRY, MAX_META_BYTES, path, "policy metadata holds")

@@ -27,10 +27,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from agents import make_agent  # noqa: E402
 from agents.base import act  # noqa: E402
-from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.core.game import OVER, Game  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402
 from sm_env.core.rules import RuleSet  # noqa: E402
+from sm_env.files.atomic import atomic_path  # noqa: E402
 
 MAX_GAMES = 100_000
 """The most games one run plays."""

@@ -30,7 +30,7 @@ import shlex
 import sys
 
 from agents.trained import TRAINED_POLICIES
-from sm_env.atomic import atomic_path
+from sm_env.files.atomic import atomic_path
 from training.evaluation.leaderboard import markdown
 from training.evaluation.tournament import tournament
 

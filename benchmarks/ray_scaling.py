@@ -91,8 +91,8 @@ def main() -> int:
     import ray
     from ray.cluster_utils import Cluster
 
-    from sm_env.atomic import atomic_path
     from sm_env.core.rules import RuleSet
+    from sm_env.files.atomic import atomic_path
     from training.common.ray_cluster import RayOptions
     from training.distill.data import DataSettings
     from training.evaluation.deals import DealConfig

@@ -65,12 +65,12 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy, policy_from_torch, recorded_rules  # noqa: E402
-from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.compiled.batch import VectorGame  # noqa: E402
 from sm_env.core.episode import result_table  # noqa: E402
 from sm_env.core.game import PHASE_NAMES, PLAY, role_names  # noqa: E402
 from sm_env.core.rules import RulesError, RuleSet  # noqa: E402
-from sm_env.json_files import JsonError, parse_json  # noqa: E402
+from sm_env.files.atomic import atomic_path  # noqa: E402
+from sm_env.files.json_files import JsonError, parse_json  # noqa: E402
 from sm_env.observation import observation_size, observed_phases, observed_roles  # noqa: E402
 from training.common.run_config import check_kind  # noqa: E402
 from training.common.workers import spawn_pool  # noqa: E402

@@ -65,9 +65,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from agents import parse_spec  # noqa: E402
 from agents.mix import decision_types  # noqa: E402
-from sm_env.atomic import atomic_path  # noqa: E402
 from sm_env.core.game import role_names  # noqa: E402
 from sm_env.core.rules import RuleSet  # noqa: E402
+from sm_env.files.atomic import atomic_path  # noqa: E402
 from training.evaluation.evaluate import EvalResult, check_agent, check_table_setup, evaluate  # noqa: E402
 
 DEFAULT_SWAP_BALANCES = {3: (-1, -1, 2), 4: (-1, -1, 0, 2)}

@@ -1,4 +1,4 @@
-"""sm_env.atomic: a write either replaces the whole file or leaves it as it was."""
+"""sm_env.files.atomic: a write either replaces the whole file or leaves it as it was."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sm_env.atomic import atomic_path
+from sm_env.files.atomic import atomic_path
 
 
 def test_success_replaces_the_file_and_keeps_the_extension(tmp_path):
@@ -51,7 +51,7 @@ def test_a_killed_writers_temporary_file_is_swept_at_the_next_write(tmp_path):
     target = tmp_path / "latest.zip"
     code = (
         "import os, sys\n"
-        "from sm_env.atomic import atomic_path\n"
+        "from sm_env.files.atomic import atomic_path\n"
         "with atomic_path(sys.argv[1]) as tmp:\n"
         "    open(tmp, 'w').write('half')\n"
         "    os._exit(9)  # killed mid-write: no clean-up runs\n"

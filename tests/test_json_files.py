@@ -1,10 +1,10 @@
-"""sm_env.json_files: the bounded JSON reader of the files the project reads back (settings, tables, metadata)."""
+"""sm_env.files.json_files: the bounded JSON reader of the files the project reads back (settings, tables, metadata)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sm_env.json_files import MAX_DEPTH, MAX_DIGITS, JsonError, parse_json, read_json
+from sm_env.files.json_files import MAX_DEPTH, MAX_DIGITS, JsonError, parse_json, read_json
 
 
 def test_plain_json_reads_as_json():

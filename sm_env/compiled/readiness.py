@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from sm_env.atomic import atomic_path
+from sm_env.files.atomic import atomic_path
 
 COMPILED_MODES = (True, False, "auto")
 ENV_VARIABLE = "SM_ENV_BACKGROUND_COMPILE"

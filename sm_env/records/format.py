@@ -101,11 +101,11 @@ import json
 import os
 from typing import Any
 
-from sm_env.atomic import atomic_path
 from sm_env.core.cards import CARD_TEXT, SUIT_LETTERS, texts
 from sm_env.core.game import CALL_NAMES, NO_SUIT, Game
 from sm_env.core.logs import HandRecord
 from sm_env.core.rules import RuleSet
+from sm_env.files.atomic import atomic_path
 
 __all__ = [
     "AUCTION_KEYS",

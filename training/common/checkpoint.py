@@ -1,6 +1,6 @@
 """What every trainer's checkpoints share: one error type, one safe loader, and the formats in one place.
 
-Every checkpoint is written atomically (:mod:`sm_env.atomic`, or a temporary folder renamed), holds
+Every checkpoint is written atomically (:mod:`sm_env.files.atomic`, or a temporary folder renamed), holds
 tensors and plain values only, and is read with ``torch.load(weights_only=True)`` through
 :func:`load_tensors`, which never unpickles code and never relays torch's advice to load a file unsafely.
 Anything unreadable, damaged or not fitting the run is a :class:`CheckpointError`: one line naming the

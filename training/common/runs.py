@@ -37,8 +37,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sm_env.atomic import atomic_path
-from sm_env.json_files import JsonError, read_json
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, read_json
 from training.common.progress import write_line
 from training.common.run_config import fresh_run_dir
 from training.common.yaml_config import ConfigError
@@ -70,7 +70,7 @@ def progress(message: str) -> None:
 
 
 def write_json(path: str, payload: Any) -> None:
-    """``payload`` as indented JSON, atomically (sm_env.atomic)."""
+    """``payload`` as indented JSON, atomically (sm_env.files.atomic)."""
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         json.dump(payload, handle, indent=1)
         handle.write("\n")
@@ -262,7 +262,7 @@ def finished(backend: Backend, cfg: Any, run_dir: str, length: int) -> str | Non
 
 def read_summary(run_dir: str) -> dict[str, Any] | None:
     """The ``summary.json`` of a run (written last, when it finished), or None when there is none to read (a
-    missing, damaged or hostile file: read within bounds, :func:`sm_env.json_files.read_json`)."""
+    missing, damaged or hostile file: read within bounds, :func:`sm_env.files.json_files.read_json`)."""
     try:
         summary = read_json(os.path.join(run_dir, SUMMARY), "a run's summary")
     except JsonError:

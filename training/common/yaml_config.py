@@ -44,8 +44,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticUndefined
 
-from sm_env.atomic import atomic_path
-from sm_env.json_files import MAX_DEPTH, MAX_DIGITS
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import MAX_DEPTH, MAX_DIGITS
 
 
 class ConfigError(ValueError):
@@ -71,7 +71,7 @@ def config_error(source: str, key: str | None, detail: str) -> ConfigError:
 MAX_CONFIG_BYTES = 1 << 20  # a config file (the committed ones are a few KB)
 MAX_NODES = 100_000  # values in the document once every alias is expanded
 # MAX_DEPTH (nested mappings and lists, 32) and MAX_DIGITS (of a whole number, 100): the bounds of every file the
-# project reads back, YAML here and JSON in sm_env.json_files
+# project reads back, YAML here and JSON in sm_env.files.json_files
 _SAFE_TAGS = frozenset(
     "tag:yaml.org,2002:" + name
     for name in (
@@ -475,7 +475,7 @@ def config_text(cfg: BaseModel) -> str:
 
 
 def save_config(cfg: BaseModel, path: str) -> None:
-    """Write the resolved config (any of this package's configs) as YAML, atomically (sm_env.atomic)."""
+    """Write the resolved config (any of this package's configs) as YAML, atomically (sm_env.files.atomic)."""
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(config_text(cfg))
 

@@ -77,7 +77,7 @@ changed (e.g. round k-1 refitted) is refused in one line instead of mixing two p
 action, every role a seat's, no infinite value), and a fit's whole data set is at most :data:`MAX_DATA_ROWS`
 decisions, summed from the shards' headers before any is read (:func:`check_total_rows`), so a damaged or
 hostile file is one clear :class:`ShardError`, never a large allocation; ``meta.json`` is read by the
-bounded JSON reader (:mod:`sm_env.json_files`). Generation is resumable: shards already
+bounded JSON reader (:mod:`sm_env.files.json_files`). Generation is resumable: shards already
 present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
 worker processes, so an interrupted run continued gives the same data set. On Ray (``--ray [ADDRESS]``,
 docs/cluster.md) each shard is a task that returns its arrays, and this process writes the file: a shard whose
@@ -105,12 +105,12 @@ from agents.heuristic import heuristic_action
 from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
 from agents.search.pimc import PimcAgent, searched_phase
 from agents.search.policy_rollout import ExchangeSetupError
-from sm_env.atomic import atomic_path
 from sm_env.core.cards import from_mask
 from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, TRUMP, Game, check_start_balances
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
-from sm_env.json_files import read_json
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import read_json
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, binary_size, encode
 from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads, spawn_pool

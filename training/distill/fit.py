@@ -83,10 +83,10 @@ from typing import Any
 import numpy as np
 
 from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
-from sm_env.atomic import atomic_path
 from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
-from sm_env.json_files import read_json
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import read_json
 from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, check_finite, damaged, load_tensors
 from training.common.ray_cluster import RayOptions, add_ray_arguments

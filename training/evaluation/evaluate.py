@@ -83,10 +83,10 @@ import numpy as np
 
 from agents import act, make_agent, make_opponent
 from agents.threads import one_thread
-from sm_env.atomic import atomic_path
 from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game, role_names
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
+from sm_env.files.atomic import atomic_path
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.run_config import fresh_run_dir

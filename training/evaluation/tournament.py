@@ -60,9 +60,9 @@ from typing import Any
 
 from agents import TRAINED_POLICY, parse_spec
 from agents.mix import split_mix
-from sm_env.atomic import atomic_path
 from sm_env.core.rules import RuleSet
-from sm_env.json_files import JsonError, read_json
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, read_json
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.workers import spawn_pool
@@ -169,7 +169,7 @@ MAX_TABLE_BYTES = 256 << 20  # a table file: about 2 kB a deal in hand mode (MAX
 
 
 def _read_json(path: str, what: str, max_bytes: int) -> Any:
-    """``path``'s JSON, bounded (:func:`sm_env.json_files.read_json`); a one-line ValueError otherwise, which
+    """``path``'s JSON, bounded (:func:`sm_env.files.json_files.read_json`); a one-line ValueError otherwise, which
     for a table says how to recover."""
     try:
         return read_json(path, what, max_bytes)

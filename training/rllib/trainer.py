@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
-from sm_env.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, read_json
 from training.common.checkpoint import CheckpointError, check_counters, damaged, load_tensors
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument, connect
 from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command

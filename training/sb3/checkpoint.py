@@ -11,7 +11,7 @@ A checkpoint (``checkpoints/latest.zip``, ``checkpoints/step_*.zip``) is what
   only (``torch.load(weights_only=True)``): format, counters, the opponent
   pool's snapshots, the RNG states, the evaluation history and the config.
 
-Files are written through :func:`sm_env.atomic.atomic_path`, so a run killed
+Files are written through :func:`sm_env.files.atomic.atomic_path`, so a run killed
 at any moment leaves the previous checkpoint intact. Loading never unpickles
 code, and a file that cannot be read, or does not fit the model of the
 config, is a :class:`CheckpointError` in one line (every trainer's checkpoint
@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from agents.ppo_agent import META_ENTRY, PolicyLoadError, check_weights_size, read_zip_meta
-from sm_env.atomic import atomic_path
+from sm_env.files.atomic import atomic_path
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
 
 STATE_ENTRY = "sm_training_state.pt"

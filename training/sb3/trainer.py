@@ -56,10 +56,10 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 
 from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_from_torch, policy_metadata
-from sm_env.atomic import atomic_path
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
-from sm_env.json_files import JsonError, parse_json
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, parse_json
 from training.common.checkpoint import CheckpointError, check_counters, check_finite
 from training.common.progress import progress_bar
 from training.common.runs import Backend, checkpoint_at, removed_on_failure, write_lines

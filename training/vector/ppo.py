@@ -80,11 +80,11 @@ from agents.ppo_agent import (
     policy_from_torch,
     policy_into_torch,
 )
-from sm_env.atomic import atomic_path
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.episode import result_table
 from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
+from sm_env.files.atomic import atomic_path
 from sm_env.observation import OBSERVATION_SIZE, observed_phases
 from training.common.checkpoint import (
     CheckpointError,
