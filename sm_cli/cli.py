@@ -23,6 +23,11 @@ Subcommands::
         ``training.evaluation.evaluate.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
+    sergeant-major improve --config FILE | --resume RUN_DIR
+        policy improvement by play-outs in the real deal: label decisions with
+        every legal move played out, fit a Q-network, combine it with the
+        policy (``training.playouts.cli.main``; its steps by hand:
+        ``sergeant-major improve label|fit|merge|combine|distil``)
     sergeant-major exploit SPEC [--opponents A,B] [--minutes M] [--steps N] [--deals D] [OPTIONS]
         train a best response against a fixed agent (or pair) on the batched
         engine and measure how much it gains per hand over the agent in each
@@ -46,8 +51,8 @@ missing or unreadable file), with one line ``sergeant-major COMMAND: error:
 
 This package sits above ``sm_env``, ``agents`` and ``training`` and imports
 them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
-only when ``eval``, ``tournament``, ``train``, ``distill``, ``exploit`` or ``config`` runs, so the others start
-fast and work with the core install alone.
+only when ``eval``, ``tournament``, ``train``, ``distill``, ``improve``, ``exploit`` or
+``config`` runs, so the others start fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
 and sets ``handler`` with ``set_defaults``, and list it in ``_SUBCOMMANDS``.
@@ -384,6 +389,12 @@ def _run_distill(argv: list[str]) -> int:
     return fit.main(argv, prog=f"{PROG} distill")
 
 
+def _run_improve(argv: list[str]) -> int:
+    from training.playouts import cli
+
+    return cli.main(argv, prog=f"{PROG} improve")
+
+
 def _run_exploit(argv: list[str]) -> int:
     from training.vector import exploit
 
@@ -415,6 +426,7 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
     "train": (_run_train, "self-play training from a config file"),
     "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
+    "improve": (_run_improve, "policy improvement by real-deal play-outs from a config file (configs/real_deal_*)"),
     "exploit": (_run_exploit, "train a best response against a fixed agent; its gain per role over it (CIs)"),
     "serve": (_run_serve, "play in a browser against two agents (web extra)"),
     "view": (_run_view, "step through a game record in a browser (web extra)"),

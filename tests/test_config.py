@@ -64,10 +64,9 @@ def _rllib(path):
 
 
 def _real_deal(path):
-    from helpers import benchmark_script
+    from training.playouts.config import RunConfig, load_run_config
 
-    script = benchmark_script("real_deal_playouts")
-    return script.load_run_config(path), script.RunConfig
+    return load_run_config(path), RunConfig
 
 
 def _distill(path):
@@ -88,7 +87,7 @@ LOADERS = (
     ("distill*.yaml", _distill),
     ("exit*.yaml", _distill),  # expert iteration: a distillation config
     ("exploit.yaml", _exploit),
-    ("real_deal*.yaml", _real_deal),  # benchmarks/real_deal_playouts.py run --config
+    ("real_deal*.yaml", _real_deal),  # sergeant-major improve --config
 )
 SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))
 

@@ -16,7 +16,7 @@ CONFIG_KINDS = {
     "rllib": "sergeant-major train --config FILE (RLlib PPO on Ray)",
     "distill": "sergeant-major distill --config FILE",
     "exploit": "sergeant-major exploit --config FILE",
-    "playouts": "python benchmarks/real_deal_playouts.py run --config FILE",
+    "playouts": "sergeant-major improve --config FILE",
     "eval": "sergeant-major train --evaluate POLICY --eval-config FILE",
 }
 """Every kind of config file in configs/, and the command that runs it (``kind:`` at the top of a file)."""

@@ -204,6 +204,19 @@ class Backend:
     needs_config: bool = True  # False: a new run without --config starts from the config's defaults
     reached: Callable[[Any, dict[str, Any]], str | None] | None = None  # (cfg, summary.json) -> why the run is
     # complete, or None; default: its progress reaches the config's length (a budget of time needs more)
+    further: str | None = None  # how a complete run goes further, with {prog} and {run_dir}; default:
+    # "{prog} --resume {run_dir} --set KEY=N", KEY the length's key
+
+
+def go_further(backend: Backend, cfg: Any, run_dir: str, now: bool = True) -> str:
+    """How the run in ``run_dir`` goes further (:attr:`Backend.further`, or ``--set`` of its length's key, with
+    the key's value ``now`` if asked)."""
+    if backend.further is not None:
+        return backend.further.format(prog=backend.prog, run_dir=run_dir)
+    _, key = backend.length(cfg)
+    text = f"{backend.prog} --resume {run_dir} --set {key}=N"
+    # the key's value, which may not be the length (distill: dagger_rounds + 1 rounds)
+    return f"{text} (now {config_value(cfg, key)})" if now else text
 
 
 def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, str]:
@@ -314,9 +327,7 @@ def conclude(backend: Backend, cfg: Any, run_dir: str, trainer: TrainerRun, anno
         write_json(os.path.join(run_dir, FINAL_EVAL), final)
         rows.append((FINAL_EVAL, f"the final evaluation: python -m json.tool {run_dir}/{FINAL_EVAL}"))
         summary["final_eval"] = results
-    _, key = backend.length(cfg)
-    now = config_value(cfg, key)  # the key's value, which may not be the length (distill: dagger_rounds + 1 rounds)
-    rows.append((backend.saved, f"go further: {backend.prog} --resume {run_dir} --set {key}=N (now {now})"))
+    rows.append((backend.saved, f"go further: {go_further(backend, cfg, run_dir)}"))
     rows.append(("config.yaml", "the resolved config of the run"))
     rows.append((SUMMARY, "how far the run went, its time and its final evaluation"))
     summary["outputs"] = dict(rows)
@@ -363,13 +374,11 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
     try:
         cfg, run_dir = open_run(backend, parser, args)
         if args.resume:
-            length, key = backend.length(cfg)
+            length, _ = backend.length(cfg)
             why = finished(backend, cfg, run_dir, length)
             if why is not None:
-                print(
-                    f"{run_dir} is complete ({why}): nothing to do; "
-                    f"go further with {backend.prog} --resume {run_dir} --set {key}=N"
-                )
+                further = go_further(backend, cfg, run_dir, now=False)
+                print(f"{run_dir} is complete ({why}): nothing to do; go further with {further}")
                 return 0
         print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", flush=True)
         started = time.perf_counter()

@@ -8,7 +8,7 @@ workers, sub-process environments) therefore runs with one thread:
 - :func:`spawn_pool`: a ``spawn`` process pool whose workers start with ``OMP_NUM_THREADS=1`` (and the
   BLAS equivalents) in their environment and call :func:`limit_threads` and :func:`die_with_parent` before
   the pool's own initializer (every pool of the project is one: eval, tournament, distill's labelling,
-  benchmarks/real_deal_playouts.py);
+  the play-outs' labelling);
 - :func:`die_with_parent`: a worker ends when the process that started it does, ``kill -9`` included (no
   orphan keeps computing): on Linux the kernel kills it at once (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and
   everywhere a watchdog thread ends it within :data:`PARENT_POLL` seconds of its parent's end;
@@ -17,7 +17,7 @@ workers, sub-process environments) therefore runs with one thread:
 
 Never call :func:`limit_threads` in the main process: a trainer sets its own torch thread count. Work done
 in the main process as a worker would do it (an evaluation on ``workers: 1``) runs under
-:func:`agents.threads.one_thread`, which gives the thread count back afterwards; so the deals are
+:func:`agents.players.threads.one_thread`, which gives the thread count back afterwards; so the deals are
 played with one torch thread wherever they are played.
 """
 

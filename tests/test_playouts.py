@@ -1,32 +1,32 @@
-"""benchmarks/real_deal_playouts.py: every legal move of a decision played out to the end of the hand in the
-real deal, by the policy for every seat, gives the balance the pure-Python Game gives for the same moves."""
+"""training/playouts (``sergeant-major improve``): every legal move of a decision played out to the end of the hand
+in the real deal, by the policy for every seat, gives the balance the pure-Python Game gives for the same moves;
+the same seeds label the same values as the pipeline always did; a run makes every stage and resumes."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 
 import numpy as np
 import pytest
-from helpers import benchmark_script
 
 from agents import act
-from agents.ppo_agent import PPOAgent
+from agents.players.ppo_agent import PPOAgent
 from sm_env.compiled.batch import VectorGame
 from sm_env.core.episode import result_rewards
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP
 from sm_env.core.knowledge import player_view
 from sm_env.observation import observed_phases, observed_roles
+from training.playouts import cli, data, fit, label
+from training.playouts.data import PlayoutsError
 from training.vector.fixed_agents import PolicyOpponent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")
 FOUR = os.path.join(ROOT, "agents", "policies", "four-5-3-2-2_v0.pt")
 WIDE = os.path.join(ROOT, "agents", "policies", "standard_v5.pt")  # [1024, 512]: standard_v4's width twice
-
-
-def _script():
-    return benchmark_script("real_deal_playouts")
 
 
 def _python_outcome(games: VectorGame, slot: int, move: int, agent: PPOAgent) -> tuple[int, float]:
@@ -43,7 +43,6 @@ def _python_outcome(games: VectorGame, slot: int, move: int, agent: PPOAgent) ->
 
 @pytest.mark.parametrize(("rules", "spec"), [("standard", POLICY), ("four-5-3-2-2", FOUR)])
 def test_play_outs_match_the_python_game_for_every_legal_move(rules: str, spec: str) -> None:
-    script = _script()
     agent = PPOAgent(spec, deterministic=True)
     policy = PolicyOpponent(agent)
     games = VectorGame(6, rules, seed=11, episode="game", max_hands=5)
@@ -60,7 +59,7 @@ def test_play_outs_match_the_python_game_for_every_legal_move(rules: str, spec: 
         for slot in sorted(candidates, key=lambda s: checked[int(phases[s])])[:1]:
             moves = np.flatnonzero(masks[slot])
             seat = games.current_player[slot]
-            values, results = script.play_out(
+            values, results = label.play_out(
                 games, rollouts, policy, [slot] * len(moves), np.full(len(moves), seat), moves
             )
             expected = [_python_outcome(games, int(slot), int(m), agent) for m in moves]
@@ -75,10 +74,45 @@ def test_play_outs_match_the_python_game_for_every_legal_move(rules: str, spec: 
     assert won, "no play-out ended the game: the result rewards were not checked"
 
 
+FIXTURE = os.path.join(ROOT, "tests", "data", "playouts_labels.npz")
+# the label files the pipeline wrote before it moved into training/playouts (benchmarks/real_deal_playouts.py label
+# --policy standard_v4.pt --seed 5 --hands 3 --types exchange,trump,discard,play; and --policy four-5-3-2-2_v0.pt
+# --rules four-5-3-2-2 --seed 7 --hands 2 --types discard,play): every value at a legal move, the result rewards,
+# the masks as bits, the phases, the policy's moves and the SHA-256 of the observations
+FIXTURE_RUNS = {
+    "std": (POLICY, 5, 3, (EXCHANGE, TRUMP, DISCARD, PLAY), "standard"),
+    "four": (FOUR, 7, 2, (DISCARD, PLAY), "four-5-3-2-2"),
+}
+
+
+@pytest.mark.parametrize("name", list(FIXTURE_RUNS))
+def test_the_same_seeds_label_the_values_the_pipeline_always_labelled(tmp_path, name: str) -> None:
+    """Labelling is unchanged: the label files of a few hands equal, value for value, those the pipeline wrote
+    before it moved into the package (the fixture); a change of the play, the play-outs or the file fails here."""
+    policy, seed, hands, types, rules = FIXTURE_RUNS[name]
+    out = str(tmp_path / f"{name}.npz")
+    label.label(policy, seed, hands, out, types, rules, log=lambda line: None)
+    made, want = np.load(out), np.load(FIXTURE)
+    legal = made["mask"].astype(bool)
+    bits = (legal.astype(np.uint64) << np.arange(legal.shape[1], dtype=np.uint64)).sum(axis=1)
+    np.testing.assert_array_equal(bits, want[f"{name}_mask_bits"])
+    np.testing.assert_array_equal(made["values"][legal], want[f"{name}_values"])
+    np.testing.assert_array_equal(made["results"][legal], want[f"{name}_results"])
+    assert np.isnan(made["values"][~legal]).all() and np.isnan(made["results"][~legal]).all()
+    np.testing.assert_array_equal(made["phase"], want[f"{name}_phase"])
+    np.testing.assert_array_equal(made["policy_move"], want[f"{name}_policy_move"])
+    assert hashlib.sha256(np.ascontiguousarray(made["obs"]).tobytes()).hexdigest() == str(want[f"{name}_obs_sha256"])
+    assert str(made["rules"]) == str(want[f"{name}_rules"])
+    assert made["obs"].dtype == np.float16 and made["mask"].dtype == np.int8 and len(made["phase"]) > 50
+
+
+def _steps(argv: list[str]) -> int:
+    return cli.main(argv, prog="sergeant-major improve")
+
+
 def test_fit_merge_and_combine_write_policies_that_play(tmp_path, capsys) -> None:
     """The fit, the merge and the combination run end to end on a small data file (real positions, made-up
     values) and write policy files that play; the combination is exact."""
-    script = _script()
     games = VectorGame(32, "standard", seed=5, episode="game", max_hands=3)
     games.reset()
     policy = PolicyOpponent(PPOAgent(POLICY, deterministic=True))
@@ -97,69 +131,60 @@ def test_fit_merge_and_combine_write_policies_that_play(tmp_path, capsys) -> Non
             ):
                 rows[name].append(value)
         games.step(actions)
-    data = tmp_path / "data.npz"
-    np.savez(data, **{name: np.array(values) for name, values in rows.items()})
-    script.main(["fit", "--data", str(data), "--init", POLICY, "--out", str(tmp_path / "q.pt"), "--epochs", "1"])
-    script.main(
-        [
-            "merge",
-            "--data",
-            str(data),
-            "--init",
-            POLICY,
-            "--teacher",
-            str(tmp_path / "q.pt"),
-            "--out",
-            str(tmp_path / "m.pt"),
-            "--epochs",
-            "1",
-        ]
-    )
-    script.main(
-        [
-            "combine",
-            "--prior",
-            POLICY,
-            "--teacher",
-            str(tmp_path / "q.pt"),
-            "--weight",
-            "1.5",
-            "--out",
-            str(tmp_path / "c.pt"),
-        ]
-    )
-    out = capsys.readouterr().out
-    assert "margin 0.0  discard" in out and "play      held out" in out
+    path = tmp_path / "data.npz"
+    np.savez(path, **{name: np.array(values) for name, values in rows.items()})
+    q, merged, both = (str(tmp_path / name) for name in ("q.pt", "m.pt", "c.pt"))
+    assert _steps(["fit", "--data", str(path), "--init", POLICY, "--out", q, "--epochs", "1"]) == 0
+    merge = ["merge", "--data", str(path), "--init", POLICY, "--teacher", q, "--out", merged, "--epochs", "1"]
+    assert _steps(merge) == 0
+    assert _steps(["combine", "--prior", POLICY, "--teacher", q, "--weight", "1.5", "--out", both]) == 0
+    captured = capsys.readouterr()
+    assert "margin 0.0  discard" in captured.out and "play      held out" in captured.out
+    assert "epoch 1/1" in captured.err  # progress on stderr, figures on stdout
     # the combined network is exactly 1.5 x the prior's logits + the Q-network's values in tricks
-    prior, q = PPOAgent(POLICY).policy, PPOAgent(str(tmp_path / "q.pt")).policy
-    both = PPOAgent(str(tmp_path / "c.pt")).policy
-    assert both.net_arch == [a + b for a, b in zip(prior.net_arch, q.net_arch, strict=True)]
+    prior, q_policy = PPOAgent(POLICY).policy, PPOAgent(q).policy
+    combined = PPOAgent(both).policy
+    assert combined.net_arch == [a + b for a, b in zip(prior.net_arch, q_policy.net_arch, strict=True)]
     for obs, legal in zip(rows["obs"][:50], rows["mask"][:50], strict=True):
         bits = sum(1 << int(a) for a in np.flatnonzero(legal))
         x = obs.astype(np.float32)
-        want = 1.5 * prior.masked_logits(x, bits) + script.Q_SCALE * q.masked_logits(x, bits)
-        np.testing.assert_allclose(both.masked_logits(x, bits), want, rtol=1e-4, atol=1e-4)
-    for name in ("q.pt", "m.pt", "c.pt"):
-        agent = PPOAgent(str(tmp_path / name))
+        want = 1.5 * prior.masked_logits(x, bits) + fit.Q_SCALE * q_policy.masked_logits(x, bits)
+        np.testing.assert_allclose(combined.masked_logits(x, bits), want, rtol=1e-4, atol=1e-4)
+    for name in (q, merged, both):
+        agent = PPOAgent(name)
+        assert agent.meta["trainer"].startswith("training.playouts")
         games.reset()
         view_game = games.game(0)
         assert act(agent, player_view(view_game, view_game.current_player)) in view_game.legal_actions()
 
 
-def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> None:
-    """``run --config``: the label files, the Q-network and the combined policy in the run folder; run again,
-    every finished stage is kept; a bad decision type is refused naming the key and what is allowed."""
-    script = _script()
+def _improve(argv: list[str]) -> int:
+    from sm_cli.cli import main
+
+    return main(["improve", *argv])
+
+
+def test_a_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> None:
+    """``sergeant-major improve --config``: the label files, the Q-network and the combined policy in the run
+    folder, config.yaml and summary.json; resumed, every finished stage is kept and a complete run says so; more
+    label seeds are labelled and fitted again; bad settings are refused naming the key, before any work."""
     config = tmp_path / "c.yaml"
     config.write_text(
-        f"name: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nq_init: {WIDE}\nepochs: 1\nweight: 2.0\n"
-        "labels:\n"
+        f"kind: playouts\nname: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nq_init: {WIDE}\n"
+        "epochs: 1\nweight: 2.0\nlabels:\n"
         "  - {seeds: [1], hands: 16, types: [play]}\n  - {seeds: [2], hands: 3, types: [trump, discard]}\n"
     )
-    script.main(["run", "--config", str(config)])
+    assert _improve(["--config", str(config)]) == 0
     folder = tmp_path / "r"
-    for name in ("labels/1.npz", "labels/2.npz", "q.pt", "policy.pt", "config.yaml"):
+    for name in ("labels/1.npz", "labels/2.npz", "q.pt", "q.json", "policy.pt", "config.yaml", "summary.json"):
         assert (folder / name).exists(), name
+    out = capsys.readouterr()
+    assert "2 of 2 label files there" not in out.err and "0 of 2 label files there; labelling 2" in out.err
+    assert f"go further: sergeant-major improve --resume {folder} --set 'labels=[...]'" in out.out
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["progress"] == 4 and summary["unit"] == "stages" and summary["label_files"] == 2
+    held_out = {row["type"] for row in summary["fit"]["gains"]}  # the held-out figures, by decision type
+    assert "play" in held_out and held_out <= {"trump", "discard", "play"}
     assert set(np.load(folder / "labels" / "1.npz")["phase"]) == {PLAY}
     for name in ("1.npz", "2.npz"):  # a result reward for every legal move, NaN for the others
         labelled = np.load(folder / "labels" / name)
@@ -167,30 +192,70 @@ def test_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> No
         assert np.isin(labelled["results"][legal], [0.0, 1.0, -0.5]).all()
         assert np.isnan(labelled["results"][~legal]).all()
     assert set(np.load(folder / "labels" / "2.npz")["phase"]) == {TRUMP, DISCARD}
-    stamp = (folder / "q.pt").stat().st_mtime_ns
-    capsys.readouterr()
-    script.main(["run", "--config", str(config)])
-    assert "2 of 2 label files there; labelling 0" in capsys.readouterr().out
-    assert (folder / "q.pt").stat().st_mtime_ns == stamp
     assert PPOAgent(str(folder / "q.pt")).policy.net_arch == [1024, 512]  # started from q_init (standard_v5)
     assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1536, 768]  # standard_v4's [512, 256] beside it
-    with pytest.raises(SystemExit):
-        script.main(["run", "--config", str(config), "--set", "labels=[{seeds: [3], types: [bid]}]"])
-    assert "types must be some of exchange, trump, discard, play" in capsys.readouterr().err
-    with pytest.raises(SystemExit):  # refused before any labelling, though only the fit reads it
-        script.main(["run", "--config", str(config), "--set", "q_init=missing.pt", "--set", "name=other"])
-    assert "checkpoint file not found: missing.pt" in capsys.readouterr().err
-    assert not list((tmp_path / "other" / "labels").iterdir())
-    with pytest.raises(SystemExit):  # a data file is held in memory: its hands are bounded
-        script.main(["run", "--config", str(config), "--set", "labels=[{seeds: [3], hands: 10000000}]"])
-    assert "labels[0].hands" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        script.main(["label", "--hands", "10000000", "--out", str(tmp_path / "x.npz")])
+    stamp = (folder / "q.pt").stat().st_mtime_ns
+    assert _improve(["--resume", str(folder)]) == 0
+    assert "is complete (4 stages, the config asks for 4): nothing to do" in capsys.readouterr().out
+    # another seed: its file is labelled, the first two kept, the Q-network fitted again on the three
+    more = "labels=[{seeds: [1], hands: 16, types: [play]}, {seeds: [2, 3], hands: 3, types: [trump, discard]}]"
+    assert _improve(["--resume", str(folder), "--set", more]) == 0
+    assert "2 of 3 label files there; labelling 1" in capsys.readouterr().err
+    assert (folder / "labels" / "3.npz").exists() and (folder / "q.pt").stat().st_mtime_ns != stamp
+    assert json.loads((folder / "q.json").read_text())["stamp"]["files"] == ["1.npz", "2.npz", "3.npz"]
+    stamp = (folder / "q.pt").stat().st_mtime_ns
+    (folder / "summary.json").unlink()  # as if killed after the fit: the fit is kept
+    assert _improve(["--resume", str(folder)]) == 0
+    assert "fitted on these files with these settings: kept" in capsys.readouterr().err
+    assert (folder / "q.pt").stat().st_mtime_ns == stamp
+    for sets, words in [
+        (["labels=[{seeds: [3], types: [bid]}]"], "types must be some of exchange, trump, discard, play"),
+        (["labels=[{seeds: [3], hands: 10000000}]"], "labels[0].hands"),  # a data file is held in memory
+        (["labels=[{seeds: [3]}, {seeds: [3]}]"], "label seed 3 is listed twice"),
+        (["kind=distill"], "this is a 'distill' config, not 'playouts': run it with sergeant-major distill"),
+        (["q_init=missing.pt", "name=other"], "checkpoint file not found: missing.pt"),  # refused before any labelling
+    ]:
+        assert _improve(["--config", str(config), *[f"--set={s}" for s in sets]]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("sergeant-major improve: error: ") and words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "other").exists()  # a failed start leaves no run folder
+    assert _steps(["label", "--hands", "10000000", "--out", str(tmp_path / "x.npz")]) == 2
     assert "--hands must be in 1..50000" in capsys.readouterr().err
     for command in (["fit", "--data", "x"], ["distil", "--teacher", "t", "--init", "i"]):  # passes are bounded
-        with pytest.raises(SystemExit):
-            script.main([*command, "--out", "y", "--epochs", "101"])
+        assert _steps([*command, "--out", "y", "--epochs", "101"]) == 2
         assert "--epochs must be in 1..100, got 101" in capsys.readouterr().err
+
+
+def test_ctrl_c_lets_the_file_in_progress_finish_and_resume_goes_on(tmp_path, capsys, monkeypatch) -> None:
+    """The first Ctrl-C stops the run at its next safe point: the label file in progress is finished and kept,
+    no other is started, exit status 130 naming the command that continues; ``--resume`` then makes the rest."""
+    import signal
+
+    from training.playouts import run
+
+    made: list[str] = []
+    real = run.label_job
+
+    def interrupted(job):  # Ctrl-C while the first file is being labelled
+        if not made:
+            signal.raise_signal(signal.SIGINT)
+        made.append(job[3])
+        return real(job)
+
+    monkeypatch.setattr(run, "label_job", interrupted)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"kind: playouts\nname: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nepochs: 1\n"
+        "labels:\n  - {seeds: [1, 2], hands: 16, types: [play]}\n"
+    )
+    assert _improve(["--config", str(config)]) == 130
+    folder = tmp_path / "r"
+    err = capsys.readouterr().err
+    assert f"continue with: sergeant-major improve --resume {folder}" in err
+    assert os.listdir(folder / "labels") == ["1.npz"] and not (folder / "summary.json").exists()
+    assert _improve(["--resume", str(folder)]) == 0
+    assert sorted(os.listdir(folder / "labels")) == ["1.npz", "2.npz"] and (folder / "policy.pt").exists()
+    assert "1 of 2 label files there; labelling 1" in capsys.readouterr().err
 
 
 def _moves(spec: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -203,35 +268,30 @@ def _moves(spec: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def test_distil_copies_a_policy_into_another_network(tmp_path, capsys) -> None:
     """``distil``: the copy has the start's network and agrees with the teacher more than the start did
     (standard_v2 taught standard_v4's play: from 69% of the same moves to about 79%)."""
-    script = _script()
     start, out = os.path.join(ROOT, "agents", "policies", "standard_v2.pt"), str(tmp_path / "s.pt")
-    script.main(
-        ["distil", "--teacher", POLICY, "--init", start, "--decisions", "20000", "--epochs", "2"]
-        + ["--learning-rate", "3e-4", "--out", out]
-    )
+    distil = ["distil", "--teacher", POLICY, "--init", start, "--decisions", "20000", "--epochs", "2"]
+    assert _steps([*distil, "--learning-rate", "3e-4", "--out", out]) == 0
     assert "the teacher's most probable move in" in capsys.readouterr().out
     assert PPOAgent(out).policy.net_arch == [512, 256]
-    obs, mask, _ = script._decisions(POLICY, 4000, 77, (PLAY,))
+    obs, mask, _ = fit._decisions(POLICY, 4000, 77, (PLAY,))
     wanted = _moves(POLICY, obs, mask)
     before, after = ((_moves(spec, obs, mask) == wanted).mean() for spec in (start, out))
     assert after > before + 0.05, (before, after)
-    with pytest.raises(SystemExit):
-        script.main(["distil", "--teacher", POLICY, "--init", start, "--decisions", "10", "--out", out])
+    assert _steps(["distil", "--teacher", POLICY, "--init", start, "--decisions", "10", "--out", out]) == 2
     assert "--decisions must be in" in capsys.readouterr().err
 
 
 def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path) -> None:
     """``student``: the run's policy is copied first (student.pt) and the copy labels, starts the Q-network and
     is the prior; a label group with its own ``policy`` is labelled by that one."""
-    script = _script()
     teacher = os.path.join(ROOT, "agents", "policies", "standard_v5.pt")
     config = tmp_path / "c.yaml"
     config.write_text(
-        f"name: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {teacher}\nepochs: 1\n"
+        f"kind: playouts\nname: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {teacher}\nepochs: 1\n"
         f"student: {{init: {POLICY}, decisions: 5120, epochs: 1}}\nlabels:\n"
         f"  - {{seeds: [1], hands: 8, types: [play]}}\n  - {{seeds: [2], hands: 8, types: [play], policy: {POLICY}}}\n"
     )
-    script.main(["run", "--config", str(config)])
+    assert _improve(["--config", str(config)]) == 0
     folder = tmp_path / "r"
     student = str(folder / "student.pt")
     assert PPOAgent(student).policy.net_arch == [512, 256]
@@ -244,9 +304,8 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path) 
 def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -> None:
     """``label --rules``: a four-player file records its rule set, the fit writes a four-player Q-network from
     it; files of two rule sets are not fitted together, and a 74-action rule set is refused in one line."""
-    script = _script()
     four, three = str(tmp_path / "four.npz"), str(tmp_path / "three.npz")
-    script.main(
+    _steps(
         [
             "label",
             "--policy",
@@ -261,81 +320,76 @@ def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -
             "discard,play",
         ]
     )
-    script.main(["label", "--policy", POLICY, "--hands", "4", "--out", three, "--types", "trump,discard"])
+    _steps(["label", "--policy", POLICY, "--hands", "4", "--out", three, "--types", "trump,discard"])
     data = np.load(four)
     assert "four-5-3-2-2" in str(data["rules"]) and data["obs"].shape[1] == PPOAgent(FOUR).policy.observation_size
     assert set(data["phase"]) == {DISCARD, PLAY}
     legal_values = np.isfinite(data["values"]) == data["mask"].astype(bool)
     assert legal_values.all()  # every legal move has its value, no illegal one has
-    script.main(["fit", "--data", four, "--init", FOUR, "--out", str(tmp_path / "q.pt"), "--epochs", "1"])
+    assert _steps(["fit", "--data", four, "--init", FOUR, "--out", str(tmp_path / "q.pt"), "--epochs", "1"]) == 0
     assert PPOAgent(str(tmp_path / "q.pt")).trained_on == "four-5-3-2-2"
     combined = str(tmp_path / "c.pt")
-    script.main(["combine", "--prior", FOUR, "--teacher", str(tmp_path / "q.pt"), "--out", combined])
+    assert _steps(["combine", "--prior", FOUR, "--teacher", str(tmp_path / "q.pt"), "--out", combined]) == 0
     assert PPOAgent(combined).trained_on == "four-5-3-2-2" and PPOAgent(combined).policy.net_arch == [1024, 512]
-    with pytest.raises(SystemExit, match="labelled on different rule sets"):
-        script.main(["fit", "--data", f"{four},{three}", "--init", FOUR, "--out", str(tmp_path / "x.pt")])
-    with pytest.raises(SystemExit):
-        script.main(["label", "--rules", "calls", "--out", str(tmp_path / "c.npz")])
+    capsys.readouterr()
+    assert _steps(["fit", "--data", f"{four},{three}", "--init", FOUR, "--out", str(tmp_path / "x.pt")]) == 2
+    assert "labelled on different rule sets" in capsys.readouterr().err
+    assert _steps(["label", "--rules", "calls", "--out", str(tmp_path / "c.npz")]) == 2
     assert "has 74 actions" in capsys.readouterr().err
 
 
 def test_the_game_weight_adds_the_result_rewards_and_needs_them(tmp_path, capsys) -> None:
     """``fit --game-weight W`` values a move at its balance plus W times its result reward; files labelled before
     the results were recorded are refused in one line."""
-    script = _script()
     rows = {
         "values": np.array([[1.0, -2.0, np.nan]], dtype=np.float32),
         "results": np.array([[1.0, -0.5, np.nan]], dtype=np.float32),
     }
-    np.testing.assert_array_equal(script.move_values(rows, 4.0, ["f"]), [[5.0, -4.0, np.nan]])
-    np.testing.assert_array_equal(script.move_values(rows, 0.0, ["f"]), rows["values"])
-    with pytest.raises(SystemExit, match="needs the result rewards"):
-        script.move_values({"values": rows["values"]}, 4.0, ["old.npz"])
-    with pytest.raises(SystemExit):
-        script.main(["fit", "--data", "x", "--out", "y", "--game-weight", "-1"])
+    np.testing.assert_array_equal(data.move_values(rows, 4.0, ["f"]), [[5.0, -4.0, np.nan]])
+    np.testing.assert_array_equal(data.move_values(rows, 0.0, ["f"]), rows["values"])
+    with pytest.raises(PlayoutsError, match="needs the result rewards"):
+        data.move_values({"values": rows["values"]}, 4.0, ["old.npz"])
+    assert _steps(["fit", "--data", "x", "--out", "y", "--game-weight", "-1"]) == 2
     assert "--game-weight in [0, 100]" in capsys.readouterr().err
 
 
 def test_a_role_filter_labels_the_same_decisions_of_that_role_only(tmp_path, capsys) -> None:
     """``label --roles middle`` (a run's ``labels[].roles``): the same games are played, and exactly the middle's
     rows of the unfiltered file are labelled, with the same values; an unknown role is refused naming the roles."""
-    script = _script()
     every, middle = str(tmp_path / "all.npz"), str(tmp_path / "middle.npz")
-    script.main(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--out", every])
-    script.main(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--roles", "middle", "--out", middle])
+    _steps(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--out", every])
+    _steps(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--roles", "middle", "--out", middle])
     full, part = np.load(every), np.load(middle)
     roles = observed_roles(full["obs"].astype(np.float32))
     assert set(roles) == {0, 1, 2} and set(observed_roles(part["obs"].astype(np.float32))) == {2}
     np.testing.assert_array_equal(part["obs"], full["obs"][roles == 2])
     np.testing.assert_array_equal(part["values"], full["values"][roles == 2])
-    with pytest.raises(SystemExit):
-        script.main(["label", "--roles", "middel", "--out", str(tmp_path / "x.npz")])
+    capsys.readouterr()
+    assert _steps(["label", "--roles", "middel", "--out", str(tmp_path / "x.npz")]) == 2
     assert "--roles must be some of dealer, eldest, middle, got ['middel']" in capsys.readouterr().err
     config = tmp_path / "c.yaml"
     config.write_text(f"name: r\noutput_dir: {tmp_path}\nlabels:\n  - {{seeds: [1], roles: [third]}}\n")
-    with pytest.raises(SystemExit):
-        script.main(["run", "--config", str(config)])
+    assert _improve(["--config", str(config)]) == 2
     assert "roles must be some of dealer, eldest, middle, got ['third']" in capsys.readouterr().err
 
 
 def test_load_puts_the_files_end_to_end_and_holds_out_the_last_tenth_of_each(tmp_path) -> None:
     """The fit's rows are the files' rows end to end (read one file at a time into one array); the held-out rows
     are the last tenth of each file; the result rewards are read only when asked for."""
-    script = _script()
     paths = [str(tmp_path / f"{seed}.npz") for seed in (1, 2)]
     for seed, path in zip((1, 2), paths, strict=True):
-        script.main(["label", "--policy", POLICY, "--seed", str(seed), "--hands", "6", "--out", path])
+        label.label(POLICY, seed, 6, path, log=lambda line: None)
     files = [np.load(path) for path in paths]
-    rows, train, held, _ = script._load(paths)
+    rows, train, held, _ = data.load_rows(paths)
     for name in ("obs", "mask", "values", "results", "phase", "policy_move"):
         np.testing.assert_array_equal(rows[name], np.concatenate([f[name] for f in files]))
         assert rows[name].dtype == files[0][name].dtype
     first, second = (len(f["phase"]) for f in files)
     expected = [*range(int(0.9 * first), first), *range(first + int(0.9 * second), first + second)]
     assert held.tolist() == expected and sorted([*train.tolist(), *expected]) == list(range(first + second))
-    assert "results" not in script._load(paths, results=False)[0]
-    with pytest.raises(SystemExit, match=r"no data file 'missing.npz', '' \(label makes them\)"):
-        script._load([paths[0], "missing.npz", ""])
+    assert "results" not in data.load_rows(paths, results=False)[0]
+    with pytest.raises(PlayoutsError, match=r"no data file 'missing.npz', '' \(label makes them\)"):
+        data.load_rows([paths[0], "missing.npz", ""])
 
 
 def _data_rows(n: int = 40) -> dict[str, np.ndarray]:
@@ -421,16 +475,15 @@ def _edit(name, index, value):
 def test_a_broken_or_hostile_data_file_is_one_line(tmp_path, arrays, raw, words) -> None:
     path = _npz(tmp_path / "bad.npz", arrays, raw)
     good = _npz(tmp_path / "good.npz", _data_rows())
-    with pytest.raises(SystemExit) as err:
-        _script()._load([good, path])
-    message = str(err.value.code)
-    assert message.startswith(f"real_deal_playouts: {path}: ") and "\n" not in message, message
+    with pytest.raises(PlayoutsError) as err:
+        data.load_rows([good, path])
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message, message
     assert re.search(words, message), message
 
 
 def test_data_files_not_regular_or_compressed_are_one_line(tmp_path) -> None:
-    script = _script()
-    rows, train, held, rules = script._load([_npz(tmp_path / "good.npz", _data_rows())])
+    rows, train, held, rules = data.load_rows([_npz(tmp_path / "good.npz", _data_rows())])
     assert len(rows["obs"]) == 40 and len(held) == 4 and rules.name == "standard"
     squeezed = tmp_path / "small.npz"
     np.savez_compressed(squeezed, **_data_rows())
@@ -439,5 +492,5 @@ def test_data_files_not_regular_or_compressed_are_one_line(tmp_path) -> None:
         (str(tmp_path), "not a regular file"),
         (str(squeezed), "obs.npy is compressed; label writes np.savez"),
     ]:
-        with pytest.raises(SystemExit, match=f"^real_deal_playouts: {path}: {words}"):
-            script._load([path])
+        with pytest.raises(PlayoutsError, match=f"^{path}: {words}"):
+            data.load_rows([path])

@@ -1,0 +1,179 @@
+"""``sergeant-major improve``: a play-out run from a config, and the pipeline's steps one at a time.
+
+A run (the run layer of every trainer, training/common/runs.py: run folder, ``config.yaml``, ``summary.json``,
+``--resume``, ``--set``, Ctrl-C; the stages in :mod:`training.playouts.run`)::
+
+    sergeant-major improve --config configs/real_deal_v8.yaml       # a new run in runs/real_deal_v8 (or -2, ...)
+    sergeant-major improve --config configs/real_deal_v8.yaml --set workers=1
+    sergeant-major improve --resume runs/real_deal_v8               # go on where a killed run stopped
+
+The steps by hand (``sergeant-major improve STEP --help``; also ``python -m training.playouts STEP``)::
+
+    sergeant-major improve label --seed 21 --hands 18000 --out runs/playouts/s21.npz
+    sergeant-major improve fit --data runs/playouts/s21.npz,runs/playouts/s22.npz --out q.pt
+    sergeant-major improve combine --prior trained --teacher q.pt --weight 0.5 --out policy.pt
+    sergeant-major improve merge --data runs/playouts/s21.npz --teacher q.pt --out merged.pt
+    sergeant-major improve distil --teacher policy.pt --init agents/policies/standard_v4.pt --out small.pt
+    sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
+        --seed 7 --start-balances=-1,-1,2
+
+``label`` plays hands with a policy and labels their decisions with real-deal play-outs
+(:mod:`training.playouts.label`); ``fit`` fits the Q-network, ``combine`` adds it to a prior policy, ``merge``
+fine-tunes a policy to take its exchange, trump and discards, ``distil`` copies a policy into a smaller network
+(:mod:`training.playouts.fit`). A bad input is one line ``PROG STEP: error: ...``, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from training.common.runs import add_run_arguments, run_command
+from training.playouts.config import FIT_BATCH, MAX_DECISIONS, MAX_EPOCHS, MAX_HANDS, TYPES, role_numbers
+from training.playouts.run import PROG, backend
+
+STEPS = ("label", "fit", "merge", "combine", "distil")
+
+
+def run_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The command line of a run (``--config``/``--resume``, the run layer's)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Policy improvement by play-outs in the real deal: label decisions with every legal move "
+        "played out, fit a Q-network on them, combine it with the policy (configs/real_deal_*.yaml).",
+        epilog=f"A new run goes to <output_dir>/<name> (or <name>-2, ... if that is used); --resume RUN_DIR goes on "
+        f"where it stopped, keeping the label files made. The steps one at a time: {prog} "
+        f"{{{','.join(STEPS)}}} --help.",
+    )
+    add_run_arguments(parser, "YAML config (configs/real_deal_*.yaml; sergeant-major config --kind playouts: its keys)")
+    return parser
+
+
+def steps_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The command line of the steps run by hand (``label``, ``fit``, ``merge``, ``combine``, ``distil``)."""
+    parser = argparse.ArgumentParser(prog=prog, description="The steps of the play-out pipeline, one at a time.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    lab = sub.add_parser("label", help="play hands and label their decisions with real-deal play-outs")
+    lab.add_argument("--policy", default="trained", help="agent spec of the policy (trained or ppo:PATH)")
+    lab.add_argument("--seed", type=int, default=0)
+    lab.add_argument("--hands", type=int, default=1000, help="hands to play (all slots together)")
+    lab.add_argument("--out", required=True, help="data file (.npz)")
+    lab.add_argument("--types", default="exchange,trump,discard", help=f"decision types labelled, of {','.join(TYPES)}")
+    lab.add_argument("--rules", default="standard", help="the rule preset played (56 actions, three or four players)")
+    lab.add_argument("--roles", default=None, help="label only these roles' decisions, e.g. middle (default: all)")
+    fitter = sub.add_parser("fit", help="fit the Q-network on labelled files")
+    fitter.add_argument("--data", required=True, help="comma-separated data files")
+    fitter.add_argument("--init", default="trained", help="policy whose hidden layers start the network")
+    fitter.add_argument("--out", required=True, help="policy file to write")
+    fitter.add_argument("--epochs", type=int, default=4)
+    fitter.add_argument("--learning-rate", type=float, default=3e-4)
+    fitter.add_argument("--seed", type=int, default=0)
+    fitter.add_argument(
+        "--game-weight", type=float, default=0.0, help="tricks per unit of result reward where a hand ends the game"
+    )
+    merger = sub.add_parser("merge", help="one policy: the Q-network's exchange, trump and discards, the play kept")
+    merger.add_argument("--data", required=True, help="comma-separated data files (the fit's)")
+    merger.add_argument("--init", default="trained", help="the policy to fine-tune")
+    merger.add_argument("--teacher", required=True, help="the Q-network written by fit")
+    merger.add_argument("--types", default="exchange,trump,discard", help="decision types taken from the teacher")
+    merger.add_argument("--margin", type=float, default=0.0, help="tricks the Q-network's move must gain")
+    merger.add_argument("--out", required=True, help="policy file to write")
+    merger.add_argument("--epochs", type=int, default=2)
+    merger.add_argument("--learning-rate", type=float, default=1e-5)
+    merger.add_argument("--seed", type=int, default=0)
+    distiller = sub.add_parser("distil", help="a copy of a policy in a smaller network (keeps rounds from growing)")
+    distiller.add_argument("--teacher", required=True, help="the policy copied")
+    distiller.add_argument("--init", required=True, help="the policy whose network (shape and weights) starts the copy")
+    distiller.add_argument("--decisions", type=int, default=1_000_000, help="decisions of the teacher's self-play")
+    distiller.add_argument("--out", required=True, help="policy file to write")
+    distiller.add_argument("--epochs", type=int, default=3)
+    distiller.add_argument("--learning-rate", type=float, default=1e-4)
+    distiller.add_argument("--seed", type=int, default=0)
+    distiller.add_argument("--rules", default="standard", help="the rule preset of the self-play")
+    combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
+    combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
+    combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
+    combiner.add_argument("--weight", type=float, default=1.0, help="tricks per unit of the prior's logits")
+    combiner.add_argument("--out", required=True, help="policy file to write")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """``sergeant-major improve``: a run (``--config``/``--resume``) or a step (``label``, ``fit``, ...); the exit
+    status (2: bad input, 130: interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in STEPS:
+        return steps(argv, prog)
+    return run_command(backend(prog), run_parser(prog), argv)
+
+
+def steps(argv: list[str], prog: str = PROG) -> int:
+    """Run one step of the pipeline by hand (module docstring); the exit status."""
+    parser = steps_parser(prog)
+    args = parser.parse_args(argv)
+    sub = f"{prog} {args.command}"
+
+    def refuse(message: str) -> int:
+        print(f"{sub}: error: {message}", file=sys.stderr)
+        return 2
+
+    if not 1 <= getattr(args, "epochs", 1) <= MAX_EPOCHS:
+        return refuse(f"--epochs must be in 1..{MAX_EPOCHS}, got {args.epochs}")
+    try:
+        return _step(args, refuse)
+    except ValueError as err:  # a bad rule set, policy or data file (RulesError, FixedAgentError, PlayoutsError, ...)
+        return refuse(str(err))
+
+
+def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
+    from training.playouts.config import labelled_rules
+    from training.playouts.fit import combine, distil, fit, merge
+    from training.playouts.label import label
+
+    if args.command == "label":
+        kinds = args.types.split(",")
+        if not 1 <= args.hands <= MAX_HANDS or not set(kinds) <= set(TYPES):
+            return refuse(f"--hands must be in 1..{MAX_HANDS} (got {args.hands}), --types some of {','.join(TYPES)}")
+        ruleset = labelled_rules(args.rules)
+        roles = None if args.roles is None else tuple(args.roles.split(","))
+        try:
+            role_numbers(ruleset, roles)
+        except ValueError as err:
+            return refuse(f"--{err}")
+        label(args.policy, args.seed, args.hands, args.out, tuple(TYPES[kind] for kind in kinds), ruleset, roles)
+    elif args.command == "combine":
+        if not 0 <= args.weight <= 1000:
+            return refuse(f"--weight must be in [0, 1000], got {args.weight}")
+        combine(args.prior, args.teacher, args.weight, args.out)
+    elif args.command == "distil":
+        if not FIT_BATCH * 10 <= args.decisions <= MAX_DECISIONS or not args.learning_rate > 0:
+            return refuse(
+                f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --learning-rate > 0"
+            )
+        distil(
+            args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed, args.rules
+        )
+    elif args.command == "merge":
+        kinds = args.types.split(",")
+        if not args.margin >= 0 or not args.learning_rate > 0 or not set(kinds) <= {"exchange", "trump", "discard"}:
+            return refuse("--margin must be >= 0, --learning-rate > 0, --types some of exchange,trump,discard")
+        merge(
+            args.data.split(","),
+            args.init,
+            args.teacher,
+            kinds,
+            args.margin,
+            args.out,
+            args.epochs,
+            args.learning_rate,
+            args.seed,
+        )
+    else:
+        if not args.learning_rate > 0 or not 0 <= args.game_weight <= 100:
+            return refuse(
+                f"--learning-rate must be > 0 (got {args.learning_rate}), --game-weight in [0, 100] "
+                f"(got {args.game_weight})"
+            )
+        fit(args.data.split(","), args.init, args.out, args.epochs, args.learning_rate, args.seed, args.game_weight)
+    return 0

@@ -1,0 +1,144 @@
+"""The configuration of a play-out run (``sergeant-major improve --config configs/real_deal_v8.yaml``).
+
+Keys (every one optional; ``sergeant-major config --kind playouts`` lists them with their defaults)::
+
+    kind: playouts              # what runs this file
+    name: real_deal             # run folder <output_dir>/<name>
+    output_dir: runs
+    workers: 2                  # labelling processes (one data file each at a time)
+    policy: trained             # plays, is played out, starts the Q-network and is the prior
+    rules: standard             # a preset of 56 actions, three or four players
+    student: null               # {init, decisions, epochs, learning_rate}: first copy `policy` into a smaller network
+    labels:                     # the data files, in groups of seeds: labels/<seed>.npz
+      - {seeds: [21, 22], hands: 18000, types: [exchange, trump, discard], policy: null, roles: null}
+    epochs: 4                   # the fit
+    learning_rate: 3.0e-4
+    seed: 0
+    q_init: null
+    game_weight: 0.0
+    weight: 1.0                 # the combination
+
+Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, and
+``--set KEY=VALUE`` overrides work as for every run config. Reading a config imports no torch.
+"""
+
+from __future__ import annotations
+
+from pydantic import field_validator, model_validator
+
+from sm_env.core.game import PLAY, role_names
+from sm_env.core.rules import RulesError, RuleSet
+from training.common.run_config import check_kind
+from training.common.yaml_config import Number, Section, Text, Whole, load, setting
+from training.common.yaml_config import validate as validate_config
+
+LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers): label's default
+TYPES = {"exchange": 0, "trump": 1, "discard": 2, "play": PLAY}  # the decision types that can be labelled
+FIT_BATCH = 512  # decisions per step of the fit
+MAX_HANDS = 50_000  # hands per data file: its rows are held in memory (about 40 decisions, 80 kB a hand of play)
+MAX_DECISIONS = 3_000_000  # distil: decisions held in memory (1.6 kB each)
+MAX_EPOCHS = 100  # passes of a fit, a merge or a copy over their data
+STANDARD = RuleSet.from_any("standard")
+
+
+def labelled_rules(rules: RuleSet | str | dict) -> RuleSet:
+    """The rule set of ``rules``, refused in one line (a RulesError) unless every decision it has can be
+    labelled: the rule sets of 56 actions, three or four players (the Q-network adds its values to every
+    decision, and the bids, calls, quota assignments and kitty takes of the 74-action rule sets are not among
+    :data:`TYPES`)."""
+    ruleset = RuleSet.from_any(rules)
+    if ruleset.num_actions != STANDARD.num_actions:
+        raise RulesError(
+            f"the rule set {ruleset.name!r} has {ruleset.num_actions} actions (bids, calls, "
+            f"assigned quotas or a kitty taken); only rule sets of {STANDARD.num_actions} actions can be labelled"
+        )
+    return ruleset
+
+
+def role_numbers(ruleset: RuleSet, roles: list[str] | tuple[str, ...] | None) -> list[int] | None:
+    """The role numbers (0 dealer, 1 eldest, ...) of the role names ``roles`` (None: every role); a ValueError
+    names the rule set's roles when one is unknown or none is given."""
+    if roles is None:
+        return None
+    names = role_names(ruleset)
+    if not roles or not set(roles) <= set(names):
+        raise ValueError(f"roles must be some of {', '.join(names)}, got {list(roles)}")
+    return [names.index(role) for role in roles]
+
+
+class LabelGroup(Section):
+    """Label files made alike: one file ``labels/<seed>.npz`` per seed."""
+
+    seeds: list[Whole] = setting(lambda: [0], "one data file per seed", min_length=1, max_length=1000)
+    hands: Whole = setting(6000, "hands played per file", ge=1, le=MAX_HANDS)
+    types: list[Text] = setting(lambda: ["play"], f"decision types labelled, of {', '.join(TYPES)}")
+    policy: Text | None = setting(None, "the policy that plays and is played out (null: the run's)")
+    roles: list[Text] | None = setting(None, "label only these roles' decisions, e.g. [middle] (null: every role)")
+
+    @model_validator(mode="after")
+    def _known_types(self) -> LabelGroup:
+        if not self.types or not set(self.types) <= set(TYPES):
+            raise ValueError(f"types must be some of {', '.join(TYPES)}, got {self.types}")
+        return self
+
+
+class Student(Section):
+    """The optional first stage of a run: ``distil`` the run's policy into a smaller network, which then plays."""
+
+    init: Text = setting("agents/policies/standard_v4.pt", "the policy whose network (shape, weights) starts the copy")
+    decisions: Whole = setting(2_000_000, "decisions of the policy's self-play", ge=FIT_BATCH * 10, le=MAX_DECISIONS)
+    epochs: Whole = setting(4, "passes over them", ge=1, le=MAX_EPOCHS)
+    learning_rate: Number = setting(1e-4, "Adam's rate, decaying linearly to 0", gt=0)
+
+
+class RunConfig(Section):
+    """The stages of one run (``sergeant-major improve --config``): (copy the policy into a smaller network,)
+    label the groups, fit the Q-network, combine it with the policy (or its copy)."""
+
+    kind: Text = setting("playouts", "what runs this file: playouts (training.common.run_config.CONFIG_KINDS)")
+    name: Text = setting("real_deal", "run folder <output_dir>/<name>")
+    output_dir: Text = setting("runs", "where run folders go")
+    workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
+    policy: Text = setting("trained", "the policy that plays, is played out, starts the Q-network and is the prior")
+    rules: Text = setting("standard", "the rule preset played (one of 56 actions, three or four players)")
+    student: Student | None = setting(
+        None, "first copy `policy` into a smaller network (student.pt), which then plays in its place (null: no copy)"
+    )
+    labels: list[LabelGroup] = setting(lambda: [LabelGroup()], "the data files: groups of seeds")
+    epochs: Whole = setting(4, "the fit's passes over the data", ge=1, le=MAX_EPOCHS)
+    learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
+    seed: Whole = setting(0, "the fit's seed")
+    q_init: Text | None = setting(
+        None, "the policy whose hidden layers start the Q-network (null: the one that plays; its size sets the cost)"
+    )
+    game_weight: Number = setting(
+        0.0, "the fit: tricks per unit of result reward (a game won +1, lost -0.5 with three players)", ge=0, le=100
+    )
+    weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
+
+    @field_validator("kind")
+    @classmethod
+    def _own_kind(cls, value: str) -> str:
+        return check_kind(value, "playouts")
+
+    @field_validator("rules")
+    @classmethod
+    def _labelled_rules(cls, rules: str) -> str:
+        labelled_rules(rules)  # a RulesError (a ValueError) says what is wrong and what is allowed
+        return rules
+
+    @model_validator(mode="after")
+    def _known_roles(self) -> RunConfig:
+        seen: set[int] = set()
+        for group in self.labels:
+            role_numbers(labelled_rules(self.rules), group.roles)  # checked before any labelling
+            for seed in group.seeds:
+                if seed in seen:
+                    raise ValueError(f"label seed {seed} is listed twice (one data file per seed)")
+                seen.add(seed)
+        return self
+
+
+def load_run_config(path: str | None, overrides: list[str] | None = None) -> RunConfig:
+    """Read, override (``KEY=VALUE``) and validate a run config; a ConfigError names the key at fault."""
+    return load(lambda data, source: validate_config(RunConfig, data, source), path, overrides)
