@@ -23,6 +23,10 @@ Subcommands::
         ``training.evaluation.evaluate.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
+    sergeant-major leaderboard --config FILE [--only PRESET ...]
+        rebuild the leaderboard page (docs/leaderboard.md) from its config
+        (configs/leaderboard.yaml): one resumable tournament per section
+        (``training.evaluation.leaderboard_page.main``)
     sergeant-major improve --config FILE | --resume RUN_DIR
         policy improvement by play-outs in the real deal: label decisions with
         every legal move played out, fit a Q-network, combine it with the
@@ -51,8 +55,8 @@ missing or unreadable file), with one line ``sergeant-major COMMAND: error:
 
 This package sits above ``sm_env``, ``agents`` and ``training`` and imports
 them plainly; nothing below imports it. ``training`` (torch, SB3) is imported
-only when ``eval``, ``tournament``, ``train``, ``distill``, ``improve``, ``exploit`` or
-``config`` runs, so the others start fast and work with the core install alone.
+only when ``eval``, ``tournament``, ``leaderboard``, ``train``, ``distill``, ``improve``,
+``exploit`` or ``config`` runs, so the others start fast and work with the core install alone.
 
 Adding a subcommand: write ``_add_NAME(subparsers)`` that builds its parser
 and sets ``handler`` with ``set_defaults``, and list it in ``_SUBCOMMANDS``.
@@ -291,6 +295,7 @@ _CONFIG_LOADERS = {
     "exploit": ("training.vector.exploit", "load_exploit_config", "ExploitConfig"),
     "playouts": ("training.playouts.config", "load_run_config", "RunConfig"),
     "eval": ("training.sb3.config", "load_eval_config", "EvalFileConfig"),
+    "leaderboard": ("training.evaluation.leaderboard_page", "load_leaderboard_config", "LeaderboardConfig"),
 }
 
 
@@ -377,6 +382,12 @@ def _run_tournament(argv: list[str]) -> int:
     return tournament.main(argv, prog=f"{PROG} tournament")
 
 
+def _run_leaderboard(argv: list[str]) -> int:
+    from training.evaluation import leaderboard_page
+
+    return leaderboard_page.main(argv, prog=f"{PROG} leaderboard")
+
+
 def _run_train(argv: list[str]) -> int:
     from training import train
 
@@ -424,6 +435,7 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "analyse": (_run_analyse, "score every decision of a game record with pimc; flag the costly moves"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
     "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
+    "leaderboard": (_run_leaderboard, "rebuild the leaderboard page (docs/leaderboard.md) from its config"),
     "train": (_run_train, "self-play training from a config file"),
     "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
     "improve": (_run_improve, "policy improvement by real-deal play-outs from a config file (configs/real_deal_*)"),

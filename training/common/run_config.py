@@ -18,6 +18,7 @@ CONFIG_KINDS = {
     "exploit": "sergeant-major exploit --config FILE",
     "playouts": "sergeant-major improve --config FILE",
     "eval": "sergeant-major train --evaluate POLICY --eval-config FILE",
+    "leaderboard": "sergeant-major leaderboard --config FILE",
 }
 """Every kind of config file in configs/, and the command that runs it (``kind:`` at the top of a file)."""
 

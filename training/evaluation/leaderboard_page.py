@@ -1,0 +1,226 @@
+"""``sergeant-major leaderboard``: the leaderboard page (``docs/leaderboard.md``) from its config.
+
+``configs/leaderboard.yaml`` (``kind: leaderboard``) names the page's sections: for each rule preset, the agents
+in the order the ``cover`` design takes them (the costly searches last, so they sit at the fewest tables; an
+agent appended to a list plays only its own tables) and the deals per table. Each section is a tournament
+(:func:`training.evaluation.tournament.tournament`) in its own run folder
+``<runs>/<rules>-seed<seed>-<deals>deals``, so a killed run resumes where it stopped and the stored tables are
+not played again; the page is written (atomically) once every section is there::
+
+    sergeant-major leaderboard --config configs/leaderboard.yaml
+    sergeant-major leaderboard --config configs/leaderboard.yaml --only four-5-3-2-2 --set workers=1
+
+``--only PRESET ...`` plays only those sections and replaces only them in the existing page (the other
+sections are kept as they are); ``--set KEY=VALUE`` overrides a key of the config (``out``, ``runs``, ``seed``,
+``workers``, ``design``). The page states the command that made it and each section the
+``sergeant-major tournament`` command that plays it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import field_validator, model_validator
+
+from sm_env.core.rules import RuleSet
+from sm_env.files.atomic import atomic_path
+from training.common.ray_cluster import RayOptions, add_ray_arguments
+from training.common.run_config import check_kind
+from training.common.yaml_config import Agents, ConfigError, Section, Text, Whole, load, setting, validate
+from training.evaluation.evaluate import check_agent
+from training.evaluation.leaderboard import markdown
+from training.evaluation.tournament import DESIGNS, MAX_AGENTS, MAX_DEALS, MAX_WORKERS, tournament
+
+PROG = "python -m training.evaluation.leaderboard_page"
+
+
+class BoardSection(Section):
+    """One section of the page: a tournament of ``agents`` under the preset ``rules``."""
+
+    rules: Text = setting("standard", "the rule preset (sergeant-major rules lists them); one section each")
+    agents: Agents = setting(
+        lambda: ["random", "heuristic"],
+        f"2-{MAX_AGENTS} agent specs, in the order the cover design takes them (the costly ones last)",
+    )
+    deals: Whole = setting(1000, "deals per table, each in every seating", ge=1, le=MAX_DEALS)
+
+    @field_validator("rules")
+    @classmethod
+    def _preset(cls, rules: str) -> str:
+        RuleSet.from_any(rules)  # a RulesError (a ValueError) names the presets
+        return rules
+
+    @model_validator(mode="after")
+    def _agents(self) -> BoardSection:
+        if not 2 <= len(self.agents) <= MAX_AGENTS:
+            raise ValueError(f"agents: a tournament takes 2-{MAX_AGENTS} agents, got {len(self.agents)}")
+        repeated = sorted({a for a in self.agents if self.agents.count(a) > 1})
+        if repeated:
+            raise ValueError(f"agents: each agent is named once; named more than once: {', '.join(repeated)}")
+        return self
+
+
+class LeaderboardConfig(Section):
+    """The leaderboard page: where it goes, where its tournaments' run folders go, and its sections."""
+
+    kind: Text = setting("leaderboard", "what runs this file: leaderboard (training.common.run_config.CONFIG_KINDS)")
+    out: Text = setting("docs/leaderboard.md", "the page written")
+    runs: Text = setting("runs/leaderboard", "folder of the sections' run folders")
+    seed: Whole = setting(0, "seed of the deals (every section, every table)")
+    workers: Whole = setting(2, "processes playing the deals", ge=1, le=MAX_WORKERS)
+    design: Literal[DESIGNS] = setting("cover", "the tables of each section (sergeant-major tournament --help)")
+    sections: list[BoardSection] = setting(lambda: [BoardSection()], "the page's sections, in order", min_length=1)
+
+    @field_validator("kind")
+    @classmethod
+    def _own_kind(cls, value: str) -> str:
+        return check_kind(value, "leaderboard")
+
+    @model_validator(mode="after")
+    def _one_section_a_preset(self) -> LeaderboardConfig:
+        presets = [section.rules for section in self.sections]
+        repeated = sorted({p for p in presets if presets.count(p) > 1})
+        if repeated:
+            raise ValueError(f"sections: one section a preset; more than one for {', '.join(repeated)}")
+        return self
+
+
+def load_leaderboard_config(path: str | None, overrides: list[str] | None = None) -> LeaderboardConfig:
+    """Read, override (``KEY=VALUE``) and validate a leaderboard config; a ConfigError names the key at fault."""
+    return load(lambda data, source: validate(LeaderboardConfig, data, source), path, overrides)
+
+
+def sections(text: str) -> dict[str, str]:
+    """The preset sections of a generated leaderboard page: preset -> its Markdown, from its ``## `preset```
+    heading to the next level-2 heading (each ending in one newline)."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            name = line[3:].strip().strip("`")
+            current = found.setdefault(name, [])
+        if current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).rstrip("\n") + "\n" for name, lines in found.items()}
+
+
+def section_run(cfg: LeaderboardConfig, section: BoardSection) -> tuple[str, str]:
+    """A section's run folder and the ``sergeant-major tournament`` command that plays it alone."""
+    out = os.path.join(cfg.runs, f"{section.rules}-seed{cfg.seed}-{section.deals}deals")
+    command = ["sergeant-major", "tournament", "--agents", *section.agents, "--rules", section.rules]
+    command += ["--deals", str(section.deals), "--design", cfg.design, "--seed", str(cfg.seed)]
+    command += ["--workers", str(cfg.workers), "--out", out]
+    return out, shlex.join(command)
+
+
+def page(cfg: LeaderboardConfig, command: str, parts: dict[str, str]) -> str:
+    """The whole page: its header (the command that made it) and every section's Markdown, in order."""
+    lines = [
+        "# Leaderboard",
+        "",
+        "Generated by `sergeant-major leaderboard` (do not edit by hand) from its config: a duplicate tournament of",
+        "the shipped agents (`sergeant-major tournament`; the README's section on it). Made with:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "Size: each section states its deals per table and its design (every deal in every seating at each",
+        "table; `cover` seats every pair of agents together, see `sergeant-major tournament --help`).",
+        f"Cost: each section ends with the time its tables took on {cfg.workers} workers (2 CPU cores, shared with",
+        "other work when this file was made, so read the times as upper bounds); it grows linearly with the",
+        f"deals. Each preset has its own run folder under `{cfg.runs}`: a killed run resumes with the",
+        "same command, and an agent appended to a section's list in the config plays only its own tables.",
+        "",
+        *(parts[section.rules] for section in cfg.sections),
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def build(
+    cfg: LeaderboardConfig, command: str, only: Sequence[str] | None = None, ray: RayOptions | None = None
+) -> str | None:
+    """Play the sections of ``cfg`` (only those of the presets ``only``, if given) and write the page to
+    ``cfg.out``; the path written, or None when ``only`` was given and the page lacks another section (a
+    ValueError, one line, for a bad agent, preset or run folder)."""
+    presets = [section.rules for section in cfg.sections]
+    unknown = sorted(set(only or ()) - set(presets))
+    if unknown:
+        raise ValueError(f"--only {' '.join(unknown)}: the config's sections are {', '.join(presets)}")
+    kept: dict[str, str] = {}
+    if only:
+        if not os.path.isfile(cfg.out):
+            print(f"{cfg.out} not written: it needs every section; run without --only", file=sys.stderr)
+            return None
+        with open(cfg.out, encoding="utf-8") as handle:
+            kept = sections(handle.read())
+        missing = [p for p in presets if p not in only and p not in kept]
+        if missing:
+            print(f"{cfg.out} not written: it lacks the sections {', '.join(missing)}", file=sys.stderr)
+            return None
+    played = [section for section in cfg.sections if not only or section.rules in only]
+    for section in played:  # every agent of every section checked before any table is played
+        for spec in section.agents:
+            check_agent(spec, RuleSet.from_any(section.rules))
+    parts = {rules: kept[rules] for rules in presets if only and rules not in only}
+    for section in played:
+        out, same = section_run(cfg, section)
+        print(f"{section.rules}: {same}", file=sys.stderr)
+        result = tournament(
+            section.agents, out, section.deals, "hand", cfg.seed, cfg.workers, rules=section.rules,
+            design=cfg.design, ray=ray,
+        )  # fmt: skip
+        parts[section.rules] = markdown(result.board, title=f"`{section.rules}`", command=same)
+    with atomic_path(cfg.out) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(page(cfg, command, parts))
+    return cfg.out
+
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """Command line (module docstring); the exit status (2: bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Rebuild the leaderboard page (docs/leaderboard.md) from its config: one tournament per "
+        "section, each in its own resumable run folder.",
+    )
+    parser.add_argument("--config", metavar="FILE", required=True, help="YAML config (configs/leaderboard.yaml)")
+    parser.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a config key"
+    )
+    parser.add_argument("--only", nargs="+", metavar="PRESET", help="play only these sections; keep the others")
+    add_ray_arguments(parser, "the deals")
+    args = parser.parse_args(argv)
+    command = shlex.join([*prog.split(), *_without_only(argv)])
+    try:
+        cfg = load_leaderboard_config(args.config, args.sets)
+        written = build(cfg, command, args.only, RayOptions.from_args(args))
+    except (ConfigError, ValueError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    if written is not None:
+        print(f"wrote {written}")
+    return 0
+
+
+def _without_only(args: list[str]) -> list[str]:
+    """The command line without ``--only P ...``: the command that makes the whole page."""
+    kept, skipping = [], False
+    for arg in args:
+        if arg == "--only":
+            skipping = True
+        elif skipping and not arg.startswith("-"):
+            continue
+        else:
+            skipping = False
+            kept.append(arg)
+    return kept
+
+
+if __name__ == "__main__":
+    sys.exit(main())
