@@ -20,7 +20,6 @@ from training.distill.data import DataSettings
 
 pytest.importorskip("torch")
 
-from helpers import benchmark_script
 
 from training.common.checkpoint import CheckpointError  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
@@ -299,19 +298,6 @@ def test_teacher_data_stores_only_unsearched_decisions_and_can_be_relabelled():
     logits[~legal] = -np.inf
     assert relabelled.argmax(axis=1).tolist() == logits.argmax(axis=1).tolist()
     assert np.array_equal(hard.argmax(axis=1), data["target"])  # before: the heuristic's moves
-
-
-def test_the_strength_benchmark_reports_every_role(tmp_path, capsys):
-    import json
-
-    strength = benchmark_script("strength")
-    out = tmp_path / "s.json"
-    args = ["--policy", "random", "--deals", "2", "--workers", "1", "--pimc", "--pimc-spec", "heuristic"]
-    assert strength.main([*args, "--game-deals", "1", "--out", str(out)]) == 0
-    figures = json.loads(out.read_text())
-    assert set(figures["random"]) >= {"dealer", "eldest", "middle", "all", "ms_per_decision"}
-    assert figures["random"]["all"]["mean"] < 0 and "speed_ratio" in figures and "game" in figures
-    assert "| random |" in capsys.readouterr().out
 
 
 def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path):

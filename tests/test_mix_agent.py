@@ -1,5 +1,5 @@
 """The agent ``mix`` (agents/mix.py): routing by decision type, seeds, refusals, the evaluator, and the swap
-A/B of benchmarks/strength.py."""
+A/B of training/evaluation/strength.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import os
 import random
 
 import pytest
-from helpers import benchmark_script
 
 from agents import AgentSpecError, act, make_agent, make_opponent
 from agents.base import Agent
@@ -257,11 +256,13 @@ def test_evaluate_plays_a_mix_on_the_general_path():
         evaluate(["mix:base=heuristic;play=human", "heuristic"], 1, "hand", 0, 1, progress=False)
 
 
-# ---------------------------------------------------------------- benchmarks/strength.py --swap
+# ---------------------------------------------------------------- training/evaluation/strength.py --swap
 
 
 def _strength():
-    return benchmark_script("strength")
+    from training.evaluation import strength
+
+    return strength
 
 
 def test_the_swap_of_an_agent_into_itself_changes_nothing_in_any_row(tmp_path, capsys):

@@ -14,6 +14,7 @@ Sections (every key optional; ``python -m training.distill.config`` lists them w
     data:       {...}           # DataSettings: how hands are played and labelled (training/distill/data.py)
     extra_data: [...]           # ExtraData: further data sets labelled after data_r0 and fitted in every round
     fit:        {...}           # FitSettings: the network and its fit
+    eval:       {...}           # the final evaluation of the last policy (training.evaluation; final_deals: 0, none)
 
 Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, as for
 the trainers' configs, and ``--set KEY=VALUE`` overrides work the same way.
@@ -27,6 +28,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from sm_env.core.rules import RuleSet
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
     ConfigError,
@@ -43,6 +45,7 @@ from training.common.yaml_config import (
     validate,
 )
 from training.distill.data import DataSettings
+from training.evaluation.config import EvalConfig, check_eval_rules
 
 
 class FitSettings(Section):
@@ -93,6 +96,19 @@ class ExtraData(DataSettings):
         return DataSettings(**self.model_dump(exclude={"name", "hands"}))
 
 
+class DistillEval(
+    EvalConfig,
+    defaults={"final_deals": 0, "opponents": lambda: ["heuristic"]},
+    descriptions={
+        "final_deals": "deals of the final evaluation of the last round's policy, per role, against each opponent "
+        "(0: none; the fit's validation against pimc is in train_r<k>.json either way)",
+        "every": "not read: a distillation is evaluated once, at the end",
+    },
+):
+    """The final evaluation of a distillation run: the duplicate evaluation every trainer reports
+    (:func:`training.evaluation.evaluate.evaluate_against`), off unless ``final_deals`` is set."""
+
+
 class DistillConfig(
     RunSection,
     defaults={"kind": "distill", "name": "distill"},
@@ -115,6 +131,7 @@ class DistillConfig(
     extra_data: list[ExtraData] = setting(
         list, "further data sets labelled after data_r0 and fitted with it in every round (name, hands, data keys)"
     )
+    eval: DistillEval = setting(DistillEval, "the final evaluation of the last round's policy")
 
     @model_validator(mode="before")
     @classmethod
@@ -154,6 +171,7 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
                 f"extra_data[{i}].rules: {entry.rules!r}, but the run fits data.rules {cfg.data.rules!r}; every data "
                 "set of a run is labelled with the rules of its fit",
             )
+    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.data.rules), source)
     if cfg.dagger_rollout not in DAGGER_ROLLOUTS:
         raise config_error(
             source,

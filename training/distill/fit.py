@@ -68,7 +68,8 @@ Outputs in the run folder: ``config.yaml`` (the resolved config), ``data_r<k>/``
 ``extra_data`` entry (labelled shards), ``fit_r<k>.ckpt`` (the fit's state after its last finished epoch),
 ``policy_r<k>.pt`` (the policy after round k, a ``.pt`` export readable by
 ``ppo:PATH``), ``train_r<k>.json`` (losses, validation figures, wall times),
-and ``summary.json`` (written last: the run is complete).
+``final_eval.json`` (with ``eval.final_deals``: the last policy's duplicate evaluation per role, as every
+trainer's) and ``summary.json`` (written last: the run is complete).
 """
 
 from __future__ import annotations
@@ -690,7 +691,7 @@ class DistillRun:
     """A distillation run as the run layer drives it (:func:`run`; every shard and epoch is saved as it is made)."""
 
     def __init__(self, config: DistillConfig, run_dir: str, quiet: bool = False, ray: Any = None) -> None:
-        self.config, self.run_dir, self.wall, self.ray = config, run_dir, 0.0, ray
+        self.config, self.run_dir, self.wall, self.ray, self.quiet = config, run_dir, 0.0, ray, quiet
         self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
         self.summary: dict[str, Any] = {"rounds": []}
         self.done = self._rounds_done()
@@ -726,7 +727,11 @@ class DistillRun:
         return rows
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        raise NotImplementedError("a distillation config has no evaluation (benchmarks/strength.py measures it)")
+        """The last round's policy against ``eval.opponents``, per role (what every trainer reports)."""
+        from training.evaluation.evaluate import evaluate_against
+
+        spec = f"ppo:{self.summary['policy']}"
+        return evaluate_against(spec, self.config.eval, self.config.data.rules, deals, progress=not self.quiet)
 
     def details(self) -> str:
         return ""

@@ -1,9 +1,10 @@
-"""Playing strength of a policy, per role, against the heuristic and against pimc.
+"""Playing strength of a policy, per role, against the heuristic and against pimc, and what each decision type
+gains from another agent (``python -m training.evaluation.strength``).
 
-One command reproduces the learning issue's figures at a stated size:
+One command gives the figures at a stated size:
 
-    python benchmarks/strength.py --policy trained --deals 500 --workers 2
-    python benchmarks/strength.py --policy ppo:runs/distill/policy_r0.pt --deals 500 --pimc --game-deals 200
+    python -m training.evaluation.strength --policy trained --deals 500 --workers 2
+    python -m training.evaluation.strength --policy ppo:runs/distill/policy_r0.pt --deals 500 --pimc --game-deals 200
 
 It runs the project's duplicate evaluation (:mod:`training.evaluation.evaluate`) with
 the same deal seed for every line, so every agent meets the same deals:
@@ -30,8 +31,8 @@ leaves out the lines against the heuristic (e.g. to run only ``--swap``).
 
 The swap (``--swap CANDIDATE``, :func:`swap`), one decision type at a time::
 
-    python benchmarks/strength.py --policy trained --deals 0 --swap 'pimc:rollout=policy,exchange=1,bid=1' \
-        --swap-deals 200 --out runs/strength/swap.json
+    python -m training.evaluation.strength --policy trained --deals 0 \
+        --swap 'pimc:rollout=policy,exchange=1,bid=1' --swap-deals 200 --out runs/strength/swap.json
 
 For each decision type of the rule set (:func:`agents.mix.decision_types`: exchange, trump, discard and play
 under the standard rules; the bids, the call, the quota assignment or the face-up card under section 10's)
@@ -61,14 +62,12 @@ import sys
 import time
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents import parse_spec  # noqa: E402
-from agents.mix import decision_types  # noqa: E402
-from sm_env.core.game import role_names  # noqa: E402
-from sm_env.core.rules import RuleSet  # noqa: E402
-from sm_env.files.atomic import atomic_path  # noqa: E402
-from training.evaluation.evaluate import EvalResult, check_agent, check_table_setup, evaluate  # noqa: E402
+from agents import parse_spec
+from agents.mix import decision_types
+from sm_env.core.game import role_names
+from sm_env.core.rules import RuleSet
+from sm_env.files.atomic import atomic_path
+from training.evaluation.evaluate import EvalResult, check_agent, check_table_setup, evaluate
 
 DEFAULT_SWAP_BALANCES = {3: (-1, -1, 2), 4: (-1, -1, 0, 2)}
 """The swap's previous-hand balances by seat (seat 0 deals) where the rule set has an exchange: the middle
@@ -211,8 +210,12 @@ def _cell(e: dict[str, float], signed: bool = True) -> str:
     return f"{e['mean']:{f}} [{e['lo']:{f}}, {e['hi']:{f}}]"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks/strength.py", description=__doc__.split("\n\n")[0])
+PROG = "python -m training.evaluation.strength"
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Command line (module docstring); the exit status (2: bad input)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", default="trained", help="agent spec of the policy (default: trained)")
     parser.add_argument(
         "--deals", type=int, default=500, help="hand-mode deals (each in 3 rotations); 0: no line against the heuristic"
