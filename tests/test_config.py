@@ -69,6 +69,12 @@ def _real_deal(path):
     return load_run_config(path), RunConfig
 
 
+def _leaderboard(path):
+    from training.evaluation.leaderboard_page import LeaderboardConfig, load_leaderboard_config
+
+    return load_leaderboard_config(path), LeaderboardConfig
+
+
 def _distill(path):
     from training.distill import fit
 
@@ -88,6 +94,7 @@ LOADERS = (
     ("exit*.yaml", _distill),  # expert iteration: a distillation config
     ("exploit.yaml", _exploit),
     ("real_deal*.yaml", _real_deal),  # sergeant-major improve --config
+    ("leaderboard.yaml", _leaderboard),  # sergeant-major leaderboard --config
 )
 SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))
 
