@@ -1,10 +1,10 @@
-"""Agents: one interface (:class:`~agents.base.Agent`) and a registry of specs.
+"""Agents: one interface (:class:`~agents.players.base.Agent`) and a registry of specs.
 
 Specs accepted by :func:`make_agent`:
 
 ==========================  ===============================================
 ``random``                  uniform over the legal actions
-``heuristic``               the rule-based player (:mod:`agents.heuristic`)
+``heuristic``               the rule-based player (:mod:`agents.players.heuristic`)
 ``pimc``                    Monte Carlo search (:mod:`agents.search.pimc`), with
                             optional parameters: ``pimc:samples=20``,
                             ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``,
@@ -23,16 +23,16 @@ Specs accepted by :func:`make_agent`:
 ``ismcts``                  information-set MCTS (:mod:`agents.search.ismcts`):
                             ``ismcts:iterations=200``, ``ismcts:seconds=0.2``,
                             ``ismcts:iterations=400,c=0.5``, ``ismcts:kernel=0``
-``human``                   a person at the terminal (:mod:`agents.human`)
-``ppo:path/to/checkpoint``  a trained policy (``agents.ppo_agent.PPOAgent``)
+``human``                   a person at the terminal (:mod:`agents.players.human`)
+``ppo:path/to/checkpoint``  a trained policy (``agents.players.ppo_agent.PPOAgent``)
 ``rllib:path/to/policy``    an RLlib policy exported by
                             ``sergeant-major train --backend rllib``
-                            (``agents.rllib_agent.RLlibAgent``; needs
+                            (``agents.players.rllib_agent.RLlibAgent``; needs
                             ``pip install -e ".[rllib]"``). Only load policies
                             you trust: an RLlib checkpoint is a pickle, and
                             unpickling it can run any code put in it
 ``trained``                 the best policy shipped with the package for the
-                            rule set played (:mod:`agents.trained`): for the
+                            rule set played (:mod:`agents.players.trained`): for the
                             three-player rule sets of 789 observation entries
                             and 56 actions (the standard rules and those of
                             docs/rules.md section 9 among them),
@@ -103,7 +103,7 @@ import os
 import secrets
 from collections.abc import Callable
 
-from .base import Agent, Param, act, observation_for, typed_params
+from .players.base import Agent, Param, act, observation_for, typed_params
 
 KNOWN_AGENTS = (
     "random",
@@ -227,14 +227,14 @@ def fresh_seed() -> int:
 
 
 def _random(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .random_agent import RandomAgent
+    from .players.random_agent import RandomAgent
 
     _no_params("random", params)
     return RandomAgent(seed)
 
 
 def _heuristic(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .heuristic import HeuristicAgent
+    from .players.heuristic import HeuristicAgent
 
     _no_params("heuristic", params)
     return HeuristicAgent(seed)
@@ -253,7 +253,7 @@ def _ismcts(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .human import HumanAgent
+    from .players.human import HumanAgent
 
     _no_params("human", params)
     return HumanAgent(seed=seed)
@@ -261,11 +261,11 @@ def _human(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
 TRAINED_POLICY = os.path.join(POLICY_DIR, "standard_v7.pt")
-"""What the spec "trained" plays on the standard rules (agents.trained.trained_policy; policies/README.md)."""
+"""What the spec "trained" plays on the standard rules (agents.players.trained.trained_policy; policies/README.md)."""
 
 
 def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .trained import TrainedAgent
+    from .players.trained import TrainedAgent
 
     _no_params("trained", params)
     if not os.path.exists(TRAINED_POLICY):
@@ -274,7 +274,7 @@ def _trained(rest: str, params: dict[str, str], seed: int | None) -> Agent:
 
 
 def _ppo(rest: str, params: dict[str, str], seed: int | None) -> Agent:
-    from .ppo_agent import PPOAgent
+    from .players.ppo_agent import PPOAgent
 
     path = rest.strip()
     if not path:
@@ -291,7 +291,7 @@ def _rllib(rest: str, params: dict[str, str], seed: int | None) -> Agent:
     if not os.path.exists(path):
         raise AgentSpecError(f"rllib agent: policy folder not found: {path}")
     try:
-        from .rllib_agent import RLlibAgent
+        from .players.rllib_agent import RLlibAgent
     except ImportError as err:
         raise AgentSpecError(f"rllib agent needs ray[rllib] and torch: pip install -e '.[rllib]' ({err})") from None
     return RLlibAgent(path, seed=seed)

@@ -6,7 +6,7 @@ pimc's value, from that seat's :class:`~sm_env.core.knowledge.PlayerView` alone 
 - ``search``: which search scored the actions, with its samples and seed (:func:`search_settings`), so that
   two analyses say whether they are comparable;
 - per legal action (in action-id order) a :class:`Move`: its text, ``probability`` (the shipped policy for the
-  rule set, :func:`agents.trained.trained_policy`; None for every action when no shipped policy plays the rule
+  rule set, :func:`agents.players.trained.trained_policy`; None for every action when no shipped policy plays the rule
   set or torch is missing to load it: ``policy_note`` says which) and ``value`` (pimc's mean balance of the seat
   in the hand after the action, over ``samples`` deals consistent with the view: tricks minus quota, the units
   of docs/rules.md; None when pimc does not search this phase or the action is the only one: ``search_note``).
@@ -35,9 +35,9 @@ from sm_env.core.rules import RuleSet
 from sm_env.observation import encode
 
 from . import AGENT_PARAMS
-from .ppo_agent import NumpyPolicy, PolicyLoadError, load_numpy_policy
+from .players.ppo_agent import NumpyPolicy, PolicyLoadError, load_numpy_policy
+from .players.trained import trained_policy
 from .search.pimc import PimcAgent, searched_phase
-from .trained import trained_policy
 
 SEARCH = "pimc"
 """The search that scores the actions (its rollouts: the heuristic player)."""

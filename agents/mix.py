@@ -50,7 +50,7 @@ Behaviour:
 - ``name`` reads ``mix(BASE, TYPE=PART, ...)`` with the parts' specs, e.g. ``mix(trained, play=pimc)`` (the
   evaluator's tables label agents by their whole spec).
 
-Where it plays: everywhere an agent is played through :meth:`~agents.base.Agent.act` on a
+Where it plays: everywhere an agent is played through :meth:`~agents.players.base.Agent.act` on a
 :class:`~sm_env.core.knowledge.PlayerView`: the duplicate evaluation (``sergeant-major eval``,
 ``tournament``, ``python -m training.evaluation.strength --swap``), ``play``, and as an SB3 training opponent.
 The batched opponents of ``sergeant-major exploit`` (``training/vector/fixed_agents.py``) refuse it in one line.
@@ -66,7 +66,7 @@ from sm_env.core.game import PHASE_NAMES, hand_order
 from sm_env.core.knowledge import PlayerView
 from sm_env.core.rules import RuleSet
 
-from .base import Agent, observation_for
+from .players.base import Agent, observation_for
 
 DECISION_TYPES = tuple(name for name in PHASE_NAMES if name != "over")
 """The decision types a mix may route, by the engine's phase names: exchange, trump, discard, play, assign,

@@ -3,7 +3,7 @@
     sergeant-major play --seat 0 --opponents heuristic pimc --seed 7
 
 The engine runs the game; the person answers at each of its turns (see
-:mod:`agents.human`; a forced choice, one legal action, is played for it and
+:mod:`agents.players.human`; a forced choice, one legal action, is played for it and
 said). Between turns the person is told what the rules did without asking:
 an exchange it took part in once the cards are back (a receiver returns its
 highest cards of each suit sent, with no choice: docs/rules.md section 4),
@@ -27,7 +27,7 @@ from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.records import save_record
 
 from . import AgentSpecError, act, fresh_seed, make_opponent
-from .human import HumanAgent, HumanQuit
+from .players.human import HumanAgent, HumanQuit
 
 PROG = "sergeant-major play"
 

@@ -11,7 +11,7 @@ each adapter puts it; prints decisions per second and the ratio to
 (e) ``sm_env.envs.rllib_env.TurnBasedEnv`` (RLlib's turn-based protocol; needs ray);
 (f) ``training.sb3.single_agent.SingleSeatEnv`` (one learner seat, random opponents played inside
     ``step``; every decision counts, the opponents' too; needs the train extra);
-(g) the same with heuristic opponents (``agents.heuristic``: they read their ``PlayerView``, so the
+(g) the same with heuristic opponents (``agents.players.heuristic``: they read their ``PlayerView``, so the
     pure-Python ``Game`` is stepped along; the heuristic's own thinking counts too), and its peer:
     ``raw_env`` played the same way (two heuristic seats reading ``player_view(env.game, seat)``, one
     random seat observing), so that the last line gives what the adapter itself costs with such opponents.

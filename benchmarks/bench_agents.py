@@ -6,7 +6,7 @@ Hosts, on the same decisions (every decision of heuristic games, all phases) unl
   ``analyse``, ``hint``);
 - ``thread``: the same in another thread of this process (the web app's worker threads, ``serve``);
 - ``unpinned``: ``script`` with a numpy policy's small products on BLAS (``np.matmul``, its thread pool) and
-  torch's thread pin switched off (:func:`agents.threads.one_thread` a no-op): what every host paid before;
+  torch's thread pin switched off (:func:`agents.players.threads.one_thread` a no-op): what every host paid before;
 - ``eval-1``, ``eval-2``: ``sergeant-major eval``'s own timing table (``evaluate(..., workers=1 / 2)``, the agent
   against two heuristics, ``--deals`` deals: its decisions, not the list above);
 - ``reference``, ``eval-1 ref``: ``script`` and ``eval-1`` in a child process started with
@@ -31,7 +31,7 @@ import threading
 import time
 
 from agents import make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
 from sm_env.core.game import Game
 from sm_env.core.knowledge import PlayerView, player_view
 
@@ -74,15 +74,15 @@ def in_thread(spec: str, views: list[PlayerView]) -> float:
 def unpinned(spec: str, views: list[PlayerView]) -> float:
     import numpy as np
 
-    import agents.ppo_agent
-    import agents.rllib_agent
+    import agents.players.ppo_agent
+    import agents.players.rllib_agent
 
-    saved = agents.ppo_agent._rows_times, agents.rllib_agent.one_thread
-    agents.ppo_agent._rows_times, agents.rllib_agent.one_thread = np.matmul, contextlib.nullcontext
+    saved = agents.players.ppo_agent._rows_times, agents.players.rllib_agent.one_thread
+    agents.players.ppo_agent._rows_times, agents.players.rllib_agent.one_thread = np.matmul, contextlib.nullcontext
     try:
         return ms_per_decision(spec, views)
     finally:
-        agents.ppo_agent._rows_times, agents.rllib_agent.one_thread = saved
+        agents.players.ppo_agent._rows_times, agents.players.rllib_agent.one_thread = saved
 
 
 def in_eval(spec: str, deals: int, workers: int) -> float:

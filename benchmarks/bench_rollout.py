@@ -16,9 +16,9 @@ import argparse
 import random
 import time
 
+from agents.players.unseen import deck_of
 from agents.search.rollout import rollout
 from agents.search.rollout_kernel import RolloutBatch
-from agents.unseen import deck_of
 from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
 
 

@@ -27,7 +27,7 @@ import random
 import time
 
 from agents import make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
 from sm_env.core.cards import from_mask
 from sm_env.core.game import PLAY, Game
 from sm_env.core.knowledge import PlayerView, player_view

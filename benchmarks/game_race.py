@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from agents import make_agent  # noqa: E402
-from agents.base import act  # noqa: E402
+from agents.players.base import act  # noqa: E402
 from sm_env.core.game import OVER, Game  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402
 from sm_env.core.rules import RuleSet  # noqa: E402

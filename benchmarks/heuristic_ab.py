@@ -13,12 +13,12 @@ candidate's balance per hand minus the baseline's, with its 95% bootstrap CI ove
     python benchmarks/heuristic_ab.py ab take --candidate discard --deals 5000    # 9-5-3-one-card, hand mode
     python benchmarks/heuristic_ab.py all --deals 1000                            # every candidate, seed 0
 
-``--candidate kept`` (the default) is the heuristic as it is (``agents.heuristic``); the other candidates
+``--candidate kept`` (the default) is the heuristic as it is (``agents.players.heuristic``); the other candidates
 are listed by ``python benchmarks/heuristic_ab.py list`` (for the auction and the face-up card the kept
 rule is the old one: no candidate beat it, docs/results.md). The candidate agents are registered as the agent
 kind ``ab`` for the run only, so the evaluation runs in this process (one worker).
 
-``fit`` measures the estimates (``SUIT_WEIGHTS``, ``NT_WEIGHTS``, ``MIZ_WEIGHTS`` of agents/heuristic.py):
+``fit`` measures the estimates (``SUIT_WEIGHTS``, ``NT_WEIGHTS``, ``MIZ_WEIGHTS`` of agents/players/heuristic.py):
 on ``--deals`` deals of the ``calls`` preset (seat 0 deals, no exchange) it plays the hand out once per call
 with the heuristic in every seat and fits the dealer's tricks by least squares on the features of its 16
 dealt cards (a quarter of the deals held out for the R^2); it also prints each call's mean balance.
@@ -41,9 +41,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import agents  # noqa: E402
-from agents import heuristic as h  # noqa: E402
-from agents.base import Agent  # noqa: E402
-from agents.unseen import outstanding_of  # noqa: E402
+from agents.players import heuristic as h  # noqa: E402
+from agents.players.base import Agent  # noqa: E402
+from agents.players.unseen import outstanding_of  # noqa: E402
 from sm_env.core.cards import SUIT_MASK, from_mask  # noqa: E402
 from sm_env.core.game import (  # noqa: E402
     ASSIGN,
@@ -63,7 +63,8 @@ _DANGER = {12: 1.0, 11: 0.7, 10: 0.4, 9: 0.2}
 
 
 def before_estimate(hand: int, trump: int) -> float:
-    """The old suit estimate of the calls (the auction's, :func:`agents.heuristic.auction_estimate`, for ``trump``)."""
+    """The old suit estimate of the calls (the auction's, :func:`agents.players.heuristic.auction_estimate`, for
+    ``trump``)."""
     estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
     for s in range(4):
         cards = hand & SUIT_MASK[s]

@@ -40,8 +40,8 @@ try:
 except ImportError:  # pragma: no cover - the message says what to install
     sys.exit("benchmarks/openspiel_demo.py needs OpenSpiel: pip install -e '.[openspiel]'")
 
-from agents.base import Agent
-from agents.heuristic import heuristic_action
+from agents.players.base import Agent
+from agents.players.heuristic import heuristic_action
 from agents.search.world_sampler import sample_world, world_from_view
 from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView, player_view

@@ -35,8 +35,8 @@ from typing import Any
 
 from agents import SEED_BITS, AgentSpecError, act, fresh_seed, make_opponent, parse_spec
 from agents.advice import AdviceError, advise
-from agents.base import Param
-from agents.heuristic import heuristic_action
+from agents.players.base import Param
+from agents.players.heuristic import heuristic_action
 from sm_env.core.cards import CARD_TEXT, CardError, parse_card
 from sm_env.core.game import EXCHANGE, PLAY, SEED_LIMIT, Game, IllegalActionError
 from sm_env.core.knowledge import player_view

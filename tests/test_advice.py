@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from agents.advice import MAX_SAMPLES, AdviceError, advise
-from agents.ppo_agent import load_numpy_policy
+from agents.players.ppo_agent import load_numpy_policy
+from agents.players.trained import trained_policy
 from agents.search.pimc import PimcAgent
-from agents.trained import trained_policy
 from sm_env.core.cards import from_mask
 from sm_env.core.game import EXCHANGE, PLAY, Game
 from sm_env.core.knowledge import PlayerView, player_view

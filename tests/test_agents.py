@@ -8,8 +8,9 @@ import random
 import pytest
 
 from agents import AgentSpecError, act, make_agent
-from agents.heuristic import HeuristicAgent, choose_discard, choose_play, choose_send, choose_trump
-from agents.random_agent import RandomAgent
+from agents.players.heuristic import HeuristicAgent, choose_discard, choose_play, choose_send, choose_trump
+from agents.players.random_agent import RandomAgent
+from agents.players.unseen import deck_of
 from agents.search.pimc import PimcAgent
 from agents.search.rollout import rollout
 from agents.search.world_sampler import (
@@ -24,7 +25,6 @@ from agents.search.world_sampler import (
     sample_world,
     world_from_view,
 )
-from agents.unseen import deck_of
 from sm_env.core.cards import SUIT_MASK, from_mask, parse_card
 from sm_env.core.game import DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game
 from sm_env.core.knowledge import player_view
@@ -195,7 +195,7 @@ _TEN = m("AC QC 9C 8C 7C 6C 5C KD KH 4H AS KS QS 5S 2S")
 
 
 def test_heuristic_features_of_the_measured_estimates():
-    from agents import heuristic as h
+    from agents.players import heuristic as h
 
     # spades trump: 5 trumps with A K Q (no J); side: 1 ace, 1 guarded king (H), 1 bare king (D),
     # 1 queen with two others (C), no void, 1 singleton (D)
@@ -214,7 +214,7 @@ def test_heuristic_features_of_the_measured_estimates():
 
 
 def test_heuristic_call_is_the_best_value_less_its_reserve():
-    from agents import heuristic as h
+    from agents.players import heuristic as h
 
     values = h.call_values(_TEN)
     best = max(range(6), key=lambda k: values[k])
@@ -232,7 +232,7 @@ def test_heuristic_call_is_the_best_value_less_its_reserve():
 
 
 def test_heuristic_bid_threshold_and_margin():
-    from agents import heuristic as h
+    from agents.players import heuristic as h
     from sm_env.core.game import BID_ACTION_BASE, PASS_ACTION
 
     legal = (1 << PASS_ACTION) | sum(1 << (BID_ACTION_BASE + k) for k in range(1, 9))  # 9 .. 16
@@ -245,7 +245,7 @@ def test_heuristic_bid_threshold_and_margin():
 
 
 def test_heuristic_assigns_the_lowest_quota_to_itself_and_the_highest_as_told():
-    from agents import heuristic as h
+    from agents.players import heuristic as h
     from sm_env.core.game import ASSIGN, assignment_of
 
     game = Game("dealer-assigns", seed=5, first_dealer=0)
@@ -270,7 +270,7 @@ def test_heuristic_assigns_the_lowest_quota_to_itself_and_the_highest_as_told():
 
 
 def test_heuristic_face_up_card_rules():
-    from agents.heuristic import choose_take
+    from agents.players.heuristic import choose_take
     from sm_env.core.game import PASS_ACTION
 
     # spades trump, no clubs; the face-up 4C is not a master (AC is out)
@@ -535,7 +535,7 @@ def test_an_unseeded_game_records_its_128_bit_seed_and_replays_exactly():
 
 
 def test_spec_parameters_are_typed_and_bounded_in_one_place():
-    from agents.base import Param, flag, typed_params
+    from agents.players.base import Param, flag, typed_params
 
     table = {"samples": Param(int, 1, 50), "seconds": Param(float, 0, 9, low_open=True), "bid": Param(bool)}
     assert typed_params("x", {"samples": " 7", "bid": "off"}, table) == {"samples": 7, "bid": False}
@@ -597,7 +597,7 @@ def test_make_agent_refuses_parameters_out_of_bounds(spec, message):
 
 def test_the_spec_table_documents_the_bounds_and_the_rllib_warning():
     import agents
-    from agents import rllib_agent
+    from agents.players import rllib_agent
 
     doc = " ".join(agents.__doc__.split())
     for table in agents.AGENT_PARAMS.values():

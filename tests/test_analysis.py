@@ -20,7 +20,7 @@ from agents.analysis import (
     record_fingerprint,
     write_analysis,
 )
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
 from sm_env.core.game import PLAY, Game
 from sm_env.core.knowledge import player_view
 from sm_env.records import game_record, record_actions, save_record

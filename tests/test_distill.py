@@ -76,7 +76,7 @@ def test_pimc_labels_are_its_evaluate_table():
 
 
 def _heuristic(game: Game) -> int:
-    from agents.heuristic import heuristic_action
+    from agents.players.heuristic import heuristic_action
 
     return heuristic_action(player_view(game, game.current_player))
 
@@ -282,7 +282,7 @@ def test_config_booleans_and_numbers_are_typed():
 
 
 def test_teacher_data_stores_only_unsearched_decisions_and_can_be_relabelled():
-    from agents.ppo_agent import load_numpy_policy
+    from agents.players.ppo_agent import load_numpy_policy
 
     settings = DataSettings(seed=2, chunk_hands=1, behaviour="trained", search=False, exchange_start=1.0)
     data = distill_data._stack(distill_data.label_hand(settings, 0))

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 
-from agents.trained import POLICY_DIR, trained_policy
+from agents.players.trained import POLICY_DIR, trained_policy
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import STANDARD

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from agents import make_agent
-from agents.ppo_agent import load_numpy_policy
+from agents.players.ppo_agent import load_numpy_policy
 from sm_env.core.cards import from_mask
 from sm_env.core.game import Game
 from sm_env.core.knowledge import player_view

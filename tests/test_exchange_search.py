@@ -12,11 +12,11 @@ import pytest
 from helpers import make_deal
 
 from agents import AgentSpecError, make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
+from agents.players.trained import POLICY_DIR, TrainedAgent
 from agents.search.pimc import PimcAgent, searched_phase
 from agents.search.policy_rollout import ExchangeSetupError, exchange_position, exchange_searchable
 from agents.search.world_sampler import World
-from agents.trained import POLICY_DIR, TrainedAgent
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.core.game import EXCHANGE, OVER, Game

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from helpers import benchmark_script
 
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
 from sm_env.core.game import OVER, Game
 from sm_env.core.knowledge import player_view
 

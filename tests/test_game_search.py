@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from agents import AgentSpecError, make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
+from agents.players.unseen import deck_of
 from agents.search.pimc import DEFAULT_GAME_FROM, PimcAgent
 from agents.search.rollout import played_out_value, rollout
-from agents.unseen import deck_of
 from sm_env.core.episode import result_rewards, result_table
 from sm_env.core.game import OVER, PLAY, Game
 from sm_env.core.knowledge import player_view

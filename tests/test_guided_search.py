@@ -12,7 +12,8 @@ import pytest
 from helpers import make_deal
 
 from agents import AgentSpecError, make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
+from agents.players.trained import TrainedAgent
 from agents.search.pimc import DEFAULT_SAMPLES, POLICY_CHUNK, PimcAgent
 from agents.search.policy_rollout import (
     BatchPolicy,
@@ -22,7 +23,6 @@ from agents.search.policy_rollout import (
     with_public_history,
 )
 from agents.search.world_sampler import World, world_from_view
-from agents.trained import TrainedAgent
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.core.game import BID, DISCARD, EXCHANGE, OVER, PLAY, TRUMP, Game

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from agents import play
-from agents.heuristic import heuristic_action
-from agents.human import HumanAgent, HumanQuit, numbered_actions, parse_answer
+from agents.players.heuristic import heuristic_action
+from agents.players.human import HumanAgent, HumanQuit, numbered_actions, parse_answer
 from sm_env.core.cards import CARD_TEXT, SUIT_MASK, from_mask
 from sm_env.core.game import PLAY, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.knowledge import player_view

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from agents import AgentSpecError, act, make_agent
-from agents.heuristic import HeuristicAgent, heuristic_action
+from agents.players.heuristic import HeuristicAgent, heuristic_action
+from agents.players.unseen import deck_of
 from agents.search.ismcts import IsmctsAgent
 from agents.search.rollout import rollout
-from agents.unseen import deck_of
 from sm_env.core.cards import SUIT_LETTERS, parse_card
 from sm_env.core.game import PLAY, TRUMP_ACTION_BASE, Game, TrickLog
 from sm_env.core.knowledge import player_view

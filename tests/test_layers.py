@@ -195,3 +195,32 @@ def test_ruff_refuses_the_removed_module_names(tmp_path):
         [ruff, "check", "--no-cache", "--config", config, str(new)], capture_output=True, text=True, timeout=60
     )
     assert clean.returncode == 0, clean.stdout
+
+
+def sub_package(module: str) -> str:
+    """The folder a module sits in, as a dotted name: ``sm_env.core`` for ``sm_env.core.game``, ``agents`` for
+    ``agents.mix`` and for the package ``agents`` itself."""
+    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def sub_package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The imports of ``graph`` between folders (an import inside one folder is left out)."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        here = sub_package(module)
+        folders.setdefault(here, set()).update(sub_package(t) for t in targets if sub_package(t) != here)
+    return folders
+
+
+def test_no_import_cycle_between_sub_packages():
+    """The folders show the layers: no folder imports another that imports it back, directly or through others
+    (docs/architecture.md)."""
+    cycle = find_cycle(sub_package_graph(GRAPH))
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_sub_package_check_finds_a_planted_loop():
+    graph = {k: set(v) for k, v in GRAPH.items()}
+    graph["agents.players.heuristic"].add("agents.search.pimc")  # pimc imports the heuristic already
+    cycle = find_cycle(sub_package_graph(graph))
+    assert cycle is not None and {"agents.players", "agents.search"} <= set(cycle)

@@ -10,10 +10,10 @@ import random
 import pytest
 
 from agents import AgentSpecError, act, make_agent, make_opponent
-from agents.base import Agent
-from agents.heuristic import heuristic_action
 from agents.mix import DECISION_TYPES, MAX_SPEC, PART_NAMES, MixAgent, decision_types, part_seed, split_mix
-from agents.random_agent import RandomAgent
+from agents.players.base import Agent
+from agents.players.heuristic import heuristic_action
+from agents.players.random_agent import RandomAgent
 from sm_env.core.cards import from_mask
 from sm_env.core.game import PHASE_NAMES, PLAY, TRUMP, Game
 from sm_env.core.knowledge import player_view

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents import make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
 from agents.search.pimc import PimcAgent
 from sm_env.core.cards import SUIT_LETTERS, parse_card
 from sm_env.core.game import EXCHANGE, PLAY, TRUMP, TRUMP_ACTION_BASE, Game

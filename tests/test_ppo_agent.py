@@ -1,4 +1,4 @@
-"""agents/ppo_agent.py: malformed policy files give one clear PolicyLoadError, from the loader, from
+"""agents/players/ppo_agent.py: malformed policy files give one clear PolicyLoadError, from the loader, from
 agents.make_agent, from `sergeant-major eval` and from `sergeant-major train --evaluate`, never a traceback."""
 
 from __future__ import annotations
@@ -12,13 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents import (  # noqa: E402
-    AgentSpecError,
-    make_agent,
-    ppo_agent,  # noqa: E402
-)
-from agents.base import Agent  # noqa: E402
-from agents.ppo_agent import META_ENTRY, NumpyPolicy, PolicyLoadError, PPOAgent, export_policy  # noqa: E402
+from agents import AgentSpecError, make_agent  # noqa: E402
+from agents.players import ppo_agent  # noqa: E402
+from agents.players.base import Agent  # noqa: E402
+from agents.players.ppo_agent import META_ENTRY, NumpyPolicy, PolicyLoadError, PPOAgent, export_policy  # noqa: E402
 from sm_cli import main as cli_main  # noqa: E402
 from sm_env.core.game import NUM_ACTIONS, Game  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402
@@ -244,7 +241,7 @@ def test_check_rules_accepts_the_rule_sets_of_its_observation():
 def test_the_torch_bridge_round_trips_an_actor():
     from torch import nn
 
-    from agents.ppo_agent import actor_state, policy_from_torch, policy_into_torch
+    from agents.players.ppo_agent import actor_state, policy_from_torch, policy_into_torch
 
     torch.manual_seed(0)
     actor = nn.Sequential(nn.Linear(OBSERVATION_SIZE, 12), nn.ReLU(), nn.Linear(12, 8), nn.ReLU())

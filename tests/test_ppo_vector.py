@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from agents import TRAINED_POLICY, make_agent
-from agents.ppo_agent import load_numpy_policy
+from agents.players.ppo_agent import load_numpy_policy
 from sm_env.compiled.batch import FULL_STATE_SIZE, VectorGame
 from sm_env.core.cards import from_mask
 from sm_env.core.game import Game

@@ -150,7 +150,7 @@ def test_masking_module_never_picks_an_illegal_action():
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.rllib_module import ActionMaskingPPOModule
+    from agents.players.rllib_module import ActionMaskingPPOModule
 
     env = TurnBasedEnv({"episode": "hand"})
     space = env.observation_spaces["player_0"]
@@ -300,7 +300,7 @@ def test_league_snapshots_join_and_leave_the_pool():
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.rllib_module import ActionMaskingPPOModule
+    from agents.players.rllib_module import ActionMaskingPPOModule
     from training.rllib.league import LeagueEnv, add_snapshot_on_runner
 
     env = LeagueEnv({"episode": "hand", "league": {"mix": {"snapshots": 1.0}}})
@@ -382,7 +382,7 @@ def exported_policy(tmp_path):
     """An (untrained) module saved as RLlib saves one: a folder holding a ``shared`` module checkpoint."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.rllib_module import ActionMaskingPPOModule
+    from agents.players.rllib_module import ActionMaskingPPOModule
 
     env = TurnBasedEnv({"episode": "hand"})
     module = RLModuleSpec(

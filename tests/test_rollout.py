@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from agents.players.unseen import deck_of
 from agents.search.rollout import rollout
-from agents.unseen import deck_of
 from sm_env.core.game import DISCARD, PLAY, TRUMP, Game
 
 

@@ -7,12 +7,12 @@ import random
 import numpy as np
 import pytest
 
-from agents import heuristic
+from agents.players import heuristic
+from agents.players.unseen import deck_of
 from agents.search import rollout as rollout_module
 from agents.search import rollout_kernel as rk
 from agents.search.rollout import rollout
 from agents.search.rollout_kernel import RolloutBatch
-from agents.unseen import deck_of
 from sm_env.core.game import ALL_CALLS, DISCARD, MIZ, NT, PLAY, TRUMP, Game
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents import TRAINED_POLICY, make_agent
-from agents.ppo_agent import (
+from agents.players.ppo_agent import (
     STANDARD_SHAPE,
     NumpyPolicy,
     PolicyLoadError,
@@ -22,7 +22,7 @@ from agents.ppo_agent import (
     export_policy,
     load_numpy_policy,
 )
-from agents.trained import TRAINED_POLICIES, TrainedAgent, trained_policy
+from agents.players.trained import TRAINED_POLICIES, TrainedAgent, trained_policy
 from sm_cli import main as cli_main
 from sm_env.core.cards import from_mask
 from sm_env.core.game import Game
@@ -161,7 +161,7 @@ def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape():
 
 
 def test_trained_changes_to_the_shipped_policy_of_the_rules_played(tmp_path, monkeypatch):
-    import agents.trained as trained_module
+    import agents.players.trained as trained_module
 
     folder = tmp_path / "policies"
     folder.mkdir()

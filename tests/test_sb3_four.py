@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("pydantic")
 
-from agents.ppo_agent import load_numpy_policy  # noqa: E402
+from agents.players.ppo_agent import load_numpy_policy  # noqa: E402
 from sm_env import PRESETS  # noqa: E402
 from sm_env.core.game import FOUR_ROLE_NAMES  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from agents import make_agent
-from agents.heuristic import heuristic_action
+from agents.players.heuristic import heuristic_action
 from agents.search.ismcts import IsmctsAgent
 from agents.search.pimc import PimcAgent
 from agents.search.rollout import compiled_rollouts

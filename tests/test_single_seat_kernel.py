@@ -134,7 +134,7 @@ def test_compiled_and_python_paths_agree(rules, kwargs, mix, episodes):
 
 def test_paths_agree_with_trained_policy_opponents(tmp_path):
     pytest.importorskip("torch")
-    from agents.ppo_agent import NumpyPolicy, PPOAgent, export_policy
+    from agents.players.ppo_agent import NumpyPolicy, PPOAgent, export_policy
 
     path = str(tmp_path / "policy.pt")
     export_policy(NumpyPolicy.from_state_dict(_snapshot(2)), path)

@@ -1,5 +1,5 @@
 """Policies at full speed in every host: a numpy policy's small products never reach BLAS (whose thread pool
-cannot be pinned from every thread), and agents.threads.one_thread runs torch on one thread, count restored."""
+cannot be pinned from every thread), and agents.players.threads.one_thread runs torch on one thread, count restored."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.ppo_agent import SMALL_BATCH, NumpyPolicy, load_numpy_policy
-from agents.threads import one_thread
-from agents.trained import trained_policy
+from agents.players.ppo_agent import SMALL_BATCH, NumpyPolicy, load_numpy_policy
+from agents.players.threads import one_thread
+from agents.players.trained import trained_policy
 from sm_env.core.game import Game
 from sm_env.core.knowledge import player_view
 
@@ -19,7 +19,7 @@ from sm_env.core.knowledge import player_view
 @pytest.fixture
 def no_blas(monkeypatch):
     """np.matmul (BLAS for float32) counted: the shapes of its calls."""
-    import agents.ppo_agent as module
+    import agents.players.ppo_agent as module
 
     calls: list[tuple[int, ...]] = []
     matmul = np.matmul

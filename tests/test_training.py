@@ -17,7 +17,7 @@ import torch  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from agents import act, make_agent  # noqa: E402
-from agents.ppo_agent import (  # noqa: E402
+from agents.players.ppo_agent import (  # noqa: E402
     NumpyPolicy,
     PolicyLoadError,
     PPOAgent,
@@ -424,7 +424,7 @@ def test_eval_log_has_no_duplicate_after_a_kill_between_evaluation_and_checkpoin
 def test_a_74_action_rule_set_trains_with_a_warm_start_and_snapshots(tmp_path):
     """docs/rules.md 10.8: the env, the warm start, the snapshots and the exported policy take the rule set's
     sizes (791 observation entries, 74 actions for dealer-assigns); the policy records its rules."""
-    from agents.ppo_agent import PolicyLoadError, load_numpy_policy
+    from agents.players.ppo_agent import PolicyLoadError, load_numpy_policy
     from sm_env.core.rules import RuleSet
 
     cfg = tiny_config(

@@ -1,8 +1,8 @@
-"""agents.unseen: the deck of a rule set and the cards a seat has not seen."""
+"""agents.players.unseen: the deck of a rule set and the cards a seat has not seen."""
 
 from __future__ import annotations
 
-from agents.unseen import deck_of, outstanding_of
+from agents.players.unseen import deck_of, outstanding_of
 from sm_env.core.cards import FULL_DECK
 from sm_env.core.game import Game
 from sm_env.core.knowledge import player_view

@@ -1627,7 +1627,7 @@ def json_copy(value):
 
 
 def test_heuristic_assignment_takes_the_lowest_quota_and_gives_the_middle_the_highest():
-    from agents.heuristic import choose_assignment, heuristic_action
+    from agents.players.heuristic import choose_assignment, heuristic_action
     from sm_env.core.game import assignment_of
 
     rules = PRESETS["dealer-assigns"]

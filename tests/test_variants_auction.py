@@ -355,7 +355,7 @@ def test_what_others_hold_does_not_change_a_bidders_observation():
 def test_heuristic_bids_its_estimate_and_play_goes_on():
     from helpers import mask
 
-    from agents.heuristic import choose_bid, estimate_tricks, heuristic_action
+    from agents.players.heuristic import choose_bid, estimate_tricks, heuristic_action
 
     strong = mask("S:AKQJT9876 H:A D:A C:AK32")
     weak = mask("S:2345 H:2345 D:2345 C:2345")

@@ -231,7 +231,7 @@ def test_calls_are_public():
 def test_heuristic_calls_and_plays_misere_to_lose_tricks():
     from helpers import mask
 
-    from agents.heuristic import choose_call, choose_miz_play, heuristic_action
+    from agents.players.heuristic import choose_call, choose_miz_play, heuristic_action
 
     low = mask("S:2345 H:2345 D:2345 C:2345")
     assert choose_call(low, 0x3F) == MIZ

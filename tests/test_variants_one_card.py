@@ -285,7 +285,7 @@ def test_record_and_replay_check_the_take():
 
 
 def test_heuristic_takes_a_better_card_and_declines_a_worse_one():
-    from agents.heuristic import choose_take, heuristic_action
+    from agents.players.heuristic import choose_take, heuristic_action
 
     # spades trump; the face-up AC is a master: take it and put out the low singleton diamond
     hand = mask("S:AKQ H:AKQJ98765 D:2 C:32")
@@ -313,7 +313,7 @@ def test_cards_cannot_be_asked_for_outside_the_take():
 @pytest.mark.parametrize("rules", ["9-5-3-one-card", {"one_card_kitty": True, "trump_after_send": True}], ids=str)
 def test_the_world_sampler_knows_the_face_up_card_and_the_card_put_out(rules):
     """The real deal is always allowed; sampled worlds put the taken card with its taker and one card out."""
-    from agents.heuristic import heuristic_action
+    from agents.players.heuristic import heuristic_action
     from agents.search.world_sampler import OUT, constraints_of, sample_world, world_from_view
 
     checked = 0

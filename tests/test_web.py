@@ -1312,7 +1312,7 @@ def test_an_agent_thinks_without_the_session_lock_and_a_move_that_no_longer_coun
             assert self.go.wait(10)
             return heuristic_action(view)
 
-    from agents.heuristic import heuristic_action
+    from agents.players.heuristic import heuristic_action
 
     monkeypatch.setattr(app_module, "DECISION_WAIT", 0.2)
     with make_client() as client:

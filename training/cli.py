@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from agents.ppo_agent import PPOAgent
+from agents.players.ppo_agent import PPOAgent
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
 from training.common.run_config import CONFIG_KINDS
 from training.common.runs import Backend, add_run_arguments, format_table, run_command

@@ -72,9 +72,9 @@ import random
 import time
 from typing import Any
 
-from agents.base import Agent
-from agents.heuristic import heuristic_action
-from agents.unseen import deck_of
+from agents.players.base import Agent
+from agents.players.heuristic import heuristic_action
+from agents.players.unseen import deck_of
 from sm_env.core.cards import from_mask, to_mask
 from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView

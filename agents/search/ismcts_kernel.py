@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from agents.unseen import deck_of
+from agents.players.unseen import deck_of
 from sm_env.compiled import kernels as vk
 from sm_env.core.game import DISCARD, MAX_ACTIONS, OVER, TRUMP
 from sm_env.core.knowledge import PlayerView

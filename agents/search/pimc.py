@@ -3,7 +3,7 @@
 At each decision the agent samples deals consistent with everything its
 seat knows (:mod:`agents.search.world_sampler`), and in each sampled deal tries
 every legal action, playing the rest of the hand out with the heuristic
-player (:mod:`agents.heuristic`) for every seat. The heuristic in the
+player (:mod:`agents.players.heuristic`) for every seat. The heuristic in the
 rollouts sees only what its seat would know in that deal (own hand plus
 public play), so the rollouts are not clairvoyant; only the deal is.
 The value of an action is the acting seat's balance in the hand (tricks
@@ -43,7 +43,7 @@ actions either way; ``kernel=0`` forces the Python path, which is also used
 when numba is missing or the kernel does not know an option of the rules.
 
 Policy rollouts (``rollout=policy``, spec ``pimc:rollout=policy``): the rollouts are played by the shipped
-policy of the rule set (:func:`agents.trained.trained_policy`, the agent ``trained``) for every seat instead of
+policy of the rule set (:func:`agents.players.trained.trained_policy`, the agent ``trained``) for every seat instead of
 the heuristic: each seat's move is the policy's most probable legal action on that seat's own observation of the
 rollout (greedy, as ``trained`` plays; a forced move without asking). This is policy improvement by rollouts:
 one step of search over the policy. Everything else is as above: the same deals (the same draws of the seeded
@@ -91,9 +91,9 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from agents.base import Agent
-from agents.heuristic import heuristic_action
-from agents.unseen import deck_of
+from agents.players.base import Agent
+from agents.players.heuristic import heuristic_action
+from agents.players.unseen import deck_of
 from sm_env.core.cards import from_mask, to_mask
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView
@@ -171,11 +171,11 @@ class PimcAgent(Agent):
         self._rollouts: dict[tuple[str, RuleSet], Any] = {}  # (policy file, rules) -> the rollouts that play it
         self.policy_file = policy
         if policy:
-            from agents.ppo_agent import PPOAgent
+            from agents.players.ppo_agent import PPOAgent
 
             self._policy = PPOAgent(policy, seed)  # a PolicyLoadError (a ValueError) names a bad file
         elif rollout == "policy":
-            from agents.trained import TrainedAgent
+            from agents.players.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
         defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False)
@@ -205,7 +205,7 @@ class PimcAgent(Agent):
         return "pimc:" + ",".join(parts)
 
     def check_rules(self, rules: RuleSet) -> None:
-        """With policy rollouts, take the shipped policy of ``rules`` (:func:`agents.trained.trained_policy`); a
+        """With policy rollouts, take the shipped policy of ``rules`` (:func:`agents.players.trained.trained_policy`); a
         ValueError in one line naming the rule sets that have one if none plays them (with ``policy``: that file,
         a ValueError if it cannot play ``rules``). Heuristic rollouts play any rule set."""
         if self._policy is not None:

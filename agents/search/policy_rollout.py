@@ -2,7 +2,7 @@
 (``pimc:rollout=policy``, :mod:`agents.search.pimc`).
 
 Every seat's move in a rollout is the policy's most probable legal action on that seat's observation of the
-rollout's game (what :class:`agents.ppo_agent.PPOAgent` plays with ``deterministic=True``); a forced move
+rollout's game (what :class:`agents.players.ppo_agent.PPOAgent` plays with ``deterministic=True``); a forced move
 (one legal action) is played without asking the network. The observation is the seat's own: its hand, the
 public play and what it knows of the exchange, so the rollouts are not clairvoyant; only the deal is.
 
@@ -38,8 +38,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from agents.ppo_agent import NumpyPolicy
-from agents.threads import one_thread
+from agents.players.ppo_agent import NumpyPolicy
+from agents.players.threads import one_thread
 from sm_env.core.game import EXCHANGE, OVER, Game, hand_order
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.logs import ExchangeLog
@@ -64,7 +64,7 @@ class BatchPolicy:
     forward passes and the observations they took. The sums run in another order than numpy's one row at a
     time, so two logits within float rounding of each other are the only place the two can choose differently.
 
-    Inside :func:`agents.threads.one_thread` torch runs on one thread (its thread count is given back after): a
+    Inside :func:`agents.players.threads.one_thread` torch runs on one thread (its thread count is given back after): a
     decision's batches (a few hundred rows) gain little from more, and on a machine whose cores are busy torch's default
     threads made each forward pass 13 times slower (2.3 ms against 30.6 ms for 100 rows of the first layer)."""
 
@@ -197,12 +197,13 @@ def exchange_position(view: PlayerView, world: World) -> Game:
 
 
 Chooser = Callable[[np.ndarray, int], int]
-"""A seat's move from its observation vector and the legal-action bit set (:meth:`agents.ppo_agent.PPOAgent.choose`)."""
+"""A seat's move from its observation vector and the legal-action bit set
+(:meth:`agents.players.ppo_agent.PPOAgent.choose`)."""
 
 
 def policy_rollout(game: Game, choose: Chooser) -> None:
     """Play ``game`` to its end (a position's game ends with its hand): each seat's move is
-    ``choose(observation, legal)`` (e.g. :meth:`agents.ppo_agent.PPOAgent.choose`) on its observation, a forced
+    ``choose(observation, legal)`` (e.g. :meth:`agents.players.ppo_agent.PPOAgent.choose`) on its observation, a forced
     move without asking."""
     while game.phase != OVER:
         legal = game.legal_mask()

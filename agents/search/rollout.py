@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.heuristic import (
+from agents.players.heuristic import (
     choose_call,
     choose_discard,
     choose_miz_discard,

@@ -2,7 +2,7 @@
 hand out with the heuristic for every seat, many positions at once.
 
 A numba port of :func:`agents.search.rollout.rollout` and of the heuristic's trump,
-discard and play rules (:mod:`agents.heuristic`, the readable reference),
+discard and play rules (:mod:`agents.players.heuristic`, the readable reference),
 running on the batched engine's state machine (:mod:`sm_env.compiled.kernels`).
 Each seat decides only from what it would know in the rollout, exactly as
 ``agents.search.rollout.rollout`` lets it: its own hand, the cards played, the open
@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from agents.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
+from agents.players.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
 from sm_env.compiled import kernels as vk
 from sm_env.compiled.loader import load_game
 from sm_env.compiled.support import supports as supports  # the one allow-list: the search plays what the engine
@@ -46,7 +46,7 @@ from sm_env.core.rules import RuleSet
 
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
 _HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
-_SUIT_WEIGHTS = np.array(SUIT_WEIGHTS, dtype=np.float64)  # the heuristic's call weights (agents.heuristic)
+_SUIT_WEIGHTS = np.array(SUIT_WEIGHTS, dtype=np.float64)  # the heuristic's call weights (agents.players.heuristic)
 _NT_WEIGHTS = np.array(NT_WEIGHTS, dtype=np.float64)
 _MIZ_WEIGHTS = np.array(MIZ_WEIGHTS, dtype=np.float64)
 _CALL_RESERVE = np.array(CALL_RESERVE, dtype=np.float64)
@@ -108,7 +108,7 @@ def _lowest_rank(mask):
     return best
 
 
-# ---------------------------------------------------------------------------- heuristic rules (agents.heuristic)
+# ------------------------------------------------------------------------ heuristic rules (agents.players.heuristic)
 
 
 @njit(cache=True)
@@ -133,7 +133,7 @@ def choose_trump(hand):
 
 @njit(cache=True)
 def choose_discard(hand, trump, outstanding, left):
-    """The next discard (agents.heuristic.choose_discard)."""
+    """The next discard (agents.players.heuristic.choose_discard)."""
     trump_mask = _SUIT[trump] if trump >= 0 else 0
     side = hand & ~trump_mask
     keep = 0
@@ -263,7 +263,7 @@ def _lead(seat, hand, trump, outstanding, voids, players):
 
 @njit(cache=True)
 def choose_play(seat, hand, trick, n, trump, outstanding, voids, players):
-    """The card to play (agents.heuristic.choose_play); ``trick[:n]`` is the open trick, ``voids[:players]`` the
+    """The card to play (agents.players.heuristic.choose_play); ``trick[:n]`` is the open trick, ``voids[:players]`` the
     shown voids by seat at a table of ``players``."""
     if n == 0:
         return _lead(seat, hand, trump, outstanding, voids, players)
@@ -319,7 +319,7 @@ def choose_play(seat, hand, trick, n, trump, outstanding, voids, players):
 
 @njit(cache=True)
 def choose_take(hand, face_up, trump, outstanding):
-    """agents.heuristic.choose_take: the card to put out of play to take the face-up card, or PASS_ACTION."""
+    """agents.players.heuristic.choose_take: the card to put out of play to take the face-up card, or PASS_ACTION."""
     worst = choose_discard(hand, trump, outstanding, 1)
     if _worth(face_up, trump, outstanding) > _worth(worst, trump, outstanding):
         return worst
@@ -339,7 +339,7 @@ def _bit(hand, card):
 
 @njit(cache=True, inline="always")
 def _dot(weights, features):
-    """sum(w * f) in the order of the features (agents.heuristic._dot: the same float sums)."""
+    """sum(w * f) in the order of the features (agents.players.heuristic._dot: the same float sums)."""
     total = 0.0
     for k in range(weights.shape[0]):
         total += weights[k] * features[k]
@@ -348,7 +348,7 @@ def _dot(weights, features):
 
 @njit(cache=True)
 def call_values(hand):
-    """agents.heuristic.call_values: the expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer."""
+    """agents.players.heuristic.call_values: the expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer."""
     stats = np.zeros((4, 10), dtype=np.int64)  # per suit: the heuristic's _suit_stats
     for s in range(4):
         length = _count(hand & _SUIT[s])
@@ -368,16 +368,16 @@ def call_values(hand):
     totals = stats.sum(axis=0)
     values = np.zeros(6, dtype=np.float64)
     features = np.zeros(12, dtype=np.int64)
-    for t in range(4):  # the suit contract's features (agents.heuristic._side_features)
+    for t in range(4):  # the suit contract's features (agents.players.heuristic._side_features)
         features[0] = 1
         for k in range(5):
             features[1 + k] = stats[t, k]
         for j, k in enumerate((1, 5, 6, 7, 8, 9)):
             features[6 + j] = totals[k] - stats[t, k]
         values[t] = _dot(_SUIT_WEIGHTS, features) - 8
-    nt = np.zeros(6, dtype=np.int64)  # agents.heuristic.nt_features
+    nt = np.zeros(6, dtype=np.int64)  # agents.players.heuristic.nt_features
     nt[0] = 1
-    miz = np.zeros(9, dtype=np.int64)  # agents.heuristic.miz_features
+    miz = np.zeros(9, dtype=np.int64)  # agents.players.heuristic.miz_features
     miz[0] = 1
     for s in range(4):
         length = stats[s, 0]
@@ -399,7 +399,7 @@ def call_values(hand):
 
 @njit(cache=True)
 def choose_call(hand, left):
-    """agents.heuristic.choose_call: the call among ``left`` (a 6-bit set) with the best expected balance minus
+    """agents.players.heuristic.choose_call: the call among ``left`` (a 6-bit set) with the best expected balance minus
     its reserve (none for the last call left); ties to the lower call."""
     if _count(left) == 1:
         return lowest(left)
@@ -416,7 +416,7 @@ def choose_call(hand, left):
 
 @njit(cache=True)
 def choose_miz_discard(hand):
-    """agents.heuristic.choose_miz_discard: the highest card, from the shortest suit among equal ranks (then the
+    """agents.players.heuristic.choose_miz_discard: the highest card, from the shortest suit among equal ranks (then the
     higher card id)."""
     best = -1
     bk0 = bk1 = 0
@@ -433,7 +433,7 @@ def choose_miz_discard(hand):
 
 @njit(cache=True)
 def choose_miz_play(hand, trick, n):
-    """agents.heuristic.choose_miz_play: duck under the winning card, shed high cards (no trump in a misère
+    """agents.players.heuristic.choose_miz_play: duck under the winning card, shed high cards (no trump in a misère
     hand); ``trick[:n]`` is the open trick."""
     if n == 0:
         return _lowest_rank(hand)

@@ -58,7 +58,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from agents.unseen import deck_of
+from agents.players.unseen import deck_of
 from sm_env.core.cards import CARD_TEXT, SUIT_MASK, from_mask, to_mask
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TAKE, TRUMP, TWO_OF_DIAMONDS, Game, hand_order
 from sm_env.core.knowledge import PlayerView

@@ -28,7 +28,7 @@ new-API-stack multi-agent protocol:
 ``config`` (RLlib's ``env_config``) holds the AEC env's keywords (``rules``,
 ``episode``, ``max_hands``, ``reward``) and ``agent_names``. Illegal actions
 raise :class:`sm_env.IllegalEnvActionError` as in the AEC env: use a masking
-module (``agents.rllib_module.ActionMaskingPPOModule``) and
+module (``agents.players.rllib_module.ActionMaskingPPOModule``) and
 ``disable_env_checking=True`` (RLlib's pre-check samples without the mask).
 """
 

@@ -14,7 +14,7 @@ The formats (each trainer's own state, so they stay separate; every one is still
 - **policy file** (``final_policy.pt``, ``policy_r<k>.pt``, ``agents/policies/*.pt``; not a checkpoint:
   what ``ppo:PATH`` plays): ``{"format": "sergeant-major-policy/1", "observation_size", "action_count",
   "net_arch", "activation", ..., "state_dict"}``, the actor in SB3 key naming
-  (:func:`agents.ppo_agent.export_policy`);
+  (:func:`agents.players.ppo_agent.export_policy`);
 - **SB3 trainer** (``checkpoints/latest.zip``, ``step_*.zip``; :mod:`training.sb3.checkpoint`): the zip
   that ``MaskablePPO.save`` writes (so that SB3 and ``ppo:PATH`` read it too) plus ``sm_policy.json`` (the
   policy's metadata) and ``sm_training_state.pt`` (``"format": "sergeant-major-training-state/1"``,

@@ -27,7 +27,7 @@ role          int8         0 dealer, 1 eldest, 2 middle (3 fourth)
 ============  ===========  ====================================================
 
 The sizes are those of the standard rules; a rule set of another shape
-(:class:`agents.ppo_agent.PolicyShape`: O observation entries, A actions, P
+(:class:`agents.players.ppo_agent.PolicyShape`: O observation entries, A actions, P
 players) has its own (:func:`shard_layout`): ``bits`` the 52 (4 P + 2) card-plane
 entries packed (91 bytes with three players, 117 with four), ``scalars`` the
 other O - 52 (4 P + 2) entries (63 for ``dealer-assigns``' 791, 172 for the 900
@@ -101,8 +101,8 @@ from typing import Any
 import numpy as np
 
 from agents import act, make_agent
-from agents.heuristic import heuristic_action
-from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
+from agents.players.heuristic import heuristic_action
+from agents.players.ppo_agent import STANDARD_SHAPE, PolicyShape
 from agents.search.pimc import PimcAgent, searched_phase
 from agents.search.policy_rollout import ExchangeSetupError
 from sm_env.core.cards import from_mask
@@ -295,7 +295,7 @@ def rollout_policy_file(settings: DataSettings) -> str | None:
         return None
     if settings.rollout_policy:
         return settings.rollout_policy
-    from agents.trained import trained_policy
+    from agents.players.trained import trained_policy
 
     return trained_policy(settings.rules)
 

@@ -7,7 +7,7 @@ Recipe (one config, ``configs/distill.yaml``; every step resumable):
    (play of the tricks) or the heuristic's move (exchange, trump, discards,
    where pimc defers to the heuristic).
 2. **Fit** an MLP (the actor layout of the SB3 MLP policy, so that the result
-   loads through :class:`agents.ppo_agent.PPOAgent` and runs in numpy) by
+   loads through :class:`agents.players.ppo_agent.PPOAgent` and runs in numpy) by
    cross-entropy to the soft target ``softmax(values / temperature)`` over
    the legal actions (one-hot on the heuristic's move where there are no
    values), plus a value head on the hand's final balance (an auxiliary loss;
@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.ppo_agent import STANDARD_SHAPE, PolicyShape
+from agents.players.ppo_agent import STANDARD_SHAPE, PolicyShape
 from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
 from sm_env.files.atomic import atomic_path
@@ -222,7 +222,7 @@ def initial_network(settings: FitSettings, rules: RuleSet | None = None) -> Any:
     shape = PolicyShape.of(rules)
     if not settings.init:
         return _network(settings.net_arch, shape=shape)
-    from agents.ppo_agent import policy_into_torch
+    from agents.players.ppo_agent import policy_into_torch
 
     path = _policy_path(settings.init, rules)
     policy, _ = _playing_policy(path, rules, "fit.init")
@@ -234,7 +234,7 @@ def initial_network(settings: FitSettings, rules: RuleSet | None = None) -> Any:
 def _playing_policy(path: str, rules: RuleSet, key: str) -> tuple[Any, dict[str, Any]]:
     """The policy file at ``path`` loaded, if it plays ``rules``; else a ValueError naming ``key`` and what the
     file plays."""
-    from agents.ppo_agent import PPOAgent
+    from agents.players.ppo_agent import PPOAgent
 
     agent = PPOAgent(path)
     try:
@@ -245,8 +245,8 @@ def _playing_policy(path: str, rules: RuleSet, key: str) -> tuple[Any, dict[str,
 
 
 def to_numpy_policy(net: Any) -> Any:
-    """The actor of a fitted network as an :class:`agents.ppo_agent.NumpyPolicy`."""
-    from agents.ppo_agent import policy_from_torch
+    """The actor of a fitted network as an :class:`agents.players.ppo_agent.NumpyPolicy`."""
+    from agents.players.ppo_agent import policy_from_torch
 
     return policy_from_torch([net.trunk, net.policy], getattr(net, "activation", "relu"), where="the fitted network")
 
@@ -313,7 +313,7 @@ def _policy_path(spec: str, rules: RuleSet | None = None) -> str:
     the rule sets that have one if there is none)."""
     if spec != "trained":
         return spec
-    from agents.trained import trained_policy
+    from agents.players.trained import trained_policy
 
     return trained_policy(rules)
 
@@ -582,7 +582,7 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
     already; returns the summary (also written to ``summary.json``). The resolved config is saved as
     ``config.yaml`` once the data already there is found to be of its settings. ``ray``: label on Ray
     (an address or a ``RayOptions``, :func:`training.distill.data.generate`) instead of ``config.workers``."""
-    from agents.ppo_agent import export_policy
+    from agents.players.ppo_agent import export_policy
 
     log = log or distill_data.say
     run_dir = run_dir or config.run_dir
@@ -644,7 +644,7 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
 
 def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = None) -> dict[str, Any]:
     """Fit ``config.fit`` on labelled data folders (no labelling) and export the policy to ``out``."""
-    from agents.ppo_agent import export_policy
+    from agents.players.ppo_agent import export_policy
 
     log = log or distill_data.say
     for folder in folders:

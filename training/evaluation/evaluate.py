@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents import act, make_agent, make_opponent
-from agents.threads import one_thread
+from agents.players.threads import one_thread
 from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES, Game, role_names
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet

@@ -13,7 +13,7 @@ other seats is drawn from ``league["mix"]`` (weights):
 
 Opponent seats act inside :meth:`LeagueEnv.step` and never appear in what
 RLlib sees; the rewards the learner seats earn meanwhile are summed into the
-step that RLlib sees next. Frozen copies are :class:`agents.rllib_agent.RLlibAgent`
+step that RLlib sees next. Frozen copies are :class:`agents.players.rllib_agent.RLlibAgent`
 objects built from module states sent by the trainer
 (:func:`add_snapshot_on_runner`).
 
@@ -193,7 +193,7 @@ def league_envs(env_runner: Any) -> list[LeagueEnv]:
 
 def add_snapshot_on_runner(env_runner: Any, name: str, states: dict[str, Any], keep: int) -> int:
     """Add a frozen copy (module id -> module state) to every LeagueEnv of this runner; the pool size."""
-    from agents.rllib_agent import RLlibAgent
+    from agents.players.rllib_agent import RLlibAgent
 
     modules = {}
     for module_id, state in states.items():

@@ -11,7 +11,7 @@ One path from config to result (:func:`train_rllib`):
    shipped by default, training/common/ray_cluster.py); ``train.runner_resources``
    places the env runners on the nodes that offer those Ray resources;
 2. a PPO algorithm over :class:`training.rllib.league.LeagueEnv` with
-   :class:`agents.rllib_module.ActionMaskingPPOModule`: one module ``shared``
+   :class:`agents.players.rllib_module.ActionMaskingPPOModule`: one module ``shared``
    by the three seats (``policies: shared``) or one per role (``per_role``:
    ``dealer``, ``eldest``, ``middle``; the env names agents by role);
 3. ``train.iterations`` calls of ``algo.train()``; every
@@ -87,7 +87,7 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.rllib_module import ActionMaskingPPOModule
+    from agents.players.rllib_module import ActionMaskingPPOModule
 
     from .league import LeagueEnv
 

@@ -6,7 +6,7 @@ A checkpoint (``checkpoints/latest.zip``, ``checkpoints/step_*.zip``) is what
 
 - ``sm_policy.json``: plain JSON metadata of the policy (observation size,
   action count, ``net_arch``, activation, rules, timesteps), the entry that
-  :mod:`agents.ppo_agent` reads;
+  :mod:`agents.players.ppo_agent` reads;
 - ``sm_training_state.pt``: the trainer's state, tensors and plain values
   only (``torch.load(weights_only=True)``): format, counters, the opponent
   pool's snapshots, the RNG states, the evaluation history and the config.
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.ppo_agent import META_ENTRY, PolicyLoadError, check_weights_size, read_zip_meta
+from agents.players.ppo_agent import META_ENTRY, PolicyLoadError, check_weights_size, read_zip_meta
 from sm_env.files.atomic import atomic_path
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
 

@@ -5,7 +5,7 @@ while the other seats (two, or three with four players: docs/rules.md 10.6)
 are played, inside :meth:`SingleSeatEnv.step`, by opponents drawn from an
 :class:`OpponentPool` (baseline agents and frozen snapshots of the learner).
 Every opponent is a plain
-:class:`agents.base.Agent` that sees only its ``player_view``; a snapshot is a
+:class:`agents.players.base.Agent` that sees only its ``player_view``; a snapshot is a
 :class:`SnapshotAgent` around the learner's numpy policy. Every transition
 is from the learner's point of view only: a rollout never mixes two
 players' observations.
@@ -30,8 +30,8 @@ in lockstep):
   agent but those below), or a read of :attr:`SingleSeatEnv.game` (from then
   on, until the next reset, it is stepped with every action, so a reference to
   it stays current). Opponents that act on the observation and the legal
-  actions alone (:class:`SnapshotAgent`, :class:`agents.ppo_agent.PPOAgent`,
-  :class:`agents.random_agent.RandomAgent`: exactly those classes) are asked
+  actions alone (:class:`SnapshotAgent`, :class:`agents.players.ppo_agent.PPOAgent`,
+  :class:`agents.players.random_agent.RandomAgent`: exactly those classes) are asked
   through their ``choose`` and never bring the ``Game`` up to date;
 - pure Python (``compiled=False``, and rule sets with section 10 options):
   ``Game.apply``, ``knowledge.player_view`` and ``observation.encode``.
@@ -109,9 +109,9 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from agents import Agent, act
-from agents.ppo_agent import STANDARD_SHAPE, NumpyPolicy, PolicyShape, PPOAgent
-from agents.random_agent import RandomAgent
-from agents.trained import TrainedAgent
+from agents.players.ppo_agent import STANDARD_SHAPE, NumpyPolicy, PolicyShape, PPOAgent
+from agents.players.random_agent import RandomAgent
+from agents.players.trained import TrainedAgent
 from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
 from sm_env.compiled.readiness import check_compiled, use_compiled
 from sm_env.compiled.support import supports
@@ -150,7 +150,7 @@ ILLEGAL_ACTIONS = ("raise", "lowest_legal")  # what step does with an illegal ac
 
 class SnapshotAgent(Agent):
     """A frozen snapshot of the learner as an agent: its numpy policy
-    (:class:`agents.ppo_agent.NumpyPolicy`) sampling, or playing its argmax.
+    (:class:`agents.players.ppo_agent.NumpyPolicy`) sampling, or playing its argmax.
 
     It encodes the view itself into a reused buffer, so callers need not build
     the observation dict (``needs_observation`` is False)."""

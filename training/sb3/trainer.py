@@ -55,7 +55,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 
-from agents.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_from_torch, policy_metadata
+from agents.players.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_from_torch, policy_metadata
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path

@@ -57,9 +57,9 @@ TRAINABLE_DECISIONS = ("exchange", "trump", "discard", "play")
 
 def policy_file(spec: str, rules: RuleSet | str | dict[str, Any] | None = None) -> str | None:
     """The ``.pt``/``.zip`` file a seat spec names (``trained``: the shipped policy for ``rules``,
-    :func:`agents.trained.trained_policy`; ``ppo:PATH`` or a bare path), else None."""
+    :func:`agents.players.trained.trained_policy`; ``ppo:PATH`` or a bare path), else None."""
     if spec == "trained":
-        from agents.trained import trained_policy
+        from agents.players.trained import trained_policy
 
         return trained_policy(rules)
     if spec.startswith("ppo:"):
@@ -295,7 +295,7 @@ def _check_policy(path: str, rules: RuleSet, source: str, key: str, origin: str 
     config error of ``key``, one line naming what the file plays."""
     if not os.path.isfile(path):
         raise config_error(source, key, f"{key}: policy file not found: {path}{origin}")
-    from agents.ppo_agent import PPOAgent
+    from agents.players.ppo_agent import PPOAgent
 
     try:
         PPOAgent(path).check_rules(rules)

@@ -45,7 +45,7 @@ Choices (docs/results.md gives the figures):
   because its actions are card combinations with features of their own; here an action is one of 56 ids.
 
 Outputs in the run folder: ``final_policy.pt`` (the Q-network in the policy-file format,
-:func:`agents.ppo_agent.export_policy`, with ``outputs: q_values`` in its metadata: ``ppo:RUN/final_policy.pt``
+:func:`agents.players.ppo_agent.export_policy`, with ``outputs: q_values`` in its metadata: ``ppo:RUN/final_policy.pt``
 plays it, and ``PPOAgent``'s default, the legal action of the highest output, is exactly the greedy policy),
 ``checkpoints/latest.pt`` (format ``sergeant-major-vector-dmc/1``: the network, Adam, the engine, the open
 episodes, the replay, the generator, the counters), ``metrics.jsonl`` (one line per rollout: decisions,
@@ -67,7 +67,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
+from agents.players.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
 from sm_env.compiled.batch import VectorGame
 from training.common.checkpoint import check_counters, check_finite, checked_array, damaged
 from training.common.progress import progress_bar

@@ -7,7 +7,7 @@ that agent plays, so each adapter plays exactly what the agent's ``act`` would p
   most probable legal action (``PPOAgent``'s default, ``deterministic=True``). The batch's matrix products
   may round the last bit of a logit differently from one row's numpy product: two logits within that
   rounding of each other are the only place the two can differ (none in the positions of the test);
-- ``heuristic`` (:class:`ViewOpponent`): the Python :class:`~agents.heuristic.HeuristicAgent` itself, on the
+- ``heuristic`` (:class:`ViewOpponent`): the Python :class:`~agents.players.heuristic.HeuristicAgent` itself, on the
   :class:`~sm_env.core.knowledge.PlayerView` of its seat, from a :class:`Game` kept in step with each slot of
   the :class:`VectorGame` (``VectorGame.actions_played``: each slot's game is re-played once, then only the
   new actions are applied). Exact by construction, and slower: a Python decision per opponent move
@@ -30,11 +30,11 @@ import numpy as np
 import torch
 
 from agents import AgentSpecError, act, make_opponent
-from agents.base import Agent
-from agents.heuristic import HeuristicAgent
 from agents.mix import MixAgent
-from agents.ppo_agent import PPOAgent
-from agents.random_agent import RandomAgent
+from agents.players.base import Agent
+from agents.players.heuristic import HeuristicAgent
+from agents.players.ppo_agent import PPOAgent
+from agents.players.random_agent import RandomAgent
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.game import Game
@@ -57,9 +57,9 @@ class FixedOpponent(Protocol):
 
 
 class PolicyOpponent:
-    """A policy file played as :class:`~agents.ppo_agent.PPOAgent` plays it: argmax over the legal actions.
+    """A policy file played as :class:`~agents.players.ppo_agent.PPOAgent` plays it: argmax over the legal actions.
 
-    The layers of :meth:`NumpyPolicy.logits <agents.ppo_agent.NumpyPolicy.logits>` (float32, the same
+    The layers of :meth:`NumpyPolicy.logits <agents.players.ppo_agent.NumpyPolicy.logits>` (float32, the same
     weights and activation), computed with torch on the trainer's threads: numpy's OpenBLAS, left to its own
     threads on a busy machine, took 30 times longer for the same product (``docs/results.md``)."""
 

@@ -41,7 +41,7 @@ set the batched engine runs trains; the others are refused by the config in one 
 with no change here once the engine runs them. Frozen policy files and ``ppo.init`` must be of the rule set's
 shape (the config refuses others, naming what the file plays), and ``final_policy.pt`` records the rule set.
 
-Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.ppo_agent.export_policy`
+Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.players.ppo_agent.export_policy`
 writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
 ``metrics.jsonl`` (one line per rollout: the training wall time so far, SPS, policy/value loss, entropy,
 approx_kl, clipfrac, explained variance, the time breakdown), ``eval.jsonl`` (one line per evaluation, with the
@@ -72,7 +72,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.ppo_agent import (
+from agents.players.ppo_agent import (
     NumpyPolicy,
     PolicyShape,
     export_policy,
@@ -97,8 +97,7 @@ from training.common.checkpoint import (
 )
 from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
-from training.common.yaml_config import save_config
-from training.sb3.config import ConfigError
+from training.common.yaml_config import ConfigError, save_config
 
 from .config import (
     RANDOM,

@@ -42,7 +42,7 @@ three-player preset of 789 observation entries and 56 actions for the
 standard policies); :meth:`PPOAgent.check_rules` refuses any other rule set in
 one line naming what the policy plays.
 
-Agent interface (see ``agents/base.py``): ``needs_observation = True``,
+Agent interface (see ``agents/players/base.py``): ``needs_observation = True``,
 ``reset(seed)`` and ``act(view, observation=None) -> int`` (``observation`` is
 the environment's dict or the bare vector). The action mask is built from
 ``view.legal``; by default the agent plays the most probable legal action

@@ -1,7 +1,7 @@
 """An exported RLlib policy as an agent (spec ``rllib:PATH``).
 
-:class:`RLlibAgent` plays a :class:`agents.rllib_module.ActionMaskingPPOModule` as an :class:`agents.base.Agent`
-(the most probable legal action, or a sample with ``deterministic=False``).
+:class:`RLlibAgent` plays a :class:`agents.players.rllib_module.ActionMaskingPPOModule` as an
+:class:`agents.players.base.Agent` (the most probable legal action, or a sample with ``deterministic=False``).
 ``PATH`` is any of:
 
 - a module checkpoint (what ``sergeant-major train --backend rllib`` exports

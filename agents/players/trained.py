@@ -3,14 +3,14 @@
 :data:`TRAINED_POLICIES` lists the shipped policies ``trained`` may play, by the rule preset each was trained
 on (``agents/policies/README.md`` tells how each was made). For a rule set, :func:`trained_policy` picks the
 one trained on that preset, else the first whose shape fits it: the same observation size, action count and
-number of players (:class:`agents.ppo_agent.PolicyShape`; docs/rules.md 10.6, 10.8). So ``standard_v7.pt``,
+number of players (:class:`agents.players.ppo_agent.PolicyShape`; docs/rules.md 10.6, 10.8). So ``standard_v7.pt``,
 trained on the standard rules, plays every three-player rule set of 789 observation entries and 56 actions
 (the presets of section 9 among them). A rule set that no shipped policy fits is refused in one line naming
 the rule sets that have one.
 
-:class:`TrainedAgent` is a :class:`agents.ppo_agent.PPOAgent` that starts with the standard rules' policy and
+:class:`TrainedAgent` is a :class:`agents.players.ppo_agent.PPOAgent` that starts with the standard rules' policy and
 changes to the policy of the rule set it is asked about (:meth:`TrainedAgent.check_rules`, which every host
-calls before a game, or the first :meth:`~agents.ppo_agent.PPOAgent.act` on a rule set).
+calls before a game, or the first :meth:`~agents.players.ppo_agent.PPOAgent.act` on a rule set).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sm_env.core.rules import PRESETS, STANDARD, RuleSet
 
 from .ppo_agent import NumpyPolicy, PolicyLoadError, PolicyShape, PPOAgent, load_numpy_policy
 
-POLICY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policies")
+POLICY_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "policies")  # agents/policies
 
 TRAINED_POLICIES: dict[str, str] = {
     "standard": "standard_v7.pt",

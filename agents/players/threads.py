@@ -3,7 +3,7 @@
 torch keeps a pool of one thread per core for a product; for one observation waking that pool costs more than
 the product, and on a busy machine it waits for the cores (an ``rllib:`` agent took 78 ms a decision with torch
 on 2 threads against 2.0 ms on one; ``benchmarks/bench_agents.py`` prints the figures per host). numpy policies
-avoid the question: their small products never go to BLAS (``agents.ppo_agent.NumpyPolicy.logits``).
+avoid the question: their small products never go to BLAS (``agents.players.ppo_agent.NumpyPolicy.logits``).
 
 :func:`one_thread` sets torch (when it is imported) to one thread inside the block and gives the previous count
 back when this thread's outermost block ends. The project's worker processes run on one thread throughout
