@@ -53,7 +53,7 @@ Behaviour:
 Where it plays: everywhere an agent is played through :meth:`~agents.players.base.Agent.act` on a
 :class:`~sm_env.core.knowledge.PlayerView`: the duplicate evaluation (``sergeant-major eval``,
 ``tournament``, ``python -m training.evaluation.strength --swap``), ``play``, and as an SB3 training opponent.
-The batched opponents of ``sergeant-major exploit`` (``training/vector/fixed_agents.py``) refuse it in one line.
+The batched opponents of ``sergeant-major exploit`` (``training/common/fixed_agents.py``) refuse it in one line.
 """
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ def test_check_rules_checks_every_part_and_the_types_named():
 
 def test_a_mix_is_an_opponent_but_never_a_batched_one():
     assert isinstance(make_opponent("mix:base=heuristic;play=random"), MixAgent)
-    from training.vector.fixed_agents import FixedAgentError, check_fixed_agent
+    from training.common.fixed_agents import FixedAgentError, check_fixed_agent
 
     with pytest.raises(FixedAgentError, match="cannot be a batched opponent .a mix is played"):
         check_fixed_agent("mix:base=heuristic;play=trained", RuleSet.from_any("standard"))

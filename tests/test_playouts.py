@@ -19,9 +19,9 @@ from sm_env.core.episode import result_rewards
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP
 from sm_env.core.knowledge import player_view
 from sm_env.observation import observed_phases, observed_roles
+from training.common.fixed_agents import PolicyOpponent
 from training.playouts import cli, data, fit, label
 from training.playouts.data import PlayoutsError
-from training.vector.fixed_agents import PolicyOpponent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")

@@ -37,11 +37,11 @@ from sm_env.compiled.batch import VectorGame
 from sm_env.core.game import PHASE_NAMES, PLAY
 from sm_env.core.rules import RuleSet
 from sm_env.observation import observed_phases
+from training.common.fixed_agents import PolicyOpponent
 from training.common.progress import write_line
 from training.playouts.config import FIT_BATCH, LABELLED, STANDARD, TYPES, labelled_rules
 from training.playouts.data import PlayoutsError, load_rows, move_values
 from training.playouts.label import GAMES, policy_agent, trained_on
-from training.vector.fixed_agents import PolicyOpponent
 
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 Log = Callable[[str], None]

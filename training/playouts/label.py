@@ -29,9 +29,9 @@ from sm_env.core.episode import result_table
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
 from sm_env.observation import observed_phases, observed_roles
+from training.common.fixed_agents import PolicyOpponent, check_fixed_agent
 from training.playouts.config import LABELLED, STANDARD, labelled_rules, role_numbers
 from training.playouts.data import RULES_KEY
-from training.vector.fixed_agents import PolicyOpponent, check_fixed_agent
 
 GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
