@@ -19,7 +19,14 @@ from sm_env import replay
 from sm_env.compiled.support import supported_presets
 from sm_env.core.game import GameOverError
 from sm_env.core.rules import PRESETS
-from sm_env.envs.aec import EnvGameOverError, IllegalEnvActionError, raw_env
+from sm_env.envs import aec
+from sm_env.envs.aec import EnvGameOverError, IllegalEnvActionError
+
+
+def raw_env(**kwargs) -> aec.raw_env:
+    """The env on the compiled path unless told otherwise: this file tests the kernels, whatever numba's cache
+    holds (the default, compiled="auto", may play on the Python engine while they compile)."""
+    return aec.raw_env(**{"compiled": True, **kwargs})
 
 AGENTS = ("player_0", "player_1", "player_2")
 

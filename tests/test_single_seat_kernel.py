@@ -83,7 +83,7 @@ CASES = [
 
 def _lockstep(fast: SingleSeatEnv, slow: SingleSeatEnv, episodes: int, rng: random.Random) -> int:
     """Play both envs side by side (same seeds, options and learner actions); the number of learner steps."""
-    assert fast.compiled and not slow.compiled
+    assert fast.compiled is True and not slow.compiled
     steps = 0
     for episode in range(episodes):
         seed = 1000 + episode if episode % 2 == 0 else None  # odd episodes continue the env's own stream
@@ -124,7 +124,7 @@ def _lockstep(fast: SingleSeatEnv, slow: SingleSeatEnv, episodes: int, rng: rand
 
 @pytest.mark.parametrize("rules, kwargs, mix, episodes", CASES)
 def test_compiled_and_python_paths_agree(rules, kwargs, mix, episodes):
-    fast = SingleSeatEnv(rules, opponents=mix, **kwargs)
+    fast = SingleSeatEnv(rules, opponents=mix, compiled=True, **kwargs)  # the kernels, whatever numba's cache holds
     slow = SingleSeatEnv(rules, opponents=mix, compiled=False, **kwargs)
     for env in (fast, slow):
         env.add_snapshot("s0", _snapshot(0, size=env.observation_size))

@@ -18,9 +18,10 @@ variable ``SM_ENV_BACKGROUND_COMPILE=0`` turns the background process off (``aut
 engine until something else compiles the kernels).
 
 The stamp is a file beside numba's cache of ``single.py``, named after what decides whether that cache is
-valid: the size and modification time of every file of ``sm_env/compiled``, numba's and Python's versions and
-the CPU. It is written only after the kernels were compiled or loaded, so a stamp always means a cache that
-loads without compiling. One background compile runs at a time per stamp (a lock file holding its process id).
+valid: the size and modification time of the files the env kernels are compiled from (``KERNEL_SOURCES``),
+numba's and Python's versions and the CPU. It is written only after the kernels were compiled or loaded, so
+a stamp always means a cache that loads without compiling. One background compile runs at a time per stamp
+(a lock file holding its process id).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sm_env.files.atomic import atomic_path
 COMPILED_MODES = (True, False, "auto")
 ENV_VARIABLE = "SM_ENV_BACKGROUND_COMPILE"
 BACKGROUND_CODE = "import sys; from sm_env.compiled.readiness import compile_main; sys.exit(compile_main(sys.argv[1]))"
+KERNEL_SOURCES = ("single.py", "kernels.py", "twister.py", "codes.py")  # what the env kernels are compiled from
 LOCK_SECONDS = 1800  # a lock older than this is stale (its compile died without removing it)
 
 _ready = False  # this process has loaded the kernels (or seen the stamp)
@@ -66,7 +68,7 @@ def _key() -> str:
 
     here = Path(__file__).parent
     parts = [numba.__version__, sys.version, platform.machine(), os.environ.get("NUMBA_CPU_NAME", "host")]
-    for path in sorted(here.glob("*.py")):
+    for path in (here / name for name in KERNEL_SOURCES):
         stat = path.stat()
         parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

@@ -290,6 +290,139 @@ def _load_table(path: str, key: str, table: Sequence[str], deals: int, players: 
     return Table(tuple(table), stored["deals"], float(stored["elapsed_seconds"]))
 
 
+def _checked(
+    specs: list[str],
+    mode: str,
+    deals: int,
+    bootstrap: int,
+    max_hands: int,
+    workers: int | None,
+    rules: RuleSet | str | dict[str, Any] | None,
+    dealer: int,
+    start_balances: Sequence[int] | None,
+) -> tuple[int, RuleSet, tuple[int, ...] | None]:
+    """Every argument of :func:`tournament` checked before anything is played or written (a one-line ValueError):
+    the workers, the rule set and the start balances to use."""
+    if not 2 <= len(specs) <= MAX_AGENTS:
+        raise ValueError(f"a tournament takes 2-{MAX_AGENTS} agents, got {len(specs)}")
+    repeated = sorted({s for s in specs if specs.count(s) > 1})
+    if repeated:
+        raise ValueError(f"each agent is named once; named more than once: {', '.join(repeated)}")
+    if mode not in ("hand", "game"):
+        raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
+    if not 1 <= deals <= MAX_DEALS:
+        raise ValueError(f"deals must be 1-{MAX_DEALS}, got {deals}")
+    if not BOOTSTRAP_RANGE[0] <= bootstrap <= BOOTSTRAP_RANGE[1]:
+        raise ValueError(f"bootstrap must be {BOOTSTRAP_RANGE[0]}-{BOOTSTRAP_RANGE[1]} resamplings, got {bootstrap}")
+    if max_hands > MAX_HANDS:
+        raise ValueError(f"max_hands must be 1-{MAX_HANDS}, got {max_hands}")
+    workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers must be 1-{MAX_WORKERS}, got {workers}")
+    rule_set = RuleSet.from_any(rules)
+    balances = check_table_setup(rule_set, dealer, start_balances, max_hands)
+    for spec in specs:
+        check_agent(spec, rule_set)
+    return workers, rule_set, balances
+
+
+def _stored_tables(
+    folder: str,
+    tables: list[tuple[str, ...]],
+    settings: dict[str, Any],
+    prints: dict[str, str | None],
+    deals: int,
+    players: int,
+) -> tuple[dict[tuple[str, ...], Table], list[tuple[tuple[str, ...], str, str]]]:
+    """The tables already stored in ``folder`` for these settings and agents (their files checked), and the
+    others to play: (agents, key, file) each, the key a hash of the settings, the agents and their fingerprints."""
+    stored: dict[tuple[str, ...], Table] = {}
+    todo: list[tuple[tuple[str, ...], str, str]] = []
+    for table in tables:
+        ident = {"settings": settings, "agents": list(table), "fingerprints": [prints[s] for s in table]}
+        key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+        path = os.path.join(folder, f"{_slug(table)}-{key}.json")
+        found = _load_table(path, key, table, deals, players)
+        if found is None:
+            todo.append((table, key, path))
+        else:
+            stored[table] = found
+    return stored, todo
+
+
+def _play_tables(
+    todo: list[tuple[tuple[str, ...], str, str]],
+    configs: dict[tuple[str, ...], DealConfig],
+    stored: dict[tuple[str, ...], Table],
+    result: TournamentResult,
+    deals: int,
+    workers: int,
+    ray: str | RayOptions | None,
+    progress: bool,
+    on_table: Callable[[tuple[str, ...]], None] | None,
+    settings: dict[str, Any],
+    prints: dict[str, str | None],
+) -> None:
+    """Play the missing tables in order, each stored in its own file as soon as it is played."""
+    bar = progress_bar(deals * len(todo), "deals", "deal", enabled=progress)
+    pool = spawn_pool(min(workers, deals)) if todo and ray is None and min(workers, deals) > 1 else None
+    try:
+        for number, (table, key, path) in enumerate(todo, 1):
+            if hasattr(bar, "set_postfix_str"):
+                bar.set_postfix_str(f"table {number}/{len(todo)}")
+            started = time.perf_counter()
+            played = play_table(configs[table], deals, 1, ray, on_deal=lambda: bar.update(1), pool=pool)
+            elapsed = time.perf_counter() - started
+            _write_json(
+                path,
+                {
+                    "format": TABLE_FORMAT,
+                    "key": key,
+                    "agents": list(table),
+                    "fingerprints": [prints[s] for s in table],
+                    "settings": settings,
+                    "seatings": [list(s) for s in schedule(len(table), configs[table].rules.num_players)],
+                    "elapsed_seconds": elapsed,
+                    "deals": played,
+                },
+            )
+            stored[table] = Table(table, played, elapsed)
+            result.played.append(table)
+            if on_table is not None:
+                on_table(table)
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+def _write_board(
+    result: TournamentResult,
+    out: str,
+    specs: list[str],
+    tables: list[Table],
+    settings: dict[str, Any],
+    bootstrap: int,
+    prints: dict[str, str | None],
+    command: str | None,
+) -> None:
+    """The leaderboard of every table, written atomically as JSON, Markdown and a PNG into ``out``."""
+    board = leaderboard(specs, tables, settings, bootstrap)
+    board["fingerprints"] = prints
+    result.board = board
+    result.paths = {
+        "json": os.path.join(out, "leaderboard.json"),
+        "md": os.path.join(out, "leaderboard.md"),
+        "png": os.path.join(out, "leaderboard.png"),
+    }
+    _write_json(result.paths["json"], board)
+    with atomic_path(result.paths["md"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(markdown(board, command=command))
+    with atomic_path(result.paths["png"]) as tmp:
+        plot(board, tmp)
+
+
 def tournament(
     agents: Sequence[str],
     out: str,
@@ -315,26 +448,9 @@ def tournament(
     (called with each table's agents once it is stored). Bad input is a one-line ValueError, raised before
     anything is played or written."""
     specs = [str(a).strip() for a in agents]
-    if not 2 <= len(specs) <= MAX_AGENTS:
-        raise ValueError(f"a tournament takes 2-{MAX_AGENTS} agents, got {len(specs)}")
-    repeated = sorted({s for s in specs if specs.count(s) > 1})
-    if repeated:
-        raise ValueError(f"each agent is named once; named more than once: {', '.join(repeated)}")
-    if mode not in ("hand", "game"):
-        raise ValueError(f"mode must be 'hand' or 'game', got {mode!r}")
-    if not 1 <= deals <= MAX_DEALS:
-        raise ValueError(f"deals must be 1-{MAX_DEALS}, got {deals}")
-    if not BOOTSTRAP_RANGE[0] <= bootstrap <= BOOTSTRAP_RANGE[1]:
-        raise ValueError(f"bootstrap must be {BOOTSTRAP_RANGE[0]}-{BOOTSTRAP_RANGE[1]} resamplings, got {bootstrap}")
-    if max_hands > MAX_HANDS:
-        raise ValueError(f"max_hands must be 1-{MAX_HANDS}, got {max_hands}")
-    workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
-    if not 1 <= workers <= MAX_WORKERS:
-        raise ValueError(f"workers must be 1-{MAX_WORKERS}, got {workers}")
-    rule_set = RuleSet.from_any(rules)
-    balances = check_table_setup(rule_set, dealer, start_balances, max_hands)
-    for spec in specs:
-        check_agent(spec, rule_set)
+    workers, rule_set, balances = _checked(
+        specs, mode, deals, bootstrap, max_hands, workers, rules, dealer, start_balances
+    )
     design, tables = tables_for(specs, rule_set.num_players, design)
     settings = json.loads(
         json.dumps(
@@ -358,71 +474,21 @@ def tournament(
         raise ValueError(f"{folder} is not a folder: the run folder is damaged; use another --out")
     os.makedirs(folder, exist_ok=True)
 
-    stored: dict[tuple[str, ...], Table] = {}
-    todo: list[tuple[tuple[str, ...], str, str]] = []
-    for table in tables:
-        ident = {"settings": settings, "agents": list(table), "fingerprints": [prints[s] for s in table]}
-        key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
-        path = os.path.join(folder, f"{_slug(table)}-{key}.json")
-        found = _load_table(path, key, table, deals, rule_set.num_players)
-        if found is None:
-            todo.append((table, key, path))
-        else:
-            stored[table] = found
+    stored, todo = _stored_tables(folder, tables, settings, prints, deals, rule_set.num_players)
     if progress:
         print(
             f"{len(tables)} tables ({design}): {len(stored)} stored, {len(todo)} to play, {deals} deals each",
             file=sys.stderr,
         )
-    config_of = {
+    result = TournamentResult({}, {}, reused=len(stored))
+    configs = {
         t: DealConfig(t, mode, int(seed), rule_set, dealer, balances if mode == "hand" else None, max_hands)
         for t, _, _ in todo
     }
-    result = TournamentResult({}, {}, reused=len(stored))
-    bar = progress_bar(deals * len(todo), "deals", "deal", enabled=progress)
-    pool = spawn_pool(min(workers, deals)) if todo and ray is None and min(workers, deals) > 1 else None
-    try:
-        for number, (table, key, path) in enumerate(todo, 1):
-            if hasattr(bar, "set_postfix_str"):
-                bar.set_postfix_str(f"table {number}/{len(todo)}")
-            started = time.perf_counter()
-            played = play_table(config_of[table], deals, 1, ray, on_deal=lambda: bar.update(1), pool=pool)
-            elapsed = time.perf_counter() - started
-            _write_json(
-                path,
-                {
-                    "format": TABLE_FORMAT,
-                    "key": key,
-                    "agents": list(table),
-                    "fingerprints": [prints[s] for s in table],
-                    "settings": settings,
-                    "seatings": [list(s) for s in schedule(len(table), rule_set.num_players)],
-                    "elapsed_seconds": elapsed,
-                    "deals": played,
-                },
-            )
-            stored[table] = Table(table, played, elapsed)
-            result.played.append(table)
-            if on_table is not None:
-                on_table(table)
-    finally:
-        bar.close()
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-    board = leaderboard(specs, [stored[t] for t in tables], dict(settings, design=design), bootstrap)
-    board["fingerprints"] = prints
-    result.board = board
-    result.paths = {
-        "json": os.path.join(out, "leaderboard.json"),
-        "md": os.path.join(out, "leaderboard.md"),
-        "png": os.path.join(out, "leaderboard.png"),
-    }
-    _write_json(result.paths["json"], board)
-    with atomic_path(result.paths["md"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(markdown(board, command=command))
-    with atomic_path(result.paths["png"]) as tmp:
-        plot(board, tmp)
+    _play_tables(todo, configs, stored, result, deals, workers, ray, progress, on_table, settings, prints)
+    _write_board(
+        result, out, specs, [stored[t] for t in tables], dict(settings, design=design), bootstrap, prints, command
+    )
     return result
 
 
