@@ -28,6 +28,7 @@ def raw_env(**kwargs) -> aec.raw_env:
     holds (the default, compiled="auto", may play on the Python engine while they compile)."""
     return aec.raw_env(**{"compiled": True, **kwargs})
 
+
 AGENTS = ("player_0", "player_1", "player_2")
 
 
