@@ -74,7 +74,6 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("matplotlib")
-    pytest.importorskip("openskill")
     if path.stem.startswith("03"):
         pytest.importorskip("sb3_contrib")
         pytest.importorskip("tensorboard")

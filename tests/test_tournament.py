@@ -15,7 +15,8 @@ import pytest
 from sm_cli.cli import main as cli_main
 from training.evaluation import tournament as tournament_module
 from training.evaluation.evaluate import evaluate
-from training.evaluation.leaderboard import TIMING_HEADING, _fit, markdown
+from training.evaluation.leaderboard import TIMING_HEADING, markdown
+from training.evaluation.statistics import bradley_terry
 from training.evaluation.tournament import MAX_AGENTS, MAX_DEALS, fingerprint, tables_for, tournament
 
 THIRD = "ppo:agents/policies/standard_v0.pt"  # a third and a fourth agent, cheap to play
@@ -311,12 +312,12 @@ def test_a_changed_policy_file_is_another_agent(tmp_path):
 
 def test_bradley_terry_gives_the_odds_of_the_wins():
     wins = np.array([[0.0, 75.0], [25.0, 0.0]])
-    rating = _fit(wins)
+    rating = bradley_terry(wins)
     assert rating[0] == pytest.approx(-rating[1])
     assert rating[0] - rating[1] == pytest.approx(400 * math.log10(75.5 / 25.5), abs=1e-6)  # one tie added
     truth = np.array([200.0, 0.0, -50.0, -150.0])
     odds = 1 / (1 + 10 ** ((truth[None, :] - truth[:, None]) / 400))
-    fitted = _fit(1e6 * odds * (1 - np.eye(4)))
+    fitted = bradley_terry(1e6 * odds * (1 - np.eye(4)))
     assert fitted == pytest.approx(truth - truth.mean(), abs=0.5)
 
 

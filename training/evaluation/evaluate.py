@@ -44,11 +44,11 @@ left, and so on. In hand mode without the auction the seats are the roles.
 Each with a 95% percentile bootstrap confidence interval over deals (the
 seatings of one deal are correlated, so deals are the unit resampled; each
 figure is a ratio of sums over the resampled deals). Also: the pairwise
-difference of mean balance between agents (with its CI), an openskill
-Plackett-Luce rating (each hand in hand mode, each game in game mode, is a
-three-player free-for-all ranked by balance, or by the win then the final
-score; two copies of one agent each get updated and the agent takes the
-mean of their updates), and the time per decision of each agent.
+difference of mean balance between agents (with its CI), a Bradley-Terry
+rating on the Elo scale with its CI, the leaderboard's
+(:mod:`training.evaluation.statistics`: each deal compares every pair of
+agents by balance per hand, or in game mode by the share of games won
+first), and the time per decision of each agent.
 
 Results are deterministic for a given seed whatever the number of workers,
 and the same on Ray (``--ray [ADDRESS]``, :mod:`training.evaluation.ray_tasks`): every
@@ -94,6 +94,16 @@ from training.common.runs import format_table
 from training.common.workers import spawn_pool
 
 from .deals import DealConfig, deal_seed, derive_seed, init_worker, play_deal, play_deal_of, schedule
+from .statistics import (
+    DealSums,
+    Estimate,
+    bootstrap_weights,
+    deal_sums,
+    difference_estimate,
+    pairwise_wins,
+    rate,
+    ratio_estimate,
+)
 
 ROLES = ROLE_NAMES  # role names by role index (sm_env.core.game)
 SEATS = ("first", "second", "third", "fourth")
@@ -132,22 +142,6 @@ METRICS = ("balance", "tricks", "win_rate")
 
 
 @dataclass
-class Estimate:
-    """A figure with its 95% bootstrap confidence interval."""
-
-    mean: float
-    lo: float
-    hi: float
-
-    def text(self, signed: bool = True, digits: int = 3) -> str:
-        fmt = f"{{:{'+' if signed else ''}.{digits}f}}"
-        return f"{fmt.format(self.mean)} [{fmt.format(self.lo)}, {fmt.format(self.hi)}]"
-
-    def to_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "lo": self.lo, "hi": self.hi}
-
-
-@dataclass
 class EvalResult:
     """The outcome of :func:`evaluate` (see the module docstring for the figures).
 
@@ -159,7 +153,7 @@ class EvalResult:
     (a as dealer against b as dealer on the same deals, and so on);
     ``pairwise_seats[(a, b)][seat]``: the same difference by seat (:data:`SEATS`: ``first`` is the first
     dealer's, under the auction the first bidder's);
-    ``ratings[agent]``: openskill mu, sigma and ordinal (mu - 3 sigma).
+    ``ratings[agent]``: Bradley-Terry rating, Elo scale (``mean``, ``lo``, ``hi``: its 95% CI).
     """
 
     agents: list[str]
@@ -233,10 +227,9 @@ class EvalResult:
                 for seat, x in self.pairwise_seats.get((a, b), {}).items():
                     lines.append(f"    at {seat:<7} {x.text()}")
         lines.append("")
-        lines.append("openskill (Plackett-Luce) ratings:")
-        for a in sorted(self.agents, key=lambda x: -self.ratings[x]["ordinal"]):
-            r = self.ratings[a]
-            lines.append(f"  {a:<{width}} mu {r['mu']:6.2f}  sigma {r['sigma']:5.2f}  ordinal {r['ordinal']:6.2f}")
+        lines.append("ratings (Bradley-Terry, Elo scale, mean 0, as the leaderboard's):")
+        for a in sorted(self.agents, key=lambda x: -self.ratings[x]["mean"]):
+            lines.append(f"  {a:<{width}} {Estimate(**self.ratings[a]).text(digits=0)}")
         lines.append("")
         lines.append("time per decision:")
         for a in self.agents:
@@ -313,119 +306,15 @@ def _labels(specs: Sequence[str]) -> list[str]:
     return labels
 
 
-def _bootstrap_weights(deals: int, seed: int, bootstrap: int) -> np.ndarray:
-    """``bootstrap`` resamplings of the deals as weights (deal counts), drawn from ``seed``."""
-    rng = np.random.default_rng(derive_seed(seed, 0xB007))
-    return np.concatenate(
-        [
-            rng.multinomial(deals, np.full(deals, 1.0 / deals), size=min(500, bootstrap - b))
-            for b in range(0, bootstrap, 500)
-        ]
-    ).astype(float)
-
-
-def _bootstrap(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> Estimate:
-    """Ratio of sums over deals, with a percentile CI from resampled deal weights."""
-    total = den.sum()
-    mean = float(num.sum() / total) if total else float("nan")
-    if not total:
-        return Estimate(mean, float("nan"), float("nan"))
-    nums = weights @ num
-    dens = weights @ den
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = nums / dens
-    ratios = ratios[np.isfinite(ratios)]
-    lo, hi = np.percentile(ratios, [2.5, 97.5]) if len(ratios) else (float("nan"), float("nan"))
-    return Estimate(mean, float(lo), float(hi))
-
-
-def _diff_bootstrap(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray, weights: np.ndarray) -> Estimate:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = float(na.sum() / da.sum() - nb.sum() / db.sum())
-        diffs = (weights @ na) / (weights @ da) - (weights @ nb) / (weights @ db)
-    diffs = diffs[np.isfinite(diffs)]
-    if not len(diffs):  # a role neither agent played (the auction decides who deals)
-        return Estimate(mean, float("nan"), float("nan"))
-    lo, hi = np.percentile(diffs, [2.5, 97.5])
-    return Estimate(mean, float(lo), float(hi))
-
-
-def _ratings(deals: list[dict[str, Any]], mode: str, labels: list[str]) -> dict[str, dict[str, float]]:
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = [model.rating(name=label) for label in labels]
-
-    def rank_of(values: list[float]) -> list[int]:
-        return [1 + sum(1 for w in values if w > v) for v in values]
-
-    for deal in deals:
-        for seating in deal["seatings"]:
-            who = seating["seating"]
-            if mode == "hand":
-                matches = [rank_of([float(b) for b in balances]) for _, _, balances in seating["hands"]]
-            else:
-                winners = set(seating["winners"])
-                matches = [rank_of([(s in winners) * 1000.0 + seating["scores"][s] for s in range(len(who))])]
-            for ranks in matches:
-                teams = [[model.rating(mu=ratings[w].mu, sigma=ratings[w].sigma)] for w in who]
-                new = model.rate(teams, ranks=ranks)
-                for agent in set(who):
-                    seats = [s for s in range(len(who)) if who[s] == agent]
-                    mu = ratings[agent].mu + sum(new[s][0].mu - ratings[agent].mu for s in seats) / len(seats)
-                    sigma = sum(new[s][0].sigma for s in seats) / len(seats)
-                    ratings[agent] = model.rating(mu=mu, sigma=sigma, name=labels[agent])
-    return {labels[i]: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for i, r in enumerate(ratings)}
-
-
-@dataclass
-class DealSums:
-    """Per deal, agent and role of one table's results (:func:`deal_sums`), arrays ``[deal, agent, role]``
-    with role ``players`` standing for all roles: sums of ``balance``, ``tricks`` and ``wins`` (games won,
-    counted on the game's last hand), ``hands`` played; ``games[deal, agent]``, games played; and
-    ``seat_balance`` and ``seat_hands`` ``[deal, agent, seat]``, seat by :data:`SEATS`."""
-
-    balance: np.ndarray
-    tricks: np.ndarray
-    wins: np.ndarray
-    hands: np.ndarray
-    games: np.ndarray
-    seat_balance: np.ndarray
-    seat_hands: np.ndarray
-
-
-def deal_sums(deals: list[dict[str, Any]], n: int) -> DealSums:
-    """The sums of :class:`DealSums` over the seatings of every deal (``play_deal`` results) of ``n`` agents."""
-    d = len(deals)
-    players = len(deals[0]["seatings"][0]["seating"])
-    every = players  # the role index of "all"
-    bal = np.zeros((d, n, players + 1))
-    tricks = np.zeros((d, n, players + 1))
-    wins = np.zeros((d, n, players + 1))
-    hands = np.zeros((d, n, players + 1))
-    games = np.zeros((d, n))
-    seat_bal = np.zeros((d, n, players))
-    seat_hands = np.zeros((d, n, players))
-    for i, deal in enumerate(deals):
-        for seating in deal["seatings"]:
-            who = seating["seating"]
-            winners = set(seating["winners"])
-            last = len(seating["hands"]) - 1
-            first = seating.get("first_dealer", seating["hands"][0][0] if seating["hands"] else 0)
-            for h, (dealer, won, balances) in enumerate(seating["hands"]):
-                for s in range(players):
-                    a, r = who[s], (s - dealer) % players
-                    seat_bal[i, a, (s - first) % players] += balances[s]
-                    seat_hands[i, a, (s - first) % players] += 1
-                    for role in (r, every):
-                        bal[i, a, role] += balances[s]
-                        tricks[i, a, role] += won[s]
-                        hands[i, a, role] += 1
-                        if h == last and s in winners:
-                            wins[i, a, role] += 1
-            for s in range(players):
-                games[i, who[s]] += 1
-    return DealSums(bal, tricks, wins, hands, games, seat_bal, seat_hands)
+def _ratings(
+    deals: list[dict[str, Any]], mode: str, labels: list[str], seed: int, bootstrap: int
+) -> dict[str, dict[str, float]]:
+    """Each agent's Bradley-Terry rating (Elo scale, mean 0, 95% CI): the leaderboard's, on this one table
+    (:func:`training.evaluation.statistics.rate`)."""
+    n = len(labels)
+    wins = pairwise_wins(deal_sums(deals, n), mode, list(range(n)), n)
+    estimates = rate(wins, bootstrap_weights(len(deals), seed, bootstrap))
+    return {label: estimates[a].to_dict() for a, label in enumerate(labels)}
 
 
 def _aggregate(
@@ -438,7 +327,7 @@ def _aggregate(
     every = players  # the role index of "all"
     sums = deal_sums(deals, n)
     bal, tricks, wins, hands, games = sums.balance, sums.tricks, sums.wins, sums.hands, sums.games
-    weights = _bootstrap_weights(d, seed, bootstrap)
+    weights = bootstrap_weights(d, seed, bootstrap)
     stats: dict[str, dict[str, dict[str, Estimate]]] = {}
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for a, label in enumerate(labels):
@@ -448,9 +337,9 @@ def _aggregate(
             den = hands[:, a, role_index]
             win_den = games[:, a] if role == "all" else den
             stats[label][role] = {
-                "balance": _bootstrap(bal[:, a, role_index], den, weights),
-                "tricks": _bootstrap(tricks[:, a, role_index], den, weights),
-                "win_rate": _bootstrap(wins[:, a, role_index], win_den, weights),
+                "balance": ratio_estimate(bal[:, a, role_index], den, weights),
+                "tricks": ratio_estimate(tricks[:, a, role_index], den, weights),
+                "win_rate": ratio_estimate(wins[:, a, role_index], win_den, weights),
             }
             counts[label][role] = {"hands": int(den.sum())}
             if role == "all":
@@ -461,16 +350,16 @@ def _aggregate(
     pairwise_roles = {}
     pairwise_seats = {}
     for a, b in itertools.combinations(range(n), 2):
-        pairwise[(labels[a], labels[b])] = _diff_bootstrap(
+        pairwise[(labels[a], labels[b])] = difference_estimate(
             bal[:, a, every], hands[:, a, every], bal[:, b, every], hands[:, b, every], weights
         )
         pairwise_roles[(labels[a], labels[b])] = {
-            role: _diff_bootstrap(bal[:, a, r], hands[:, a, r], bal[:, b, r], hands[:, b, r], weights)
+            role: difference_estimate(bal[:, a, r], hands[:, a, r], bal[:, b, r], hands[:, b, r], weights)
             for r, role in enumerate(roles)
         }
         sb, sh = sums.seat_balance, sums.seat_hands
         pairwise_seats[(labels[a], labels[b])] = {
-            seat: _diff_bootstrap(sb[:, a, k], sh[:, a, k], sb[:, b, k], sh[:, b, k], weights)
+            seat: difference_estimate(sb[:, a, k], sh[:, a, k], sb[:, b, k], sh[:, b, k], weights)
             for k, seat in enumerate(SEATS[:players])
         }
     per_deal = (bal[:, :, every] / np.maximum(hands[:, :, every], 1)).tolist()
@@ -607,7 +496,7 @@ def evaluate(
     stats, counts, pairwise, pairwise_roles, pairwise_seats, per_deal = _aggregate(
         results, labels, mode, seed, bootstrap
     )
-    ratings = _ratings(results, mode, labels)
+    ratings = _ratings(results, mode, labels, seed, bootstrap)
     seconds = np.sum([r["seconds"] for r in results], axis=0)
     decisions = np.sum([r["decisions"] for r in results], axis=0)
     timing = {
@@ -795,11 +684,11 @@ def role_advantage(
             diffs[i, role] = play(i, role, True)[role] - before[role]
         bar.update(1)
     bar.close()
-    weights = _bootstrap_weights(deals, seed, bootstrap)
+    weights = bootstrap_weights(deals, seed, bootstrap)
     ones = np.ones(deals)
     out: dict[str, dict[str, Any]] = {}
     for role, name in enumerate((*roles, "all")):
-        estimate = _bootstrap(diffs.mean(axis=1) if name == "all" else diffs[:, role], ones, weights)
+        estimate = ratio_estimate(diffs.mean(axis=1) if name == "all" else diffs[:, role], ones, weights)
         out[name] = {"advantage": estimate.mean, "advantage_ci": [estimate.lo, estimate.hi]}
     return out
 

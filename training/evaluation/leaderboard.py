@@ -38,10 +38,17 @@ import numpy as np
 
 from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES
 
-from .evaluate import Estimate, _bootstrap, _bootstrap_weights, _diff_bootstrap, deal_sums
+from .statistics import (
+    Estimate,
+    bootstrap_weights,
+    deal_sums,
+    difference_estimate,
+    pairwise_wins,
+    rate,
+    ratio_estimate,
+)
 
 FORMAT = "sergeant-major-leaderboard/1"
-ELO = 400 / np.log(10)  # Elo points per unit of log-strength
 TIMING_HEADING = "### Time per decision"
 
 
@@ -55,36 +62,38 @@ class Table:
     elapsed: float
 
 
-def _fit(wins: np.ndarray, iterations: int = 2000, tolerance: float = 1e-10) -> np.ndarray:
-    """Bradley-Terry ratings (Elo scale, mean 0) from ``wins[..., a, b]`` (a's wins over b), batched over
-    the leading axes; one tie added to every pair compared (see the module docstring)."""
-    compared = (wins + np.swapaxes(wins, -1, -2)) > 0
-    wins = wins + 0.5 * compared
-    games = wins + np.swapaxes(wins, -1, -2)
-    total = wins.sum(axis=-1)
-    n = wins.shape[-1]
-    log_p = np.zeros(wins.shape[:-1])
-    for _ in range(iterations):
-        p = np.exp(log_p)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            den = np.where(games > 0, games / (p[..., :, None] + p[..., None, :]), 0.0).sum(axis=-1)
-            new = np.log(np.where(den > 0, total / den, 1.0))
-        new -= new.mean(axis=-1, keepdims=True)
-        done = np.max(np.abs(new - log_p)) < tolerance
-        log_p = new
-        if done:
-            break
-    return ELO * log_p if n else log_p
-
-
-def _deal_figure(sums: Any, mode: str, every: int) -> np.ndarray:
-    """Per deal and agent of one table, what a comparison ranks by: balance per hand (game mode: share of
-    games won, then balance per hand, as one sortable number)."""
-    balance = sums.balance[:, :, every] / np.maximum(sums.hands[:, :, every], 1)
-    if mode == "hand":
-        return balance
-    won = sums.wins[:, :, every] / np.maximum(sums.games, 1)
-    return won * 1e6 + balance  # a balance per hand is far below 1e6 in size
+def _pair(
+    a: int,
+    b: int,
+    labels: list[str],
+    local: list[tuple[list[int], Any]],
+    beats: np.ndarray,
+    weights: np.ndarray,
+    roles: Sequence[str],
+) -> dict[str, Any]:
+    """The figures of the pair (a, b) over the tables where both sit: the difference of their balance per hand
+    (overall and per role) and the share of deals a beats b."""
+    d, every = beats.shape[0], len(roles)
+    na, da, nb, db = (np.zeros((d, every + 1)) for _ in range(4))
+    for who, sums in local:
+        if a in who and b in who:
+            na += sums.balance[:, who.index(a)]
+            da += sums.hands[:, who.index(a)]
+            nb += sums.balance[:, who.index(b)]
+            db += sums.hands[:, who.index(b)]
+    return {
+        "a": labels[a],
+        "b": labels[b],
+        "balance_difference": difference_estimate(
+            na[:, every], da[:, every], nb[:, every], db[:, every], weights
+        ).to_dict(),
+        "by_role": {
+            role: difference_estimate(na[:, r], da[:, r], nb[:, r], db[:, r], weights).to_dict()
+            for r, role in enumerate(roles)
+        },
+        "score": ratio_estimate(beats[:, a, b], beats[:, a, b] + beats[:, b, a], weights).to_dict(),
+        "comparisons": int((beats[:, a, b] + beats[:, b, a]).sum()),
+    }
 
 
 def leaderboard(
@@ -119,15 +128,10 @@ def leaderboard(
             games[:, a] += sums.games[:, k]
             seconds[a] += sum(r["seconds"][k] for r in table.deals)
             decisions[a] += sum(r["decisions"][k] for r in table.deals)
-        figure = _deal_figure(sums, mode, every)
-        for k, m in itertools.permutations(range(len(who)), 2):
-            beats[:, who[k], who[m]] += (figure[:, k] > figure[:, m]) + 0.5 * (figure[:, k] == figure[:, m])
+        beats += pairwise_wins(sums, mode, who, n)
         elapsed += table.elapsed
-    weights = _bootstrap_weights(d, int(settings["seed"]), bootstrap)
-    rating = _fit(beats.sum(axis=0))
-    resampled = _fit(np.einsum("bd,dxy->bxy", weights, beats))
-    lo, hi = np.percentile(resampled, [2.5, 97.5], axis=0)
-    ratings = [Estimate(float(rating[a]), float(lo[a]), float(hi[a])) for a in range(n)]
+    weights = bootstrap_weights(d, int(settings["seed"]), bootstrap)
+    ratings = rate(beats, weights)
     order = sorted(range(n), key=lambda a: (-ratings[a].mean, labels[a]))
     ranking = []
     for rank, a in enumerate(order, 1):
@@ -136,44 +140,21 @@ def leaderboard(
                 "rank": rank,
                 "agent": labels[a],
                 "rating": ratings[a].to_dict(),
-                "balance": _bootstrap(bal[:, a, every], hands[:, a, every], weights).to_dict(),
-                "tricks": _bootstrap(tricks[:, a, every], hands[:, a, every], weights).to_dict(),
-                "win_rate": _bootstrap(wins[:, a, every], games[:, a], weights).to_dict(),
+                "balance": ratio_estimate(bal[:, a, every], hands[:, a, every], weights).to_dict(),
+                "tricks": ratio_estimate(tricks[:, a, every], hands[:, a, every], weights).to_dict(),
+                "win_rate": ratio_estimate(wins[:, a, every], games[:, a], weights).to_dict(),
                 "hands": int(hands[:, a, every].sum()),
                 "games": int(games[:, a].sum()),
                 "by_role": {
                     role: {
-                        "balance": _bootstrap(bal[:, a, r], hands[:, a, r], weights).to_dict(),
+                        "balance": ratio_estimate(bal[:, a, r], hands[:, a, r], weights).to_dict(),
                         "hands": int(hands[:, a, r].sum()),
                     }
                     for r, role in enumerate(roles)
                 },
             }
         )
-    pairwise = []
-    for a, b in itertools.combinations(order, 2):
-        na, da, nb, db = (np.zeros((d, players + 1)) for _ in range(4))
-        for who, sums in local:
-            if a in who and b in who:
-                na += sums.balance[:, who.index(a)]
-                da += sums.hands[:, who.index(a)]
-                nb += sums.balance[:, who.index(b)]
-                db += sums.hands[:, who.index(b)]
-        pairwise.append(
-            {
-                "a": labels[a],
-                "b": labels[b],
-                "balance_difference": _diff_bootstrap(
-                    na[:, every], da[:, every], nb[:, every], db[:, every], weights
-                ).to_dict(),
-                "by_role": {
-                    role: _diff_bootstrap(na[:, r], da[:, r], nb[:, r], db[:, r], weights).to_dict()
-                    for r, role in enumerate(roles)
-                },
-                "score": _bootstrap(beats[:, a, b], beats[:, a, b] + beats[:, b, a], weights).to_dict(),
-                "comparisons": int((beats[:, a, b] + beats[:, b, a]).sum()),
-            }
-        )
+    pairwise = [_pair(a, b, labels, local, beats, weights, roles) for a, b in itertools.combinations(order, 2)]
     return {
         "format": FORMAT,
         "settings": dict(settings, bootstrap=bootstrap),
