@@ -93,16 +93,11 @@ def in_eval(spec: str, deals: int, workers: int) -> float:
 
 
 def reference(spec: str, count: int, seed: int, deals: int) -> dict[str, float]:
-    """``script`` and ``eval-1`` in a child process on one thread (the environment variables read at start-up)."""
-    code = (
-        "import sys, json; sys.path.insert(0, sys.argv[1]); import bench_agents as b; "
-        "spec, count, seed, deals = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]); "
-        "row = {'reference': b.ms_per_decision(spec, b.decisions(count, seed))}; "
-        "row.update({'eval-1 ref': b.in_eval(spec, deals, 1)} if deals else {}); print(json.dumps(row))"
-    )
-    here = os.path.dirname(os.path.abspath(__file__))
+    """``script`` and ``eval-1`` in a child process on one thread (the environment variables read at start-up):
+    this script again, with ``--child``."""
     done = subprocess.run(
-        [sys.executable, "-c", code, here, spec, str(count), str(seed), str(deals)],
+        [sys.executable, os.path.abspath(__file__), "--child", "--agents", spec]
+        + ["--decisions", str(count), "--seed", str(seed), "--deals", str(deals)],
         env={**os.environ, **SINGLE_THREAD},
         capture_output=True,
         text=True,
@@ -111,13 +106,25 @@ def reference(spec: str, count: int, seed: int, deals: int) -> dict[str, float]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def child(spec: str, count: int, seed: int, deals: int) -> None:
+    """What :func:`reference` runs: the two figures as one JSON line."""
+    row = {"reference": ms_per_decision(spec, decisions(count, seed))}
+    if deals:
+        row["eval-1 ref"] = in_eval(spec, deals, 1)
+    print(json.dumps(row))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", default="trained", help="comma-separated agent specs (default trained)")
     parser.add_argument("--decisions", type=int, default=2000, help="decisions timed per host (default 2000)")
     parser.add_argument("--deals", type=int, default=20, help="deals of the eval hosts (default 20; 0 skips them)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        child(args.agents, args.decisions, args.seed, args.deals)
+        return 0
     views = decisions(args.decisions, args.seed)
     for spec in args.agents.split(","):
         row = reference(spec, args.decisions, args.seed, args.deals)

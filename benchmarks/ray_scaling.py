@@ -34,11 +34,8 @@ import json
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"

@@ -6,10 +6,7 @@ shorthand ``H:AKQ`` (= ``AH KH QH``), so a 16-card hand fits on one line.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from collections.abc import Callable, Iterable
-from types import ModuleType
 
 from sm_env.core.cards import CARD_TEXT, NUM_CARDS, SUIT_LETTERS, parse_card
 from sm_env.core.game import TRUMP_ACTION_BASE, Game
@@ -158,12 +155,3 @@ def snapshot(game: Game) -> dict:
         "history": history(game),
         "repr": repr(game),
     }
-
-
-def benchmark_script(name: str) -> ModuleType:
-    """``benchmarks/<name>.py`` loaded as a module (the scripts are not a package)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    spec = importlib.util.spec_from_file_location(name, os.path.join(root, "benchmarks", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

@@ -258,11 +258,10 @@ def test_openspiel_rl_environment_and_observer():
 
 
 def test_openspiel_ismcts_agent_plays_a_hand():
-    """benchmarks/openspiel_demo.py: OpenSpiel's ISMCTS bot as an agent, searching sampled worlds (a smoke
+    """training/evaluation/openspiel_demo.py: OpenSpiel's ISMCTS bot as an agent, searching sampled worlds (a smoke
     check; the figures come from running the script)."""
-    from helpers import benchmark_script
+    from training.evaluation import openspiel_demo as script
 
-    script = benchmark_script("openspiel_demo")
     agent = script.OpenSpielIsmctsAgent(script.load("standard"), simulations=4, uct_c=4.0, seed=1)
     agent.reset(1)
     balances = script.play_hand("standard", 11, [None, agent, None])

@@ -35,7 +35,7 @@ Calls (dealer, ``calls``)
     Each call's expected balance is a measured estimate: least squares of
     the dealer's tricks in heuristic play on simple features of its 16
     dealt cards (:func:`suit_features`, :func:`nt_features`,
-    :func:`miz_features`; refit by ``benchmarks/heuristic_ab.py fit``),
+    :func:`miz_features`; refit by ``training/evaluation/heuristic_ab.py fit``),
     minus the quota 8, or for misère the maximum 3 minus it. Among the calls
     it has still to make it takes the one whose estimate is furthest above
     that call's mean balance (``CALL_RESERVE``: what keeping the call for a
@@ -399,7 +399,7 @@ def choose_play(
 # ---------------------------------------------------------------- the agent
 
 
-# The measured estimates (benchmarks/heuristic_ab.py fit): least squares of the dealer's tricks, the heuristic
+# The measured estimates (training/evaluation/heuristic_ab.py fit): least squares of the dealer's tricks, the heuristic
 # playing every seat, on the features below of the dealer's 16 dealt cards (before discards and kitty).
 SUIT_WEIGHTS = (0.02, 1.01, 0.87, 0.80, 0.60, 0.31, 0.96, 0.61, 0.20, 0.39, 0.24, 0.22)
 NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.48, 0.16)

@@ -67,7 +67,7 @@ Search over sampled worlds: :meth:`SergeantMajorGame.state_from_engine` wraps an
 built by ``Game.from_position`` from a sampled deal) as a decision state, with no chance history and
 returns counted from there. Resampling an information state needs the world sampler of
 ``agents.search.world_sampler`` (which this package must not import): OpenSpiel's Python ``ISMCTSBot``
-takes it through ``bot.set_resampler`` (``benchmarks/openspiel_demo.py`` does this). OpenSpiel's C++
+takes it through ``bot.set_resampler`` (``training/evaluation/openspiel_demo.py`` does this). OpenSpiel's C++
 ``pyspiel.ISMCTSBot`` cannot call a Python resampler; use ``open_spiel.python.algorithms.ismcts``.
 """
 

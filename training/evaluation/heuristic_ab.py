@@ -6,15 +6,15 @@ other decision by the heuristic, on the preset where the decision occurs, with t
 (:func:`training.evaluation.evaluate.evaluate`: the same deals in the 3 rotations). The figure is the
 candidate's balance per hand minus the baseline's, with its 95% bootstrap CI over deals::
 
-    python benchmarks/heuristic_ab.py ab calls --mode game --deals 1000 --seed 1  # calls, whole 18-hand games
-    python benchmarks/heuristic_ab.py ab calls --deals 2000 --seed 1              # calls, hand mode (all open)
-    python benchmarks/heuristic_ab.py ab assign --deals 2000 --seed 1             # dealer-assigns, whole games
-    python benchmarks/heuristic_ab.py ab auction --candidate m+0.0 --deals 2000   # woburn-auction, hand mode
-    python benchmarks/heuristic_ab.py ab take --candidate discard --deals 5000    # 9-5-3-one-card, hand mode
-    python benchmarks/heuristic_ab.py all --deals 1000                            # every candidate, seed 0
+    python -m training.evaluation.heuristic_ab ab calls --mode game --deals 1000 --seed 1  # calls, whole 18-hand games
+    python -m training.evaluation.heuristic_ab ab calls --deals 2000 --seed 1              # calls, hand mode (all open)
+    python -m training.evaluation.heuristic_ab ab assign --deals 2000 --seed 1             # dealer-assigns, whole games
+    python -m training.evaluation.heuristic_ab ab auction --candidate m+0.0 --deals 2000   # woburn-auction, hand mode
+    python -m training.evaluation.heuristic_ab ab take --candidate discard --deals 5000    # 9-5-3-one-card, hand mode
+    python -m training.evaluation.heuristic_ab all --deals 1000                            # every candidate, seed 0
 
 ``--candidate kept`` (the default) is the heuristic as it is (``agents.players.heuristic``); the other candidates
-are listed by ``python benchmarks/heuristic_ab.py list`` (for the auction and the face-up card the kept
+are listed by ``python -m training.evaluation.heuristic_ab list`` (for the auction and the face-up card the kept
 rule is the old one: no candidate beat it, docs/results.md). The candidate agents are registered as the agent
 kind ``ab`` for the run only, so the evaluation runs in this process (one worker).
 
@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,14 +36,12 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import agents  # noqa: E402
-from agents.players import heuristic as h  # noqa: E402
-from agents.players.base import Agent  # noqa: E402
-from agents.players.unseen import outstanding_of  # noqa: E402
-from sm_env.core.cards import SUIT_MASK, from_mask  # noqa: E402
-from sm_env.core.game import (  # noqa: E402
+import agents
+from agents.players import heuristic as h
+from agents.players.base import Agent
+from agents.players.unseen import outstanding_of
+from sm_env.core.cards import SUIT_MASK, from_mask
+from sm_env.core.game import (
     ASSIGN,
     BID,
     NT,
@@ -54,8 +50,8 @@ from sm_env.core.game import (  # noqa: E402
     TRUMP_ACTION_BASE,
     Game,
 )
-from sm_env.core.knowledge import PlayerView, player_view  # noqa: E402
-from sm_env.core.rules import RuleSet  # noqa: E402
+from sm_env.core.knowledge import PlayerView, player_view
+from sm_env.core.rules import RuleSet
 
 # ---------------------------------------------------------------- the rules before the measured estimates
 
@@ -337,7 +333,7 @@ def speed(positions: int, seed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks/heuristic_ab.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="training/evaluation/heuristic_ab.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     ab = sub.add_parser("ab", help="one A/B")
     ab.add_argument("decision", choices=sorted(DECISIONS))

@@ -5,8 +5,8 @@ dealer's. This script plays whole games of one agent against two heuristics (the
 game ``g``, the game dealt by ``Game(seed=SEED + g)``) and counts, per hand dealt, how often the dealer took
 at least 12 tricks when the dealer was the agent and when it was a heuristic, and who won the games:
 
-    python benchmarks/game_race.py --agent trained --games 600 --seed 9000
-    python benchmarks/game_race.py --agent pimc:rollout=policy,game=8,game_only=1 --games 600 --workers 2
+    python -m training.evaluation.game_race --agent trained --games 600 --seed 9000
+    python -m training.evaluation.game_race --agent pimc:rollout=policy,game=8,game_only=1 --games 600 --workers 2
 
 A simple race model reads the two rates: with the agent's rate p and each heuristic's q, the agent wins about
 p / (p + 2q) of the games, so 2.0 times a fair share (2/3) needs p about 4 times q. ``--out`` writes the
@@ -18,19 +18,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents import make_agent  # noqa: E402
-from agents.players.base import act  # noqa: E402
-from sm_env.core.game import OVER, Game  # noqa: E402
-from sm_env.core.knowledge import player_view  # noqa: E402
-from sm_env.core.rules import RuleSet  # noqa: E402
-from sm_env.files.atomic import atomic_path  # noqa: E402
+from agents import make_agent
+from agents.players.base import act
+from sm_env.core.game import OVER, Game
+from sm_env.core.knowledge import player_view
+from sm_env.core.rules import RuleSet
+from sm_env.files.atomic import atomic_path
 
 MAX_GAMES = 100_000
 """The most games one run plays."""

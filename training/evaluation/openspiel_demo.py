@@ -19,9 +19,9 @@ Three parts, each printing its figures:
     ``--episodes`` hands, then each seat against two random players (``RandomAgent``) and against two
     heuristic players, before and after training (mean return per hand).
 
-    python benchmarks/openspiel_demo.py speed [--hands 40]
-    python benchmarks/openspiel_demo.py ismcts [--deals 30] [--simulations 100]
-    python benchmarks/openspiel_demo.py dqn [--episodes 3000]
+    python -m training.evaluation.openspiel_demo speed [--hands 40]
+    python -m training.evaluation.openspiel_demo ismcts [--deals 30] [--simulations 100]
+    python -m training.evaluation.openspiel_demo dqn [--episodes 3000]
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import sys
 import time
 from typing import Any
 
@@ -37,8 +36,8 @@ import numpy as np
 
 try:
     import pyspiel
-except ImportError:  # pragma: no cover - the message says what to install
-    sys.exit("benchmarks/openspiel_demo.py needs OpenSpiel: pip install -e '.[openspiel]'")
+except ImportError as err:  # pragma: no cover - the message says what to install
+    raise ImportError("training.evaluation.openspiel_demo needs OpenSpiel: pip install -e '.[openspiel]'") from err
 
 from agents.players.base import Agent
 from agents.players.heuristic import heuristic_action

@@ -1,4 +1,5 @@
-"""benchmarks/game_race.py: the dealers' 12-trick hands of whole games, counted against the engine's own record."""
+"""training.evaluation.game_race: the dealers' 12-trick hands of whole games, counted against the engine's
+own record."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import json
 from collections import Counter
 
 import pytest
-from helpers import benchmark_script
 
 from agents.players.heuristic import heuristic_action
 from sm_env.core.game import OVER, Game
@@ -14,7 +14,9 @@ from sm_env.core.knowledge import player_view
 
 
 def _script():
-    return benchmark_script("game_race")
+    from training.evaluation import game_race
+
+    return game_race
 
 
 def test_the_counts_match_the_games_as_the_engine_plays_them() -> None:
