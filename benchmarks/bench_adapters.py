@@ -39,7 +39,7 @@ from sm_env.envs.wrappers import mask_in_info, rllib_observation_keys
 
 
 def run_raw(hands: int, seed: int) -> int:
-    e = sm_env.raw_env(episode="hand")
+    e = sm_env.raw_env(episode="hand", compiled=True)
     rng = random.Random(seed)
     decisions = 0
     for h in range(hands):
@@ -65,15 +65,17 @@ def _run_last(e, hands: int, seed: int, mask_of: Callable) -> int:
 
 
 def run_env(hands: int, seed: int) -> int:
-    return _run_last(sm_env.env(episode="hand"), hands, seed, lambda obs, info: obs["action_mask"])
+    return _run_last(sm_env.env(episode="hand", compiled=True), hands, seed, lambda obs, info: obs["action_mask"])
 
 
 def run_mask_in_info(hands: int, seed: int) -> int:
-    return _run_last(mask_in_info(sm_env.env(episode="hand")), hands, seed, lambda obs, info: info["action_mask"])
+    return _run_last(
+        mask_in_info(sm_env.env(episode="hand", compiled=True)), hands, seed, lambda obs, info: info["action_mask"]
+    )
 
 
 def run_rllib_keys(hands: int, seed: int) -> int:
-    e = rllib_observation_keys(sm_env.env(episode="hand"))
+    e = rllib_observation_keys(sm_env.env(episode="hand", compiled=True))
     return _run_last(e, hands, seed, lambda obs, info: obs["action_mask"])
 
 
@@ -98,7 +100,7 @@ def run_raw_heuristic(hands: int, seed: int) -> int:
     from agents import act, make_agent
     from sm_env.core.knowledge import player_view
 
-    e = sm_env.raw_env(episode="hand")
+    e = sm_env.raw_env(episode="hand", compiled=True)
     rng = random.Random(seed)
     heuristics = [make_agent("heuristic", seed + s) for s in range(3)]
     decisions = 0

@@ -88,14 +88,24 @@ def main(argv: list[str] | None = None) -> None:
         print(f"(b), (c) skipped: {err}")
     else:
         aec_games = max(1, args.games // 4)
-        report("(b) raw_env + obs + mask", lambda: bench_aec(raw_env, aec_games, args.seed), aec_games, args.repeats)
+        report(
+            "(b) raw_env + obs + mask",
+            lambda: bench_aec(lambda: raw_env(compiled=True), aec_games, args.seed),
+            aec_games,
+            args.repeats,
+        )
         report(
             "(b') the same, compiled=False",
             lambda: bench_aec(lambda: raw_env(compiled=False), aec_games, args.seed),
             aec_games,
             args.repeats,
         )
-        report("(c) env() wrapped", lambda: bench_aec(env, aec_games, args.seed), aec_games, args.repeats)
+        report(
+            "(c) env() wrapped",
+            lambda: bench_aec(lambda: env(compiled=True), aec_games, args.seed),
+            aec_games,
+            args.repeats,
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MiB")
 
