@@ -76,6 +76,7 @@ from training.common.yaml_config import save_config
 
 from .config import DMCConfig, load_dmc_config
 from .ppo import (
+    BatchedRun,
     Timers,
     check_saved_settings,
     engine_state,
@@ -106,7 +107,7 @@ OPEN_STEPS = 64  # first room for each game's open episode (decisions); doubled 
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds of training (metrics.jsonl has all)
 
 
-class DMC:
+class DMC(BatchedRun):
     """One run: the games, the Q-network, the open episodes, the replay and the steps between rollouts."""
 
     def __init__(self, cfg: DMCConfig, run_dir: str, resume: bool = False, quiet: bool = False) -> None:
@@ -267,26 +268,6 @@ class DMC:
         }
 
     # -- loop --------------------------------------------------------------------
-    def train(self, stop: Any = None) -> None:
-        """Rollouts and updates until ``train.total_timesteps`` decisions, or until ``stop`` is set (a Ctrl-C:
-        checked after each rollout); checkpoints and evaluations between rollouts; always a checkpoint at the
-        end."""
-        try:
-            with self.progress_display() as self.bar:
-                self._train(stop)
-        finally:
-            self.bar = progress_bar(None, "", "", enabled=False)
-        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
-            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
-
-    def progress_display(self) -> Any:
-        """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): decisions against
-        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step."""
-        cfg = self.cfg
-        enabled = cfg.train.progress and not self.quiet
-        total = cfg.train.total_timesteps
-        return progress_bar(total, cfg.name, "decision", enabled, self.global_step, leave=True, smoothing=0.0)
-
     def _train(self, stop: Any) -> None:
         """The rollouts of :meth:`train`, each with its update, log line, evaluations and checkpoint."""
         cfg = self.cfg

@@ -355,7 +355,48 @@ def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple
 # ---------------------------------------------------------------------------- the trainer
 
 
-class VectorPPO:
+class BatchedRun:
+    """What the runs of the batched trainers share (:class:`VectorPPO`, :class:`training.vector.dmc.DMC`):
+    :meth:`train` runs the subclass's ``_train`` (rollouts and updates until ``train.total_timesteps``
+    decisions, or until ``stop`` is set: a Ctrl-C, checked after each rollout) under the progress bar, and
+    always leaves a checkpoint at the end."""
+
+    cfg: Any
+    quiet: bool
+    global_step: int
+    last: dict[str, Any]
+    bar: Any
+
+    def train(self, stop: Any = None) -> None:
+        """The run to its end or to ``stop``; a checkpoint at the end."""
+        try:
+            with self.progress_display() as self.bar:
+                self._train(stop)
+        finally:
+            self.bar = progress_bar(None, "", "", enabled=False)
+        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
+            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def progress_display(self) -> Any:
+        """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): decisions against
+        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step."""
+        cfg = self.cfg
+        enabled = cfg.train.progress and not self.quiet
+        return progress_bar(
+            cfg.train.total_timesteps, cfg.name, "decision", enabled, self.global_step, leave=True, smoothing=0.0
+        )
+
+    def _train(self, stop: Any) -> None:
+        raise NotImplementedError  # each trainer's rollouts
+
+    def _latest(self) -> str:
+        raise NotImplementedError  # each trainer's checkpoint path
+
+    def save_checkpoint(self) -> str:
+        raise NotImplementedError
+
+
+class VectorPPO(BatchedRun):
     """One run: the games, the network, the rollout buffer and the steps between rollouts."""
 
     def __init__(
@@ -696,26 +737,6 @@ class VectorPPO:
         return out
 
     # -- loop --------------------------------------------------------------------
-    def train(self, stop: Any = None) -> None:
-        """Rollouts and updates until ``train.total_timesteps`` learner decisions, or until ``stop`` is set (a
-        Ctrl-C: checked after each rollout); checkpoints, snapshots, evaluations between rollouts; always a
-        checkpoint at the end."""
-        try:
-            with self.progress_display() as self.bar:
-                self._train(stop)
-        finally:
-            self.bar = progress_bar(None, "", "", enabled=False)
-        if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
-            self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
-
-    def progress_display(self) -> Any:
-        """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): learner decisions against
-        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step."""
-        cfg = self.cfg
-        enabled = cfg.train.progress and not self.quiet
-        total = cfg.train.total_timesteps
-        return progress_bar(total, cfg.name, "decision", enabled, self.global_step, leave=True, smoothing=0.0)
-
     def _train(self, stop: Any) -> None:
         """The rollouts of :meth:`train`, each with its update, log line, snapshots, evaluations, checkpoint."""
         cfg = self.cfg
