@@ -20,7 +20,7 @@ def fresh_install(tmp_path, monkeypatch):
     monkeypatch.setattr(readiness, "_ready", False)
     monkeypatch.setattr(readiness, "_announced", False)
     started: list[bool] = []
-    monkeypatch.setattr(readiness, "compile_in_background", lambda: started.append(True) or tmp_path / "x.log")
+    monkeypatch.setattr(readiness, "compile_in_background", lambda: started.append(True) or "it compiles (x.log)")
     return started
 
 
@@ -41,7 +41,7 @@ def test_auto_plays_on_python_until_ready_then_switches_with_the_same_games(fres
     assert env._fast is None and fresh_install == [True]  # the Python engine, the background compile started
     python_path = play(env, 1, 150)
     said = capsys.readouterr().err.strip().splitlines()
-    assert len(said) == 1 and "compiles in the background" in said[0] and "x.log" in said[0]
+    assert len(said) == 1 and "Python engine" in said[0] and said[0].endswith("it compiles (x.log)")
     env.reset(seed=5)
     assert env._fast is None and capsys.readouterr().err == ""  # said once per process
     readiness.mark_ready()  # what the background process does when it is done
@@ -71,11 +71,11 @@ def test_load_kernels_announces_a_compile_and_stamps_the_cache(fresh_install, ca
 def test_the_background_compile_is_off_by_environment_and_runs_once(tmp_path, monkeypatch):
     monkeypatch.setattr(readiness, "_stamp", [tmp_path / "sm_env-single-test.ready"])
     monkeypatch.setenv(readiness.ENV_VARIABLE, "0")
-    assert readiness.compile_in_background() is None
+    assert "nothing compiles them now" in readiness.compile_in_background()
     lock = tmp_path / "sm_env-single-test.compiling"
     lock.write_text(str(os.getpid()))  # a live compile holds the lock
     monkeypatch.setenv(readiness.ENV_VARIABLE, "1")
-    assert readiness.compile_in_background() is None
+    assert readiness.compile_in_background() == "another process is compiling them"
     lock.write_text("999999999")  # a dead process's lock is stale: taken
     assert readiness._take_lock(lock) and lock.read_text() == "0"
 

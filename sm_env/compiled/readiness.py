@@ -155,16 +155,17 @@ def _take_lock(lock: Path) -> bool:
     return False
 
 
-def compile_in_background() -> Path | None:
-    """Start the background compile unless one runs (or the environment variable turns it off); its log."""
+def compile_in_background() -> str:
+    """Start the background compile unless one runs or the environment variable turns it off; what happens, as
+    the end of the line :func:`use_compiled` says."""
     if os.environ.get(ENV_VARIABLE, "1") == "0":
-        return None
+        return f"{ENV_VARIABLE}=0: nothing compiles them now (sergeant-major compile does)"
     try:
         stamp = stamp_path()
         lock = stamp.with_suffix(".compiling")
         stamp.parent.mkdir(parents=True, exist_ok=True)
         if not _take_lock(lock):
-            return None
+            return "another process is compiling them"
         log = stamp.with_suffix(".log")
         with open(log, "w", encoding="utf-8") as out:
             child = subprocess.Popen(
@@ -176,9 +177,9 @@ def compile_in_background() -> Path | None:
                 close_fds=True,
             )
         lock.write_text(str(child.pid))
-        return log
-    except OSError:
-        return None
+        return f"they compile in the background, about a minute, once per install (log: {log})"
+    except OSError as err:
+        return f"they cannot be compiled in the background ({err.strerror}; sergeant-major compile does it)"
 
 
 def use_compiled(compiled: bool | str) -> bool:
@@ -194,11 +195,9 @@ def use_compiled(compiled: bool | str) -> bool:
     if compiled is True:
         load_kernels()
         return True
-    log = compile_in_background()
-    where = f" (log: {log})" if log is not None else ""
     _say(
         "the compiled engine is not in numba's cache yet: games run on the Python engine (the same games, "
-        f"slower) while it compiles in the background, about a minute, once per install{where}"
+        f"slower) until it is; {compile_in_background()}"
     )
     return False
 
