@@ -20,7 +20,7 @@ Subcommands::
         leaderboard, self-play training and search distillation; the options
         are those of the function that does the work (``agents.play.main``,
         ``agents.analysis.main``,
-        ``training.evaluation.evaluate.main``,
+        ``training.evaluation.command.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
     sergeant-major leaderboard --config FILE [--only PRESET ...]
@@ -371,9 +371,9 @@ def _run_analyse(argv: list[str]) -> int:
 
 
 def _run_eval(argv: list[str]) -> int:
-    from training.evaluation import evaluate
+    from training.evaluation import command
 
-    return evaluate.main(argv)
+    return command.main(argv)
 
 
 def _run_tournament(argv: list[str]) -> int:

@@ -8,10 +8,12 @@ import os
 
 import pytest
 
+from training.evaluation import command
 from training.evaluation import evaluate as ev
+from training.evaluation.result import EvalResult
 
 
-def _strip(result: ev.EvalResult) -> dict:
+def _strip(result: EvalResult) -> dict:
     data = result.to_dict()
     data.pop("timing")
     data.pop("elapsed_seconds")
@@ -152,7 +154,7 @@ def test_bad_arguments_are_clear():
 
 def test_cli_prints_a_table_and_saves_json_csv_png(tmp_path, capsys):
     out = tmp_path / "eval"
-    code = ev.main(
+    code = command.main(
         [
             "--agents",
             "heuristic",
@@ -184,7 +186,8 @@ def test_cli_prints_a_table_and_saves_json_csv_png(tmp_path, capsys):
     )
     assert (out / "balance_by_role.png").read_bytes()[:4] == b"\x89PNG"
     assert (
-        ev.main(["--agents", "heuristic", "bogus", "--deals", "1", "--no-progress", "--out", str(tmp_path / "b")]) == 2
+        command.main(["--agents", "heuristic", "bogus", "--deals", "1", "--no-progress", "--out", str(tmp_path / "b")])
+        == 2
     )
 
 
@@ -193,8 +196,8 @@ def test_a_second_evaluation_gets_a_fresh_folder_and_an_explicit_used_one_is_ref
     that holds one is refused in one line before anything is played, leaving it as it was."""
     monkeypatch.chdir(tmp_path)
     quick = ["--agents", "heuristic", "random", "--workers", "1", "--no-progress", "--bootstrap", "20"]
-    assert ev.main([*quick, "--deals", "2"]) == 0
-    assert ev.main([*quick, "--deals", "3"]) == 0
+    assert command.main([*quick, "--deals", "2"]) == 0
+    assert command.main([*quick, "--deals", "3"]) == 0
     first, second = (
         tmp_path / "runs" / "eval" / "heuristic-random-hand-0",
         tmp_path / "runs" / "eval" / "heuristic-random-hand-0-2",
@@ -203,7 +206,7 @@ def test_a_second_evaluation_gets_a_fresh_folder_and_an_explicit_used_one_is_ref
     assert json.loads((second / "result.json").read_text())["config"]["deals"] == 3
     assert f"saved {second}".replace(str(tmp_path) + os.sep, "") in capsys.readouterr().out
     before = (first / "result.json").read_bytes()
-    assert ev.main([*quick, "--deals", "4", "--out", str(first)]) == 2
+    assert command.main([*quick, "--deals", "4", "--out", str(first)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         f"sergeant-major eval: error: {first} already holds an evaluation (result.json): give another --out, or "
@@ -273,3 +276,21 @@ def test_any_agent_spec_is_evaluated_against_the_baselines_as_the_trainers_repor
     assert scalars["eval/random/middle_advantage"] == rows["middle"]["advantage"]
     assert scalars["eval/random/difference"] == rows["all"]["difference"]
     assert len(scalars) == 4 + 4 + 2
+
+
+def test_eval_runs_on_the_core_install(tmp_path):
+    """`sergeant-major eval` needs the core requirements and matplotlib only (the wheel check's install): with
+    the training extra's packages made unimportable it still plays, prints and saves."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for name in ('yaml', 'pydantic', 'pydantic_core', 'torch', 'tqdm', 'stable_baselines3', 'ray'):\n"
+        "    sys.modules[name] = None\n"
+        "from sm_cli.cli import main\n"
+        "sys.exit(main(['eval', '--agents', 'heuristic', 'random', '--deals', '1', '--workers', '1']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "saved runs/eval/heuristic-random-hand-0/result.json" in done.stdout

@@ -8,11 +8,13 @@ import pytest
 
 pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[rllib]')")
 
+from training.evaluation import command  # noqa: E402
 from training.evaluation import evaluate as ev  # noqa: E402
 from training.evaluation.ray_tasks import chunks, play_chunk, play_deals_on_ray  # noqa: E402
+from training.evaluation.result import EvalResult  # noqa: E402
 
 
-def _strip(result: ev.EvalResult) -> dict:
+def _strip(result: EvalResult) -> dict:
     data = result.to_dict()
     for key in ("timing", "elapsed_seconds"):
         data.pop(key)
@@ -64,7 +66,7 @@ def test_an_agent_error_is_raised_not_retried(local_ray):
 
 def test_eval_command_line_takes_ray(local_ray, tmp_path, capsys):
     out = tmp_path / "eval"
-    code = ev.main(
+    code = command.main(
         ["--agents", "heuristic", "random", "--deals", "4", "--ray", "--no-progress", "--bootstrap", "50"]
         + ["--out", str(out)]
     )

@@ -351,7 +351,7 @@ def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
     assert set(ROLE_NAMES) <= set(os.listdir(summary["policy"]))
     assert set(make_agent(f"rllib:{summary['policy']}").modules) == set(ROLE_NAMES)
     assert set(summary["final_eval"]["random"]) == {*ROLE_NAMES, "all"}
-    from training.common.runs import format_table
+    from training.common.tables import format_table
 
     assert "random     all " in format_table(summary["final_eval"])  # the table every trainer ends with
     assert json.load(open(os.path.join(tmp_path, "run", "summary.json")))["progress"] == 1

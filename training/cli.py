@@ -29,7 +29,8 @@ import time
 from agents.players.ppo_agent import PPOAgent
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
 from training.common.run_config import CONFIG_KINDS
-from training.common.runs import Backend, add_run_arguments, format_table, run_command
+from training.common.runs import Backend, add_run_arguments, run_command
+from training.common.tables import format_table
 from training.evaluation.evaluate import evaluate_against
 from training.sb3.config import ConfigError, load_eval_config
 

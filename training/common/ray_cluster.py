@@ -46,7 +46,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from training.common.yaml_config import ConfigError
+from training.common.errors import ConfigError
 
 CODE_MODES = ("auto", "ship", "ship+pip", "installed")
 PACKAGES = ("sm_env", "agents", "training")

@@ -3,8 +3,6 @@ run goes to (:func:`fresh_run_dir`, also ``sergeant-major eval``'s)."""
 
 from __future__ import annotations
 
-import os
-
 from pydantic import field_validator
 
 from training.common.yaml_config import Section, Text, Whole, setting
@@ -47,15 +45,3 @@ def check_kind(value: str, expected: str) -> str:
     if value in CONFIG_KINDS:
         raise ValueError(f"this is a {value!r} config, not {expected!r}: run it with {CONFIG_KINDS[value]}")
     raise ValueError(f"unknown kind {value!r}; the kinds are {', '.join(CONFIG_KINDS)}")
-
-
-def fresh_run_dir(output_dir: str, name: str) -> tuple[str, str]:
-    """(run folder, run name) for a new run: ``output_dir/name`` unless it exists and is not
-    empty, else the first free ``output_dir/name-N`` (N = 2, 3, ...)."""
-    candidate, n = name, 1
-    while True:
-        path = os.path.join(output_dir, candidate)
-        if not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path)):
-            return path, candidate
-        n += 1
-        candidate = f"{name}-{n}"

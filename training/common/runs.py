@@ -39,8 +39,9 @@ from typing import Any, Protocol
 
 from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import JsonError, read_json
+from training.common.folders import fresh_run_dir
 from training.common.progress import write_line
-from training.common.run_config import fresh_run_dir
+from training.common.tables import format_table
 from training.common.yaml_config import ConfigError
 
 SUMMARY = "summary.json"
@@ -333,29 +334,6 @@ def conclude(backend: Backend, cfg: Any, run_dir: str, trainer: TrainerRun, anno
     summary["outputs"] = dict(rows)
     write_json(os.path.join(run_dir, SUMMARY), summary)
     return summary
-
-
-def format_table(results: dict[str, Any]) -> str:
-    """The table of ``training.evaluation.evaluate.evaluate_against``'s results, one line per opponent and role
-    (the closing table of every run)."""
-
-    def ci(pair: list[float]) -> str:
-        return f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"
-
-    lines = [
-        f"{'opponent':<11}{'role':<8}{'balance':>9}{'95% CI':>19}{'opp. bal':>10}"
-        f"{'advantage':>11}{'95% CI':>19}{'beats it':>10}"
-    ]
-    for opponent, per_role in results.items():
-        for role, r in per_role.items():  # the rule set's roles, then all
-            line = (
-                f"{opponent:<11}{role:<8}{r['balance']:>+9.3f}{ci(r['balance_ci']):>19}{r['opponent_balance']:>+10.3f}"
-            )
-            if "advantage" in r:
-                verdict = "yes" if r["advantage_ci"][0] > 0 else ("NO" if r["advantage_ci"][1] < 0 else "unclear")
-                line += f"{r['advantage']:>+11.3f}{ci(r['advantage_ci']):>19}{verdict:>10}"
-            lines.append(line)
-    return "\n".join(lines)
 
 
 def report(cfg: Any, run_dir: str, summary: dict[str, Any], times: str) -> None:

@@ -47,24 +47,7 @@ from pydantic_core import PydanticUndefined
 from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import MAX_DEPTH, MAX_DIGITS
 
-
-class ConfigError(ValueError):
-    """A config file or override that is not valid; the message names the key.
-
-    ``key`` is the dotted key at fault (None when the whole file is) and
-    ``detail`` the message without its source prefix.
-    """
-
-    def __init__(self, message: str, key: str | None = None, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.key = key
-        self.detail = message if detail is None else detail
-
-
-def config_error(source: str, key: str | None, detail: str) -> ConfigError:
-    """The error for ``detail`` about ``key``, prefixed with its source (a file name; "" for none)."""
-    return ConfigError(f"{source}: {detail}" if source else detail, key, detail)
-
+from .errors import ConfigError, config_error
 
 # ---------------------------------------------------------------------------- reading YAML, bounded
 

@@ -88,7 +88,7 @@ class DealSums:
     """Per deal, agent and role of one table's results (:func:`deal_sums`), arrays ``[deal, agent, role]``
     with role ``players`` standing for all roles: sums of ``balance``, ``tricks`` and ``wins`` (games won,
     counted on the game's last hand), ``hands`` played; ``games[deal, agent]``, games played; and
-    ``seat_balance`` and ``seat_hands`` ``[deal, agent, seat]``, seat by ``training.evaluation.evaluate.SEATS``."""
+    ``seat_balance`` and ``seat_hands`` ``[deal, agent, seat]``, seat by ``training.evaluation.result.SEATS``."""
 
     balance: np.ndarray
     tricks: np.ndarray

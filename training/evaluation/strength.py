@@ -67,7 +67,8 @@ from agents.mix import decision_types
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
-from training.evaluation.evaluate import EvalResult, check_agent, check_table_setup, evaluate
+from training.evaluation.evaluate import check_agent, check_table_setup, evaluate
+from training.evaluation.result import EvalResult
 
 DEFAULT_SWAP_BALANCES = {3: (-1, -1, 2), 4: (-1, -1, 0, 2)}
 """The swap's previous-hand balances by seat (seat 0 deals) where the rule set has an exchange: the middle

@@ -67,8 +67,9 @@ from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.workers import spawn_pool
 
+from .command import balances_arg
 from .deals import DealConfig, schedule
-from .evaluate import _balances_arg, check_agent, check_table_setup, play_table
+from .evaluate import check_agent, check_table_setup, play_table
 from .leaderboard import Table, leaderboard, markdown, plot
 
 MAX_AGENTS = 12
@@ -528,7 +529,7 @@ def build_parser(prog: str = "sergeant-major tournament") -> argparse.ArgumentPa
     parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
     parser.add_argument(
         "--start-balances",
-        type=_balances_arg,
+        type=balances_arg,
         default=None,
         help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1",
     )

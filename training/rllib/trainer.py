@@ -296,7 +296,7 @@ class RLlibTrainer:
         """Iterations until ``train.iterations``, or until ``stop`` is set (a Ctrl-C: checked after each
         iteration); checkpoints every ``train.checkpoint_every`` and at the end either way, evaluations every
         ``eval.every`` (progress on stderr)."""
-        from training.common.runs import format_table
+        from training.common.tables import format_table
 
         cfg = self.cfg
         say = (lambda text: None) if self.quiet or not cfg.train.progress else progress

@@ -322,7 +322,7 @@ class DMC(BatchedRun):
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
         """Duplicate evaluation of the greedy policy against ``eval.opponents`` (training/evaluation/evaluate.py);
         ``eval.jsonl`` gets the decisions, the training time and the advantage against each opponent."""
-        from training.common.runs import format_table
+        from training.common.tables import format_table
         from training.evaluation.evaluate import evaluate_against
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))

@@ -807,7 +807,7 @@ class VectorPPO(BatchedRun):
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
         """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py)."""
-        from training.common.runs import format_table
+        from training.common.tables import format_table
         from training.evaluation.evaluate import evaluate_against
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
