@@ -481,7 +481,7 @@ def test_a_driver_without_the_token_is_refused_in_one_line(cluster, tmp_path):
     command = ["--agents", "random", "heuristic", "--deals", "2", "--no-progress", "--out", str(tmp_path / "ev")]
     started = time.monotonic()
     refused = subprocess.run(
-        [sys.executable, "-m", "training.evaluation.evaluate", *command, "--ray", nodes.address],
+        [sys.executable, "-m", "training.evaluation.command", *command, "--ray", nodes.address],
         cwd=tmp_path,
         env=without,
         capture_output=True,
