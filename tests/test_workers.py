@@ -26,6 +26,9 @@ from training.common.workers import spawn_pool
 if __name__ == "__main__":
     pool = spawn_pool(2, maxtasksperchild=int(sys.argv[2]) or None)
     pool.map_async(time.sleep, [60, 60], chunksize=1)  # both workers busy for a minute
+    deadline = time.monotonic() + 60  # on a loaded machine a spawned worker takes seconds to start
+    while len(multiprocessing.active_children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
     time.sleep(2)
     print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
     time.sleep(120)
