@@ -93,3 +93,29 @@ def test_the_background_process_stamps_and_frees_the_lock(tmp_path, monkeypatch)
 def test_a_wrong_compiled_value_is_one_clear_error():
     with pytest.raises(ValueError, match="compiled must be True, False or 'auto', got 'yes'"):
         raw_env(compiled="yes")
+
+
+def test_first_compile_announces_a_group_once_and_stamps_it(tmp_path, monkeypatch, capsys):
+    stamp = tmp_path / "sm_env-batch-test.ready"
+    monkeypatch.setattr(readiness, "_group_stamp", lambda group: stamp)
+    monkeypatch.setattr(readiness, "_groups_done", set())
+    with pytest.raises(RuntimeError), readiness.first_compile("batch"):
+        raise RuntimeError("the compile failed")
+    assert not stamp.exists()  # a failed first use stamps nothing
+    said = capsys.readouterr().err
+    assert "compiling the batched engine (VectorGame) with numba now" in said and "once per install" in said
+    with readiness.first_compile("batch"):
+        pass
+    assert stamp.exists()
+    with readiness.first_compile("batch"):
+        pass
+    assert capsys.readouterr().err.count("compiling") == 1  # said again by the retry, then never
+    monkeypatch.setattr(readiness, "_groups_done", set())  # a new process: the stamp says the cache is ready
+    with readiness.first_compile("batch"):
+        pass
+    assert capsys.readouterr().err == ""
+
+
+def test_the_group_stamps_name_real_source_files():
+    for group in readiness.GROUP_SOURCES:
+        assert readiness._group_stamp(group).name.startswith(f"sm_env-{group}-")

@@ -75,6 +75,7 @@ from typing import Any
 from agents.players.base import Agent
 from agents.players.heuristic import heuristic_action
 from agents.players.unseen import deck_of
+from sm_env.compiled.readiness import first_compile
 from sm_env.core.cards import from_mask, to_mask
 from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView
@@ -176,7 +177,8 @@ class IsmctsAgent(Agent):
         left = view.rules.hand_size - view.tricks_played  # the rewards are balance gained / tricks left
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         if self.kernel and type(self.rng) is random.Random and compiled_rollouts(view.rules) is not None:
-            root, n = self._search_compiled(view, cons, left, deadline)
+            with first_compile("search"):
+                root, n = self._search_compiled(view, cons, left, deadline)
         else:
             root, n = self._search_python(view, cons, left, deadline)
         self.decisions += 1

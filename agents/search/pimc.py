@@ -89,11 +89,13 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from agents.players.base import Agent
 from agents.players.heuristic import heuristic_action
 from agents.players.unseen import deck_of
+from sm_env.compiled.readiness import first_compile
 from sm_env.core.cards import from_mask, to_mask
 from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP, Game
 from sm_env.core.knowledge import PlayerView
@@ -246,12 +248,13 @@ class PimcAgent(Agent):
         ``act`` plays its best entry."""
         if legal is None:
             legal = from_mask(view.legal)
-        stream = _compiled_stream(self.rng) if self.kernel else None
-        try:
-            totals, n = self._search(view, legal, stream)
-        finally:
-            if stream is not None:
-                stream.close()  # the agent's generator continues where the compiled copy stopped
+        with first_compile("search") if self.kernel else nullcontext():
+            stream = _compiled_stream(self.rng) if self.kernel else None
+            try:
+                totals, n = self._search(view, legal, stream)
+            finally:
+                if stream is not None:
+                    stream.close()  # the agent's generator continues where the compiled copy stopped
         self.decisions += 1
         self.worlds += n
         return {a: totals[i] / n for i, a in enumerate(legal)}

@@ -91,6 +91,7 @@ from sm_env.observation import observation_size
 from sm_env.records import game_record
 
 from . import kernels as k
+from .readiness import first_compile
 from .state_check import VectorStateError, checked_state
 from .support import INT32_MAX, supported_presets, unsupported
 
@@ -208,7 +209,8 @@ class VectorGame:
         self._st[:] = 0
         self._log[:] = 0
         self._done[:] = False
-        k.start_games(self._st, self._cm, self._rng, self._rng_start, self._cfg)
+        with first_compile("batch"):
+            k.start_games(self._st, self._cm, self._rng, self._rng_start, self._cfg)
         self._has_reset = True
 
     def _need_reset(self) -> None:

@@ -13,9 +13,11 @@ cache lacks the kernels does not wait:
   stamp and takes the compiled path.
 
 ``compiled=True`` compiles in the foreground when needed (announced in one line), ``compiled=False`` never uses
-the kernels. ``sergeant-major compile`` fills the cache of every kernel group at once. Setting the environment
-variable ``SM_ENV_BACKGROUND_COMPILE=0`` turns the background process off (``auto`` then stays on the Python
-engine until something else compiles the kernels).
+the kernels. The kernels with no Python twin to play on meanwhile (the batched engine, the compiled searches)
+compile in the foreground at their first use: :func:`first_compile` announces that in one line when their
+cache lacks them (what, about how long, that it happens once). ``sergeant-major compile`` fills the cache of
+every kernel group at once. Setting the environment variable ``SM_ENV_BACKGROUND_COMPILE=0`` turns the
+background process off (``auto`` then stays on the Python engine until something else compiles the kernels).
 
 The stamp is a file beside numba's cache of ``single.py``, named after what decides whether that cache is
 valid: the size and modification time of the files the env kernels are compiled from (``KERNEL_SOURCES``),
@@ -32,6 +34,8 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sm_env.files.atomic import atomic_path
@@ -215,3 +219,55 @@ def compile_main(lock: str) -> int:
         return 0
     finally:
         Path(lock).unlink(missing_ok=True)
+
+
+GROUP_SOURCES = {
+    "batch": ("sm_env/compiled", ("batch.py", "kernels.py", "twister.py", "codes.py", "state_check.py")),
+    "search": ("agents/search", ("world_kernel.py", "rollout_kernel.py", "ismcts_kernel.py", "policy_kernel.py")),
+}
+"""The kernel groups announced by :func:`first_compile`: the folder (from the packages' root) and files each is
+compiled from."""
+GROUP_TEXT = {
+    "batch": ("the batched engine (VectorGame)", "2 minutes"),
+    "search": ("the compiled searches (pimc, ismcts)", "30 seconds"),
+}
+"""What each group is, and about how long it compiles on 2 cores."""
+_groups_done: set[str] = set()  # groups used without error in this process
+
+
+def _group_stamp(group: str) -> Path:
+    import numba
+
+    folder, names = GROUP_SOURCES[group]
+    root = Path(__file__).resolve().parents[2] / folder
+    parts = [group, numba.__version__, sys.version, platform.machine(), os.environ.get("NUMBA_CPU_NAME", "host")]
+    for path in (root / name for name in names):
+        stat = path.stat()
+        parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return _cache_dir() / f"sm_env-{group}-{hashlib.sha256(chr(10).join(parts).encode()).hexdigest()[:16]}.ready"
+
+
+@contextmanager
+def first_compile(group: str) -> Iterator[None]:
+    """Around the use of a kernel ``group`` (:data:`GROUP_SOURCES`): the first time in this process, one line on
+    standard error when numba's cache lacks it (what compiles now, about how long, once per install:
+    :data:`GROUP_TEXT`); once the block ends without error, the group is stamped ready. Later blocks cost a set
+    lookup."""
+    if group in _groups_done:
+        yield
+        return
+    try:
+        stamp: Path | None = _group_stamp(group)
+    except OSError:
+        stamp = None
+    if stamp is not None and not stamp.exists():
+        what, about = GROUP_TEXT[group]
+        print(f"sm_env: compiling {what} with numba now (about {about} on 2 cores, once per install)", file=sys.stderr)
+    yield
+    _groups_done.add(group)
+    if stamp is not None and not stamp.exists():
+        try:
+            with atomic_path(stamp) as tmp:
+                Path(tmp).write_text(f"compiled {time.strftime('%Y-%m-%d %H:%M:%S')} by process {os.getpid()}\n")
+        except OSError:
+            pass
