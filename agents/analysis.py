@@ -55,6 +55,7 @@ from typing import Any, TextIO
 from sm_env.core.game import PHASE_NAMES, PLAY, Game, action_text
 from sm_env.core.knowledge import player_view
 from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, read_json
 from sm_env.records import RecordActions, RecordError, load_record, record_actions
 
 from .advice import DEFAULT_SAMPLES, MAX_SAMPLES, AdviceError, advise, check_settings, search_settings
@@ -243,42 +244,14 @@ def analyse(record: Any, **settings: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------- stored analyses
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def load_analysis(path: str | os.PathLike[str]) -> Any:
-    """The JSON of an analysis file (not checked: :func:`check_analysis` does that). AnalysisError naming the
-    path when it is missing, a directory, larger than :data:`MAX_ANALYSIS_BYTES` (read no further), not UTF-8
-    or not valid JSON."""
-    target = os.fspath(path)
+    """The JSON of an analysis file (not checked: :func:`check_analysis` does that), read within bounds
+    (:func:`sm_env.files.json_files.read_json`: at most :data:`MAX_ANALYSIS_BYTES`, read no further, nested at
+    most 32 levels, finite numbers); AnalysisError naming the path and what is wrong otherwise."""
     try:
-        with open(target, "rb") as handle:
-            data = handle.read(MAX_ANALYSIS_BYTES + 1)
-    except FileNotFoundError:
-        raise AnalysisError(f"analysis file not found: {target}") from None
-    except IsADirectoryError:
-        raise AnalysisError(f"{target} is a directory, not an analysis file") from None
-    except OSError as err:
-        raise AnalysisError(f"cannot read {target}: {err.strerror or err}") from None
-    if len(data) > MAX_ANALYSIS_BYTES:
-        raise AnalysisError(
-            f"{target}: larger than {MAX_ANALYSIS_BYTES} bytes ({MAX_ANALYSIS_BYTES >> 20} MiB), the most an analysis "
-            "file may hold (the analysis of a 100-hand game is about 2 MB)"
-        )
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
-    except UnicodeDecodeError as err:
-        raise AnalysisError(f"{target}: not a UTF-8 text file ({err}); expected an analysis (JSON)") from None
-    except json.JSONDecodeError as err:
-        raise AnalysisError(
-            f"{target}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); expected an analysis "
-            f"written by '{PROG} RECORD --out FILE'"
-        ) from None
-    except RecursionError:
-        raise AnalysisError(f"{target}: JSON nested too deeply to read; an analysis is 4 levels deep") from None
-    except ValueError as err:  # NaN or Infinity, or an integer too long to convert
-        raise AnalysisError(f"{target}: not an analysis ({err})") from None
+        return read_json(path, "an analysis file", MAX_ANALYSIS_BYTES)
+    except JsonError as err:
+        raise AnalysisError(f"{err}; expected an analysis written by '{PROG} RECORD --out FILE'") from None
 
 
 def _whole(value: Any, low: int = 0) -> bool:

@@ -1090,8 +1090,8 @@ def test_view_refuses_an_analysis_of_another_record_or_a_malformed_or_too_big_on
         (edited(unscore), "must all be given (a scored move) or all null"),
         (edited(lambda d: d.update(hands=[2, 99])), "hands: expected [first, last] hand entries"),
         (str(tmp_path / "notjson.json"), "not valid JSON (line 1, column 2"),
-        (str(tmp_path / "missing.json"), "analysis file not found"),
-        (str(tmp_path), "is a directory"),
+        (str(tmp_path / "missing.json"), "no such file (an analysis file)"),
+        (str(tmp_path), "is a folder, not an analysis file"),
     ]
     for path, message in cases:
         assert view_main([record_path, "--analysis", path]) == 2, message
