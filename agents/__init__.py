@@ -15,7 +15,7 @@ Specs accepted by :func:`make_agent`:
                             phases not searched decided by that policy
                             (rule sets without a shipped policy are refused
                             in one line); ``pimc:rollout=policy,exchange=1,
-                            bid=1,policy=runs/x/policy_r0.pt``: every
+                            bid=1,policy=runs/x/policies/r0.pt``: every
                             decision type searched, rollouts by that file;
                             ``pimc:rollout=policy,game=8,game_only=1``: the
                             search also counts winning and losing the game

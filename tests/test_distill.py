@@ -117,8 +117,9 @@ def test_bad_settings_are_refused_with_the_allowed_values():
         distill.load_config(None, ["extra_data=[{name: x, hands: 0}]"])
     with pytest.raises(ValueError, match=r"unknown key 'extra_data\[0\].sample' \(did you mean 'samples'\?\)"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1, sample: 3}]"])
-    with pytest.raises(ValueError, match=r"extra_data\[0\].name: 'data_r1' is taken"):
-        distill.load_config(None, ["extra_data=[{name: data_r1, hands: 1}]"])
+    for taken in ("data_r1", "r1", ".hidden"):
+        with pytest.raises(ValueError, match=rf"extra_data\[0\].name: '{taken}' is taken"):
+            distill.load_config(None, [f"extra_data=[{{name: '{taken}', hands: 1}}]"])
     with pytest.raises(ValueError, match=r"extra_data\[1\].name: 'x' is taken"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1}, {name: x, hands: 2}]"])
     with pytest.raises(ValueError, match=r"extra_data\[0\].search: search=False needs a behaviour"):
@@ -226,13 +227,16 @@ def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
     assert config.extra_data[0].settings.samples == 2  # the run's data settings, except those the entry gives
     summary = distill.run(config, log=lambda *_: None)
     path = summary["policy"]
-    assert path.endswith("policy_r1.pt") and os.path.isfile(path)
-    assert len(summary["rounds"]) == 2 and os.path.isdir(os.path.join(config.run_dir, "data_r1"))
-    cheap = distill_data.load(os.path.join(config.run_dir, "cheap"))
+    assert path == os.path.join(config.run_dir, "final_policy.pt") and os.path.isfile(path)
+    last = os.path.join(config.run_dir, "policies", "r1.pt")
+    assert open(path, "rb").read() == open(last, "rb").read()  # the last round's policy
+    assert len(summary["rounds"]) == 2 and os.path.isdir(os.path.join(config.run_dir, "data", "r1"))
+    assert os.path.isfile(os.path.join(config.run_dir, "policies", "r0.json"))  # round 0's fit, beside its policy
+    cheap = distill_data.load(os.path.join(config.run_dir, "data", "cheap"))
     assert not cheap["searched"].any() and len(cheap["target"]) > 0
     first = summary["rounds"][0]
     fitted = first["train_decisions"] + first["history"][0]["valid"].get("decisions", 0)
-    r0 = distill_data.load(os.path.join(config.run_dir, "data_r0"))
+    r0 = distill_data.load(os.path.join(config.run_dir, "data", "r0"))
     assert fitted == len(r0["target"]) + len(cheap["target"])  # the extra set is fitted in round 0
     agent = make_agent(f"ppo:{path}")
     assert agent.policy.net_arch == [32] and agent.policy.activation == "relu"
@@ -359,7 +363,7 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
     with pytest.raises(Stop):
         distill.fit(data, data, settings, seed=1, log=stop_after_epoch_2, checkpoint=checkpoint)
     state = torch.load(checkpoint, weights_only=True)
-    assert state.pop("format") == distill.FIT_FORMAT
+    assert state.pop("format") == "sergeant-major-checkpoint/1" and state.pop("trainer") == "distill-fit"
     torch.save(state, checkpoint)  # as written before checkpoints carried their format: still resumed
     lines: list[str] = []
     resumed, report = distill.fit(data, data, settings, seed=1, log=lines.append, checkpoint=checkpoint)
@@ -381,7 +385,10 @@ def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_network(tmp_
         other = settings.model_copy(update={"batch_size": 16})
         distill.fit(data, data, other, seed=1, log=lambda *_: None, checkpoint=checkpoint)
     torch.save({"format": "something-else/1", "stamp": {}}, checkpoint)
-    with pytest.raises(ValueError, match="not a sergeant-major-distill-fit/1 checkpoint"):
+    with pytest.raises(ValueError, match="is not a sergeant-major-checkpoint/1 file"):
+        distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=checkpoint)
+    torch.save({"format": "sergeant-major-checkpoint/1", "trainer": "dmc", "stamp": {}}, checkpoint)
+    with pytest.raises(ValueError, match="is the 'dmc' trainer's, not the 'distill-fit' trainer's"):
         distill.fit(data, data, settings, seed=1, log=lambda *_: None, checkpoint=checkpoint)
     (tmp_path / "fit.ckpt").write_bytes(pickle.dumps(DataSettings()))  # a pickled class: refused in one line
     with pytest.raises(CheckpointError, match="holds more than tensors and plain values") as info:
@@ -400,7 +407,7 @@ def test_the_distill_command_runs_resumes_and_stops_like_train(tmp_path, capsys,
     run = tmp_path / "runs" / "tiny"
     assert cli_main(["distill", "--config", str(config), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert f"new run: {run}\n" in out and "  policy_r0.pt " in out and "this call trained 1 rounds" in out
+    assert f"new run: {run}\n" in out and "  final_policy.pt " in out and "this call trained 1 rounds" in out
     assert distill.load_config(str(run / "config.yaml")) == distill.load_config(str(config))  # resolved, saved
     assert json.loads((run / "summary.json").read_text())["progress"] == 1
     assert cli_main(["distill", "--resume", str(run)]) == 0
@@ -409,7 +416,7 @@ def test_the_distill_command_runs_resumes_and_stops_like_train(tmp_path, capsys,
     generate = distill_data.generate
 
     def interrupted(folder, *args, **kwargs):
-        if folder.endswith("data_r1"):
+        if folder.endswith(os.path.join("data", "r1")):
             raise KeyboardInterrupt
         return generate(folder, *args, **kwargs)
 

@@ -81,8 +81,8 @@ def test_the_exit_configs_run_the_loop_from_a_pinned_policy_with_the_play_search
     assert distill_data.rollout_policy_file(cfg.data) == pinned and os.path.isfile(os.path.join(ROOT, pinned))
     run = f"runs/{name}"
     r1 = distill.round_settings(cfg, run, 1)
-    assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join(run, "policy_r0.pt")
-    assert distill.round_settings(cfg, run, 2).rollout_policy.endswith("policy_r1.pt")
+    assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join(run, "policies", "r0.pt")
+    assert distill.round_settings(cfg, run, 2).rollout_policy.endswith(os.path.join("policies", "r1.pt"))
 
 
 def test_the_earlier_configs_keep_their_records():
@@ -202,10 +202,10 @@ def test_round_1_is_labelled_by_the_search_over_the_round_0_fit(tmp_path):
     config = _tiny_loop(tmp_path)
     distill.run(config, log=_quiet)
     run_dir = config.run_dir
-    r0_policy = os.path.join(run_dir, "policy_r0.pt")
-    with open(os.path.join(run_dir, "data_r0", "meta.json"), encoding="utf-8") as handle:
+    r0_policy = os.path.join(run_dir, "policies", "r0.pt")
+    with open(os.path.join(run_dir, "data", "r0", "meta.json"), encoding="utf-8") as handle:
         meta0 = json.load(handle)
-    with open(os.path.join(run_dir, "data_r1", "meta.json"), encoding="utf-8") as handle:
+    with open(os.path.join(run_dir, "data", "r1", "meta.json"), encoding="utf-8") as handle:
         meta1 = json.load(handle)
     fit0, shipped = distill_data.policy_fingerprint(r0_policy), distill_data.policy_fingerprint(trained_policy())
     assert fit0 != shipped
@@ -214,15 +214,45 @@ def test_round_1_is_labelled_by_the_search_over_the_round_0_fit(tmp_path):
     assert meta1["settings"]["rollout_policy"] == r0_policy
     # the stored labels are those of the search over policy_r0, not over the shipped policy
     r1 = distill.round_settings(config, run_dir, 1)
-    stored = distill_data.load(os.path.join(run_dir, "data_r1"))
+    stored = distill_data.load(os.path.join(run_dir, "data", "r1"))
     again = distill_data._stack(distill_data.label_hand(r1, 0))
     np.testing.assert_array_equal(again["values"], stored["values"])
     shipped_rollouts = distill_data._stack(distill_data.label_hand(r1.model_copy(update={"rollout_policy": ""}), 0))
     assert not np.array_equal(shipped_rollouts["values"], stored["values"], equal_nan=True)
     # planted: round 0's policy replaced after round 1 was labelled; the resumed run refuses to mix the two
     shutil.copy(os.path.join(POLICY_DIR, "standard_v1.pt"), r0_policy)
-    with pytest.raises(ValueError, match=r"data_r1 was labelled with another rollout_policy file \(fingerprint"):
+    with pytest.raises(ValueError, match=r"r1 was labelled with another rollout_policy file \(fingerprint"):
         distill.run(config, log=_quiet)
+
+
+def test_a_run_folder_of_the_old_layout_is_moved_into_the_new_one_on_resume(tmp_path, capsys):
+    from sm_cli.cli import main as cli_main
+
+    config = _tiny_loop(tmp_path, "aged")
+    distill.run(config, log=_quiet)
+    run = tmp_path / "aged"
+    r0 = str(run / "policies" / "r0.pt")
+    # the folder as the release before the one layout wrote it: every file at the top, round 1's data pointing
+    # at policy_r0.pt
+    old_r0 = str(run / "policy_r0.pt")
+    for new, old in [("data/r0", "data_r0"), ("data/r1", "data_r1"), ("policies/r0.pt", "policy_r0.pt"),
+                     ("policies/r0.json", "train_r0.json"), ("policies/r1.pt", "policy_r1.pt")]:  # fmt: skip
+        os.replace(run / new, run / old)
+    meta = json.loads((run / "data_r1" / "meta.json").read_text())
+    assert meta["settings"]["rollout_policy"] == r0 and meta["settings"]["behaviour"] == f"ppo:{r0}"
+    meta["settings"]["rollout_policy"], meta["settings"]["behaviour"] = old_r0, f"ppo:{old_r0}"
+    (run / "data_r1" / "meta.json").write_text(json.dumps(meta))
+    for name in ("summary.json", "final_policy.pt", "policy_r1.pt"):  # round 1's fit to make again
+        os.remove(run / name)
+    labelled = sorted(p.read_bytes() for p in (run / "data_r1").glob("shard_*.npz"))
+    assert cli_main(["distill", "--resume", str(run), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "moved into this release's run-folder layout: data_r0 -> data/r0" in err
+    assert not list(run.glob("data_r*")) and not list(run.glob("policy_r*")) and not list(run.glob("train_r*"))
+    assert (run / "policies" / "r1.pt").is_file() and (run / "final_policy.pt").is_file()
+    assert sorted(p.read_bytes() for p in (run / "data" / "r1").glob("shard_*.npz")) == labelled  # not relabelled
+    meta = json.loads((run / "data" / "r1" / "meta.json").read_text())
+    assert meta["settings"]["rollout_policy"] == r0
 
 
 def test_a_killed_run_resumes_to_the_same_labels_and_policy(tmp_path):
@@ -242,21 +272,21 @@ def test_a_killed_run_resumes_to_the_same_labels_and_policy(tmp_path):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    first = run / "data_r0" / "shard_00000.npz"
+    first = run / "data" / "r0" / "shard_00000.npz"
     deadline = time.monotonic() + 300
     while not first.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)  # no clean-up: as a machine that goes away
     process.wait()
     assert first.exists(), "the run was not labelling when it was killed"
-    present = sorted(p.name for p in (run / "data_r0").glob("shard_*.npz"))
-    assert len(present) < 4 and not (run / "policy_r0.pt").exists(), "killed too late: nothing left to resume"
+    present = sorted(p.name for p in (run / "data" / "r0").glob("shard_*.npz"))
+    assert len(present) < 4 and not (run / "final_policy.pt").exists(), "killed too late: nothing left to resume"
     from sm_cli.cli import main as cli_main
 
     assert cli_main(["distill", "--resume", str(run), "--quiet"]) == 0
-    assert (run / "policy_r0.pt").exists()
+    assert (run / "policies" / "r0.pt").exists() and (run / "final_policy.pt").exists()
     clean = tmp_path / "clean"
     distill_data.generate(str(clean), 4, distill.load_config(str(config_path)).data, log=_quiet)
     for name in sorted(p.name for p in clean.glob("shard_*.npz")):
-        assert (run / "data_r0" / name).read_bytes() == (clean / name).read_bytes(), name
-    assert not list((run / "data_r0").glob(".shard_*"))  # no temporary file left behind
+        assert (run / "data" / "r0" / name).read_bytes() == (clean / name).read_bytes(), name
+    assert not list((run / "data" / "r0").glob(".shard_*"))  # no temporary file left behind

@@ -343,3 +343,17 @@ def test_every_field_of_a_dmc_checkpoint_is_checked(saved_dmc, tmp_path, tamper,
     with pytest.raises(CheckpointError, match=rf"^{latest}: the checkpoint is damaged \(.*{words}") as err:
         DMC(tiny(), str(tmp_path), resume=True)
     assert "\n" not in str(err.value)
+
+
+def test_a_dmc_checkpoint_is_the_one_format_and_an_older_release_s_still_resumes(saved_dmc, tmp_path):
+    import copy
+
+    state = copy.deepcopy(saved_dmc)
+    assert (state.pop("format"), state.pop("trainer")) == ("sergeant-major-checkpoint/1", "dmc")
+    state["format"] = "sergeant-major-vector-dmc/1"  # as the release before the one format wrote it
+    (tmp_path / "checkpoints").mkdir()
+    torch.save(state, tmp_path / "checkpoints" / "latest.pt")
+    resumed = DMC(tiny(), str(tmp_path), resume=True)
+    assert resumed.global_step == saved_dmc["counters"]["global_step"]
+    for a, b in zip(resumed.q.state_dict().values(), saved_dmc["net"].values(), strict=True):
+        assert torch.equal(a, b)

@@ -176,7 +176,9 @@ def test_a_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> 
     )
     assert _improve(["--config", str(config)]) == 0
     folder = tmp_path / "r"
-    for name in ("labels/1.npz", "labels/2.npz", "q.pt", "q.json", "policy.pt", "config.yaml", "summary.json"):
+    labels, q_net = folder / "data" / "labels", folder / "policies" / "q.pt"
+    for name in ("data/labels/1.npz", "data/labels/2.npz", "policies/q.pt", "policies/q.json", "final_policy.pt",
+                 "config.yaml", "summary.json"):  # fmt: skip
         assert (folder / name).exists(), name
     out = capsys.readouterr()
     assert "2 of 2 label files there" not in out.err and "0 of 2 label files there; labelling 2" in out.err
@@ -185,29 +187,30 @@ def test_a_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> 
     assert summary["progress"] == 4 and summary["unit"] == "stages" and summary["label_files"] == 2
     held_out = {row["type"] for row in summary["fit"]["gains"]}  # the held-out figures, by decision type
     assert "play" in held_out and held_out <= {"trump", "discard", "play"}
-    assert set(np.load(folder / "labels" / "1.npz")["phase"]) == {PLAY}
+    assert set(np.load(labels / "1.npz")["phase"]) == {PLAY}
     for name in ("1.npz", "2.npz"):  # a result reward for every legal move, NaN for the others
-        labelled = np.load(folder / "labels" / name)
+        labelled = np.load(labels / name)
         legal = labelled["mask"].astype(bool)
         assert np.isin(labelled["results"][legal], [0.0, 1.0, -0.5]).all()
         assert np.isnan(labelled["results"][~legal]).all()
-    assert set(np.load(folder / "labels" / "2.npz")["phase"]) == {TRUMP, DISCARD}
-    assert PPOAgent(str(folder / "q.pt")).policy.net_arch == [1024, 512]  # started from q_init (standard_v5)
-    assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1536, 768]  # standard_v4's [512, 256] beside it
-    stamp = (folder / "q.pt").stat().st_mtime_ns
+    assert set(np.load(labels / "2.npz")["phase"]) == {TRUMP, DISCARD}
+    assert PPOAgent(str(q_net)).policy.net_arch == [1024, 512]  # started from q_init (standard_v5)
+    final = PPOAgent(str(folder / "final_policy.pt"))
+    assert final.policy.net_arch == [1536, 768]  # standard_v4's [512, 256] beside it
+    stamp = q_net.stat().st_mtime_ns
     assert _improve(["--resume", str(folder)]) == 0
     assert "is complete (4 stages, the config asks for 4): nothing to do" in capsys.readouterr().out
     # another seed: its file is labelled, the first two kept, the Q-network fitted again on the three
     more = "labels=[{seeds: [1], hands: 16, types: [play]}, {seeds: [2, 3], hands: 3, types: [trump, discard]}]"
     assert _improve(["--resume", str(folder), "--set", more]) == 0
     assert "2 of 3 label files there; labelling 1" in capsys.readouterr().err
-    assert (folder / "labels" / "3.npz").exists() and (folder / "q.pt").stat().st_mtime_ns != stamp
-    assert json.loads((folder / "q.json").read_text())["stamp"]["files"] == ["1.npz", "2.npz", "3.npz"]
-    stamp = (folder / "q.pt").stat().st_mtime_ns
+    assert (labels / "3.npz").exists() and q_net.stat().st_mtime_ns != stamp
+    assert json.loads((folder / "policies" / "q.json").read_text())["stamp"]["files"] == ["1.npz", "2.npz", "3.npz"]
+    stamp = q_net.stat().st_mtime_ns
     (folder / "summary.json").unlink()  # as if killed after the fit: the fit is kept
     assert _improve(["--resume", str(folder)]) == 0
     assert "fitted on these files with these settings: kept" in capsys.readouterr().err
-    assert (folder / "q.pt").stat().st_mtime_ns == stamp
+    assert q_net.stat().st_mtime_ns == stamp
     for sets, words in [
         (["labels=[{seeds: [3], types: [bid]}]"], "types must be some of exchange, trump, discard, play"),
         (["labels=[{seeds: [3], hands: 10000000}]"], "labels[0].hands"),  # a data file is held in memory
@@ -252,9 +255,10 @@ def test_ctrl_c_lets_the_file_in_progress_finish_and_resume_goes_on(tmp_path, ca
     folder = tmp_path / "r"
     err = capsys.readouterr().err
     assert f"continue with: sergeant-major improve --resume {folder}" in err
-    assert os.listdir(folder / "labels") == ["1.npz"] and not (folder / "summary.json").exists()
+    assert os.listdir(folder / "data" / "labels") == ["1.npz"] and not (folder / "summary.json").exists()
     assert _improve(["--resume", str(folder)]) == 0
-    assert sorted(os.listdir(folder / "labels")) == ["1.npz", "2.npz"] and (folder / "policy.pt").exists()
+    assert sorted(os.listdir(folder / "data" / "labels")) == ["1.npz", "2.npz"]
+    assert (folder / "final_policy.pt").exists()
     assert "1 of 2 label files there; labelling 1" in capsys.readouterr().err
 
 
@@ -281,7 +285,7 @@ def test_distil_copies_a_policy_into_another_network(tmp_path, capsys) -> None:
     assert "--decisions must be in" in capsys.readouterr().err
 
 
-def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path) -> None:
+def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path, capsys) -> None:
     """``student``: the run's policy is copied first (student.pt) and the copy labels, starts the Q-network and
     is the prior; a label group with its own ``policy`` is labelled by that one."""
     teacher = os.path.join(ROOT, "agents", "policies", "standard_v5.pt")
@@ -293,12 +297,29 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path) 
     )
     assert _improve(["--config", str(config)]) == 0
     folder = tmp_path / "r"
-    student = str(folder / "student.pt")
+    student = str(folder / "policies" / "student.pt")
     assert PPOAgent(student).policy.net_arch == [512, 256]
     for seed, spec in ((1, student), (2, POLICY)):
-        rows = np.load(folder / "labels" / f"{seed}.npz")
+        rows = np.load(folder / "data" / "labels" / f"{seed}.npz")
         np.testing.assert_array_equal(rows["policy_move"], _moves(spec, rows["obs"], rows["mask"]))
-    assert PPOAgent(str(folder / "policy.pt")).policy.net_arch == [1024, 512]
+    assert PPOAgent(str(folder / "final_policy.pt")).policy.net_arch == [1024, 512]
+    # the folder as the release before the one layout wrote it, stopped after its fit: moved on resume, the
+    # student and the Q-network kept
+    for new, old in [("data/labels", "labels"), ("policies/student.pt", "student.pt"), ("policies/q.pt", "q.pt"),
+                     ("policies/q.json", "q.json"), ("final_policy.pt", "policy.pt")]:  # fmt: skip
+        os.replace(folder / new, folder / old)
+    record = json.loads((folder / "q.json").read_text())
+    assert record["stamp"]["q_init"] == student
+    record["stamp"]["q_init"] = str(folder / "student.pt")
+    (folder / "q.json").write_text(json.dumps(record))
+    (folder / "summary.json").unlink()
+    fitted = (folder / "q.pt").stat().st_mtime_ns
+    assert _improve(["--resume", str(folder)]) == 0
+    err = capsys.readouterr().err
+    assert "run-folder layout: labels -> data/labels, student.pt -> policies/student.pt, q.pt -> policies" in err
+    assert "fitted on these files with these settings: kept" in err and "labelling" not in err.split("kept")[-1]
+    assert (folder / "policies" / "q.pt").stat().st_mtime_ns == fitted and (folder / "final_policy.pt").exists()
+    assert not (folder / "labels").exists() and not (folder / "q.json").exists()
 
 
 def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -> None:

@@ -497,3 +497,27 @@ def test_every_field_of_a_checkpoint_is_checked_on_resume(saved_run, tmp_path, c
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert f"{latest}: the checkpoint is damaged (" in err and re.search(words, err), err
+
+
+def test_the_checkpoint_is_the_one_format_and_an_older_release_s_still_resumes(saved_run, tmp_path, capsys):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(saved_run, run)
+    latest = run / "checkpoints" / "latest.pt"
+    state = torch.load(latest, weights_only=True)
+    assert (state["format"], state["trainer"]) == ("sergeant-major-checkpoint/1", "vector-ppo")
+    del state["trainer"]
+    state["format"] = "sergeant-major-vector-ppo/1"  # as the release before the one format wrote it
+    torch.save(state, latest)
+    assert train_main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=200"]) == 0
+    assert torch.load(latest, weights_only=True)["trainer"] == "vector-ppo"
+    for fmt, trainer in [("sergeant-major-checkpoint/1", "dmc"), ("sergeant-major-vector-dmc/1", None)]:
+        state = torch.load(latest, weights_only=True)
+        state["format"], state["trainer"] = fmt, trainer
+        torch.save(state, latest)
+        (run / "summary.json").unlink(missing_ok=True)
+        capsys.readouterr()
+        assert train_main(["--resume", str(run), "--quiet", "--set", "train.total_timesteps=400"]) == 2
+        err = capsys.readouterr().err
+        assert f"{latest}: the checkpoint is the 'dmc' trainer's, not the 'vector-ppo' trainer's" in err, err

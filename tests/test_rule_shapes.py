@@ -288,7 +288,7 @@ def test_distillation_labels_and_fits_a_74_action_rule_set_and_refuses_other_dat
     from training.distill import fit
 
     summary = fit.run(_distill_config(tmp_path, "dealer-assigns"), log=lambda text: None)
-    shard = tmp_path / "d" / "data_r0" / "shard_00000.npz"
+    shard = tmp_path / "d" / "data" / "r0" / "shard_00000.npz"
     with zipfile.ZipFile(shard) as archive:
         assert "shape.npy" in archive.namelist()
     data = distill_data.read_shard(str(shard))
@@ -301,7 +301,7 @@ def test_distillation_labels_and_fits_a_74_action_rule_set_and_refuses_other_dat
     with pytest.raises(PolicyLoadError, match="cannot play the rule set 'standard'"):
         PPOAgent(summary["policy"]).check_rules(PRESETS["standard"])
     # a fit of another rule set refuses this data: by its folder's rules, and by each shard's recorded shape
-    folder = str(tmp_path / "d" / "data_r0")
+    folder = str(tmp_path / "d" / "data" / "r0")
     standard = _distill_config(tmp_path, "standard")
     with pytest.raises(ValueError, match="holds data of the rules 'dealer-assigns'; this fit is for 'standard'"):
         fit.fit_folders(standard, [folder], str(tmp_path / "p.pt"))

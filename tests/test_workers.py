@@ -21,7 +21,7 @@ PARENT = """
 import multiprocessing, sys, time
 if sys.argv[1] == "watchdog":  # the path of the systems without prctl
     import training.common.workers as workers
-    workers.sys = type("NotLinux", (), {"platform": "darwin"})
+    workers.sys = type("NotLinux", (), {"platform": "darwin", "modules": sys.modules})
 from training.common.workers import spawn_pool
 if __name__ == "__main__":
     pool = spawn_pool(2, maxtasksperchild=int(sys.argv[2]) or None)

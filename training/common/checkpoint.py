@@ -9,40 +9,59 @@ ranges and finite values, :func:`check_finite` for weights and optimiser states,
 (a :class:`~training.common.yaml_config.ConfigError`, so the command lines print
 it as ``... error: ...`` and exit with status 2).
 
-The formats (each trainer's own state, so they stay separate; every one is still read as written):
+One checkpoint format for the trainers the project owns (vector PPO, DMC, exploit, distill's fit, the
+play-outs' fits): a torch file ``{"format": "sergeant-major-checkpoint/1", "trainer": NAME, ...}`` written by
+:func:`save_checkpoint` and read by :func:`open_checkpoint` (which names the trainer a file belongs to when it
+is another's), in the run folder's ``checkpoints/`` (:mod:`training.common.folders`). The fields after
+``trainer`` are that trainer's state, each checked as it is restored:
 
-- **policy file** (``final_policy.pt``, ``policy_r<k>.pt``, ``agents/policies/*.pt``; not a checkpoint:
-  what ``ppo:PATH`` plays): ``{"format": "sergeant-major-policy/1", "observation_size", "action_count",
-  "net_arch", "activation", ..., "state_dict"}``, the actor in SB3 key naming
-  (:func:`agents.players.ppo_agent.export_policy`);
-- **SB3 trainer** (``checkpoints/latest.zip``, ``step_*.zip``; :mod:`training.sb3.checkpoint`): the zip
-  that ``MaskablePPO.save`` writes (so that SB3 and ``ppo:PATH`` read it too) plus ``sm_policy.json`` (the
-  policy's metadata) and ``sm_training_state.pt`` (``"format": "sergeant-major-training-state/1"``,
-  counters, opponent snapshots, RNG states, evaluation history, config);
-  ``final_model.zip`` is the same zip without the training state;
-- **vector PPO** (``checkpoints/latest.pt``, ``step_*.pt``; :mod:`training.vector.ppo`): one torch file,
-  ``"format": "sergeant-major-vector-ppo/1"``, config, counters, network and optimiser state dicts, the
-  engine's state, seat kinds, generator state, snapshots, metrics and evaluations;
-- **vector DMC** (``checkpoints/latest.pt``, ``step_*.pt``; :mod:`training.vector.dmc`): one torch file,
-  ``"format": "sergeant-major-vector-dmc/1"``, config, counters, the Q-network's and Adam's state dicts, the
-  engine's state, generator state, the open episodes' decisions, the replay, metrics and evaluations (the run's
-  ``config.yaml`` has a ``dmc:`` section: how ``sergeant-major train --resume`` tells it from vector PPO);
-- **distillation fit** (``fit_r<k>.ckpt``; :mod:`training.distill.fit`): one torch file,
-  ``"format": "sergeant-major-distill-fit/1"`` (files written before the key existed have none), the
-  fit's ``stamp`` (settings, seed, decisions), epoch, history, network, optimiser and schedule state
-  dicts, numpy and torch RNG states;
-- **RLlib** (``checkpoints/iter_NNNNNN/``; :mod:`training.rllib.trainer`): the folder RLlib's
-  ``save_to_path`` writes, plus ``sm_state.json`` (counters, evaluations) and ``league.pt`` (the frozen
-  opponents' weights by snapshot, module and key).
+- ``vector-ppo`` (``checkpoints/latest.pt``, ``step_<N>.pt``; :mod:`training.vector.ppo`; ``exploit`` writes
+  the same with an ``exploit`` entry: its target and curve): config, counters, network and optimiser state
+  dicts, the engine's state, seat kinds, generator state, snapshots, metrics and evaluations;
+- ``dmc`` (the same files; :mod:`training.vector.dmc`): config, counters, the Q-network's and Adam's state
+  dicts, the engine's state, generator state, the open episodes' decisions, the replay, metrics and
+  evaluations (the run's ``config.yaml`` has a ``dmc:`` section: how ``sergeant-major train --resume`` tells
+  it from vector PPO);
+- ``distill-fit`` (``checkpoints/fit_r<k>.pt``; :mod:`training.distill.fit`): the fit's ``stamp`` (settings,
+  seed, decisions), epoch, history, network, optimiser and schedule state dicts, numpy and torch RNG states.
+
+Files written before the one format (``sergeant-major-vector-ppo/1``, ``sergeant-major-vector-dmc/1``,
+``sergeant-major-distill-fit/1`` or none) are read as they were written (:data:`OLD_FORMATS`).
+
+Not checkpoints of this format, on purpose:
+
+- the **policy file** (``final_policy.pt``, ``policies/*.pt``, ``agents/policies/*.pt``: what ``ppo:PATH``
+  plays): ``{"format": "sergeant-major-policy/1", "observation_size", "action_count", "net_arch",
+  "activation", ..., "state_dict"}``, the actor in SB3 key naming
+  (:func:`agents.players.ppo_agent.export_policy`): what every trainer exports and every host plays;
+- the library routes keep their library's format, so that the library reads them: the **SB3 trainer**
+  (``checkpoints/latest.zip``, ``step_*.zip``; :mod:`training.sb3.checkpoint`), the zip ``MaskablePPO.save``
+  writes plus ``sm_policy.json`` and ``sm_training_state.pt``; **RLlib** (``checkpoints/iter_NNNNNN/``;
+  :mod:`training.rllib.trainer`), the folder RLlib's ``save_to_path`` writes plus ``sm_state.json`` and
+  ``league.pt``.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import warnings
+from collections.abc import Callable
 from typing import Any
 
+from sm_env.files.atomic import atomic_path
+
 from .yaml_config import ConfigError
+
+CHECKPOINT_FORMAT = "sergeant-major-checkpoint/1"
+TRAINERS = ("vector-ppo", "dmc", "distill-fit")
+"""The trainers whose states this format holds (the ``trainer`` field)."""
+OLD_FORMATS = {
+    "vector-ppo": "sergeant-major-vector-ppo/1",
+    "dmc": "sergeant-major-vector-dmc/1",
+    "distill-fit": "sergeant-major-distill-fit/1",
+}
+"""Each trainer's format before the one format; its files are read as written (no ``trainer`` field)."""
 
 
 class CheckpointError(ConfigError):
@@ -75,6 +94,65 @@ def check_format(state: Any, path: str, fmt: str, what: str = "the checkpoint") 
     if not isinstance(state, dict) or state.get("format") != fmt:
         raise CheckpointError(f"{path}: {what} is not a {fmt} file")
     return state
+
+
+def save_checkpoint(path: str, trainer: str, state: dict[str, Any]) -> None:
+    """``state`` (tensors and plain values) as a checkpoint of ``trainer`` at ``path``, atomically."""
+    import torch
+
+    if trainer not in TRAINERS:
+        raise ValueError(f"unknown trainer {trainer!r}; the format holds {', '.join(TRAINERS)}")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_path(path) as tmp:
+        torch.save({"format": CHECKPOINT_FORMAT, "trainer": trainer, **state}, tmp)
+
+
+def open_checkpoint(path: str, trainer: str, what: str = "the checkpoint") -> dict[str, Any]:
+    """The state :func:`save_checkpoint` wrote for ``trainer`` at ``path`` (or a file of the trainer's
+    :data:`OLD_FORMATS`); a :class:`CheckpointError` naming what the file is when it is not that."""
+    state = load_tensors(path, path, what)
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: {what} is not a {CHECKPOINT_FORMAT} file")
+    found = state.get("format")
+    if found == CHECKPOINT_FORMAT:
+        other = state.get("trainer")
+        if other != trainer:
+            raise CheckpointError(f"{path}: {what} is the {other!r} trainer's, not the {trainer!r} trainer's")
+        return state
+    if found == OLD_FORMATS.get(trainer) or (trainer == "distill-fit" and found is None and "stamp" in state):
+        return state  # written before the one format
+    named = next((name for name, old in OLD_FORMATS.items() if old == found), None)
+    if named is not None:
+        raise CheckpointError(f"{path}: {what} is the {named!r} trainer's, not the {trainer!r} trainer's")
+    raise CheckpointError(f"{path}: {what} is not a {CHECKPOINT_FORMAT} file")
+
+
+def write_checkpoint(run_dir: str, trainer: str, step: int, state: dict[str, Any], keep: int) -> str:
+    """``state`` as ``checkpoints/step_<step>.pt`` and ``checkpoints/latest.pt`` of ``run_dir`` (atomic), keeping
+    the ``keep`` newest numbered ones; returns the numbered file."""
+    folder = os.path.join(run_dir, "checkpoints")
+    numbered = os.path.join(folder, f"step_{step:010d}.pt")
+    for path in (numbered, os.path.join(folder, "latest.pt")):
+        save_checkpoint(path, trainer, state)
+    kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
+    for old in kept[: max(0, len(kept) - keep)]:
+        os.remove(os.path.join(folder, old))
+    return numbered
+
+
+def read_checkpoint(path: str, trainer: str, restore: Callable[[str, dict[str, Any]], None]) -> None:
+    """Read the checkpoint of ``trainer`` at ``path`` and hand it to ``restore(path, state)``; anything missing,
+    damaged or tampered is one :class:`CheckpointError` line naming the file."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f"cannot resume: {path} does not exist")
+    state = open_checkpoint(path, trainer)
+    try:
+        restore(path, state)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as err:  # damaged, tampered
+        first = (str(err).strip().splitlines() or [""])[0]  # torch's load_state_dict errors run over lines
+        raise damaged(path, f"{type(err).__name__}: {first}") from None
 
 
 def damaged(path: str, problem: str) -> CheckpointError:

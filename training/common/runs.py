@@ -20,7 +20,8 @@ the same:
 - a user error is one line ``PROG: error: ...`` on stderr, exit status 2, and leaves the run as it was.
 
 Run folder: ``config.yaml`` (the resolved config, what ``--resume`` reads), ``checkpoints/``, the logs, the
-outputs, ``final_eval.json`` (the final evaluation, when there is one) and ``summary.json``.
+outputs, ``final_eval.json`` (the final evaluation, when there is one) and ``summary.json``; the layout of the
+trainers the project owns is training/common/folders.py's.
 """
 
 from __future__ import annotations
@@ -207,6 +208,8 @@ class Backend:
     # complete, or None; default: its progress reaches the config's length (a budget of time needs more)
     further: str | None = None  # how a complete run goes further, with {prog} and {run_dir}; default:
     # "{prog} --resume {run_dir} --set KEY=N", KEY the length's key
+    old_layout: Callable[[Any, str], list[str]] | None = None  # (cfg, run folder) -> what it moved: on --resume,
+    # moves a run folder of an older release into the one layout (training/common/folders.move_old_layout)
 
 
 def go_further(backend: Backend, cfg: Any, run_dir: str, now: bool = True) -> str:
@@ -231,12 +234,17 @@ def open_run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.N
         run_dir = args.resume
         if not os.path.isfile(os.path.join(run_dir, "config.yaml")):
             raise ConfigError(f"cannot resume {run_dir}: it holds no run (no config.yaml)")
+        cfg = backend.load_config(os.path.join(run_dir, "config.yaml"), overrides)
+        if backend.old_layout is not None:
+            moved = backend.old_layout(cfg, run_dir)
+            if moved:
+                progress(f"{run_dir}: moved into this release's run-folder layout: {', '.join(moved)}")
         if backend.latest_checkpoint(run_dir) is None:
             raise ConfigError(
                 f"cannot resume {run_dir}: no checkpoint in it (nothing was saved); start it again with "
                 f"{backend.prog} --config FILE"
             )
-        return backend.load_config(os.path.join(run_dir, "config.yaml"), overrides), run_dir
+        return cfg, run_dir
     cfg = backend.load_config(args.config, overrides)
     if args.run_dir:
         if backend.latest_checkpoint(args.run_dir) is not None:

@@ -7,12 +7,12 @@ Sections (every key optional; ``python -m training.distill.config`` lists them w
     seed: 0                     # the fit's seed (round k: seed + k) and the validation split
     workers: 1                  # labelling processes
     nice: 0                     # niceness added to the labelling workers
-    hands: 4000                 # hands labelled in round 0 (data_r0)
+    hands: 4000                 # hands labelled in round 0 (data/r0)
     dagger_rounds: 0            # further rounds: the fitted policy plays, pimc labels, the network is refitted
     dagger_hands: 1000          # hands per DAgger round
     dagger_rollout: data        # 'previous': round k's rollouts played by round k-1's policy (expert iteration)
     data:       {...}           # DataSettings: how hands are played and labelled (training/distill/data.py)
-    extra_data: [...]           # ExtraData: further data sets labelled after data_r0 and fitted in every round
+    extra_data: [...]           # ExtraData: more data sets (data/<name>) labelled after data/r0, fitted in every round
     fit:        {...}           # FitSettings: the network and its fit
     eval:       {...}           # the final evaluation of the last policy (training.evaluation; final_deals: 0, none)
 
@@ -23,6 +23,7 @@ the trainers' configs, and ``--set KEY=VALUE`` overrides work the same way.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
@@ -87,7 +88,7 @@ class ExtraData(DataSettings):
     """A further data set of a run: ``hands`` hands labelled into ``<run_dir>/<name>/`` with the run's ``data``
     settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``)."""
 
-    name: Text = setting("", "folder name in the run folder (not data_r<k>, a round's)")
+    name: Text = setting("", "its folder in the run folder's data/ (not r<k>, a round's)")
     hands: Whole = setting(1, "hands labelled", ge=1)
 
     @property
@@ -101,7 +102,7 @@ class DistillEval(
     defaults={"final_deals": 0, "opponents": lambda: ["heuristic"]},
     descriptions={
         "final_deals": "deals of the final evaluation of the last round's policy, per role, against each opponent "
-        "(0: none; the fit's validation against pimc is in train_r<k>.json either way)",
+        "(0: none; the fit's validation against pimc is in policies/r<k>.json either way)",
         "every": "not read: a distillation is evaluated once, at the end",
     },
 ):
@@ -129,7 +130,7 @@ class DistillConfig(
     data: DataSettings = setting(DataSettings, "how hands are played and labelled")
     fit: FitSettings = setting(FitSettings, "the network and its fit")
     extra_data: list[ExtraData] = setting(
-        list, "further data sets labelled after data_r0 and fitted with it in every round (name, hands, data keys)"
+        list, "more data sets (data/<name>) labelled after data/r0, fitted with it every round (name, hands, data keys)"
     )
     eval: DistillEval = setting(DistillEval, "the final evaluation of the last round's policy")
 
@@ -187,11 +188,12 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
         )
     seen: list[str] = []
     for i, entry in enumerate(cfg.extra_data):
-        if not entry.name or entry.name.startswith("data_r") or entry.name in seen or os.sep in entry.name:
+        taken = re.fullmatch(r"r\d+", entry.name) or entry.name.startswith(("data_r", "."))
+        if not entry.name or taken or entry.name in seen or os.sep in entry.name:
             raise config_error(
                 source,
                 f"extra_data[{i}].name",
-                f"extra_data[{i}].name: {entry.name!r} is taken or not a folder name (by a round's data_r<k> or an "
+                f"extra_data[{i}].name: {entry.name!r} is taken or not a folder name (by a round's r<k> or an "
                 "earlier entry); give each entry its own folder name",
             )
         seen.append(entry.name)

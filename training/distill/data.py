@@ -534,6 +534,32 @@ def check_folder(folder: str, settings: DataSettings) -> bool:
     return True
 
 
+def repoint_policy(folder: str, old: str, new: str) -> bool:
+    """Where the ``meta.json`` of ``folder`` records the policy file ``old`` (as ``behaviour`` ``ppo:old`` or as
+    ``rollout_policy``), record ``new`` instead (the file was moved, its content is the same: the fingerprints
+    still say so); returns whether it changed anything."""
+    meta_path = os.path.join(folder, "meta.json")
+    if not os.path.isfile(meta_path):
+        return False
+    meta = read_json(meta_path, "a data folder's meta.json", MAX_META_BYTES)
+    settings = meta.get("settings") if isinstance(meta, dict) else None
+    if not isinstance(settings, dict):
+        return False
+    changed = False
+    for key, was, now in (("behaviour", f"ppo:{old}", f"ppo:{new}"), ("rollout_policy", old, new)):
+        if settings.get(key) == was:
+            settings[key], changed = now, True
+    if changed:
+        _write_meta(meta_path, meta)
+    return changed
+
+
+def _write_meta(path: str, meta: dict[str, Any]) -> None:
+    """A data folder's ``meta.json``, atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=1)
+
+
 def generate(
     folder: str,
     hands: int,
@@ -564,8 +590,7 @@ def generate(
         meta["fingerprints"] = prints
     if not check_folder(folder, settings):
         os.makedirs(folder, exist_ok=True)
-        with atomic_path(meta_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(meta, handle, indent=1)
+        _write_meta(meta_path, meta)
     for name in os.listdir(folder):  # temporary files of shards cut short by an earlier interruption
         if name.startswith(".shard_") and ".tmp" in name:
             os.remove(os.path.join(folder, name))

@@ -64,18 +64,21 @@ trainer, training/common/runs.py)::
 policy and ``<out>_fit.json``.) Ctrl-C stops at once: every shard and every
 fitted epoch is saved as it is made, and ``--resume`` continues from there.
 
-Outputs in the run folder: ``config.yaml`` (the resolved config), ``data_r<k>/`` and one folder per
-``extra_data`` entry (labelled shards), ``fit_r<k>.ckpt`` (the fit's state after its last finished epoch),
-``policy_r<k>.pt`` (the policy after round k, a ``.pt`` export readable by
-``ppo:PATH``), ``train_r<k>.json`` (losses, validation figures, wall times),
-``final_eval.json`` (with ``eval.final_deals``: the last policy's duplicate evaluation per role, as every
-trainer's) and ``summary.json`` (written last: the run is complete).
+Outputs in the run folder (the one layout, training/common/folders.py): ``config.yaml`` (the resolved config),
+``data/r<k>/`` and ``data/<name>/`` per ``extra_data`` entry (labelled shards), ``checkpoints/fit_r<k>.pt`` (the
+fit's state after its last finished epoch, ``trainer: distill-fit``), ``policies/r<k>.pt`` (the policy after
+round k, a ``.pt`` export readable by ``ppo:PATH``) and ``policies/r<k>.json`` (its fit: losses, validation
+figures, wall times), ``final_policy.pt`` (the last round's policy), ``final_eval.json`` (with
+``eval.final_deals``: the last policy's duplicate evaluation per role, as every trainer's) and ``summary.json``
+(written last: the run is complete).
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -89,7 +92,8 @@ from sm_env.core.rules import STANDARD, RuleSet
 from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import read_json
 from sm_env.observation import observed_phases
-from training.common.checkpoint import CheckpointError, check_finite, damaged, load_tensors
+from training.common.checkpoint import CheckpointError, check_finite, damaged, open_checkpoint, save_checkpoint
+from training.common.folders import CHECKPOINTS, DATA, FINAL_POLICY, POLICIES, move_old_layout
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
 from training.common.yaml_config import ConfigError, save_config
@@ -358,8 +362,8 @@ def _anchored_targets(
     return onehot, len(fix) / max(len(target), 1)
 
 
-FIT_FORMAT = "sergeant-major-distill-fit/1"  # the fit's checkpoint (training/common/checkpoint.py)
-MAX_REPORT_BYTES = 16 << 20  # a round's train_r<k>.json (its history: a few kB an epoch)
+TRAINER = "distill-fit"  # its checkpoints' trainer field (training/common/checkpoint.py)
+MAX_REPORT_BYTES = 16 << 20  # a round's policies/r<k>.json (its history: a few kB an epoch)
 
 
 def save_fit_state(
@@ -371,7 +375,6 @@ def save_fit_state(
     import torch
 
     state = {
-        "format": FIT_FORMAT,
         "stamp": stamp,
         "epoch": epoch,
         "history": history,
@@ -381,8 +384,7 @@ def save_fit_state(
         "numpy_rng": parts["rng"].bit_generator.state,
         "torch_rng": torch.get_rng_state(),
     }
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    save_checkpoint(path, TRAINER, state)
 
 
 def resume_fit_state(path: str, stamp: dict[str, Any], parts: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
@@ -390,9 +392,9 @@ def resume_fit_state(path: str, stamp: dict[str, Any], parts: dict[str, Any]) ->
     the epochs finished. A checkpoint of another fit (another ``stamp``: settings, seed, data size) is refused."""
     import torch
 
-    state = load_tensors(path, path, "the fit's checkpoint")
-    if not isinstance(state, dict) or state.get("format", FIT_FORMAT) != FIT_FORMAT or "stamp" not in state:
-        raise CheckpointError(f"{path}: not a {FIT_FORMAT} checkpoint")
+    state = open_checkpoint(path, TRAINER, "the fit's checkpoint")
+    if "stamp" not in state:
+        raise damaged(path, "it has no stamp (what the fit was made from)")
     if state["stamp"] != stamp:
         raise CheckpointError(f"{path} is the checkpoint of another fit ({state['stamp']}); remove it or use it")
     for key in ("net", "optimiser"):
@@ -561,20 +563,49 @@ def round_settings(config: DistillConfig, run_dir: str, round_: int) -> DataSett
     improvement over the last round's policy."""
     if round_ == 0:
         return config.data
-    policy = os.path.join(run_dir, f"policy_r{round_ - 1}.pt")
+    policy = round_policy(run_dir, round_ - 1)
     update = {"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy}"}
     if config.dagger_rollout == "previous":
         update["rollout_policy"] = policy
     return config.data.model_copy(update=update)
 
 
+def round_policy(run_dir: str, round_: int, suffix: str = ".pt") -> str:
+    """Round ``round_``'s policy (``policies/r<k>.pt``), or with ``suffix=".json"`` the report of its fit."""
+    return os.path.join(run_dir, POLICIES, f"r{round_}{suffix}")
+
+
+def round_data(run_dir: str, round_: int) -> str:
+    """Round ``round_``'s data folder (``data/r<k>``)."""
+    return os.path.join(run_dir, DATA, f"r{round_}")
+
+
 def data_sets(config: DistillConfig, run_dir: str) -> list[tuple[str, DataSettings]]:
-    """Every data folder of a run with its settings: ``data_r<k>`` of each round and the ``extra_data`` sets."""
-    rounds = [
-        (os.path.join(run_dir, f"data_r{k}"), round_settings(config, run_dir, k))
-        for k in range(config.dagger_rounds + 1)
-    ]
-    return rounds + [(os.path.join(run_dir, extra.name), extra.settings) for extra in config.extra_data]
+    """Every data folder of a run with its settings: ``data/r<k>`` of each round and ``data/<name>`` of the
+    ``extra_data`` sets."""
+    rounds = [(round_data(run_dir, k), round_settings(config, run_dir, k)) for k in range(config.dagger_rounds + 1)]
+    return rounds + [(os.path.join(run_dir, DATA, extra.name), extra.settings) for extra in config.extra_data]
+
+
+def old_layout(config: DistillConfig, run_dir: str) -> list[str]:
+    """Move a run folder of an older release (``data_r<k>/``, ``<name>/``, ``fit_r<k>.ckpt``, ``policy_r<k>.pt``,
+    ``train_r<k>.json`` at its top) into the one layout, and point the later rounds' data at the moved
+    policies (their ``meta.json`` records the policy that played); returns the moves made."""
+    moves = []
+    for k in range(config.dagger_rounds + 1):
+        moves += [
+            (f"data_r{k}", os.path.join(DATA, f"r{k}")),
+            (f"fit_r{k}.ckpt", os.path.join(CHECKPOINTS, f"fit_r{k}.pt")),
+            (f"policy_r{k}.pt", os.path.join(POLICIES, f"r{k}.pt")),
+            (f"train_r{k}.json", os.path.join(POLICIES, f"r{k}.json")),
+        ]
+    moves += [(extra.name, os.path.join(DATA, extra.name)) for extra in config.extra_data]
+    moved = move_old_layout(run_dir, moves)
+    for k in range(1, config.dagger_rounds + 1):
+        distill_data.repoint_policy(
+            round_data(run_dir, k), os.path.join(run_dir, f"policy_r{k - 1}.pt"), round_policy(run_dir, k - 1)
+        )
+    return moved
 
 
 def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray: Any = None) -> dict[str, Any]:
@@ -594,20 +625,19 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
     summary: dict[str, Any] = {"rounds": []}
     policy_path = ""
     for round_ in range(config.dagger_rounds + 1):
-        folder = os.path.join(run_dir, f"data_r{round_}")
+        folder = round_data(run_dir, round_)
         settings = round_settings(config, run_dir, round_)
         hands = config.dagger_hands if round_ else config.hands
         started = time.perf_counter()
         distill_data.generate(folder, hands, settings, workers=config.workers, nice=config.nice, log=log, ray=ray)
         folders.append(folder)
         for extra in config.extra_data if round_ == 0 else ():
-            folders.append(os.path.join(run_dir, extra.name))
+            folders.append(os.path.join(run_dir, DATA, extra.name))
             distill_data.generate(
                 folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log, ray=ray
             )
         label_seconds = time.perf_counter() - started
-        policy_path = os.path.join(run_dir, f"policy_r{round_}.pt")
-        report_path = os.path.join(run_dir, f"train_r{round_}.json")
+        policy_path, report_path = round_policy(run_dir, round_), round_policy(run_dir, round_, ".json")
         if os.path.exists(policy_path) and os.path.exists(report_path):
             log(f"round {round_}: {policy_path} exists; skipping the fit")
             report = read_json(report_path, "a fit's report", MAX_REPORT_BYTES)
@@ -619,12 +649,13 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
             started = time.perf_counter()
-            checkpoint = os.path.join(run_dir, f"fit_r{round_}.ckpt")
+            checkpoint = os.path.join(run_dir, CHECKPOINTS, f"fit_r{round_}.pt")
             net, report = fit(
                 train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint, rules=config.data.rules
             )
             report["fit_seconds"] = time.perf_counter() - started
             report["label_seconds"] = label_seconds
+            os.makedirs(os.path.dirname(policy_path), exist_ok=True)
             export_policy(
                 to_numpy_policy(net),
                 policy_path,
@@ -635,7 +666,11 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
             )
             write_json(report_path, report)
         summary["rounds"].append({"round": round_, "policy": policy_path, **report})
-    summary["policy"] = policy_path
+    final = summary["policy"] = os.path.join(run_dir, FINAL_POLICY)
+    if not (os.path.isfile(final) and filecmp.cmp(policy_path, final, shallow=False)):
+        with atomic_path(final) as tmp:  # the last round's policy, where every trainer leaves its own
+            shutil.copyfile(policy_path, tmp)
+    policy_path = final
     summary["progress"], summary["unit"] = len(summary["rounds"]), UNIT
     write_json(os.path.join(run_dir, "summary.json"), summary)
     log(f"policy: {policy_path} (play it with the agent spec ppo:{policy_path})")
@@ -700,7 +735,7 @@ class DistillRun:
 
     def _rounds_done(self) -> int:
         rounds = range(self.config.dagger_rounds + 1)
-        present = [os.path.exists(os.path.join(self.run_dir, f"policy_r{k}.pt")) for k in rounds]
+        present = [os.path.exists(round_policy(self.run_dir, k)) for k in rounds]
         return present.index(False) if False in present else len(present)
 
     def progress(self) -> int:
@@ -719,11 +754,8 @@ class DistillRun:
     def final_outputs(self) -> list[tuple[str, str]]:
         policy = self.summary["policy"]
         rows = [(os.path.basename(policy), f"the policy; play it: sergeant-major play --opponents ppo:{policy} pimc")]
-        folders = [f"data_r{k}" for k in range(self.config.dagger_rounds + 1)] + [
-            e.name for e in self.config.extra_data
-        ]
-        rows.append((", ".join(f + "/" for f in folders), "the labelled decisions (training/distill/data.py)"))
-        rows.append(("train_r<k>.json", "each round's fit: losses, validation agreement and regret, times"))
+        rows.append(("data/", "the labelled decisions (training/distill/data.py): r<k>/ a round's, <name> extra_data"))
+        rows.append(("policies/r<k>.pt", "each round's policy; r<k>.json: its fit (losses, agreement, regret, times)"))
         return rows
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
@@ -755,7 +787,8 @@ def backend(prog: str = PROG) -> Backend:
             cfg, run_dir, quiet=args.quiet, ray=RayOptions.from_args(args)
         ),
         stop_point=None,  # shards and epochs are saved as they are made: Ctrl-C stops at once
-        saved="fit_r<k>.ckpt",
+        saved="checkpoints/fit_r<k>.pt, data/",
+        old_layout=old_layout,
     )
 
 

@@ -1,17 +1,18 @@
 """A play-out run: every stage of a config in its run folder, resumable (``sergeant-major improve``).
 
-Stages, each kept once made (a killed or interrupted run resumes where it stopped, ``--resume RUN_DIR``):
+Stages, each kept once made (a killed or interrupted run resumes where it stopped, ``--resume RUN_DIR``), in
+the one run-folder layout (training/common/folders.py):
 
-1. ``student.pt`` (only with ``student:``): the policy copied into a smaller network, which then plays in its
-   place (:func:`training.playouts.fit.distil`);
-2. ``labels/<seed>.npz``: one data file per seed of each label group (:func:`training.playouts.label.label`),
+1. ``policies/student.pt`` (only with ``student:``): the policy copied into a smaller network, which then plays
+   in its place (:func:`training.playouts.fit.distil`);
+2. ``data/labels/<seed>.npz``: one data file per seed of each label group (:func:`training.playouts.label.label`),
    ``workers`` at a time in the project's worker pool; a file is written whole or not at all, so the finished
    ones are the run's checkpoint;
-3. ``q.pt``: the Q-network fitted on every label file (:func:`training.playouts.fit.fit`); ``q.json`` records
-   the files and the fit's settings it was made with and the held-out gains; a q.pt made from other files or
-   settings (``--resume RUN_DIR --set labels=...``) is fitted again;
-4. ``policy.pt``: the policy combined with the Q-network (:func:`training.playouts.fit.combine`, a second;
-   made again on every run).
+3. ``policies/q.pt``: the Q-network fitted on every label file (:func:`training.playouts.fit.fit`);
+   ``policies/q.json`` records the files and the fit's settings it was made with and the held-out gains; a q.pt
+   made from other files or settings (``--resume RUN_DIR --set labels=...``) is fitted again;
+4. ``final_policy.pt``: the policy combined with the Q-network (:func:`training.playouts.fit.combine`, a
+   second; made again on every run).
 
 Ctrl-C lets the label files in progress finish and stops (the finished files are kept; a copy or a fit in
 progress is dropped and starts again on resume); a second Ctrl-C stops at once. ``summary.json`` is written
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sm_env.files.json_files import JsonError, read_json
+from training.common.folders import DATA, FINAL_POLICY, POLICIES, move_old_layout
 from training.common.progress import progress_bar
 from training.common.runs import Backend, StopRequest, progress, write_json
 from training.common.workers import spawn_pool
@@ -35,6 +37,10 @@ from training.common.yaml_config import ConfigError, save_config
 from training.playouts.config import TYPES, RunConfig, labelled_rules, load_run_config
 
 PROG = "python -m training.playouts"
+LABELS = os.path.join(DATA, "labels")  # the label files, <seed>.npz
+STUDENT = os.path.join(POLICIES, "student.pt")
+Q_NET = os.path.join(POLICIES, "q.pt")
+Q_RECORD = os.path.join(POLICIES, "q.json")  # what q.pt was fitted from, and its report
 UNIT = "stages"
 Job = tuple[str, int, int, str, tuple[int, ...], str, tuple[str, ...] | None]  # label()'s arguments
 
@@ -55,14 +61,14 @@ def label_job(job: Job) -> tuple[str, list[str]]:
 
 def label_files(config: RunConfig, run_dir: str) -> list[tuple[str, Job]]:
     """Every data file of ``config`` in ``run_dir`` and the label job that makes it."""
-    player = config.policy if config.student is None else os.path.join(run_dir, "student.pt")
+    player = config.policy if config.student is None else os.path.join(run_dir, STUDENT)
     out = []
     for group in config.labels:
         policy = player if group.policy is None else group.policy
         types = tuple(TYPES[t] for t in group.types)
         roles = None if group.roles is None else tuple(group.roles)
         for seed in group.seeds:
-            path = os.path.join(run_dir, "labels", f"{seed}.npz")
+            path = os.path.join(run_dir, LABELS, f"{seed}.npz")
             out.append((path, (policy, seed, group.hands, path, types, config.rules, roles)))
     return out
 
@@ -74,15 +80,34 @@ def stage_count(config: RunConfig) -> int:
 
 
 def latest_saved(run_dir: str) -> str | None:
-    """The newest file a play-out run keeps (a label file, student.pt, q.pt, policy.pt), or None."""
-    labels = os.path.join(run_dir, "labels")
-    names = [os.path.join("labels", n) for n in os.listdir(labels)] if os.path.isdir(labels) else []
+    """The newest file a play-out run keeps (a label file, the student, the Q-network, the final policy), or
+    None."""
+    labels = os.path.join(run_dir, LABELS)
+    names = [os.path.join(LABELS, n) for n in os.listdir(labels)] if os.path.isdir(labels) else []
     found = [
         os.path.join(run_dir, name)
-        for name in [*names, "student.pt", "q.pt", "policy.pt"]
+        for name in [*names, STUDENT, Q_NET, FINAL_POLICY]
         if name.endswith((".npz", ".pt")) and os.path.isfile(os.path.join(run_dir, name))
     ]
     return max(found, key=os.path.getmtime) if found else None
+
+
+def old_layout(config: RunConfig, run_dir: str) -> list[str]:
+    """Move a run folder of an older release (``labels/``, ``student.pt``, ``q.pt``, ``q.json``, ``policy.pt`` at
+    its top) into the one layout, keeping ``q.json``'s record of the student it started from (so that q.pt is
+    not fitted again); returns the moves made."""
+    moves = [("labels", LABELS), ("student.pt", STUDENT), ("q.pt", Q_NET), ("q.json", Q_RECORD)]
+    moved = move_old_layout(run_dir, [*moves, ("policy.pt", FINAL_POLICY)])
+    record_path = os.path.join(run_dir, Q_RECORD)
+    try:
+        record = read_json(record_path, "a fit's record")
+    except JsonError:
+        return moved
+    stamp = record.get("stamp") if isinstance(record, dict) else None
+    if isinstance(stamp, dict) and stamp.get("q_init") == os.path.join(run_dir, "student.pt"):
+        stamp["q_init"] = os.path.join(run_dir, STUDENT)
+        write_json(record_path, record)
+    return moved
 
 
 class PlayoutsRun:
@@ -100,7 +125,8 @@ class PlayoutsRun:
                 policy_agent(spec, labelled_rules(config.rules))
             except ValueError as err:  # a FixedAgentError, a RulesError: one line
                 raise ConfigError(str(err)) from None
-        os.makedirs(os.path.join(run_dir, "labels"), exist_ok=True)
+        os.makedirs(os.path.join(run_dir, LABELS), exist_ok=True)
+        os.makedirs(os.path.join(run_dir, POLICIES), exist_ok=True)
         save_config(config, os.path.join(run_dir, "config.yaml"))
         self.times = os.path.join(run_dir, "times.json")
         self.wall = self._previous_wall()
@@ -110,8 +136,8 @@ class PlayoutsRun:
 
     @property
     def player(self) -> str:
-        """The policy that plays: the run's, or its copy (student.pt)."""
-        return self.config.policy if self.config.student is None else os.path.join(self.run_dir, "student.pt")
+        """The policy that plays: the run's, or its copy (policies/student.pt)."""
+        return self.config.policy if self.config.student is None else os.path.join(self.run_dir, STUDENT)
 
     def label_files(self) -> list[tuple[str, Job]]:
         return label_files(self.config, self.run_dir)
@@ -131,16 +157,17 @@ class PlayoutsRun:
 
     def _q_record(self) -> dict[str, Any] | None:
         try:
-            record = read_json(os.path.join(self.run_dir, "q.json"), "a fit's record")
+            record = read_json(os.path.join(self.run_dir, Q_RECORD), "a fit's record")
         except JsonError:
             return None
         return record if isinstance(record, dict) else None
 
     def q_fresh(self) -> bool:
-        """Whether ``q.pt`` is there and was fitted from this config's files and settings (``q.json``)."""
+        """Whether ``policies/q.pt`` is there and was fitted from this config's files and settings
+        (``policies/q.json``)."""
         record = self._q_record()
         return (
-            os.path.isfile(os.path.join(self.run_dir, "q.pt"))
+            os.path.isfile(os.path.join(self.run_dir, Q_NET))
             and record is not None
             and record.get("stamp") == self.q_stamp()
         )
@@ -150,7 +177,7 @@ class PlayoutsRun:
         if self.config.student is not None:
             done += os.path.isfile(self.player)
         if self.q_fresh():
-            done += 1 + (self.report is not None and os.path.isfile(os.path.join(self.run_dir, "policy.pt")))
+            done += 1 + (self.report is not None and os.path.isfile(os.path.join(self.run_dir, FINAL_POLICY)))
         return done
 
     def _previous_wall(self) -> float:
@@ -186,7 +213,7 @@ class PlayoutsRun:
                 return
         if not self._label(stop):
             return
-        q_path, out = os.path.join(folder, "q.pt"), os.path.join(folder, "policy.pt")
+        q_path, out = os.path.join(folder, Q_NET), os.path.join(folder, FINAL_POLICY)
         if self.q_fresh():
             self.log(f"{q_path} is fitted on these files with these settings: kept")
             self.report = (self._q_record() or {}).get("report")
@@ -200,7 +227,7 @@ class PlayoutsRun:
             )  # fmt: skip
             if report is None:
                 return
-            write_json(os.path.join(folder, "q.json"), {"stamp": stamp, "report": report})
+            write_json(os.path.join(folder, Q_RECORD), {"stamp": stamp, "report": report})
             self.report = report
         combine(self.player, q_path, cfg.weight, out)
 
@@ -256,15 +283,15 @@ class PlayoutsRun:
 
     def final_outputs(self) -> list[tuple[str, str]]:
         folder = self.run_dir
-        policy = os.path.join(folder, "policy.pt")
+        policy, q_net = os.path.join(folder, FINAL_POLICY), os.path.join(folder, Q_NET)
         rows = [
-            ("policy.pt", f"the policy; measure it: sergeant-major eval --agents ppo:{policy} trained heuristic"),
-            ("q.pt", f"the Q-network (values in tricks / 4); its discards: mix:base=trained;discard=ppo:{folder}/q.pt"),
-            ("q.json", "the files and settings q.pt was fitted with, and its held-out real-deal gains"),
-            ("labels/", "the play-out data files (training/playouts/data.py)"),
+            (FINAL_POLICY, f"the policy; measure it: sergeant-major eval --agents ppo:{policy} trained heuristic"),
+            (Q_NET, f"the Q-network (values in tricks / 4); its discards: mix:base=trained;discard=ppo:{q_net}"),
+            (Q_RECORD, "the files and settings q.pt was fitted with, and its held-out real-deal gains"),
+            (LABELS + "/", "the play-out data files (training/playouts/data.py)"),
         ]
         if self.config.student is not None:
-            rows.append(("student.pt", "the copy of the policy that played"))
+            rows.append((STUDENT, "the copy of the policy that played"))
         return rows
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
@@ -275,7 +302,7 @@ class PlayoutsRun:
 
     def facts(self) -> dict[str, Any]:
         return {
-            "policy": os.path.join(self.run_dir, "policy.pt"),
+            "policy": os.path.join(self.run_dir, FINAL_POLICY),
             "label_files": len(self.label_files()),
             "fit": self.report,
         }
@@ -294,6 +321,7 @@ def backend(prog: str = PROG) -> Backend:
         unit=UNIT,
         build=lambda cfg, run_dir, resume, args: PlayoutsRun(cfg, run_dir, quiet=args.quiet),
         stop_point="letting the label files in progress finish (a fit in progress starts again on resume)",
-        saved="labels/",
+        saved=LABELS + "/",
+        old_layout=old_layout,
         further="{prog} --resume {run_dir} --set 'labels=[...]' (more seeds; the fit is made again on them)",
     )

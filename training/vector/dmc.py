@@ -47,7 +47,7 @@ Choices (docs/results.md gives the figures):
 Outputs in the run folder: ``final_policy.pt`` (the Q-network in the policy-file format,
 :func:`agents.players.ppo_agent.export_policy`, with ``outputs: q_values`` in its metadata: ``ppo:RUN/final_policy.pt``
 plays it, and ``PPOAgent``'s default, the legal action of the highest output, is exactly the greedy policy),
-``checkpoints/latest.pt`` (format ``sergeant-major-vector-dmc/1``: the network, Adam, the engine, the open
+``checkpoints/latest.pt`` (``trainer: dmc``, training/common/checkpoint.py: the network, Adam, the engine, the open
 episodes, the replay, the generator, the counters), ``metrics.jsonl`` (one line per rollout: decisions,
 training wall time, decisions/s, loss, the explained variance of the taken actions' values, episodes),
 ``eval.jsonl`` (one line per evaluation: decisions, training wall time, the advantage against each opponent
@@ -69,7 +69,14 @@ from torch import nn
 
 from agents.players.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
 from sm_env.compiled.batch import VectorGame
-from training.common.checkpoint import check_counters, check_finite, checked_array, damaged
+from training.common.checkpoint import (
+    check_counters,
+    check_finite,
+    checked_array,
+    damaged,
+    read_checkpoint,
+    write_checkpoint,
+)
 from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.yaml_config import save_config
@@ -83,14 +90,12 @@ from .ppo import (
     explained_variance,
     masked_logits,
     mlp,
-    read_checkpoint,
     restore_engine,
     sample,
     step_rewards,
-    write_checkpoint,
 )
 
-CHECKPOINT_FORMAT = "sergeant-major-vector-dmc/1"
+TRAINER = "dmc"  # its checkpoints' trainer field (training/common/checkpoint.py)
 RESUME_FIXED = (  # settings a resumed run must keep: the network, the games, the replay's size and its targets
     ("env", "rules"),
     ("env", "episode"),
@@ -349,7 +354,6 @@ class DMC(BatchedRun):
     def _state(self) -> dict[str, Any]:
         top = int(self.length.max())  # the open episodes' decisions are in [:top]
         return {
-            "format": CHECKPOINT_FORMAT,
             "config": self.cfg.to_dict(),
             "counters": {
                 "global_step": self.global_step,
@@ -386,13 +390,15 @@ class DMC(BatchedRun):
     def save_checkpoint(self) -> str:
         """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), then the metrics."""
         self.last["checkpoint"] = self.global_step
-        numbered = write_checkpoint(self.run_dir, self.global_step, self._state(), self.cfg.train.keep_checkpoints)
+        numbered = write_checkpoint(
+            self.run_dir, TRAINER, self.global_step, self._state(), self.cfg.train.keep_checkpoints
+        )
         write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
         return numbered
 
     def load(self, path: str) -> None:
         """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
-        read_checkpoint(path, CHECKPOINT_FORMAT, self._restore)
+        read_checkpoint(path, TRAINER, self._restore)
 
     def _restore(self, path: str, state: dict[str, Any]) -> None:
         """Everything :meth:`load` restores: the settings it must agree with, the network and Adam, the engine

@@ -42,7 +42,8 @@ with no change here once the engine runs them. Frozen policy files and ``ppo.ini
 shape (the config refuses others, naming what the file plays), and ``final_policy.pt`` records the rule set.
 
 Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.players.ppo_agent.export_policy`
-writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt``,
+writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt`` (``trainer:
+vector-ppo``, training/common/checkpoint.py),
 ``metrics.jsonl`` (one line per rollout: the training wall time so far, SPS, policy/value loss, entropy,
 approx_kl, clipfrac, explained variance, the time breakdown), ``eval.jsonl`` (one line per evaluation, with the
 decisions and the training wall time: the learning curve), ``final_eval.json``, ``config.yaml`` and ``summary.json``
@@ -50,8 +51,8 @@ decisions and the training wall time: the learning curve), ``final_eval.json``, 
 
 The deep Monte-Carlo trainer (training/vector/dmc.py) reuses this file's pieces: :func:`mlp`, :class:`Timers`,
 :func:`masked_logits`, :func:`sample`, :func:`explained_variance` and the checkpoint helpers
-(:func:`engine_state`, :func:`restore_engine`, :func:`write_checkpoint`, :func:`read_checkpoint`,
-:func:`check_saved_settings`).
+(:func:`engine_state`, :func:`restore_engine`, :func:`check_saved_settings`); both write the one checkpoint
+format (training/common/checkpoint.py) and the one run-folder layout (training/common/folders.py).
 
 Time is measured per phase (:class:`Timers`): the network (forward to act, forward for the values,
 forward+backward+step of the update) against everything else (the engine, sampling, the opponents'
@@ -64,7 +65,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -84,16 +85,15 @@ from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.episode import result_table
 from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
-from sm_env.files.atomic import atomic_path
 from sm_env.observation import OBSERVATION_SIZE, observed_phases
 from training.common.checkpoint import (
     CheckpointError,
     check_counters,
     check_finite,
-    check_format,
     checked_array,
     damaged,
-    load_tensors,
+    read_checkpoint,
+    write_checkpoint,
 )
 from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
@@ -109,7 +109,7 @@ from .config import (
     policy_file,
 )
 
-CHECKPOINT_FORMAT = "sergeant-major-vector-ppo/1"
+TRAINER = "vector-ppo"  # its checkpoints' trainer field (training/common/checkpoint.py)
 LEARNER, RANDOM_PLAYER = 0, 1  # seat kinds; 2 + k: the k-th frozen policy (files, then snapshot slots)
 NETWORK_PHASES = ("act forward", "value forward", "update network")
 RESUME_FIXED = (  # settings a resumed run must keep
@@ -306,35 +306,6 @@ def engine_state(games: VectorGame) -> dict[str, torch.Tensor]:
 def restore_engine(games: VectorGame, saved: dict[str, torch.Tensor]) -> None:
     """Put back what :func:`engine_state` saved (``VectorGame.set_state`` checks it whole)."""
     games.set_state({k: (v.numpy().view(np.uint64) if k in ENGINE_WORDS else v.numpy()) for k, v in saved.items()})
-
-
-def write_checkpoint(run_dir: str, step: int, state: dict[str, Any], keep: int) -> str:
-    """``state`` as ``checkpoints/step_<step>.pt`` and ``checkpoints/latest.pt`` (atomic), keeping the ``keep``
-    newest numbered ones; returns the numbered file."""
-    folder = os.path.join(run_dir, "checkpoints")
-    numbered = os.path.join(folder, f"step_{step:010d}.pt")
-    for path in (numbered, os.path.join(folder, "latest.pt")):
-        with atomic_path(path) as tmp:
-            torch.save(state, tmp)
-    kept = sorted(f for f in os.listdir(folder) if f.startswith("step_") and f.endswith(".pt"))
-    for old in kept[: max(0, len(kept) - keep)]:
-        os.remove(os.path.join(folder, old))
-    return numbered
-
-
-def read_checkpoint(path: str, fmt: str, restore: Callable[[str, dict[str, Any]], None]) -> None:
-    """Read the checkpoint ``path`` of format ``fmt`` and hand it to ``restore(path, state)``; anything missing,
-    damaged or tampered is one :class:`CheckpointError` line naming the file."""
-    if not os.path.isfile(path):
-        raise CheckpointError(f"cannot resume: {path} does not exist")
-    state = check_format(load_tensors(path, path), path, fmt)
-    try:
-        restore(path, state)
-    except CheckpointError:
-        raise
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as err:  # damaged, tampered
-        first = (str(err).strip().splitlines() or [""])[0]  # torch's load_state_dict errors run over lines
-        raise damaged(path, f"{type(err).__name__}: {first}") from None
 
 
 def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple[tuple[str, str], ...]) -> None:
@@ -822,7 +793,6 @@ class VectorPPO(BatchedRun):
 
     def _state(self) -> dict[str, Any]:
         return {
-            "format": CHECKPOINT_FORMAT,
             "config": self.cfg.to_dict(),
             "counters": {
                 "global_step": self.global_step,
@@ -847,13 +817,15 @@ class VectorPPO(BatchedRun):
     def save_checkpoint(self) -> str:
         """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), the logs, the current policy."""
         self.last["checkpoint"] = self.global_step
-        numbered = write_checkpoint(self.run_dir, self.global_step, self._state(), self.cfg.train.keep_checkpoints)
+        numbered = write_checkpoint(
+            self.run_dir, TRAINER, self.global_step, self._state(), self.cfg.train.keep_checkpoints
+        )
         write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
         return numbered
 
     def load(self, path: str) -> None:
         """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
-        read_checkpoint(path, CHECKPOINT_FORMAT, self._restore)
+        read_checkpoint(path, TRAINER, self._restore)
 
     def _restore(self, path: str, state: dict[str, Any]) -> None:
         """Everything :meth:`load` restores from ``state``: the settings it must agree with, the network, the
