@@ -75,3 +75,30 @@ def test_a_bad_config_or_section_is_one_line(tmp_path, capsys):
         assert err.startswith("sergeant-major leaderboard: error: ") and err.count("\n") == 1, err
         assert words in err, err
     assert not (tmp_path / "board.md").exists()
+
+
+def test_a_config_of_one_pair_opens_with_a_summary_row_per_preset(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "pair.yaml"
+    path.write_text(
+        f"kind: leaderboard\ntitle: Pair\nout: {tmp_path / 'pair.md'}\nruns: {tmp_path / 'runs'}\nworkers: 1\n"
+        "design: pairs\nsections:\n  - {rules: standard, deals: 2, agents: [heuristic, random]}\n"
+        "  - {rules: four-5-3-2-2, deals: 1, agents: [heuristic, random]}\n"
+    )
+    assert main(["leaderboard", "--config", str(path)]) == 0
+    text = (tmp_path / "pair.md").read_text()
+    assert text.startswith("# Pair\n") and "## Summary" in text and "`heuristic` minus `random` per hand" in text
+    rows = [line for line in text.splitlines() if line.startswith("| [`")]
+    assert [row.split("`")[1] for row in rows] == ["standard", "four-5-3-2-2"]
+    for row, (rules, deals) in zip(rows, [("standard", 2), ("four-5-3-2-2", 1)], strict=True):
+        board = json.loads((tmp_path / "runs" / f"{rules}-seed0-{deals}deals" / "leaderboard.json").read_text())
+        pair = board["pairwise"][0]
+        assert (pair["a"], pair["b"]) == ("heuristic", "random")
+        assert f"| {pair['balance_difference']['mean']:+.3f} [" in row
+        cells = row.strip("|").split("|")
+        assert (cells[-1].strip() == "-") == (len(board["roles"]) == 3)  # the fourth seat only with four players
+    # --only: the kept section's row comes from its run folder, the same as before
+    assert main(["leaderboard", "--config", str(path), "--only", "standard"]) == 0
+    assert (tmp_path / "pair.md").read_text() == text
+    capsys.readouterr()
