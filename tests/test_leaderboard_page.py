@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from sm_cli.cli import main
-from training.evaluation.leaderboard_page import load_leaderboard_config, page, section_run, sections
+from training.evaluation.leaderboard_page import load_leaderboard_config, one_pair, page, section_run, sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_the_page_is_the_configs_sections_and_splits_into_them():
-    """Each section of docs/leaderboard.md quotes the tournament the config plays for it (so the config
-    remakes the page as it is), and the page splits into its sections and joins back."""
-    cfg = load_leaderboard_config(os.path.join(ROOT, "configs", "leaderboard.yaml"))
-    with open(os.path.join(ROOT, "docs", "leaderboard.md"), encoding="utf-8") as handle:
+@pytest.mark.parametrize("name", ["leaderboard", "presets"])
+def test_the_page_is_the_configs_sections_and_splits_into_them(name):
+    """Each section of docs/leaderboard.md (docs/presets.md) quotes the tournament the config plays for it (so
+    the config remakes the page as it is), and the page splits into its sections and joins back."""
+    cfg = load_leaderboard_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
+    assert cfg.out == f"docs/{name}.md"
+    with open(os.path.join(ROOT, "docs", f"{name}.md"), encoding="utf-8") as handle:
         text = handle.read()
     found = sections(text)
+    summary = found.pop("Summary", None)  # a config of one pair opens with it
+    assert (summary is not None) == (one_pair(cfg) is not None)
     assert list(found) == [section.rules for section in cfg.sections]
     for section in cfg.sections:
         assert section_run(cfg, section)[1] in found[section.rules], section.rules
@@ -25,7 +31,8 @@ def test_the_page_is_the_configs_sections_and_splits_into_them():
     first = text.index("## `")
     assert text[first:] == "\n".join(found.values())  # nothing lost or doubled between the sections
     # and the whole page, header included, is what the command writes from these sections
-    assert page(cfg, "sergeant-major leaderboard --config configs/leaderboard.yaml", found) == text
+    lines = None if summary is None else summary.splitlines() + [""]
+    assert page(cfg, f"sergeant-major leaderboard --config configs/{name}.yaml", found, lines) == text
 
 
 def _config(tmp_path) -> str:

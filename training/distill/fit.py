@@ -787,7 +787,7 @@ def backend(prog: str = PROG) -> Backend:
             cfg, run_dir, quiet=args.quiet, ray=RayOptions.from_args(args)
         ),
         stop_point=None,  # shards and epochs are saved as they are made: Ctrl-C stops at once
-        saved="checkpoints/fit_r<k>.pt, data/",
+        saved="checkpoints/",
         old_layout=old_layout,
     )
 

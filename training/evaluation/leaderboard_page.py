@@ -162,6 +162,7 @@ def pair_summary(cfg: LeaderboardConfig, boards: dict[str, dict[str, Any]]) -> l
 def page(cfg: LeaderboardConfig, command: str, parts: dict[str, str], summary: list[str] | None = None) -> str:
     """The whole page: its header (the command that made it), the :func:`pair_summary` lines if any, and every
     section's Markdown, in order."""
+    workers = f"{cfg.workers} worker" + ("s" if cfg.workers != 1 else "")
     lines = [
         f"# {cfg.title}",
         "",
@@ -174,7 +175,7 @@ def page(cfg: LeaderboardConfig, command: str, parts: dict[str, str], summary: l
         "",
         "Size: each section states its deals per table and its design (every deal in every seating at each",
         "table; `cover` seats every pair of agents together, see `sergeant-major tournament --help`).",
-        f"Cost: each section ends with the time its tables took on {cfg.workers} workers (2 CPU cores, shared with",
+        f"Cost: each section ends with the time its tables took on {workers} (2 CPU cores, shared with",
         "other work when this file was made, so read the times as upper bounds); it grows linearly with the",
         f"deals. Each preset has its own run folder under `{cfg.runs}`: a killed run resumes with the",
         "same command, and an agent appended to a section's list in the config plays only its own tables.",
