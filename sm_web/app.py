@@ -50,9 +50,7 @@ The state sent for play is built from the human seat's
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import math
 import os
 import threading
 from collections.abc import Awaitable, Callable
@@ -70,6 +68,7 @@ from starlette.staticfiles import StaticFiles
 
 from agents.analysis import AnalysisError
 from sm_env.core.rules import PRESETS
+from sm_env.files.json_files import JsonError, parse_json
 from sm_env.records import ReplayError
 
 from .replays import Timeline, analysis_key
@@ -179,48 +178,14 @@ class SecurityHeaders:
 # ---------------------------------------------------------------------- request bodies
 
 
-def _whole_number(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_DIGITS:
-        raise WebError(400, f"a number in the body has {digits} digits; at most {MAX_DIGITS} are accepted")
-    return int(text)
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise WebError(400, f"a number in the body is too large ({text:.20}...)")
-    return value
-
-
-def _not_json(name: str) -> Any:
-    raise WebError(400, f"the body is not valid JSON: {name} is not a JSON value")
-
-
-def _check_depth(value: Any) -> None:
-    """WebError 400 if ``value`` nests lists and objects deeper than :data:`MAX_DEPTH`: walked a level at a
-    time, the lists and objects of each level in one list (a body of a million empty objects takes 0.1 s)."""
-    level = [value]
-    for _ in range(MAX_DEPTH):
-        children = (c for item in level for c in (item.values() if type(item) is dict else item))
-        level = [c for c in children if type(c) in (dict, list)]
-        if not level:
-            return
-    raise WebError(400, f"the body nests lists and objects more than {MAX_DEPTH} levels deep")
-
-
 def parse_body(data: bytes) -> Any:
-    """A JSON body: WebError 400 for bad JSON, nesting deeper than :data:`MAX_DEPTH`, whole numbers longer
-    than :data:`MAX_DIGITS` digits, NaN, Infinity or numbers too large for a float."""
+    """A JSON body, read by the project's one bounded reader (:func:`sm_env.files.json_files.parse_json`):
+    WebError 400 for bad JSON, nesting deeper than :data:`MAX_DEPTH`, whole numbers longer than
+    :data:`MAX_DIGITS` digits, NaN, Infinity or numbers too large for a float."""
     try:
-        value = json.loads(data or b"null", parse_int=_whole_number, parse_float=_finite, parse_constant=_not_json)
-    except RecursionError:
-        raise WebError(400, f"the body nests lists and objects more than {MAX_DEPTH} levels deep") from None
-    except (ValueError, UnicodeDecodeError) as err:
-        raise WebError(400, f"the body is not valid JSON: {err}") from None
-    if isinstance(value, (dict, list)):
-        _check_depth(value)
-    return value
+        return parse_json(data or b"null", "the body", MAX_DEPTH, MAX_DIGITS)
+    except JsonError as err:
+        raise WebError(400, str(err)) from None
 
 
 async def read_body(request: Request, limit: int = MAX_BODY, what: str = "a request body") -> Any:

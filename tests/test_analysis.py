@@ -219,7 +219,7 @@ def test_a_stored_analysis_is_checked_against_its_record_and_split_by_hand(tmp_p
         check_analysis([analysis], read)
     nan = tmp_path / "nan.json"
     nan.write_text(path.read_text().replace('"threshold": 0.5', '"threshold": NaN'))
-    with pytest.raises(AnalysisError, match="NaN is not a number this reads"):
+    with pytest.raises(AnalysisError, match="NaN is not a JSON value"):
         load_analysis(nan)
     monkeypatch.setattr(agents.analysis, "MAX_ANALYSIS_BYTES", path.stat().st_size - 1)
     with pytest.raises(AnalysisError, match="larger than"):

@@ -86,7 +86,7 @@ def test_a_damaged_or_hostile_checkpoint_fails_in_one_line(run, tmp_path, capsys
     "entry, data, words",
     [
         ("sm_policy.json", b"[" * 50_000 + b"]" * 50_000, "sm_policy.json: lists and objects nested more than 32"),
-        ("sm_policy.json", b'{"net_arch": [16], "x": NaN}', "sm_policy.json: NaN is not a number"),
+        ("sm_policy.json", b'{"net_arch": [16], "x": NaN}', "sm_policy.json: NaN is not a JSON value"),
         ("policy.pth", bytes(2 << 20), "policy.pth entry declares 2097152 bytes; the network of sm_policy.json"),
         ("policy.optimizer.pth", bytes(5 << 20), "policy.optimizer.pth entry declares 5242880 bytes"),
     ],
@@ -125,7 +125,7 @@ def test_an_rllib_state_file_is_read_within_bounds(tmp_path):
     state = tmp_path / STATE_FILE
     for text, words in [
         ("[" * 50_000 + "]" * 50_000, "sm_state.json: lists and objects nested more than 32 levels deep"),
-        ('{"iteration": 1, "env_steps": 2, "wall": NaN}', "NaN is not a number"),
+        ('{"iteration": 1, "env_steps": 2, "wall": NaN}', "NaN is not a JSON value"),
         ('{"iteration": -1, "env_steps": 2, "wall": 0}', r"damaged \(sm_state.json.iteration is -1"),
         ('{"iteration": 1, "wall": 0}', r"damaged \(sm_state.json.env_steps is None"),
         ('{"iteration": 1, "env_steps": 2, "wall": 0, "evals": 3}', r"damaged \(evals is not a list\)"),

@@ -78,7 +78,7 @@ MALFORMED = {
     "activation not a name": (lambda s: s, {"activation": ["tanh"]}, "unknown activation"),
     "meta nested deep": (lambda s: s, "[" * 50_000 + "]" * 50_000, "nested more than 32 levels deep"),
     "meta nested 40 deep": (lambda s: s, '{"a": ' + "[" * 40 + "]" * 40 + "}", "nested more than 32 levels deep"),
-    "meta with a NaN": (lambda s: s, '{"activation": "tanh", "x": NaN}', "NaN is not a number"),
+    "meta with a NaN": (lambda s: s, '{"activation": "tanh", "x": NaN}', "NaN is not a JSON value"),
     "meta with 400 digits": (lambda s: s, '{"players": ' + "9" * 400 + "}", "a whole number of 400 digits"),
     "more weights than its net_arch": (lambda s: _state(400), {"net_arch": [8]}, "policy.pth entry declares"),
     "layers not its net_arch": (lambda s: s, {"net_arch": [16]}, "its layers are [8]; its metadata declares net_arch"),

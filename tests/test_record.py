@@ -581,7 +581,7 @@ def test_record_files_are_capped_in_size(tmp_path: Any, monkeypatch: pytest.Monk
     monkeypatch.setattr(record_format, "MAX_RECORD_BYTES", size)
     assert load_record(path) == game_record(game)  # exactly at the cap: read
     monkeypatch.setattr(record_format, "MAX_RECORD_BYTES", size - 1)
-    with pytest.raises(RecordError, match=rf"game.json: larger than {size - 1} bytes .*the most a game record"):
+    with pytest.raises(RecordError, match=rf"game.json: larger than {size - 1} bytes, the most a game record"):
         load_record(path)
 
 
@@ -621,7 +621,7 @@ def test_deeply_nested_json_is_a_clear_error(tmp_path: Any) -> None:
         replay(record)
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(RecordError, match="nested too deeply"):
+    with pytest.raises(RecordError, match="deep.json: lists and objects nested more than 32 levels deep"):
         load_record(path)
 
 
@@ -632,7 +632,7 @@ def test_huge_integers_are_a_clear_error(tmp_path: Any) -> None:
         replay(record)
     path = tmp_path / "big.json"
     path.write_text('{"seed": ' + "9" * 5000 + "}")
-    with pytest.raises(RecordError, match="number too long") as info:
+    with pytest.raises(RecordError, match="big.json: a whole number of 5000 digits; at most 100 are read") as info:
         load_record(path)
     assert "set_int_max_str_digits" not in str(info.value)
 

@@ -239,7 +239,7 @@ def _seating(stored):
         (_edit(lambda s: s["deals"][1].update(seconds=[0.1])), r"deals\[1\]: seconds and decisions must be 2"),
         (
             lambda p, s: p.write_text(json.dumps(s).replace(json.dumps(_seating(s)["hands"][0][2]), "[NaN, 0, 0]", 1)),
-            "NaN is not a number this reads",
+            "NaN is not a JSON value",
         ),
         (
             lambda p, s: p.write_text(

@@ -1371,7 +1371,7 @@ def test_malformed_bodies_get_400_or_413_and_change_nothing(finished_record):
         (b'{"action": NaN}', "NaN is not a JSON value"),
         (b'{"action": -Infinity}', "not a JSON value"),
         (b'{"action": 1e999}', "too large"),
-        (b'{"action": "\xff"}', "not valid JSON"),
+        (b'{"action": "\xff"}', "not UTF-8 text"),
     ]
     with make_client() as client:
         new_game(client, seat=0)

@@ -106,6 +106,7 @@ from sm_env.core.game import CALL_NAMES, NO_SUIT, Game
 from sm_env.core.logs import HandRecord
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, read_json
 
 __all__ = [
     "AUCTION_KEYS",
@@ -317,36 +318,19 @@ def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a record file written by :func:`save_record` (or any JSON record).
 
     Raises FileNotFoundError (naming the path) when there is no such file and
-    :class:`RecordError` when it is larger than :data:`MAX_RECORD_BYTES` (read no further), not
-    valid JSON or not a JSON object. The record is not checked; :func:`replay` does that.
+    :class:`RecordError` when it is larger than :data:`MAX_RECORD_BYTES` (read no further), or is not
+    JSON as the project's one bounded reader takes it (:func:`sm_env.files.json_files.read_json`: UTF-8,
+    32 levels, whole numbers of 100 digits at most, finite numbers), or not a JSON object. The record is
+    not checked; :func:`replay` does that.
     """
     target = os.fspath(path)
+    if not os.path.lexists(target):
+        raise FileNotFoundError(f"game record file not found: {target}")
+    what = f"a game record file ({MAX_RECORD_BYTES >> 20} MiB; a 100-hand game is about 160 kB)"
     try:
-        with open(target, "rb") as handle:
-            data = handle.read(MAX_RECORD_BYTES + 1)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"game record file not found: {target}") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise RecordError(
-            f"{target}: larger than {MAX_RECORD_BYTES} bytes ({MAX_RECORD_BYTES >> 20} MiB), the most a game record "
-            f"file may hold (a 100-hand game is about 160 kB)"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise RecordError(f"{target}: not a UTF-8 text file ({err}); expected a JSON game record") from None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RecordError(
-            f"{target}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); expected a game record"
-        ) from None
-    except RecursionError:
-        raise RecordError(f"{target}: JSON nested too deeply to read; a game record is about 6 levels deep") from None
-    except ValueError as err:  # an integer too long for Python's int-string conversion
-        raise RecordError(
-            f"{target}: holds a number too long to read ({str(err).split(':')[0]}); no field of a game record needs one"
-        ) from None
+        record = read_json(target, what, MAX_RECORD_BYTES)
+    except JsonError as err:
+        raise RecordError(str(err)) from None
     if not isinstance(record, dict):
         raise RecordError(f"{target}: expected a JSON object (a game record), got {show_type(record)}")
     return record
