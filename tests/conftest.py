@@ -148,3 +148,17 @@ def local_ray(_ray_session):
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     return ray
+
+
+@pytest.fixture
+def no_shipped_policy(monkeypatch):
+    """``no_shipped_policy(preset, ...)``: those presets' shipped policies are taken out of ``trained``'s table
+    for the test (agents/players/trained.py), so that the refusal of a rule set no shipped policy plays is tested
+    on a real rule set."""
+    import agents.players.trained as trained
+
+    def remove(*presets: str) -> None:
+        for preset in presets:
+            monkeypatch.delitem(trained.TRAINED_POLICIES, preset, raising=False)
+
+    return remove

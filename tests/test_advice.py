@@ -63,7 +63,8 @@ def test_same_seed_same_advice_and_the_seed_is_in_the_header():
     assert advise(view, samples=6, seed=2).search["seed"] == 2
 
 
-def test_what_is_not_given_is_left_out_with_the_reason():
+def test_what_is_not_given_is_left_out_with_the_reason(no_shipped_policy):
+    no_shipped_policy("dealer-assigns")
     exchange = view_at(EXCHANGE, seed=2, start_balances=[2, -1, -1])
     advice = advise(exchange, samples=4)
     assert all(m.value is None for m in advice.moves) and "does not search the exchange" in advice.search_note

@@ -95,6 +95,7 @@ LOADERS = (
     ("exploit.yaml", _exploit),
     ("real_deal*.yaml", _real_deal),  # sergeant-major improve --config
     ("leaderboard.yaml", _leaderboard),  # sergeant-major leaderboard --config
+    ("presets.yaml", _leaderboard),  # the same command: docs/presets.md
 )
 SHIPPED = sorted(os.listdir(os.path.join(ROOT, "configs")))
 

@@ -64,7 +64,8 @@ def _quiet(*_args: object) -> None:
         ),
     ],
 )
-def test_the_new_keys_are_checked_with_the_values_allowed(sets, message):
+def test_the_new_keys_are_checked_with_the_values_allowed(sets, message, no_shipped_policy):
+    no_shipped_policy("dealer-assigns")
     with pytest.raises(ValueError, match=message) as info:
         distill.load_config(None, sets)
     assert "\n" not in str(info.value)

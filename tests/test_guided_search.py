@@ -104,9 +104,10 @@ def test_bad_values_are_refused_in_one_line(spec, message):
         PimcAgent(0, rollout="random")
 
 
-def test_rule_sets_without_a_shipped_policy_are_refused_in_one_line():
+def test_rule_sets_without_a_shipped_policy_are_refused_in_one_line(no_shipped_policy):
     from training.evaluation.evaluate import check_agent
 
+    no_shipped_policy("dealer-assigns", "9-5-3-one-card")
     agent = make_agent("pimc:rollout=policy", 0)
     with pytest.raises(ValueError, match="no shipped policy plays the rule set 'dealer-assigns'") as info:
         agent.check_rules(RuleSet.from_any("dealer-assigns"))

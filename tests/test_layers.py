@@ -19,7 +19,7 @@ PACKAGES = ("sm_env", "agents", "training", "sm_web", "sm_cli")
 # Layers from the ground up; a module may import its own layer and the layers below it. The first prefix
 # that matches a module's name decides its layer.
 LAYERS: list[tuple[str, ...]] = [
-    ("sm_env.core", "sm_env.files.atomic"),
+    ("sm_env.core", "sm_env.files"),  # atomic writes and bounded JSON reads: standard library only
     ("sm_env.records", "sm_env.observation"),
     ("sm_env.display", "sm_env.compiled"),
     ("sm_env.envs",),

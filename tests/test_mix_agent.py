@@ -212,7 +212,8 @@ def test_split_mix_keeps_each_part_as_written_base_first():
     }
 
 
-def test_check_rules_checks_every_part_and_the_types_named():
+def test_check_rules_checks_every_part_and_the_types_named(no_shipped_policy):
+    no_shipped_policy("dealer-assigns")
     make_agent("mix:base=heuristic;bid=random").check_rules(RuleSet.from_any("woburn-auction"))
     with pytest.raises(ValueError, match="decision type.s. bid never occur under the rule set 'standard' "):
         make_agent("mix:base=heuristic;bid=random").check_rules(RuleSet.from_any("standard"))

@@ -217,7 +217,8 @@ def test_a_file_holding_a_class_is_refused_in_one_line_without_torchs_advice(nam
 
 
 @pytest.mark.parametrize("rules", ["dealer-assigns", "9-5-3-one-card"])
-def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_path, capsys):
+def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_path, capsys, no_shipped_policy):
+    no_shipped_policy(rules)
     argv = ["eval", "--agents", "trained", "heuristic", "--rules", rules, "--deals", "1", "--workers", "1"]
     assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2
     err = capsys.readouterr().err
@@ -225,9 +226,10 @@ def test_a_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(rules, tmp_
     assert "the rule sets with one are standard_v7.pt: standard, " in err and not (tmp_path / "ev").exists()
 
 
-def test_check_rules_accepts_the_rule_sets_of_its_observation():
+def test_check_rules_accepts_the_rule_sets_of_its_observation(no_shipped_policy):
     from sm_env.core.rules import RuleSet
 
+    no_shipped_policy("dealer-assigns")
     agent = make_agent("trained")
     for name in ("standard", "woburn", "9-2-5"):
         agent.check_rules(RuleSet.from_any(name))

@@ -137,7 +137,7 @@ def test_the_shipped_policies_load_as_standard_policies_with_the_same_logits(nam
 # ---------------------------------------------------------------------------- the spec "trained"
 
 
-def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape():
+def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape(no_shipped_policy):
     for trained, file in TRAINED_POLICIES.items():  # the table agrees with the files' own records
         meta = load_numpy_policy(os.path.join(os.path.dirname(TRAINED_POLICY), file))[1]
         assert PolicyShape(meta["observation_size"], meta["action_count"], None).fits(PRESETS[trained])
@@ -150,9 +150,9 @@ def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape():
         agent = make_agent("trained")
         agent.check_rules(PRESETS[trained])
         assert os.path.basename(agent.path) == file and agent.meta.get("rules_name", "standard") == trained
-    for name in ("dealer-assigns", "9-5-3-one-card", "woburn-auction", "four-5-3-2-2"):
-        if name in TRAINED_POLICIES:
-            continue
+    assert set(TRAINED_POLICIES) >= {"dealer-assigns", "9-5-3-one-card"}  # every preset has one
+    no_shipped_policy("dealer-assigns", "9-5-3-one-card")  # a rule set no shipped policy plays is refused
+    for name in ("dealer-assigns", "9-5-3-one-card"):
         with pytest.raises(PolicyLoadError) as err:
             make_agent("trained").check_rules(PRESETS[name])
         message = str(err.value)
@@ -160,9 +160,10 @@ def test_trained_plays_the_shipped_policy_of_every_rule_set_of_its_shape():
         assert "the rule sets with one are standard_v7.pt: standard, " in message
 
 
-def test_trained_changes_to_the_shipped_policy_of_the_rules_played(tmp_path, monkeypatch):
+def test_trained_changes_to_the_shipped_policy_of_the_rules_played(tmp_path, monkeypatch, no_shipped_policy):
     import agents.players.trained as trained_module
 
+    no_shipped_policy("9-5-3-one-card")
     folder = tmp_path / "policies"
     folder.mkdir()
     shutil.copy(TRAINED_POLICY, folder / "standard_v7.pt")
@@ -215,7 +216,7 @@ TINY = [
 ]
 
 
-def test_the_batched_trainer_trains_a_74_action_rule_set_end_to_end(tmp_path, capsys):
+def test_the_batched_trainer_trains_a_74_action_rule_set_end_to_end(tmp_path, capsys, no_shipped_policy):
     from training.vector.config import load_selfplay_config
     from training.vector.ppo import VectorPPO
 
@@ -238,6 +239,7 @@ def test_the_batched_trainer_trains_a_74_action_rule_set_end_to_end(tmp_path, ca
     # a frozen opponent or a start of another rule set's shape is a config error naming what it plays
     with pytest.raises(ValueError, match=r"opponents.mix: .*cannot play the rule set 'standard'"):
         load_selfplay_config(None, [*TINY, f"opponents.mix={{self: 0.5, ppo:{final}: 0.5}}"])
+    no_shipped_policy("dealer-assigns")
     with pytest.raises(ValueError, match="ppo.init: no shipped policy plays the rule set 'dealer"):
         load_selfplay_config(None, [*TINY, "env.rules=dealer-assigns", "ppo.init=trained"])
     # and the learner's own policy restarts a run of its rules
@@ -329,9 +331,10 @@ def test_a_shard_without_a_recorded_shape_is_standard_data(tmp_path):
         distill_data.read_shard(path)
 
 
-def test_data_settings_refuse_what_the_rules_cannot_play():
+def test_data_settings_refuse_what_the_rules_cannot_play(no_shipped_policy):
     from training.distill.data import DataSettings
 
+    no_shipped_policy("dealer-assigns")
     with pytest.raises(ValueError, match="exchange_start must be 0 with the rules 'calls'"):
         DataSettings(rules="calls", exchange_start=0.5).validate()
     with pytest.raises(ValueError, match="no shipped policy plays the rule set 'dealer-assigns'"):

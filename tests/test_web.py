@@ -900,11 +900,12 @@ def _caught_run(monkeypatch) -> dict:
     return caught
 
 
-def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(monkeypatch, capsys):
+def test_serve_watch_checks_its_agents_and_rule_set_before_the_server_starts(monkeypatch, capsys, no_shipped_policy):
     """serve --watch SPEC...: one agent per seat of --rules (default standard), each a spec the page could ask
     for; any mistake is a one-line error (status 2) and the server does not start."""
     from sm_web import serve_main
 
+    no_shipped_policy("dealer-assigns")
     caught = _caught_run(monkeypatch)
     bad = [
         (["--watch", "heuristic", "random"], "--watch: standard has 3 seats: give 3 agent specs, one per seat (got 2"),

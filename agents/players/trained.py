@@ -29,6 +29,8 @@ TRAINED_POLICIES: dict[str, str] = {
     "calls": "calls_v1.pt",
     "woburn-auction": "woburn-auction_v1.pt",
     "four-5-3-2-2": "four-5-3-2-2_v1.pt",
+    "dealer-assigns": "dealer-assigns_v1.pt",
+    "9-5-3-one-card": "9-5-3-one-card_v1.pt",
 }
 """The policies ``trained`` plays: rule preset it was trained on -> file in :data:`POLICY_DIR` (each file
 records the same preset and its shape; a test checks both)."""
