@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -410,6 +411,8 @@ def test_the_distill_command_runs_resumes_and_stops_like_train(tmp_path, capsys,
     assert f"new run: {run}\n" in out and "  final_policy.pt " in out and "this call trained 1 rounds" in out
     assert distill.load_config(str(run / "config.yaml")) == distill.load_config(str(config))  # resolved, saved
     assert json.loads((run / "summary.json").read_text())["progress"] == 1
+    first = json.loads((run / "times.json").read_text())["train_seconds"]
+    assert first > 0
     assert cli_main(["distill", "--resume", str(run)]) == 0
     assert f"{run} is complete (1 rounds" in capsys.readouterr().out
     # a further round, stopped by Ctrl-C while it labels: the command that continues is named
@@ -424,10 +427,16 @@ def test_the_distill_command_runs_resumes_and_stops_like_train(tmp_path, capsys,
     assert cli_main(["distill", "--resume", str(run), "--set", "dagger_rounds=1", "dagger_hands=1"]) == 130
     err = capsys.readouterr().err
     assert f"continue with: sergeant-major distill --resume {run}" in err and "Traceback" not in err
+    stopped = json.loads((run / "times.json").read_text())["train_seconds"]
+    assert stopped > first  # the stopped call's time is counted too
     saved = (run / "config.yaml").read_text()
     assert cli_main(["distill", "--resume", str(run), "--set", "data.samples=3"]) == 2  # not the data's settings
     assert "holds data made with other settings" in capsys.readouterr().err
     assert (run / "config.yaml").read_text() == saved  # the run is left as it was
+    monkeypatch.setattr(distill_data, "generate", generate)
+    assert cli_main(["distill", "--resume", str(run), "--quiet"]) == 0  # round 1 made: the whole run's time sums
+    whole = re.search(r"the whole run: 2 rounds in (\d+) s", capsys.readouterr().out)
+    assert whole is not None and int(whole.group(1)) >= int(stopped)
     assert cli_main(["distill", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert (
         capsys.readouterr().err

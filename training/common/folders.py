@@ -15,6 +15,8 @@ Every run of vector PPO, DMC, exploit, distill and the play-outs (``sergeant-maj
       metrics.jsonl       one line per rollout (the batched trainers)
       eval.jsonl          one line per evaluation during the run
       final_eval.json     the final evaluation, where there is one
+      times.json          the training time summed over the calls (distill, the play-outs: the batched
+                          trainers keep theirs in the checkpoint)
       summary.json        written last: the run is complete
 
 The library routes (SB3, RLlib) share ``config.yaml``, ``checkpoints/`` (in their library's format),
@@ -24,13 +26,19 @@ resumed (:func:`move_old_layout`; each trainer lists its old names).
 
 from __future__ import annotations
 
+import json
+import math
 import os
+
+from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import JsonError, read_json
 
 CONFIG = "config.yaml"
 CHECKPOINTS = "checkpoints"
 DATA = "data"
 POLICIES = "policies"
 FINAL_POLICY = "final_policy.pt"
+TIMES = "times.json"
 
 
 def fresh_run_dir(output_dir: str, name: str) -> tuple[str, str]:
@@ -57,3 +65,23 @@ def move_old_layout(run_dir: str, moves: list[tuple[str, str]]) -> list[str]:
             os.replace(source, target)
             done.append(f"{old} -> {new}")
     return done
+
+
+def training_seconds(run_dir: str) -> float:
+    """The training time of the run's earlier calls (``times.json``), 0.0 when there is none to read."""
+    try:
+        seconds = read_json(os.path.join(run_dir, TIMES), "a run's times")
+    except JsonError:
+        return 0.0
+    seconds = seconds.get("train_seconds") if isinstance(seconds, dict) else None
+    ok = type(seconds) in (int, float) and math.isfinite(seconds) and seconds >= 0
+    return float(seconds) if ok else 0.0
+
+
+def save_training_seconds(run_dir: str, seconds: float) -> None:
+    """The run's training time so far as ``times.json``, atomically (nothing when the run folder is not there:
+    a run that failed before making it)."""
+    if not os.path.isdir(run_dir):
+        return
+    with atomic_path(os.path.join(run_dir, TIMES)) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({"train_seconds": seconds}, handle)

@@ -93,7 +93,15 @@ from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import read_json
 from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, check_finite, damaged, open_checkpoint, save_checkpoint
-from training.common.folders import CHECKPOINTS, DATA, FINAL_POLICY, POLICIES, move_old_layout
+from training.common.folders import (
+    CHECKPOINTS,
+    DATA,
+    FINAL_POLICY,
+    POLICIES,
+    move_old_layout,
+    save_training_seconds,
+    training_seconds,
+)
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
 from training.common.yaml_config import ConfigError, save_config
@@ -726,7 +734,8 @@ class DistillRun:
     """A distillation run as the run layer drives it (:func:`run`; every shard and epoch is saved as it is made)."""
 
     def __init__(self, config: DistillConfig, run_dir: str, quiet: bool = False, ray: Any = None) -> None:
-        self.config, self.run_dir, self.wall, self.ray, self.quiet = config, run_dir, 0.0, ray, quiet
+        self.config, self.run_dir, self.ray, self.quiet = config, run_dir, ray, quiet
+        self.wall = training_seconds(run_dir)  # the earlier calls' training time
         self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
         self.summary: dict[str, Any] = {"rounds": []}
         self.done = self._rounds_done()
@@ -742,14 +751,17 @@ class DistillRun:
         return self.done
 
     def train(self, stop: Any = None) -> None:
-        started = time.perf_counter()
+        started, before = time.perf_counter(), self.wall
         try:
             self.summary = run(self.config, log=self.log, run_dir=self.run_dir, ray=self.ray)
         except ConfigError:
             raise
         except ValueError as err:  # data of other settings, a missing policy file, ...: the user's to fix
             raise ConfigError(str(err)) from None
-        self.wall, self.done = time.perf_counter() - started, len(self.summary["rounds"])
+        finally:  # the time of every call, stopped ones too: the whole run's time sums them
+            self.wall = before + time.perf_counter() - started
+            save_training_seconds(self.run_dir, self.wall)
+        self.done = len(self.summary["rounds"])
 
     def final_outputs(self) -> list[tuple[str, str]]:
         policy = self.summary["policy"]

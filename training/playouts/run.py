@@ -29,7 +29,14 @@ from collections.abc import Callable
 from typing import Any
 
 from sm_env.files.json_files import JsonError, read_json
-from training.common.folders import DATA, FINAL_POLICY, POLICIES, move_old_layout
+from training.common.folders import (
+    DATA,
+    FINAL_POLICY,
+    POLICIES,
+    move_old_layout,
+    save_training_seconds,
+    training_seconds,
+)
 from training.common.progress import progress_bar
 from training.common.runs import Backend, StopRequest, progress, write_json
 from training.common.workers import spawn_pool
@@ -128,8 +135,7 @@ class PlayoutsRun:
         os.makedirs(os.path.join(run_dir, LABELS), exist_ok=True)
         os.makedirs(os.path.join(run_dir, POLICIES), exist_ok=True)
         save_config(config, os.path.join(run_dir, "config.yaml"))
-        self.times = os.path.join(run_dir, "times.json")
-        self.wall = self._previous_wall()
+        self.wall = training_seconds(run_dir)
         self.report: dict[str, Any] | None = None
 
     # ---------------------------------------------------------------- the stages and what is done
@@ -180,13 +186,6 @@ class PlayoutsRun:
             done += 1 + (self.report is not None and os.path.isfile(os.path.join(self.run_dir, FINAL_POLICY)))
         return done
 
-    def _previous_wall(self) -> float:
-        try:
-            wall = read_json(self.times, "a run's times").get("train_seconds", 0.0)
-        except (JsonError, AttributeError):
-            return 0.0
-        return float(wall) if isinstance(wall, int | float) and wall >= 0 else 0.0
-
     # ---------------------------------------------------------------- training
 
     def train(self, stop: StopRequest) -> None:
@@ -199,7 +198,7 @@ class PlayoutsRun:
             raise ConfigError(str(err)) from None
         finally:
             self.wall = before + time.perf_counter() - started
-            write_json(self.times, {"train_seconds": self.wall})
+            save_training_seconds(self.run_dir, self.wall)
 
     def _stages(self, stop: StopRequest) -> None:
         from training.playouts.fit import combine, distil, fit
