@@ -118,7 +118,7 @@ def test_bad_settings_are_refused_with_the_allowed_values():
         distill.load_config(None, ["extra_data=[{name: x, hands: 0}]"])
     with pytest.raises(ValueError, match=r"unknown key 'extra_data\[0\].sample' \(did you mean 'samples'\?\)"):
         distill.load_config(None, ["extra_data=[{name: x, hands: 1, sample: 3}]"])
-    for taken in ("data_r1", "r1", ".hidden"):
+    for taken in ("data_r1", "r1", ".hidden", "data", "checkpoints", "policies"):
         with pytest.raises(ValueError, match=rf"extra_data\[0\].name: '{taken}' is taken"):
             distill.load_config(None, [f"extra_data=[{{name: '{taken}', hands: 1}}]"])
     with pytest.raises(ValueError, match=r"extra_data\[1\].name: 'x' is taken"):

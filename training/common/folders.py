@@ -8,8 +8,8 @@ Every run of vector PPO, DMC, exploit, distill and the play-outs (``sergeant-maj
                           step_<N>.pt (the batched trainers), fit_r<k>.pt (distill's fit of round k)
       data/               labelled data: r<k>/ (distill's round k), <name>/ (a distill extra_data set),
                           labels/<seed>.npz (the play-outs)
-      policies/           the policies on the way (sergeant-major-policy/1; ppo:PATH plays each), each with
-                          the report of its fit beside it as <name>.json: r<k>.pt (distill's round k),
+      policies/           the policies on the way (sergeant-major-policy/1; ppo:PATH plays each), the report
+                          of a fit beside its policy as <name>.json: r<k>.pt (distill's round k),
                           student.pt and q.pt (the play-outs), <label>.pt (exploit's points)
       final_policy.pt     the policy the run ends with
       metrics.jsonl       one line per rollout (the batched trainers)
@@ -33,7 +33,6 @@ import os
 from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import JsonError, read_json
 
-CONFIG = "config.yaml"
 CHECKPOINTS = "checkpoints"
 DATA = "data"
 POLICIES = "policies"

@@ -188,7 +188,10 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
         )
     seen: list[str] = []
     for i, entry in enumerate(cfg.extra_data):
-        taken = re.fullmatch(r"r\d+", entry.name) or entry.name.startswith(("data_r", "."))
+        # r<k>: a round's folder; the layout's own folders: a run of the earlier layout moves its extra set's
+        # folder into data/ on --resume (training/distill/fit.py old_layout), which these names would break
+        layout = entry.name in ("data", "checkpoints", "policies")
+        taken = layout or re.fullmatch(r"r\d+", entry.name) or entry.name.startswith(("data_r", "."))
         if not entry.name or taken or entry.name in seen or os.sep in entry.name:
             raise config_error(
                 source,

@@ -213,7 +213,8 @@ def build(
             check_agent(spec, RuleSet.from_any(section.rules))
     parts = {rules: kept[rules] for rules in presets if only and rules not in only}
     # a summary of one pair needs every section's figures: a kept section's from its run folder
-    boards = {s.rules: _stored_board(cfg, s) for s in cfg.sections if s.rules in parts and one_pair(cfg)}
+    paired = one_pair(cfg) is not None
+    boards = {s.rules: _stored_board(cfg, s) for s in cfg.sections if paired and s.rules in parts}
     for section in played:
         out, same = section_run(cfg, section)
         print(f"{section.rules}: {same}", file=sys.stderr)
