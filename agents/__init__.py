@@ -153,6 +153,12 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "game": Param(float, 0, 1000),  # agents.search.pimc.MAX_GAME_WEIGHT
         "game_from": Param(int, 0, 16),  # tricks: a hand has at most 16
         "game_only": _FLAG,
+        "value": Param(str),  # a value network file
+        "depth": Param(int, 1, 16),
+        "belief": Param(str),
+        "pool": Param(int, 1, 64),
+        "alpha": Param(float, 0, 10),
+        "prior": Param(float, 0, 10),
     },
     "ismcts": {
         "iterations": Param(int, 1, 100_000),  # agents.search.ismcts.MAX_ITERATIONS

@@ -137,6 +137,12 @@ class PimcAgent(Agent):
         game: float = 0.0,
         game_from: int = DEFAULT_GAME_FROM,
         game_only: bool = False,
+        value: str | None = None,
+        depth: int = 1,
+        belief: str | None = None,
+        pool: int = 4,
+        alpha: float = 1.0,
+        prior: float = 0.0,
     ) -> None:
         super().__init__(seed)
         if rollout not in DEFAULT_SAMPLES:
@@ -172,6 +178,19 @@ class PimcAgent(Agent):
         self._rules: Any = None
         self._rollouts: dict[tuple[str, RuleSet], Any] = {}  # (policy file, rules) -> the rollouts that play it
         self.policy_file = policy
+        self.value_file = value
+        self.depth = depth
+        self._value: Any = None
+        self._belief: Any = None
+        self.belief_file, self.pool, self.alpha, self.prior = belief, pool, alpha, prior
+        if belief:
+            from agents.players.ppo_agent import load_numpy_policy
+
+            self._belief = load_numpy_policy(belief)[0]
+        if value:
+            from agents.players.ppo_agent import load_numpy_policy
+
+            self._value = load_numpy_policy(value)[0]
         if policy:
             from agents.players.ppo_agent import PPOAgent
 
@@ -180,8 +199,8 @@ class PimcAgent(Agent):
             from agents.players.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
-        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False)
-        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only) == defaults:
+        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False, None)
+        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only, value) == defaults:
             self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
         else:
             self.name = self._label()
@@ -200,6 +219,8 @@ class PimcAgent(Agent):
             parts.append(f"game_from={self.game_from}")
         if self.game_only:
             parts.append("game_only=1")
+        if self.value_file:
+            parts.append(f"value={self.value_file},depth={self.depth}")
         if not self.kernel:
             parts.append("kernel=0")
         if self.rollout != "heuristic":
@@ -229,6 +250,14 @@ class PimcAgent(Agent):
             values = self.evaluate(view, legal)
         except ExchangeSetupError:  # an exchange whose plan the view cannot rebuild (exchange_position)
             return default
+        if self.prior and self._policy is not None:
+            import numpy as np
+
+            obs = encode(view) if observation is None else observation
+            logits = self._policy.policy.masked_logits(obs, view.legal)
+            top = logits.max()
+            logp = logits - top - np.log(np.exp(logits - top).sum())
+            values = {a: v + self.prior * logp[a] for a, v in values.items()}
         return max(legal, key=lambda a: (values[a], a == default, -a))
 
     def default_action(self, view: PlayerView, observation: Any = None) -> int:
@@ -287,7 +316,10 @@ class PimcAgent(Agent):
             # a fixed budget samples every deal, then plays them out in one batch; a time budget one deal at a time
             # (policy rollouts: POLICY_CHUNK deals, a batch worth a network call)
             count = self.samples if deadline is None else (POLICY_CHUNK if self._policy is not None else 1)
-            positions = [self._position(view, cons, stream) for _ in range(count)]
+            if self._belief is not None:
+                positions = self._believed_positions(view, cons, stream, count)
+            else:
+                positions = [self._position(view, cons, stream) for _ in range(count)]
             if self._policy is not None:  # policy rollouts: every deal x every action in one lockstep batch
                 games = [game if view.phase == EXCHANGE else with_public_history(game, view) for game, _ in positions]
                 won = self._policy_rollouts(view.rules).values(games, legal, me, weight).sum(axis=0)
@@ -322,10 +354,45 @@ class PimcAgent(Agent):
             from .policy_rollout import BatchPolicy, PolicyRollouts, PythonPolicyRollouts
 
             if self.kernel and compiled_rollouts(rules) is not None:
-                self._rollouts[key] = PolicyRollouts(rules, BatchPolicy(agent.policy))
+                value = None if self._value is None else BatchPolicy(self._value)
+                self._rollouts[key] = PolicyRollouts(rules, BatchPolicy(agent.policy), value, self.depth)
             else:
                 self._rollouts[key] = PythonPolicyRollouts(agent.choose)
         return self._rollouts[key]
+
+    def _believed_positions(
+        self, view: PlayerView, cons: Constraints, stream: TwisterStream | None, count: int
+    ) -> list[tuple[Game, int]]:
+        import math
+
+        import numpy as np
+
+        worlds = [
+            sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
+            for _ in range(count * self.pool)
+        ]
+        logits = self._belief.logits(encode(view)).reshape(52, 3).astype(np.float64)
+        logp = logits - np.log(np.exp(logits - logits.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) - logits.max(axis=1, keepdims=True)
+        n = len(view.hand_sizes)
+        left, right = (view.seat + 1) % n, (view.seat + n - 1) % n
+        unknown = [c for c in range(52) if cons.unknown >> c & 1]
+        scores = []
+        for w in worlds:
+            total = 0.0
+            for c in unknown:
+                loc = 0 if w.hands[left] >> c & 1 else 1 if w.hands[right] >> c & 1 else 2
+                total += logp[c, loc]
+            scores.append(self.alpha * total)
+        top = max(scores)
+        weights = [math.exp(x - top) for x in scores]
+        chosen = self.rng.choices(range(len(worlds)), weights, k=count)
+        return [self._setup(view, worlds[i]) for i in chosen]
+
+    def _setup(self, view: PlayerView, world: Any) -> tuple[Game, int]:
+        dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
+        if view.phase == EXCHANGE:
+            return exchange_position(view, world), dealer_out
+        return world_from_view(view, world), dealer_out
 
     def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
         """A sampled deal as a game, and the cards its dealer knows are out (its discards). An exchange decision
