@@ -27,7 +27,7 @@ POLICY_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 TRAINED_POLICIES: dict[str, str] = {
     "standard": "standard_v7.pt",
     "calls": "calls_v1.pt",
-    "woburn-auction": "woburn-auction_v1.pt",
+    "woburn-auction": "woburn-auction_v2.pt",
     "four-5-3-2-2": "four-5-3-2-2_v1.pt",
     "dealer-assigns": "dealer-assigns_v1.pt",
     "9-5-3-one-card": "9-5-3-one-card_v1.pt",

@@ -40,7 +40,7 @@ import numpy as np
 
 from agents.players.ppo_agent import NumpyPolicy
 from agents.players.threads import one_thread
-from sm_env.core.game import EXCHANGE, OVER, PLAY, Game, hand_order
+from sm_env.core.game import EXCHANGE, OVER, Game, hand_order
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.logs import ExchangeLog
 from sm_env.core.rules import RuleSet
@@ -218,7 +218,7 @@ class PolicyRollouts:
     """Positions played out in lockstep by a policy (the module docstring), compiled; the rules must be ones the
     compiled engine runs (:func:`sm_env.compiled.support.supports`)."""
 
-    def __init__(self, rules: RuleSet, policy: BatchPolicy, value: BatchPolicy | None = None, depth: int = 1) -> None:
+    def __init__(self, rules: RuleSet, policy: BatchPolicy) -> None:
         from sm_env.compiled import kernels
         from sm_env.compiled.loader import load_game
 
@@ -228,8 +228,6 @@ class PolicyRollouts:
         self._vk, self._pk, self._load, self._hand_values = kernels, policy_kernel, load_game, hand_values
         self.rules = rules
         self.policy = policy
-        self.value = value  # leaf values: the seat's balance estimated from its observation (one output)
-        self.depth = depth
         self.size = observation_size(rules)
         self.steps = 0  # lockstep steps with a network call, over every values()
 
@@ -262,8 +260,6 @@ class PolicyRollouts:
         waiting = np.empty(rows, dtype=np.int64)
         seats = np.full(rows, -1, dtype=np.int64)  # the seat to act
         obs = np.empty((rows, self.size), dtype=np.float32)
-        if self.value is not None:
-            return self._leaf_values(st, cm, cfg, seat).reshape(n, k)
         with one_thread():
             while True:
                 m = pk.advance(st, cm, cfg, waiting)
@@ -273,40 +269,6 @@ class PolicyRollouts:
                 pk.apply_best(st, cm, cfg, waiting[:m], self.policy.logits(obs[:m]))
                 self.steps += 1
         return self._hand_values(st, seat, self.rules.num_players, game_weight).reshape(n, k)
-
-
-    def _leaf_values(self, st: np.ndarray, cm: np.ndarray, cfg: np.ndarray, seat: int) -> np.ndarray:
-        """float64 [rows]: each row played by the policy until ``seat``'s ``depth``-th choice of a card to play,
-        valued there by the value network on ``seat``'s observation; a row whose hand ends first, its balance."""
-        vk, pk = self._vk, self._pk
-        rows = st.shape[0]
-        out = np.zeros(rows, dtype=np.float64)
-        turns = np.zeros(rows, dtype=np.int64)
-        done = np.zeros(rows, dtype=bool)
-        waiting = np.empty(rows, dtype=np.int64)
-        seats = np.full(rows, -1, dtype=np.int64)
-        obs = np.empty((rows, self.size), dtype=np.float32)
-        with one_thread():
-            while True:
-                m = pk.advance(st, cm, cfg, waiting)
-                live = waiting[:m][~done[waiting[:m]]]
-                if live.size == 0:
-                    break
-                mine = (st[live, vk.S_CUR] == seat) & (st[live, vk.S_PHASE] == PLAY)
-                turns[live[mine]] += 1
-                leaf = live[mine & (turns[live] >= self.depth)]
-                if leaf.size:
-                    vk.observe_games(st, cm, cfg, seats[: leaf.size], leaf, obs[: leaf.size])
-                    out[leaf] = self.value.logits(obs[: leaf.size])[:, 0]
-                    done[leaf] = True
-                go = live[~done[live]]
-                if go.size:
-                    vk.observe_games(st, cm, cfg, seats[: go.size], go, obs[: go.size])
-                    pk.apply_best(st, cm, cfg, go, self.policy.logits(obs[: go.size]))
-                    self.steps += 1
-        ended = ~done
-        out[ended] = self._hand_values(st[ended], seat, self.rules.num_players)
-        return out
 
 
 class PythonPolicyRollouts:
