@@ -84,6 +84,17 @@ pimc        ``game_from``   a whole number 0-16 (4): the game's result
 pimc        ``game_only``   0 or 1 (0), with ``game``: search only where
                             the game's result counts, elsewhere play the
                             default move (the policy's or the heuristic's)
+pimc        ``belief``      a file path (none): a belief network
+                            (:mod:`agents.search.belief`, made by
+                            ``sergeant-major improve belief``); the deals
+                            are drawn in proportion to it
+pimc        ``pool``        a whole number 1-64 (8), with ``belief``:
+                            deals drawn per deal kept
+pimc        ``alpha``       a number 0-10 (0.5), with ``belief``: the
+                            power of its weights (0: uniform deals)
+pimc        ``prior``       a number 0-10 (0), with ``rollout=policy``:
+                            tricks added per nat of the policy's
+                            log-probability of each move
 ismcts      ``iterations``  a whole number 1-100000 (200) per decision
 ismcts      ``seconds``     a number above 0, at most 600 (none): time per
                             decision instead of ``iterations`` (still at
@@ -153,8 +164,6 @@ AGENT_PARAMS: dict[str, dict[str, Param]] = {
         "game": Param(float, 0, 1000),  # agents.search.pimc.MAX_GAME_WEIGHT
         "game_from": Param(int, 0, 16),  # tricks: a hand has at most 16
         "game_only": _FLAG,
-        "value": Param(str),  # a value network file
-        "depth": Param(int, 1, 16),
         "belief": Param(str),
         "pool": Param(int, 1, 64),
         "alpha": Param(float, 0, 10),

@@ -577,8 +577,8 @@ def test_spec_parameters_are_typed_and_bounded_in_one_place():
         (
             "pimc:depth=3",
             r"unknown parameter\(s\) \['depth'\]; known: "
-            r"\['bid', 'exchange', 'game', 'game_from', 'game_only', 'kernel', 'policy', 'rollout', 'samples', "
-            r"'seconds'\]",
+            r"\['alpha', 'belief', 'bid', 'exchange', 'game', 'game_from', 'game_only', 'kernel', 'policy', 'pool', "
+            r"'prior', 'rollout', 'samples', 'seconds'\]",
         ),
         ("pimc:samples=5,samples=6", "parameter 'samples' given twice"),
         ("ismcts:iterations=1000000", "'iterations' must be a whole number from 1 to 100000"),

@@ -113,6 +113,11 @@ DEFAULT_SAMPLES = {"heuristic": 20, "policy": 16}
 """Deals per decision unless ``samples`` or ``seconds`` is given, by rollout player (the spec's ``rollout``)."""
 POLICY_CHUNK = 4
 """Deals played out per batch under a time budget with policy rollouts."""
+DEFAULT_POOL = 8
+"""With ``belief``: deals drawn per deal kept (the belief weights them, systematic resampling keeps ``samples``)."""
+DEFAULT_ALPHA = 0.5
+"""With ``belief``: the power of the belief's weights (below 1: tempered, the cards are not independent)."""
+MAX_POOL = 64
 DEFAULT_GAME_FROM = 4
 """``game_from``'s default: the game's result counts once some seat has taken 4 tricks in the hand."""
 MAX_GAME_WEIGHT = 1000.0
@@ -137,11 +142,9 @@ class PimcAgent(Agent):
         game: float = 0.0,
         game_from: int = DEFAULT_GAME_FROM,
         game_only: bool = False,
-        value: str | None = None,
-        depth: int = 1,
         belief: str | None = None,
-        pool: int = 4,
-        alpha: float = 1.0,
+        pool: int = DEFAULT_POOL,
+        alpha: float = DEFAULT_ALPHA,
         prior: float = 0.0,
     ) -> None:
         super().__init__(seed)
@@ -162,6 +165,12 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: game_from must be >= 0, got {game_from}")
         if game_only and not game:
             raise ValueError("pimc: game_only=1 needs game > 0 (it searches only where the game counts)")
+        if prior and rollout != "policy":
+            raise ValueError("pimc: prior needs rollout=policy (it adds the policy's log-probabilities)")
+        if not 1 <= pool <= MAX_POOL:
+            raise ValueError(f"pimc: pool must be a whole number in [1, {MAX_POOL}], got {pool}")
+        if not 0 <= alpha <= 10 or not 0 <= prior <= 10:  # also refuses nan
+            raise ValueError(f"pimc: alpha and prior must be numbers in [0, 10], got {alpha} and {prior}")
         self.samples = samples
         self.seconds = seconds
         self.bid = bid
@@ -178,19 +187,12 @@ class PimcAgent(Agent):
         self._rules: Any = None
         self._rollouts: dict[tuple[str, RuleSet], Any] = {}  # (policy file, rules) -> the rollouts that play it
         self.policy_file = policy
-        self.value_file = value
-        self.depth = depth
-        self._value: Any = None
-        self._belief: Any = None
-        self.belief_file, self.pool, self.alpha, self.prior = belief, pool, alpha, prior
+        self._belief: Any = None  # the belief network (agents.search.belief.BeliefNet)
+        self.belief_file, self.pool, self.alpha, self.prior = belief, int(pool), float(alpha), float(prior)
         if belief:
-            from agents.players.ppo_agent import load_numpy_policy
+            from .belief import load_belief
 
-            self._belief = load_numpy_policy(belief)[0]
-        if value:
-            from agents.players.ppo_agent import load_numpy_policy
-
-            self._value = load_numpy_policy(value)[0]
+            self._belief = load_belief(belief)  # a PolicyLoadError (a ValueError) names a bad file
         if policy:
             from agents.players.ppo_agent import PPOAgent
 
@@ -199,8 +201,9 @@ class PimcAgent(Agent):
             from agents.players.trained import TrainedAgent
 
             self._policy = TrainedAgent(seed)  # the standard rules' policy until check_rules
-        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False, None)
-        if (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only, value) == defaults:
+        defaults = (DEFAULT_SAMPLES[rollout], None, False, True, False, None, 0.0, DEFAULT_GAME_FROM, False, None, 0.0)
+        given = (samples, seconds, bid, kernel, exchange, policy, self.game, game_from, game_only, belief, self.prior)
+        if given == defaults:
             self.name = "pimc" if rollout == "heuristic" else f"pimc:rollout={rollout}"
         else:
             self.name = self._label()
@@ -219,8 +222,12 @@ class PimcAgent(Agent):
             parts.append(f"game_from={self.game_from}")
         if self.game_only:
             parts.append("game_only=1")
-        if self.value_file:
-            parts.append(f"value={self.value_file},depth={self.depth}")
+        if self.belief_file:
+            parts.append(f"belief={self.belief_file}")
+            if (self.pool, self.alpha) != (DEFAULT_POOL, DEFAULT_ALPHA):
+                parts.append(f"pool={self.pool},alpha={self.alpha:g}")
+        if self.prior:
+            parts.append(f"prior={self.prior:g}")
         if not self.kernel:
             parts.append("kernel=0")
         if self.rollout != "heuristic":
@@ -230,7 +237,10 @@ class PimcAgent(Agent):
     def check_rules(self, rules: RuleSet) -> None:
         """With policy rollouts, take the shipped policy of ``rules`` (:func:`agents.players.trained.trained_policy`); a
         ValueError in one line naming the rule sets that have one if none plays them (with ``policy``: that file,
-        a ValueError if it cannot play ``rules``). Heuristic rollouts play any rule set."""
+        a ValueError if it cannot play ``rules``). Heuristic rollouts play any rule set. With ``belief``, a ValueError
+        if the belief network does not read these rules' observation."""
+        if self._belief is not None:
+            self._belief.check_rules(rules)
         if self._policy is not None:
             self._policy.check_rules(rules)
             self._rules = rules
@@ -250,15 +260,18 @@ class PimcAgent(Agent):
             values = self.evaluate(view, legal)
         except ExchangeSetupError:  # an exchange whose plan the view cannot rebuild (exchange_position)
             return default
-        if self.prior and self._policy is not None:
-            import numpy as np
-
-            obs = encode(view) if observation is None else observation
-            logits = self._policy.policy.masked_logits(obs, view.legal)
-            top = logits.max()
-            logp = logits - top - np.log(np.exp(logits - top).sum())
-            values = {a: v + self.prior * logp[a] for a, v in values.items()}
+        if self.prior:
+            values = self._with_prior(values, view, observation)
         return max(legal, key=lambda a: (values[a], a == default, -a))
+
+    def _with_prior(self, values: dict[int, float], view: PlayerView, observation: Any) -> dict[int, float]:
+        """``values`` plus ``prior`` times the policy's log-probability of each action (``prior``: tricks per nat)."""
+        import numpy as np
+
+        logits = self._policy.policy.masked_logits(encode(view) if observation is None else observation, view.legal)
+        top = logits.max()
+        log_probs = logits - top - np.log(np.exp(logits - top).sum())
+        return {a: v + self.prior * float(log_probs[a]) for a, v in values.items()}
 
     def default_action(self, view: PlayerView, observation: Any = None) -> int:
         """The move played where the agent does not search, and preferred among equal values: the heuristic's,
@@ -354,8 +367,7 @@ class PimcAgent(Agent):
             from .policy_rollout import BatchPolicy, PolicyRollouts, PythonPolicyRollouts
 
             if self.kernel and compiled_rollouts(rules) is not None:
-                value = None if self._value is None else BatchPolicy(self._value)
-                self._rollouts[key] = PolicyRollouts(rules, BatchPolicy(agent.policy), value, self.depth)
+                self._rollouts[key] = PolicyRollouts(rules, BatchPolicy(agent.policy))
             else:
                 self._rollouts[key] = PythonPolicyRollouts(agent.choose)
         return self._rollouts[key]
@@ -363,30 +375,17 @@ class PimcAgent(Agent):
     def _believed_positions(
         self, view: PlayerView, cons: Constraints, stream: TwisterStream | None, count: int
     ) -> list[tuple[Game, int]]:
-        import math
-
-        import numpy as np
+        """``count`` deals drawn in proportion to the belief network (:func:`agents.search.belief.resample`)."""
+        from .belief import resample
 
         worlds = [
             sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
             for _ in range(count * self.pool)
         ]
-        logits = self._belief.logits(encode(view)).reshape(52, 3).astype(np.float64)
-        logp = logits - np.log(np.exp(logits - logits.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) - logits.max(axis=1, keepdims=True)
-        n = len(view.hand_sizes)
-        left, right = (view.seat + 1) % n, (view.seat + n - 1) % n
-        unknown = [c for c in range(52) if cons.unknown >> c & 1]
-        scores = []
-        for w in worlds:
-            total = 0.0
-            for c in unknown:
-                loc = 0 if w.hands[left] >> c & 1 else 1 if w.hands[right] >> c & 1 else 2
-                total += logp[c, loc]
-            scores.append(self.alpha * total)
-        top = max(scores)
-        weights = [math.exp(x - top) for x in scores]
-        chosen = self.rng.choices(range(len(worlds)), weights, k=count)
-        return [self._setup(view, worlds[i]) for i in chosen]
+        belief = self._belief
+        scores = belief.scores(belief.log_probs(encode(view)), view.seat, cons.unknown, worlds)
+        draw = self.rng.randrange if stream is None else stream.randrange
+        return [self._setup(view, worlds[i]) for i in resample(scores, self.alpha, count, draw)]
 
     def _setup(self, view: PlayerView, world: Any) -> tuple[Game, int]:
         dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out

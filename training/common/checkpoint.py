@@ -54,7 +54,7 @@ from sm_env.files.atomic import atomic_path
 from .yaml_config import ConfigError
 
 CHECKPOINT_FORMAT = "sergeant-major-checkpoint/1"
-TRAINERS = ("vector-ppo", "dmc", "distill-fit")
+TRAINERS = ("vector-ppo", "dmc", "distill-fit", "belief-fit")
 """The trainers whose states this format holds (the ``trainer`` field)."""
 OLD_FORMATS = {
     "vector-ppo": "sergeant-major-vector-ppo/1",
@@ -221,3 +221,22 @@ def check_counters(
         value = counters.get(name)
         if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
             raise damaged(path, f"{what}.{name} is {value!r}, not a number of seconds >= 0")
+
+
+ENGINE_WORDS = ("cm", "rng", "rng_start", "seed")  # the engine's uint64 arrays (saved as int64 tensors)
+
+
+def engine_state(games: Any) -> dict[str, Any]:
+    """Every slot's game of ``games`` (a :class:`~sm_env.compiled.batch.VectorGame`) as tensors
+    (``VectorGame.get_state``; uint64 arrays viewed as int64)."""
+    import numpy as np
+    import torch
+
+    return {k: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v) for k, v in games.get_state().items()}
+
+
+def restore_engine(games: Any, saved: dict[str, Any]) -> None:
+    """Put back what :func:`engine_state` saved (``VectorGame.set_state`` checks it whole)."""
+    import numpy as np
+
+    games.set_state({k: (v.numpy().view(np.uint64) if k in ENGINE_WORDS else v.numpy()) for k, v in saved.items()})

@@ -14,13 +14,15 @@ The steps by hand (``sergeant-major improve STEP --help``; also ``python -m trai
     sergeant-major improve combine --prior trained --teacher q.pt --weight 0.5 --out policy.pt
     sergeant-major improve merge --data runs/playouts/s21.npz --teacher q.pt --out merged.pt
     sergeant-major improve distil --teacher policy.pt --init agents/policies/standard_v4.pt --out small.pt
+    sergeant-major improve belief --policy trained --out belief.pt      # pimc:rollout=policy,belief=belief.pt
     sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
         --seed 7 --start-balances=-1,-1,2
 
 ``label`` plays hands with a policy and labels their decisions with real-deal play-outs
 (:mod:`training.playouts.label`); ``fit`` fits the Q-network, ``combine`` adds it to a prior policy, ``merge``
 fine-tunes a policy to take its exchange, trump and discards, ``distil`` copies a policy into a smaller network
-(:mod:`training.playouts.fit`). A bad input is one line ``PROG STEP: error: ...``, exit status 2.
+(:mod:`training.playouts.fit`); ``belief`` learns where the hidden cards lie from a policy's self-play, for pimc's
+deals (:mod:`training.playouts.belief`). A bad input is one line ``PROG STEP: error: ...``, exit status 2.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from training.common.runs import add_run_arguments, run_command
 from training.playouts.config import FIT_BATCH, MAX_DECISIONS, MAX_EPOCHS, MAX_HANDS, TYPES, role_numbers
 from training.playouts.run import PROG, backend
 
-STEPS = ("label", "fit", "merge", "combine", "distil")
+STEPS = ("label", "fit", "merge", "combine", "distil", "belief")
 
 
 def run_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -91,6 +93,13 @@ def steps_parser(prog: str = PROG) -> argparse.ArgumentParser:
     distiller.add_argument("--learning-rate", type=float, default=1e-4)
     distiller.add_argument("--seed", type=int, default=0)
     distiller.add_argument("--rules", default="standard", help="the rule preset of the self-play")
+    believer = sub.add_parser("belief", help="a belief network (where the hidden cards lie) from a policy's self-play")
+    believer.add_argument("--policy", default="trained", help="the self-play policy (trained or ppo:PATH)")
+    believer.add_argument("--decisions", type=int, default=7_200_000, help="card-play decisions learnt (each once)")
+    believer.add_argument("--out", required=True, help="belief file to write (OUT.ckpt: its checkpoint)")
+    believer.add_argument("--learning-rate", type=float, default=1e-3)
+    believer.add_argument("--seed", type=int, default=0)
+    believer.add_argument("--rules", default="standard", help="the rule preset of the self-play")
     combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
     combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
     combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
@@ -131,7 +140,11 @@ def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
     from training.playouts.fit import combine, distil, fit, merge
     from training.playouts.label import label
 
-    if args.command == "label":
+    if args.command == "belief":
+        from training.playouts.belief import fit_belief
+
+        fit_belief(args.policy, args.out, args.decisions, args.learning_rate, args.seed, args.rules)
+    elif args.command == "label":
         kinds = args.types.split(",")
         if not 1 <= args.hands <= MAX_HANDS or not set(kinds) <= set(TYPES):
             return refuse(f"--hands must be in 1..{MAX_HANDS} (got {args.hands}), --types some of {','.join(TYPES)}")

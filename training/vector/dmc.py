@@ -74,7 +74,9 @@ from training.common.checkpoint import (
     check_finite,
     checked_array,
     damaged,
+    engine_state,
     read_checkpoint,
+    restore_engine,
     write_checkpoint,
 )
 from training.common.progress import progress_bar
@@ -86,11 +88,9 @@ from .ppo import (
     BatchedRun,
     Timers,
     check_saved_settings,
-    engine_state,
     explained_variance,
     masked_logits,
     mlp,
-    restore_engine,
     sample,
     step_rewards,
 )

@@ -92,7 +92,9 @@ from training.common.checkpoint import (
     check_finite,
     checked_array,
     damaged,
+    engine_state,
     read_checkpoint,
+    restore_engine,
     write_checkpoint,
 )
 from training.common.progress import progress_bar
@@ -283,8 +285,6 @@ class Timers:
 
 # ---------------------------------------------------------------------------- checkpoints
 
-ENGINE_WORDS = ("cm", "rng", "rng_start", "seed")  # the engine's uint64 arrays (saved as int64 tensors)
-
 
 def step_rewards(games: VectorGame, rewards: np.ndarray, done: np.ndarray, env: SelfPlayEnvConfig) -> np.ndarray:
     """The batched trainers' rewards by seat (float64 [N, P]) for the engine step that returned ``rewards`` and
@@ -296,16 +296,6 @@ def step_rewards(games: VectorGame, rewards: np.ndarray, done: np.ndarray, env: 
         won = done & ~games.truncated
         paid[won] += env.win_reward * np.asarray(result_table(games.num_players))[games.winners[won]]
     return paid
-
-
-def engine_state(games: VectorGame) -> dict[str, torch.Tensor]:
-    """Every slot's game of ``games`` as tensors (``VectorGame.get_state``; uint64 arrays viewed as int64)."""
-    return {k: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v) for k, v in games.get_state().items()}
-
-
-def restore_engine(games: VectorGame, saved: dict[str, torch.Tensor]) -> None:
-    """Put back what :func:`engine_state` saved (``VectorGame.set_state`` checks it whole)."""
-    games.set_state({k: (v.numpy().view(np.uint64) if k in ENGINE_WORDS else v.numpy()) for k, v in saved.items()})
 
 
 def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple[tuple[str, str], ...]) -> None:

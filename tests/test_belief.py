@@ -1,0 +1,202 @@
+"""The belief network (agents/search/belief.py), pimc's deals drawn by it (belief=, pool=, alpha=), the policy
+prior (prior=), and the fit that makes the network (training/playouts/belief.py, `improve belief`)."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from agents import AgentSpecError, make_agent  # noqa: E402
+from agents.players.ppo_agent import NumpyPolicy, PolicyLoadError  # noqa: E402
+from agents.search.belief import BeliefNet, load_belief, resample, save_belief  # noqa: E402
+from agents.search.world_sampler import World  # noqa: E402
+from sm_env.core.game import PLAY, Game  # noqa: E402
+from sm_env.core.knowledge import player_view  # noqa: E402
+from sm_env.core.rules import RuleSet  # noqa: E402
+from sm_env.observation import encode, observation_size  # noqa: E402
+
+STANDARD = RuleSet.from_any("standard")
+
+
+def _net(bias: np.ndarray, rules: RuleSet = STANDARD) -> BeliefNet:
+    """A network without hidden layers whose output is ``bias`` whatever the observation."""
+    outputs = 52 * rules.num_players
+    head = (np.zeros((outputs, observation_size(rules)), dtype=np.float32), bias.astype(np.float32))
+    return BeliefNet(NumpyPolicy([], head, "relu"), rules)
+
+
+def _on_left(card: int) -> np.ndarray:
+    """Logits that put ``card`` in the left hand (and every other card anywhere alike)."""
+    bias = np.zeros(52 * 3)
+    bias[card * 3 + 0] = 10.0
+    return bias
+
+
+def test_log_probs_are_a_distribution_per_card() -> None:
+    net = _net(_on_left(5))
+    log_probs = net.log_probs(np.zeros(observation_size(STANDARD), dtype=np.float32))
+    assert log_probs.shape == (52, 3)
+    assert np.allclose(np.exp(log_probs).sum(axis=1), 1.0)
+    assert log_probs[5].argmax() == 0 and np.allclose(log_probs[6], np.log(1 / 3))
+
+
+def test_scores_favour_the_deal_the_network_believes() -> None:
+    net = _net(_on_left(5))
+    log_probs = net.log_probs(np.zeros(observation_size(STANDARD), dtype=np.float32))
+    seat = 0  # left is seat 1, right seat 2
+    believed = World(hands=(0, 1 << 5, 1 << 6), kitty=0, out=0)
+    other = World(hands=(0, 1 << 6, 1 << 5), kitty=0, out=0)
+    unknown = (1 << 5) | (1 << 6)
+    scores = net.scores(log_probs, seat, unknown, [believed, other])
+    assert scores[0] > scores[1] + 9.0
+    # a card the seat can place (not in unknown) does not count
+    assert net.scores(log_probs, seat, 1 << 6, [believed, other]).tolist() == pytest.approx([np.log(1 / 3)] * 2)
+
+
+def test_resample_keeps_the_weighted_deals_and_is_seeded() -> None:
+    scores = np.array([0.0, -60.0, 0.0, -60.0])
+    kept = resample(scores, 1.0, 8, random.Random(3).randrange)
+    assert set(kept) <= {0, 2} and len(kept) == 8
+    assert kept == resample(scores, 1.0, 8, random.Random(3).randrange)
+    # alpha 0: every deal alike, systematic resampling keeps each once
+    assert sorted(resample(scores, 0.0, 4, random.Random(1).randrange)) == [0, 1, 2, 3]
+
+
+def test_file_round_trip_and_refusals(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    size = observation_size(STANDARD)
+    hidden = [(rng.normal(size=(8, size)).astype(np.float32), rng.normal(size=8).astype(np.float32))]
+    head = (rng.normal(size=(156, 8)).astype(np.float32), rng.normal(size=156).astype(np.float32))
+    path = str(tmp_path / "belief.pt")
+    save_belief(path, hidden, head, STANDARD, policy="trained")
+    net = load_belief(path)
+    obs = encode(player_view(Game(STANDARD, seed=4), 1))
+    expected = np.maximum(obs @ hidden[0][0].T + hidden[0][1], 0) @ head[0].T + head[1]
+    assert np.allclose(net.network.logits(obs), expected, atol=1e-4)
+    assert net.meta["policy"] == "trained" and net.rules.name == "standard"
+    with pytest.raises(PolicyLoadError, match="not found"):
+        load_belief(str(tmp_path / "missing.pt"))
+    import torch
+
+    torch.save({"format": "something-else"}, str(tmp_path / "other.pt"))
+    with pytest.raises(PolicyLoadError, match="sergeant-major-belief/1"):
+        load_belief(str(tmp_path / "other.pt"))
+    bad = (head[0].copy(), head[1].copy())
+    bad[1][0] = np.nan
+    save_belief(str(tmp_path / "nan.pt"), hidden, bad, STANDARD)
+    with pytest.raises(PolicyLoadError, match="non-finite"):
+        load_belief(str(tmp_path / "nan.pt"))
+    with pytest.raises(ValueError, match="cannot read the rules 'four-5-3-2-2'"):
+        net.check_rules(RuleSet.from_any("four-5-3-2-2"))
+
+
+@pytest.fixture(scope="module")
+def belief_file(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("belief") / "b.pt")
+    rng = np.random.default_rng(1)
+    head = (
+        rng.normal(scale=0.01, size=(156, observation_size(STANDARD))).astype(np.float32),
+        np.zeros(156, np.float32),
+    )
+    save_belief(path, [], head, STANDARD)
+    return path
+
+
+def _play(spec: str, seed: int, decisions: int = 6) -> list[int]:
+    """The moves of ``spec`` in seat 0 of a game where the heuristic plays the others (first ``decisions`` of its
+    searched card plays)."""
+    from agents.players.heuristic import heuristic_action
+
+    agent = make_agent(spec, seed=seed)
+    game = Game(STANDARD, seed=11, max_hands=1)
+    agent.check_rules(STANDARD)
+    moves: list[int] = []
+    while game.current_player is not None and len(moves) < decisions:
+        view = player_view(game, game.current_player)
+        if game.current_player == 0 and view.phase == PLAY and bin(view.legal).count("1") > 1:
+            action = agent.act(view)
+            assert view.legal >> action & 1
+            moves.append(action)
+        else:
+            action = heuristic_action(view)
+        game.apply(action)
+    return moves
+
+
+def test_pimc_with_a_belief_plays_legal_seeded_moves(belief_file) -> None:
+    spec = f"pimc:rollout=policy,samples=4,belief={belief_file},pool=4"
+    first = _play(spec, seed=5)
+    assert len(first) == 6 and first == _play(spec, seed=5)
+    agent = make_agent(spec, seed=0)
+    assert f"belief={belief_file}" in agent.name and "pool=4,alpha=0.5" in agent.name
+    assert "prior=0.1" in make_agent("pimc:rollout=policy,prior=0.1").name
+
+
+def test_pimc_belief_and_prior_refusals(belief_file) -> None:
+    with pytest.raises(AgentSpecError, match="prior needs rollout=policy"):
+        make_agent("pimc:prior=0.1")
+    with pytest.raises(AgentSpecError, match="pool"):
+        make_agent(f"pimc:belief={belief_file},pool=0")
+    with pytest.raises(AgentSpecError, match="belief file not found"):
+        make_agent("pimc:belief=/nonexistent/belief.pt")
+    agent = make_agent(f"pimc:rollout=policy,belief={belief_file}")
+    with pytest.raises(ValueError, match="cannot read the rules"):
+        agent.check_rules(RuleSet.from_any("four-5-3-2-2"))
+
+
+def test_the_prior_adds_the_policys_log_probabilities() -> None:
+    """Equal search values: the prior alone decides, for the policy's own move, by ``prior`` x the log-odds."""
+    from agents.players.trained import TrainedAgent
+
+    policy = TrainedAgent(0)
+    agent = make_agent("pimc:rollout=policy,prior=0.5", seed=0)
+    game = Game(STANDARD, seed=12, max_hands=1)
+    agent.check_rules(STANDARD)
+    checked = 0
+    while game.current_player is not None and checked < 8:
+        view = player_view(game, game.current_player)
+        legal = [a for a in range(56) if view.legal >> a & 1]
+        if view.phase == PLAY and len(legal) > 1:
+            values = agent._with_prior({a: 1.0 for a in legal}, view, None)
+            assert max(legal, key=lambda a: values[a]) == policy.act(view)
+            probs = policy.policy.probabilities(encode(view), view.legal)
+            a, b = legal[:2]
+            assert values[a] - values[b] == pytest.approx(0.5 * np.log(probs[a] / probs[b]), abs=1e-6)
+            checked += 1
+        game.apply(policy.act(view))
+    assert checked == 8
+
+
+def test_fit_writes_a_belief_and_resumes_to_the_same_file(tmp_path) -> None:
+    from training.playouts.belief import fit_belief
+
+    lines: list[str] = []
+    out = str(tmp_path / "b.pt")
+    args = dict(policy="trained", out=out, decisions=20480, hidden=(16,), log=lines.append, chunk_size=10240)
+    fit_belief(**args)
+    first = load_belief(out)
+    assert first.meta["decisions"] == 20480 and any("held-out" in line for line in lines)
+    # the checkpoint after the second chunk: the same command goes on from it and writes the same network
+    os.remove(out)
+    fit_belief(**args)
+    assert any("going on after chunk 2 of 2" in line for line in lines)
+    again = load_belief(out)
+    layers = zip([*first.network.hidden, first.network.head], [*again.network.hidden, again.network.head], strict=True)
+    for (w1, b1), (w2, b2) in layers:
+        assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
+    from training.common.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match="another fit"):
+        fit_belief(**{**args, "seed": 1})
+
+
+def test_improve_belief_refuses_bad_input(capsys) -> None:
+    from training.playouts.cli import main
+
+    assert main(["belief", "--decisions", "5", "--out", "x.pt"]) == 2
+    assert "decisions must be in" in capsys.readouterr().err
