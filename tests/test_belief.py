@@ -200,3 +200,28 @@ def test_improve_belief_refuses_bad_input(capsys) -> None:
 
     assert main(["belief", "--decisions", "5", "--out", "x.pt"]) == 2
     assert "decisions must be in" in capsys.readouterr().err
+
+
+def test_distillation_labels_with_the_belief_and_the_prior(belief_file) -> None:
+    """``data.belief`` and ``data.prior`` make the labelling search the agent that plays them; its labels are the
+    values that agent maximises (the prior included); both are checked with the settings."""
+    from training.distill import data as distill_data
+    from training.distill.data import DataSettings, SettingsError
+
+    settings = DataSettings(samples=2, rollout="policy", belief=belief_file, prior=0.3, exchange_start=0.0)
+    settings.validate()
+    search = distill_data.search_agent(settings, seed=0)
+    assert search.belief_file == belief_file and search.prior == 0.3
+    assert {"belief", "prior"} <= set(settings.record()) and "prior" not in DataSettings().record()
+    rows = distill_data.label_hand(settings, 0)
+    plays = [row for row in rows if row["searched"]]
+    assert plays and all(np.nanmax(row["values"].astype(np.float64)) < 17 for row in plays)
+    without = distill_data.label_hand(settings.model_copy(update={"prior": 0.0}), 0)
+    first = [row for row in without if row["searched"]][0]["values"].astype(np.float64)
+    gap = plays[0]["values"].astype(np.float64) - first  # the same deals: the prior term alone (in float16)
+    legal = ~np.isnan(gap)
+    assert legal.sum() > 1 and np.all(gap[legal] <= 0.01) and gap[legal].min() < -0.05
+    with pytest.raises(SettingsError, match=r"needs rollout: policy \(it adds"):
+        DataSettings(prior=0.3).validate()
+    with pytest.raises(SettingsError, match="belief file not found"):
+        DataSettings(belief="/nonexistent/b.pt").validate()

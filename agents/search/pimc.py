@@ -79,6 +79,16 @@ decisions and plays the default move (the policy's, or the heuristic's) everywhe
 heuristics in whole games that wins more often than searching every decision (docs/results.md, "Search that
 counts the game").
 
+Deals in proportion to a belief (``belief=PATH``, with ``pool`` and ``alpha``): the deals above are uniform among
+those consistent with what the seat knows for certain. A belief network (:mod:`agents.search.belief`, learnt by
+``sergeant-major improve belief`` from the policy's self-play) reads the seat's observation and gives for every
+card a distribution over where it lies; ``pool`` times the deals needed are drawn as before, each weighted by
+``exp(alpha x`` the sum over the unplaced cards of the log-probability of where it puts them``)``, and systematic
+resampling keeps the number needed (the draws from the agent's seeded generator). With ``prior=P`` (policy
+rollouts) each searched value gains ``P`` times the policy's log-probability of the move: the policy's preference
+decides between moves the search values alike, where the search's values are noise. Figures: docs/results.md ("A
+belief over the hidden cards").
+
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
 ``pimc:rollout=policy,samples=32``, ``pimc:rollout=policy,bid=1,exchange=1`` (every decision type searched),
@@ -257,12 +267,16 @@ class PimcAgent(Agent):
         if not searched_phase(view, self.bid, self.exchange) or (self.game_only and not self.game_weight(view)):
             return default
         try:
-            values = self.evaluate(view, legal)
+            values = self.scored(view, legal, observation)
         except ExchangeSetupError:  # an exchange whose plan the view cannot rebuild (exchange_position)
             return default
-        if self.prior:
-            values = self._with_prior(values, view, observation)
         return max(legal, key=lambda a: (values[a], a == default, -a))
+
+    def scored(self, view: PlayerView, legal: list[int], observation: Any = None) -> dict[int, float]:
+        """What :meth:`act` maximises: :meth:`evaluate`'s values, with ``prior`` plus that times the policy's
+        log-probability of each action (``observation``: the view's encoded vector, if the caller has it)."""
+        values = self.evaluate(view, legal)
+        return self._with_prior(values, view, observation) if self.prior else values
 
     def _with_prior(self, values: dict[int, float], view: PlayerView, observation: Any) -> dict[int, float]:
         """``values`` plus ``prior`` times the policy's log-probability of each action (``prior``: tricks per nat)."""

@@ -103,6 +103,7 @@ import numpy as np
 from agents import act, make_agent
 from agents.players.heuristic import heuristic_action
 from agents.players.ppo_agent import STANDARD_SHAPE, PolicyShape
+from agents.search.belief import load_belief
 from agents.search.pimc import PimcAgent, searched_phase
 from agents.search.policy_rollout import ExchangeSetupError
 from sm_env.core.cards import from_mask
@@ -185,6 +186,10 @@ class DataSettings(Section):
     rollout_policy: Text = setting(
         "", "with rollout: policy, the policy file that plays the rollouts ('': the shipped one of the rules)"
     )
+    belief: Text = setting("", "a belief file: pimc draws its deals in proportion to it (pimc:belief=PATH)")
+    prior: Number = setting(
+        0.0, "with rollout: policy, the searched values gain this times the policy's log-probabilities", ge=0, le=10
+    )
     search_decisions: Text = setting(
         "play",
         "'play': only the play is searched (the other decisions labelled by the heuristic, or with rollout: "
@@ -224,7 +229,14 @@ class DataSettings(Section):
             raise SettingsError(
                 "search_decisions", f"must be one of {', '.join(SEARCH_DECISIONS)}, got {self.search_decisions!r}"
             )
+        if self.belief:
+            try:
+                load_belief(self.belief).check_rules(rules)
+            except ValueError as err:
+                raise SettingsError("belief", str(err)) from None
         if self.rollout != "policy":
+            if self.prior:
+                raise SettingsError("prior", "needs rollout: policy (it adds the policy's log-probabilities)")
             if self.rollout_policy:
                 raise SettingsError("rollout_policy", f"{self.rollout_policy!r} needs rollout: policy")
             if self.search_decisions == "all":
@@ -258,14 +270,15 @@ ROLLOUTS = ("heuristic", "policy")
 """Who plays pimc's rollouts (``rollout``)."""
 SEARCH_DECISIONS = ("play", "trump", "all")
 """Which decisions are searched (``search_decisions``, :func:`searched_decision`)."""
-LATER_SETTINGS = ("rollout", "rollout_policy", "search_decisions")
+LATER_SETTINGS = ("rollout", "rollout_policy", "search_decisions", "belief", "prior")
 """Settings a ``meta.json`` leaves out at their defaults (:meth:`DataSettings.record`)."""
 
 
 def search_agent(settings: DataSettings, seed: int | None = None) -> PimcAgent:
     """The search that labels the data: pimc with ``settings.samples`` deals, its rollouts by the heuristic or
     (``rollout: policy``) by the rollout policy; with ``search_decisions: all`` it searches trump, the discards
-    and the exchange too (``bid``, ``exchange``)."""
+    and the exchange too (``bid``, ``exchange``); its deals in proportion to ``belief`` where one is given, its
+    values with the policy's log-probabilities times ``prior``."""
     every = settings.search_decisions == "all"
     return PimcAgent(
         seed=seed,
@@ -274,6 +287,8 @@ def search_agent(settings: DataSettings, seed: int | None = None) -> PimcAgent:
         bid=every,
         exchange=every,
         policy=settings.rollout_policy or None,
+        belief=settings.belief or None,
+        prior=settings.prior,
     )
 
 
@@ -401,7 +416,7 @@ def label_hand(settings: DataSettings, index: int, search: PimcAgent | None = No
             values, target, searched = {}, default, False
             if searched_decision(settings, view):
                 try:
-                    values = search.evaluate(view, legal)
+                    values = search.scored(view, legal, obs)
                 except ExchangeSetupError:  # an exchange the view cannot set up (variants): the default move
                     values = {}
             if values:
