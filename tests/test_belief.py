@@ -225,3 +225,19 @@ def test_distillation_labels_with_the_belief_and_the_prior(belief_file) -> None:
         DataSettings(prior=0.3).validate()
     with pytest.raises(SettingsError, match="belief file not found"):
         DataSettings(belief="/nonexistent/b.pt").validate()
+
+
+def test_a_tournament_fingerprints_the_files_pimc_loads(tmp_path) -> None:
+    """A stored table is replayed when the rollout policy or the belief file of a pimc spec changes."""
+    from training.evaluation.tournament import fingerprint
+
+    assert fingerprint("pimc") is None and fingerprint("pimc:samples=4") is None
+    shipped = fingerprint("pimc:rollout=policy")
+    assert shipped is not None and shipped != fingerprint("pimc:rollout=policy,policy=agents/policies/standard_v1.pt")
+    rng = np.random.default_rng(2)
+    head = (rng.normal(size=(156, observation_size(STANDARD))).astype(np.float32), np.zeros(156, np.float32))
+    path = str(tmp_path / "b.pt")
+    save_belief(path, [], head, STANDARD)
+    first = fingerprint(f"pimc:rollout=policy,belief={path}")
+    save_belief(path, [], (head[0] * 2, head[1]), STANDARD)
+    assert first not in (shipped, fingerprint(f"pimc:rollout=policy,belief={path}"))

@@ -122,11 +122,17 @@ def cover_tables(specs: Sequence[str], players: int) -> list[tuple[str, ...]]:
 
 def fingerprint(spec: str) -> str | None:
     """The SHA-256 (first 16 hex digits) of the policy file(s) a spec loads (``ppo:`` and ``rllib:`` their
-    path; ``trained`` every shipped ``.pt`` policy, since it picks one by rule set; ``mix`` those of its parts);
-    None for the agents that load nothing."""
-    kind, rest, _ = parse_spec(spec)
-    if kind == "mix":
-        parts = {name: fingerprint(part) for name, part in split_mix(rest).items()}
+    path; ``trained`` every shipped ``.pt`` policy, since it picks one by rule set; ``mix`` those of its parts;
+    ``pimc`` its rollout policy, ``policy=PATH`` or the shipped ones, and its ``belief=PATH``); None for the agents
+    that load nothing."""
+    kind, rest, params = parse_spec(spec)
+    if kind in ("mix", "pimc"):
+        if kind == "mix":
+            parts = {name: fingerprint(part) for name, part in split_mix(rest).items()}
+        else:
+            rollout = f"ppo:{params['policy']}" if params.get("policy") else "trained"
+            parts = {"rollout": fingerprint(rollout) if params.get("rollout") == "policy" else None}
+            parts["belief"] = fingerprint(f"ppo:{params['belief']}") if params.get("belief") else None
         loaded = [f"{name}={print_}" for name, print_ in parts.items() if print_ is not None]
         return hashlib.sha256(";".join(loaded).encode()).hexdigest()[:16] if loaded else None
     path = os.path.dirname(TRAINED_POLICY) if kind == "trained" else rest if kind in ("ppo", "rllib") else None
