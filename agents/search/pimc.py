@@ -87,7 +87,7 @@ card a distribution over where it lies; ``pool`` times the deals needed are draw
 resampling keeps the number needed (the draws from the agent's seeded generator). With ``prior=P`` (policy
 rollouts) each searched value gains ``P`` times the policy's log-probability of the move: the policy's preference
 decides between moves the search values alike, where the search's values are noise. Figures: docs/results.md ("A
-belief over the hidden cards").
+belief over the hidden cards and the policy as a prior").
 
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
