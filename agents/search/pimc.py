@@ -402,19 +402,18 @@ class PimcAgent(Agent):
         return [self._setup(view, worlds[i]) for i in resample(scores, self.alpha, count, draw)]
 
     def _setup(self, view: PlayerView, world: Any) -> tuple[Game, int]:
+        """``world`` as a game at ``view``'s decision, and the cards its dealer knows are out (its discards). An
+        exchange decision (policy rollouts with ``exchange``) is set up by
+        :func:`~agents.search.policy_rollout.exchange_position`."""
         dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
         if view.phase == EXCHANGE:
             return exchange_position(view, world), dealer_out
         return world_from_view(view, world), dealer_out
 
     def _position(self, view: PlayerView, cons: Constraints, stream: TwisterStream | None) -> tuple[Game, int]:
-        """A sampled deal as a game, and the cards its dealer knows are out (its discards). An exchange decision
-        (policy rollouts with ``exchange``) is set up by :func:`~agents.search.policy_rollout.exchange_position`."""
+        """A sampled deal as a game, and the cards its dealer knows are out (:meth:`_setup`)."""
         world = sample_world(view, self.rng, cons) if stream is None else stream.sample_world(view.hand, cons)
-        dealer_out = to_mask(view.discards or ()) if view.dealer == view.seat else world.out
-        if view.phase == EXCHANGE:
-            return exchange_position(view, world), dealer_out
-        return world_from_view(view, world), dealer_out
+        return self._setup(view, world)
 
 
 def searched_phase(view: PlayerView, bid: bool = True, exchange: bool = False) -> bool:
