@@ -89,7 +89,8 @@ pimc        ``belief``      a file path (none): a belief network
                             ``sergeant-major improve belief``); the deals
                             are drawn in proportion to it
 pimc        ``pool``        a whole number 1-64 (8), with ``belief``:
-                            deals drawn per deal kept
+                            deals drawn per deal kept (samples x pool
+                            at most 20000)
 pimc        ``alpha``       a number 0-10 (0.5), with ``belief``: the
                             power of its weights (0: uniform deals)
 pimc        ``prior``       a number 0-10 (0), with ``rollout=policy``:

@@ -142,6 +142,8 @@ def test_pimc_belief_and_prior_refusals(belief_file) -> None:
         make_agent("pimc:prior=0.1")
     with pytest.raises(AgentSpecError, match="pool"):
         make_agent(f"pimc:belief={belief_file},pool=0")
+    with pytest.raises(AgentSpecError, match=r"samples x pool \(deals drawn per decision\) must be at most 20000"):
+        make_agent(f"pimc:belief={belief_file},samples=10000,pool=3")
     with pytest.raises(AgentSpecError, match="belief file not found"):
         make_agent("pimc:belief=/nonexistent/belief.pt")
     agent = make_agent(f"pimc:rollout=policy,belief={belief_file}")

@@ -128,6 +128,8 @@ DEFAULT_POOL = 8
 DEFAULT_ALPHA = 0.5
 """With ``belief``: the power of the belief's weights (below 1: tempered, the cards are not independent)."""
 MAX_POOL = 64
+MAX_DRAWN = 20_000
+"""With ``belief``: the most deals drawn per decision (``samples x pool``; about 200 MB of scoring arrays)."""
 DEFAULT_GAME_FROM = 4
 """``game_from``'s default: the game's result counts once some seat has taken 4 tricks in the hand."""
 MAX_GAME_WEIGHT = 1000.0
@@ -179,6 +181,11 @@ class PimcAgent(Agent):
             raise ValueError("pimc: prior needs rollout=policy (it adds the policy's log-probabilities)")
         if not 1 <= pool <= MAX_POOL:
             raise ValueError(f"pimc: pool must be a whole number in [1, {MAX_POOL}], got {pool}")
+        if belief and samples * pool > MAX_DRAWN:
+            raise ValueError(
+                f"pimc: with belief, samples x pool (deals drawn per decision) must be at most {MAX_DRAWN}, "
+                f"got {samples} x {pool}"
+            )
         if not 0 <= alpha <= 10 or not 0 <= prior <= 10:  # also refuses nan
             raise ValueError(f"pimc: alpha and prior must be numbers in [0, 10], got {alpha} and {prior}")
         self.samples = samples
