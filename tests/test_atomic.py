@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sm_env.files.atomic import atomic_path
+from sm_env.files.atomic import atomic_copy, atomic_path
 
 
 def test_success_replaces_the_file_and_keeps_the_extension(tmp_path):
@@ -72,3 +72,14 @@ def test_a_killed_writers_temporary_file_is_swept_at_the_next_write(tmp_path):
             handle.write("whole")
     assert target.read_text() == "whole"
     assert sorted(os.listdir(tmp_path)) == sorted(["latest.zip", alive.name, other.name])
+
+
+def test_a_copy_replaces_the_target_whole_or_leaves_it(tmp_path):
+    source, target = tmp_path / "a.pt", tmp_path / "b.pt"
+    source.write_bytes(b"new" * 1000)
+    target.write_bytes(b"old")
+    atomic_copy(source, target)
+    assert target.read_bytes() == b"new" * 1000
+    with pytest.raises(FileNotFoundError):
+        atomic_copy(tmp_path / "missing.pt", target)
+    assert target.read_bytes() == b"new" * 1000 and sorted(os.listdir(tmp_path)) == ["a.pt", "b.pt"]

@@ -94,6 +94,7 @@ LOADERS = (
     ("exit*.yaml", _distill),  # expert iteration: a distillation config
     ("exploit.yaml", _exploit),
     ("real_deal*.yaml", _real_deal),  # sergeant-major improve --config
+    ("scratch_playouts.yaml", _real_deal),  # the same command, from a fresh network
     ("leaderboard.yaml", _leaderboard),  # sergeant-major leaderboard --config
     ("presets.yaml", _leaderboard),  # the same command: docs/presets.md
 )

@@ -229,6 +229,57 @@ def test_a_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> 
         assert "--epochs must be in 1..100, got 101" in capsys.readouterr().err
 
 
+def test_rounds_from_a_fresh_network_play_each_round_with_the_one_before(tmp_path, capsys) -> None:
+    """``policy: fresh``, ``weight: 0``, ``rounds: 2``: round 0 plays a network initialised from the seed, round 1
+    plays round 0's policy (the Q-network alone, in tricks) on games of other seeds, its fit starts from round 0's
+    Q-network; each round is evaluated once (eval.jsonl, not training time); resumed with a third round, the first
+    two are kept; rounds above 1 with a prior beside the Q-network are refused."""
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"kind: playouts\nname: s\noutput_dir: {tmp_path}\nworkers: 1\npolicy: fresh\narch: [16]\nseed: 3\n"
+        "epochs: 1\nweight: 0\nrounds: 2\nwindow: 2\nlabels:\n  - {seeds: [1], hands: 16, types: [play, discard]}\n"
+        "eval: {every: 1, deals: 2, opponents: [random]}\n"
+    )
+    assert _improve(["--config", str(config)]) == 0
+    folder = tmp_path / "s"
+    for name in ("policies/fresh.pt", "data/labels/1.npz", "data/labels/round1/1.npz", "policies/q.pt",
+                 "policies/q_round1.pt", "policies/round0.pt", "policies/round1.pt", "final_policy.pt"):  # fmt: skip
+        assert (folder / name).exists(), name
+    first, second = (np.load(folder / "data" / "labels" / n) for n in ("1.npz", "round1/1.npz"))
+    assert first["obs"].shape[1] == second["obs"].shape[1] and not np.array_equal(
+        first["mask"], second["mask"][: len(first["mask"])]
+    )
+    fresh, round0 = PPOAgent(str(folder / "policies" / "fresh.pt")), PPOAgent(str(folder / "policies" / "round0.pt"))
+    q0 = PPOAgent(str(folder / "policies" / "q.pt"))
+    assert fresh.policy.net_arch == round0.policy.net_arch == [16]  # the Q-network alone: no prior beside it
+    assert np.allclose(round0.policy.head[0], fit.Q_SCALE * q0.policy.head[0])  # its values in tricks
+    record = json.loads((folder / "policies" / "q_round1.json").read_text())
+    assert record["stamp"]["q_init"] == str(folder / "policies" / "q.pt") and record["stamp"]["round"] == 1
+    assert record["stamp"]["files"] == ["1.npz", os.path.join("round1", "1.npz")]  # window 2: both rounds
+    assert (folder / "final_policy.pt").read_bytes() == (folder / "policies" / "round1.pt").read_bytes()
+    evals = [json.loads(line) for line in (folder / "eval.jsonl").read_text().splitlines()]
+    assert [row["round"] for row in evals] == [0, 1] and evals[0]["decisions"] == len(first["phase"])
+    assert evals[1]["decisions"] == len(first["phase"]) + len(second["phase"]) and "random" in evals[1]["advantage"]
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["progress"] == 6 and summary["rounds"] == 2 and evals[1]["wall"] <= summary["train_seconds"]
+    stamp = (folder / "policies" / "q_round1.pt").stat().st_mtime_ns
+    capsys.readouterr()
+    assert _improve(["--resume", str(folder), "--set", "rounds=3"]) == 0
+    assert (folder / "policies" / "q_round1.pt").stat().st_mtime_ns == stamp and (
+        folder / "policies" / "round2.pt"
+    ).exists()
+    assert [json.loads(line)["round"] for line in (folder / "eval.jsonl").read_text().splitlines()] == [0, 1, 2]
+    capsys.readouterr()
+    for sets, words in [
+        (["weight=0.5"], "rounds above 1 need weight: 0"),
+        (["arch=[0]"], "arch: every hidden layer has 1..4096 units"),
+        (["student={init: x}"], "policy: fresh has nothing to copy"),
+    ]:
+        assert _improve(["--config", str(config), "--set=name=other", *[f"--set={s}" for s in sets]]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("sergeant-major improve: error: ") and words in err and err.count("\n") == 1, err
+
+
 def test_ctrl_c_lets_the_file_in_progress_finish_and_resume_goes_on(tmp_path, capsys, monkeypatch) -> None:
     """The first Ctrl-C stops the run at its next safe point: the label file in progress is finished and kept,
     no other is started, exit status 130 naming the command that continues; ``--resume`` then makes the rest."""

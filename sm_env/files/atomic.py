@@ -88,3 +88,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def atomic_copy(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copy ``source`` to ``target`` atomically (a reader sees the old target or the whole copy)."""
+    import shutil
+
+    with atomic_path(target) as tmp:
+        shutil.copyfile(source, tmp)

@@ -78,7 +78,6 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -89,7 +88,7 @@ import numpy as np
 from agents.players.ppo_agent import STANDARD_SHAPE, PolicyShape
 from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
-from sm_env.files.atomic import atomic_path
+from sm_env.files.atomic import atomic_copy
 from sm_env.files.json_files import read_json
 from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, check_finite, damaged, open_checkpoint, save_checkpoint
@@ -676,8 +675,7 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
         summary["rounds"].append({"round": round_, "policy": policy_path, **report})
     final = summary["policy"] = os.path.join(run_dir, FINAL_POLICY)
     if not (os.path.isfile(final) and filecmp.cmp(policy_path, final, shallow=False)):
-        with atomic_path(final) as tmp:  # the last round's policy, where every trainer leaves its own
-            shutil.copyfile(policy_path, tmp)
+        atomic_copy(policy_path, final)  # the last round's policy, where every trainer leaves its own
     policy_path = final
     summary["progress"], summary["unit"] = len(summary["rounds"]), UNIT
     write_json(os.path.join(run_dir, "summary.json"), summary)

@@ -6,7 +6,8 @@ Keys (every one optional; ``sergeant-major config --kind playouts`` lists them w
     name: real_deal             # run folder <output_dir>/<name>
     output_dir: runs
     workers: 2                  # labelling processes (one data file each at a time)
-    policy: trained             # plays, is played out, starts the Q-network and is the prior
+    policy: trained             # plays, is played out, starts the Q-network and is the prior; fresh: a new network
+    arch: [512, 256]            # policy: fresh: its hidden layers
     rules: standard             # a preset of 56 actions, three or four players
     student: null               # {init, decisions, epochs, learning_rate}: first copy `policy` into a smaller network
     labels:                     # the data files, in groups of seeds: labels/<seed>.npz
@@ -17,6 +18,13 @@ Keys (every one optional; ``sergeant-major config --kind playouts`` lists them w
     q_init: null
     game_weight: 0.0
     weight: 1.0                 # the combination
+    rounds: 1                   # policy iteration: each round plays and plays out with the round before's policy
+    window: 1                   # a round's fit: its label files and those of the rounds before, this many rounds
+    eval: {every: 0, final_deals: 0, ...}   # every > 0: evaluate each round's policy (eval.jsonl, the curve)
+
+The from-scratch recipe (``configs/scratch_playouts.yaml``) is ``policy: fresh``, ``weight: 0`` and several
+rounds: round 0 plays and plays out with a freshly initialised network, fits the Q-network, and the Q-network's
+greedy policy plays round 1, and so on (approximate policy iteration, each move valued in the real deal).
 
 Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, and
 ``--set KEY=VALUE`` overrides work as for every run config. Reading a config imports no torch.
@@ -31,6 +39,7 @@ from sm_env.core.rules import RulesError, RuleSet
 from training.common.run_config import check_kind
 from training.common.yaml_config import Number, Section, Text, Whole, load, setting
 from training.common.yaml_config import validate as validate_config
+from training.evaluation.config import EvalConfig, check_eval_rules
 
 LABELLED = (0, 1, 2)  # exchange, trump, discard (sm_env.core.game phase numbers): label's default
 TYPES = {"exchange": 0, "trump": 1, "discard": 2, "play": PLAY}  # the decision types that can be labelled
@@ -39,6 +48,14 @@ MAX_HANDS = 50_000  # hands per data file: its rows are held in memory (about 40
 MAX_DECISIONS = 3_000_000  # distil: decisions held in memory (1.6 kB each)
 MAX_EPOCHS = 100  # passes of a fit, a merge or a copy over their data
 STANDARD = RuleSet.from_any("standard")
+FRESH = "fresh"  # policy: a freshly initialised network (policies/fresh.pt), the from-scratch recipe
+MAX_WIDTH = 4096  # units of a hidden layer of a fresh network
+ROUND_SEED = 1_000_000  # round r labels seed s with the games of seed s + r x ROUND_SEED
+
+
+class RunEval(EvalConfig, defaults={"every": 0, "final_deals": 0}):
+    """The play-out run's evaluations: ``every`` above 0 evaluates every round's policy on ``deals`` deals
+    (eval.jsonl: the learning curve); ``final_deals`` the final policy at the end."""
 
 
 def labelled_rules(rules: RuleSet | str | dict) -> RuleSet:
@@ -99,7 +116,12 @@ class RunConfig(Section):
     name: Text = setting("real_deal", "run folder <output_dir>/<name>")
     output_dir: Text = setting("runs", "where run folders go")
     workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
-    policy: Text = setting("trained", "the policy that plays, is played out, starts the Q-network and is the prior")
+    policy: Text = setting(
+        "trained",
+        "the policy that plays, is played out, starts the Q-network and is the prior; fresh: a freshly initialised "
+        "network of `arch` (the from-scratch recipe)",
+    )
+    arch: list[Whole] = setting(lambda: [512, 256], "policy: fresh: the hidden layers", min_length=1, max_length=4)
     rules: Text = setting("standard", "the rule preset played (one of 56 actions, three or four players)")
     student: Student | None = setting(
         None, "first copy `policy` into a smaller network (student.pt), which then plays in its place (null: no copy)"
@@ -114,7 +136,16 @@ class RunConfig(Section):
     game_weight: Number = setting(
         0.0, "the fit: tricks per unit of result reward (a game won +1, lost -0.5 with three players)", ge=0, le=100
     )
-    weight: Number = setting(1.0, "combine: tricks per unit of the policy's logits", ge=0, le=1000)
+    weight: Number = setting(
+        1.0, "combine: tricks per unit of the policy's logits (0: the Q-network alone)", ge=0, le=1000
+    )
+    rounds: Whole = setting(
+        1, "policy iteration: round r+1 plays and is played out by round r's policy (above 1: weight 0)", ge=1, le=100
+    )
+    window: Whole = setting(
+        1, "a round's fit: its label files and those of the rounds before it, this many rounds in all", ge=1, le=100
+    )
+    eval: RunEval = setting(RunEval, "every > 0: evaluate each round's policy (eval.jsonl); final_deals: at the end")
 
     @field_validator("kind")
     @classmethod
@@ -126,6 +157,22 @@ class RunConfig(Section):
     def _labelled_rules(cls, rules: str) -> str:
         labelled_rules(rules)  # a RulesError (a ValueError) says what is wrong and what is allowed
         return rules
+
+    @model_validator(mode="after")
+    def _rounds(self) -> RunConfig:
+        if self.rounds > 1 and self.weight != 0:
+            raise ValueError(
+                f"rounds above 1 need weight: 0 (each round's policy is its Q-network; a policy combined with the "
+                f"one before grows wider every round), got weight {self.weight:g}"
+            )
+        if self.rounds > 1 and any(group.policy is not None for group in self.labels):
+            raise ValueError("rounds above 1: every label group plays the round's policy (labels[].policy: null)")
+        if self.policy == FRESH and self.student is not None:
+            raise ValueError("policy: fresh has nothing to copy into a student (student: null)")
+        if not all(1 <= width <= MAX_WIDTH for width in self.arch):
+            raise ValueError(f"arch: every hidden layer has 1..{MAX_WIDTH} units, got {self.arch}")
+        check_eval_rules(self.eval, RuleSet.from_any(self.rules), "the play-out config")
+        return self
 
     @model_validator(mode="after")
     def _known_roles(self) -> RunConfig:

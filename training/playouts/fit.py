@@ -133,11 +133,13 @@ def fit(
     learning_rate: float,
     seed: int,
     game_weight: float = 0.0,
+    fresh_head: bool = True,
     log: Log = write_line,
     stop: Stop = _never,
 ) -> dict[str, Any] | None:
     """Fit the Q-network on ``data``, report the held-out real-deal gains per decision type (and with a margin
-    over the policy's move), write the network to ``out`` as a policy file (module docstring). With
+    over the policy's move), write the network to ``out`` as a policy file (module docstring). ``init``'s hidden
+    layers start it, with a fresh head unless ``fresh_head`` is False (``init`` a Q-network already). With
     ``game_weight`` W the value of a move is its balance plus W times its result reward (a hand that wins the
     game: +1; one that another seat wins: -1 shared by the losers; otherwise 0). Returns the held-out figures
     (``{"held_out": N, "gains": [{margin, type, decisions, mean, half_width, changed}, ...]}``), or None when
@@ -153,7 +155,7 @@ def fit(
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"])
     values /= Q_SCALE  # balances run about -8..+8
-    net = _network(init, fresh_head=True, rules=ruleset)
+    net = _network(init, fresh_head=fresh_head, rules=ruleset)
 
     def batches():
         for idx in _batch_rows(rng, train, epochs, start, log):
@@ -272,9 +274,16 @@ def combine(prior: str, teacher: str, weight: float, out: str) -> None:
     values in tricks: the prior's move unless the real-deal values rank another move higher by more than the
     prior's preference for its own (in tricks, ``weight`` per unit of log-probability). Exact, no training: the two
     networks side by side in one wider MLP (first layers stacked, the next ones block-diagonal, the heads summed),
-    so it loads and plays as any policy file. Writes ``out``."""
+    so it loads and plays as any policy file; with ``weight`` 0, the Q-network alone (its values in tricks).
+    Writes ``out``."""
     ruleset = trained_on(prior)
     a, q = policy_agent(prior, ruleset).policy, policy_agent(teacher, ruleset).policy
+    if weight == 0:  # the Q-network alone, its values in tricks: no prior beside it
+        head = (Q_SCALE * q.head[0].T, Q_SCALE * q.head[1])
+        hidden = [(w.T, b) for w, b in q.hidden]
+        export_policy(NumpyPolicy(hidden, head, q.activation), out, rules=ruleset, trainer="training.playouts combine")
+        print(f"wrote {out}: {teacher} in tricks (weight 0: no prior)")
+        return
     if len(a.hidden) != len(q.hidden) or a.activation != "relu" or q.activation != "relu":
         raise PlayoutsError(f"combine: needs two ReLU networks of the same depth, got {a.net_arch} and {q.net_arch}")
     hidden = []  # (weight [out, in], bias), NumpyPolicy's constructor layout

@@ -14,6 +14,14 @@ the one run-folder layout (training/common/folders.py):
 4. ``final_policy.pt``: the policy combined with the Q-network (:func:`training.playouts.fit.combine`, a
    second; made again on every run).
 
+With ``rounds`` above 1 (policy iteration, ``weight: 0``) stages 2-4 repeat: round r >= 1 labels
+``data/labels/round<r>/<seed>.npz`` with round r-1's policy, fits ``policies/q_round<r>.pt`` (``.json``: its
+record) from round r-1's Q-network, and its policy is ``policies/round<r>.pt`` (round 0's: ``round0.pt``);
+``final_policy.pt`` is the last round's. ``policy: fresh`` starts round 0 from ``policies/fresh.pt``, a network
+initialised from ``seed``. With ``eval.every`` above 0 each round's policy is evaluated once (``eval.jsonl``: the
+round, the decisions labelled so far, the training seconds, the advantage against each opponent); evaluations do
+not count as training time.
+
 Ctrl-C lets the label files in progress finish and stops (the finished files are kept; a copy or a fit in
 progress is dropped and starts again on resume); a second Ctrl-C stops at once. ``summary.json`` is written
 last.
@@ -21,6 +29,7 @@ last.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -28,6 +37,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sm_env.files.atomic import atomic_copy
 from sm_env.files.json_files import JsonError, read_json
 from training.common.folders import (
     DATA,
@@ -38,16 +48,18 @@ from training.common.folders import (
     training_seconds,
 )
 from training.common.progress import progress_bar
-from training.common.runs import Backend, StopRequest, progress, write_json
+from training.common.runs import Backend, StopRequest, progress, write_json, write_lines
 from training.common.workers import spawn_pool
 from training.common.yaml_config import ConfigError, save_config
-from training.playouts.config import TYPES, RunConfig, labelled_rules, load_run_config
+from training.playouts.config import FRESH, ROUND_SEED, TYPES, RunConfig, labelled_rules, load_run_config
 
 PROG = "python -m training.playouts"
 LABELS = os.path.join(DATA, "labels")  # the label files, <seed>.npz
 STUDENT = os.path.join(POLICIES, "student.pt")
+FRESH_POLICY = os.path.join(POLICIES, "fresh.pt")  # policy: fresh
 Q_NET = os.path.join(POLICIES, "q.pt")
 Q_RECORD = os.path.join(POLICIES, "q.json")  # what q.pt was fitted from, and its report
+EVALS = "eval.jsonl"
 UNIT = "stages"
 Job = tuple[str, int, int, str, tuple[int, ...], str, tuple[str, ...] | None]  # label()'s arguments
 
@@ -66,34 +78,82 @@ def label_job(job: Job) -> tuple[str, list[str]]:
     return job[3], lines
 
 
-def label_files(config: RunConfig, run_dir: str) -> list[tuple[str, Job]]:
-    """Every data file of ``config`` in ``run_dir`` and the label job that makes it."""
-    player = config.policy if config.student is None else os.path.join(run_dir, STUDENT)
+def round_labels(r: int) -> str:
+    """Round ``r``'s label folder in a run folder (round 0: the one of a single-round run)."""
+    return LABELS if r == 0 else os.path.join(LABELS, f"round{r}")
+
+
+def round_q(r: int) -> tuple[str, str]:
+    """Round ``r``'s Q-network and its record in a run folder (round 0: ``q.pt``, ``q.json``)."""
+    if r == 0:
+        return Q_NET, Q_RECORD
+    return os.path.join(POLICIES, f"q_round{r}.pt"), os.path.join(POLICIES, f"q_round{r}.json")
+
+
+def round_policy(config: RunConfig, r: int) -> str:
+    """Round ``r``'s policy in a run folder: ``final_policy.pt`` for a single round, else ``policies/round<r>.pt``."""
+    return FINAL_POLICY if config.rounds == 1 else os.path.join(POLICIES, f"round{r}.pt")
+
+
+def player(config: RunConfig, run_dir: str, r: int = 0) -> str:
+    """The policy that plays round ``r``: the run's (or its copy, or the fresh network), then the round before's."""
+    if r > 0:
+        return os.path.join(run_dir, round_policy(config, r - 1))
+    if config.student is not None:
+        return os.path.join(run_dir, STUDENT)
+    return os.path.join(run_dir, FRESH_POLICY) if config.policy == FRESH else config.policy
+
+
+def label_files(config: RunConfig, run_dir: str, r: int = 0) -> list[tuple[str, Job]]:
+    """Every data file of round ``r`` of ``config`` in ``run_dir`` and the label job that makes it."""
+    playing = player(config, run_dir, r)
     out = []
     for group in config.labels:
-        policy = player if group.policy is None else group.policy
+        policy = playing if group.policy is None else group.policy
         types = tuple(TYPES[t] for t in group.types)
         roles = None if group.roles is None else tuple(group.roles)
         for seed in group.seeds:
-            path = os.path.join(run_dir, LABELS, f"{seed}.npz")
-            out.append((path, (policy, seed, group.hands, path, types, config.rules, roles)))
+            path = os.path.join(run_dir, round_labels(r), f"{seed}.npz")
+            out.append((path, (policy, seed + r * ROUND_SEED, group.hands, path, types, config.rules, roles)))
     return out
 
 
 def stage_count(config: RunConfig) -> int:
-    """How many stages ``config`` has (the length of its run): the copy, one per label file, the fit, the
-    combination."""
-    return (config.student is not None) + sum(len(group.seeds) for group in config.labels) + 2
+    """How many stages ``config`` has (the length of its run): the copy, and for every round one per label file,
+    the fit and the round's policy."""
+    return (config.student is not None) + config.rounds * (sum(len(group.seeds) for group in config.labels) + 2)
+
+
+def fresh_policy(config: RunConfig, path: str) -> None:
+    """A freshly initialised network of ``config.arch`` (ReLU, torch's default initialisation from
+    ``config.seed``) as a policy file for ``config.rules``: where the from-scratch recipe starts."""
+    import torch
+    from torch import nn
+
+    from agents.players.ppo_agent import PolicyShape, export_policy, policy_from_torch
+
+    ruleset = labelled_rules(config.rules)
+    shape = PolicyShape.of(ruleset)
+    torch.manual_seed(config.seed)
+    sizes = [shape.observation_size, *config.arch]
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    network = nn.Sequential(*layers, nn.Linear(sizes[-1], shape.action_count))
+    export_policy(policy_from_torch([network], "relu", shape=shape), path, rules=ruleset, trainer="fresh")
 
 
 def latest_saved(run_dir: str) -> str | None:
     """The newest file a play-out run keeps (a label file, the student, the Q-network, the final policy), or
     None."""
-    labels = os.path.join(run_dir, LABELS)
-    names = [os.path.join(LABELS, n) for n in os.listdir(labels)] if os.path.isdir(labels) else []
+    names = []
+    for folder, _, files in os.walk(os.path.join(run_dir, LABELS)):
+        names += [os.path.relpath(os.path.join(folder, n), run_dir) for n in files]
+    policies = os.path.join(run_dir, POLICIES)
+    names += [os.path.join(POLICIES, n) for n in os.listdir(policies)] if os.path.isdir(policies) else []
     found = [
         os.path.join(run_dir, name)
-        for name in [*names, STUDENT, Q_NET, FINAL_POLICY]
+        for name in [*names, FINAL_POLICY]
         if name.endswith((".npz", ".pt")) and os.path.isfile(os.path.join(run_dir, name))
     ]
     return max(found, key=os.path.getmtime) if found else None
@@ -125,7 +185,7 @@ class PlayoutsRun:
 
         self.config, self.run_dir, self.quiet = config, run_dir, quiet
         self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
-        players = {config.policy, *(group.policy for group in config.labels if group.policy is not None)}
+        players = {config.policy, *(group.policy for group in config.labels if group.policy is not None)} - {FRESH}
         # the players, and q_init (read only by the fit, hours later): a wrong one is refused before any work
         for spec in sorted(players) + ([] if config.q_init is None else [config.q_init]):
             try:
@@ -137,53 +197,69 @@ class PlayoutsRun:
         save_config(config, os.path.join(run_dir, "config.yaml"))
         self.wall = training_seconds(run_dir)
         self.report: dict[str, Any] | None = None
+        self.evals: list[dict[str, Any]] = self._read_evals()
+        self.eval_seconds = 0.0  # of this call: not training time
 
     # ---------------------------------------------------------------- the stages and what is done
 
     @property
     def player(self) -> str:
-        """The policy that plays: the run's, or its copy (policies/student.pt)."""
-        return self.config.policy if self.config.student is None else os.path.join(self.run_dir, STUDENT)
+        """The policy that plays round 0: the run's, its copy (policies/student.pt) or the fresh network."""
+        return player(self.config, self.run_dir)
 
-    def label_files(self) -> list[tuple[str, Job]]:
-        return label_files(self.config, self.run_dir)
+    def label_files(self, r: int = 0) -> list[tuple[str, Job]]:
+        return label_files(self.config, self.run_dir, r)
 
-    def q_stamp(self) -> dict[str, Any]:
-        """What ``q.pt`` is fitted from: the label files and the fit's settings."""
+    def fit_files(self, r: int) -> list[str]:
+        """The label files round ``r``'s fit reads: those of the last ``window`` rounds up to ``r``."""
+        rounds = range(max(0, r - self.config.window + 1), r + 1)
+        return [path for k in rounds for path, _ in self.label_files(k)]
+
+    def q_stamp(self, r: int = 0) -> dict[str, Any]:
+        """What round ``r``'s Q-network is fitted from: the label files and the fit's settings."""
         cfg = self.config
-        return {
-            "files": [os.path.basename(path) for path, _ in self.label_files()],
-            "q_init": self.player if cfg.q_init is None else cfg.q_init,
+        files = [os.path.relpath(path, os.path.join(self.run_dir, LABELS)) for path in self.fit_files(r)]
+        if r > 0:
+            q_init = os.path.join(self.run_dir, round_q(r - 1)[0])  # the round before's Q-network, head and all
+        else:
+            q_init = self.player if cfg.q_init is None else cfg.q_init
+        stamp = {
+            "files": files,
+            "q_init": q_init,
             "rules": cfg.rules,
             "epochs": cfg.epochs,
             "learning_rate": cfg.learning_rate,
             "seed": cfg.seed,
             "game_weight": cfg.game_weight,
         }
+        return stamp if cfg.rounds == 1 else {**stamp, "round": r}
 
-    def _q_record(self) -> dict[str, Any] | None:
+    def _q_record(self, r: int = 0) -> dict[str, Any] | None:
         try:
-            record = read_json(os.path.join(self.run_dir, Q_RECORD), "a fit's record")
+            record = read_json(os.path.join(self.run_dir, round_q(r)[1]), "a fit's record")
         except JsonError:
             return None
         return record if isinstance(record, dict) else None
 
-    def q_fresh(self) -> bool:
-        """Whether ``policies/q.pt`` is there and was fitted from this config's files and settings
-        (``policies/q.json``)."""
-        record = self._q_record()
+    def q_fresh(self, r: int = 0) -> bool:
+        """Whether round ``r``'s Q-network is there and was fitted from this config's files and settings (its
+        record, ``policies/q.json`` for round 0)."""
+        record = self._q_record(r)
         return (
-            os.path.isfile(os.path.join(self.run_dir, Q_NET))
+            os.path.isfile(os.path.join(self.run_dir, round_q(r)[0]))
             and record is not None
-            and record.get("stamp") == self.q_stamp()
+            and record.get("stamp") == self.q_stamp(r)
         )
 
     def progress(self) -> int:
-        done = sum(os.path.isfile(path) for path, _ in self.label_files())
-        if self.config.student is not None:
-            done += os.path.isfile(self.player)
-        if self.q_fresh():
-            done += 1 + (self.report is not None and os.path.isfile(os.path.join(self.run_dir, FINAL_POLICY)))
+        cfg = self.config
+        done = int(cfg.student is not None and os.path.isfile(self.player))
+        for r in range(cfg.rounds):
+            done += sum(os.path.isfile(path) for path, _ in self.label_files(r))
+            if self.q_fresh(r):
+                last = r == cfg.rounds - 1
+                made = os.path.isfile(os.path.join(self.run_dir, round_policy(cfg, r)))
+                done += 1 + (made and (self.report is not None or not last))
         return done
 
     # ---------------------------------------------------------------- training
@@ -197,42 +273,99 @@ class PlayoutsRun:
         except ValueError as err:  # a damaged data file, a policy that cannot play the rules, ...
             raise ConfigError(str(err)) from None
         finally:
-            self.wall = before + time.perf_counter() - started
+            self.wall = before + time.perf_counter() - started - self.eval_seconds
             save_training_seconds(self.run_dir, self.wall)
 
     def _stages(self, stop: StopRequest) -> None:
-        from training.playouts.fit import combine, distil, fit
+        from training.playouts.fit import distil
 
-        cfg, folder = self.config, self.run_dir
+        cfg = self.config
+        if cfg.policy == FRESH and not os.path.isfile(self.player):
+            self.log(f"a fresh network {cfg.arch} (seed {cfg.seed}) plays round 0: {self.player}")
+            fresh_policy(cfg, self.player)
         if cfg.student is not None and not os.path.exists(self.player):
             student = cfg.student
             self.log(f"copying {cfg.policy} into the network of {student.init}: {self.player}")
             args = (cfg.policy, student.init, student.decisions, self.player, student.epochs, student.learning_rate)
             if not distil(*args, cfg.seed, cfg.rules, log=self.log, stop=lambda: bool(stop)):
                 return
-        if not self._label(stop):
-            return
-        q_path, out = os.path.join(folder, Q_NET), os.path.join(folder, FINAL_POLICY)
-        if self.q_fresh():
+        started = time.perf_counter()
+        for r in range(cfg.rounds):
+            if cfg.rounds > 1:
+                self.log(f"round {r + 1} of {cfg.rounds}: {player(cfg, self.run_dir, r)} plays")
+            if not self._label(stop, r) or not self._fit(stop, r):
+                return
+            if cfg.eval.every > 0 and not any(row["round"] == r for row in self.evals):
+                self._evaluate_round(r, self.wall + time.perf_counter() - started - self.eval_seconds)
+        if cfg.rounds > 1:
+            atomic_copy(self._path(round_policy(cfg, cfg.rounds - 1)), self._path(FINAL_POLICY))
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.run_dir, name)
+
+    def _fit(self, stop: StopRequest, r: int) -> bool:
+        """Round ``r``'s Q-network (kept when fitted from these files and settings) and its policy; False when
+        ``stop`` ended the fit."""
+        from training.playouts.fit import combine, fit
+
+        cfg = self.config
+        (q_name, record_name), out = round_q(r), self._path(round_policy(cfg, r))
+        q_path = self._path(q_name)
+        if self.q_fresh(r):
             self.log(f"{q_path} is fitted on these files with these settings: kept")
-            self.report = (self._q_record() or {}).get("report")
+            self.report = (self._q_record(r) or {}).get("report")
         else:
-            stamp = self.q_stamp()
-            files = [path for path, _ in self.label_files()]
+            stamp = self.q_stamp(r)
+            files = self.fit_files(r)
             self.log(f"fitting the Q-network on {len(files)} label files ({cfg.epochs} epochs)")
             report = fit(
                 files, stamp["q_init"], q_path, cfg.epochs, cfg.learning_rate, cfg.seed, cfg.game_weight,
-                log=self.log, stop=lambda: bool(stop),
+                fresh_head=r == 0, log=self.log, stop=lambda: bool(stop),
             )  # fmt: skip
             if report is None:
-                return
-            write_json(os.path.join(folder, Q_RECORD), {"stamp": stamp, "report": report})
+                return False
+            write_json(self._path(record_name), {"stamp": stamp, "report": report})
             self.report = report
-        combine(self.player, q_path, cfg.weight, out)
+        combine(player(cfg, self.run_dir, r), q_path, cfg.weight, out)
+        return True
 
-    def _label(self, stop: StopRequest) -> bool:
-        """Make the missing label files, ``workers`` at a time; False when ``stop`` ended it first."""
-        files = self.label_files()
+    def _read_evals(self) -> list[dict[str, Any]]:
+        """The rounds' evaluations made so far (``eval.jsonl``; none when it is missing)."""
+        path = self._path(EVALS)
+        if not os.path.isfile(path):
+            return []
+        with open(path, encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        return [row for row in rows if isinstance(row, dict) and row.get("round", -1) < self.config.rounds]
+
+    def _evaluate_round(self, r: int, wall: float) -> None:
+        """Evaluate round ``r``'s policy on ``eval.deals`` deals: one line of ``eval.jsonl`` (not training time)."""
+        from training.common.tables import format_table
+        from training.evaluation.evaluate import evaluate_against
+
+        started, cfg = time.perf_counter(), self.config
+        decisions = sum(_rows(path) for k in range(r + 1) for path, _ in self.label_files(k))
+        policy = self._path(round_policy(cfg, r))
+        results = evaluate_against(f"ppo:{policy}", cfg.eval, cfg.rules, cfg.eval.deals)
+        self.evals.append(
+            {
+                "round": r,
+                "decisions": decisions,
+                "wall": wall,
+                "deals": cfg.eval.deals,
+                "advantage": {name: rows["all"].get("advantage") for name, rows in results.items()},
+                "difference": {name: rows["all"]["difference"] for name, rows in results.items()},
+                "results": results,
+            }
+        )
+        write_lines(self._path(EVALS), self.evals)
+        self.log(f"round {r + 1}: {decisions} decisions labelled, {wall:.0f} s:\n" + format_table(results))
+        self.eval_seconds += time.perf_counter() - started
+
+    def _label(self, stop: StopRequest, r: int = 0) -> bool:
+        """Make round ``r``'s missing label files, ``workers`` at a time; False when ``stop`` ended it first."""
+        files = self.label_files(r)
+        os.makedirs(os.path.dirname(files[0][0]), exist_ok=True)
         jobs = [job for path, job in files if not os.path.exists(path)]
         self.log(f"{len(files) - len(jobs)} of {len(files)} label files there; labelling {len(jobs)}")
         if not jobs:
@@ -291,10 +424,17 @@ class PlayoutsRun:
         ]
         if self.config.student is not None:
             rows.append((STUDENT, "the copy of the policy that played"))
+        if self.config.rounds > 1:
+            rows.append((POLICIES + "/", "round<r>.pt, q_round<r>.pt (.json): each round's policy and Q-network"))
+        if self.evals:
+            rows.append((EVALS, "each round's evaluation (pandas.read_json(path, lines=True)): the learning curve"))
         return rows
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        raise NotImplementedError("a play-out config has no eval section: sergeant-major eval measures policy.pt")
+        """The final policy against ``eval.opponents`` on ``deals`` deals (``eval.final_deals`` at the end)."""
+        from training.evaluation.evaluate import evaluate_against
+
+        return evaluate_against(f"ppo:{self._path(FINAL_POLICY)}", self.config.eval, self.config.rules, deals)
 
     def details(self) -> str:
         return ""
@@ -302,12 +442,21 @@ class PlayoutsRun:
     def facts(self) -> dict[str, Any]:
         return {
             "policy": os.path.join(self.run_dir, FINAL_POLICY),
-            "label_files": len(self.label_files()),
+            "label_files": sum(len(self.label_files(r)) for r in range(self.config.rounds)),
+            "rounds": self.config.rounds,
             "fit": self.report,
         }
 
     def close(self) -> None:
         pass
+
+
+def _rows(path: str) -> int:
+    """The decisions in a label file."""
+    import numpy as np
+
+    with np.load(path) as data:
+        return len(data["phase"])
 
 
 def backend(prog: str = PROG) -> Backend:

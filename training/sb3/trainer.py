@@ -44,7 +44,6 @@ import json
 import math
 import os
 import random
-import shutil
 import sys
 import time
 from typing import Any
@@ -58,7 +57,7 @@ from stable_baselines3.common.logger import configure
 from agents.players.ppo_agent import NumpyPolicy, actor_state, export_policy, policy_from_torch, policy_metadata
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
-from sm_env.files.atomic import atomic_path
+from sm_env.files.atomic import atomic_copy
 from sm_env.files.json_files import JsonError, parse_json
 from training.common.checkpoint import CheckpointError, check_counters, check_finite
 from training.common.progress import progress_bar
@@ -298,8 +297,7 @@ class Trainer:
         write_model_zip(self.model, latest, meta, self._state())
         if cfg.train.keep_checkpoints > 0:
             numbered = os.path.join(directory, f"step_{self.model.num_timesteps:010d}.zip")
-            with atomic_path(numbered) as tmp:
-                shutil.copyfile(latest, tmp)
+            atomic_copy(latest, numbered)
             old = sorted(f for f in os.listdir(directory) if f.startswith("step_") and f.endswith(".zip"))
             for name in old[: -cfg.train.keep_checkpoints]:
                 os.unlink(os.path.join(directory, name))
