@@ -76,3 +76,27 @@ def test_workers_end_within_seconds_of_their_parents_kill_9(tmp_path, path, maxt
         for pid in workers:  # started by this test: never left behind, whatever failed
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+SHUTDOWN = """
+import time
+from training.common.workers import spawn_pool
+if __name__ == "__main__":
+    for _ in range(2):
+        with spawn_pool(2, maxtasksperchild=1) as pool:  # replacement workers, then terminate()
+            assert pool.map(abs, range(-4, 0), chunksize=1) == [4, 3, 2, 1]
+            time.sleep(2)  # the replacements started and idle, waiting for a task
+    print("closed", flush=True)
+"""
+
+
+def test_a_pool_with_replacement_workers_shuts_down(tmp_path):
+    """A pool whose workers are replaced after each task shuts down (``with``: terminate) every time. Before the
+    replacements did without the kernel's signal (``die_with_parent``), the pool's handler thread ended first at
+    shutdown, the kernel killed the idle replacements it had started, one holding the queue's lock, and the
+    shutdown waited for that lock for ever (a play-out run hung so after its labelling)."""
+    script = tmp_path / "shutdown.py"
+    script.write_text(SHUTDOWN)
+    env = {**os.environ, "PYTHONPATH": project_root()}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "closed", done.stderr[-2000:]

@@ -64,12 +64,14 @@ def _one_thread_environment() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def die_with_parent(parent: int | None = None) -> None:
+def die_with_parent(parent: int | None = None, kernel: bool = True) -> None:
     """This process (a worker) ends when ``parent`` (default: its parent now) does (module docstring). On Linux,
-    the kernel's signal comes when the parent *thread* that started this process ends: a pool's replacement
-    workers, started by its handler thread, are then ended when the pool shuts down, which it does anyway."""
+    the kernel's signal comes when the parent *thread* that started this process ends. A pool's replacement
+    workers (``maxtasksperchild``) are started by its handler thread, which ends first when the pool shuts down:
+    killed then, an idle replacement dies holding the pool's queue lock and the shutdown waits for it for ever
+    (seen with the play-outs' labelling pool). So they pass ``kernel=False``: the watchdog alone."""
     parent = os.getppid() if parent is None else parent
-    if sys.platform.startswith("linux"):
+    if kernel and sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         except (OSError, AttributeError):  # no prctl: the watchdog alone
@@ -85,8 +87,10 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...], parent: int) -> None:
-    die_with_parent(parent)
+def _start_worker(
+    initializer: Callable[..., None] | None, initargs: tuple[Any, ...], parent: int, kernel: bool = True
+) -> None:
+    die_with_parent(parent, kernel)
     limit_threads()
     if initializer is not None:
         initializer(*initargs)
@@ -100,11 +104,12 @@ def spawn_pool(
 ) -> Pool:
     """A ``spawn`` pool of ``processes`` workers, each on one thread and ending with this process (see the module
     docstring), each then running ``initializer(*initargs)``; ``maxtasksperchild``: as ``multiprocessing.Pool``'s
-    (a fresh worker after that many tasks)."""
+    (a fresh worker after that many tasks; then the workers end with this process by the watchdog alone, see
+    :func:`die_with_parent`)."""
     with _one_thread_environment():
         return mp.get_context("spawn").Pool(
             processes,
             initializer=_start_worker,
-            initargs=(initializer, initargs, os.getpid()),
+            initargs=(initializer, initargs, os.getpid(), maxtasksperchild is None),
             maxtasksperchild=maxtasksperchild,
         )

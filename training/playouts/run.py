@@ -125,22 +125,23 @@ def stage_count(config: RunConfig) -> int:
 
 
 def fresh_policy(config: RunConfig, path: str) -> None:
-    """A freshly initialised network of ``config.arch`` (ReLU, torch's default initialisation from
-    ``config.seed``) as a policy file for ``config.rules``: where the from-scratch recipe starts."""
-    import torch
-    from torch import nn
+    """A freshly initialised network of ``config.arch`` (ReLU; every weight and bias uniform in +-1/sqrt(inputs), as
+    torch's ``nn.Linear``, drawn from ``config.seed``) as a policy file for ``config.rules``: where the from-scratch
+    recipe starts."""
+    import numpy as np
 
-    from agents.players.ppo_agent import PolicyShape, export_policy, policy_from_torch
+    from agents.players.ppo_agent import NumpyPolicy, PolicyShape, export_policy
 
     ruleset = labelled_rules(config.rules)
     shape = PolicyShape.of(ruleset)
-    torch.manual_seed(config.seed)
-    sizes = [shape.observation_size, *config.arch]
-    layers: list[nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
-        layers += [nn.Linear(a, b), nn.ReLU()]
-    network = nn.Sequential(*layers, nn.Linear(sizes[-1], shape.action_count))
-    export_policy(policy_from_torch([network], "relu", shape=shape), path, rules=ruleset, trainer="fresh")
+    rng = np.random.default_rng(config.seed)
+    sizes = [shape.observation_size, *config.arch, shape.action_count]
+    layers = []
+    for inputs, outputs in zip(sizes[:-1], sizes[1:], strict=True):
+        bound = 1.0 / np.sqrt(inputs)
+        weight = rng.uniform(-bound, bound, (outputs, inputs)).astype(np.float32)
+        layers.append((weight, rng.uniform(-bound, bound, outputs).astype(np.float32)))
+    export_policy(NumpyPolicy(layers[:-1], layers[-1], "relu"), path, rules=ruleset, trainer="fresh")
 
 
 def latest_saved(run_dir: str) -> str | None:
