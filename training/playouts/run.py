@@ -200,6 +200,7 @@ class PlayoutsRun:
         self.report: dict[str, Any] | None = None
         self.evals: list[dict[str, Any]] = self._read_evals()
         self.eval_seconds = 0.0  # of this call: not training time
+        self._started, self._before = time.perf_counter(), self.wall  # this call's start (train() sets them again)
 
     # ---------------------------------------------------------------- the stages and what is done
 
@@ -266,7 +267,7 @@ class PlayoutsRun:
     # ---------------------------------------------------------------- training
 
     def train(self, stop: StopRequest) -> None:
-        started, before = time.perf_counter(), self.wall
+        self._started, self._before = time.perf_counter(), self.wall
         try:
             self._stages(stop)
         except ConfigError:
@@ -274,8 +275,13 @@ class PlayoutsRun:
         except ValueError as err:  # a damaged data file, a policy that cannot play the rules, ...
             raise ConfigError(str(err)) from None
         finally:
-            self.wall = before + time.perf_counter() - started - self.eval_seconds
-            save_training_seconds(self.run_dir, self.wall)
+            self._save_time()
+
+    def _save_time(self) -> None:
+        """The training time so far into ``times.json`` (after every label file, fit and call: a killed run
+        loses at most the stage in progress)."""
+        self.wall = self._before + time.perf_counter() - self._started - self.eval_seconds
+        save_training_seconds(self.run_dir, self.wall)
 
     def _stages(self, stop: StopRequest) -> None:
         from training.playouts.fit import distil
@@ -290,14 +296,13 @@ class PlayoutsRun:
             args = (cfg.policy, student.init, student.decisions, self.player, student.epochs, student.learning_rate)
             if not distil(*args, cfg.seed, cfg.rules, log=self.log, stop=lambda: bool(stop)):
                 return
-        started = time.perf_counter()
         for r in range(cfg.rounds):
             if cfg.rounds > 1:
                 self.log(f"round {r + 1} of {cfg.rounds}: {player(cfg, self.run_dir, r)} plays")
             if not self._label(stop, r) or not self._fit(stop, r):
                 return
             if cfg.eval.every > 0 and not any(row["round"] == r for row in self.evals):
-                self._evaluate_round(r, self.wall + time.perf_counter() - started - self.eval_seconds)
+                self._evaluate_round(r, self._before + time.perf_counter() - self._started - self.eval_seconds)
         if cfg.rounds > 1:
             atomic_copy(self._path(round_policy(cfg, cfg.rounds - 1)), self._path(FINAL_POLICY))
 
@@ -327,6 +332,7 @@ class PlayoutsRun:
                 return False
             write_json(self._path(record_name), {"stamp": stamp, "report": report})
             self.report = report
+            self._save_time()
         combine(player(cfg, self.run_dir, r), q_path, cfg.weight, out)
         return True
 
@@ -388,6 +394,7 @@ class PlayoutsRun:
         for line in lines:
             self.log(line)
         bar.update(1)
+        self._save_time()
 
     def _label_in_pool(self, jobs: list[Job], stop: StopRequest, bar: Any) -> bool:
         """The jobs in the project's pool (one thread a worker; no worker outlives this process), at most one a
