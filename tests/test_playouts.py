@@ -270,6 +270,13 @@ def test_rounds_from_a_fresh_network_play_each_round_with_the_one_before(tmp_pat
     ).exists()
     assert [json.loads(line)["round"] for line in (folder / "eval.jsonl").read_text().splitlines()] == [0, 1, 2]
     capsys.readouterr()
+    damaged = (folder / "eval.jsonl").read_text().replace('{"round": 1', '{"round": 1,,', 1)
+    (folder / "eval.jsonl").write_text(damaged)  # a hand edit gone wrong: one line, exit status 2, left as it was
+    assert _improve(["--resume", str(folder), "--set", "rounds=4"]) == 2
+    err = capsys.readouterr().err
+    assert "eval.jsonl line 2 (the rounds' evaluations; mend or delete the line): not valid JSON" in err, err
+    assert err.count("\n") == 1 and (folder / "eval.jsonl").read_text() == damaged
+    assert not (folder / "policies" / "round3.pt").exists()
     for sets, words in [
         (["weight=0.5"], "rounds above 1 need weight: 0"),
         (["arch=[0]"], "arch: every hidden layer has 1..4096 units"),

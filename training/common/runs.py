@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, parse_json, read_json
 from training.common.folders import fresh_run_dir
 from training.common.progress import write_line
 from training.common.tables import format_table
@@ -95,6 +95,31 @@ def write_lines(path: str, rows: list[dict[str, Any]]) -> None:
     """``rows`` as JSON lines (one object a line: ``pandas.read_json(path, lines=True)``), atomically."""
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(row) + "\n" for row in rows)
+
+
+MAX_LINES_BYTES = 64 << 20  # a run's JSON-lines log (one line a round or evaluation: a few MB at most)
+
+
+def read_lines(path: str, what: str) -> list[dict[str, Any]]:
+    """The objects of the JSON-lines file ``path`` (:func:`write_lines`'), blank lines skipped; none when it
+    is missing. A :class:`JsonError` ``"<path> line <n>: ..."`` for a line that is not a JSON object, or a file
+    over :data:`MAX_LINES_BYTES` (``what`` names the file's part in the run)."""
+    if not os.path.isfile(path):
+        return []
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_LINES_BYTES + 1)
+    if len(data) > MAX_LINES_BYTES:
+        raise JsonError(f"{path}: larger than {MAX_LINES_BYTES} bytes, the most {what} may hold")
+    rows = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        source = f"{path} line {number} ({what}; mend or delete the line)"
+        row = parse_json(line, source)
+        if not isinstance(row, dict):
+            raise JsonError(f"{source}: a JSON {type(row).__name__}, not an object")
+        rows.append(row)
+    return rows
 
 
 # ---------------------------------------------------------------------------- interrupts
@@ -390,7 +415,7 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
         finally:
             if trainer is not None:
                 trainer.close()
-    except ConfigError as err:
+    except (ConfigError, JsonError) as err:  # a config, or a file of the run that cannot be read back
         print(f"{backend.prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

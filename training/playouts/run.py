@@ -29,7 +29,6 @@ last.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
@@ -48,7 +47,7 @@ from training.common.folders import (
     training_seconds,
 )
 from training.common.progress import progress_bar
-from training.common.runs import Backend, StopRequest, progress, write_json, write_lines
+from training.common.runs import Backend, StopRequest, progress, read_lines, write_json, write_lines
 from training.common.workers import spawn_pool
 from training.common.yaml_config import ConfigError, save_config
 from training.playouts.config import FRESH, ROUND_SEED, TYPES, RunConfig, labelled_rules, load_run_config
@@ -338,12 +337,8 @@ class PlayoutsRun:
 
     def _read_evals(self) -> list[dict[str, Any]]:
         """The rounds' evaluations made so far (``eval.jsonl``; none when it is missing)."""
-        path = self._path(EVALS)
-        if not os.path.isfile(path):
-            return []
-        with open(path, encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
-        return [row for row in rows if isinstance(row, dict) and row.get("round", -1) < self.config.rounds]
+        rows = read_lines(self._path(EVALS), "the rounds' evaluations")
+        return [row for row in rows if isinstance(row.get("round"), int) and row["round"] < self.config.rounds]
 
     def _evaluate_round(self, r: int, wall: float) -> None:
         """Evaluate round ``r``'s policy on ``eval.deals`` deals: one line of ``eval.jsonl`` (not training time)."""
