@@ -276,10 +276,14 @@ class PlayoutsRun:
         finally:
             self._save_time()
 
+    def _training_time(self) -> float:
+        """The run's training seconds so far: the calls before this one's and this call's, evaluations left out."""
+        return self._before + time.perf_counter() - self._started - self.eval_seconds
+
     def _save_time(self) -> None:
         """The training time so far into ``times.json`` (after every label file, fit and call: a killed run
         loses at most the stage in progress)."""
-        self.wall = self._before + time.perf_counter() - self._started - self.eval_seconds
+        self.wall = self._training_time()
         save_training_seconds(self.run_dir, self.wall)
 
     def _stages(self, stop: StopRequest) -> None:
@@ -301,7 +305,7 @@ class PlayoutsRun:
             if not self._label(stop, r) or not self._fit(stop, r):
                 return
             if cfg.eval.every > 0 and not any(row["round"] == r for row in self.evals):
-                self._evaluate_round(r, self._before + time.perf_counter() - self._started - self.eval_seconds)
+                self._evaluate_round(r, self._training_time())
         if cfg.rounds > 1:
             atomic_copy(self._path(round_policy(cfg, cfg.rounds - 1)), self._path(FINAL_POLICY))
 
