@@ -262,8 +262,8 @@ def test_rounds_from_a_fresh_network_play_each_round_with_the_one_before(tmp_pat
     assert evals[1]["decisions"] == len(first["phase"]) + len(second["phase"]) and "random" in evals[1]["advantage"]
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["progress"] == 6 and summary["rounds"] == 2 and evals[1]["wall"] <= summary["train_seconds"]
+    assert f"go further: sergeant-major improve --resume {folder} --set rounds=N (now 2:" in capsys.readouterr().out
     stamp = (folder / "policies" / "q_round1.pt").stat().st_mtime_ns
-    capsys.readouterr()
     assert _improve(["--resume", str(folder), "--set", "rounds=3"]) == 0
     assert (folder / "policies" / "q_round1.pt").stat().st_mtime_ns == stamp and (
         folder / "policies" / "round2.pt"

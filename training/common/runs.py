@@ -231,8 +231,8 @@ class Backend:
     needs_config: bool = True  # False: a new run without --config starts from the config's defaults
     reached: Callable[[Any, dict[str, Any]], str | None] | None = None  # (cfg, summary.json) -> why the run is
     # complete, or None; default: its progress reaches the config's length (a budget of time needs more)
-    further: str | None = None  # how a complete run goes further, with {prog} and {run_dir}; default:
-    # "{prog} --resume {run_dir} --set KEY=N", KEY the length's key
+    further: str | Callable[[Any], str] | None = None  # how a complete run goes further, with {prog} and
+    # {run_dir} (or config -> that text); default: "{prog} --resume {run_dir} --set KEY=N", KEY the length's key
     old_layout: Callable[[Any, str], list[str]] | None = None  # (cfg, run folder) -> what it moved: on --resume,
     # moves a run folder of an older release into the one layout (training/common/folders.move_old_layout)
 
@@ -241,7 +241,8 @@ def go_further(backend: Backend, cfg: Any, run_dir: str, now: bool = True) -> st
     """How the run in ``run_dir`` goes further (:attr:`Backend.further`, or ``--set`` of its length's key, with
     the key's value ``now`` if asked)."""
     if backend.further is not None:
-        return backend.further.format(prog=backend.prog, run_dir=run_dir)
+        text = backend.further(cfg) if callable(backend.further) else backend.further
+        return text.format(prog=backend.prog, run_dir=run_dir)
     _, key = backend.length(cfg)
     text = f"{backend.prog} --resume {run_dir} --set {key}=N"
     # the key's value, which may not be the length (distill: dagger_rounds + 1 rounds)

@@ -466,6 +466,13 @@ def _rows(path: str) -> int:
         return len(data["phase"])
 
 
+def further(config: RunConfig) -> str:
+    """How a complete run goes further: a policy-iteration run by more rounds, a one-round run by more seeds."""
+    if config.rounds > 1:
+        return f"{{prog}} --resume {{run_dir}} --set rounds=N (now {config.rounds}: more policy iteration)"
+    return "{prog} --resume {run_dir} --set 'labels=[...]' (more seeds; the fit is made again on them)"
+
+
 def backend(prog: str = PROG) -> Backend:
     """The play-out pipeline as the run layer sees it (``sergeant-major improve``)."""
     return Backend(
@@ -478,5 +485,5 @@ def backend(prog: str = PROG) -> Backend:
         stop_point="letting the label files in progress finish (a fit in progress starts again on resume)",
         saved=LABELS + "/",
         old_layout=old_layout,
-        further="{prog} --resume {run_dir} --set 'labels=[...]' (more seeds; the fit is made again on them)",
+        further=further,
     )
