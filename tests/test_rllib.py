@@ -355,6 +355,9 @@ def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
 
     assert "random     all " in format_table(summary["final_eval"])  # the table every trainer ends with
     assert json.load(open(os.path.join(tmp_path, "run", "summary.json")))["progress"] == 1
+    rows = [json.loads(line) for line in open(os.path.join(tmp_path, "run", "eval.jsonl"))]  # the learning curve
+    assert [(r["iteration"], r["final"]) for r in rows] == [(1, True)] and rows[0]["wall"] > 0
+    assert rows[0]["results"] == summary["final_eval"]
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     tags = EventAccumulator(str(tmp_path / "run" / "tb")).Reload().Tags()["scalars"]

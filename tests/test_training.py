@@ -419,6 +419,8 @@ def test_eval_log_has_no_duplicate_after_a_kill_between_evaluation_and_checkpoin
     steps = [json.loads(text)["num_timesteps"] for text in log.read_text().splitlines()]
     assert steps == [128, 256, 384]
     assert [entry["num_timesteps"] for entry in resumed.eval_history] == steps
+    walls = [json.loads(text)["wall"] for text in log.read_text().splitlines()]  # the curve by training time
+    assert 0 < walls[0] < walls[1] < walls[2] <= resumed.wall
 
 
 def test_a_74_action_rule_set_trains_with_a_warm_start_and_snapshots(tmp_path):

@@ -53,7 +53,11 @@ MAX_WIDTH = 4096  # units of a hidden layer of a fresh network
 ROUND_SEED = 1_000_000  # round r labels seed s with the games of seed s + r x ROUND_SEED
 
 
-class RunEval(EvalConfig, defaults={"every": 0, "final_deals": 0}):
+class RunEval(
+    EvalConfig,
+    defaults={"every": 0, "final_deals": 0},
+    descriptions={"every": "above 0: every round's policy is evaluated once, on `deals` deals (0: only at the end)"},
+):
     """The play-out run's evaluations: ``every`` above 0 evaluates every round's policy on ``deals`` deals
     (eval.jsonl: the learning curve); ``final_deals`` the final policy at the end."""
 

@@ -105,6 +105,12 @@ class RLlibTrainConfig(Section):
     )
 
 
+class RLlibEval(
+    EvalConfig, descriptions={"every": "iterations between evaluations during training (0: only at the end)"}
+):
+    """The RLlib run's evaluations: every ``every`` iterations (eval.jsonl: the learning curve) and at the end."""
+
+
 class RLlibConfig(
     RunSection,
     defaults={"kind": "rllib", "name": "rllib"},
@@ -119,7 +125,7 @@ class RLlibConfig(
     league: LeagueConfig = setting(LeagueConfig, "opponents")
     ppo: RLlibPPOConfig = setting(RLlibPPOConfig, "PPO hyper-parameters")
     train: RLlibTrainConfig = setting(RLlibTrainConfig, "length and checkpoints")
-    eval: EvalConfig = setting(EvalConfig, "duplicate evaluation per role")
+    eval: RLlibEval = setting(RLlibEval, "duplicate evaluation per role")
 
 
 def rllib_config_from_dict(data: Any, source: str = "") -> RLlibConfig:

@@ -20,7 +20,8 @@ One path from config to result (:func:`train_rllib`):
    checkpoint ``checkpoints/iter_NNNNNN`` (written to a temporary folder and
    renamed, with the league pool and the run's counters, ``sm_state.json``);
    every ``eval.every`` iterations (and at the end when ``eval.final_deals``
-   > 0) a duplicate evaluation per role against ``eval.opponents``;
+   > 0) a duplicate evaluation per role against ``eval.opponents``, each a line
+   of ``eval.jsonl`` (iteration, env steps, seconds of training, results);
 4. ``policy/``: the learner's modules, playable as ``rllib:RUN/policy``.
 
 TensorBoard (``RUN/tb``) gets the SB3 trainer's figures: ``rollout/balance_<role>``,
@@ -46,7 +47,7 @@ from sm_env.core.game import ROLE_NAMES
 from sm_env.files.json_files import JsonError, read_json
 from training.common.checkpoint import CheckpointError, check_counters, damaged, load_tensors
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument, connect
-from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command
+from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command, write_lines
 from training.common.yaml_config import ConfigError, save_config
 
 from .config import RLlibConfig, load_rllib_config
@@ -231,6 +232,7 @@ class RLlibTrainer:
             raise damaged(state_path, "evals is not a list")
         self.iteration, self.env_steps, self.wall = state["iteration"], state["env_steps"], state["wall"]
         self.evals = state.get("evals", [])
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)  # as far as the checkpoint went
         league = load_tensors(os.path.join(path, LEAGUE_FILE), path, LEAGUE_FILE)
         for name in sorted(league, key=lambda n: int(n.rsplit("_", 1)[-1])):
             states = {m: {k: v.numpy() for k, v in s.items()} for m, s in league[name].items()}
@@ -286,8 +288,10 @@ class RLlibTrainer:
         for tag, value in eval_scalars(results).items():
             self.writer.add_scalar(tag, value, self.env_steps)
         self.evals.append(
-            {"iteration": self.iteration, "env_steps": self.env_steps, "final": final, "results": results}
-        )
+            {"iteration": self.iteration, "env_steps": self.env_steps, "wall": self.wall, "final": final,
+             "results": results}
+        )  # fmt: skip
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
         return results
 
     # ------------------------------------------------------------------ the run layer (training/common/runs.py)
@@ -336,6 +340,7 @@ class RLlibTrainer:
         policy = self.export_policy(self.checkpoint)
         return [
             ("policy/", f"the learner's modules; play it: sergeant-major play --opponents rllib:{policy} heuristic"),
+            ("eval.jsonl", "every evaluation, one JSON object a line (pandas.read_json(path, lines=True))"),
             ("tb/", f"TensorBoard logs: tensorboard --logdir {self.run_dir}/tb"),
         ]
 

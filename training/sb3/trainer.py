@@ -360,7 +360,13 @@ class Trainer:
         export_policy(numpy_policy(self.model, cfg), path, rules=cfg.env.rules)
         progress = final and cfg.train.progress_bar and not self.quiet
         results = evaluate_against(f"ppo:{path}", cfg.eval, cfg.env.rules, deals, progress)
-        entry = {"num_timesteps": int(self.model.num_timesteps), "deals": deals, "final": final, "results": results}
+        entry = {
+            "num_timesteps": int(self.model.num_timesteps),
+            "wall": self.wall,  # seconds of training so far (learn() only; evaluations and saving not counted)
+            "deals": deals,
+            "final": final,
+            "results": results,
+        }
         self.eval_history.append(entry)
         self._write_eval_log()
         logger = self.model.logger
