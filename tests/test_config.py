@@ -95,6 +95,8 @@ LOADERS = (
     ("exploit.yaml", _exploit),
     ("real_deal*.yaml", _real_deal),  # sergeant-major improve --config
     ("scratch_playouts.yaml", _real_deal),  # the same command, from a fresh network
+    ("scratch_sb3.yaml", _sb3),  # from scratch through the SB3 route
+    ("scratch_rllib.yaml", _rllib),  # and through the RLlib route
     ("leaderboard.yaml", _leaderboard),  # sergeant-major leaderboard --config
     ("presets.yaml", _leaderboard),  # the same command: docs/presets.md
 )
