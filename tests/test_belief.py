@@ -151,6 +151,27 @@ def test_pimc_belief_and_prior_refusals(belief_file) -> None:
         agent.check_rules(RuleSet.from_any("four-5-3-2-2"))
 
 
+def test_search_is_the_shipped_belief_search_with_overrides() -> None:
+    """``search`` is pimc with the shipped belief, policy rollouts, prior 1 and 24 deals; given parameters
+    replace those, and the agent is named by the spec, not by the machine's path to the belief file."""
+    from agents import SEARCH_BELIEF
+
+    agent = make_agent("search", seed=0)
+    assert (agent.rollout, agent.belief_file, agent.prior, agent.samples) == ("policy", SEARCH_BELIEF, 1.0, 24)
+    assert agent.name == "search" and os.path.exists(SEARCH_BELIEF)
+    agent.check_rules(RuleSet.from_any("3-5-9"))  # every rule set of the standard observation
+    tuned = make_agent("search:game=8,samples=16", seed=0)
+    assert (tuned.game, tuned.samples, tuned.prior) == (8.0, 16, 1.0) and tuned.name == "search:game=8,samples=16"
+    spelt_out = f"pimc:rollout=policy,belief={SEARCH_BELIEF},prior=1,samples=2"
+    assert _play("search:samples=2", seed=3) == _play(spelt_out, seed=3)
+    with pytest.raises(AgentSpecError, match=r"search: unknown parameter\(s\) \['depth'\]"):
+        make_agent("search:depth=2")
+    with pytest.raises(AgentSpecError, match="search: parameter 'prior' must be"):
+        make_agent("search:prior=11")
+    with pytest.raises(ValueError, match="cannot read the rules"):
+        agent.check_rules(RuleSet.from_any("four-5-3-2-2"))
+
+
 def test_the_prior_adds_the_policys_log_probabilities() -> None:
     """Equal search values: the prior alone decides, for the policy's own move, by ``prior`` x the log-odds."""
     from agents.players.trained import TrainedAgent

@@ -94,7 +94,7 @@ Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:rollout=policy,samples=32``, ``pimc:rollout=policy,bid=1,exchange=1`` (every decision type searched),
 ``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``, ``pimc:rollout=policy,game=8,game_only=1``,
 ``pimc:rollout=policy,belief=agents/policies/standard_belief_v1.pt,prior=1,samples=24`` (the strongest search here:
-+0.27 a hand over ``trained``, docs/results.md).
++0.27 a hand over ``trained``, docs/results.md; the spec ``search`` stands for it).
 """
 
 from __future__ import annotations
