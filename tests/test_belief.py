@@ -172,6 +172,16 @@ def test_search_is_the_shipped_belief_search_with_overrides() -> None:
         agent.check_rules(RuleSet.from_any("four-5-3-2-2"))
 
 
+def test_the_shipped_four_player_belief_reads_four_players_only() -> None:
+    from agents import POLICY_DIR
+
+    belief = load_belief(os.path.join(POLICY_DIR, "four-5-3-2-2_belief_v1.pt"))
+    belief.check_rules(RuleSet.from_any("four-5-3-2-2"))
+    assert belief.players == 4 and belief.network.num_actions == 208
+    with pytest.raises(PolicyLoadError, match="cannot read the rules 'standard'"):
+        belief.check_rules(STANDARD)
+
+
 def test_the_prior_adds_the_policys_log_probabilities() -> None:
     """Equal search values: the prior alone decides, for the policy's own move, by ``prior`` x the log-odds."""
     from agents.players.trained import TrainedAgent
