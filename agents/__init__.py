@@ -25,9 +25,9 @@ Specs accepted by :func:`make_agent`:
                             standard_belief_v1.pt,prior=1,samples=24``
                             (deals drawn in proportion to the shipped belief
                             network, rollouts and a prior of 1 trick per nat
-                            by ``trained``; about 43 ms a decision, +0.27 a
-                            hand over ``trained``); any pimc parameter
-                            overrides these, e.g. ``search:game=8`` (the
+                            by ``trained``; about 160 times ``trained``'s
+                            time a decision, +0.27 a hand over it); any pimc
+                            parameter overrides these, e.g. ``search:game=8`` (the
                             game counted too) or ``search:samples=16``.
                             The belief network reads the three-player rule
                             sets of 789 observation entries; other rule
