@@ -162,6 +162,8 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
     }
     fit = cfg.fit.model_dump()
     assert fit == {
+        "method": "imitate",
+        "prior_weight": 1.0,
         "net_arch": [512, 256],
         "init": "",
         "play_only": False,

@@ -291,3 +291,39 @@ def test_a_killed_run_resumes_to_the_same_labels_and_policy(tmp_path):
     for name in sorted(p.name for p in clean.glob("shard_*.npz")):
         assert (run / "data" / "r0" / name).read_bytes() == (clean / name).read_bytes(), name
     assert not list((run / "data" / "r0").glob(".shard_*"))  # no temporary file left behind
+
+
+# ---------------------------------------------------------------------------- fit.method: q
+
+
+def test_method_q_fits_the_search_values_less_the_prior_and_adds_them_to_init(tmp_path, monkeypatch):
+    """``fit.method: q``: the Q-network's targets are the search's labelled values less ``prior`` times the
+    rollout policy's log-probabilities (its play-out means), and the written policy is exactly
+    ``prior_weight`` x init's logits + the Q-network's values in tricks."""
+    from agents.players.ppo_agent import PPOAgent
+    from training.playouts import fit as playouts_fit
+
+    folder = str(tmp_path / "data")
+    settings = DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.0, rollout="policy", prior=0.5)
+    distill_data.generate(folder, 2, settings, log=_quiet)
+    data = distill_data.load(folder)
+    rows, train, held = distill.search_value_rows(data, {}, [folder], "trained", STANDARD)
+    assert len(held) == 0 and len(train) == int(data["searched"].sum()) > 0
+    start = PPOAgent(trained_policy(STANDARD)).policy  # the rollout policy and init, both the shipped one
+    obs, legal = rows["obs"].astype(np.float32), rows["mask"].astype(bool)
+    logp = distill._log_probs(start, obs, legal)
+    labelled = data["values"][data["searched"]].astype(np.float64)
+    assert np.allclose((rows["values"] + 0.5 * logp)[legal], labelled[legal], atol=0.02)  # float16 labels
+    assert np.isnan(rows["values"][~legal]).all()
+    assert np.array_equal(rows["policy_move"], logp.argmax(axis=1))
+
+    monkeypatch.setattr(playouts_fit, "FIT_BATCH", 8)  # a batch the few decisions fill
+    out = str(tmp_path / "p" / "policy.pt")
+    sets = ["fit.method=q", "fit.init=trained", "fit.epochs=1", "fit.prior_weight=2", "fit.validation=0.4"]
+    assert distill.main(["--fit-data", folder, "--out", out, *sets]) == 0
+    combined, q = PPOAgent(out).policy, PPOAgent(str(tmp_path / "p" / "policy_q.pt")).policy
+    expected = 2 * start.logits(obs) + playouts_fit.Q_SCALE * q.logits(obs)
+    assert np.allclose(combined.logits(obs), expected, atol=1e-3)
+    report = json.loads((tmp_path / "p" / "policy_fit.json").read_text())
+    assert report["method"] == "q" and 0 <= report["combined"]["agreement"] <= 1
+    assert distill.main(["--fit-data", folder, "--out", out, "fit.method=q"]) == 2  # no init: a clear error

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import model_validator
 
@@ -48,10 +48,23 @@ from training.common.yaml_config import (
 from training.distill.data import DataSettings
 from training.evaluation.config import EvalConfig, check_eval_rules
 
+FIT_METHODS = ("imitate", "q")
+
 
 class FitSettings(Section):
     """How the network is fitted to the labels."""
 
+    method: Literal[FIT_METHODS] = setting(
+        "imitate",
+        "'imitate': cross-entropy to the search's move distribution (the targets below); 'q': a Q-network (init's "
+        "hidden layers, a fresh head) regressed on the search's values less its prior, added to init's logits "
+        "(prior_weight tricks per unit of logit) in one exact network: the search's own rule, argmax of value "
+        "plus prior, without the search (needs init; epochs, learning_rate, suit_augment and seed as below, the rest "
+        "unused)",
+    )
+    prior_weight: Number = setting(
+        1.0, "method q: tricks per unit of init's logits in the combined policy (the search's prior: 1)", ge=0
+    )
     net_arch: Sizes = setting(lambda: [512, 256], "hidden layer widths (ReLU); ignored with init")
     init: Text = setting("", "start from this policy (a policy file, or 'trained'): its layers and activation")
     play_only: Flag = setting(
@@ -173,6 +186,12 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
                 "set of a run is labelled with the rules of its fit",
             )
     check_eval_rules(cfg.eval, RuleSet.from_any(cfg.data.rules), source)
+    if cfg.fit.method == "q" and not cfg.fit.init:
+        raise config_error(
+            source,
+            "fit.init",
+            "fit.init: method q adds a Q-network to a policy's logits; name that policy (a policy file or 'trained')",
+        )
     if cfg.dagger_rollout not in DAGGER_ROLLOUTS:
         raise config_error(
             source,

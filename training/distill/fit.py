@@ -153,13 +153,19 @@ def split_shards(n_shards: int, share: float, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).permutation(n_shards)[:k])
 
 
-def _folder_rules(folder: str) -> str | None:
-    """The rule preset a data folder was labelled with (its ``meta.json``, read within bounds: a damaged one is
-    a one-line ValueError), or None if it records none."""
+def _folder_settings(folder: str) -> dict[str, Any] | None:
+    """The data settings a folder was labelled with (its ``meta.json``, read within bounds: a damaged one is a
+    one-line ValueError), or None if it records none."""
     path = os.path.join(folder, "meta.json")
     meta = read_json(path, "a data folder's meta.json", distill_data.MAX_META_BYTES) if os.path.lexists(path) else {}
     settings = meta.get("settings") if isinstance(meta, dict) else None
-    return settings.get("rules") if isinstance(settings, dict) else None
+    return settings if isinstance(settings, dict) else None
+
+
+def _folder_rules(folder: str) -> str | None:
+    """The rule preset a data folder was labelled with, or None if it records none."""
+    settings = _folder_settings(folder)
+    return settings.get("rules") if settings else None
 
 
 def _load_split(
@@ -560,6 +566,143 @@ def fit(
     return net, {"train_decisions": int(len(obs)), "corrected_share": corrections, "history": history}
 
 
+# ---------------------------------------------------------------- method q: the search's values, not its moves
+
+
+def _folders_prior(folders: list[str]) -> tuple[float, str | None]:
+    """The prior and rollout policy file of the search that labelled ``folders`` (their ``meta.json``; one for
+    all: a ValueError if they differ)."""
+    found = set()
+    for folder in folders:
+        settings = _folder_settings(folder)
+        if settings is None:
+            raise ValueError(f"{folder}: its meta.json records no search settings; fit.method q needs them")
+        prior = float(settings.get("prior") or 0.0)
+        policy = distill_data.rollout_policy_file(DataSettings(**settings)) if prior else None
+        found.add((prior, policy))
+    if len(found) > 1:
+        raise ValueError(f"the data folders were labelled by searches with different priors {sorted(found)}")
+    return found.pop()
+
+
+def _log_probs(policy: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) -> np.ndarray:
+    """``policy``'s log-probabilities of the legal moves ([n, A], -inf elsewhere; float64)."""
+    out = np.empty(legal.shape, dtype=np.float64)
+    for start in range(0, len(obs), batch):
+        logits = policy.logits(obs[start : start + batch]).astype(np.float64)
+        logits[~legal[start : start + batch]] = -np.inf
+        top = logits.max(axis=1, keepdims=True)
+        out[start : start + batch] = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+    return out
+
+
+def search_value_rows(
+    train: dict[str, np.ndarray], valid: dict[str, np.ndarray], folders: list[str], init: str, rules: RuleSet
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The searched decisions of ``train`` and ``valid`` as rows of the play-out fit
+    (:func:`training.playouts.fit.fit_rows`) and the indices of each: ``values`` the search's mean play-out
+    balance of each legal move (its labelled values less ``prior`` times the rollout policy's log-probability),
+    ``policy_move`` the move of ``init`` (the policy the Q-network is added to)."""
+    prior, rollout = _folders_prior(folders)
+    start_policy, _ = _playing_policy(_policy_path(init, rules), rules, "fit.init")
+    rollout_policy = _playing_policy(rollout, rules, "data.rollout_policy")[0] if prior else None
+    parts = []
+    for data in (train, valid):
+        keep = data["searched"] if data else np.zeros(0, dtype=bool)
+        if not keep.any():
+            parts.append(None)
+            continue
+        obs = distill_data.unpack_observations(data["bits"][keep], data["scalars"][keep])
+        legal = _legal(data)[keep]
+        values = data["values"][keep].astype(np.float64)
+        if rollout_policy is not None:
+            values = values - prior * _log_probs(rollout_policy, obs, legal)
+        own = _log_probs(start_policy, obs, legal).argmax(axis=1)
+        parts.append(
+            {
+                "obs": obs.astype(np.float16),
+                "mask": legal.astype(np.int8),
+                "values": np.where(legal, values, np.nan).astype(np.float32),
+                "phase": observed_phases(obs, rules.num_players).astype(np.int8),
+                "policy_move": own.astype(np.int64),
+                "target": data["target"][keep].astype(np.int64),  # the search's move
+            }
+        )
+    if parts[0] is None:
+        raise ValueError("fit.method q: the training data holds no searched decision (data.search: false?)")
+    sizes = [0 if p is None else len(p["obs"]) for p in parts]
+    rows = {name: np.concatenate([p[name] for p in parts if p is not None]) for name in parts[0]}
+    return rows, np.arange(sizes[0]), np.arange(sizes[0], sizes[0] + sizes[1])
+
+
+def fit_search_values(
+    train: dict[str, np.ndarray],
+    valid: dict[str, np.ndarray],
+    folders: list[str],
+    settings: FitSettings,
+    seed: int,
+    out: str,
+    rules: RuleSet | str,
+    log: Log = None,
+) -> dict[str, Any]:
+    """``fit.method: q``: a Q-network fitted on the search's values (:func:`search_value_rows`; written beside
+    ``out`` as ``<out>_q.pt``), then ``out``: ``settings.prior_weight`` times ``settings.init``'s logits plus the
+    Q-network's values in tricks, one exact network (:func:`training.playouts.fit.combine`). Returns the fit's
+    report (the held-out gain, by the search's values, of the combined move over init's)."""
+    from training.playouts.fit import combine, fit_rows
+
+    rules = RuleSet.from_any(rules)
+    rows, train_rows, held = search_value_rows(train, valid, folders, settings.init, rules)
+    q_path = os.path.splitext(out)[0] + "_q.pt"
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    say = log or distill_data.say
+    say(f"method q: a Q-network on {len(train_rows)} searched decisions ({len(held)} held out)")
+    report = fit_rows(
+        rows,
+        train_rows,
+        held,
+        rules,
+        _policy_path(settings.init, rules),
+        q_path,
+        settings.epochs,
+        settings.learning_rate,
+        seed,
+        valued="the search's play-out balance",
+        log=say,
+        renamings=symmetry.index_tables(rules) if settings.suit_augment else None,
+    )
+    combine(_policy_path(settings.init, rules), q_path, settings.prior_weight, out)
+    report = {"method": "q", "train_decisions": int(len(train_rows)), "q_network": q_path, **(report or {})}
+    if len(held):
+        report["combined"] = _combined_report(out, rows, held, rules)
+        c = report["combined"]
+        say(
+            f"held out: the combined policy keeps init's move in {c['same_as_init']:.1%}, takes the search's in "
+            f"{c['agreement']:.1%} (init {c['init_agreement']:.1%}); gain over init's move by the search's values "
+            f"{c['gain']:+.4f} +- {c['half_width']:.4f} tricks a decision"
+        )
+    return report
+
+
+def _combined_report(path: str, rows: dict[str, np.ndarray], held: np.ndarray, rules: RuleSet) -> dict[str, float]:
+    """The held-out figures of the combined policy at ``path``: its agreement with the search's move (and
+    init's), the share of init's moves it keeps, its gain over init's move by the search's values."""
+    policy, _ = _playing_policy(path, rules, "the combined policy")
+    legal = rows["mask"][held].astype(bool)
+    choice = _log_probs(policy, rows["obs"][held].astype(np.float32), legal).argmax(axis=1)
+    own, target, values = rows["policy_move"][held], rows["target"][held], rows["values"][held]
+    at = np.arange(len(held))
+    gain = values[at, choice] - values[at, own]
+    return {
+        "decisions": int(len(held)),
+        "agreement": float((choice == target).mean()),
+        "init_agreement": float((own == target).mean()),
+        "same_as_init": float((choice == own).mean()),
+        "gain": float(gain.mean()),
+        "half_width": float(1.96 * gain.std() / np.sqrt(len(held))),
+    }
+
+
 # ---------------------------------------------------------------- the run
 
 
@@ -656,21 +799,25 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
             started = time.perf_counter()
-            checkpoint = os.path.join(run_dir, CHECKPOINTS, f"fit_r{round_}.pt")
-            net, report = fit(
-                train, valid, config.fit, config.seed + round_, log=log, checkpoint=checkpoint, rules=config.data.rules
-            )
+            seed = config.seed + round_
+            if config.fit.method == "q":
+                report = fit_search_values(train, valid, folders, config.fit, seed, policy_path, config.data.rules, log)
+            else:
+                checkpoint = os.path.join(run_dir, CHECKPOINTS, f"fit_r{round_}.pt")
+                net, report = fit(
+                    train, valid, config.fit, seed, log=log, checkpoint=checkpoint, rules=config.data.rules
+                )
+                os.makedirs(os.path.dirname(policy_path), exist_ok=True)
+                export_policy(
+                    to_numpy_policy(net),
+                    policy_path,
+                    rules=config.data.rules,
+                    trainer="training.distill",
+                    round=round_,
+                    train_decisions=report["train_decisions"],
+                )
             report["fit_seconds"] = time.perf_counter() - started
             report["label_seconds"] = label_seconds
-            os.makedirs(os.path.dirname(policy_path), exist_ok=True)
-            export_policy(
-                to_numpy_policy(net),
-                policy_path,
-                rules=config.data.rules,
-                trainer="training.distill",
-                round=round_,
-                train_decisions=report["train_decisions"],
-            )
             write_json(report_path, report)
         summary["rounds"].append({"round": round_, "policy": policy_path, **report})
     final = summary["policy"] = os.path.join(run_dir, FINAL_POLICY)
@@ -694,18 +841,21 @@ def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = 
     train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules)
     log(f"fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out) from {folders}")
     started = time.perf_counter()
-    net, report = fit(train, valid, config.fit, config.seed, log=log, rules=config.data.rules)
+    if config.fit.method == "q":
+        report = fit_search_values(train, valid, folders, config.fit, config.seed, out, config.data.rules, log)
+    else:
+        net, report = fit(train, valid, config.fit, config.seed, log=log, rules=config.data.rules)
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        export_policy(
+            to_numpy_policy(net),
+            out,
+            rules=config.data.rules,
+            trainer="training.distill",
+            train_decisions=report["train_decisions"],
+        )
     report["fit_seconds"] = time.perf_counter() - started
     report["data"] = list(folders)
     report["fit_settings"] = config.fit.model_dump()
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    export_policy(
-        to_numpy_policy(net),
-        out,
-        rules=config.data.rules,
-        trainer="training.distill",
-        train_decisions=report["train_decisions"],
-    )
     write_json(os.path.splitext(out)[0] + "_fit.json", report)
     log(f"policy: {out}")
     return report

@@ -144,32 +144,64 @@ def fit(
     game: +1; one that another seat wins: -1 shared by the losers; otherwise 0). Returns the held-out figures
     (``{"held_out": N, "gains": [{margin, type, decisions, mean, half_width, changed}, ...]}``), or None when
     ``stop()`` ended the fit (nothing written)."""
+    rows, train, held, ruleset = load_rows(data, results=game_weight > 0)
+    rows["values"] = move_values(rows, game_weight, data)
+    valued = f"balance + {game_weight:g} x result reward" if game_weight else "balance"
+    return fit_rows(rows, train, held, ruleset, init, out, epochs, learning_rate, seed, valued, fresh_head, log, stop)
+
+
+def fit_rows(
+    rows: dict[str, np.ndarray],
+    train: np.ndarray,
+    held: np.ndarray,
+    ruleset: RuleSet,
+    init: str,
+    out: str,
+    epochs: int,
+    learning_rate: float,
+    seed: int,
+    valued: str = "balance",
+    fresh_head: bool = True,
+    log: Log = write_line,
+    stop: Stop = _never,
+    renamings: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any] | None:
+    """:func:`fit` on rows already loaded (:func:`~training.playouts.data.load_rows`' layout; ``values`` each
+    move's value in tricks, ``valued`` saying what it is): ``train`` and ``held`` index them. Also the fit of a
+    search's values (training/distill, ``fit.method: q``). ``renamings``: gather tables of the rule set's suit
+    renamings (observation [k, O], actions [k, A]; training.distill.symmetry.index_tables), one drawn for each
+    training row of each batch."""
+    if len(train) < FIT_BATCH:
+        raise PlayoutsError(f"fit: {len(train)} training decisions, fewer than one batch of {FIT_BATCH}")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    rows, train, held, ruleset = load_rows(data, results=game_weight > 0)
-    if len(train) < FIT_BATCH:
-        raise PlayoutsError(
-            f"fit: {len(train)} training decisions in {', '.join(data)}, fewer than one batch of {FIT_BATCH}"
-        )
-    rows["values"] = move_values(rows, game_weight, data)
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"])
     values /= Q_SCALE  # balances run about -8..+8
     net = _network(init, fresh_head=fresh_head, rules=ruleset)
 
+    tables = None if renamings is None else tuple(torch.from_numpy(t.astype(np.int64)) for t in renamings)
+
     def batches():
         for idx in _batch_rows(rng, train, epochs, start, log):
             x, m = torch.from_numpy(rows["obs"][idx].astype(np.float32)), torch.from_numpy(legal[idx])
             y = torch.from_numpy(values[idx])
+            if tables is not None:
+                pick = torch.from_numpy(rng.integers(len(tables[0]), size=len(idx)))
+                x = torch.gather(x, 1, tables[0][pick])
+                m, y = torch.gather(m, 1, tables[1][pick]), torch.gather(y, 1, tables[1][pick])
             yield lambda x=x, m=m, y=y: ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
 
     start = time.time()
     if not _train(net, batches(), epochs * (len(train) // FIT_BATCH), learning_rate, stop):
         return None
-    report: dict[str, Any] = {"held_out": len(held), "gains": []}
+    report: dict[str, Any] = {
+        "held_out": len(held),
+        "gains": [],
+        "suit_renamings": 0 if tables is None else len(tables[0]),
+    }
     own, kinds, real = rows["policy_move"][held].astype(np.int64), rows["phase"][held], rows["values"][held]
-    valued = f"balance + {game_weight:g} x result reward" if game_weight else "balance"
-    print(f"held out: {len(held)} decisions; real-deal gain ({valued}) of the Q-network's move over the policy's:")
+    print(f"held out: {len(held)} decisions; gain ({valued}) of the Q-network's move over the policy's:")
     for margin in (0.0, 0.1, 0.2):
         choice = _q_moves(net, rows["obs"][held], legal[held], own, margin)
         gain = real[np.arange(len(held)), choice] - real[np.arange(len(held)), own]
@@ -192,7 +224,7 @@ def fit(
                         "changed": float(changed),
                     }
                 )
-                if game_weight:
+                if "results" in rows:  # a fit for the game (game_weight > 0)
                     results = rows["results"][held]
                     won = results[np.arange(len(held)), choice] - results[np.arange(len(held)), own]
                     half = 1.96 * won[sel].std() / np.sqrt(sel.sum())
