@@ -37,6 +37,15 @@ policy``) every decision type (``data.search_decisions: all``), starting from th
 which also plays the round's hands: the policy's own search labels the positions the policy reaches. The
 validation then reports the regret of the exchange, trump and discard decisions too.
 
+A strong start is kept by ``fit.method: q`` (``configs/distill_four_v2.yaml``): instead of fitting the start
+policy to the search's moves, a Q-network (the start's hidden layers, a fresh head) is regressed on the search's
+values less its prior (``data.prior`` times the rollout policy's log-probabilities: what is left is each move's
+mean play-out balance over the sampled deals) by :func:`training.playouts.fit.fit_rows`, and the policy written
+is ``fit.prior_weight`` times the start's logits plus the Q-network in tricks, one exact network
+(:func:`training.playouts.fit.combine`): the search's own decision rule without the search. Its report gives,
+on the held-out searched decisions, how often the combined policy keeps the start's move and takes the search's,
+and its gain over the start's move by the search's values.
+
 Every rule set distils the same way (``data.rules``, a preset): the network takes that rule set's observation
 (``observation_size(rules)``: 789, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
 and gives one logit per action (``rules.num_actions``), the suit renamings are that rule set's symmetries
