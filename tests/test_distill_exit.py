@@ -304,12 +304,15 @@ def test_method_q_fits_the_search_values_less_the_prior_and_adds_them_to_init(tm
     from training.playouts import fit as playouts_fit
 
     folder = str(tmp_path / "data")
-    settings = DataSettings(seed=5, samples=2, chunk_hands=1, exchange_start=0.0, rollout="policy", prior=0.5)
+    small = os.path.join(POLICY_DIR, "standard_v4.pt")  # [512, 256]: the rollout policy and init, cheaper than v7
+    settings = DataSettings(
+        seed=5, samples=2, chunk_hands=1, exchange_start=0.0, rollout="policy", rollout_policy=small, prior=0.5
+    )
     distill_data.generate(folder, 2, settings, log=_quiet)
     data = distill_data.load(folder)
-    rows, train, held = distill.search_value_rows(data, {}, [folder], "trained", STANDARD)
+    rows, train, held = distill.search_value_rows(data, {}, [folder], small, STANDARD)
     assert len(held) == 0 and len(train) == int(data["searched"].sum()) > 0
-    start = PPOAgent(trained_policy(STANDARD)).policy  # the rollout policy and init, both the shipped one
+    start = PPOAgent(small).policy
     obs, legal = rows["obs"].astype(np.float32), rows["mask"].astype(bool)
     logp = distill._log_probs(start, obs, legal)
     labelled = data["values"][data["searched"]].astype(np.float64)
@@ -319,7 +322,7 @@ def test_method_q_fits_the_search_values_less_the_prior_and_adds_them_to_init(tm
 
     monkeypatch.setattr(playouts_fit, "FIT_BATCH", 8)  # a batch the few decisions fill
     out = str(tmp_path / "p" / "policy.pt")
-    sets = ["fit.method=q", "fit.init=trained", "fit.epochs=1", "fit.prior_weight=2", "fit.validation=0.4"]
+    sets = ["fit.method=q", f"fit.init={small}", "fit.epochs=1", "fit.prior_weight=2", "fit.validation=0.4"]
     assert distill.main(["--fit-data", folder, "--out", out, *sets]) == 0
     combined, q = PPOAgent(out).policy, PPOAgent(str(tmp_path / "p" / "policy_q.pt")).policy
     expected = 2 * start.logits(obs) + playouts_fit.Q_SCALE * q.logits(obs)
