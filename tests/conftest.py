@@ -54,10 +54,14 @@ SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps 
 
 
 # Parallel runs (pytest-xdist, ``-n auto`` in pyproject.toml, ``--dist loadgroup``): a group runs on one worker.
-# Every test that starts Ray is in one group (two Ray instances at once would fight over the 2 cores and ports),
-# and a file whose module-scoped fixture is expensive (a training run, a browser, a web server) keeps its tests
-# together so that the fixture is built once.
-RAY_MODULES = {"test_rllib.py", "test_ray_eval.py", "test_ray_cluster.py"}
+# Every test that starts Ray is in one group (two Ray instances at once would fight over the 2 cores and ports,
+# and the cluster module would build its cluster once per worker), the worker-kill tests are one group (their
+# deadlines assume no other kill test beside them), and a file whose module-scoped fixture is expensive (a
+# training run, a browser, a web server) keeps its tests together so that the fixture is built once. The groups
+# are decided here from the test's node id by the scheduler below (pytest_xdist_make_scheduler), not by
+# ``xdist_group`` marks: pytest-xdist 3.8 puts a mark's group into ``item._nodeid``, which pytest 9.2 no longer
+# reads, so on that pair of versions every mark-based group was silently split across the workers.
+RAY_MODULES = {"test_rllib.py", "test_ray_eval.py", "test_ray_cluster.py", "test_ray_connect.py"}
 SHARED_FIXTURE_MODULES = {
     "test_checkpoint.py",
     "test_browser.py",
@@ -65,6 +69,9 @@ SHARED_FIXTURE_MODULES = {
     "test_vector_state.py",
     "test_web.py",
 }
+GROUPED_MODULES = {**dict.fromkeys(RAY_MODULES, "ray"), **{m: m for m in SHARED_FIXTURE_MODULES}}
+GROUPED_MODULES["test_workers.py"] = "worker_kills"
+GROUPED_TESTS = {"test_tournament.py::test_workers_and_ray_give_the_leaderboard_of_one_process": "ray"}  # local_ray
 # No test starts numba's background compile of the env kernels (sm_env.compiled.readiness): a test that needs the
 # kernels compiles them itself (CI compiles them first, `sergeant-major compile`); tests/test_readiness.py turns it on.
 os.environ.setdefault("SM_ENV_BACKGROUND_COMPILE", "0")
@@ -92,6 +99,26 @@ def pytest_sessionfinish(session):
     gc.freeze()
 
 
+def scheduling_group(nodeid: str) -> str:
+    """The scheduling group of a test: its group above, else the test alone (its node id)."""
+    path, _, name = nodeid.partition("::")
+    module = path.rsplit("/", 1)[-1]
+    return GROUPED_MODULES.get(module) or GROUPED_TESTS.get(f"{module}::{name.split('[')[0].split('@')[0]}") or nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: xdist's load-scope scheduling with the groups of :func:`scheduling_group`."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scheduling_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
 def pytest_ignore_collect(collection_path, config):
     """With exactly ``-m "not slow"``, the slow files are not even imported (Ray, torch and SB3 take seconds)."""
     if config.getoption("markexpr", "").strip() == "not slow" and collection_path.name in SLOW_MODULES:
@@ -101,17 +128,15 @@ def pytest_ignore_collect(collection_path, config):
 
 def pytest_collection_modifyitems(config, items):
     """Mark the tests named above ``slow``. A name that its file does not define is an error (a renamed test
-    would otherwise drop out of the list unnoticed)."""
+    would otherwise drop out of the list unnoticed), and so is a test that starts Ray outside the Ray group."""
     checked = set()
     for item in items:
         module = item.path.name
         names = SLOW_TESTS.get(module, set())
         if module in SLOW_MODULES or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)
-        if module in RAY_MODULES or "local_ray" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("ray"))
-        elif module in SHARED_FIXTURE_MODULES:
-            item.add_marker(pytest.mark.xdist_group(module))
+        if "local_ray" in getattr(item, "fixturenames", ()) and scheduling_group(item.nodeid) != "ray":
+            raise pytest.UsageError(f"tests/conftest.py: {item.nodeid} starts Ray; add it to GROUPED_TESTS")
         if names and module not in checked and getattr(item, "module", None) is not None:
             checked.add(module)
             missing = sorted(n for n in names if not hasattr(item.module, n))

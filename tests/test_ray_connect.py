@@ -23,6 +23,16 @@ from training.common import ray_cluster  # noqa: E402
 from training.common.ray_cluster import RayConnectError, connect, connect_seconds, probe, split_address  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _not_connected():
+    """Each test starts unconnected (``connect`` keeps a connection this process already has): the Ray group's
+    worker (tests/conftest.py) may hold the local instance of an earlier test."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port with nothing listening (bound, then closed)."""

@@ -36,9 +36,8 @@ if __name__ == "__main__":
     print(" ".join(str(pid) for pid in alive), flush=True)
     time.sleep(120)
 """
-# One at a time (pytest-xdist --dist loadgroup): two of these side by side, each killing a parent and its
-# workers, failed now and then on 2 busy cores; one after the other they pass.
-pytestmark = pytest.mark.xdist_group("worker_kills")
+# One at a time (the group "worker_kills" of tests/conftest.py): two of these side by side, each killing a parent
+# and its workers, failed now and then on 2 busy cores; one after the other they pass.
 GONE_WITHIN = 4.0  # seconds after the parent's death (the watchdog looks every 0.5 s)
 
 
