@@ -72,3 +72,17 @@ def test_eval_command_line_takes_ray(local_ray, tmp_path, capsys):
     )
     assert code == 0
     assert (out / "results.json").exists() or any(p.suffix == ".json" for p in out.iterdir())
+
+
+def test_a_connected_process_refuses_another_cluster_and_keeps_its_own(local_ray):
+    from training.common.ray_cluster import RayConnectError, connect
+
+    current = local_ray.get_runtime_context().gcs_address
+    other = f"127.0.0.1:{int(current.rpartition(':')[2]) % 65535 + 1}"
+    with pytest.raises(
+        RayConnectError, match=rf"--ray {other}: this process is already connected to the Ray cluster at {current}"
+    ):
+        connect(other, "installed")
+    connect(current, "installed")  # its own cluster, and no address: the connection kept
+    connect(None, "installed")
+    assert local_ray.is_initialized() and local_ray.get_runtime_context().gcs_address == current

@@ -215,8 +215,10 @@ def connect(
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> None:
     """Join the cluster at ``address``, or start a local instance (``num_cpus``, no dashboard); ``code``: how
-    the code reaches the nodes (module docstring). Does nothing if this process is connected already. Joining
-    takes at most about ``connect_timeout`` seconds, else raises :class:`RayConnectError` (module docstring)."""
+    the code reaches the nodes (module docstring). Does nothing if this process is connected already, unless
+    ``address`` names another cluster (a HOST:PORT whose port is not the connected head's): that raises
+    :class:`RayConnectError` rather than run the job where it was not asked to. Joining takes at most about
+    ``connect_timeout`` seconds, else raises :class:`RayConnectError` (module docstring)."""
     if code not in CODE_MODES:
         raise ValueError(f"--ray-code must be one of {', '.join(CODE_MODES)}, got {code!r}")
     if not connect_timeout > 0:
@@ -226,6 +228,7 @@ def connect(
     except ImportError:
         raise RayConnectError(RAY_MISSING) from None
     if ray.is_initialized():
+        _check_connected_to(ray, address)
         return
     target = address or os.environ.get("RAY_ADDRESS") or None
     if target == "local":
@@ -242,6 +245,20 @@ def connect(
     # (a token on this machine turns token authentication on, as for "auto")
     init = {"address": address or None, "runtime_env": env, "log_to_driver": False}
     _init_bounded(ray, target, left, connect_timeout, **init)
+
+
+def _check_connected_to(ray: Any, address: str | None) -> None:
+    """Raise :class:`RayConnectError` if ``address`` (HOST:PORT) is not the cluster this process is connected to,
+    by port (a host has several names; Ray Client's ray:// port is not the head's, so those are not compared)."""
+    if not address or address in ("auto", "local") or address.startswith("ray://"):
+        return
+    _, _, port = split_address(address)
+    current = ray.get_runtime_context().gcs_address
+    if current and current.rpartition(":")[2] != str(port):
+        raise RayConnectError(
+            f"--ray {address}: this process is already connected to the Ray cluster at {current}; run the job in a "
+            "new process, or call ray.shutdown() first"
+        )
 
 
 @dataclass(frozen=True)
