@@ -404,3 +404,17 @@ def test_random_legal_picks_the_kth_legal_action_of_each_row() -> None:
         k.random_legal(mask, state, out)
         assert out.tolist() == expected and np.array_equal(state, expected_state)
         assert out[0] == -1 and out[1] == width - 1
+
+
+def test_views_and_one_broadcast_seat_reach_the_kernels_as_the_contiguous_arrays_they_are_compiled_for() -> None:
+    """A slice of rows or one seat for every row gives the same observation as the plain arrays, and reaches the
+    kernels as C-contiguous writable int64 arrays (else numba compiles a second specialisation on first use)."""
+    games = VectorGame(6, seed=4)
+    games.reset()
+    every = np.arange(6, dtype=np.int64)
+    view, plain = every[::2], np.array([0, 2, 4], dtype=np.int64)
+    np.testing.assert_array_equal(games.observe(rows=view, seats=1), games.observe(rows=plain, seats=[1, 1, 1]))
+    np.testing.assert_array_equal(games.full_state(rows=view, seats=2), games.full_state(rows=plain, seats=[2] * 3))
+    for kernel in (k.observe_games, k.full_state_games):
+        layouts = [str(signature) for signature in kernel.signatures]
+        assert layouts and not any("'A'" in text or "True, aligned" in text for text in layouts), layouts

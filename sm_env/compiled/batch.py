@@ -297,7 +297,9 @@ class VectorGame:
                 ) from None
         if len(seats) and (seats.min() < -1 or seats.max() >= self.num_players):
             raise ValueError(f"seats must be {self._seat_words} (or -1: the player to act)")
-        return rows, seats
+        # the kernels are compiled for C-contiguous, writable int64 arrays: a view, a slice or one broadcast seat
+        # (read-only) would otherwise compile another specialisation of them (a minute or more on first use)
+        return np.require(rows, np.int64, ["C", "W"]), np.require(seats, np.int64, ["C", "W"])
 
     @property
     def _seat_words(self) -> str:
