@@ -78,6 +78,7 @@ os.environ.setdefault("SM_ENV_BACKGROUND_COMPILE", "0")
 MAX_WORKERS = 4  # -n auto: one worker a core, at most this many (each imports torch and numba's kernels)
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist (-p no:xdist) not an error
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker a core (os.sched_getaffinity where the OS has it), at most MAX_WORKERS."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -106,6 +107,7 @@ def scheduling_group(nodeid: str) -> str:
     return GROUPED_MODULES.get(module) or GROUPED_TESTS.get(f"{module}::{name.split('[')[0].split('@')[0]}") or nodeid
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist (-p no:xdist) not an error
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup``: xdist's load-scope scheduling with the groups of :func:`scheduling_group`."""
     if config.getvalue("dist") != "loadgroup":
