@@ -403,6 +403,13 @@ def test_command_line_run_resume_and_evaluate(tmp_path, capsys):
     assert main(["--evaluate", str(run / "final_model.zip"), "--eval-config", str(eval_config)]) == 0
     assert "random     all" in capsys.readouterr().out
     assert main(["--evaluate", str(tmp_path / "nope.zip"), "--eval-config", str(eval_config)]) == 2
+    assert "no such policy file, and not an agent spec" in capsys.readouterr().err
+    # a .pt policy file and any agent spec are evaluated the same way
+    for policy in (str(run / "final_policy.pt"), f"ppo:{run / 'final_policy.pt'}", "heuristic"):
+        assert main(["--evaluate", policy, "--eval-config", str(eval_config)]) == 0, policy
+        assert "random     all" in capsys.readouterr().out
+    assert main(["--evaluate", "pimc:samples=0", "--eval-config", str(eval_config)]) == 2
+    assert "samples" in capsys.readouterr().err
 
 
 def test_eval_log_has_no_duplicate_after_a_kill_between_evaluation_and_checkpoint(tmp_path):

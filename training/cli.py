@@ -5,6 +5,7 @@
     sergeant-major train --resume runs/quickstart            # continue exactly where it stopped
     sergeant-major train --resume runs/quickstart --set train.total_timesteps=400000   # train longer
     sergeant-major train --evaluate runs/quickstart/final_model.zip --eval-config configs/eval.yaml
+    sergeant-major train --evaluate rllib:runs/rllib_quickstart/policy   # any agent spec, too
     sergeant-major train --config configs/rllib_quickstart.yaml [--address HEAD:6379]   # RLlib PPO on Ray
     sergeant-major train --config configs/selfplay.yaml    # self-play PPO, batched engine
     sergeant-major train --config configs/dmc.yaml         # deep Monte-Carlo, batched engine
@@ -26,7 +27,7 @@ import os
 import sys
 import time
 
-from agents.players.ppo_agent import PPOAgent
+from agents import KNOWN_AGENTS, make_opponent, parse_spec
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
 from training.common.run_config import CONFIG_KINDS
 from training.common.runs import Backend, add_run_arguments, run_command
@@ -130,7 +131,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--address", default=None, help="rllib: Ray cluster address (default: a local Ray instance)")
     add_code_argument(parser)
     parser.add_argument(
-        "--evaluate", metavar="POLICY", help="only evaluate a policy file (no training), with --eval-config settings"
+        "--evaluate",
+        metavar="POLICY",
+        help="only evaluate a policy (no training), with --eval-config settings: a policy file (final_model.zip, "
+        "final_policy.pt) or any agent spec (rllib:RUN/policy, trained, search, ...)",
     )
     parser.add_argument(
         "--eval-config",
@@ -164,6 +168,20 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(backend(name, prog), build_parser(prog), argv)
 
 
+def evaluated_spec(policy: str) -> str:
+    """The agent spec ``--evaluate POLICY`` plays: a policy file (what ``ppo:`` loads: the ``.pt`` of the vector
+    and DMC trainers, SB3's ``.zip``) becomes ``ppo:FILE``; anything else must be an agent spec (``rllib:RUN/policy``,
+    ``ppo:FILE``, ``trained``, ``search``, ``pimc:...``)."""
+    if os.path.isfile(policy):
+        return f"ppo:{policy}"
+    if parse_spec(policy)[0] not in {known.split(":")[0] for known in KNOWN_AGENTS}:
+        raise ConfigError(
+            f"--evaluate {policy!r}: no such policy file, and not an agent spec; give a policy file (final_model.zip, "
+            f"final_policy.pt) or a spec ({', '.join(k for k in KNOWN_AGENTS if k != 'human')})"
+        )
+    return policy
+
+
 def evaluate_main(policy: str | None, eval_config: str | None, overrides: list[str]) -> int:
     """``--evaluate POLICY``: the final-evaluation table of a trained policy."""
     try:
@@ -173,14 +191,13 @@ def evaluate_main(policy: str | None, eval_config: str | None, overrides: list[s
         path = policy or spec.policy
         if not path:
             raise ConfigError("no policy to evaluate: give --evaluate PATH or 'policy:' in the eval config")
-        if not os.path.isfile(path):
-            raise ConfigError(f"policy file not found: {path}")
-        PPOAgent(path)  # validates the file before any game is played
+        agent = evaluated_spec(path)
+        make_opponent(agent)  # validates the file or spec before any game is played
     except (ConfigError, ValueError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    results = evaluate_against(f"ppo:{path}", spec.eval, spec.rules, spec.eval.final_deals)
+    results = evaluate_against(agent, spec.eval, spec.rules, spec.eval.final_deals)
     print(
         f"{path}: duplicate evaluation, {spec.eval.final_deals} deals x 3 roles, mode {spec.eval.mode} "
         f"({time.perf_counter() - started:.0f} s)"
