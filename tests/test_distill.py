@@ -176,6 +176,7 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
         "hard_weight": 0.25,
         "value_coef": 0.25,
         "validation": 0.03,
+        "train_share": 1.0,
         "threads": 1,
         "suit_augment": True,
         "other_teacher": "agents/policies/standard_v0.pt",
@@ -315,6 +316,20 @@ def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path)
     assert os.path.isfile(out) and os.path.isfile(str(tmp_path / "p" / "policy_fit.json"))
     assert distill.main(["--fit-data", str(tmp_path / "missing"), "--out", out]) == 2  # a clear error, no traceback
     assert distill.main(["--fit-data", folder]) == 2  # --out is required
+
+
+def test_train_share_fits_the_first_training_shards_and_keeps_the_held_out_ones(tmp_path, capsys):
+    folder = str(tmp_path / "data")
+    distill_data.generate(folder, 6, TINY, log=lambda *_: None)
+    held = distill.split_shards(6, 0.2, 7).tolist()  # one shard of the six
+    rows = [len(distill_data.read_shard(os.path.join(folder, n))["target"]) for n in distill_data.shard_names(folder)]
+    fitted = [i for i in range(6) if i not in held]
+    for share, kept in ((1.0, 5), (0.5, 3), (0.1, 1)):
+        train, valid = distill._load_split([folder], 0.2, 7, train_share=share)
+        assert len(valid["target"]) == sum(rows[i] for i in held)
+        assert len(train["target"]) == sum(rows[i] for i in fitted[:kept]), share
+    assert distill.main(["--fit-data", folder, "--out", str(tmp_path / "p.pt"), "fit.train_share=0"]) == 2
+    assert "fit.train_share: must be in (0, 1], got 0" in capsys.readouterr().err
 
 
 def test_every_shipped_policy_loads_and_trained_is_the_latest():

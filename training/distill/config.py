@@ -86,6 +86,13 @@ class FitSettings(Section):
     )
     value_coef: Number = setting(0.25, "weight of the value-head loss (balance / 4, squared error)", ge=0)
     validation: Number = setting(0.05, "share of shards held out", ge=0, lt=0.5)
+    train_share: Number = setting(
+        1.0,
+        "share of each folder's training shards fitted (the first ones; the held-out shards stay the same): a "
+        "learning curve over the number of labels",
+        gt=0,
+        le=1,
+    )
     threads: Whole = setting(1, "torch threads", gt=0)
     suit_augment: Flag = setting(
         True, "each sample seen under a random renaming of the suits (training.distill.symmetry)"

@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import math
 import os
 import sys
 import time
@@ -178,11 +179,12 @@ def _folder_rules(folder: str) -> str | None:
 
 
 def _load_split(
-    folders: list[str], share: float, seed: int, rules: RuleSet | str | None = None
+    folders: list[str], share: float, seed: int, rules: RuleSet | str | None = None, train_share: float = 1.0
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The shards of ``folders``, split into training and validation decisions. With ``rules`` (the fit's), a
     folder labelled with other rules (its ``meta.json``) is a ValueError, and a shard of another shape a
-    :class:`~training.distill.data.ShardError`, each one line naming both."""
+    :class:`~training.distill.data.ShardError`, each one line naming both. ``train_share`` < 1 keeps the first
+    ``ceil(train_share x n)`` of each folder's ``n`` training shards (the held-out shards do not change)."""
     ruleset = RuleSet.from_any(rules) if rules is not None else None
     shape = PolicyShape.of(ruleset) if ruleset is not None else None
     train: list[dict[str, np.ndarray]] = []
@@ -199,7 +201,9 @@ def _load_split(
         if not names:
             raise ValueError(f"{folder}: no labelled shards")
         held = set(split_shards(len(names), share, seed).tolist())
-        shards += [(os.path.join(folder, name), i in held) for i, name in enumerate(names)]
+        fitted = [i for i in range(len(names)) if i not in held]
+        fitted = set(fitted[: math.ceil(train_share * len(fitted))])
+        shards += [(os.path.join(folder, name), i in held) for i, name in enumerate(names) if i in held | fitted]
     distill_data.check_total_rows([path for path, _ in shards])  # the whole set's size, before reading it
     for path, is_held in shards:
         part = distill_data.read_shard(path, shape)  # within bounds, or one clear error
@@ -538,7 +542,8 @@ def fit(
         targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
         log(f"anchored targets: {corrections:.1%} of the decisions corrected to pimc's move")
     parts = {"net": net, **_optimiser(net, settings, len(obs)), "rng": rng}
-    stamp = {"settings": settings.model_dump(), "seed": seed, "decisions": int(len(obs))}
+    # train_share is left out: the data it selects is in "decisions", and a checkpoint from before it stays valid
+    stamp = {"settings": settings.model_dump(exclude={"train_share"}), "seed": seed, "decisions": int(len(obs))}
     first_epoch = 0
     if checkpoint and os.path.exists(checkpoint):
         history, first_epoch = resume_fit_state(checkpoint, stamp, parts)
@@ -803,7 +808,9 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
             if not isinstance(report, dict):
                 raise ValueError(f"{report_path}: not a fit's report (a JSON object); delete it to fit the round again")
         else:
-            train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules)
+            train, valid = _load_split(
+                folders, config.fit.validation, config.seed, config.data.rules, config.fit.train_share
+            )
             log(
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
             )
@@ -847,7 +854,7 @@ def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = 
     for folder in folders:
         if not os.path.isdir(folder):
             raise ValueError(f"data folder not found: {folder}")
-    train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules)
+    train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules, config.fit.train_share)
     log(f"fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out) from {folders}")
     started = time.perf_counter()
     if config.fit.method == "q":
