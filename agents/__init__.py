@@ -143,6 +143,7 @@ KNOWN_AGENTS = (
 )
 
 __all__ = [
+    "AGENT_KINDS",
     "AGENT_PARAMS",
     "Agent",
     "AgentSpecError",
@@ -376,3 +377,6 @@ _FACTORIES: dict[str, Callable[[str, dict[str, str], int | None], Agent]] = {
     "rllib": _rllib,
     "mix": _mix,
 }
+
+AGENT_KINDS = frozenset(_FACTORIES)
+"""The kinds a spec may start with (``kind`` or ``kind:...``): the agents :func:`make_agent` builds."""

@@ -622,3 +622,9 @@ def test_make_agent_accepts_parameters_at_their_bounds():
     assert make_agent("pimc:bid=yes,kernel=off").bid and not make_agent("pimc:kernel=false").kernel
     assert make_agent("ismcts:iterations=100000").iterations == MAX_ITERATIONS  # the cap a time budget stops at
     assert make_agent("ismcts:c=0").c == 0 and make_agent("ismcts:c=10").c == 10
+
+
+def test_every_kind_named_in_known_agents_is_a_kind_make_agent_builds():
+    from agents import AGENT_KINDS, KNOWN_AGENTS
+
+    assert {known.split(":")[0] for known in KNOWN_AGENTS} == AGENT_KINDS

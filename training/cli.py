@@ -27,7 +27,7 @@ import os
 import sys
 import time
 
-from agents import KNOWN_AGENTS, make_opponent, parse_spec
+from agents import AGENT_KINDS, KNOWN_AGENTS, make_opponent, parse_spec
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
 from training.common.run_config import CONFIG_KINDS
 from training.common.runs import Backend, add_run_arguments, run_command
@@ -174,7 +174,7 @@ def evaluated_spec(policy: str) -> str:
     ``ppo:FILE``, ``trained``, ``search``, ``pimc:...``)."""
     if os.path.isfile(policy):
         return f"ppo:{policy}"
-    if parse_spec(policy)[0] not in {known.split(":")[0] for known in KNOWN_AGENTS}:
+    if parse_spec(policy)[0] not in AGENT_KINDS:
         raise ConfigError(
             f"--evaluate {policy!r}: no such policy file, and not an agent spec; give a policy file (final_model.zip, "
             f"final_policy.pt) or a spec ({', '.join(k for k in KNOWN_AGENTS if k != 'human')})"

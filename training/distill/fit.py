@@ -201,9 +201,9 @@ def _load_split(
         if not names:
             raise ValueError(f"{folder}: no labelled shards")
         held = set(split_shards(len(names), share, seed).tolist())
-        fitted = [i for i in range(len(names)) if i not in held]
-        fitted = set(fitted[: math.ceil(train_share * len(fitted))])
-        shards += [(os.path.join(folder, name), i in held) for i, name in enumerate(names) if i in held | fitted]
+        training = [i for i in range(len(names)) if i not in held]
+        kept = held | set(training[: math.ceil(train_share * len(training))])
+        shards += [(os.path.join(folder, name), i in held) for i, name in enumerate(names) if i in kept]
     distill_data.check_total_rows([path for path, _ in shards])  # the whole set's size, before reading it
     for path, is_held in shards:
         part = distill_data.read_shard(path, shape)  # within bounds, or one clear error
