@@ -113,8 +113,8 @@ def main() -> int:
 
     cluster = Cluster(initialize_head=True, head_node_args={**NODE, "num_cpus": 0, "include_dashboard": False})
     try:
-        ray.init(address=cluster.address, log_to_driver=False)
         options = RayOptions(address=cluster.address, code="installed", timeout=600)
+        options.connect()  # joined as --ray ADDRESS joins: on loopback
         for nodes in (1, 2):
             cluster.add_node(**NODE)
             cluster.wait_for_nodes(timeout=120)

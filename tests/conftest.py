@@ -148,14 +148,14 @@ def pytest_collection_modifyitems(config, items):
 
 def ray_test_environment() -> None:
     """What every Ray test runs under: no token authentication (that is for clusters), no usage report, and
-    every address on loopback (a test never leaves this machine; without the last, Ray rewrites 127.0.0.1 to
-    the machine's network address)."""
+    every address on loopback (a test never leaves this machine; without it, Ray rewrites 127.0.0.1 to the
+    machine's network address and listens on every interface): the product's own switch, for this process and
+    the processes started from here on."""
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # for the processes started from here on
-    from ray._private import ray_constants  # and for this one, whenever Ray was first imported
+    from training.common.ray_cluster import stay_on_loopback
 
-    ray_constants.ENABLE_RAY_CLUSTER = False
+    stay_on_loopback()
 
 
 @pytest.fixture(scope="session")
@@ -169,11 +169,14 @@ def _ray_session():
 
 @pytest.fixture
 def local_ray(_ray_session):
-    """A local Ray instance (2 CPUs, no dashboard) shared by the tests that need one (started again if a test
-    module of its own cluster, tests/test_ray_cluster.py, shut it down); skipped without Ray."""
+    """A local Ray instance (2 CPUs, no dashboard, on loopback: the product's ``connect``) shared by the tests
+    that need one (started again if a test module of its own cluster, tests/test_ray_cluster.py, shut it down);
+    skipped without Ray."""
+    from training.common.ray_cluster import connect
+
     ray = _ray_session
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        connect(None, "installed", num_cpus=2)  # the product's local instance: on loopback only
     return ray
 
 

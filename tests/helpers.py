@@ -155,3 +155,85 @@ def snapshot(game: Game) -> dict:
         "history": history(game),
         "repr": repr(game),
     }
+
+
+def not_model_files(folder, real: str) -> dict[str, tuple[str, str]]:
+    """Paths given as a policy or belief file that are no such file, each with what the refusal must name:
+    a character device, a directory, a text file (a copy of /etc/passwd), an empty file, ``real`` cut in half."""
+    import os
+    import shutil
+
+    text = folder / "passwd.pt"
+    if os.path.isfile("/etc/passwd"):
+        shutil.copyfile("/etc/passwd", text)
+    else:
+        text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (folder / "folder.pt").mkdir()
+    (folder / "empty.pt").write_bytes(b"")
+    data = open(real, "rb").read()
+    (folder / "cut.pt").write_bytes(data[: len(data) // 2])
+    cases = {
+        "a directory": (str(folder / "folder.pt"), "not a regular file (a directory)"),
+        "text": (str(text), "file: it is text"),
+        "an empty file": (str(folder / "empty.pt"), "an empty file"),
+        "a cut policy": (str(folder / "cut.pt"), "a zip cut short or damaged"),
+    }
+    if os.path.exists("/dev/zero"):
+        cases["a character device"] = ("/dev/zero", "not a regular file (a character device)")
+    return cases
+
+
+def listening_addresses(root_pid: int) -> set[tuple[str, int]]:
+    """The ``(address, port)`` of every TCP socket listening in process ``root_pid`` or any of its descendants,
+    read from ``/proc`` (Linux): the sockets of ``/proc/net/tcp`` and ``tcp6`` in state LISTEN whose inode one
+    of those processes holds open. Addresses as text (``127.0.0.1``, ``::ffff:127.0.0.1``, ``0.0.0.0``, ``::``)."""
+    import ipaddress
+    import os
+
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):  # gone meanwhile
+                continue
+            children.setdefault(parent, []).append(int(name))
+    tree, todo = set(), [root_pid]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo.extend(children.get(pid, []))
+    inodes: set[str] = set()
+    for pid in tree:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                    continue
+                hex_address, hex_port = fields[1].split(":")
+                raw = bytes.fromhex(hex_address)
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word host-order
+                found.add((str(ipaddress.ip_address(words)), int(hex_port, 16)))
+    return found
+
+
+def off_loopback(addresses: set[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Those of ``addresses`` that are not on loopback (``127.x``, ``::1``, ``::ffff:127.x``)."""
+    import ipaddress
+
+    def loopback(text: str) -> bool:
+        address = ipaddress.ip_address(text)
+        mapped = getattr(address, "ipv4_mapped", None)
+        return (mapped or address).is_loopback
+
+    return {(host, port) for host, port in addresses if not loopback(host)}

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import listening_addresses, off_loopback
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[rllib]')")
 pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed (pip install -e '.[rllib]')")
@@ -91,7 +92,8 @@ def cluster():
         try:
             nodes = Cluster(initialize_head=True, head_node_args=HEAD)
             second = nodes.add_node(**NODE, resources={"second": 1})
-            _bounded(lambda: ray.init(address=nodes.address, log_to_driver=False), "connecting to the cluster")
+            # joined as a user's job joins it (--ray ADDRESS): on loopback, Ray's own lines held back
+            _bounded(lambda: RayOptions(address=nodes.address, code="installed").connect(), "joining the cluster")
             yield nodes, second
         finally:
             ray.shutdown()
@@ -142,6 +144,24 @@ def local_data(tmp_path_factory):
 
 def _options(nodes) -> RayOptions:
     return RayOptions(address=nodes.address, code="installed", timeout=TIMEOUT)
+
+
+def test_every_node_listens_on_loopback_only_and_the_job_joined_there(cluster):
+    """The head, the second node and their workers (all started from this process) listen on 127.0.0.1 only,
+    and the driver joined the address it was given, not the machine's network address (Ray's rewrite)."""
+    nodes, _ = cluster
+    on_both = [_where.options(resources={name: 0.01}).remote() for name in ("head", "second")]
+    assert len(set(ray.get(on_both, timeout=TIMEOUT))) == 2, "a worker on each node"
+    listening = listening_addresses(os.getpid())
+    assert len(listening) >= 8, listening  # two nodes' GCS, raylets, agents and workers
+    assert off_loopback(listening) == set()
+    assert nodes.address.startswith("127.0.0.1:")
+    assert ray.get_runtime_context().gcs_address == nodes.address
+
+
+@ray.remote(num_cpus=0)
+def _where() -> str:
+    return ray.get_runtime_context().get_node_id()
 
 
 def test_labelling_across_the_nodes_equals_the_local_run_and_resumes_without_loss(

@@ -125,6 +125,12 @@ def test_a_port_that_answers_nothing_gives_up_after_the_connect_timeout(tmp_path
     assert message.startswith(f"the Ray cluster at {address} did not take this driver in 3 s"), done.stdout
     assert "RAY_AUTH_MODE" in message and "--ray-connect-timeout" in message
     assert 2.5 < float(waited) < 10
+    assert done.stderr == "", "Ray's own lines are held back: the project's line is the only one"
+    log_file = message.rpartition("Ray's own messages: ")[2]
+    assert os.path.basename(log_file).startswith("sergeant-major-ray-join-"), message
+    with open(log_file, encoding="utf-8") as held:  # what Ray said instead
+        assert f"Connecting to existing Ray cluster at address: {address}" in held.read(), "joined the address given"
+    os.remove(log_file)
 
 
 def test_the_connect_timeout_option_is_checked():

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
+from helpers import listening_addresses, off_loopback
 
 pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[rllib]')")
 
@@ -21,6 +24,30 @@ def _strip(result: EvalResult) -> dict:
     for key in ("workers", "ray"):
         data["config"].pop(key)
     return data
+
+
+def test_a_local_instance_listens_on_loopback_only(local_ray):
+    """The local instance of ``--ray`` (``connect``, as eval, tournament, distill and RLlib training start it):
+    its GCS, raylet, agents and a worker listen on 127.0.0.1 only, never on every interface."""
+    ray = local_ray
+    assert ray.get(ray.remote(lambda: 1).remote(), timeout=60) == 1  # a worker process is up
+    listening = listening_addresses(os.getpid())
+    assert len(listening) >= 5, listening
+    assert off_loopback(listening) == set()
+    assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1:")
+
+
+def test_every_ray_instance_of_the_project_starts_in_connect():
+    """No product module calls ``ray.init`` but ``training/common/ray_cluster.py``: every Ray instance the project
+    starts or joins goes through ``connect``, which keeps it on loopback."""
+    root = Path(__file__).resolve().parent.parent
+    callers = [
+        str(path.relative_to(root))
+        for package in ("sm_env", "agents", "training", "sm_cli", "sm_web", "benchmarks")
+        for path in (root / package).rglob("*.py")
+        if re.search(r"\bray\.init\(", path.read_text(encoding="utf-8"))
+    ]
+    assert callers == ["training/common/ray_cluster.py"]
 
 
 def test_chunks_cover_every_deal_once():

@@ -10,9 +10,15 @@ Four jobs run on Ray: the evaluation's deals (``sergeant-major eval --ray``), a 
   --head`` prints it; ``"auto"``: the cluster this machine belongs to). Nothing happens if this process is
   connected already (a caller's own ``ray.init``). Joining is bounded: ``HOST:PORT`` (or ``ray://HOST:PORT``)
   is first probed with a TCP connection, then ``ray.init`` gets what is left of ``connect_timeout``
-  (:data:`CONNECT_TIMEOUT` by default, ``--ray-connect-timeout``); an address that leads to no cluster (a
-  closed port, an unreachable or unknown host, another scheme, a cluster that refuses this driver or does not
-  answer) raises :class:`RayConnectError`, one line naming the address, what was tried and what to check.
+  (:data:`CONNECT_TIMEOUT` by default, ``--ray-connect-timeout``), its own log lines held back; an address
+  that leads to no cluster (a closed port, an unreachable or unknown host, another scheme, a cluster that
+  refuses this driver or does not answer) raises :class:`RayConnectError`, one line naming the address, what
+  was tried and what to check.
+- Loopback: a local instance listens on ``127.0.0.1`` only (every Ray process of it: GCS, raylet, agents,
+  workers), and an address on loopback (``127.0.0.1:PORT``, ``localhost:PORT``, ``auto`` finding one) is
+  joined on loopback: :func:`stay_on_loopback`. Left to itself, Ray 2.60 on Linux rewrites ``127.0.0.1`` to
+  the machine's network address and listens on every interface, so anyone who can reach the machine could
+  run code in it; the probe then checked one socket and ``ray.init`` joined another.
 - :func:`runtime_env`: how the project's code reaches the nodes, by ``code`` mode (:data:`CODE_MODES`):
 
   ``auto``      ``ship`` when joining a cluster, ``installed`` for a local instance (the default);
@@ -35,11 +41,14 @@ Needs ``pip install -e ".[rllib]"`` (or just ``ray``).
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import logging
 import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -58,6 +67,9 @@ RAY_MISSING = "--ray needs Ray: pip install -e '.[rllib]' (or pip install ray)"
 CONNECT_TIMEOUT = 60.0  # seconds: the longest wait to join a cluster (--ray-connect-timeout)
 MAX_CONNECT_TIMEOUT = 3600.0
 PROBE_TIMEOUT = 5.0  # seconds: the TCP probe of the head's port (part of the connect timeout)
+LOOPBACK = "127.0.0.1"
+LOOPBACK_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch (``0``) that keeps its node address on loopback instead of the machine's network address."""
 
 
 def project_root() -> str:
@@ -124,6 +136,49 @@ def split_address(address: str) -> tuple[str, str, int]:
     return scheme, host, int(port)
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback interface (``localhost``, ``127.x.x.x``, ``::1``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def stay_on_loopback() -> None:
+    """Keep every Ray process started from here on, in this process and its children, on loopback: Ray's node
+    address stays ``127.0.0.1`` (:data:`LOOPBACK_VARIABLE` ``=0`` in the environment, which the raylet and its
+    workers inherit, and in this process's Ray, which read it when first imported). Together with
+    ``_node_ip_address=127.0.0.1`` for a new instance, every listener is on ``127.0.0.1`` (checked by
+    ``tests/test_ray_eval.py`` and ``tests/test_ray_cluster.py``). Call it before Ray starts or joins."""
+    os.environ[LOOPBACK_VARIABLE] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def join_address(address: str) -> str:
+    """The ``HOST:PORT`` (or ``ray://HOST:PORT``) that ``ray.init(address=address)`` will use: ``auto`` read as
+    Ray reads it (``RAY_ADDRESS``, else the last ``ray start`` on this machine); one on loopback kept there
+    (:func:`stay_on_loopback`). :class:`RayConnectError` when ``auto`` finds no cluster."""
+    if address == "auto":
+        from ray._private.services import get_ray_address_from_environment
+
+        try:
+            found = get_ray_address_from_environment("auto", None)
+        except (ConnectionError, OSError, ValueError) as err:
+            first = (str(err).strip().splitlines() or [""])[0][:200]
+            raise RayConnectError(f"--ray auto: no Ray cluster found on this machine ({first})") from None
+        if not found or found == "auto":
+            raise RayConnectError("--ray auto: no Ray cluster found on this machine (start one with ray start --head)")
+        address = found
+    _, host, _ = split_address(address)
+    if is_loopback(host):
+        stay_on_loopback()
+    return address
+
+
 def probe(address: str, timeout: float) -> None:
     """A TCP connection to the host and port of ``address`` (:func:`split_address`), closed at once; raises
     :class:`RayConnectError` naming what failed (unknown host, refused, unreachable, no answer in ``timeout``)."""
@@ -145,8 +200,9 @@ def probe(address: str, timeout: float) -> None:
 
 def _init_bounded(ray: Any, target: str, timeout: float, limit: float, **kwargs: Any) -> None:
     """``ray.init(**kwargs)`` given at most ``timeout`` seconds (Ray's own retries can last many minutes): run in a
-    daemon thread; an error or the timeout raises :class:`RayConnectError` naming ``target``, the cluster's address
-    (``limit``: the connect timeout the message names)."""
+    daemon thread, Ray's log lines held back (:class:`_HeldBack`); an error or the timeout raises
+    :class:`RayConnectError` naming ``target``, the cluster's address (``limit``: the connect timeout the message
+    names)."""
     outcome: list[BaseException | None] = []
 
     def join() -> None:
@@ -159,12 +215,14 @@ def _init_bounded(ray: Any, target: str, timeout: float, limit: float, **kwargs:
     worker_log = logging.getLogger("ray._private.worker")
     quiet = _DropMessage("SIGTERM handler is not set")  # set below, in the main thread
     worker_log.addFilter(quiet)
+    held = _HeldBack()
     try:
         thread = threading.Thread(target=join, name="ray-connect", daemon=True)
         thread.start()
         thread.join(max(timeout, 0.1))
     finally:
         worker_log.removeFilter(quiet)
+        log_file = held.end(still_running=not outcome)
     check = (
         f"{auth_hint()}; check too that the port is the head's and that this machine runs the cluster's Ray and "
         "Python versions (docs/cluster.md)"
@@ -172,14 +230,48 @@ def _init_bounded(ray: Any, target: str, timeout: float, limit: float, **kwargs:
     if not outcome:
         raise RayConnectError(
             f"the Ray cluster at {target} did not take this driver in {limit:g} s (its port answers, ray.init "
-            f"still waits; --ray-connect-timeout SECONDS waits longer): {check}"
+            f"still waits; --ray-connect-timeout SECONDS waits longer): {check}; Ray's own messages: {log_file}"
         )
     err = outcome[0]
     if err is not None:
         first = (str(err).strip().splitlines() or [""])[0][:200]
-        raise RayConnectError(f"could not join the Ray cluster at {target} ({type(err).__name__}: {first}): {check}")
+        raise RayConnectError(
+            f"could not join the Ray cluster at {target} ({type(err).__name__}: {first}): {check}; Ray's own "
+            f"messages: {log_file}"
+        )
+    held.discard()
     if threading.current_thread() is threading.main_thread():  # what ray.init does in the main thread
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+
+
+class _HeldBack:
+    """Ray's own log lines while it joins a cluster (its C++ core writes to file descriptor 2 directly, its Python
+    loggers to the stream they hold) go to a temporary file, not the terminal, so that a failed join reads as the
+    project's one line. :meth:`end` puts descriptor 2 back and removes the file after a join that succeeded, keeps
+    the file (and returns its path) after one that failed; while ``ray.init`` is still running (a join given up
+    on) descriptor 2 stays on the file, since Ray's threads go on writing, and ``sys.stderr`` moves to a copy of
+    the original descriptor, so that what this process prints still reaches the terminal."""
+
+    def __init__(self) -> None:
+        sys.stderr.flush()
+        fd, self.path = tempfile.mkstemp(prefix="sergeant-major-ray-join-", suffix=".log")
+        self.saved = os.dup(2)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def end(self, still_running: bool) -> str:
+        """Put descriptor 2 back, or keep it on the file while ``ray.init`` runs (class docstring); the file's path."""
+        if still_running:
+            sys.stderr = os.fdopen(self.saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
+            return self.path
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        return self.path
+
+    def discard(self) -> None:
+        """Remove the file (a join that succeeded)."""
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
 
 
 def auth_hint() -> str:
@@ -235,11 +327,14 @@ def connect(
         target = None
     env = runtime_env(code if code != "auto" else ("ship" if target else "installed"))
     if target is None:
-        ray.init(num_cpus=num_cpus, runtime_env=env, include_dashboard=False, log_to_driver=False)
+        stay_on_loopback()
+        ray.init(
+            num_cpus=num_cpus, runtime_env=env, include_dashboard=False, log_to_driver=False, _node_ip_address=LOOPBACK
+        )
         return
     started = time.monotonic()
-    if target != "auto":
-        probe(target, min(PROBE_TIMEOUT, connect_timeout))
+    target = join_address(target)
+    probe(target, min(PROBE_TIMEOUT, connect_timeout))
     left = connect_timeout - (time.monotonic() - started)
     # RAY_ADDRESS is left to Ray (address None), which then applies its rules for an address it finds itself
     # (a token on this machine turns token authentication on, as for "auto")

@@ -6,8 +6,8 @@
 
 One path from config to result (:func:`train_rllib`):
 
-1. ``ray.init()`` (a local instance; ``--address`` joins a cluster started with
-   ``ray start --head``, and ``--ray-code`` says how the code reaches its nodes:
+1. Ray through ``training.common.ray_cluster.connect`` (a local instance on loopback only;
+   ``--address`` joins a cluster started with ``ray start --head``, and ``--ray-code`` says how the code reaches its nodes:
    shipped by default, training/common/ray_cluster.py); ``train.runner_resources``
    places the env runners on the nodes that offer those Ray resources;
 2. a PPO algorithm over :class:`training.rllib.league.LeagueEnv` with
@@ -35,7 +35,6 @@ zero-sum game, so it is not logged.)
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
-from sm_env.files.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, read_json, write_json
 from training.common.checkpoint import CheckpointError, check_counters, damaged, load_tensors
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument, connect
 from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command, write_lines
@@ -209,8 +208,7 @@ class RLlibTrainer:
         shutil.rmtree(tmp, ignore_errors=True)
         self.algo.save_to_path(os.path.abspath(tmp))
         state = {"iteration": self.iteration, "env_steps": self.env_steps, "wall": self.wall, "evals": self.evals}
-        with open(os.path.join(tmp, STATE_FILE), "w", encoding="utf-8") as handle:
-            json.dump(state, handle)
+        write_json(os.path.join(tmp, STATE_FILE), state, indent=None)
         league = {n: {m: {k: torch.from_numpy(np.array(v)) for k, v in s.items()} for m, s in st.items()}
                   for n, st in self.league.items()}  # fmt: skip
         torch.save(league, os.path.join(tmp, LEAGUE_FILE))
