@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import random
+import re
 
 import numpy as np
 import pytest
 
 pytest.importorskip("torch")
+
+from helpers import not_model_files  # noqa: E402
 
 from agents import AgentSpecError, make_agent  # noqa: E402
 from agents.players.ppo_agent import NumpyPolicy, PolicyLoadError  # noqa: E402
@@ -135,6 +138,27 @@ def test_pimc_with_a_belief_plays_legal_seeded_moves(belief_file) -> None:
     agent = make_agent(spec, seed=0)
     assert f"belief={belief_file}" in agent.name and "pool=4,alpha=0.5" in agent.name
     assert "prior=0.1" in make_agent("pimc:rollout=policy,prior=0.1").name
+
+
+@pytest.mark.parametrize("case", ["a character device", "a directory", "text", "an empty file", "a cut policy"])
+def test_a_path_that_is_no_belief_file_says_what_it_found(case, tmp_path, belief_file, capsys) -> None:
+    from sm_cli import main as cli_main
+
+    cases = not_model_files(tmp_path, belief_file)  # "a cut policy": the belief file cut in half
+    if case not in cases:
+        pytest.skip(f"no {case} on this system")
+    path, found = cases[case]
+    with pytest.raises(PolicyLoadError) as info:
+        load_belief(path)
+    message = str(info.value)
+    assert path in message and found in message and "\n" not in message, message
+    assert "not found" not in message and "Error" not in message  # neither "file not found" nor an IndexError
+    with pytest.raises(AgentSpecError, match=re.escape(message)):
+        make_agent(f"pimc:belief={path}")
+    argv = ["eval", "--agents", f"pimc:belief={path}", "random", "random", "--deals", "1", "--workers", "1"]
+    assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and message in err, err
 
 
 def test_pimc_belief_and_prior_refusals(belief_file) -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from helpers import not_model_files  # noqa: E402
 
 from agents import AgentSpecError, make_agent  # noqa: E402
 from agents.players import ppo_agent  # noqa: E402
@@ -211,6 +214,40 @@ def test_a_file_holding_a_class_is_refused_in_one_line_without_torchs_advice(nam
     captured = capsys.readouterr()
     _one_error_line(captured.err, "sergeant-major train: error: ", "not a plain policy file")
     assert "weights_only" not in captured.err and "pwned" not in captured.out + captured.err
+
+
+# ---------------------------------------------------------------------------- paths that are no policy file
+
+NOT_POLICIES = ("a character device", "a directory", "text", "an empty file", "a cut policy")
+
+
+@pytest.mark.parametrize("case", NOT_POLICIES)
+def test_a_path_that_is_no_policy_file_says_what_it_found(case, tmp_path, capsys):
+    cases = not_model_files(tmp_path, "agents/policies/standard_v0.pt")
+    if case not in cases:
+        pytest.skip(f"no {case} on this system")
+    path, found = cases[case]
+    with pytest.raises(PolicyLoadError) as info:
+        PPOAgent(path)
+    message = str(info.value)
+    assert path in message and found in message and "\n" not in message, message
+    assert "not found" not in message and "Error" not in message  # neither "file not found" nor an IndexError
+    for spec in (f"ppo:{path}", f"pimc:rollout=policy,policy={path}"):
+        with pytest.raises(AgentSpecError, match=re.escape(message)):
+            make_agent(spec)
+    argv = ["eval", "--agents", f"ppo:{path}", "random", "random", "--deals", "1", "--workers", "1"]
+    assert cli_main(argv + ["--no-progress", "--out", str(tmp_path / "ev")]) == 2
+    _one_error_line(capsys.readouterr().err, "sergeant-major eval: error: ", found)
+
+
+def test_a_zip_of_other_entries_is_no_policy_file(tmp_path):
+    with zipfile.ZipFile(tmp_path / "notes.zip", "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    with pytest.raises(PolicyLoadError, match=r"notes.zip: not a policy file: a zip holding 'notes.txt', without"):
+        PPOAgent(tmp_path / "notes.zip")
+    (tmp_path / "noise.pt").write_bytes(bytes(range(1, 64)))
+    with pytest.raises(PolicyLoadError, match=r"noise.pt: not a policy file: no zip header \(it starts with 01 02"):
+        PPOAgent(tmp_path / "noise.pt")
 
 
 # ---------------------------------------------------------------------------- rule sets

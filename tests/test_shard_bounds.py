@@ -146,6 +146,53 @@ def test_values_that_would_break_the_fit_are_refused(tmp_path):
         refused(write_shard(tmp_path / f"{name}.npz", arrays), match + ".*the shard is damaged")
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_searched_decision_whose_legal_move_is_not_valued_is_refused(tmp_path, bad):
+    """As improve refuses a legal move's non-finite value (training.common.labels), so does distill."""
+    arrays = rows(3)
+    assert arrays["searched"][0] and arrays["target"][0] == 0  # row 0: searched, move 0 legal
+    arrays["values"][0, 0] = bad
+    match = r"values or scalars hold infinite" if np.isinf(bad) else r"values: row 0 is a searched decision whose"
+    refused(write_shard(tmp_path / "bad.npz", arrays), match + ".*the shard is damaged")
+    if np.isnan(bad):
+        refused(str(tmp_path / "bad.npz"), r"legal move 0 holds nan; a legal move's value is not finite")
+    arrays["searched"][0] = False  # not searched: NaN is what such a row holds
+    if np.isnan(bad):
+        assert np.isnan(distill_data.read_shard(write_shard(tmp_path / "unsearched.npz", arrays))["values"][0, 0])
+
+
+def test_the_fit_refuses_a_shard_with_a_nan_label_naming_it(tmp_path):
+    from training.distill.fit import _load_split
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    write_shard(folder / "shard_00000.npz", rows(4))
+    arrays = rows(3)
+    arrays["values"][2, :] = np.nan  # a searched decision (row 2) with no value at all: the All-NaN slice
+    assert arrays["searched"][2]
+    bad = write_shard(folder / "shard_00001.npz", arrays)
+    with pytest.raises(ShardError, match=r"values: row 2 is a searched decision") as err:
+        _load_split([str(folder)], 0.34, 0)
+    assert str(err.value).startswith(f"{bad}: ") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_the_distill_command_refuses_a_shard_with_a_nan_or_inf_value_in_one_line(tmp_path, capsys, bad):
+    from training.distill.fit import main
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    arrays = rows(4)
+    arrays["values"][:, :] = 0.0
+    arrays["searched"][:] = True
+    arrays["values"][1, arrays["target"][1]] = bad  # a searched decision's chosen move without a finite value
+    shard = write_shard(folder / "shard_00000.npz", arrays)
+    assert main(["--fit-data", str(folder), "--out", str(tmp_path / "p.pt"), "fit.epochs=1"]) == 2  # it fitted: 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and shard in err and "the shard is damaged" in err and "Traceback" not in err, err
+    assert not (tmp_path / "p.pt").exists()
+
+
 def test_a_shard_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path):
     refused("/dev/zero", r"not a regular file; a data shard is a .npz file")
     folder = tmp_path / "data"

@@ -227,6 +227,44 @@ def test_reset_with_seed_restarts_the_streams() -> None:
     assert [g.record(i) for i in range(4)] != first
 
 
+def _first_deals(seed: int | None, slots: int = 3) -> list[dict]:
+    g = VectorGame(slots, seed=seed)
+    g.reset()
+    return [g.deals(i, 1)[1][0] for i in range(slots)]
+
+
+def test_every_bit_of_the_seed_counts() -> None:
+    """Seeds are the integers Game takes, |seed| < 2**128: none is folded onto another (seeding.py)."""
+    s = 12345
+    for a, b in ((s, s + 2**64), (s + 2**64, s + 2**65), (-s, 2**64 - s), (-s, s), (2**127 + s, 2**127 + s + 2**64)):
+        assert _first_deals(a) != _first_deals(b), (a, b)
+    assert _first_deals(2**64 + s) == _first_deals(2**64 + s)  # a big seed still gives the same games
+    g = VectorGame(2, seed=s)
+    g.reset()
+    assert np.array_equal(g._rng_start[:, 0], k.slot_states(np.uint64(s), 2))  # seeds below 2**64: deals unchanged
+    for bad in (2**128, -(2**128), 2**200):
+        with pytest.raises(ValueError, match=r"^seed has \d+ bits; integer seeds must lie strictly between") as caught:
+            VectorGame(2, seed=bad)
+        assert "\n" not in str(caught.value)
+        with pytest.raises(ValueError, match="strictly between -2\\*\\*128 and 2\\*\\*128"):
+            g.reset(seed=bad)
+    assert g.seed == s  # a refused seed changed nothing
+
+
+def test_an_unseeded_batch_draws_128_bits() -> None:
+    seeds = [VectorGame(1).seed for _ in range(32)]
+    assert all(0 <= seed < 2**128 for seed in seeds)
+    assert max(seed.bit_length() for seed in seeds) > 64  # 63 bits before; all 32 below 2**64: odds 2**-2048
+
+
+@pytest.mark.parametrize("seed", [2**64 + 3, 2**128 - 1, -(2**64) - 3, -7])
+def test_seeds_beyond_64_bits_play_in_lockstep_with_the_reference(seed: int) -> None:
+    """VectorGame deals with its own generator (not Game(seed)'s); Game(deals=g.deals(...)) is the same game."""
+    vec = VectorGame(4, seed=seed, max_hands=3)
+    vec.reset()
+    lockstep(vec=vec, num_games=4, seed=0)
+
+
 def test_illegal_action_raises_and_nothing_moves() -> None:
     g = VectorGame(4, seed=2)
     g.reset()

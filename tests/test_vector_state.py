@@ -103,6 +103,41 @@ def test_a_tampered_state_is_refused_by_name_and_nothing_changes(played, name: s
     assert _same(g.get_state(), state)  # untouched
 
 
+@pytest.mark.parametrize("seed", [2**64 + 9, 2**128 - 1, -9, -(2**100)])
+def test_a_seed_beyond_one_word_is_saved_whole(seed: int) -> None:
+    g = VectorGame(3, seed=seed, max_hands=2)
+    g.reset()
+    state = g.get_state()
+    assert state["seed"].dtype == np.uint64 and state["seed"].shape == (3,)
+    h = VectorGame(3, seed=0, max_hands=2)
+    h.reset()
+    h.set_state(_copy(state))
+    assert h.seed == seed and _same(h.get_state(), state)
+    h.reset(seed=seed)
+    fresh = VectorGame(3, seed=seed, max_hands=2)
+    fresh.reset()
+    assert [h.record(i) for i in range(3)] == [fresh.record(i) for i in range(3)]
+
+
+@pytest.mark.parametrize(
+    "words, match",
+    [
+        ([1, 2], r"seed has shape \(2,\); it must be \(1,\) \(a seed 0\.\.2\*\*64-1\) or \(3,\)"),
+        ([1, 2, 2], r"seed\[2\] is 2; it is 1 for a negative seed, 0 otherwise"),
+        ([5, 0, 0], r"seed holds 5 in three words; a seed 0\.\.2\*\*64-1 is one word"),
+        ([0, 0, 1], r"seed holds 0 in three words"),
+    ],
+)
+def test_a_seed_that_get_state_never_writes_is_refused(played, words: list[int], match: str) -> None:
+    g, state = played
+    bad = _copy(state)
+    bad["seed"] = np.array(words, dtype=np.uint64)
+    with pytest.raises(VectorStateError, match=match) as caught:
+        g.set_state(bad)
+    assert "\n" not in str(caught.value)
+    assert _same(g.get_state(), state)
+
+
 def test_a_state_that_is_not_a_dict_is_refused(played) -> None:
     g, state = played
     with pytest.raises(VectorStateError, match="a dict of arrays"):

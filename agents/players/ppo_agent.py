@@ -14,7 +14,10 @@ What is loaded is validated: the network must take the observation size the
 file records (``observation_size``; 789 in files that record none) and give
 one logit per action of the action count it records (``action_count``; 56),
 with consistent layer shapes and finite weights. Anything else is a
-:class:`PolicyLoadError` naming the file and what is wrong.
+:class:`PolicyLoadError` naming the file and what is wrong; a path that is
+no such file (a directory, a device, an empty file, text, a zip cut short)
+is refused before torch reads it, naming what was found there
+(:func:`check_model_file`, which belief files pass too).
 
 The file's metadata (plain values, :func:`policy_metadata`) records the
 policy's shape (:class:`PolicyShape`: ``observation_size``, ``action_count``,
@@ -62,6 +65,7 @@ import io
 import os
 import pickle
 import random
+import stat
 import warnings
 import zipfile
 import zlib
@@ -386,6 +390,77 @@ def recorded_shape(meta: Mapping[str, Any], path: str = "policy") -> PolicyShape
 # ---------------------------------------------------------------------------- files
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_PICKLE = tuple(bytes([0x80, protocol]) for protocol in range(2, 6))  # torch's pre-zip format, and bare pickles
+
+
+def _is_text(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) reads as text: UTF-8 (a character cut at the end allowed), no
+    control characters but tabs, line and page breaks."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 3:
+            return False
+        text = head[: err.start].decode("utf-8")
+    return all(c.isprintable() or c in "\t\n\r\f\v" for c in text)
+
+
+def check_model_file(path: str, what: str, expected: str, sb3: bool = False) -> None:
+    """A PolicyLoadError in one line unless ``path`` may be a ``what`` file (policy, belief): a regular file,
+    not empty, a whole zip holding torch's ``data.pkl`` (with ``sb3``, or SB3's ``policy.pth``), or a pickle
+    (torch's pre-zip format; :func:`_load_plain` refuses one that holds more than tensors). The error names
+    what was found: missing, not a regular file (a directory, a character device, ...), empty, text, a zip
+    cut short, a zip of other entries, other bytes. ``expected`` says what a ``what`` file is."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise PolicyLoadError(f"{what} file not found: {path}") from None
+    except OSError as err:
+        raise PolicyLoadError(f"{path}: cannot be read ({err.strerror}); a {what} file is {expected}") from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+        raise PolicyLoadError(f"{path}: not a regular file ({kind}); a {what} file is {expected}")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+        names: list[str] = []
+        whole_zip = zipfile.is_zipfile(path)
+        if whole_zip:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+    except (OSError, zipfile.BadZipFile, EOFError, zlib.error) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else type(err).__name__
+        raise PolicyLoadError(f"{path}: cannot be read ({why}); a {what} file is {expected}") from None
+    if not head:
+        raise PolicyLoadError(f"{path}: an empty file; a {what} file is {expected}")
+    if whole_zip:
+        if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names) or (sb3 and "policy.pth" in names):
+            return
+        held = ", ".join(f"{n!r:.40}" for n in names[:4]) + (", ..." if len(names) > 4 else "") if names else "nothing"
+        wanted = "torch's data.pkl or SB3's policy.pth" if sb3 else "torch's data.pkl"
+        raise PolicyLoadError(f"{path}: not a {what} file: a zip holding {held}, without {wanted}")
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        raise PolicyLoadError(f"{path}: not a readable {what} file: a zip cut short or damaged (its end is missing)")
+    if head.startswith(_PICKLE):
+        return
+    if _is_text(head):
+        raise PolicyLoadError(f"{path}: not a {what} file: it is text; a {what} file is {expected}")
+    raise PolicyLoadError(
+        f"{path}: not a {what} file: no zip header (it starts with {head[:8].hex(' ')}); a {what} file is {expected}"
+    )
+
+
+POLICY_FILES = "a .pt export or an SB3 .zip"
+"""What a policy file is, in :func:`check_model_file`'s errors."""
+
+
 def _torch() -> Any:
     try:
         import torch
@@ -490,8 +565,7 @@ def _read_pt(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def load_numpy_policy(path: str | os.PathLike[str]) -> tuple[NumpyPolicy, dict[str, Any]]:
     """Load and validate a policy file; returns the policy and its metadata."""
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise PolicyLoadError(f"policy file not found: {path}")
+    check_model_file(path, "policy", POLICY_FILES, sb3=True)
     sb3 = False
     if zipfile.is_zipfile(path):  # torch.save files are zips too; SB3's hold policy.pth
         with zipfile.ZipFile(path) as archive:

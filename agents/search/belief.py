@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.players.ppo_agent import NumpyPolicy, PolicyLoadError
+from agents.players.ppo_agent import NumpyPolicy, PolicyLoadError, check_model_file
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
 from sm_env.observation import observation_size
@@ -131,8 +131,7 @@ def load_belief(path: str | os.PathLike[str]) -> BeliefNet:
     """Read and check a belief file; a :class:`~agents.players.ppo_agent.PolicyLoadError` (a ValueError) in one
     line says what is wrong with it."""
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise PolicyLoadError(f"belief file not found: {path}")
+    check_model_file(path, "belief", f"a .pt file of the {BELIEF_FORMAT} format")
     if os.path.getsize(path) > MAX_BELIEF_BYTES:
         raise PolicyLoadError(f"{path}: {os.path.getsize(path)} bytes; a belief file holds at most {MAX_BELIEF_BYTES}")
     import torch

@@ -5,6 +5,7 @@
 - :mod:`~sm_env.compiled.kernels`: the state layout and the numba kernels of the rules, observation and masks
 - :mod:`~sm_env.compiled.loader`: ``game_row`` / ``load_game``, the one copy of a ``Game`` into a kernel row
 - :mod:`~sm_env.compiled.state_check`: the full check of a state given to ``VectorGame.set_state``
+- :mod:`~sm_env.compiled.seeding`: ``VectorGame``'s seeds (128 bits, hashed in full to the kernels' uint64)
 - :mod:`~sm_env.compiled.batch`: ``VectorGame``, many games at once (numpy in and out)
 - :mod:`~sm_env.compiled.single`: ``CompiledGame``, one game, the fast path of ``raw_env``
 - :mod:`~sm_env.compiled.codes`: the step code ``raw_env`` reads (plain integers, no numba)

@@ -56,9 +56,12 @@ Interface::
   from its log) and raises :class:`VectorStateError` naming the field for
   anything the batch could not have reached; nothing changes then.
 
-Seeding: slot ``i`` draws from its own SplitMix64 generator, whose state
-starts at ``mix64(mix64(seed) ^ mix64(i + 1))`` (``mix64`` is SplitMix64's
-output function); ``below(n) = (next >> 32) * n >> 32`` is a number
+Seeding: a seed is an integer with ``-(2**128) < seed < 2**128`` (as ``Game``
+takes it) and every bit of it counts (:mod:`sm_env.compiled.seeding`): slot
+``i`` draws from its own SplitMix64 generator, whose state starts at
+``mix64(mix64(s) ^ mix64(i + 1))``, where ``s`` is the seed itself for
+``0 <= seed < 2**64`` and the seed hashed in full (SHA-256) otherwise
+(``mix64`` is SplitMix64's output function); ``below(n) = (next >> 32) * n >> 32`` is a number
 0..n-1. Each game draws its first dealer (``below(P)``, P seats) and then, for each
 hand, shuffles the deck (cards in id order; 51 without 2C with
 ``no_kitty_51``) by swapping card ``k`` with card ``below(k + 1)`` for
@@ -67,8 +70,8 @@ with four players), then the kitty. The next game in the slot continues the stre
 games depend only on (seed, slot, the actions played in that slot): same
 seed + same actions give the same games, records and observations,
 whatever the number of slots or the other slots' actions. ``reset(seed)``
-restarts every stream; ``seed=None`` at construction draws a seed from the
-OS (``VectorGame.seed`` tells which). The deals differ from
+restarts every stream; ``seed=None`` at construction draws a 128-bit seed
+from the OS (``VectorGame.seed`` tells which). The deals differ from
 ``Game(seed=...)``'s; :meth:`VectorGame.deals` gives them as
 ``Game(deals=..., first_dealer=...)`` takes them.
 
@@ -92,6 +95,7 @@ from sm_env.records import game_record
 
 from . import kernels as k
 from .readiness import first_compile
+from .seeding import check_seed, fresh_seed, kernel_seed, seed_words
 from .state_check import VectorStateError, checked_state
 from .support import INT32_MAX, supported_presets, unsupported
 
@@ -163,7 +167,7 @@ class VectorGame:
         self.num_players = self.rules.num_players
         self.observation_size = observation_size(self.rules)
         self.full_state_size = k.full_state_size(self.num_players)
-        self.seed = self._check_seed(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+        self.seed = check_seed(seed) if seed is not None else fresh_seed()
         self._cfg = k.rules_config(self.rules, self.game_max_hands)
         n = self.num_games
         self._st = np.zeros((n, k.NUM_S), dtype=np.int32)
@@ -183,16 +187,6 @@ class VectorGame:
         self._legal = k.legal_masks_parallel if parallel else k.legal_masks
         self._observe = k.observe_games_parallel if parallel else k.observe_games
 
-    @staticmethod
-    def _check_seed(seed: Any) -> int:
-        try:
-            if isinstance(seed, bool):
-                raise TypeError
-            value = operator.index(seed)
-        except TypeError:
-            raise ValueError(f"seed must be an integer or None, got {seed!r}") from None
-        return value % 2**64
-
     # ------------------------------------------------------------------ reset, queries
 
     def reset(self, seed: int | None = None) -> None:
@@ -203,9 +197,9 @@ class VectorGame:
         the streams, so it deals new games (as ``env().reset()`` does).
         """
         if seed is not None:
-            self.seed = self._check_seed(seed)
+            self.seed = check_seed(seed)
         if seed is not None or not self._has_reset:
-            self._rng[:] = k.slot_states(np.uint64(self.seed), self.num_games)
+            self._rng[:] = k.slot_states(np.uint64(kernel_seed(self.seed)), self.num_games)
         self._st[:] = 0
         self._log[:] = 0
         self._done[:] = False
@@ -336,7 +330,7 @@ class VectorGame:
         self._need_reset()
         arrays = (self._st, self._cm, self._rng, self._rng_start, self._log, self._done)
         state = {name: a.copy() for name, a in zip(_STATE_ARRAYS, arrays, strict=True)}
-        state["seed"] = np.array([self.seed], dtype=np.uint64)
+        state["seed"] = seed_words(self.seed)  # one word, or three beyond 0..2**64-1 (sm_env.compiled.seeding)
         state["rules"] = self._cfg.copy()  # the rule set and hand limit the games are played under
         return state
 

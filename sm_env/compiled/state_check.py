@@ -33,6 +33,7 @@ from numba import njit
 from sm_env.core.game import OVER
 
 from . import kernels as k
+from .seeding import seed_from_words
 
 # numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
@@ -195,7 +196,11 @@ def checked_state(state: Any, num_games: int, cfg: np.ndarray, describe: str) ->
     _within(log, "log", -128, 127, "int8 entries")
     done = _array(state, "done", (n,), "biu", "one bool per game", n)
     _within(done, "done", 0, 1, "booleans")
-    seed = _array(state, "seed", (1,), bits, "one uint64 seed", n)
+    seed = _array(state, "seed", (None,), bits, "the uint64 words of the seed (sm_env.compiled.seeding)", n)
+    try:
+        seed_value = seed_from_words(seed.astype(np.uint64))
+    except ValueError as e:
+        raise VectorStateError(f"set_state: {e}") from None
     arrays = {
         "st": st.astype(np.int32),
         "cm": cm.astype(np.uint64),
@@ -203,7 +208,7 @@ def checked_state(state: Any, num_games: int, cfg: np.ndarray, describe: str) ->
         "rng_start": rng_start.astype(np.uint64),
         "log": np.ascontiguousarray(log.astype(np.int8)),
         "done": done.astype(np.bool_),
-        "seed": int(seed.astype(np.uint64)[0]),
+        "seed": seed_value,
     }
     a = arrays
     slot, code, detail = check_rows(a["st"], a["cm"], a["rng"], a["rng_start"], cfg, a["log"], a["done"])

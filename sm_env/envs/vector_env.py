@@ -57,6 +57,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
+from sm_env.compiled.seeding import fresh_seed
 from sm_env.core.rules import RuleSet
 
 __all__ = ["LearnerVectorEnv", "sb3_vec_env"]
@@ -110,7 +111,7 @@ class LearnerVectorEnv(VectorEnv):
         if options:
             raise ValueError(f"LearnerVectorEnv.reset takes no options, got {sorted(options)}")
         if seed is None and not self._has_reset:
-            seed = int(np.random.SeedSequence().entropy % 2**63)
+            seed = fresh_seed()  # 128 bits of OS entropy
         if seed is not None:
             self.game.reset(seed=seed)
             self._seat_rng = np.random.default_rng(seed)

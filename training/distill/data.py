@@ -74,9 +74,10 @@ settings (:meth:`DataSettings.record`) and the fingerprints of the policy files 
 changed (e.g. round k-1 refitted) is refused in one line instead of mixing two policies' labels.
 :func:`read_shard` reads a shard within bounds (a regular file; the entries, dtypes and shapes above, at most
 :data:`MAX_SHARD_ROWS` rows, each array's declared size checked before it is read; every target a legal
-action, every role a seat's, no infinite value), and a fit's whole data set is at most :data:`MAX_DATA_ROWS`
-decisions, summed from the shards' headers before any is read (:func:`check_total_rows`), so a damaged or
-hostile file is one clear :class:`ShardError`, never a large allocation; ``meta.json`` is read by the
+action, every role a seat's, no infinite value, every legal move of a searched decision a finite value: the
+check ``improve``'s data gets, :mod:`training.common.labels`), and a fit's whole data set is at most
+:data:`MAX_DATA_ROWS` decisions, summed from the shards' headers before any is read (:func:`check_total_rows`), so
+a damaged or hostile file is one clear :class:`ShardError`, never a large allocation; ``meta.json`` is read by the
 bounded JSON reader (:mod:`sm_env.files.json_files`). Generation is resumable: shards already
 present are skipped, and shard ``i`` depends only on the settings and ``i``, whatever the number of
 worker processes, so an interrupted run continued gives the same data set. On Ray (``--ray [ADDRESS]``,
@@ -114,6 +115,7 @@ from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import read_json
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, binary_size, encode
 from training.common.exchange import check_exchange_start
+from training.common.labels import NOT_FINITE, unfinite_legal
 from training.common.workers import limit_threads, spawn_pool
 from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
 from training.evaluation.deals import derive_seed
@@ -787,7 +789,7 @@ def shard_rows(path: str) -> int:
 
 def _values_problem(arrays: dict[str, np.ndarray], shape: PolicyShape) -> str | None:
     """What is wrong with a shard's values (its layout already checked), or None: every target a legal action,
-    every role a seat's, no infinite value (NaN: not searched)."""
+    every role a seat's, no infinite value, every legal move of a searched decision valued (NaN: not searched)."""
     target = arrays["target"].astype(np.int64)
     bad = np.flatnonzero((target < 0) | (target >= shape.action_count))
     if len(bad):
@@ -802,6 +804,14 @@ def _values_problem(arrays: dict[str, np.ndarray], shape: PolicyShape) -> str | 
         return f"role: row {bad[0]} holds {arrays['role'][bad[0]]}; roles are 0-{players - 1}"
     if np.isinf(arrays["values"]).any() or not np.isfinite(arrays["scalars"]).all():
         return "values or scalars hold infinite numbers (or scalars NaN)"
+    bad = np.flatnonzero(arrays["searched"].astype(bool) & unfinite_legal(arrays["values"], legal))
+    if len(bad):
+        row = int(bad[0])
+        move = int(np.flatnonzero(legal[row] & ~np.isfinite(arrays["values"][row]))[0])
+        return (
+            f"values: row {row} is a searched decision whose legal move {move} holds "
+            f"{float(arrays['values'][row, move])}; {NOT_FINITE.format(what='value')}"
+        )
     return None
 
 

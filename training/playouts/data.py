@@ -22,6 +22,7 @@ import numpy as np
 from sm_env.core.rules import RulesError, RuleSet
 from sm_env.files.json_files import JsonError, parse_json
 from sm_env.observation import observation_size
+from training.common.labels import NOT_FINITE, unfinite_legal
 from training.playouts.config import STANDARD, TYPES, labelled_rules
 
 RULES_KEY = "rules"  # a data file's rule set: the JSON of RuleSet.options() (absent in the first files: standard)
@@ -166,7 +167,7 @@ def _rows_problem(rows: dict[str, np.ndarray], actions: int) -> tuple[int, str] 
     ]
     for name in ("values", "results"):
         if name in rows:
-            checks.append(((legal & ~np.isfinite(rows[name])).any(axis=1), f"a legal move's {name[:-1]} is not finite"))
+            checks.append((unfinite_legal(rows[name], legal), NOT_FINITE.format(what=name[:-1])))
     for bad, why in checks:
         if bad.any():
             return int(np.argmax(bad)), why
