@@ -123,9 +123,12 @@ decision's memory bounded (10000 pimc deals: about 160 MB; a 100000-node ismcts 
 
 from __future__ import annotations
 
+import hashlib
+import numbers
 import os
-import secrets
 from collections.abc import Callable
+
+from sm_env.core.game import SEED_BITS, fresh_seed  # re-exported: agents.fresh_seed, agents.SEED_BITS
 
 from .players.base import Agent, Param, act, observation_for, typed_params
 
@@ -149,6 +152,7 @@ __all__ = [
     "AgentSpecError",
     "KNOWN_AGENTS",
     "act",
+    "agent_seed",
     "fresh_seed",
     "SEARCH_BELIEF",
     "SEED_BITS",
@@ -245,16 +249,20 @@ def make_opponent(spec: str, seed: int | None = None) -> Agent:
     return make_agent(spec, seed)
 
 
-SEED_BITS = 128
-"""Bits of OS entropy in a seed the project draws itself (:func:`fresh_seed`)."""
+def agent_seed(game_seed: int, seat: int, purpose: str = "agent") -> int:
+    """The seed of the agent at ``seat`` of the game dealt from ``game_seed``, for ``purpose``: the first
+    ``SEED_BITS`` (128) bits of the SHA-256 of ``"agent:GAME_SEED:SEAT:PURPOSE"``, ``0 <= seed < 2**128``.
 
-
-def fresh_seed() -> int:
-    """A seed for a game and its agents when the user gave none: ``SEED_BITS`` (128) bits of OS entropy
-    (:mod:`secrets`), ``0 <= seed < 2**128``. The game's generator is seeded with every bit (``random.Random``
-    hashes the whole integer into its state), so no search over seeds can find a deal from a player's own cards;
-    the record keeps the seed, which replays the game exactly."""
-    return secrets.randbits(SEED_BITS)
+    One way: an agent's random stream is never the deal's (``Game(seed=game_seed)`` seeds ``random.Random``
+    with the game's seed itself) and tells nothing of it; each seat and purpose gets its own stream, and the
+    same game seed gives the same streams, so a record's seed still replays the game and its agents."""
+    if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) for x in (game_seed, seat)):
+        raise TypeError(f"agent_seed: game_seed and seat must be whole numbers, got {game_seed!r:.40} and {seat!r:.40}")
+    if seat < 0 or not isinstance(purpose, str) or not purpose:
+        raise ValueError(f"agent_seed: seat must be 0 or more and purpose some text, got {seat}, {purpose!r:.40}")
+    game, place = int(game_seed), int(seat)
+    digest = hashlib.sha256(f"agent:{game}:{place}:{purpose}".encode()).digest()
+    return int.from_bytes(digest[: SEED_BITS // 8], "big")
 
 
 def _random(rest: str, params: dict[str, str], seed: int | None) -> Agent:

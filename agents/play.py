@@ -10,6 +10,8 @@ highest cards of each suit sent, with no choice: docs/rules.md section 4),
 and the last trick of each hand, before the hand's result. At the end (or
 when the person quits) the game record is saved as JSON
 (``sergeant-major-record/1``, see docs/interface.md) with ``sm_env.records``.
+``--seed`` deals the game; each seat's agent is seeded from it by :func:`agents.agent_seed` (one way, never
+the deal's own stream: :func:`seat_agents`), so the same seed plays the same game.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from sm_env.core.game import Game, result_text
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.records import save_record
 
-from . import AgentSpecError, act, fresh_seed, make_opponent
+from . import AgentSpecError, act, agent_seed, fresh_seed, make_opponent
+from .players.base import Agent
 from .players.human import HumanAgent, HumanQuit
 
 PROG = "sergeant-major play"
@@ -94,6 +97,19 @@ def _hand_summary(game: Game, number: int) -> str:
     return f"\n=== Hand {number} over: " + "; ".join(parts) + f"\n==={chips} Scores: {scores}"
 
 
+def seat_agents(specs: Sequence[str], seat: int, seed: int, human: Agent) -> list[Agent]:
+    """The players in seat order: ``human`` at ``seat``, an agent of ``specs`` (in order) at each other seat.
+    Every one is built and reset with :func:`agents.agent_seed` of the game's ``seed`` and its seat, never the
+    game's seed itself (that is the deal's stream); AgentSpecError for a bad or ``human`` spec."""
+    others = [s for s in range(len(specs) + 1) if s != seat]
+    players: list[Agent] = [human] * (len(specs) + 1)
+    for s, spec in zip(others, specs, strict=True):
+        players[s] = make_opponent(spec, seed=agent_seed(seed, s))
+    for s, player in enumerate(players):
+        player.reset(agent_seed(seed, s))
+    return players
+
+
 def main(
     argv: Sequence[str] | None = None, input_stream: TextIO | None = None, output_stream: TextIO | None = None
 ) -> int:
@@ -123,15 +139,13 @@ def main(
         specs = args.opponents if args.opponents is not None else ["heuristic"] * (n - 1)
         if len(specs) != n - 1:
             raise ValueError(f"--opponents: {n} players need {n - 1} opponents, got {len(specs)}")
-        opponents = [make_opponent(spec, seed=seed + 1 + i) for i, spec in enumerate(specs)]
+        human = HumanAgent(
+            seed=agent_seed(seed, args.seat), input_stream=input_stream, output_stream=out, unicode_suits=args.unicode
+        )
+        agents = seat_agents(specs, args.seat, seed, human)
     except (AgentSpecError, ValueError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
-    human = HumanAgent(seed=seed, input_stream=input_stream, output_stream=out, unicode_suits=args.unicode)
-    agents = list(opponents)
-    agents.insert(args.seat, human)
-    for i, agent in enumerate(agents):
-        agent.reset(seed + i)
     # An unseeded game's seed is not shown (it tells the deal): the record holds it, and the file name has none.
     tag = f"-{seed}" if args.seed is not None else ""
     path = args.record or os.path.join("runs", "games", f"game-{time.strftime('%Y%m%d-%H%M%S')}{tag}.json")

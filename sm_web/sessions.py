@@ -18,7 +18,10 @@ page sends). An agent's move is taken in three parts (:func:`begin_agent_step`
 and :func:`finish_agent_step` under the session's lock, :meth:`Turn.decide`
 without it), so a search never holds the session; a move whose game was stopped
 or replaced meanwhile, or whose request gave up waiting, is dropped. The agents
-of one game think at most :data:`GAME_SEARCH_SECONDS` in all.
+of one game think at most :data:`GAME_SEARCH_SECONDS` in all. Each agent is seeded
+from the game's seed by :func:`agents.agent_seed` (one way per seat: never the deal's
+stream). An agent's move is answered no sooner than its :class:`AnswerFloor` (the
+time its searches take), forced or not, so the answer's time does not tell a forced move.
 
 Errors are :class:`WebError` with an HTTP status and a message that says what
 was wrong and what is allowed; a request that fails changes nothing.
@@ -26,20 +29,22 @@ was wrong and what is allowed; a request that fails changes nothing.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents import SEED_BITS, AgentSpecError, act, fresh_seed, make_opponent, parse_spec
+from agents import SEED_BITS, AgentSpecError, act, agent_seed, fresh_seed, make_opponent, parse_spec
 from agents.advice import AdviceError, advise
 from agents.players.base import Param
 from agents.players.heuristic import heuristic_action
 from sm_env.core.cards import CARD_TEXT, CardError, parse_card
 from sm_env.core.game import EXCHANGE, PLAY, SEED_LIMIT, Game, IllegalActionError
-from sm_env.core.knowledge import player_view
+from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RulesError, RuleSet
 from sm_env.display.scene import full_table, seat_table
 from sm_env.records import game_record, save_record
@@ -67,6 +72,10 @@ WEB_PARAMS: dict[str, dict[str, Param]] = {
 }
 GAME_SEARCH_SECONDS = 900.0  # agents' thinking time per game; past it they play the heuristic's move
 HINT_SAMPLES = 20  # pimc's deals per hint unless the page asks for another number (at most WEB_PARAMS' samples)
+FLOOR_WINDOW = 16  # the latest unforced decisions of one seat and phase that set its answer floor (AnswerFloor)
+FLOOR_SKIP = 2  # the longest of them left out: strays (a kernel's first call, the machine busy elsewhere)
+CALIBRATION_RUNS = 2  # decisions timed on the reference position; the fastest counts (the first may load kernels)
+log = logging.getLogger("sm_web")
 
 
 class WebError(Exception):
@@ -95,14 +104,19 @@ class PlayedGame:
         n = rules.num_players
         self.agents: list[Any] = [None] * n
         others = [s for s in range(n) if s != seat]
-        for i, (s, spec) in enumerate(zip(others, opponents, strict=True)):
-            agent = make_opponent(spec, seed=seed + 1 + i)  # AgentSpecError for "human"
+        for s, spec in zip(others, opponents, strict=True):
+            # seeded one way from the game's seed (agents.agent_seed): never the deal's own stream
+            agent = make_opponent(spec, seed=agent_seed(seed, s))  # AgentSpecError for "human"
             try:
                 agent.check_rules(rules)  # a trained policy plays the rule sets of its observation only
             except ValueError as err:
                 raise WebError(400, f"opponent {spec!r}: {err}") from None
-            agent.reset(seed + s)
+            agent.reset(agent_seed(seed, s))
             self.agents[s] = agent
+        self.floors: list[AnswerFloor | None] = [None] * n  # how soon each agent's move may be answered
+        if seat is not None:  # a watched game shows every hand: its answers' times have nothing to hide
+            for s, spec in zip(others, opponents, strict=True):
+                self.floors[s] = AnswerFloor(spec, rules, agent_seed(seed, s, "calibration"))
         self.names = ["You" if s == seat else f"player_{s} ({self.specs[others.index(s)]})" for s in range(n)]
         self.watched = seat is None
         self.log: list[str] = []  # what happened in the current hand, as the human may see it
@@ -211,6 +225,73 @@ def hand_end_table(before: dict[str, Any], log: Any) -> dict[str, Any]:
     return table
 
 
+def reference_view(rules: RuleSet) -> PlayerView | None:
+    """The first lead of a hand of ``rules`` dealt from seed 0, the heuristic deciding what comes before: a
+    decision with every card of a full hand legal and the whole hand to play (the longest a search takes), or
+    None when the hand never reaches the play."""
+    game = Game(rules, seed=0, first_dealer=0, max_hands=1)
+    for _ in range(1000):
+        seat = game.current_player
+        if seat is None:
+            return None
+        view = player_view(game, seat)
+        if game.phase == PLAY:
+            return view
+        game.apply(heuristic_action(view))
+    return None
+
+
+class AnswerFloor:
+    """How soon an agent's move may be answered, per seat of a game: no sooner than ``start``, the time the
+    same agent takes on :func:`reference_view` (:meth:`calibrate`, at the seat's first move), nor than the
+    longest of its :data:`FLOOR_WINDOW` latest unforced decisions in the same phase (the phase is public) once
+    the :data:`FLOOR_SKIP` longest are left out (strays: a kernel's first call, the machine busy elsewhere).
+    Every move waits until then, forced or not, so a forced move (one legal action: a void, say) is answered
+    as late as nearly every searched one; a fast agent's floor is as short as its decisions."""
+
+    def __init__(self, spec: str, rules: RuleSet, seed: int) -> None:
+        self.spec = spec
+        self.rules = rules
+        self.seed = seed
+        self.start: float | None = None
+        self.recent: dict[int, deque[float]] = {}
+
+    def calibrate(self) -> None:
+        """Set ``start``: a spec's ``seconds=`` (its search runs that long), else the fastest of
+        :data:`CALIBRATION_RUNS` decisions of a fresh agent of ``spec`` on :func:`reference_view` (0 when there
+        is none or the agent fails there: its own move will say)."""
+        self.start = 0.0
+        seconds = parse_spec(self.spec)[2].get("seconds")
+        if seconds is not None:  # checked by check_opponent: a number above 0, at most MAX_SEARCH_SECONDS
+            self.start = float(seconds)
+            return
+        try:
+            view = reference_view(self.rules)
+            if view is None:
+                return
+            agent = make_opponent(self.spec, seed=self.seed)
+            agent.check_rules(self.rules)
+            times = []
+            for _ in range(CALIBRATION_RUNS):
+                begun = time.perf_counter()
+                act(agent, view)
+                times.append(time.perf_counter() - begun)
+        except Exception as err:  # the game goes on: its own moves will raise if the agent is broken
+            log.warning("timing %s on the reference position failed: %s", self.spec, err)
+            return
+        self.start = min(times)
+
+    def seconds(self, phase: int) -> float:
+        """The floor of a move in ``phase``: ``start``, or the phase's latest unforced times but the
+        :data:`FLOOR_SKIP` longest, whichever is longer."""
+        kept = sorted(self.recent.get(phase, ()))[: -FLOOR_SKIP or None]
+        return max(self.start or 0.0, max(kept, default=0.0))
+
+    def note(self, phase: int, seconds: float) -> None:
+        """An unforced decision in ``phase`` took ``seconds``."""
+        self.recent.setdefault(phase, deque(maxlen=FLOOR_WINDOW)).append(seconds)
+
+
 class Turn:
     """An agent's decision in progress: read from the game under the session's lock, thought over without it."""
 
@@ -231,16 +312,31 @@ class Turn:
             self.played.search_seconds += self.spent
 
     def decide(self) -> int:
-        """The agent's action (no lock held: the search may take its seconds)."""
+        """The agent's action (no lock held: the search may take its seconds), returned no sooner than the seat's
+        :class:`AnswerFloor` for the phase, forced or not; an unforced decision's time joins that floor."""
         played = self.played
+        floor = played.floors[self.seat]
+        start = time.perf_counter()
+        if floor is not None and floor.start is None:  # the seat's first move: time its search once
+            floor.calibrate()
+            self.spent = time.perf_counter() - start
+            start = time.perf_counter()
+        wait = 0.0 if floor is None else floor.seconds(self.view.phase)
         if played.search_seconds >= GAME_SEARCH_SECONDS:
             self.fallback = True
-            return heuristic_action(self.view)
-        start = time.perf_counter()
-        try:
-            return act(played.agents[self.seat], self.view)
-        finally:
-            self.spent = time.perf_counter() - start
+            action = heuristic_action(self.view)
+        else:
+            try:
+                action = act(played.agents[self.seat], self.view)
+            finally:
+                self.spent += time.perf_counter() - start
+        took = time.perf_counter() - start
+        if floor is not None:
+            if not self.fallback and self.view.legal & (self.view.legal - 1):  # more than one legal action
+                floor.note(self.view.phase, took)
+            if wait > took:
+                time.sleep(wait - took)
+        return action
 
 
 def _closed_tricks(log: Any) -> int:

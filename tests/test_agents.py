@@ -513,6 +513,27 @@ def test_fresh_seeds_hold_128_bits_and_the_deal_uses_every_bit():
     assert len(deals) == 4
 
 
+def test_agent_seeds_are_a_one_way_128_bit_function_of_the_game_seed_seat_and_purpose():
+    import hashlib
+
+    import numpy as np
+
+    from agents import agent_seed
+
+    seed = 2**127 + 5
+    digest = hashlib.sha256(f"agent:{seed}:1:agent".encode()).digest()
+    assert agent_seed(seed, 1) == int.from_bytes(digest[:16], "big") == agent_seed(seed, np.int64(1))
+    seeds = {agent_seed(s, seat, purpose) for s in (0, 1, -1, seed) for seat in range(4) for purpose in ("agent", "x")}
+    assert len(seeds) == 32 and all(0 <= s < 2**128 for s in seeds)
+    assert agent_seed(7, 0) not in (7, 8) and agent_seed(-7, 0) != agent_seed(7, 0)
+    for bad in ((7.0, 0), (True, 0), (7, "0"), (None, 0)):
+        with pytest.raises(TypeError, match="game_seed and seat must be whole numbers"):
+            agent_seed(*bad)
+    for seat, purpose in ((-1, "agent"), (0, ""), (0, None)):
+        with pytest.raises(ValueError, match="seat must be 0 or more and purpose some text"):
+            agent_seed(7, seat, purpose)
+
+
 def test_an_unseeded_game_records_its_128_bit_seed_and_replays_exactly():
     import random as stdlib_random
 

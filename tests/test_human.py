@@ -168,6 +168,48 @@ def test_play_main_does_not_show_the_seed_of_an_unseeded_game(tmp_path):
     assert "a random deal" in out.getvalue()
 
 
+def first_draws(rng) -> list[int]:
+    """The next outputs of a random.Random, read from a copy (the generator itself is left as it was)."""
+    import random
+
+    copy = random.Random()
+    copy.setstate(rng.getstate())
+    return [copy.getrandbits(64) for _ in range(8)]
+
+
+def test_play_seeds_each_player_one_way_from_the_game_seed_never_from_the_deals_stream(tmp_path, monkeypatch):
+    """play.seat_agents seeds every seat with agents.agent_seed(seed, seat), never random.Random(seed), the deal's
+    (the agent at seat 0 once was); the same seed plays the same game, and its record replays."""
+    import random
+
+    from agents import agent_seed, make_opponent
+    from sm_env.records import replay
+
+    deal = first_draws(random.Random(8))  # Game(seed=8) deals from random.Random(8)
+    assert first_draws(make_opponent("random", seed=8).rng) == deal  # an agent seeded so would read the deal's
+    human = HumanAgent(seed=0)
+    players = play.seat_agents(["random", "pimc:samples=2"], 1, 8, human)
+    assert players[1] is human and [p.name for p in players] == ["random", "human", "pimc:samples=2"]
+    for seat, player in enumerate(players):
+        assert first_draws(player.rng) == first_draws(random.Random(agent_seed(8, seat))) != deal
+    seen, real = [], play.seat_agents
+
+    def spy(*args):
+        made = real(*args)
+        seen.append([first_draws(p.rng) for p in made])
+        return made
+
+    monkeypatch.setattr(play, "seat_agents", spy)
+    records = []
+    for k in range(2):
+        path = tmp_path / f"game{k}.json"
+        argv = ["--seat", "1", "--seed", "8", "--max-hands", "1", "--opponents", "random", "random"]
+        assert play.main([*argv, "--record", str(path)], io.StringIO("1\n" * 200), io.StringIO()) == 0
+        records.append(json.loads(path.read_text()))
+    assert seen[0] == seen[1] and all(stream != deal for stream in seen[0]) and len(seen[0]) == 3
+    assert records[0] == records[1] and records[0]["seed"] == 8 and replay(records[0]) == records[0]
+
+
 def test_play_main_plays_a_whole_hand_and_saves_it(tmp_path):
     path = tmp_path / "game.json"
     out = io.StringIO()

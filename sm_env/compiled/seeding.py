@@ -19,17 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import operator
-import secrets
 from typing import Any
 
 import numpy as np
 
-from sm_env.core.game import SEED_LIMIT
+from sm_env.core.game import SEED_BITS, SEED_LIMIT, fresh_seed
 
 __all__ = ["SEED_BITS", "check_seed", "fresh_seed", "kernel_seed", "seed_from_words", "seed_words"]
-
-SEED_BITS = 128
-"""Bits of OS entropy in a seed drawn when none is given (as ``agents.fresh_seed`` draws)."""
 
 _WORD = 2**64
 
@@ -47,11 +43,6 @@ def check_seed(seed: Any) -> int:
             f"seed has {value.bit_length()} bits; integer seeds must lie strictly between -2**128 and 2**128"
         )
     return value
-
-
-def fresh_seed() -> int:
-    """A seed of ``SEED_BITS`` (128) bits of OS entropy, ``0 <= seed < 2**128``."""
-    return secrets.randbits(SEED_BITS)
 
 
 def kernel_seed(seed: int) -> int:

@@ -45,6 +45,7 @@ import functools
 import itertools
 import operator
 import random
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -286,8 +287,19 @@ def normalize_deal(deal: Any, rules: RuleSet, where: str = "deal") -> tuple[list
 
 
 SEED_LIMIT = 2**128
-"""Integer seeds lie in ``-(2**128) < seed < 2**128``: room for 128 bits of entropy (``agents.fresh_seed``),
+"""Integer seeds lie in ``-(2**128) < seed < 2**128``: room for 128 bits of entropy (:func:`fresh_seed`),
 and a bound on what a record's seed may cost to read back."""
+SEED_BITS = 128
+"""Bits of OS entropy in a seed the project draws itself (:func:`fresh_seed`)."""
+
+
+def fresh_seed() -> int:
+    """A seed for a game and its agents when the user gave none: ``SEED_BITS`` (128) bits of OS entropy
+    (:mod:`secrets`), ``0 <= seed < 2**128``. The game's generator is seeded with every bit (``random.Random``
+    hashes the whole integer into its state), so no search over seeds can find a deal from a player's own cards;
+    the record keeps the seed, which replays the game exactly. The one place seeds are drawn (the batched
+    engine's and the agents' too)."""
+    return secrets.randbits(SEED_BITS)
 
 
 def random_deal(rng: random.Random, rules: RuleSet) -> tuple[list[list[int]], list[int]]:
