@@ -7,15 +7,10 @@ shows (the rules, the own hand, the cards played, the own discards).
 
 from __future__ import annotations
 
-from typing import Any
-
-from sm_env.core.cards import FULL_DECK
+from sm_env.core.cards import deck_of
 from sm_env.core.knowledge import PlayerView
 
-
-def deck_of(rules: Any) -> int:
-    """The cards in play under a rule set (2C is removed with no_kitty_51)."""
-    return FULL_DECK & ~1 if getattr(rules, "no_kitty_51", False) else FULL_DECK
+__all__ = ["deck_of", "outstanding_of"]
 
 
 def outstanding_of(view: PlayerView) -> int:

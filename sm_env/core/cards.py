@@ -29,6 +29,11 @@ FULL_DECK = (1 << NUM_CARDS) - 1
 CARD_TEXT: tuple[str, ...] = tuple(RANK_LETTERS[c % 13] + SUIT_LETTERS[c // 13] for c in range(NUM_CARDS))
 
 
+def deck_of(rules: object) -> int:
+    """The cards in play under a rule set, as a bit set: all 52, without 2C under ``no_kitty_51``."""
+    return FULL_DECK & ~1 if getattr(rules, "no_kitty_51", False) else FULL_DECK
+
+
 class CardError(ValueError):
     """A card given as text or number that is not one of the 52 cards."""
 

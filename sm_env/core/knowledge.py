@@ -26,11 +26,19 @@ A player may know (docs/rules.md 4.3, 5, 6 and docs/interface.md):
 It never knows another player's hand, the kitty (unless it is the dealer
 and has taken it, or was shown cards of it), or the discards of another.
 
+Two readings of it: :func:`player_view` (a :class:`PlayerView`: everything the
+seat knows now, for agents, the observation and the renderer) and
+:func:`hand_knowledge` (a :class:`HandKnowledge`: everything the seat observed of
+one hand entry, past or in progress, in order: its perfect recall, for OpenSpiel's
+information state and :mod:`sm_env.core.histories`).
+
 All card sets are ``int`` bit sets (see :mod:`sm_env.core.cards`); seat-indexed
 tuples are by absolute seat, one entry per player (four with ``players: 4``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from .cards import to_mask
 from .game import OVER, Game
@@ -263,3 +271,104 @@ def player_view(game: Game, seat: int) -> PlayerView:
     view.calls_left = game.calls_left
     view._tricks = log.tricks or ()  # public trick logs only, never the deal
     return view
+
+
+class ExchangeKnowledge(NamedTuple):
+    """One exchange as a seat knows it. Public: who gives how many cards to whom, how many are chosen so far
+    (hand sizes show it), whether they have reached the receiver (``delivered``: the sender's round is
+    complete) and whether the receiver has given its cards back (``back``). The seat's own: ``sent`` in the
+    order chosen (to the sender at once, to the receiver once delivered) and ``returned`` (to both once
+    back); None where hidden."""
+
+    sender: int
+    receiver: int
+    count: int
+    chosen: int
+    delivered: bool
+    back: bool
+    sent: tuple[int, ...] | None
+    returned: tuple[int, ...] | None
+
+
+class HandKnowledge(NamedTuple):
+    """Everything a seat knows of one hand entry of a game (a passed-out deal of the auction is one), past or
+    in progress: the seat's perfect recall of that hand (card sets sorted, sequences in order).
+
+    Public: ``number``, ``dealer`` and ``quotas`` by seat (None during an auction, quotas None until
+    assigned), ``face_up`` (``one_card_kitty``, else -1), ``auction`` ((seat, bid or None) in order, None
+    without one) and ``passed_out``, each exchange's seats, count and cards chosen so far, ``trump`` (NO_SUIT
+    until named) and ``call`` (``calls``; -1 before it), ``discard_count``, ``kitty_taken``, ``take`` ((seat,
+    taken) once decided), ``tricks`` (every card played, in order, the open trick last). The seat's own:
+    ``dealt`` (its cards as dealt), the exchange cards it sent, received and returned (``exchanges``),
+    ``discards`` (in order, dealer only), ``kitty`` (dealer, once taken), ``shown`` (kitty cards shown to it)
+    and ``put_out`` (the card it put out to take the face-up card)."""
+
+    number: int
+    dealer: int | None
+    quotas: tuple[int, ...] | None
+    dealt: tuple[int, ...]
+    face_up: int
+    auction: tuple[tuple[int, int | None], ...] | None
+    passed_out: bool
+    exchanges: tuple[ExchangeKnowledge, ...]
+    trump: int
+    call: int
+    discard_count: int
+    discards: tuple[int, ...] | None
+    kitty_taken: bool
+    kitty: tuple[int, ...] | None
+    shown: tuple[int, ...]
+    take: tuple[int, bool] | None
+    put_out: int | None
+    tricks: tuple[Trick, ...]
+
+
+def hand_knowledge(game: Game, seat: int, index: int) -> HandKnowledge:
+    """What ``seat`` knows of hand entry ``index`` of ``game.history`` (0 = the first; the last may be in
+    progress). Built from the hand's log by the rules of the module docstring, as :func:`player_view` is."""
+    log = game.history[index]
+    current = index in (-1, len(game.history) - 1)
+    if current:
+        kitty_taken = game.picked_up
+    else:  # a hand that was played went through the kitty; a passed-out deal did not
+        kitty_taken = game.rules.kitty_size > 0 and not log.passed_out
+    exchanges = []
+    for entry in log.exchanges:
+        sent = returned = None
+        if seat == entry.sender or (seat == entry.receiver and entry.delivered):
+            sent = tuple(entry.sent)
+            returned = None if entry.returned is None else tuple(entry.returned)
+        exchanges.append(
+            ExchangeKnowledge(
+                entry.sender,
+                entry.receiver,
+                entry.count,
+                len(entry.sent),
+                entry.delivered,
+                entry.returned is not None,
+                sent,
+                returned,
+            )
+        )
+    is_dealer = seat == log.dealer
+    take = log.take
+    return HandKnowledge(
+        number=log.number,
+        dealer=log.dealer,
+        quotas=None if log.quotas is None else tuple(log.quotas),
+        dealt=tuple(sorted(log.deal_hands[seat])),
+        face_up=log.kitty[0] if game.rules.one_card_kitty else -1,
+        auction=None if log.auction is None else tuple(log.auction),
+        passed_out=log.passed_out,
+        exchanges=tuple(exchanges),
+        trump=log.trump,
+        call=log.call,
+        discard_count=len(log.discards or ()),
+        discards=tuple(log.discards or ()) if is_dealer else None,
+        kitty_taken=kitty_taken,
+        kitty=tuple(sorted(log.kitty)) if is_dealer and kitty_taken else None,
+        shown=tuple(sorted(c for to, cards in log.shown or () if to == seat for c in cards)),
+        take=None if take is None else (take[0], take[1] is not None),
+        put_out=take[1] if take is not None and take[0] == seat else None,
+        tricks=tuple(t.frozen() for t in log.tricks or () if t.cards),
+    )

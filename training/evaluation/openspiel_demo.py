@@ -1,6 +1,6 @@
 """Sergeant Major through OpenSpiel's own algorithms (needs the openspiel extra; the figures of docs/openspiel.md).
 
-Three parts, each printing its figures:
+Five parts, each printing its figures (one-hand episodes of ``--rules``, standard by default):
 
 ``speed``
     random legal play, one hand per episode, decisions per second: the OpenSpiel state (legal actions and the
@@ -9,19 +9,28 @@ Three parts, each printing its figures:
 ``ismcts``
     OpenSpiel's Python ``ISMCTSBot`` (random-rollout evaluator) in one seat against the project's
     ``heuristic`` in the others, duplicate: every deal is played in each rotation of the seats, one hand,
-    the deal's seed that of ``sergeant-major eval`` (``training.evaluation.deals.deal_seed``). The bot decides
-    the trump, discards and play; it searches worlds sampled from the seat's view
-    (``agents.search.world_sampler``), given to it as its resampler. The exchange, which these one-hand
-    deals do not have, would be the heuristic's. Figure: the bot's mean balance per hand, which is 0 for
-    the heuristic in its place (the balances of a hand sum to 0 and every seat is played).
+    the deal's seed that of ``sergeant-major eval`` (``training.evaluation.deals.deal_seed``). The bot searches
+    the real OpenSpiel state with no resampler of its own: its worlds come from the game's
+    ``resample_from_infostate``. Figure: the bot's mean balance per hand, which is 0 for the heuristic in its
+    place (the balances of a hand sum to 0 and every seat is played).
 ``dqn``
-    OpenSpiel's PyTorch ``DQN`` on ``rl_environment.Environment``: one learner per seat in self-play for
-    ``--episodes`` hands, then each seat against two random players (``RandomAgent``) and against two
-    heuristic players, before and after training (mean return per hand).
+    OpenSpiel's PyTorch ``DQN`` on ``rl_environment.Environment`` (the observation tensor): one learner per seat
+    in self-play for ``--episodes`` hands, then each seat against two random players (``RandomAgent``) and
+    against two heuristic players, before and after training (mean return per hand).
+``nfsp``
+    OpenSpiel's PyTorch ``NFSP`` on ``rl_environment.Environment`` with the perfect-recall information state
+    tensor: one agent per seat in self-play for ``--episodes`` hands, its average policy evaluated as ``dqn``.
+``mccfr``
+    OpenSpiel's outcome-sampling MCCFR (``open_spiel.python.algorithms.outcome_sampling_mccfr``) for
+    ``--iterations`` iterations (one episode per seat each), keyed by the information state string: the
+    information states it filled, how often an episode met one it had met before, and its average policy in
+    one seat against two random players (mean return per hand; a state it never met is played uniformly).
 
     python -m training.evaluation.openspiel_demo speed [--hands 40]
-    python -m training.evaluation.openspiel_demo ismcts [--deals 30] [--simulations 100]
+    python -m training.evaluation.openspiel_demo ismcts [--deals 20] [--simulations 100]
     python -m training.evaluation.openspiel_demo dqn [--episodes 3000]
+    python -m training.evaluation.openspiel_demo nfsp [--episodes 2000]
+    python -m training.evaluation.openspiel_demo mccfr [--iterations 2000]
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import argparse
 import math
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,12 +49,10 @@ try:
 except ImportError as err:  # pragma: no cover - the message says what to install
     raise ImportError("training.evaluation.openspiel_demo needs OpenSpiel: pip install -e '.[openspiel]'") from err
 
-from agents.players.base import Agent
+from agents import agent_seed
 from agents.players.heuristic import heuristic_action
-from agents.search.world_sampler import sample_world, world_from_view
-from sm_env.core.game import DISCARD, OVER, PLAY, TRUMP, Game
-from sm_env.core.knowledge import PlayerView, player_view
-from sm_env.envs.openspiel_game import GAME_NAME, SergeantMajorGame, SergeantMajorState
+from sm_env.core.game import Game
+from sm_env.envs.openspiel_game import GAME_NAME, SergeantMajorGame, deal_chance_actions
 
 
 def load(rules: str = "standard", **params: Any) -> SergeantMajorGame:
@@ -110,55 +118,33 @@ def run_speed(args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- ISMCTS against the heuristic
 
 
-class OpenSpielIsmctsAgent(Agent):
-    """OpenSpiel's Python ISMCTS bot as a project agent: it searches worlds sampled from the view.
+def ismcts_bot(game: SergeantMajorGame, simulations: int, uct_c: float, seed: int) -> Any:
+    """OpenSpiel's Python ISMCTS bot with random rollouts and no resampler: it draws its worlds with the state's
+    own ``resample_from_infostate``."""
+    from open_spiel.python.algorithms import ismcts, mcts
 
-    The root and every resample are ``state_from_engine`` of a ``Game`` built by
-    :func:`agents.search.world_sampler.world_from_view` from a sampled deal, so the bot's information-state
-    keys (the view's text) agree between worlds. Decisions the world builder does not cover (the exchange,
-    bids, quota assignment, the face-up card) are the heuristic's.
-    """
-
-    name = "openspiel-ismcts"
-
-    def __init__(self, game: SergeantMajorGame, simulations: int, uct_c: float, seed: int = 0) -> None:
-        from open_spiel.python.algorithms import ismcts, mcts
-
-        super().__init__(seed)
-        self.game = game
-        self.np_rng = np.random.RandomState(seed)
-        self.bot = ismcts.ISMCTSBot(
-            game=game,
-            evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=self.np_rng),
-            uct_c=uct_c,
-            max_simulations=simulations,
-            random_state=self.np_rng,
-        )
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.np_rng.seed(0 if seed is None else seed % 2**32)
-
-    def world(self, view: PlayerView) -> SergeantMajorState:
-        """A state of a world consistent with ``view``."""
-        return self.game.state_from_engine(world_from_view(view, sample_world(view, self.rng)))
-
-    def act(self, view: PlayerView, observation: dict[str, Any] | None = None) -> int:
-        legal = view.legal
-        if view.phase not in (TRUMP, DISCARD, PLAY) or view.exchange_pending or legal & (legal - 1) == 0:
-            return heuristic_action(view)
-        self.bot.set_resampler(lambda state, player: self.world(view))
-        return int(self.bot.step(self.world(view)))
+    random_state = np.random.RandomState(seed % 2**32)
+    return ismcts.ISMCTSBot(
+        game=game,
+        evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=random_state),
+        uct_c=uct_c,
+        max_simulations=simulations,
+        random_state=random_state,
+    )
 
 
-def play_hand(rules: str, seed: int, seats: list[Agent | None]) -> list[int]:
-    """One hand of ``rules`` dealt by seat 0 from ``seed``; ``None`` seats play the heuristic. The balances."""
-    game = Game(rules, seed=seed, first_dealer=0, max_hands=1)
-    while game.phase != OVER:
-        view = player_view(game, game.current)
-        agent = seats[game.current]
-        game.apply(heuristic_action(view) if agent is None else agent.act(view))
-    return list(game.history[0].balances)
+def play_hand(game: SergeantMajorGame, seed: int, bots: dict[int, Any]) -> list[float]:
+    """One hand dealt by seat 0 from ``seed`` (the deal ``Game(rules, seed=seed)`` deals), on OpenSpiel states:
+    the seats of ``bots`` play their bot's step, the others the heuristic. The balances (the returns)."""
+    log = Game(game.rules, seed=seed, first_dealer=0, max_hands=1).history[0]
+    state = game.new_initial_state()
+    for action in [0, *deal_chance_actions({"hands": log.deal_hands, "kitty": log.kitty}, game.rules)]:
+        state.apply_action(action)
+    while not state.is_terminal():
+        seat = state.current_player()
+        bot = bots.get(seat)
+        state.apply_action(int(bot.step(state)) if bot is not None else heuristic_action(state.view(seat)))
+    return state.returns()
 
 
 def run_ismcts(args: argparse.Namespace) -> None:
@@ -166,17 +152,15 @@ def run_ismcts(args: argparse.Namespace) -> None:
 
     game = load(args.rules)
     n = game.num_players()
-    bot = OpenSpielIsmctsAgent(game, args.simulations, args.uct_c, seed=args.seed)
     per_deal, by_seat = [], np.zeros(n)
     start = time.perf_counter()
     for index in range(args.deals):
         seed = deal_seed(args.seed, index)
         balances = []
         for seat in range(n):
-            bot.reset(seed + seat)
-            seats: list[Agent | None] = [None] * n
-            seats[seat] = bot
-            balances.append(play_hand(args.rules, seed, seats)[seat])
+            # never the deal's own stream (play_hand deals from seed)
+            bot = ismcts_bot(game, args.simulations, args.uct_c, agent_seed(seed, seat))
+            balances.append(play_hand(game, seed, {seat: bot})[seat])
         by_seat += balances
         per_deal.append(sum(balances) / n)
     seconds = time.perf_counter() - start
@@ -189,19 +173,15 @@ def run_ismcts(args: argparse.Namespace) -> None:
     )
 
 
-# ----------------------------------------------------------------------------- DQN
+# ----------------------------------------------------------------------------- DQN and NFSP
 
 
-def _heuristic_step(state: SergeantMajorState) -> int:
-    return heuristic_action(state.view(state.current_player()))
-
-
-def evaluate_dqn(env: Any, learners: list[Any], opponent: str, episodes: int) -> float:
-    """Mean return per hand of each learner seat against two ``opponent`` players ("random" or "heuristic"),
-    averaged over the seats."""
+def evaluate_agents(env: Any, act: Callable[[int, Any], int], opponent: str, episodes: int) -> float:
+    """Mean return per hand of each learner seat (``act(seat, time_step)``) against two ``opponent`` players
+    ("random" or "heuristic"), averaged over the seats."""
     from open_spiel.python.algorithms import random_agent
 
-    n = len(learners)
+    n = env.num_players
     total = 0.0
     for seat in range(n):
         for _ in range(episodes):
@@ -209,14 +189,37 @@ def evaluate_dqn(env: Any, learners: list[Any], opponent: str, episodes: int) ->
             while not step.last():
                 player = step.observations["current_player"]
                 if player == seat:
-                    action = learners[seat].step(step, is_evaluation=True).action
+                    action = act(seat, step)
                 elif opponent == "heuristic":
-                    action = _heuristic_step(env.get_state)
+                    action = heuristic_action(env.get_state.view(player))
                 else:
                     action = random_agent.RandomAgent(player, env.action_spec()["num_actions"]).step(step).action
                 step = env.step([action])
             total += step.rewards[seat]
     return total / (n * episodes)
+
+
+def _self_play(env: Any, learners: list[Any], episodes: int) -> tuple[int, float]:
+    """``episodes`` hands of self-play, every learner stepped: (decisions, seconds)."""
+    start = time.perf_counter()
+    steps = 0
+    for _ in range(episodes):
+        step = env.reset()
+        while not step.last():
+            player = step.observations["current_player"]
+            step = env.step([learners[player].step(step).action])
+            steps += 1
+        for learner in learners:
+            learner.step(step)
+    return steps, time.perf_counter() - start
+
+
+def _print_evaluation(name: str, args: argparse.Namespace, n: int, before: dict, after: dict) -> None:
+    for opp in ("random", "heuristic"):
+        print(
+            f"  {name} against two {opp} players, mean return per hand over {args.eval_episodes} hands x {n} "
+            f"seats: before {before[opp]:+.3f}, after {after[opp]:+.3f}"
+        )
 
 
 def run_dqn(args: argparse.Namespace) -> None:
@@ -226,7 +229,8 @@ def run_dqn(args: argparse.Namespace) -> None:
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
-    env = rl_environment.Environment(load(args.rules), seed=args.seed)
+    observation = rl_environment.ObservationType.OBSERVATION  # the env's observation, as before
+    env = rl_environment.Environment(load(args.rules), seed=args.seed, observation_type=observation)
     size = env.observation_spec()["info_state"][0]
     actions = env.action_spec()["num_actions"]
     learners = [
@@ -248,40 +252,148 @@ def run_dqn(args: argparse.Namespace) -> None:
         )
         for seat in range(env.num_players)
     ]
-    before = {opp: evaluate_dqn(env, learners, opp, args.eval_episodes) for opp in ("random", "heuristic")}
-    start = time.perf_counter()
-    steps = 0
-    for _ in range(args.episodes):
-        step = env.reset()
-        while not step.last():
-            player = step.observations["current_player"]
-            step = env.step([learners[player].step(step).action])
-            steps += 1
-        for learner in learners:
-            learner.step(step)
-    seconds = time.perf_counter() - start
-    after = {opp: evaluate_dqn(env, learners, opp, args.eval_episodes) for opp in ("random", "heuristic")}
+
+    def act(seat: int, step: Any) -> int:
+        return learners[seat].step(step, is_evaluation=True).action
+
+    before = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
+    steps, seconds = _self_play(env, learners, args.episodes)
+    after = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
     print(f"DQN self-play, {args.episodes} hands of {args.rules!r} ({steps} decisions, {seconds:.0f} s)")
-    for opp in ("random", "heuristic"):
-        print(
-            f"  against two {opp} players, mean return per hand over {args.eval_episodes} hands x "
-            f"{env.num_players} seats: before {before[opp]:+.3f}, after {after[opp]:+.3f}"
+    _print_evaluation("DQN", args, env.num_players, before, after)
+
+
+def run_nfsp(args: argparse.Namespace) -> None:
+    import torch
+    from open_spiel.python import rl_environment
+    from open_spiel.python.pytorch import nfsp
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    env = rl_environment.Environment(load(args.rules), seed=args.seed)  # the information state tensor
+    size = env.observation_spec()["info_state"][0]
+    actions = env.action_spec()["num_actions"]
+    learners = [
+        nfsp.NFSP(
+            player_id=seat,
+            state_representation_size=size,
+            num_actions=actions,
+            hidden_layers_sizes=[256, 256],
+            reservoir_buffer_capacity=100_000,
+            anticipatory_param=0.1,
+            batch_size=128,
+            rl_learning_rate=1e-3,
+            sl_learning_rate=1e-3,
+            min_buffer_size_to_learn=1000,
+            learn_every=64,
+            optimizer_str="adam",
+            seed=args.seed + seat,
+            replay_buffer_capacity=50_000,
+            epsilon_decay_duration=args.episodes * 20,
+            epsilon_start=0.06,
+            epsilon_end=0.001,
         )
+        for seat in range(env.num_players)
+    ]
+
+    def act(seat: int, step: Any) -> int:
+        with learners[seat].temp_mode_as(nfsp.MODE.AVERAGE_POLICY):
+            return learners[seat].step(step, is_evaluation=True).action
+
+    before = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
+    steps, seconds = _self_play(env, learners, args.episodes)
+    after = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
+    print(
+        f"NFSP self-play, {args.episodes} hands of {args.rules!r} ({steps} decisions, {seconds:.0f} s; information "
+        f"state tensor of {size} entries)"
+    )
+    _print_evaluation("NFSP average policy", args, env.num_players, before, after)
+
+
+# ----------------------------------------------------------------------------- outcome-sampling MCCFR
+
+
+class _CountingSolver:
+    """OpenSpiel's outcome-sampling solver, counting how many information-state lookups found an entry."""
+
+    def __init__(self, game: SergeantMajorGame) -> None:
+        from open_spiel.python.algorithms import outcome_sampling_mccfr
+
+        solver = outcome_sampling_mccfr.OutcomeSamplingSolver(game)
+        lookup = solver._lookup_infostate_info
+        self.solver = solver
+        self.lookups = 0
+        self.found = 0
+
+        def counted(key: str, num_actions: int) -> Any:
+            self.lookups += 1
+            self.found += key in solver._infostates
+            return lookup(key, num_actions)
+
+        solver._lookup_infostate_info = counted
+
+
+def evaluate_policy(game: SergeantMajorGame, policy: Any, episodes: int, seed: int) -> float:
+    """Mean return per hand of ``policy`` (an OpenSpiel ``Policy``) in each seat against two random players."""
+    rng = random.Random(seed)
+    n = game.num_players()
+    total = 0.0
+    for seat in range(n):
+        for _ in range(episodes):
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                elif state.current_player() == seat:
+                    probs = policy.action_probabilities(state)
+                    actions = list(probs)
+                    state.apply_action(rng.choices(actions, weights=[probs[a] for a in actions])[0])
+                else:
+                    state.apply_action(rng.choice(state.legal_actions()))
+            total += state.returns()[seat]
+    return total / (n * episodes)
+
+
+def run_mccfr(args: argparse.Namespace) -> None:
+    np.random.seed(args.seed % 2**32)  # the solver samples with numpy's global generator
+    game = load(args.rules)
+    counting = _CountingSolver(game)
+    start = time.perf_counter()
+    for _ in range(args.iterations):
+        counting.solver.iteration()
+    seconds = time.perf_counter() - start
+    states = len(counting.solver._infostates)
+    share = 100 * counting.found / max(counting.lookups, 1)
+    result = evaluate_policy(game, counting.solver.average_policy(), args.eval_episodes, args.seed)
+    print(
+        f"outcome-sampling MCCFR, {args.iterations} iterations of {args.rules!r} one-hand episodes ({seconds:.0f} s, "
+        f"{1000 * seconds / max(args.iterations, 1):.1f} ms an iteration): {states} information states, "
+        f"{counting.lookups} lookups of which {counting.found} ({share:.2f}%) "
+        f"met a state seen before; average policy against two random players, {args.eval_episodes} hands x "
+        f"{game.num_players()} seats: {result:+.3f} a hand"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=["speed", "ismcts", "dqn"])
+    parser.add_argument("part", choices=["speed", "ismcts", "dqn", "nfsp", "mccfr"])
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hands", type=int, default=40, help="speed: hands per engine")
-    parser.add_argument("--deals", type=int, default=30, help="ismcts: deals, each in every rotation")
+    parser.add_argument("--deals", type=int, default=20, help="ismcts: deals, each in every rotation")
     parser.add_argument("--simulations", type=int, default=100, help="ismcts: simulations per decision")
     parser.add_argument("--uct-c", type=float, default=4.0, help="ismcts: the UCT constant (rewards are tricks)")
-    parser.add_argument("--episodes", type=int, default=3000, help="dqn: self-play hands")
-    parser.add_argument("--eval-episodes", type=int, default=100, help="dqn: hands per seat and opponent")
+    parser.add_argument("--episodes", type=int, default=None, help="dqn (3000), nfsp (2000): self-play hands")
+    parser.add_argument("--iterations", type=int, default=2000, help="mccfr: iterations")
+    parser.add_argument(
+        "--eval-episodes", type=int, default=100, help="dqn, nfsp, mccfr: evaluation hands per seat and opponent"
+    )
     args = parser.parse_args(argv)
-    {"speed": run_speed, "ismcts": run_ismcts, "dqn": run_dqn}[args.part](args)
+    if args.episodes is None:
+        args.episodes = 2000 if args.part == "nfsp" else 3000
+    parts = {"speed": run_speed, "ismcts": run_ismcts, "dqn": run_dqn, "nfsp": run_nfsp, "mccfr": run_mccfr}
+    parts[args.part](args)
 
 
 if __name__ == "__main__":
