@@ -40,3 +40,17 @@ def test_rule_book_sections_are_the_ones_the_code_cites():
     text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     headings = re.findall(r"^## (\d+)\. ", text, flags=re.M)
     assert headings[:9] == [str(n) for n in range(1, 10)]  # "docs/rules.md section 9" and the like
+
+
+def test_training_page_states_the_observation_sizes_the_code_gives():
+    """docs/training.md's list of observation sizes is the code's: every preset's size, each option's block with
+    the size it gives (calls 816 and woburn-auction 809 were once missing there)."""
+    from sm_env.core.rules import PRESETS
+    from sm_env.observation import observation_size
+
+    text = " ".join((ROOT / "docs" / "training.md").read_text(encoding="utf-8").split())
+    stated = text.split("observation_size(rules)`:", 1)[1].split("), the actions", 1)[0]
+    assert {int(n) for n in re.findall(r"\b\d{3,4}\b", stated)} == {observation_size(r) for r in PRESETS.values()}
+    for option in ("one_card_kitty", "auction", "calls"):
+        size = observation_size(next(r for r in PRESETS.values() if getattr(r, option)))
+        assert f"{size} with `{option}`" in stated, option
