@@ -7,9 +7,15 @@ pimc's value, from that seat's :class:`~sm_env.core.knowledge.PlayerView` alone 
   two analyses say whether they are comparable;
 - per legal action (in action-id order) a :class:`Move`: its text, ``probability`` (the shipped policy for the
   rule set, :func:`agents.players.trained.trained_policy`; None for every action when no shipped policy plays the rule
-  set or torch is missing to load it: ``policy_note`` says which) and ``value`` (pimc's mean balance of the seat
-  in the hand after the action, over ``samples`` deals consistent with the view: tricks minus quota, the units
+  set or torch is missing to load it: ``policy_note`` says which) and ``value`` (the search's mean balance of the
+  seat in the hand after the action, over ``samples`` deals consistent with the view: tricks minus quota, the units
   of docs/rules.md; None when pimc does not search this phase or the action is the only one: ``search_note``).
+
+The search (``searcher``): ``"pimc"`` (the default; heuristic rollouts, about a millisecond a decision at 20
+deals: what analyses use, so that they stay cheap and comparable) or ``"search"`` (the agent spec ``search``:
+deals drawn by the belief network, rollouts by the shipped policy, :meth:`agents.search.pimc.PimcAgent.evaluate`'s
+values without the policy's prior; tens of milliseconds a decision, the web's hints), which falls back to pimc,
+saying so in ``search_note``, on a rule set it does not play (``search`` reads the standard layout of three players).
 
 pimc searches the play of the tricks, and naming trump (or the call) and the discards once the exchange is
 over (:func:`agents.search.pimc.searched_phase` with ``bid``); the exchange, the auction, the quota assignment
@@ -34,13 +40,15 @@ from sm_env.core.knowledge import PlayerView
 from sm_env.core.rules import RuleSet
 from sm_env.observation import encode
 
-from . import AGENT_PARAMS
+from . import AGENT_PARAMS, make_agent
 from .players.ppo_agent import NumpyPolicy, PolicyLoadError, load_numpy_policy
 from .players.trained import trained_policy
 from .search.pimc import PimcAgent, searched_phase
 
 SEARCH = "pimc"
-"""The search that scores the actions (its rollouts: the heuristic player)."""
+"""The search that scores the actions by default (its rollouts: the heuristic player)."""
+SEARCHERS = {"pimc": "heuristic", "search": "policy"}
+"""The searches :func:`advise` may score with, and their rollouts."""
 DEFAULT_SAMPLES = 20
 """pimc's own default: deals per decision."""
 MAX_SAMPLES = int(AGENT_PARAMS["pimc"]["samples"].high or 0)
@@ -109,9 +117,9 @@ def check_settings(samples: Any, seed: Any, cap: int = MAX_SAMPLES) -> None:
         raise AdviceError(f"seed must be a whole number 0 <= seed < 2**128, got {seed!r:.40}")
 
 
-def search_settings(samples: int, seed: int) -> dict[str, Any]:
+def search_settings(samples: int, seed: int, searcher: str = SEARCH) -> dict[str, Any]:
     """What makes two sets of values comparable: the search, its rollouts, samples per decision, the seed."""
-    return {"search": SEARCH, "rollouts": "heuristic", "samples": samples, "seed": seed, "bid": True}
+    return {"search": searcher, "rollouts": SEARCHERS[searcher], "samples": samples, "seed": seed, "bid": True}
 
 
 @functools.lru_cache(maxsize=4)
@@ -129,6 +137,19 @@ def shipped_policy(rules: RuleSet) -> tuple[NumpyPolicy | None, str | None, str 
         return None, None, f"no policy probabilities: {err}"
 
 
+def _scorer(searcher: str, rules: RuleSet, samples: int, seed: int) -> tuple[PimcAgent, str | None]:
+    """The agent whose values :func:`advise` gives, and None; or pimc and why it stands in for ``search``."""
+    if searcher == "search":
+        agent = make_agent(f"search:samples={samples}", seed)
+        try:
+            agent.check_rules(rules)
+        except ValueError as err:  # the belief network or the policy cannot read these rules
+            return PimcAgent(seed=seed, samples=samples), f"pimc's values: search does not play these rules ({err})"
+        assert isinstance(agent, PimcAgent)
+        return agent, None
+    return PimcAgent(seed=seed, samples=samples), None
+
+
 def advise(
     view: PlayerView,
     samples: int = DEFAULT_SAMPLES,
@@ -136,11 +157,15 @@ def advise(
     cap: int = MAX_SAMPLES,
     policy: bool = True,
     search: bool = True,
+    searcher: str = SEARCH,
 ) -> Advice:
     """The advice for the seat of ``view`` (which must be to act): see the module docstring.
 
     ``cap``: the most samples allowed (AdviceError past it); ``policy`` / ``search``: False leaves the
-    probabilities / the values out (the analysis of a record needs no probabilities)."""
+    probabilities / the values out (the analysis of a record needs no probabilities); ``searcher``: which search
+    gives the values (:data:`SEARCHERS`)."""
+    if searcher not in SEARCHERS:
+        raise AdviceError(f"searcher must be one of {', '.join(SEARCHERS)}, got {searcher!r:.40}")
     check_settings(samples, seed, cap)
     legal = from_mask(view.legal)
     if not legal:
@@ -156,17 +181,18 @@ def advise(
     elif len(legal) == 1:
         search_note = "the only legal action: nothing to compare"
     elif not searched_phase(view, bid=True):
-        search_note = f"{SEARCH} does not search the {PHASE_NAMES[view.phase]} (the heuristic decides it)"
+        search_note = f"{searcher} does not search the {PHASE_NAMES[view.phase]} (the heuristic decides it)"
     else:
-        values = PimcAgent(seed=seed, samples=samples).evaluate(view, legal)
-        search_note = None
+        scorer, search_note = _scorer(searcher, view.rules, samples, seed)
+        searcher = SEARCH if search_note else searcher
+        values = scorer.evaluate(view, legal)
     moves = tuple(
         Move(a, action_text(a, view.rules), probabilities.get(a), values.get(a) if values else None) for a in legal
     )
     return Advice(
         seat=view.seat,
         phase=PHASE_NAMES[view.phase],
-        search=search_settings(samples, seed),
+        search=search_settings(samples, seed, searcher),
         policy=name,
         policy_note=policy_note,
         search_note=search_note,

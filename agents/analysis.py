@@ -38,6 +38,10 @@ other spacing or key order keeps it. :func:`load_analysis` reads a file written 
 :data:`MAX_ANALYSIS_BYTES`), :func:`check_analysis` refuses one that is not of a given record or is malformed,
 and :func:`hand_analyses` splits one into the analyses of its hands, each the same as the analysis of that
 hand alone (``sergeant-major view RECORD --analysis FILE`` shows a stored analysis so, without searching).
+
+:func:`move_text` says a decision's move by its decision type (``discarded QH``, ``named trump clubs``, ``sent QH
+in the exchange``): the one wording of ``analyse``'s flagged moves and of the viewer's, which gets it in each
+decision's ``move`` (:func:`with_moves`, added when the server sends an analysis; the file format is unchanged).
 """
 
 from __future__ import annotations
@@ -54,8 +58,8 @@ from typing import Any, TextIO
 
 from sm_env.core.game import PHASE_NAMES, PLAY, Game, action_text
 from sm_env.core.knowledge import player_view
-from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, read_json, write_json
+from sm_env.files.paths import OutputPathError, check_output_path
 from sm_env.records import RecordActions, RecordError, load_record, record_actions
 
 from .advice import DEFAULT_SAMPLES, MAX_SAMPLES, AdviceError, advise, check_settings, search_settings
@@ -414,10 +418,39 @@ def header_text(analysis: dict[str, Any]) -> str:
     )
 
 
+_MOVE_VERBS = {"play": "played", "discard": "discarded"}
+
+
+def move_text(phase: str, played: str) -> str:
+    """What a decision did, in words by its decision type: ``played QH``, ``discarded QH``, ``sent QH in the
+    exchange``, ``named trump clubs``, ``called no trump``, ``bid 9``, ``passed``, ``gave the quotas 8-3-5``,
+    ``declined the face-up card`` (``phase`` and ``played`` as a decision of the analysis holds them). The one
+    wording of a move of an analysis: ``analyse``'s flagged moves and the viewer's (:func:`with_moves`)."""
+    if played == "pass":
+        return "declined the face-up card" if phase == "take" else "passed"
+    if phase == "exchange":
+        return f"sent {played} in the exchange"
+    if phase == "trump":
+        return f"called {played[len('call ') :]}" if played.startswith("call ") else f"named {played}"
+    if phase == "assign":
+        return f"gave the {played}"
+    if phase == "take":
+        return f"took the face-up card and put {played} out of play"
+    if phase == "bid":
+        return played  # "bid 9"
+    return f"{_MOVE_VERBS.get(phase, 'chose')} {played}"
+
+
+def with_moves(analysis: dict[str, Any]) -> dict[str, Any]:
+    """The analysis with each decision's ``move``, its :func:`move_text` (what the viewer shows; a copy)."""
+    decisions = [dict(d, move=move_text(d["phase"], d["played"])) for d in analysis["decisions"]]
+    return dict(analysis, decisions=decisions)
+
+
 def flagged_text(analysis: dict[str, Any]) -> list[str]:
     """One line per flagged move."""
     return [
-        f"hand {d['hand']}, {d['where']} (step {d['step']}): player_{d['seat']} played {d['played']} "
+        f"hand {d['hand']}, {d['where']} (step {d['step']}): player_{d['seat']} {move_text(d['phase'], d['played'])} "
         f"({_value(d['value'])}); best {' '.join(d['best'])} ({_value(d['best_value'])}): cost {d['cost']:.2f}"
         for d in analysis["decisions"]
         if d["flagged"]
@@ -426,9 +459,7 @@ def flagged_text(analysis: dict[str, Any]) -> list[str]:
 
 def write_analysis(analysis: dict[str, Any], path: str) -> None:
     """Write the analysis as JSON, atomically."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(analysis, handle, allow_nan=False, indent=1)
-        handle.write("\n")
+    write_json(path, analysis, indent=1)
 
 
 # ---------------------------------------------------------------------- command
@@ -484,8 +515,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             raise AnalysisError(f"{args.record} is a directory, not a record file") from None
         except OSError as err:
             raise AnalysisError(f"cannot read {args.record}: {err.strerror or err}") from None
-        if args.out and os.path.isdir(args.out):
-            raise AnalysisError(f"--out {args.out}: a directory; give a file name")
+        if args.out:
+            try:
+                check_output_path(args.out, "--out")
+            except OutputPathError as err:
+                raise AnalysisError(str(err)) from None
         start = time.perf_counter()
         analysis = analyse(
             record,

@@ -26,6 +26,7 @@ from typing import TextIO
 from sm_env.core.cards import CARD_TEXT
 from sm_env.core.game import Game, result_text
 from sm_env.core.knowledge import PlayerView, player_view
+from sm_env.files.paths import check_output_path
 from sm_env.records import save_record
 
 from . import AgentSpecError, act, agent_seed, fresh_seed, make_opponent
@@ -136,6 +137,8 @@ def main(
         n = game.rules.num_players
         if args.seat >= n:
             raise ValueError(f"--seat {args.seat}: the seats are 0-{n - 1} with {n} players")
+        if args.record is not None:  # before the game: a path that cannot be written is said now, not at the end
+            check_output_path(args.record, "--record")
         specs = args.opponents if args.opponents is not None else ["heuristic"] * (n - 1)
         if len(specs) != n - 1:
             raise ValueError(f"--opponents: {n} players need {n - 1} opponents, got {len(specs)}")
@@ -151,7 +154,7 @@ def main(
     path = args.record or os.path.join("runs", "games", f"game-{time.strftime('%Y%m%d-%H%M%S')}{tag}.json")
     names = ", ".join(f"player_{s}: {'you' if s == args.seat else agents[s].name}" for s in range(n))
     dealt = f"seed {seed}" if args.seed is not None else "a random deal (its seed is in the record)"
-    print(f"Sergeant Major, {dealt}. {names}. Type 'help' for help.", file=out)
+    print(f"Sergeant Major, {dealt}. {names}. Type '?' or 'help' for help.", file=out)
     hand = game.hand_number
     told: set[tuple[int, int]] = set()
     status = 0

@@ -1,6 +1,6 @@
-"""Speed of the batched self-play PPO trainer (training/vector/ppo.py): where its time goes.
+"""Speed of the batched self-play PPO trainer (training/vector/ppo.py): where its time goes, and per device.
 
-For each network size: one warm-up rollout (kernels compiled, buffers allocated), then ``--rollouts``
+For each network size, on the CPU: one warm-up rollout (kernels compiled, buffers allocated), then ``--rollouts``
 rollouts + updates timed phase by phase. Printed per network:
 
 - learner decisions/s (rollout and update together, as training runs);
@@ -11,8 +11,14 @@ rollouts + updates timed phase by phase. Printed per network:
   forward+backward per update epoch times ``ppo.n_epochs``; the FLOP/s these make, next to the FLOP/s
   of a plain matrix product of the same shapes measured in the same run (how far from the CPU's limit).
 
+Then one row per device (``--devices``; default: ``cpu``, and ``cuda`` where torch sees CUDA), in the same run:
+the training decisions per second of the vector PPO trainer (the first ``--nets`` network, ``--set`` applied)
+and of the DMC trainer (its defaults; its replay filled first), each with ``train.device`` set to that device
+and the same warm-up and ``--rollouts``.
+
     python benchmarks/bench_trainer.py                      # default [512, 256] and a larger [1024, 1024]
     python benchmarks/bench_trainer.py --nets 512,256 --critic full --rollouts 3 --set env.num_games=512
+    python benchmarks/bench_trainer.py --nets 512,256 --devices cpu cuda   # the per-device rows only matter here
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import time
 import torch
 
 from sm_env.observation import OBSERVATION_SIZE
-from training.vector.config import load_selfplay_config
+from training.common.device import resolve_device
+from training.vector.config import load_dmc_config, load_selfplay_config
+from training.vector.dmc import DMC
 from training.vector.ppo import NETWORK_PHASES, Timers, VectorPPO, network_flops
 
 
@@ -45,7 +53,7 @@ def gemm_flops(batch: int, net_arch: list[int], seconds: float = 1.0) -> float:
 
 def bench(net_arch: list[int], rollouts: int, critic: str, overrides: list[str]) -> dict[str, float]:
     """Decisions/s, network share and FLOPs of ``rollouts`` timed rollouts + updates of one network."""
-    sets = [f"ppo.net_arch={net_arch}", f"ppo.critic={critic}", "train.progress=false", *overrides]
+    sets = [f"ppo.net_arch={net_arch}", f"ppo.critic={critic}", "train.progress=false", "train.device=cpu", *overrides]
     cfg = load_selfplay_config(None, sets)
     with tempfile.TemporaryDirectory() as run_dir:
         trainer = VectorPPO(cfg, run_dir, quiet=True)
@@ -74,12 +82,50 @@ def bench(net_arch: list[int], rollouts: int, critic: str, overrides: list[str])
     }
 
 
+def _rate(run, rollouts: int, decisions_of, device: torch.device) -> float:
+    """Decisions per second of ``rollouts`` rollouts + updates of ``run`` (warmed up), the device's queue drained
+    before the clock stops."""
+    start, decisions = time.perf_counter(), 0
+    for _ in range(rollouts):
+        run.collect()
+        decisions += decisions_of(run.update())
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return decisions / (time.perf_counter() - start)
+
+
+def device_rates(device: str, net_arch: list[int], rollouts: int, critic: str, overrides: list[str]) -> dict:
+    """Training decisions/s on ``device`` of the vector PPO trainer (``net_arch``, ``overrides``) and of the DMC
+    trainer (its defaults; the replay filled before the clock starts)."""
+    torch_device = resolve_device(device, "--devices")
+    sets = [f"ppo.net_arch={net_arch}", f"ppo.critic={critic}", "train.progress=false", *overrides]
+    with tempfile.TemporaryDirectory() as run_dir:
+        ppo = VectorPPO(load_selfplay_config(None, [*sets, f"train.device={device}"]), run_dir, quiet=True)
+        ppo.collect()
+        ppo.update()  # warm-up
+        ppo_rate = _rate(ppo, rollouts, lambda stats: int(stats["decisions"]), torch_device)
+    cfg = load_dmc_config(None, ["train.progress=false", f"train.device={device}"])
+    with tempfile.TemporaryDirectory() as run_dir:
+        dmc = DMC(cfg, run_dir, quiet=True)
+        for _ in range(cfg.dmc.replay_rollouts):  # the replay filled: every rollout from here updates
+            dmc.collect()
+            dmc.update()
+        dmc_rate = _rate(dmc, rollouts, lambda stats: cfg.dmc.n_steps * cfg.env.num_games, torch_device)
+    return {"device": str(torch_device), "ppo": ppo_rate, "dmc": dmc_rate}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nets", nargs="+", default=["512,256", "1024,1024"], help="hidden sizes, e.g. 512,256")
     parser.add_argument("--rollouts", type=int, default=3, help="timed rollouts per network")
     parser.add_argument("--critic", choices=("observation", "full"), default="observation")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    parser.add_argument(
+        "--devices",
+        nargs="+",
+        default=["cpu", *(["cuda"] if torch.cuda.is_available() else [])],
+        help="the per-device rows: train.device values (default: cpu, and cuda where present)",
+    )
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads by default; overrides: {args.sets or 'none'}")
     rows = []
@@ -100,6 +146,13 @@ def main() -> None:
             f"{r['flops_act'] / 1e6:.2f} | {r['flops_update'] / 1e6:.2f} ({r['epochs']} epochs) | "
             f"{r['flops_per_decision'] / 1e6:.2f} | {r['achieved_flops'] / 1e9:.1f} | {r['gemm_flops'] / 1e9:.1f} |"
         )
+
+    first = [int(w) for w in args.nets[0].split(",")]
+    rates = [device_rates(device, first, args.rollouts, args.critic, args.sets) for device in args.devices]
+    print(f"\n| device | vector PPO learner decisions/s (net {first}) | DMC decisions/s (its defaults) |")
+    print("| --- | ---: | ---: |")
+    for r in rates:
+        print(f"| {r['device']} | {r['ppo']:,.0f} | {r['dmc']:,.0f} |")
 
 
 if __name__ == "__main__":

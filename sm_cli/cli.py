@@ -23,8 +23,9 @@ Subcommands::
         ``training.evaluation.command.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
         ``training.distill.fit.main``; try ``sergeant-major eval --help``)
-    sergeant-major leaderboard --config FILE [--only PRESET ...]
-        rebuild the leaderboard page (docs/leaderboard.md) from its config
+    sergeant-major leaderboard --config FILE [--only PRESET ...] [--quick | --deals N]
+        make a leaderboard page (runs/leaderboard/leaderboard.md; the config's
+        ``out``, or ``--set out=docs/leaderboard.md``) from its config
         (configs/leaderboard.yaml): one resumable tournament per section
         (``training.evaluation.leaderboard_page.main``)
     sergeant-major improve --config FILE | --resume RUN_DIR
@@ -44,6 +45,8 @@ Subcommands::
         compile the numba kernels (engine, threaded engine, search) into
         numba's cache now (``sm_cli.precompile``); the first use in a fresh
         install otherwise waits for them
+
+``sergeant-major --version`` prints the package's version (:func:`package_version`).
 
 ``--rules`` takes a preset name (``sergeant-major rules`` lists them) or a
 JSON object of rule options such as ``'{"max_exchange": 3}'``.
@@ -78,9 +81,35 @@ from typing import Any
 from sm_env.core.game import OVER, PLAY, Game, result_text
 from sm_env.core.rules import OPTION_NAMES, PRESETS, STANDARD, RulesError, RuleSet
 from sm_env.display.render import render_table
+from sm_env.files.paths import OutputPathError, check_output_path
 from sm_env.records import MAX_RECORD_BYTES, RecordError, ReplayError, load_record, replay, save_record
 
 PROG = "sergeant-major"
+DISTRIBUTION = "sergeant-major-rl"  # the package's name on an index and in its metadata
+SOURCE_PYPROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")
+
+
+def package_version() -> str:
+    """The version ``--version`` shows: a source checkout's ``pyproject.toml`` (an editable install's metadata is
+    as old as its last ``pip install``), else the installed package's metadata, else ``unknown``."""
+    import re
+
+    try:
+        with open(SOURCE_PYPROJECT, encoding="utf-8") as handle:
+            text = handle.read(1 << 16)
+    except OSError:
+        text = ""
+    project = text.partition("[project]")[2].partition("\n[")[0]  # the [project] table
+    if re.search(rf'^name = "{DISTRIBUTION}"$', project, re.M):
+        found = re.search(r'^version = "([^"\n]+)"$', project, re.M)
+        if found:
+            return found.group(1)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown"
 
 
 class CliError(Exception):
@@ -162,6 +191,11 @@ def cmd_random(args: argparse.Namespace, out: Any = None) -> int:
     """Play a random game; print the final table and a summary; optionally save the record."""
     out = out or sys.stdout
     rules = parse_rules(args.rules)
+    if args.save:
+        try:
+            check_output_path(args.save, "--save")
+        except OutputPathError as err:
+            raise CliError(str(err)) from None
     from agents import fresh_seed
 
     seed = args.seed if args.seed is not None else fresh_seed()
@@ -435,7 +469,7 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "analyse": (_run_analyse, "score every decision of a game record with pimc; flag the costly moves"),
     "eval": (_run_eval, "duplicate evaluation of agents (tables, CSV, JSON, plot)"),
     "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
-    "leaderboard": (_run_leaderboard, "rebuild the leaderboard page (docs/leaderboard.md) from its config"),
+    "leaderboard": (_run_leaderboard, "a leaderboard page from its config (configs/leaderboard.yaml), in runs/"),
     "train": (_run_train, "self-play training from a config file"),
     "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
     "improve": (_run_improve, "policy improvement by real-deal play-outs from a config file (configs/real_deal_*)"),
@@ -477,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sergeant Major (3-5-8): play, replay and inspect games.",
         epilog="Run 'sergeant-major COMMAND --help' for the options of a command.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {package_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for add in _SUBCOMMANDS:

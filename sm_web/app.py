@@ -15,14 +15,16 @@ application/json``)::
     POST /api/act            {"action": 12 | "AC"}: the human's move -> {"event", "game"}
     POST /api/step           one move of the agent to act -> {"event", "game"}
     GET  /api/hint           ?samples=N (1-200, default 20): on your turn, the shipped policy's probability and
-                             pimc's value of each of your legal actions -> {"hint": advice} (agents.advice)
+                             the search's value (search, else pimc) of each of your legal actions -> {"hint": advice}
+                             (agents.advice)
     POST /api/stop           stop the game (it is saved) -> state
     GET  /api/record         the record of the finished or stopped game (a download)
     POST /api/replay         a record (JSON object), or {"from_game": true} -> {"steps", "hand_starts", ...}
     GET  /api/replay/frame   ?step=N&view=all|0|1|2(|3) -> the table at step N
     POST /api/replay/analysis {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}: one hand of the record
                              in view scored by pimc (agents.analysis; samples 1-50; one analysis at a time on
-                             the server) -> the analysis of that hand
+                             the server) -> the analysis of that hand, each decision with its ``move`` in words
+                             (agents.analysis.with_moves)
     GET  /api/replay/stored-analysis  the analysis read from a file for the record in view (``view RECORD
                              --analysis FILE``), one per hand as /api/replay/analysis gives them -> {"analyses"}
 
@@ -32,8 +34,9 @@ request: bad JSON, nested deeper than :data:`MAX_DEPTH`, a number longer than
 (no game or replay in this session), 409 (not now: not your turn, game over),
 413 (body too large: :data:`MAX_BODY`, a record :data:`MAX_RECORD_BODY`), 415
 (not JSON) or 503 (too many live games, an agent's move that took too long, :data:`RECORD_CHECKS` records
-sent to the viewer being checked already). A
-request that fails changes nothing and starts no session. Every API answer to a
+sent to the viewer being checked already, a record whose check took more than :data:`RECORD_CHECK_WAIT` s). A
+request that fails changes nothing and starts no session; one refused before its body was read (413, 415, 503)
+is answered with ``Connection: close``, so that the rest of the body is not read. Every API answer to a
 live session renews its cookie (its age is the idle limit).
 
 Handlers are module-level endpoints; they read the server's
@@ -41,7 +44,9 @@ Handlers are module-level endpoints; they read the server's
 ``request.app.state`` (``store``, ``config``). An agent's decision runs in a
 daemon thread without the session's lock (see :func:`agent_move`), so a search
 never blocks the event loop, other requests of the session, or the server's
-stop.
+stop. A record sent to the viewer is read and re-played in a process of its own
+(:class:`RecordChecks`), so that no body, however slow to parse, holds the
+server's interpreter while moves wait.
 
 The state sent for play is built from the human seat's
 :func:`sm_env.core.knowledge.player_view` only (see :mod:`sm_web.sessions`).
@@ -50,13 +55,19 @@ The state sent for play is built from the human seat's
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import pickle
+import signal
+import subprocess
+import sys
 import threading
+import traceback
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -66,7 +77,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agents.analysis import AnalysisError
+from agents.analysis import AnalysisError, with_moves
 from sm_env.core.rules import PRESETS
 from sm_env.files.json_files import JsonError, parse_json
 from sm_env.records import ReplayError
@@ -97,6 +108,8 @@ COOKIE = "sm_session"
 MAX_BODY = 16_384  # bytes of a request body
 MAX_RECORD_BODY = 3_000_000  # bytes of a record sent to the viewer (about 100,000 actions, records.actions.MAX_STEPS)
 RECORD_CHECKS = 4  # records sent to the viewer admitted at once (one checked at a time, the others waiting)
+RECORD_CHECK_WAIT = 60.0  # seconds one record's check may take in its process (a legal 3 MB record takes about 2)
+RECORD_NICE = 10  # the niceness added to the process that checks records (POSIX): it yields the cores to moves
 MAX_DEPTH = 16  # nesting of a JSON body (a record needs 6)
 MAX_DIGITS = 40  # digits of a whole number in a JSON body (a seed below 2**128 has at most 39)
 WORK_THREAD = "sm-web-work"  # the name of the daemon threads of in_daemon_thread (searches, record checks)
@@ -117,7 +130,8 @@ class Config:
 
     pace: seconds the page waits between two agent moves. records_dir: where
     games are saved (None: not saved). max_sessions / idle_seconds bound the
-    live games. preload: a record the viewer opens with (``view`` command).
+    live games. preload: a record the viewer opens with (``view`` command);
+    preload_name: the name the viewer shows for it (its file's name).
     preload_analysis: an analysis of ``preload`` read from a file, checked by
     :func:`agents.analysis.check_analysis` (``view --analysis``), shown with it.
     opponents: offered first on the page (checked by :func:`sm_web.sessions.check_opponent`;
@@ -139,6 +153,7 @@ class Config:
     watch: tuple[str, ...] | None = None
     seed: int | None = None
     preload_analysis: dict[str, Any] | None = None
+    preload_name: str | None = None
 
     @property
     def trusted(self) -> tuple[str, ...]:
@@ -210,7 +225,17 @@ async def read_bytes(request: Request, limit: int, what: str) -> bytes:
         if size > limit:
             raise too_large
         chunks.append(chunk)
+    request.state.body_read = True
     return b"".join(chunks)
+
+
+def _body_left(request: Request) -> bool:
+    """Whether the request sent a body that was not read (refused before or while reading it): its answer then
+    closes the connection, so that the server does not read the rest (up to 3 MB of a refused record) for nothing."""
+    if getattr(request.state, "body_read", False):
+        return False
+    length = request.headers.get("content-length", "")
+    return "transfer-encoding" in request.headers or (length.isdigit() and int(length) > 0)
 
 
 # ---------------------------------------------------------------------- shared state
@@ -260,6 +285,8 @@ def api(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request]
             response = await handler(request)
         except WebError as err:
             response = _error(err.status, str(err))
+            if _body_left(request):
+                response.headers["Connection"] = "close"
         except Exception:
             log.exception("%s %s failed", request.method, request.url.path)
             response = _error(500, "the server could not answer this request (its log says why)")
@@ -307,15 +334,153 @@ def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future:
     return future
 
 
-class RecordChecks:
-    """The checks of the records sent to the viewer: one at a time (parsing and re-playing one take the most
-    memory the server uses), each in a daemon thread of its own, never in the worker threads that serve moves,
-    and at most ``limit`` admitted at once, checked or waiting: one more gets 503 before its body is read. So
-    uploads cannot hold up a move, nor hold more than ``limit`` bodies in memory."""
+def check_record(source: bytes | dict[str, Any]) -> Timeline:
+    """A record sent to the viewer, checked (in the record checks' process): a body's bytes are read by
+    :func:`parse_body`, a record already read (the session's game, the preloaded record) is taken as it is, then
+    :class:`~sm_web.replays.Timeline` re-plays it; WebError 400 naming what is wrong."""
+    record = parse_body(source) if isinstance(source, bytes) else source
+    try:
+        return Timeline(record)
+    except ReplayError as err:
+        raise WebError(400, f"not a record this viewer can show: {err}") from None
 
-    def __init__(self, limit: int) -> None:
+
+def _read_message(stream: BinaryIO) -> Any:
+    """One message of the record checks' pipes (a pickle after its length in 8 bytes); EOFError once the other
+    end is closed."""
+    head = stream.read(8)
+    size = int.from_bytes(head, "big") if len(head) == 8 else -1
+    data = stream.read(size) if size >= 0 else b""
+    if size < 0 or len(data) < size:
+        raise EOFError("the other end of the record checks' pipe is closed")
+    return pickle.loads(data)
+
+
+def _write_message(stream: BinaryIO, value: Any) -> None:
+    """Send ``value`` as one message of the record checks' pipes (see :func:`_read_message`)."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(len(data).to_bytes(8, "big"))
+    stream.write(data)
+    stream.flush()
+
+
+def serve_checks() -> None:
+    """The loop of the record checks' process (:class:`RecordProcess`): ``(function, argument)`` in on stdin; out
+    on stdout ``("ok", value)``, ``("refused", status, message)`` for a WebError or ``("failed", traceback)``;
+    until the server's end of stdin closes (the server stopped or ended). What the checks print goes to stderr."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which ends this process
+    if hasattr(os, "nice"):
+        os.nice(RECORD_NICE)  # the server's moves get a busy machine's cores first
+    requests = sys.stdin.buffer
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    while True:
+        try:
+            function, argument = _read_message(requests)
+        except EOFError:
+            return
+        try:
+            answer: tuple[Any, ...] = ("ok", function(argument))
+        except WebError as err:
+            answer = ("refused", err.status, str(err))
+        except Exception:
+            answer = ("failed", traceback.format_exc())
+        del argument
+        try:
+            _write_message(answers, answer)
+        except OSError:  # the server ended
+            return
+        except Exception:  # an answer that cannot be pickled
+            _write_message(answers, ("failed", traceback.format_exc()))
+
+
+_BOOT = "import json, sys; sys.path[:] = json.loads(sys.argv[1]); from sm_web.app import serve_checks; serve_checks()"
+
+
+class RecordProcess:
+    """A process of its own (``python -c``, with the server's ``sys.path``; started at the first call, again after
+    it ended) that runs the record checks, so that parsing and re-playing a record never hold the server's
+    interpreter: the body goes down a pipe, the answer (a :class:`~sm_web.replays.Timeline` or the error) comes
+    back pickled. One call at a time (:class:`RecordChecks` gives the turns); a call of more than ``seconds``
+    kills the process."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.closed = False
+        self._process: subprocess.Popen | None = None
+
+    def call(self, function: Callable[[Any], Any], argument: Any) -> Any:
+        """``function(argument)`` in the process (``function`` is sent by name: a module's own): its value, or
+        the WebError it raised; WebError 503 when it took more than ``seconds``, the process ended meanwhile or
+        the server is stopping."""
+        stopping = WebError(503, "the server is stopping: it checks no more records")
+        if self.closed:
+            raise stopping
+        if self._process is not None and self._process.poll() is not None:
+            self.kill()  # it ended since the last call: its pipes are closed
+        process = self._process
+        if process is None:
+            command = [sys.executable, "-c", _BOOT, json.dumps(sys.path)]
+            process = self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        late = threading.Event()
+
+        def too_late() -> None:
+            late.set()
+            process.kill()
+
+        watch = threading.Timer(self.seconds, too_late)
+        watch.daemon = True
+        watch.start()
+        try:
+            _write_message(process.stdin, (function, argument))
+            answer = _read_message(process.stdout)
+        except (EOFError, OSError):
+            self.kill()
+            if self.closed:
+                raise stopping from None
+            if late.is_set():
+                too_long = f"the record took more than {self.seconds:g} s to check (stopped): send it again"
+                raise WebError(503, too_long) from None
+            raise WebError(503, "the process checking records ended while checking this one: send it again") from None
+        finally:
+            watch.cancel()
+        if answer[0] == "ok":
+            return answer[1]
+        if answer[0] == "refused":
+            raise WebError(answer[1], answer[2])
+        raise RuntimeError(f"the record check failed in its process:\n{answer[1]}")
+
+    def kill(self) -> None:
+        """End the process and wait for it (from any thread: a call under way gets 503); a later call starts
+        another."""
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.wait(5)
+            for stream in (process.stdin, process.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        """End the process for good (the server stops): later calls get 503."""
+        self.closed = True
+        self.kill()
+
+
+class RecordChecks:
+    """The checks of the records sent to the viewer: each read and re-played in a process of its own
+    (:class:`RecordProcess`), so that no check holds the server's interpreter, whatever the body costs to parse;
+    one at a time (parsing and re-playing one take the most memory), waited for in a daemon thread of its own,
+    never in the worker threads that serve moves; and at most ``limit`` admitted at once, checked or waiting:
+    one more gets 503 before its body is read. So uploads cannot hold up a move, nor hold more than ``limit``
+    bodies in memory."""
+
+    def __init__(self, limit: int, seconds: float = RECORD_CHECK_WAIT) -> None:
         self.limit = limit
         self.admitted = 0  # checked or waiting (a slot is freed when its check ends, even if its request is gone)
+        self.process = RecordProcess(seconds)
         self._count = threading.Lock()
         self._one = threading.Lock()
 
@@ -324,7 +489,8 @@ class RecordChecks:
             self.admitted -= 1
 
     async def run(self, read: Callable[[], Awaitable[bytes]], check: Callable[[bytes], Any]) -> Any:
-        """``check(await read())`` once admitted and its turn comes; WebError 503 when ``limit`` are admitted."""
+        """``check(await read())`` once admitted and its turn comes, in a daemon thread (``check`` runs the
+        record's check by ``self.process.call``); WebError 503 when ``limit`` are admitted."""
         with self._count:
             if self.admitted >= self.limit:
                 raise WebError(503, f"the server is checking {self.limit} records already: send yours in a moment")
@@ -343,6 +509,10 @@ class RecordChecks:
                 self._leave()
 
         return await in_daemon_thread(one)
+
+    def close(self) -> None:
+        """Stop the checks' process (the server stops): a check under way, and any later one, gets 503."""
+        self.process.close()
 
 
 # ---------------------------------------------------------------------- endpoints
@@ -377,6 +547,7 @@ async def options(request: Request) -> Response:
             "seed": config.seed,
             "pace": config.pace,
             "preloaded": config.preload is not None,
+            "preloaded_name": None if config.preload is None else config.preload_name,
         }
     )
 
@@ -513,12 +684,16 @@ async def download_record(request: Request) -> Response:
 
 async def load_replay(request: Request) -> Response:
     """Check a record (or the session's finished game, or the preloaded record, with its stored analysis if any) and
-    keep it for the viewer."""
+    keep it for the viewer. A record sent is read and re-played in the record checks' process
+    (:func:`check_record`); a body of at most :data:`MAX_BODY` bytes is read here first, for the two requests
+    that name a record the server holds."""
     config = _config(request)
     session = session_of(request)
+    checks: RecordChecks = request.app.state.record_checks
 
     def check(data: bytes) -> Timeline:
-        body = parse_body(data)
+        source: bytes | dict[str, Any] = data
+        body = parse_body(data) if len(data) <= MAX_BODY else None
         if body == {"from_game": True}:
             if session is None:
                 raise WebError(404, "no game in this session (it may have expired): start a new game")
@@ -528,17 +703,11 @@ async def load_replay(request: Request) -> Response:
             if config.preload is None:
                 raise WebError(404, "this server was started without a record to view")
             source = config.preload
-        else:
-            source = body
-        try:
-            timeline = Timeline(source)
-        except ReplayError as err:
-            raise WebError(400, f"not a record this viewer can show: {err}") from None
+        timeline = checks.process.call(check_record, source)
         if source is config.preload and config.preload_analysis is not None:
             timeline.keep_stored(config.preload_analysis)  # checked against the record by view --analysis
         return timeline
 
-    checks: RecordChecks = request.app.state.record_checks
     timeline = await checks.run(lambda: read_bytes(request, MAX_RECORD_BODY, "a record to view"), check)
     session = session or new_session(request)
     session.replay = timeline
@@ -577,7 +746,7 @@ async def stored_analysis(request: Request) -> Response:
         raise WebError(
             404, "the record in view has no stored analysis (sergeant-major view RECORD --analysis FILE shows one)"
         )
-    return _json({"analyses": analyses})
+    return _json({"analyses": [with_moves(a) for a in analyses]})
 
 
 ANALYSIS_FIELDS = {"hand": 1, "samples": 20, "seed": 0, "threshold": 0.5}
@@ -604,7 +773,7 @@ async def replay_analysis(request: Request) -> Response:
 
     def work() -> dict[str, Any]:
         try:
-            return timeline.analysis(*key)
+            return with_moves(timeline.analysis(*key))
         except AnalysisError as err:
             raise WebError(400, str(err)) from None
         finally:
@@ -622,9 +791,10 @@ async def not_found(request: Request) -> Response:
 
 @asynccontextmanager
 async def lifespan(app: Starlette) -> Any:
-    """On stop: every open game is saved."""
+    """On stop: every open game is saved and the record checks' process ends."""
     yield
     app.state.store.close()
+    app.state.record_checks.close()
 
 
 def routes() -> list[BaseRoute]:

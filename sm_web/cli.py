@@ -81,7 +81,7 @@ def _run(prog: str, args: argparse.Namespace, path: str, **settings: Any) -> int
     except ValueError as err:
         return _fail(prog, str(err))
     try:
-        listening = socket.create_server((args.host, args.port), family=_family(args.host))
+        listening = listening_socket(args.host, args.port)
     except OSError as err:
         return _fail(prog, f"cannot listen on {args.host} port {args.port}: {err.strerror or err}")
     port = listening.getsockname()[1]
@@ -102,6 +102,23 @@ def _run(prog: str, args: argparse.Namespace, path: str, **settings: Any) -> int
         sys.stderr.flush()
         os._exit(0)
     return 0
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's TCP socket on ``host``/``port`` (0: a free port), made with ``IPPROTO_TCP`` so that asyncio
+    turns Nagle's algorithm off on every connection it accepts (it does only for sockets of that protocol:
+    ``socket.create_server``'s, protocol 0, kept each answer after the first on a connection ~40 ms behind,
+    waiting for the client's delayed acknowledgement)."""
+    listening = socket.socket(_family(host), socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        if os.name == "posix":
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen()
+    except OSError:
+        listening.close()
+        raise
+    return listening
 
 
 def _family(host: str) -> socket.AddressFamily:
@@ -238,7 +255,8 @@ def view_main(argv: Sequence[str] | None = None) -> int:
             analysis = check_analysis(data, timeline.read)
         except AnalysisError as err:
             return _fail(prog, f"--analysis {args.analysis} (with the record {args.record}): {err}")
-    return _run(prog, args, "/replay", preload=record, preload_analysis=analysis)
+    name = os.path.basename(args.record)
+    return _run(prog, args, "/replay", preload=record, preload_analysis=analysis, preload_name=name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

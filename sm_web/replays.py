@@ -142,6 +142,18 @@ class Timeline:
             "stored_analysis": None,
         }
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle holds (a checked record comes back so from the web's record checks' process): every field
+        but the lock and the last frame's game."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        state["_cursor"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def analysis(self, hand: int, samples: int, seed: int, threshold: float) -> dict[str, Any]:
         """The analysis of one hand of the record (:func:`agents.analysis.analyse_actions`: every decision
         scored by pimc from the acting seat's view, the moves costing more than ``threshold`` flagged), with at

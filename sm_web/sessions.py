@@ -53,7 +53,8 @@ from .words import choice_label, describe_action, hand_summary, hint_note, news,
 
 MAX_HANDS_LIMIT = 1000
 PAGE_SEED_MAX = 2**53 - 1  # the largest whole number a browser's JSON numbers hold exactly (serve --seed)
-WEB_AGENTS = ("random", "heuristic", "pimc", "ismcts", "trained")  # what a page may ask for (ppo/rllib: see trusted)
+# what a page may ask for (ppo/rllib: see trusted); search: a median of about 40 ms a decision (docs/agents.md)
+WEB_AGENTS = ("random", "heuristic", "pimc", "ismcts", "search", "trained")
 MAX_SEARCH_SECONDS = 5.0  # a search agent's seconds= per decision
 # the parameters a page may give a search agent, tighter than agents.AGENT_PARAMS so that one decision stays short
 WEB_PARAMS: dict[str, dict[str, Param]] = {
@@ -63,6 +64,11 @@ WEB_PARAMS: dict[str, dict[str, Param]] = {
         "bid": Param(bool),
         "rollout": Param(str, choices=("heuristic", "policy")),  # policy: about 20 times a decision's time
     },
+    "search": {  # pimc with the belief's deals and the policy's rollouts (agents.SEARCH_DEFAULTS: 24 deals)
+        "samples": Param(int, 1, 200),
+        "seconds": Param(float, 0, MAX_SEARCH_SECONDS, low_open=True),
+        "game": Param(float, 0, 1000),  # the weight of the game's result: no cost
+    },
     "ismcts": {
         "iterations": Param(int, 1, 5000),
         "seconds": Param(float, 0, MAX_SEARCH_SECONDS, low_open=True),
@@ -71,7 +77,10 @@ WEB_PARAMS: dict[str, dict[str, Param]] = {
     },
 }
 GAME_SEARCH_SECONDS = 900.0  # agents' thinking time per game; past it they play the heuristic's move
-HINT_SAMPLES = 20  # pimc's deals per hint unless the page asks for another number (at most WEB_PARAMS' samples)
+HINT_SAMPLES = 20  # the search's deals per hint unless the page asks for another number (at most WEB_PARAMS' samples)
+# the search of the hints (agents.advice.SEARCHERS): "search" (pimc where it does not play the rules); at 20 deals
+# a median of about 40 ms, at the bound of 200 a 90th percentile of 2.4 s (docs/agents.md): inside DECISION_WAIT
+HINT_SEARCH = "search"
 FLOOR_WINDOW = 16  # the latest unforced decisions of one seat and phase that set its answer floor (AnswerFloor)
 FLOOR_SKIP = 2  # the longest of them left out: strays (a kernel's first call, the machine busy elsewhere)
 CALIBRATION_RUNS = 2  # decisions timed on the reference position; the fastest counts (the first may load kernels)
@@ -701,10 +710,11 @@ def begin_hint(played: PlayedGame, samples: int) -> tuple[Any, int] | dict[str, 
 
 def make_hint(view: Any, samples: int, seed: int) -> dict[str, Any]:
     """The hint for the human's seat (no lock held: the search may take its time): :func:`agents.advice.advise`
-    of that seat's view alone, within the web's bound of samples, with ``note``, its line in words
-    (:func:`sm_web.words.hint_note`)."""
+    of that seat's view alone by :data:`HINT_SEARCH`, within the web's bound of samples, with ``note``, its line
+    in words (:func:`sm_web.words.hint_note`)."""
+    cap = int(WEB_PARAMS["pimc"]["samples"].high or 1)
     try:
-        advice = advise(view, samples=samples, seed=seed, cap=int(WEB_PARAMS["pimc"]["samples"].high or 1))
+        advice = advise(view, samples=samples, seed=seed, cap=cap, searcher=HINT_SEARCH)
     except AdviceError as err:
         raise WebError(400, str(err)) from None
     made = advice.to_json()

@@ -46,10 +46,12 @@ SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps 
         "test_shipped_trained_policy_beats_the_heuristic",
     },
     "test_web.py": {"test_whole_game_through_http_then_the_record_replays"},
+    "test_site.py": {"test_every_page_loads_offline_without_an_error_in_a_browser"},  # drives Chromium
     "test_tournament.py": {
         "test_workers_and_ray_give_the_leaderboard_of_one_process",
         "test_a_killed_tournament_resumes_to_the_same_leaderboard",
     },
+    "test_playouts.py": {"test_improve_on_ray_labels_the_files_of_local_workers_and_resumes"},  # starts Ray
 }
 
 
@@ -68,10 +70,14 @@ SHARED_FIXTURE_MODULES = {
     "test_record.py",
     "test_vector_state.py",
     "test_web.py",
+    "test_site.py",
 }
 GROUPED_MODULES = {**dict.fromkeys(RAY_MODULES, "ray"), **{m: m for m in SHARED_FIXTURE_MODULES}}
 GROUPED_MODULES["test_workers.py"] = "worker_kills"
-GROUPED_TESTS = {"test_tournament.py::test_workers_and_ray_give_the_leaderboard_of_one_process": "ray"}  # local_ray
+GROUPED_TESTS = {  # the tests of other files that take local_ray
+    "test_tournament.py::test_workers_and_ray_give_the_leaderboard_of_one_process": "ray",
+    "test_playouts.py::test_improve_on_ray_labels_the_files_of_local_workers_and_resumes": "ray",
+}
 # No test starts numba's background compile of the env kernels (sm_env.compiled.readiness): a test that needs the
 # kernels compiles them itself (CI compiles them first, `sergeant-major compile`); tests/test_readiness.py turns it on.
 os.environ.setdefault("SM_ENV_BACKGROUND_COMPILE", "0")

@@ -108,3 +108,25 @@ def test_a_seat_that_is_not_to_act_gets_no_advice():
     waiting = next(s for s in range(3) if s != g.current_player)
     with pytest.raises(AdviceError, match=f"seat {waiting} is not to act"):
         advise(player_view(g, waiting))
+
+
+def test_the_search_gives_its_own_values_and_pimc_stands_in_where_it_does_not_play_the_rules():
+    """searcher="search": the values of the agent spec search (belief deals, policy rollouts), named in the header;
+    on a rule set it does not read (calls), pimc's values with a note saying why; an unknown searcher is refused."""
+    from agents import make_agent
+
+    view = view_at(PLAY, seed=4)
+    legal = from_mask(view.legal)
+    advice = advise(view, samples=3, seed=2, searcher="search")
+    assert advice.search == {"search": "search", "rollouts": "policy", "samples": 3, "seed": 2, "bid": True}
+    assert {m.action: m.value for m in advice.moves} == make_agent("search:samples=3", 2).evaluate(view, legal)
+    assert advice.search_note is None and advice.policy == "standard_v7.pt"
+    calls = view_at(PLAY, seed=4, rules="calls")
+    stand_in = advise(calls, samples=3, seed=2, searcher="search")
+    assert stand_in.search["search"] == "pimc" and stand_in.search["rollouts"] == "heuristic"
+    assert stand_in.search_note.startswith("pimc's values: search does not play these rules")
+    assert {m.action: m.value for m in stand_in.moves} == PimcAgent(seed=2, samples=3).evaluate(
+        calls, from_mask(calls.legal)
+    )
+    with pytest.raises(AdviceError, match="searcher must be one of pimc, search, got 'ismcts'"):
+        advise(view, searcher="ismcts")

@@ -232,3 +232,42 @@ class _no_raise:
 
     def __exit__(self, *exc: object) -> bool:
         return False
+
+
+@pytest.mark.parametrize(
+    ("phase", "played", "words"),
+    [
+        ("play", "QH", "played QH"),
+        ("discard", "QH", "discarded QH"),
+        ("exchange", "QH", "sent QH in the exchange"),
+        ("trump", "trump clubs", "named trump clubs"),
+        ("trump", "call no trump", "called no trump"),
+        ("trump", "call misère", "called misère"),
+        ("bid", "bid 9", "bid 9"),
+        ("bid", "pass", "passed"),
+        ("assign", "quotas 8-3-5", "gave the quotas 8-3-5"),
+        ("take", "pass", "declined the face-up card"),
+        ("take", "QH", "took the face-up card and put QH out of play"),
+    ],
+)
+def test_a_move_is_worded_by_its_decision_type(phase, played, words):
+    """One wording of a decision (analyse's flagged moves, the viewer's ``move``): a discard is not "played"."""
+    assert agents.analysis.move_text(phase, played) == words
+
+
+def test_flagged_moves_and_the_viewers_moves_say_what_each_decision_did(blunder):
+    """Every decision type of the engine has its own verb; the flagged lines and with_moves use move_text."""
+    from sm_env.core.game import PHASE_NAMES
+
+    assert all(not agents.analysis.move_text(p, "QH").startswith("chose") for p in PHASE_NAMES if p != "over")
+    discard = {"hand": 1, "where": "discard", "step": 3, "seat": 0, "phase": "discard", "played": "QH"}
+    discard.update(value=-1.0, best=["2C"], best_value=0.5, cost=1.5, flagged=True)
+    (line,) = agents.analysis.flagged_text({"decisions": [discard]})
+    assert "player_0 discarded QH (-1.00); best 2C (+0.50): cost 1.50" in line
+    analysis = analyse(blunder[0], samples=2, seed=0)
+    shown = agents.analysis.with_moves(analysis)
+    assert [d["move"] for d in shown["decisions"]] == [
+        agents.analysis.move_text(d["phase"], d["played"]) for d in analysis["decisions"]
+    ]
+    assert {d["move"].split()[0] for d in shown["decisions"]} >= {"named", "discarded", "played"}
+    assert "move" not in analysis["decisions"][0]  # a copy: the analysis itself keeps its format

@@ -256,13 +256,13 @@ def test_serve_watch_opens_the_page_on_a_watched_game_and_view_shows_a_stored_an
     """serve --watch (Config.watch): the page opens on a game of those agents, every hand shown; view --analysis
     (Config.preload_analysis): the viewer opens with the file's table, flags and costs, searching nothing."""
     from agents import act, make_agent
-    from agents.analysis import analyse
+    from agents.analysis import analyse, move_text
     from sm_env.core.game import Game
     from sm_env.core.knowledge import player_view
     from sm_env.records import game_record
 
     watch = ("random", "heuristic", "random")
-    with _serving(create_app(Config(pace=0, records_dir=None, watch=watch, seed=7))) as base:
+    with _serving(create_app(Config(pace=0.1, records_dir=None, watch=watch, seed=7))) as base:
         page = browser.new_page(bypass_csp=True)
         page.goto(base + "/")
         page.wait_for_function("Number(document.body.dataset.updates || 0) > 3")  # agents' moves arrive unasked
@@ -272,6 +272,9 @@ def test_serve_watch_opens_the_page_on_a_watched_game_and_view_shows_a_stored_an
         # serve --seed (Config.seed): the form starts with it and the watched game is dealt from it
         assert page.input_value("#new-game input[name=seed]") == "7"
         assert page.inner_text("#seed-note") == "seed 7"
+        # serve --pace 0.1: the Pace menu shows that pace (an entry of its own), not "normal"
+        assert page.input_value("#pace") == "0.1"
+        assert page.evaluate("document.querySelector('#pace').selectedOptions[0].textContent") == "0.1 s"
         page.close()
 
     game = Game(seed=8, max_hands=2)
@@ -282,7 +285,7 @@ def test_serve_watch_opens_the_page_on_a_watched_game_and_view_shows_a_stored_an
     analysis = analyse(record, samples=3, seed=2, threshold=0.1)
     flagged = [d for d in analysis["decisions"] if d["flagged"]]
     assert flagged
-    config = Config(pace=0, records_dir=None, preload=record, preload_analysis=analysis)
+    config = Config(pace=0, records_dir=None, preload=record, preload_analysis=analysis, preload_name="game.json")
     with _serving(create_app(config)) as base:
         page = browser.new_page(bypass_csp=True)
         page.goto(base + "/replay")
@@ -294,7 +297,11 @@ def test_serve_watch_opens_the_page_on_a_watched_game_and_view_shows_a_stored_an
         assert page.input_value("#analyse input[name=threshold]") == "0.1"
         page.locator("#analysis-table tr.flagged a").first.click()  # jumps to the flagged move: its cost shown
         page.wait_for_function(f"document.body.dataset.step === '{flagged[0]['step']}'")
-        assert "flagged" in page.inner_text("#move-cost")
+        first = flagged[0]
+        cost = page.inner_text("#move-cost")  # the move in words by its decision type (agents.analysis.move_text)
+        assert "flagged" in cost and f"player_{first['seat']} {move_text(first['phase'], first['played'])}" in cost
+        # the file picker names the record given on the command line (not the browser's "No file chosen")
+        assert page.inner_text("#file-name") == "showing game.json (given on the command line)"
         page.close()
 
 

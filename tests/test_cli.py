@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 
 import pytest
 
@@ -234,6 +236,45 @@ def test_every_subcommand_reports_bad_input_as_one_prefixed_line(argv, tmp_path,
     assert len(lines) == 1 and lines[0].startswith(f"sergeant-major {argv[0]}: error: "), err
 
 
+OUTPUT_COMMANDS = {  # the cheapest command line of each command that writes an output path (PATH)
+    "tournament": ["tournament", "--agents", "random", "heuristic", "--deals", "1", "--out", "PATH"],
+    "leaderboard runs": ["leaderboard", "--config", "CONFIG", "--set", "runs=PATH"],
+    "leaderboard out": ["leaderboard", "--config", "CONFIG", "--set", "out=PATH"],
+    "improve label": ["improve", "label", "--hands", "1", "--out", "PATH"],
+    "distill": ["distill", "--fit-data", "DATA", "--out", "PATH"],
+    "eval": ["eval", "--agents", "random", "heuristic", "--deals", "1", "--out", "PATH"],
+    "analyse": ["analyse", "RECORD", "--out", "PATH"],
+    "random": ["random", "--max-hands", "1", "--save", "PATH"],
+    "train": ["train", "--config", "QUICKSTART", "--run-dir", "PATH"],
+    "play": ["play", "--record", "PATH"],
+}
+
+
+@pytest.mark.parametrize("where", ["under a file", "in /proc"])
+@pytest.mark.parametrize("command", list(OUTPUT_COMMANDS))
+def test_an_output_path_that_cannot_be_written_is_one_line_before_any_work(command, where, tmp_path, capsys):
+    """A path under a regular file or in /proc: exit 2, one line naming the path and why, nothing written."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    config = tmp_path / "board.yaml"
+    config.write_text("kind: leaderboard\nsections:\n  - {rules: standard, deals: 1, agents: [random, heuristic]}\n")
+    record = tmp_path / "game.json"
+    assert main(["random", "--seed", "1", "--max-hands", "1", "--save", str(record)]) == 0
+    capsys.readouterr()
+    path = str(afile / "sub") if where == "under a file" else "/proc/self/sm-out"
+    quickstart = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "quickstart.yaml")
+    fill = {"PATH": path, "CONFIG": str(config), "RECORD": str(record), "DATA": str(tmp_path), "QUICKSTART": quickstart}
+    argv = [re.sub("|".join(fill), lambda m: fill[m.group()], a) for a in OUTPUT_COMMANDS[command]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sergeant-major {command.split()[0]}"), err
+    assert ": error: " in lines[0] and path in lines[0] and "Traceback" not in err
+    reason = f"cannot be made: {afile} is a file, not a folder" if where == "under a file" else "lies in /proc"
+    assert reason in lines[0], err
+    assert afile.read_text() == "x" and sorted(os.listdir(tmp_path)) == ["afile", "board.yaml", "game.json"]
+
+
 @pytest.mark.parametrize("command", ["play", "analyse", "eval", "tournament", "train"])
 def test_help_names_the_sergeant_major_command(command, capsys):
     with pytest.raises(SystemExit) as info:
@@ -259,3 +300,35 @@ def test_config_lists_the_fields_and_resolves_a_file(capsys):
     assert main(["config", "no/such.yaml"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sergeant-major config: error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_version_is_pyproject_s_and_the_readme_s_latest_change(capsys):
+    """``--version`` prints the package's version, which is that of the README's latest Changes entry."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as handle:
+        (declared,) = re.findall(r'^version = "([^"]+)"$', handle.read(), re.M)
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as handle:
+        changes = handle.read().split("\n## Changes\n", 1)[1]
+    latest = re.search(r"^- (\d+\.\d+(?:\.\d+)?):", changes, re.M).group(1)
+    assert declared == latest or declared.startswith(latest + "."), (declared, latest)
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out == f"sergeant-major {declared}\n"
+
+
+def test_version_without_a_source_checkout_is_the_installed_metadata(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    from sm_cli import cli
+
+    monkeypatch.setattr(cli, "SOURCE_PYPROJECT", str(tmp_path / "pyproject.toml"))  # an installed wheel: none
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: {"sergeant-major-rl": "7.8.9"}[name])
+    assert cli.package_version() == "7.8.9"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\nversion = "1.0"\n')  # not this package's
+    assert cli.package_version() == "7.8.9"
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert cli.package_version() == "unknown"

@@ -178,6 +178,7 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
         "validation": 0.03,
         "train_share": 1.0,
         "threads": 1,
+        "device": "auto",  # newer than the policy: where the fit runs, not what it fits
         "suit_augment": True,
         "other_teacher": "agents/policies/standard_v0.pt",
     }

@@ -21,6 +21,7 @@ from training.common.checkpoint import CheckpointError
 from training.sb3.config import ConfigError
 from training.vector.config import dmc_config_from_dict, load_dmc_config
 from training.vector.dmc import DMC, main
+from training.vector.episodes import EpisodeBook
 
 TINY = [
     "env.num_games=4",
@@ -138,15 +139,16 @@ def test_each_decision_is_regressed_on_its_own_seats_return(tmp_path, episode):
 
 def test_a_target_read_from_the_next_seat_fails_the_check(tmp_path, monkeypatch):
     """The planted bug: each decision filed with the return of the seat after the one that made it."""
-    finish = DMC.finish
+    finish = EpisodeBook.finish
 
     def next_seat(self, games):
-        seats = self.open_seat.copy()
-        self.open_seat = (self.open_seat + 1) % self.num_players
-        finish(self, games)
-        self.open_seat = seats
+        seats = self.seat.copy()
+        self.seat = (self.seat + 1) % self.paid.shape[1]
+        finished = finish(self, games)
+        self.seat = seats
+        return finished
 
-    monkeypatch.setattr(DMC, "finish", next_seat)
+    monkeypatch.setattr(EpisodeBook, "finish", next_seat)
     trainer = DMC(tiny(), str(tmp_path))
     expected = _watch(trainer)
     for _ in range(4):
@@ -224,7 +226,7 @@ def test_resume_continues_to_the_same_result_as_an_uninterrupted_run(tmp_path):
     whole.train()
     first = DMC(tiny("train.total_timesteps=300"), str(tmp_path / "b"))  # stops mid-hand, after updates began
     first.train()
-    assert first.global_step == 320 and first.updates > 0 and first.length.max() > 0
+    assert first.global_step == 320 and first.updates > 0 and first.book.length.max() > 0
     second = DMC(tiny("train.total_timesteps=640"), str(tmp_path / "b"), resume=True)
     assert second.global_step == 320 and second.filled == first.filled
     second.train()

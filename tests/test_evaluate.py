@@ -215,6 +215,22 @@ def test_a_second_evaluation_gets_a_fresh_folder_and_an_explicit_used_one_is_ref
     assert (first / "result.json").read_bytes() == before
 
 
+def test_the_command_says_what_it_waits_for_before_each_silent_step(tmp_path, capsys):
+    """Loading the agents, starting the workers, the bootstrap and writing the files each take seconds with
+    nothing else on screen: a line on stderr says what comes first (none with --no-progress)."""
+    argv = ["--agents", "heuristic", "random", "--deals", "2", "--workers", "2", "--bootstrap", "20"]
+    assert command.main([*argv, "--out", str(tmp_path / "a")]) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if line.strip() and "deals:" not in line]
+    assert said == [
+        "loading the agents: heuristic, random",
+        "starting 2 worker processes (each loads the agents: a few seconds)",
+        "95% CIs: 20 bootstrap resamplings of the 2 deals",
+        f"writing the results and the plot to {tmp_path / 'a'}",
+    ]
+    assert command.main([*argv, "--no-progress", "--out", str(tmp_path / "b")]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_saved_results_are_written_atomically(tmp_path):
     result = ev.evaluate(["heuristic", "random"], deals=4, seed=1, workers=1, bootstrap=100, progress=False)
     (tmp_path / "result.json.tmp").mkdir()  # a fixed temporary name would collide with this

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import math
+import os
+
 import pytest
 
-from sm_env.files.json_files import MAX_DEPTH, MAX_DIGITS, JsonError, parse_json, read_json
+from sm_env.files import json_files
+from sm_env.files.json_files import (
+    MAX_DEPTH,
+    MAX_DIGITS,
+    JsonError,
+    count_values,
+    dump_json,
+    nan_to_null,
+    parse_json,
+    read_json,
+    write_json,
+)
 
 
 def test_plain_json_reads_as_json():
@@ -47,3 +62,58 @@ def test_a_file_is_read_no_further_than_its_limit(tmp_path):
         read_json(tmp_path, "a settings file")
     with pytest.raises(JsonError, match=r"missing.json: no such file \(a settings file\)"):
         read_json(tmp_path / "missing.json", "a settings file")
+
+
+def test_a_count_of_values_past_the_limit_is_refused_before_anything_is_parsed(monkeypatch):
+    text = "[" + "0," * 999 + "0]"  # 1,001 values: the list and its 1,000 numbers
+    assert count_values(text) == count_values(text.encode()) == 1001  # commas and opening brackets, plus one
+    assert len(parse_json(text, "f", max_values=1001)) == 1000
+    monkeypatch.setattr(json_files.json, "loads", lambda *a, **k: pytest.fail("parsed past the limit"))
+    words = r"^where.json: too many values \(1000 commas and opening brackets\); at most 1000 are read$"
+    with pytest.raises(JsonError, match=words):
+        parse_json(text.encode(), "where.json", max_values=1000)
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a": [1, 2, {"b": null}], "c": "x"}', '"a, [b, {c"', "[[[]], {}, 1.5, true]", "7", '{"k": []}']
+)
+def test_the_count_of_values_is_never_below_the_values_read(text):
+    def values(value):
+        inner = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        return 1 + sum(values(v) for v in inner)
+
+    assert count_values(text) >= values(parse_json(text, "f"))
+
+
+def test_the_writer_writes_what_the_reader_reads_back(tmp_path):
+    path = tmp_path / "a.json"
+    value = {"a": [1, 2.5, None, "x"], "b": {"c": -3}}
+    write_json(path, value)
+    assert read_json(path) == value and path.read_text().endswith("}\n")
+    write_json(path, value, indent=None, sort_keys=True)
+    assert path.read_text() == json.dumps(value, sort_keys=True) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ({"ranking": [{"balance": {"mean": math.nan}}]}, r"ranking\[0\]\.balance\.mean is nan"),
+        ([1.0, [2.0, math.inf]], r"\[1\]\[1\] is inf"),
+        (-math.inf, "the value is -inf"),
+    ],
+)
+def test_writing_a_number_that_is_not_finite_is_one_line_naming_where_and_writes_nothing(tmp_path, value, where):
+    path = tmp_path / "board.json"
+    path.write_text("old")
+    with pytest.raises(JsonError, match=rf"^{path}: not written: {where}, and JSON holds finite numbers only$"):
+        write_json(path, value)
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["board.json"]
+    with pytest.raises(JsonError, match=where):
+        dump_json(value, "an entry")
+
+
+def test_a_log_whose_nan_means_no_figure_writes_it_as_null(tmp_path):
+    row = {"episode_return": math.nan, "loss": [0.5, math.inf, (-math.inf, 2)], "step": 3, "name": "x"}
+    assert nan_to_null(row) == {"episode_return": None, "loss": [0.5, None, [None, 2]], "step": 3, "name": "x"}
+    write_json(tmp_path / "m.json", nan_to_null(row))
+    assert read_json(tmp_path / "m.json")["episode_return"] is None

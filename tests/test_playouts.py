@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import zipfile
 
 import numpy as np
 import pytest
@@ -318,6 +319,58 @@ def test_ctrl_c_lets_the_file_in_progress_finish_and_resume_goes_on(tmp_path, ca
     assert sorted(os.listdir(folder / "data" / "labels")) == ["1.npz", "2.npz"]
     assert (folder / "final_policy.pt").exists()
     assert "1 of 2 label files there; labelling 1" in capsys.readouterr().err
+
+
+def _members(path) -> dict[str, bytes]:
+    """Every array of a data file as the bytes of its ``.npy`` member (np.savez stores them uncompressed)."""
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in sorted(archive.namelist())}
+
+
+def test_improve_on_ray_labels_the_files_of_local_workers_and_resumes(tmp_path, capsys, local_ray, monkeypatch) -> None:
+    """``improve --ray``: each label file is a Ray task on a local instance (the policy file's bytes sent with it,
+    ``trained`` shipped with the code) and holds, array for array and byte for byte, what a local worker's
+    ``label_job`` writes; Ctrl-C keeps the first file to arrive and cancels the other task, and the resumed run
+    keeps that file and labels the other."""
+    import signal
+
+    from training.playouts import run
+    from training.playouts.config import load_run_config
+
+    written: list[str] = []
+    real = label.write_labels
+
+    def interrupted(out, arrays):  # Ctrl-C as the first file arrives
+        if not written:
+            signal.raise_signal(signal.SIGINT)
+        written.append(os.path.basename(out))
+        real(out, arrays)
+
+    monkeypatch.setattr(label, "write_labels", interrupted)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"kind: playouts\nname: r\noutput_dir: {tmp_path}\nworkers: 1\npolicy: {POLICY}\nepochs: 1\nlabels:\n"
+        "  - {seeds: [1], hands: 16, types: [play]}\n  - {seeds: [3], hands: 4, types: [discard], policy: trained}\n"
+    )
+    assert _improve(["--config", str(config), "--ray", "--ray-connect-timeout", "30"]) == 130
+    folder = tmp_path / "r"
+    labels = folder / "data" / "labels"
+    err = capsys.readouterr().err
+    assert "0 of 2 label files there; labelling 2" in err and "with --ray, the next to finish" in err
+    assert os.listdir(labels) == written and len(written) == 1 and not (folder / "summary.json").exists()
+    kept = (labels / written[0]).stat().st_mtime_ns
+    assert _improve(["--resume", str(folder), "--ray"]) == 0
+    assert "1 of 2 label files there; labelling 1" in capsys.readouterr().err
+    assert (labels / written[0]).stat().st_mtime_ns == kept and len(written) == 2
+    files = run.label_files(load_run_config(str(config)), str(folder))
+    assert sorted(os.path.basename(path) for path, _ in files) == sorted(written) == ["1.npz", "3.npz"]
+    for path, job in files:
+        local = str(tmp_path / f"local_{os.path.basename(path)}")
+        run.label_job((*job[:3], local, *job[4:]))
+        made, want = _members(path), _members(local)
+        assert list(made) == list(want) and "values.npy" in made
+        for name in want:
+            assert made[name] == want[name], f"{os.path.basename(path)}: {name}"
 
 
 def _moves(spec: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ import threading
 import time
 import uuid
 import venv
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -101,15 +102,15 @@ def cluster():
                 nodes.shutdown()
 
 
-def _bounded(call, what: str) -> None:
-    """``call()`` in a thread, failing the test if it takes more than TIMEOUT seconds (Ray's own connection
+def _bounded(call, what: str, seconds: float = TIMEOUT) -> None:
+    """``call()`` in a thread, failing the test if it takes more than ``seconds`` (Ray's own connection
     retries can last many minutes)."""
     errors: list[BaseException] = []
     thread = threading.Thread(target=lambda: _record(call, errors), daemon=True)
     thread.start()
-    thread.join(TIMEOUT)
+    thread.join(seconds)
     if thread.is_alive():
-        pytest.fail(f"{what}: no answer in {TIMEOUT} s")
+        pytest.fail(f"{what}: no answer in {seconds} s")
     if errors:
         raise errors[0]
 
@@ -253,6 +254,69 @@ def test_a_node_lost_in_the_middle_of_labelling_loses_nothing(cluster, local_dat
     _assert_same_data(folder, local_data)
 
 
+PLAYOUTS = """kind: playouts
+name: r
+output_dir: {folder}
+policy: {policy}
+epochs: 1
+labels:
+  - {{seeds: [1, 2, 3], hands: 6, types: [play]}}
+"""
+"""A play-out run of three label files (``sergeant-major improve``), its policy a file the tasks get as bytes."""
+
+
+def _members(path) -> dict[str, bytes]:
+    """Every array of a label file as the bytes of its ``.npy`` member (np.savez stores them uncompressed)."""
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in sorted(archive.namelist())}
+
+
+def test_a_node_lost_in_the_middle_of_the_play_outs_labelling_loses_nothing(cluster, tmp_path, monkeypatch):
+    """``improve --ray``: the label files made across the nodes, one node removed while it labels a file, are
+    the files of a local worker (``label_job``), byte for byte, and the log names the one retry."""
+    from training.common.runs import StopRequest
+    from training.playouts import run
+    from training.playouts.config import load_run_config
+
+    nodes, _ = cluster
+    config = tmp_path / "c.yaml"
+    policy = os.path.join(project_root(), "agents", "policies", "standard_v4.pt")
+    config.write_text(PLAYOUTS.format(folder=tmp_path, policy=policy))
+    cfg = load_run_config(str(config))
+    doomed = _doomed_node(nodes)
+    marker = str(tmp_path / "reached")
+    doomed_id = doomed.node_id
+    label = run.label_task
+
+    def stall_on_the_doomed_node(job, policy):
+        """Label as usual, except on the node about to be removed: stay there (it is killed mid-task)."""
+        if ray.get_runtime_context().get_node_id() == doomed_id:
+            open(marker, "w").close()
+            time.sleep(2 * TIMEOUT)
+        return label(job, policy)
+
+    monkeypatch.setattr(run, "label_task", stall_on_the_doomed_node)
+    errors: list[str] = []
+    watcher = _remove_when_reached(nodes, doomed, marker, errors)
+    lines: list[str] = []
+    trainer = run.PlayoutsRun(cfg, str(tmp_path / "r"), quiet=True, ray=_options(nodes))
+    trainer.log = lines.append
+    trainer.train(StopRequest())
+    watcher.join(TIMEOUT)
+    assert not errors and not watcher.is_alive()
+    retried = [line for line in lines if "worker was lost" in line]
+    assert len(retried) == 1 and retried[0].startswith("label file ") and "retrying (try 2 of 3)" in retried[0], lines
+    files = run.label_files(cfg, str(tmp_path / "r"))
+    assert [os.path.basename(path) for path, _ in files] == ["1.npz", "2.npz", "3.npz"]
+    for path, job in files:
+        local = str(tmp_path / f"local_{os.path.basename(path)}")
+        run.label_job((*job[:3], local, *job[4:]))
+        made, want = _members(path), _members(local)
+        assert list(made) == list(want) and "values.npy" in made
+        for name in want:
+            assert made[name] == want[name], f"{os.path.basename(path)}: {name}"
+
+
 def _strip(results: list[dict]) -> list[dict]:
     return [{**r, "seconds": None} for r in results]  # timing aside
 
@@ -302,6 +366,50 @@ def test_eval_command_on_the_cluster_equals_one_local_worker(cluster, tmp_path):
             data.pop(key)
         data["config"].pop("workers"), data["config"].pop("ray")
     assert on_ray == local
+
+
+def test_dmc_actors_on_the_nodes_survive_a_lost_node(cluster, tmp_path, monkeypatch):
+    """``train --backend dmc --ray ADDRESS`` with ``train.actors: 2``: actor 0 on a node that is removed once the
+    run has filed rollouts; the run finishes, the lost actor replaced (one line) and its rollouts dropped."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from training.vector import actors, dmc
+    from training.vector.config import load_dmc_config
+
+    nodes, _ = cluster
+    doomed = _doomed_node(nodes)
+    doomed_id = doomed.node_id
+
+    def placed(index: int, generation: int) -> dict:
+        if index == 0 and generation == 0:  # the first actor 0 on the node about to go
+            return {"scheduling_strategy": NodeAffinitySchedulingStrategy(doomed_id, soft=False)}
+        return {"scheduling_strategy": "SPREAD"}
+
+    monkeypatch.setattr(actors, "actor_options", placed)
+    lines: list[str] = []
+    monkeypatch.setattr(dmc, "progress", lines.append)
+    tiny = ["env.num_games=8", "dmc.n_steps=4", "dmc.batch_size=32", "dmc.replay_rollouts=2", "dmc.net_arch=[16]"]
+    quiet = ["train.progress=false", "eval.every=0", "eval.final_deals=0", "train.actors=2"]
+    cfg = load_dmc_config(None, [*tiny, *quiet, "train.total_timesteps=2000"])
+    trainer = dmc.DMC(cfg, str(tmp_path), ray=RayOptions(address=nodes.address, code="installed", timeout=TIMEOUT))
+
+    def remove_once_running() -> None:
+        deadline = time.monotonic() + 3 * TIMEOUT
+        while trainer.global_step < 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        nodes.remove_node(doomed, allow_graceful=False)
+
+    remover = threading.Thread(target=remove_once_running, daemon=True)
+    remover.start()
+    try:
+        _bounded(trainer.train, "training with actors on the cluster", 4 * TIMEOUT)  # 3 actors start: imports
+    finally:
+        trainer.close()
+    remover.join(TIMEOUT)
+    assert trainer.global_step >= 2000 and trainer.updates > 0
+    assert trainer.pool is None  # closed: its Ray actors ended
+    lost = [line for line in lines if "was lost" in line]
+    assert lost and lost[0].startswith("actor 0 was lost ("), lines
 
 
 def test_rllib_trains_two_iterations_with_its_env_runner_on_the_second_node(cluster, tmp_path):

@@ -168,6 +168,18 @@ def test_distill_says_so_in_one_line_and_leaves_no_run_folder(closed_port, tmp_p
     assert not runs.exists() or not any(runs.iterdir())
 
 
+def test_improve_says_so_in_one_line_and_leaves_no_run_folder(closed_port, tmp_path, capsys):
+    from sm_cli import main as cli_main
+
+    address = f"127.0.0.1:{closed_port}"
+    runs = tmp_path / "runs"
+    config = tmp_path / "c.yaml"
+    config.write_text(f"kind: playouts\nname: r\noutput_dir: {runs}\nlabels:\n  - {{seeds: [1], hands: 4}}\n")
+    assert cli_main(["improve", "--config", str(config), "--ray", address]) == 2
+    _one_error_line(capsys.readouterr().err, "sergeant-major improve", address)
+    assert not runs.exists() or not any(runs.iterdir())
+
+
 def test_the_rllib_trainer_says_so_in_one_line_and_leaves_no_run_folder(closed_port, tmp_path, capsys):
     pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed (pip install -e '.[rllib]')")
     from sm_cli import main as cli_main
@@ -178,3 +190,18 @@ def test_the_rllib_trainer_says_so_in_one_line_and_leaves_no_run_folder(closed_p
     assert cli_main([*argv, "--set", f"output_dir={runs}"]) == 2
     _one_error_line(capsys.readouterr().err, "sergeant-major train --backend rllib", address)
     assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_ray_alone_starts_a_new_local_instance_on_loopback(monkeypatch):
+    """``--ray`` with no address (and no RAY_ADDRESS) asks Ray for a new local instance on 127.0.0.1: given no
+    address, ``ray.init`` would join the cluster a ``ray start`` on this machine left running (another user's, a
+    test's), token and all."""
+    import ray
+
+    calls = []
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "init", lambda **kwargs: calls.append(kwargs))
+    connect(None, "installed", num_cpus=1)
+    assert len(calls) == 1
+    assert calls[0]["address"] == "local" and calls[0]["_node_ip_address"] == "127.0.0.1"
+    assert calls[0]["include_dashboard"] is False

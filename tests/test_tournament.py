@@ -8,11 +8,13 @@ import math
 import os
 import re
 import shutil
+import tracemalloc
 
 import numpy as np
 import pytest
 
 from sm_cli.cli import main as cli_main
+from sm_env.files.json_files import count_values, read_json
 from training.evaluation import tournament as tournament_module
 from training.evaluation.evaluate import evaluate
 from training.evaluation.leaderboard import TIMING_HEADING, markdown
@@ -215,7 +217,7 @@ def _seating(stored):
     ("change", "words"),
     [
         (lambda p, s: p.write_text("[]"), "does not hold the table its name says"),
-        (lambda p, s: p.write_text("[" * 30_000 + "]" * 30_000), "nested more than 32 levels deep"),
+        (lambda p, s: p.write_text("[" * 5_000 + "]" * 5_000), "nested more than 32 levels deep"),
         (
             lambda p, s: p.write_text(json.dumps(s).replace('"deals": [', '"deals": [' + "[" * 40 + "]" * 40 + ",")),
             "nested more than 32 levels deep",
@@ -234,9 +236,22 @@ def _seating(stored):
         (_edit(lambda s: s["deals"].__setitem__(0, "deal")), r"deals\[0\] must be an object with index 0"),
         (_edit(lambda s: _seating(s).update(seating=[0, 1, 5])), r"seatings\[0\]: seating must be 3 agent numbers 0-1"),
         (_edit(lambda s: _seating(s)["hands"][0].__setitem__(2, ["1", 0, 0])), r"hands\[0\] must be \[dealer"),
+        (
+            _edit(lambda s: _seating(s)["hands"][0].__setitem__(2, [1e308, 0, 0])),
+            r"hands\[0\] must be \[dealer 0-2, 3 tricks won 0-16, 3 balances -16 to 16\] \(a hand has 16 tricks\): "
+            r"balances holds 1e\+308",
+        ),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(2, [-17, 9, 8])), "balances holds -17"),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(2, [0.5, 0, 0])), "balances holds 0.5"),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(1, [17, 0, 0])), "tricks won holds 17"),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(1, [-1, 9, 8])), "tricks won holds -1"),
+        (_edit(lambda s: _seating(s)["hands"][0].__setitem__(1, [8, 8])), r"hands\[0\] must be \[dealer"),
         (_edit(lambda s: _seating(s)["hands"][0].__setitem__(0, 7)), r"hands\[0\] must be \[dealer 0-2"),
         (_edit(lambda s: _seating(s).update(winners=None)), "winners must be a list of seats"),
         (_edit(lambda s: s["deals"][1].update(seconds=[0.1])), r"deals\[1\]: seconds and decisions must be 2"),
+        (_edit(lambda s: s["deals"][1].update(seconds=[1e308, 0.1])), r"must be 2 numbers from 0 to 1000000000"),
+        (_edit(lambda s: s["deals"][0].update(decisions=[1e308, 1])), r"deals\[0\]: seconds and decisions"),
+        (_edit(lambda s: s.update(elapsed_seconds=1e308)), "elapsed_seconds must be a number of seconds from 0 to"),
         (
             lambda p, s: p.write_text(json.dumps(s).replace(json.dumps(_seating(s)["hands"][0][2]), "[NaN, 0, 0]", 1)),
             "NaN is not a JSON value",
@@ -295,8 +310,70 @@ def test_out_naming_a_file_is_one_line(tmp_path, capsys):
     out.write_text("x")
     assert cli_main(["tournament", "--agents", "random", "heuristic", "--deals", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"--out {out} is a file, not a run folder" in err
+    assert err.count("\n") == 1 and f"--out {out} is a file, not a folder" in err
     assert out.read_text() == "x"
+
+
+def test_a_table_of_too_many_values_is_refused_before_it_is_parsed(stored_run, tmp_path):
+    """A table file of many small values (here 200,000 empty lists, 600 kB, that take 13 MB parsed) is refused
+    by their count, within a small multiple of its size; a larger one by its size. Both limits follow from the
+    deals the table holds (:func:`table_limits`)."""
+    out = tmp_path / "run"
+    shutil.copytree(stored_run, out)
+    path = out / "tables" / sorted(os.listdir(out / "tables"))[0]
+    size_limit, value_limit = tournament_module.table_limits(2, 2, 3, 1)
+    path.write_text("[" + "[]," * 199_999 + "[]]")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as err:
+            _run(["random", "heuristic"], out, deals=2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == (
+        f"{path}: too many values (400000 commas and opening brackets); at most {value_limit} are read; "
+        "delete it to play the table again"
+    )
+    assert peak < 3 * path.stat().st_size, peak
+    path.write_text("[" + "0," * size_limit + "0]")
+    with pytest.raises(ValueError, match=rf"^{path}: larger than {size_limit} bytes, the most a table file may hold"):
+        _run(["random", "heuristic"], out, deals=2)
+
+
+@pytest.mark.parametrize(
+    ("agents", "kwargs"),
+    [
+        (["random", "heuristic", THIRD], {}),
+        (["random", "heuristic"], {"mode": "game", "max_hands": 4}),
+        (["random", "heuristic"], {"rules": "four-5-3-2-2"}),
+    ],
+)
+def test_real_tables_fit_the_limits_they_are_read_with_twice_over(tmp_path, agents, kwargs):
+    """:func:`table_limits` is twice what the layout written takes: a real table of those settings holds at
+    most half of it (and a few hundred values of settings), so a change of the layout fails here first."""
+    out = tmp_path / "run"
+    _run(agents, out, deals=2, **kwargs)
+    settings = json.loads((out / "tournament.json").read_text())["settings"]
+    for name in os.listdir(out / "tables"):
+        data = (out / "tables" / name).read_bytes()
+        table = json.loads(data)
+        players = len(table["seatings"][0])
+        _, values = tournament_module.table_limits(len(table["agents"]), 2, players, settings["max_hands"])
+        deal_values = values - tournament_module.TABLE_HEADER_VALUES
+        assert count_values(data) <= 500 + deal_values // 2, name
+        assert len(data) <= tournament_module.TABLE_VALUE_BYTES * (500 + deal_values // 2), name
+
+
+def test_a_figure_that_cannot_be_computed_is_written_as_null(tmp_path):
+    """Under the auction a single deal leaves some role unheld by an agent: its balance there has no hand to
+    be computed from, and the leaderboard holds null (JSON has no NaN), which the project's reader takes back."""
+    out = tmp_path / "run"
+    result = _run(["random", "heuristic"], out, deals=1, rules="woburn-auction")
+    board = read_json(out / "leaderboard.json", max_bytes=1 << 22)
+    assert board == json.loads(json.dumps(result.board))
+    by_role = [row["by_role"][role]["balance"] for row in board["ranking"] for role in board["roles"]]
+    assert any(figure["mean"] is None for figure in by_role)
+    assert "+nan [+nan, +nan]" in (out / "leaderboard.md").read_text()  # shown as before
 
 
 def test_a_changed_policy_file_is_another_agent(tmp_path):

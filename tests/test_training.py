@@ -97,6 +97,56 @@ def test_env_checker_fails_by_default_on_a_mask_blind_action():
         check_env(SingleSeatEnv(), skip_render_check=True)
 
 
+def test_the_single_seat_env_has_a_gymnasium_id_that_the_checker_accepts():
+    """gymnasium.make(GYM_ID, **kwargs) is SingleSeatEnv(**kwargs), registered when its module is imported (or by
+    gymnasium's "module:id" form); check_env passes on it with the checker's setting for masked envs."""
+    import subprocess
+    import sys
+
+    import gymnasium
+
+    from training.sb3.single_agent import GYM_ID
+
+    env = gymnasium.make(GYM_ID, illegal_action="lowest_legal", opponents={"random": 1.0})
+    assert GYM_ID == "sm_env/SergeantMajorSingleSeat-v0" and env.spec.id == GYM_ID
+    assert isinstance(env.unwrapped, SingleSeatEnv) and env.unwrapped.pool.mix == {"random": 1.0}
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=3)  # through gymnasium's wrappers (the passive checker, the order enforcer)
+    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert obs.shape == (OBSERVATION_SIZE,) and not truncated
+    code = (
+        "import gymnasium, sm_env; print('sm_env/SergeantMajorSingleSeat-v0' in gymnasium.registry); "
+        "e = gymnasium.make('training.sb3.single_agent:sm_env/SergeantMajorSingleSeat-v0'); "
+        "print(type(e.unwrapped).__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "SingleSeatEnv"]  # not by import sm_env: the layer below training
+
+
+def test_the_single_seat_env_puts_torch_on_one_thread_unless_told_otherwise(tmp_path):
+    """torch_threads=1 by default (small networks: a thread pool costs more than it saves), N for N, None leaves
+    torch as it is (the trainer, which sets train.torch_threads itself); anything else is refused by name."""
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        SingleSeatEnv()
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(2)
+        SingleSeatEnv(torch_threads=None)
+        assert torch.get_num_threads() == 2
+        SingleSeatEnv(torch_threads=3)
+        assert torch.get_num_threads() == 3
+        for bad in (0, -1, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="torch_threads must be a whole number >= 1, or None"):
+                SingleSeatEnv(torch_threads=bad)
+        trainer = Trainer(tiny_config(train={"torch_threads": 2}), str(tmp_path), quiet=True)
+        assert torch.get_num_threads() == 2  # the trainer's envs (and its warm start) keep train.torch_threads
+        trainer.close()
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("episode", ["hand", "game"])
 def test_mask_is_never_zero_and_matches_the_engine(episode):
     env = SingleSeatEnv(

@@ -501,9 +501,9 @@ def test_a_hint_is_the_advice_of_the_seats_own_view_on_its_turn_only():
         game = the_game(client)
         moves = client.app.state.store.get(client.cookies.get("sm_session")).played.moves
         hint = client.get("/api/hint?samples=5").json()["hint"]
-        advice = advise(player_view(game, 0), samples=5, seed=SEED + moves).to_json()
+        advice = advise(player_view(game, 0), samples=5, seed=SEED + moves, searcher="search").to_json()
         assert hint == dict(advice, note=hint_note(advice)) and f"(5 samples, seed {SEED + moves})." in hint["note"]
-        assert hint["search"]["samples"] == 5 and hint["seat"] == 0
+        assert hint["search"]["samples"] == 5 and hint["seat"] == 0 and hint["search"]["search"] == "search"
         assert [m["action"] for m in hint["moves"]] == from_mask(game.legal_mask())
         assert client.get("/api/hint?samples=5").json()["hint"] == hint  # kept: asked again, no new search
         played = client.app.state.store.get(client.cookies.get("sm_session")).played
@@ -669,7 +669,7 @@ def test_replay_viewer_steps_through_every_action_and_marks_what_happened(finish
 def test_replay_viewer_analyses_a_hand_on_request_and_its_moves_are_the_frames_moves(finished_record):
     """POST /api/replay/analysis: one hand scored by pimc (agents.analysis), each decision at the frame of its
     move; kept (asking again is the same answer); bad settings are 400s naming what is allowed."""
-    from agents.analysis import analyse
+    from agents.analysis import analyse, with_moves
 
     with make_client() as client:
         assert client.post("/api/replay/analysis", json={"hand": 1}).status_code == 404  # no session yet
@@ -679,7 +679,8 @@ def test_replay_viewer_analyses_a_hand_on_request_and_its_moves_are_the_frames_m
         answer = client.post("/api/replay/analysis", json=body)
         assert answer.status_code == 200, answer.text
         analysis = answer.json()
-        assert analysis == analyse(finished_record, samples=4, seed=1, threshold=0.25, first_hand=hand, hands=1)
+        made = analyse(finished_record, samples=4, seed=1, threshold=0.25, first_hand=hand, hands=1)
+        assert analysis == with_moves(made)  # each decision with its move in words, as the viewer shows it
         assert analysis["search"]["samples"] == 4 and analysis["hands"] == [hand, hand]
         start = summary["hand_starts"][hand - 1]
         assert [d["step"] for d in analysis["decisions"]][0] == start + 1
@@ -777,23 +778,20 @@ def test_replay_viewer_refuses_bad_records_clearly(finished_record):
             assert response.status_code == 400 and words in response.json()["error"]
 
 
-def test_record_uploads_wait_apart_from_the_threads_that_serve_moves(monkeypatch, finished_record):
-    """Uploads are checked one at a time outside the worker threads, at most RECORD_CHECKS admitted at once:
-    while 48 wait on a slow check (the 40 worker threads, and more), a move is answered within a second."""
+def test_record_uploads_wait_apart_from_the_threads_that_serve_moves(monkeypatch, finished_record, tmp_path):
+    """Uploads are checked one at a time, in a process of their own, waited for outside the worker threads, at most
+    RECORD_CHECKS admitted at once: while 48 wait on a slow check (the 40 worker threads, and more), a move is
+    answered within a second."""
+    import functools
     import threading
     import time
 
+    from web_helpers import slow_check_record
+
     import sm_web.app as app_module
-    from sm_web.replays import Timeline
 
-    release, checking = threading.Event(), threading.Event()
-
-    def slow_check(record):  # a record whose check takes as long as the test wants
-        checking.set()
-        assert release.wait(30)
-        return Timeline(record)
-
-    monkeypatch.setattr(app_module, "Timeline", slow_check)
+    release = tmp_path / "release"  # the slow check waits for this file
+    monkeypatch.setattr(app_module, "check_record", functools.partial(slow_check_record, str(release)))
     with make_client() as client:
         new_game(client, seat=2)  # an agent is to move
         uploads: list[int] = []
@@ -804,7 +802,10 @@ def test_record_uploads_wait_apart_from_the_threads_that_serve_moves(monkeypatch
         threads = [threading.Thread(target=upload, daemon=True) for _ in range(48)]
         for thread in threads:
             thread.start()
-        assert checking.wait(10)
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "release.checking").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert (tmp_path / "release.checking").exists()
         deadline = time.monotonic() + 3
         while len(uploads) < 48 - app_module.RECORD_CHECKS and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -814,7 +815,7 @@ def test_record_uploads_wait_apart_from_the_threads_that_serve_moves(monkeypatch
         mover.start()
         mover.join(5)
         took = time.monotonic() - start
-        release.set()
+        release.touch()
         for thread in [mover, *threads]:
             thread.join(30)
         assert moved and moved[0].status_code == 200 and took < 1.0, took
@@ -822,6 +823,98 @@ def test_record_uploads_wait_apart_from_the_threads_that_serve_moves(monkeypatch
         assert client.app.state.record_checks.admitted == 0
         monkeypatch.undo()
         assert client.post("/api/replay", json=finished_record).status_code == 200  # the slots are free again
+
+
+def test_record_checks_run_in_a_process_of_their_own_ended_past_their_time_or_when_the_server_stops(
+    monkeypatch, finished_record, tmp_path
+):
+    """A record is checked in another process, started at the first record; a check that takes longer than its
+    time (RECORD_CHECK_WAIT) is stopped with 503, as is one whose process ends, and the next record gets a new
+    process; the server's stop ends it."""
+    import functools
+    import os
+
+    from web_helpers import ending_check_record, slow_check_record
+
+    import sm_web.app as app_module
+
+    with make_client() as client:
+        checks = client.app.state.record_checks.process
+        assert checks._process is None  # started at the first record
+        assert client.post("/api/replay", json=finished_record).status_code == 200
+        first = checks._process
+        assert first.pid != os.getpid() and first.poll() is None
+        assert client.get("/api/replay/frame?step=5").status_code == 200  # the record came back whole
+        checks.seconds = 0.5
+        monkeypatch.setattr(app_module, "check_record", functools.partial(slow_check_record, str(tmp_path / "never")))
+        response = client.post("/api/replay", json=finished_record)
+        assert response.status_code == 503 and "more than 0.5 s to check" in response.json()["error"]
+        assert first.poll() is not None  # killed
+        checks.seconds = app_module.RECORD_CHECK_WAIT  # (counted from a new process's start)
+        monkeypatch.setattr(app_module, "check_record", ending_check_record)
+        response = client.post("/api/replay", json=finished_record)
+        assert response.status_code == 503 and "ended while checking" in response.json()["error"]
+        monkeypatch.undo()
+        assert client.post("/api/replay", json=finished_record).status_code == 200
+        last = checks._process
+        assert last.pid != first.pid and last.poll() is None
+        assert client.app.state.record_checks.admitted == 0
+    assert last.poll() is not None  # the server stopped: so did its checks' process
+    assert client.app.state.record_checks.process.closed
+
+
+def test_uploads_slow_to_parse_leave_every_move_answered_within_half_a_second():
+    """Records are read and checked in a process of their own: while 8 clients send, again and again, 3 MB bodies
+    of 978,000 empty lists (0.3 s each to parse), every move of a game and every /api/options is answered within
+    0.5 s (while the server's own threads parsed them, a move here waited up to 0.8 s)."""
+    import statistics
+    import threading
+    import time
+
+    body = b"[" + b",".join([b"[]"] * 978_000) + b"]"
+    with make_client() as client:
+        game = new_game(client, seat=0)
+        stop = threading.Event()
+        answers: list[int] = []
+
+        def upload() -> None:
+            while not stop.is_set():
+                status = client.post("/api/replay", content=body, headers={"Content-Type": "application/json"})
+                answers.append(status.status_code)
+                if status.status_code == 503:
+                    time.sleep(0.05)  # RECORD_CHECKS are admitted already: a moment, then again
+
+        uploaders = [threading.Thread(target=upload, daemon=True) for _ in range(8)]
+        for thread in uploaders:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while 400 not in answers and time.monotonic() < deadline:  # the checks are under way
+            time.sleep(0.05)
+        moves: list[float] = []
+        options: list[float] = []
+        end = time.monotonic() + 6
+        try:
+            while time.monotonic() < end and not game["over"]:
+                start = time.monotonic()
+                if game["your_turn"]:
+                    action = game["legal"][0] if game["legal"] else game["choices"][0]["action"]
+                    response = client.post("/api/act", json={"action": action})
+                else:
+                    response = client.post("/api/step")
+                moves.append(time.monotonic() - start)
+                assert response.status_code == 200, response.text
+                game = response.json()["game"]
+                start = time.monotonic()
+                assert client.get("/api/options").status_code == 200
+                options.append(time.monotonic() - start)
+        finally:
+            stop.set()
+            for thread in uploaders:
+                thread.join(30)
+        refused = answers.count(400)
+        assert refused >= 5 and set(answers) <= {400, 503}, sorted(set(answers))
+        assert max(moves) < 0.5 and max(options) < 0.5, (max(moves), statistics.median(moves), max(options))
+        assert len(moves) >= 20, (len(moves), refused)
 
 
 def test_replay_marks_the_show_rule_only_for_the_seat_shown():
@@ -857,8 +950,9 @@ def test_view_command_preloads_a_record_and_serve_checks_its_arguments(finished_
     from sm_env.records import save_record
     from sm_web import serve_main, view_main
 
-    with TestClient(create_app(Config(records_dir=None, preload=finished_record))) as client:
-        assert client.get("/api/options").json()["preloaded"] is True
+    with TestClient(create_app(Config(records_dir=None, preload=finished_record, preload_name="game.json"))) as client:
+        options = client.get("/api/options").json()
+        assert options["preloaded"] is True and options["preloaded_name"] == "game.json"  # the viewer shows it
         summary = client.post("/api/replay", json={"preloaded": True}).json()
         assert summary["hands"] == len(finished_record["hands"])
     with make_client() as client:
@@ -1009,7 +1103,7 @@ def test_view_shows_a_stored_analysis_of_its_record_without_searching(stored_ana
     """view RECORD --analysis FILE: the checked analysis goes to the server with the record; the viewer gets it
     split by hand, each hand the same as the analysis of that hand alone (what "Analyse this hand" gives), and
     asking for a stored hand with its settings searches nothing."""
-    from agents.analysis import analyse
+    from agents.analysis import analyse, with_moves
     from sm_web import replays, view_main
 
     record_path, analysis_path, analysis = stored_analysis
@@ -1018,6 +1112,7 @@ def test_view_shows_a_stored_analysis_of_its_record_without_searching(stored_ana
     assert view_main([record_path, "--analysis", analysis_path]) == 0
     assert caught["path"] == "/replay" and caught["preload"] == record
     assert caught["preload_analysis"] == analysis
+    assert caught["preload_name"] == os.path.basename(record_path)  # the name the viewer shows for it
     config = Config(records_dir=None, preload=caught["preload"], preload_analysis=caught["preload_analysis"])
 
     def no_search(*args, **kwargs):
@@ -1031,10 +1126,10 @@ def test_view_shows_a_stored_analysis_of_its_record_without_searching(stored_ana
         stored = client.get("/api/replay/stored-analysis").json()["analyses"]
         assert [a["hands"] for a in stored] == [[h, h] for h in range(1, hands + 1)]
         for hand, one in enumerate(stored, 1):
-            assert one == analyse(record, samples=2, seed=1, threshold=0.2, first_hand=hand, hands=1), hand
+            assert one == with_moves(analyse(record, samples=2, seed=1, threshold=0.2, first_hand=hand, hands=1))
         assert sum(len(a["decisions"]) for a in stored) == len(analysis["decisions"])
         assert [d for a in stored for d in a["decisions"] if d["flagged"]] == [
-            d for d in analysis["decisions"] if d["flagged"]
+            d for d in with_moves(analysis)["decisions"] if d["flagged"]
         ]
         body = {"hand": hands, "samples": 2, "seed": 1, "threshold": 0.2}
         assert client.post("/api/replay/analysis", json=body).json() == stored[-1]  # no search (no_search)
@@ -1244,15 +1339,71 @@ def test_sigterm_or_ctrl_c_stops_the_server_while_an_agent_searches_and_the_open
             server.wait()
 
 
+def _live_children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` and that have not ended (read from /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if name.isdigit() and int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the processes from /proc")
+def test_serve_checks_a_record_in_a_process_of_its_own_which_ends_with_the_server(tmp_path, finished_record):
+    """``serve`` reads and checks a record sent to the viewer in a child process, started with the first record;
+    Ctrl-C stops the server and that process with it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "sm_web", "serve", "--port", "0", "--records", str(tmp_path), "--pace", "0"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("Open http://localhost:"), (line, server.stderr.read() if server.poll() else "")
+        base = "http://127.0.0.1:" + line.split("localhost:")[1].split("/")[0]
+        assert _live_children(server.pid) == []
+        status, summary, cookie = _http(base, "POST", "/api/replay", None, finished_record)
+        assert status == 200 and summary["steps"] > 100
+        assert _http(base, "GET", "/api/replay/frame?step=100", cookie)[0] == 200
+        checks = _live_children(server.pid)
+        assert len(checks) == 1
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=20) == 0
+        deadline = time.monotonic() + 5
+        while _alive(checks[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(checks[0])
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
 # ---------------------------------------------------------------------- opponents a page may ask for
 
 
 def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(capsys):
     with make_client() as client:
         options = client.get("/api/options").json()
-        assert options["agents"] == ["random", "heuristic", "pimc", "ismcts", "trained"]  # no human, ppo:, rllib:
+        assert options["agents"] == ["random", "heuristic", "pimc", "ismcts", "search", "trained"]  # no human, ppo:
         for agent in options["agents"]:
-            if agent != "trained":  # (loads torch: slow; build_game knows it)
+            if agent not in ("trained", "search"):  # (load torch: slow; the next test plays search)
                 assert client.post("/api/new", json={"opponents": [agent, "heuristic"]}).status_code == 200, agent
         before = _snapshot(client)
         bad = [
@@ -1271,7 +1422,11 @@ def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(caps
             ("heuristic:x=1", "heuristic takes no parameters"),
             ("pimc:bid=maybe", "bid must be 0 or 1"),
             ("rllib:/tmp", "only if the server was started with it"),
-            ("nobody", "unknown agent; this page offers random, heuristic, pimc, ismcts, trained"),
+            ("nobody", "unknown agent; this page offers random, heuristic, pimc, ismcts, search, trained"),
+            ("search:samples=201", "samples must be a whole number from 1 to 200"),
+            ("search:seconds=6", "seconds must be a number above 0 and at most 5"),
+            ("search:belief=/etc/passwd", "search takes samples=, seconds=, game= on this page, not belief="),
+            ("search:rollout=heuristic", "search takes samples=, seconds=, game= on this page, not rollout="),
             ("pimc:" + "samples=1," * 40, "at most 200 characters"),
         ]
         for spec, words in bad:
@@ -1291,6 +1446,20 @@ def test_opponent_specs_are_checked_against_the_offer_and_the_search_bounds(caps
     assert "--opponents" in capsys.readouterr().err
     assert serve_main(["--opponents", "heuristic", "ismcts:iterations=100000"]) == 2
     assert "iterations must be" in capsys.readouterr().err
+
+
+def test_a_player_sits_down_against_search_within_the_pages_bounds():
+    """search (the strongest search, about 50 ms a decision) is offered: a game against it plays its moves, its
+    parameters within the page's bounds; a rule set its networks do not read refuses the game at the start."""
+    with make_client() as client:
+        new_game(client, seat=0, seed=SEED, opponents=["search", "search:samples=8,game=8"])
+        played = client.app.state.store.get(client.cookies.get("sm_session")).played
+        assert [a.name for a in played.agents if a is not None] == ["search", "search:samples=8,game=8"]
+        for _ in range(12):  # the first trick or so: the searches choose their moves
+            move(client)
+        assert played.moves == 12 and played.search_seconds > 0
+        response = client.post("/api/new", json={"rules": "calls", "opponents": ["search", "heuristic"]})
+        assert response.status_code == 400 and "cannot read the rules 'calls'" in response.json()["error"]
 
 
 def test_an_agent_thinks_without_the_session_lock_and_a_move_that_no_longer_counts_is_dropped(monkeypatch):
@@ -1360,6 +1529,87 @@ def test_an_agent_thinks_without_the_session_lock_and_a_move_that_no_longer_coun
         assert "search time is spent" in data["event"]["text"] and data["game"]["log"][-1] == data["event"]["text"]
 
 
+def first_draws(rng) -> list[int]:
+    """The next outputs of a random.Random, read from a copy (the generator itself is left as it was)."""
+    import random
+
+    copy = random.Random()
+    copy.setstate(rng.getstate())
+    return [copy.getrandbits(64) for _ in range(8)]
+
+
+def test_agents_are_seeded_one_way_from_the_game_seed_never_from_the_deals_stream(tmp_path):
+    """Every agent's generator is agents.agent_seed(game seed, seat), never random.Random(game seed), the deal's
+    (seat 0's agent once was); the same seed gives the same agents, so a game plays and replays the same."""
+    import random
+
+    from agents import agent_seed, make_opponent
+    from sm_env.core.rules import RuleSet
+    from sm_web.sessions import PlayedGame
+
+    deal = first_draws(random.Random(SEED))  # Game(seed=SEED) deals from random.Random(SEED)
+    assert first_draws(make_opponent("random", seed=SEED).rng) == deal  # an agent seeded so would read the deal's
+    for seat, specs in ((1, ["random", "pimc:samples=2"]), (None, ["random", "heuristic", "ismcts:iterations=10"])):
+        played, again = (PlayedGame(seat, specs, RuleSet.from_any("standard"), SEED, 1, True) for _ in range(2))
+        streams = {s: first_draws(a.rng) for s, a in enumerate(played.agents) if a is not None}
+        assert 0 in streams and len(streams) == len(specs)
+        for s, stream in streams.items():
+            assert stream != deal, s
+            assert stream == first_draws(random.Random(agent_seed(SEED, s))) == first_draws(again.agents[s].rng)
+        assert len({tuple(v) for v in streams.values()}) == len(streams)  # each seat a stream of its own
+    records = []
+    for _ in range(2):  # the same seed: the same game (random agents draw), and its record replays
+        with make_client(tmp_path) as client:
+            state = new_game(client, seat=1, opponents=["random", "random"], max_hands=1)
+            while not state["finished"]:
+                state = move(client)["game"]
+            records.append(client.get("/api/record").json())
+    assert records[0] == records[1] and records[0]["seed"] == SEED and replay(records[0]) == records[0]
+
+
+def test_a_forced_move_is_answered_no_sooner_than_a_searched_one():
+    """/api/step answers an agent's move no sooner than its floor (sm_web.sessions.AnswerFloor), forced or not: a
+    forced move's answer is as slow as a searched one (it was 2 to 3 ms against 12 to 14 ms), so its time does not
+    tell a void; fast agents stay fast."""
+    import statistics
+    import time
+
+    from sm_env.core.game import PLAY
+    from sm_env.core.knowledge import player_view
+
+    specs = ["ismcts:iterations=2000", "pimc:samples=200"]
+    with make_client() as client:
+        for seed, hands in ((1, 1), (SEED, 2)):  # the first game loads the search kernels
+            new_game(client, opponents=specs, seed=seed, max_hands=hands)
+            played = client.app.state.store.sessions()[0].played
+            answers: dict[int, dict[bool, list[float]]] = {1: {True: [], False: []}, 2: {True: [], False: []}}
+            while not played.finished:
+                game = played.game
+                if game.current_player == 0:
+                    move(client)
+                    continue
+                seat = game.current_player
+                view, floor = player_view(game, seat), played.floors[seat]
+                known = floor.start is not None
+                before = floor.seconds(view.phase) if known else None
+                begun = time.perf_counter()
+                assert client.post("/api/step").status_code == 200
+                took = time.perf_counter() - begun
+                assert floor.start > 0 and took >= (before if known else floor.start)  # the floor held
+                if view.phase == PLAY:
+                    answers[seat][view.legal.bit_count() == 1].append(took)
+        for seat, times in answers.items():
+            forced, unforced = times[True], times[False]
+            assert len(forced) >= 3 and len(unforced) >= 20, (seat, times)
+            median = statistics.median(unforced)
+            assert statistics.median(forced) >= 0.8 * median and min(forced) >= 0.5 * median, (seat, times)
+        new_game(client, opponents=["heuristic", "random"], max_hands=1)
+        played = client.app.state.store.sessions()[0].played
+        while not played.finished:
+            move(client)
+        assert all(f.seconds(PLAY) < 0.05 for f in played.floors if f is not None)  # no search: no wait to speak of
+
+
 # ---------------------------------------------------------------------- malformed bodies, sessions, cookies
 
 
@@ -1394,7 +1644,34 @@ def test_malformed_bodies_get_400_or_413_and_change_nothing(finished_record):
         assert client.post("/api/stop").status_code == 200
 
 
+def test_a_request_refused_before_its_body_is_read_closes_the_connection(finished_record):
+    """413, 415 and the viewer's 503 come before the body is read: their answer says Connection: close (the
+    server does not read the rest of a refused 3 MB record); an error after the body was read, or of a request
+    without a body, keeps the connection."""
+    json_type = {"Content-Type": "application/json"}
+    with make_client() as client:
+        refused = [
+            client.post("/api/replay", content=b"[" + b" " * 3_000_000 + b"]", headers=json_type),  # 413
+            client.post("/api/act", content=b'{"action": 1}', headers={"Content-Type": "text/plain"}),  # 415
+        ]
+        checks = client.app.state.record_checks
+        checks.admitted = checks.limit  # as if RECORD_CHECKS were being checked
+        refused.append(client.post("/api/replay", json=finished_record))
+        checks.admitted = 0
+        assert [r.status_code for r in refused] == [413, 415, 503]
+        assert all(r.headers.get("connection") == "close" for r in refused), [r.headers for r in refused]
+        kept = [
+            client.post("/api/replay", content=b"[1,", headers=json_type),  # 400 once read
+            client.post("/api/act", json={"action": 1}),  # 404: no game
+            client.get("/api/replay/frame?step=0"),  # 404, no body
+        ]
+        assert [r.status_code for r in kept] == [400, 404, 404]
+        assert all("connection" not in r.headers for r in kept), [r.headers for r in kept]
+
+
 def test_a_failing_request_leaves_no_session_and_the_session_as_it_was(monkeypatch, finished_record):
+    from web_helpers import failing_check_record
+
     import sm_web.app as app_module
 
     def broken(*args, **kwargs):
@@ -1404,7 +1681,7 @@ def test_a_failing_request_leaves_no_session_and_the_session_as_it_was(monkeypat
         monkeypatch.setattr(app_module, "build_game", broken)
         response = client.post("/api/new", json={})
         assert response.status_code == 500 and "could not answer" in response.json()["error"]
-        monkeypatch.setattr(app_module, "Timeline", broken)
+        monkeypatch.setattr(app_module, "check_record", failing_check_record)  # run in the record checks' process
         assert client.post("/api/replay", json=finished_record).status_code == 500
         assert len(client.app.state.store) == 0 and "sm_session" not in client.cookies
         monkeypatch.undo()
@@ -1637,3 +1914,33 @@ def test_prompts_choices_and_events_say_each_new_decision_in_plain_words(rules):
         seen.add(phase)
     new = {"woburn-auction": {"bid"}, "dealer-assigns": {"assign"}, "9-5-3-one-card": {"take"}}.get(rules, set())
     assert {"play", "trump"} | new <= seen
+
+
+def test_the_servers_connections_send_without_waiting_for_acknowledgements():
+    """``serve``'s socket is made so that asyncio turns Nagle's algorithm off on each accepted connection
+    (``TCP_NODELAY``): with ``socket.create_server``'s socket it stayed on and every answer after the first on a
+    kept-alive connection waited ~40 ms for the client's delayed acknowledgement."""
+    import asyncio
+    import socket
+
+    from sm_web.cli import listening_socket
+
+    async def nodelay_of(listening: socket.socket) -> int:
+        seen: list[int] = []
+
+        async def handle(reader, writer):
+            seen.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=listening)
+        async with server:
+            _, writer = await asyncio.open_connection(*listening.getsockname()[:2])
+            for _ in range(100):
+                if seen:
+                    break
+                await asyncio.sleep(0.01)
+            writer.close()
+        return seen[0]
+
+    assert asyncio.run(nodelay_of(listening_socket("127.0.0.1", 0))) != 0
+    assert asyncio.run(nodelay_of(socket.create_server(("127.0.0.1", 0)))) == 0  # the old socket: Nagle on

@@ -61,3 +61,35 @@ def known_cards(game: Game, seat: int, number: int | None = None) -> set[str]:
 def played_cards(game: Game, hand_number: int) -> set[str]:
     """The cards played to tricks in one hand (public once played)."""
     return {CARD_TEXT[c] for t in game.history[hand_number - 1].tricks or () for c in t.cards}
+
+
+# ---------------------------------------------------------------------- checks run in the record checks' process
+# (sent there by name: tests put them in place of sm_web.app.check_record)
+
+
+def slow_check_record(release: str, source: Any) -> Any:
+    """:func:`sm_web.app.check_record` once the file ``release`` exists (waiting at most 30 s): a check as slow as
+    a test wants. It writes ``release + ".checking"`` when it starts waiting."""
+    import os
+    import time
+
+    from sm_web.app import check_record
+
+    with open(release + ".checking", "w"):
+        pass
+    deadline = time.monotonic() + 30
+    while not os.path.exists(release) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return check_record(source)
+
+
+def failing_check_record(source: Any) -> Any:
+    """A check with a bug in it."""
+    raise RuntimeError("a bug")
+
+
+def ending_check_record(source: Any) -> Any:
+    """A check whose process ends in the middle of it."""
+    import os
+
+    os._exit(3)

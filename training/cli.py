@@ -15,7 +15,7 @@ The backend is the config file's ``kind:`` (sb3 when it has none;
 that folder is already used, to the first free <name>-2, <name>-3, ... (the folder used is
 printed), so the same command can be run again. --run-dir DIR picks the
 folder itself and refuses one that already holds a run. --resume finds the
-backend of the run from its checkpoints. Ctrl-C stops at the next safe point
+backend of the run in its config.yaml (kind:). Ctrl-C stops at the next safe point
 and writes a checkpoint (twice: at once). Every backend behaves the same
 (training/common/runs.py).
 """
@@ -37,6 +37,11 @@ from training.sb3.config import ConfigError, load_eval_config
 
 PROG = "sergeant-major train"
 BACKENDS = ("sb3", "rllib", "vector", "dmc")
+RESUMED_BY = {  # the run folders of the other run commands, by kind
+    "distill": "sergeant-major distill",
+    "exploit": "sergeant-major exploit",
+    "playouts": "sergeant-major improve",
+}
 
 
 def _backend_arg(argv: list[str]) -> str | None:
@@ -50,10 +55,15 @@ def _backend_arg(argv: list[str]) -> str | None:
 
 
 def _resumed_backend(argv: list[str]) -> str | None:
-    """The backend of the run that ``--resume RUN_DIR`` names, from its checkpoints (None: no such run)."""
+    """The kind of the run that ``--resume RUN_DIR`` names: its ``config.yaml``'s ``kind:`` first, as every run
+    of 0.2 saves it (a run with no checkpoint yet included), else its checkpoints (a run of 0.1); None: no such
+    run (its resume then says why)."""
     for i, arg in enumerate(argv):
         run = argv[i + 1] if arg == "--resume" and i + 1 < len(argv) else arg.partition("=")[2]
         if arg == "--resume" or arg.startswith("--resume="):
+            kind = _saved_kind(run)
+            if kind is not None:
+                return kind
             folder = os.path.join(run, "checkpoints")
             names = os.listdir(folder) if os.path.isdir(folder) else []
             if "latest.pt" in names:
@@ -78,6 +88,18 @@ def _config_kind(argv: list[str]) -> str | None:
                 return None
             return kind if isinstance(kind, str) else None
     return None
+
+
+def _saved_kind(run: str) -> str | None:
+    """The ``kind:`` of ``run``'s ``config.yaml`` (None: no such file, no known kind, or a file that cannot be read)."""
+    from training.common.yaml_config import read_yaml
+
+    try:
+        saved = read_yaml(os.path.join(run, "config.yaml"))
+    except ConfigError:
+        return None
+    kind = saved.get("kind") if isinstance(saved, dict) else None
+    return kind if kind in CONFIG_KINDS else None  # an unknown kind: the trainer's reading of the file says so
 
 
 def _batched_backend(run: str) -> str:
@@ -129,6 +151,15 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     add_run_arguments(parser, "YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--address", default=None, help="rllib: Ray cluster address (default: a local Ray instance)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="dmc: the acting processes (train.actors) as Ray actors, on a local Ray instance or on the cluster at "
+        "ADDRESS (docs/cluster.md)",
+    )
     add_code_argument(parser)
     parser.add_argument(
         "--evaluate",
@@ -152,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     given, found, kind = _backend_arg(argv), _resumed_backend(argv), _config_kind(argv)
     if kind is not None and kind not in BACKENDS:
         parser.error(f"--config: this is a {kind!r} config: run it with {CONFIG_KINDS.get(kind, 'its own command')}")
+    if found is not None and found not in BACKENDS:
+        again = f": continue it with {RESUMED_BY[found]} --resume RUN_DIR" if found in RESUMED_BY else ""
+        parser.error(f"--resume: that is a {found!r} run, not a training run{again}")
     if given and kind and given != kind:
         parser.error(f"--config: this is a {kind!r} config, not --backend {given}: leave out --backend")
     name = given or found or kind or "sb3"
@@ -163,8 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.evaluate or (args.eval_config and not args.config and not args.resume):
         return evaluate_main(args.evaluate, args.eval_config, args.sets + args.overrides)
     prog = PROG if name == "sb3" else f"{PROG} --backend {name}"
-    if name != "rllib" and (args.address or args.ray_code != "auto" or args.ray_connect_timeout != CONNECT_TIMEOUT):
-        parser.error("--address, --ray-code and --ray-connect-timeout are for --backend rllib")
+    if args.ray is not None and name != "dmc":
+        parser.error("--ray is for --backend dmc (its acting processes as Ray actors); rllib takes --address")
+    ray_settings = args.ray_code != "auto" or args.ray_connect_timeout != CONNECT_TIMEOUT
+    if name != "rllib" and (args.address or (ray_settings and args.ray is None)):
+        parser.error("--address is for --backend rllib; --ray-code and --ray-connect-timeout for rllib or dmc --ray")
     return run_command(backend(name, prog), build_parser(prog), argv)
 
 

@@ -105,8 +105,7 @@ from sm_env.core.cards import CARD_TEXT, SUIT_LETTERS, texts
 from sm_env.core.game import CALL_NAMES, NO_SUIT, Game
 from sm_env.core.logs import HandRecord
 from sm_env.core.rules import RuleSet
-from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, read_json, write_json
 
 __all__ = [
     "AUCTION_KEYS",
@@ -308,10 +307,7 @@ def save_record(record_or_game: dict[str, Any] | Game | Any, path: str | os.Path
     new one, never half of one, and a failure (say, a value that is not JSON)
     leaves the old file as it was.
     """
-    record = _as_record(record_or_game)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(record, handle, allow_nan=False)
-        handle.write("\n")
+    write_json(path, _as_record(record_or_game), indent=None)
 
 
 def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:

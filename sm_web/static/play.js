@@ -3,7 +3,6 @@
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
-  let pace = 0.8;       // seconds between two agent moves (the server's setting times the page's choice)
   let game = null;      // the last state received
   let busy = false;     // a request is in flight
   let pausedForHand = false;
@@ -51,7 +50,7 @@
     showHint();
   }
 
-  // Hints (the toggle): on your turn, the shipped policy's probability and pimc's value of each legal move, asked of
+  // Hints (the toggle): on your turn, the shipped policy's probability and the search's value of each legal move, asked of
   // the server (GET /api/hint, built from your seat's view only) and written on the cards and the choice buttons.
   function updates() { return document.body.dataset.updates || "0"; }
 
@@ -86,6 +85,17 @@
     const m = /^(trump|call) (clubs|diamonds|hearts|spades)$/.exec(choice.label);
     if (m) { const letter = m[2][0].toUpperCase(); return `${SM.SUITS[letter]} ${m[1] === "call" ? "call " : ""}${m[2]}`; }
     return choice.label;
+  }
+
+  // The Pace menu starts at the server's pace (serve --pace): its own entry when it is none of the menu's.
+  function showPace(seconds) {
+    const menu = $("pace");
+    let entry = [...menu.options].find((o) => Number(o.value) === seconds);
+    if (!entry) {
+      entry = SM.el("option", { value: String(seconds), title: "serve --pace" }, `${seconds} s`);
+      menu.prepend(entry);
+    }
+    menu.value = entry.value;
   }
 
   // The seat menu and the opponents' fields follow the chosen rule set's number of players; watching (no seat)
@@ -131,7 +141,7 @@
   function schedule() {
     clearTimeout(timer);
     if (!game || game.finished || game.your_turn || busy || pausedForHand) return;
-    const wait = pace * Number($("pace").value) * 1000;
+    const wait = Number($("pace").value) * 1000;   // the Pace menu: seconds between two agent moves
     timer = setTimeout(step, wait);
   }
 
@@ -175,7 +185,7 @@
   async function start() {
     try {
       const options = await api("GET", "/api/options");
-      pace = options.pace;
+      showPace(options.pace);
       const form = $("new-game");
       const rules = options.rules || "standard";
       form.rules.replaceChildren(...options.presets.map((p) => SM.el("option", { value: p, selected: p === rules }, p)));

@@ -22,10 +22,12 @@
     return data;
   }
 
-  async function load(text) {
+  // Load a record; `name` (the file's, or where it came from) is shown beside the file picker once it loads.
+  async function load(text, name) {
     showError("");
     try {
       info = await api("POST", "/api/replay", text);
+      $("file-name").textContent = `showing ${name}`;
       analyses = {}; analysedWith = ""; storedWith = null; drawTable();
       $("viewer").hidden = false;
       $("empty").hidden = true;
@@ -101,8 +103,8 @@
     const view = $("view").value;
     if (!d || (view !== "all" && Number(view) !== d.seat)) { box.hidden = true; return; }
     const f = (v) => (v >= 0 ? "+" : "") + v.toFixed(2);
-    box.replaceChildren(d.cost === null ? `player_${d.seat} played ${d.played}: not scored (${d.note})` :
-      SM.el("span", { class: d.flagged ? "flagged" : null }, `player_${d.seat} played ${d.played} (${f(d.value)}); ` +
+    box.replaceChildren(d.cost === null ? `player_${d.seat} ${d.move}: not scored (${d.note})` :
+      SM.el("span", { class: d.flagged ? "flagged" : null }, `player_${d.seat} ${d.move} (${f(d.value)}); ` +
         `best ${d.best.join(" ")} (${f(d.best_value)}): cost ${d.cost.toFixed(2)}${d.flagged ? " \u2014 flagged" : ""}`));
     box.hidden = false;
   }
@@ -129,7 +131,7 @@
         SM.el("td", {}, r.scored ? (r.total / r.scored).toFixed(3) : "-"))),
       ...flaggedMoves.map((d) => SM.el("tr", { class: "flagged" }, SM.el("td", { colspan: 6 },
         SM.el("a", { href: "#", onclick: (e) => { e.preventDefault(); go(d.step); } },
-          `hand ${d.hand}, ${d.where}: player_${d.seat} played ${d.played}, best ${d.best.join(" ")}, cost ${d.cost.toFixed(2)}`)))));
+          `hand ${d.hand}, ${d.where}: player_${d.seat} ${d.move}, best ${d.best.join(" ")}, cost ${d.cost.toFixed(2)}`)))));
     $("analysis-table").hidden = false;
   }
 
@@ -164,7 +166,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", async () => {
-    $("file").addEventListener("change", async () => { const f = $("file").files[0]; if (f) load(await f.text()); });
+    $("file").addEventListener("change", async () => { const f = $("file").files[0]; if (f) load(await f.text(), f.name); });
     $("view").addEventListener("change", () => go(step));
     $("first").addEventListener("click", () => go(0));
     $("last").addEventListener("click", () => go(info.steps));
@@ -180,10 +182,13 @@
       if (e.key === "ArrowRight") go(step + 1); else if (e.key === "ArrowLeft") go(step - 1);
     });
     const from = new URLSearchParams(location.search).get("from");
-    if (from === "game") await load(JSON.stringify({ from_game: true }));
+    if (from === "game") await load(JSON.stringify({ from_game: true }), "the game just played");
     else {
       const options = await api("GET", "/api/options").catch(() => ({}));
-      if (options.preloaded) await load(JSON.stringify({ preloaded: true }));
+      if (options.preloaded) {
+        const name = options.preloaded_name || "the record";
+        await load(JSON.stringify({ preloaded: true }), `${name} (given on the command line)`);
+      }
     }
     if (!info) document.body.dataset.status = "empty";
   });

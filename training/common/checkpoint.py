@@ -1,8 +1,9 @@
 """What every trainer's checkpoints share: one error type, one safe loader, and the formats in one place.
 
 Every checkpoint is written atomically (:mod:`sm_env.files.atomic`, or a temporary folder renamed), holds
-tensors and plain values only, and is read with ``torch.load(weights_only=True)`` through
-:func:`load_tensors`, which never unpickles code and never relays torch's advice to load a file unsafely.
+tensors (on the CPU, whatever the run's ``train.device``: :mod:`training.common.device`) and plain values only,
+and is read with ``torch.load(weights_only=True)`` through :func:`load_tensors`, which never unpickles code and
+never relays torch's advice to load a file unsafely.
 Anything unreadable, damaged or not fitting the run is a :class:`CheckpointError`: one line naming the
 file and what is wrong (a trainer checks every field it restores: :func:`checked_array` for shapes, dtypes,
 ranges and finite values, :func:`check_finite` for weights and optimiser states, :func:`check_counters`)
@@ -51,6 +52,7 @@ from typing import Any
 
 from sm_env.files.atomic import atomic_path
 
+from .device import on_cpu
 from .yaml_config import ConfigError
 
 CHECKPOINT_FORMAT = "sergeant-major-checkpoint/1"
@@ -97,14 +99,15 @@ def check_format(state: Any, path: str, fmt: str, what: str = "the checkpoint") 
 
 
 def save_checkpoint(path: str, trainer: str, state: dict[str, Any]) -> None:
-    """``state`` (tensors and plain values) as a checkpoint of ``trainer`` at ``path``, atomically."""
+    """``state`` (tensors and plain values) as a checkpoint of ``trainer`` at ``path``, atomically, every tensor
+    on the CPU (a run on a GPU writes what any machine loads; a resume maps it to its own ``train.device``)."""
     import torch
 
     if trainer not in TRAINERS:
         raise ValueError(f"unknown trainer {trainer!r}; the format holds {', '.join(TRAINERS)}")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_path(path) as tmp:
-        torch.save({"format": CHECKPOINT_FORMAT, "trainer": trainer, **state}, tmp)
+        torch.save({"format": CHECKPOINT_FORMAT, "trainer": trainer, **on_cpu(state)}, tmp)
 
 
 def open_checkpoint(path: str, trainer: str, what: str = "the checkpoint") -> dict[str, Any]:

@@ -17,6 +17,7 @@ Every run of vector PPO, DMC, exploit, distill and the play-outs (``sergeant-maj
       final_eval.json     the final evaluation, where there is one
       times.json          the training time summed over the calls (distill, the play-outs: the batched
                           trainers keep theirs in the checkpoint)
+      tb/                 TensorBoard scalars (vector PPO, DMC, the play-outs: training/common/scalars.py)
       summary.json        written last: the run is complete
 
 The library routes (SB3, RLlib) share ``config.yaml``, ``checkpoints/`` (in their library's format),
@@ -26,12 +27,10 @@ resumed (:func:`move_old_layout`; each trainer lists its old names).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
-from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, read_json, write_json
 
 CHECKPOINTS = "checkpoints"
 DATA = "data"
@@ -82,5 +81,4 @@ def save_training_seconds(run_dir: str, seconds: float) -> None:
     a run that failed before making it)."""
     if not os.path.isdir(run_dir):
         return
-    with atomic_path(os.path.join(run_dir, TIMES)) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        json.dump({"train_seconds": seconds}, handle)
+    write_json(os.path.join(run_dir, TIMES), {"train_seconds": seconds})

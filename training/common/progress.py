@@ -8,9 +8,14 @@ from typing import Any
 
 
 class _NoBar:
-    """What a disabled bar offers: update, close, and use in a ``with`` block."""
+    """What a disabled bar offers: update, a total to set, refresh, close, and use in a ``with`` block."""
+
+    total: int | None = None
 
     def update(self, n: int = 1) -> None:
+        pass
+
+    def refresh(self) -> None:
         pass
 
     def close(self) -> None:

@@ -1,9 +1,9 @@
 """Ray for the jobs that take ``--ray [ADDRESS]``: joining a cluster, shipping the code, retrying lost tasks.
 
-Four jobs run on Ray: the evaluation's deals (``sergeant-major eval --ray``), a tournament's tables
+Five jobs run on Ray: the evaluation's deals (``sergeant-major eval --ray``), a tournament's tables
 (``sergeant-major tournament --ray``), the labelling of positions for distillation (``sergeant-major distill
---ray``) and RLlib training (``sergeant-major train --backend rllib --address``). They share this module
-(``docs/cluster.md`` is the user's page):
+--ray``), the play-outs' label files (``sergeant-major improve --ray``) and RLlib training (``sergeant-major train
+--backend rllib --address``). They share this module (``docs/cluster.md`` is the user's page):
 
 - :func:`connect`: ``address`` None, ``""`` or ``"local"`` starts a local Ray instance (None and ``""`` join the
   one ``RAY_ADDRESS`` names instead, if set); otherwise it joins the cluster at that address (``ray start
@@ -51,7 +51,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Generator, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -328,8 +328,13 @@ def connect(
     env = runtime_env(code if code != "auto" else ("ship" if target else "installed"))
     if target is None:
         stay_on_loopback()
-        ray.init(
-            num_cpus=num_cpus, runtime_env=env, include_dashboard=False, log_to_driver=False, _node_ip_address=LOOPBACK
+        ray.init(  # "local": a new instance, never the cluster that a `ray start` on this machine left running
+            address="local",
+            num_cpus=num_cpus,
+            runtime_env=env,
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address=LOOPBACK,
         )
         return
     started = time.monotonic()
@@ -381,6 +386,18 @@ class RayOptions:
     def connect(self) -> None:
         """:func:`connect` to this address with this code mode and connect timeout."""
         connect(self.address or None, self.code, connect_timeout=self.connect_timeout)
+
+    def run_tasks(
+        self,
+        task: Callable[..., Any],
+        jobs: Sequence[tuple[Hashable, tuple[Any, ...]]],
+        describe: Callable[[Hashable], str] = str,
+        log: Callable[[str], None] | None = None,
+    ) -> Generator[tuple[Hashable, Any], None, None]:
+        """:func:`as_completed` on this cluster (joined first) with these tries and this timeout: the labelling
+        jobs' one way onto Ray (``distill --ray``, ``improve --ray``)."""
+        self.connect()
+        return as_completed(task, jobs, attempts=self.attempts, timeout=self.timeout, describe=describe, log=log)
 
 
 def add_ray_arguments(parser: Any, what: str) -> None:
@@ -443,7 +460,7 @@ def as_completed(
     timeout: float | None = None,
     describe: Callable[[Hashable], str] = str,
     log: Callable[[str], None] | None = None,
-) -> Iterator[tuple[Hashable, Any]]:
+) -> Generator[tuple[Hashable, Any], None, None]:
     """Run ``task(*args)`` for every ``(key, args)`` of ``jobs`` as Ray tasks; yield ``(key, result)`` as each
     finishes (module docstring). ``describe(key)`` names a job in the log (e.g. ``"shard 3"``)."""
     import ray

@@ -14,7 +14,9 @@ the same:
   exploit) starts one without ``--config`` too;
 - Ctrl-C (SIGINT) asks the trainer to stop at its next safe point (the end of the current segment, rollout,
   iteration or shard) and to write a checkpoint there; the command names it and the command that continues,
-  exit status 130. A second Ctrl-C stops at once, keeping the last checkpoint written;
+  exit status 130. A second Ctrl-C stops at once, keeping the last checkpoint written. SIGTERM does the same
+  (exit status 143). Output whose reader is gone (``| tee log``: the same Ctrl-C ends ``tee``) is dropped, so
+  the checkpoint and the exit status are the same as in a terminal;
 - progress (bars, a line per rollout, periodic evaluations) goes to stderr; results go to stdout: the run
   folder, the final evaluation table, the time taken, every output and how to use it;
 - a user error is one line ``PROG: error: ...`` on stderr, exit status 2, and leaves the run as it was.
@@ -27,7 +29,6 @@ trainers the project owns is training/common/folders.py's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -38,8 +39,10 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sm_env.files import json_files
 from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import JsonError, parse_json, read_json
+from sm_env.files.json_files import JsonError, dump_json, nan_to_null, parse_json, read_json
+from sm_env.files.paths import OutputPathError, check_output_path
 from training.common.folders import fresh_run_dir
 from training.common.progress import write_line
 from training.common.tables import format_table
@@ -55,27 +58,18 @@ EVAL_HEADER = (
 
 
 def check_folder_path(folder: str, what: str) -> None:
-    """A ConfigError naming ``what`` (the option or key that gave ``folder``) if ``folder``, or the nearest of
-    its parents that exists, is not a folder (a file there: the folder cannot be made)."""
-    path = os.path.abspath(folder)
-    while not os.path.lexists(path) and os.path.dirname(path) != path:
-        path = os.path.dirname(path)
-    if not os.path.isdir(path):
-        where = "is a file" if path == os.path.abspath(folder) else f"cannot be made: {path} is a file"
-        raise ConfigError(f"{what} {folder} {where}, not a folder; name a folder for the run")
+    """A ConfigError naming ``what`` (the option or key that gave ``folder``) if ``folder`` cannot be a run
+    folder (:func:`sm_env.files.paths.check_output_path`: a file, under a file, in /proc, not writable)."""
+    try:
+        check_output_path(folder, what, folder=True)
+    except OutputPathError as err:
+        raise ConfigError(str(err)) from None
 
 
 def progress(message: str) -> None:
     """A progress line (stderr, flushed): what a run is doing, as opposed to its results (stdout); above a
     progress bar, if one is on screen."""
     write_line(message)
-
-
-def write_json(path: str, payload: Any) -> None:
-    """``payload`` as indented JSON, atomically (sm_env.files.atomic)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, indent=1)
-        handle.write("\n")
 
 
 @contextmanager
@@ -91,10 +85,18 @@ def removed_on_failure(run_dir: str, resume: bool) -> Iterator[None]:
         raise
 
 
+def write_json(path: str, payload: Any) -> None:
+    """A run's JSON output (summary, final evaluation, report), indented, atomically; a figure that could not be
+    computed (NaN: no episode ended, no decision of a kind) as null (:func:`sm_env.files.json_files.nan_to_null`)."""
+    json_files.write_json(path, nan_to_null(payload), indent=1)
+
+
 def write_lines(path: str, rows: list[dict[str, Any]]) -> None:
-    """``rows`` as JSON lines (one object a line: ``pandas.read_json(path, lines=True)``), atomically."""
+    """``rows`` as JSON lines (one object a line: ``pandas.read_json(path, lines=True)``), atomically; NaN as
+    null, as :func:`write_json`."""
+    lines = [dump_json(nan_to_null(row), path) + "\n" for row in rows]
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(row) + "\n" for row in rows)
+        handle.writelines(lines)
 
 
 MAX_LINES_BYTES = 64 << 20  # a run's JSON-lines log (one line a round or evaluation: a few MB at most)
@@ -125,38 +127,100 @@ def read_lines(path: str, what: str) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------- interrupts
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; kill, or a batch system's end of time
+
+
 class StopRequest:
-    """Set by the first Ctrl-C while :func:`stop_on_interrupt` is active: trainers look at it at their safe
-    points (``if stop: save a checkpoint and return``); falsy until then."""
+    """Set by the first Ctrl-C (or SIGTERM) while :func:`stop_on_interrupt` is active: trainers look at it at
+    their safe points (``if stop: save a checkpoint and return``); falsy until then. ``signum``: the signal
+    that asked (the exit status is 128 + it: 130 for Ctrl-C, 143 for SIGTERM)."""
 
     def __init__(self) -> None:
         self.requested = False
+        self.signum = int(signal.SIGINT)
 
     def __bool__(self) -> bool:
         return self.requested
 
 
 @contextmanager
-def stop_on_interrupt(what: str) -> Iterator[StopRequest]:
-    """The first SIGINT sets the request (and says ``what`` happens next); a second one raises
-    KeyboardInterrupt at once. Outside the main thread (no signal handlers there) Ctrl-C is left as it is."""
-    stop = StopRequest()
+def stop_on_interrupt(what: str, stop: StopRequest | None = None) -> Iterator[StopRequest]:
+    """The first SIGINT or SIGTERM sets the request (and says ``what`` happens next); a second one raises
+    KeyboardInterrupt at once. Outside the main thread (no signal handlers there) both are left as they are."""
+    stop = StopRequest() if stop is None else stop
 
     def handler(signum: int, frame: Any) -> None:
         if stop.requested:
             raise KeyboardInterrupt
-        stop.requested = True
+        stop.requested, stop.signum = True, signum
         progress(f"\nstopping: {what} (Ctrl-C again to stop at once, losing the work since the last checkpoint)")
 
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     except ValueError:  # not the main thread
         yield stop
         return
     try:
         yield stop
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, action in previous.items():
+            signal.signal(signum, action)
+
+
+class PipeSafe:
+    """A text stream (stdout, stderr) whose writes survive a reader that is gone: ``train ... | tee log`` and
+    Ctrl-C, which ends ``tee`` too. The first write that finds the pipe broken points the stream's file
+    descriptor at os.devnull (for every writer of it: tqdm's bars, child processes) and is dropped, so the
+    trainer goes on to its checkpoint and exit status instead of dying of BrokenPipeError."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self._to_devnull()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._to_devnull()
+
+    def _to_devnull(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self.stream.fileno())
+        except (OSError, ValueError):  # no descriptor (a test's capture): nothing reaches the pipe again anyway
+            pass
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextmanager
+def pipe_safe_output() -> Iterator[None]:
+    """sys.stdout and sys.stderr as :class:`PipeSafe` streams, and SIGPIPE ignored (in the main thread), for the
+    block; both flushed (safely) and given back after it."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = PipeSafe(sys.stdout), PipeSafe(sys.stderr)
+    try:
+        previous = signal.signal(signal.SIGPIPE, signal.SIG_IGN) if hasattr(signal, "SIGPIPE") else None
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, PipeSafe):
+                stream.flush()
+        sys.stdout, sys.stderr = saved
+        if previous is not None:
+            signal.signal(signal.SIGPIPE, previous)
 
 
 # ---------------------------------------------------------------------------- the command line
@@ -380,9 +444,18 @@ def report(cfg: Any, run_dir: str, summary: dict[str, Any], times: str) -> None:
 
 
 def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
-    """Parse a run command line and run it (module docstring); the exit status (2: bad input, 130: interrupted)."""
+    """Parse a run command line and run it (module docstring); the exit status (2: bad input, 130: interrupted
+    by Ctrl-C, 143: by SIGTERM). Its output may lose its reader (``| tee log`` and Ctrl-C): the run goes on to
+    its checkpoint and exit status all the same (:class:`PipeSafe`)."""
     args = parser.parse_args(argv)
+    with pipe_safe_output():
+        return _run(backend, parser, args)
+
+
+def _run(backend: Backend, parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """:func:`run_command` once its command line is parsed."""
     run_dir = ""
+    stop = StopRequest()
     try:
         cfg, run_dir = open_run(backend, parser, args)
         if args.resume:
@@ -394,7 +467,7 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
                 return 0
         print(f"{'resuming' if args.resume else 'new run'}: {run_dir}", flush=True)
         started = time.perf_counter()
-        stopping = stop_on_interrupt(backend.stop_point) if backend.stop_point else nullcontext(StopRequest())
+        stopping = stop_on_interrupt(backend.stop_point, stop) if backend.stop_point else nullcontext(stop)
         trainer = None
         try:
             with stopping as stop:  # the training only: Ctrl-C in the final evaluation stops at once
@@ -407,8 +480,9 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
                     f"\ninterrupted after {trainer.progress()} {backend.unit}: the checkpoint is "
                     f"{backend.latest_checkpoint(run_dir)}; continue with: {backend.prog} --resume {run_dir}",
                     file=sys.stderr,
+                    flush=True,
                 )
-                return 130
+                return 128 + stop.signum
             summary = conclude(backend, cfg, run_dir, trainer, announce=not args.quiet)
             done, wall = trainer.progress(), trainer.wall
             times = time_summary(backend.unit, done, start[0], wall, start[1], time.perf_counter() - started)
@@ -426,6 +500,6 @@ def run_command(backend: Backend, parser: argparse.ArgumentParser, argv: list[st
             if latest
             else "nothing was saved; start the run again"
         )
-        print(f"\ninterrupted: {where}", file=sys.stderr)
-        return 130
+        print(f"\ninterrupted: {where}", file=sys.stderr, flush=True)
+        return 128 + stop.signum
     return 0

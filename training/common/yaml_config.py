@@ -4,8 +4,9 @@ The toolkit of both run configurations (:mod:`training.sb3.config`, :mod:`traini
 
 - field types that read YAML as a person means it: :data:`Number` and :data:`Whole` take numbers (``3e-4``
   and ``1e6`` written as text too, ``1e6`` a whole number) but never booleans, and a :data:`Number` is finite
-  (``.inf`` and ``.nan`` are refused), :data:`Flag` only ``true`` or
-  ``false``; :class:`Section` forbids unknown keys and reads a null section as all defaults;
+  (``.inf`` and ``.nan`` are refused), :data:`Flag` only ``true`` or ``false``, :data:`Device` a device this
+  machine has (:mod:`training.common.device`); :class:`Section` forbids unknown keys and reads a null section
+  as all defaults;
 - :func:`setting`: a field with its default and ``description`` (:func:`describe` lists them);
 - :func:`validate` turns the first pydantic error into a :class:`ConfigError` naming the source, the dotted
   key, the value and what is allowed (one formatter for every field: choices, types, bounds, own checks);
@@ -47,6 +48,7 @@ from pydantic_core import PydanticUndefined
 from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import MAX_DEPTH, MAX_DIGITS
 
+from .device import check_device
 from .errors import ConfigError, config_error
 
 # ---------------------------------------------------------------------------- reading YAML, bounded
@@ -224,6 +226,7 @@ Flag = StrictBool  # true or false only: numbers are never read as booleans
 Text = StrictStr
 Agents = Annotated[list[Text], _says("expected a list of agent names")]
 Rules = Annotated[str | dict, BeforeValidator(_rules)]
+Device = Annotated[StrictStr, AfterValidator(check_device)]  # training.common.device: a device this machine has
 ThreePlayerRules = Annotated[str | dict, BeforeValidator(_three_player_rules)]
 Mix = Annotated[dict[str, float], BeforeValidator(_mix)]
 Resources = Annotated[

@@ -30,9 +30,11 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from sm_env.core.rules import RuleSet
+from training.common.device import DEVICE_HELP
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
     ConfigError,
+    Device,
     Flag,
     Number,
     Section,
@@ -94,6 +96,11 @@ class FitSettings(Section):
         le=1,
     )
     threads: Whole = setting(1, "torch threads", gt=0)
+    device: Device = setting(
+        "auto",
+        DEVICE_HELP + ": the fit's (the data stay on the CPU, each minibatch drawn there and sent over; the labelling "
+        "searches run on the CPU); a fit's checkpoint holds CPU tensors and goes on on any device",
+    )
     suit_augment: Flag = setting(
         True, "each sample seen under a random renaming of the suits (training.distill.symmetry)"
     )

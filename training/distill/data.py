@@ -113,6 +113,7 @@ from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import read_json
+from sm_env.files.paths import check_output_path
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, binary_size, encode
 from training.common.exchange import check_exchange_start
 from training.common.labels import NOT_FINITE, unfinite_legal
@@ -505,13 +506,8 @@ def _shards_on_ray(
     """The shards ``todo`` labelled as Ray tasks (``ray``: a ``RayOptions``; training/common/ray_cluster.py:
     lost tasks are retried, and logged), each written here, by the driver, as it arrives: what
     :func:`_make_shard` returns."""
-    from training.common.ray_cluster import as_completed
-
-    ray.connect()
     jobs = [(chunk, (settings, chunk)) for chunk in todo]
-    finished = as_completed(
-        label_shard_task, jobs, attempts=ray.attempts, timeout=ray.timeout, describe=lambda c: f"shard {c}", log=log
-    )
+    finished = ray.run_tasks(label_shard_task, jobs, describe=lambda c: f"shard {c}", log=log)
     for chunk, (arrays, seconds) in finished:
         yield chunk, write_shard(folder, chunk, arrays), seconds
 
@@ -873,6 +869,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = validate(DataSettings, {f: getattr(args, f) for f in DataSettings.model_fields}, "")
+        check_output_path(args.out, "--out", folder=True)
         generate(args.out, args.hands, settings, workers=args.workers, nice=args.nice, ray=RayOptions.from_args(args))
     except ValueError as err:
         print(f"error: {err}")

@@ -100,8 +100,10 @@ from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, T
 from sm_env.core.rules import STANDARD, RuleSet
 from sm_env.files.atomic import atomic_copy
 from sm_env.files.json_files import read_json
+from sm_env.files.paths import check_output_path
 from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, check_finite, damaged, open_checkpoint, save_checkpoint
+from training.common.device import module_device, resolve_device
 from training.common.folders import (
     CHECKPOINTS,
     DATA,
@@ -293,10 +295,11 @@ def _evaluate_fit(
     obs = distill_data.unpack_observations(data["bits"], data["scalars"])
     legal = _legal(data)
     chosen = np.empty(len(obs), dtype=np.int64)
+    device = module_device(net)
     with torch.no_grad():
         for start in range(0, len(obs), batch):
-            logits, _ = net(torch.from_numpy(obs[start : start + batch]))
-            logits = logits.numpy()
+            logits, _ = net(torch.from_numpy(obs[start : start + batch]).to(device))
+            logits = logits.cpu().numpy()
             logits[~legal[start : start + batch]] = -np.inf
             chosen[start : start + batch] = logits.argmax(axis=1)
     searched = data["searched"]
@@ -330,9 +333,10 @@ def _choices(net: Any, obs: np.ndarray, legal: np.ndarray, batch: int = 8192) ->
     import torch
 
     chosen = np.empty(len(obs), dtype=np.int64)
+    device = module_device(net)
     with torch.no_grad():
         for start in range(0, len(obs), batch):
-            logits = net(torch.from_numpy(obs[start : start + batch]))[0].numpy()
+            logits = net(torch.from_numpy(obs[start : start + batch]).to(device))[0].cpu().numpy()
             logits[~legal[start : start + batch]] = -np.inf
             chosen[start : start + batch] = logits.argmax(axis=1)
     return chosen
@@ -474,10 +478,12 @@ def _optimiser(net: Any, settings: FitSettings, decisions: int) -> dict[str, Any
 
 def _fit_epoch(parts: dict[str, Any], tensors: tuple[Any, ...], settings: FitSettings) -> tuple[float, float]:
     """One pass over the training decisions in a random order (minibatches, suit renamings when
-    ``settings.suit_augment``); the mean policy and value losses."""
+    ``settings.suit_augment``); the mean policy and value losses. The data stay on the CPU, where each minibatch
+    is drawn and renamed; it then goes to the network's device (``fit.device``)."""
     import torch
 
     net, optimiser, schedule, rng = parts["net"], parts["optimiser"], parts["schedule"], parts["rng"]
+    device = module_device(net)
     obs_t, targets_t, legal_t, balance_t, obs_tables, action_tables = tensors
     n = len(obs_t)
     net.train()
@@ -491,10 +497,11 @@ def _fit_epoch(parts: dict[str, Any], tensors: tuple[Any, ...], settings: FitSet
             x = torch.gather(x, 1, obs_tables[perm])
             target = torch.gather(target, 1, action_tables[perm])
             mask = torch.gather(mask, 1, action_tables[perm])
+        x, target, mask, balance = (t.to(device) for t in (x, target, mask, balance_t[idx]))
         logits, value = net(x)
         logits = logits.masked_fill(~mask, -1e9)
         policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
-        value_loss = ((value - balance_t[idx]) ** 2).mean()
+        value_loss = ((value - balance) ** 2).mean()
         loss = policy_loss + settings.value_coef * value_loss
         optimiser.zero_grad()
         loss.backward()
@@ -521,7 +528,8 @@ def fit(
     With ``checkpoint`` (a file path), the state of the fit (network, optimiser, learning-rate schedule, random
     generators, history) is written there atomically after every epoch (:func:`save_fit_state`), and a fit
     started again with the same path, data and settings continues after the last finished epoch
-    (:func:`resume_fit_state`), giving the same network as an uninterrupted fit.
+    (:func:`resume_fit_state`), giving the same network as an uninterrupted fit (on any ``fit.device``: the
+    network and its updates run there, the data and the random draws stay on the CPU).
     """
     import torch
 
@@ -536,14 +544,19 @@ def fit(
         train = {name: array[train["searched"]] for name, array in train.items()}
     rng = np.random.default_rng(seed)
     obs, targets, legal, balance = _fit_arrays(train, settings, rules)
-    net = initial_network(settings, rules)
+    net = initial_network(settings, rules).to(resolve_device(settings.device, "fit.device"))
     corrections = None
     if settings.anchor_margin > 0:
         targets, corrections = _anchored_targets(net, obs, legal, train, settings.anchor_margin)
         log(f"anchored targets: {corrections:.1%} of the decisions corrected to pimc's move")
     parts = {"net": net, **_optimiser(net, settings, len(obs)), "rng": rng}
-    # train_share is left out: the data it selects is in "decisions", and a checkpoint from before it stays valid
-    stamp = {"settings": settings.model_dump(exclude={"train_share"}), "seed": seed, "decisions": int(len(obs))}
+    # train_share is left out: the data it selects is in "decisions", and a checkpoint from before it stays valid;
+    # device too: a fit goes on on another device (and a checkpoint from before the setting stays valid)
+    stamp = {
+        "settings": settings.model_dump(exclude={"train_share", "device"}),
+        "seed": seed,
+        "decisions": int(len(obs)),
+    }
     first_epoch = 0
     if checkpoint and os.path.exists(checkpoint):
         history, first_epoch = resume_fit_state(checkpoint, stamp, parts)
@@ -684,6 +697,7 @@ def fit_search_values(
         valued="the search's play-out balance",
         log=say,
         renamings=symmetry.index_tables(rules) if settings.suit_augment else None,
+        device=settings.device,
     )
     combine(_policy_path(settings.init, rules), q_path, settings.prior_weight, out)
     report = {"method": "q", "train_decisions": int(len(train_rows)), "q_network": q_path, **(report or {})}
@@ -990,6 +1004,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             raise ConfigError("--fit-data needs --out PATH (the policy file to write)")
         if args.resume:
             raise ConfigError("--fit-data fits once (give --config, not --resume)")
+        check_output_path(args.out, "--out")
         config = load_distill_config(args.config, args.sets + args.overrides)
         fit_folders(config, [f for f in args.fit_data.split(",") if f], args.out)
     except ValueError as err:

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from sm_env.files.paths import check_output_path
 from training.common.folders import fresh_run_dir
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 
@@ -85,6 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
+        if args.out is not None:
+            check_output_path(args.out, "--out", folder=True)
+        if not args.no_progress:  # a trained policy loads torch first: seconds with nothing else to show
+            print(f"loading the agents: {', '.join(args.agents)}", file=sys.stderr, flush=True)
         result = evaluate(
             args.agents,
             args.deals,
@@ -107,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out is None:  # a new folder, never an earlier evaluation's (as a new training run's: training/common/runs.py)
         name = "-".join(a.replace(":", "_").replace("/", "_").replace("=", "") for a in args.agents)
         out, _ = fresh_run_dir(os.path.join("runs", "eval"), f"{name}-{args.mode}-{args.seed}")
+    if not args.no_progress:
+        print(f"\nwriting the results and the plot to {out}", file=sys.stderr, flush=True)
     paths = result.save(out)
     print(f"\nsaved {paths['json']}, {paths['csv']}, {paths['png']}")
     return 0

@@ -80,7 +80,7 @@ from agents.players.threads import one_thread
 from sm_env.core.game import Game, role_names
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
-from training.common.progress import progress_bar
+from training.common.progress import progress_bar, write_line
 from training.common.ray_cluster import RayOptions
 from training.common.tables import format_table
 from training.common.workers import spawn_pool
@@ -116,6 +116,7 @@ __all__ = [  # DealConfig .. schedule: the deals of training.evaluation.deals, h
     "play_deal",
     "play_table",
     "role_advantage",
+    "role_figures",
     "schedule",
 ]
 
@@ -238,6 +239,8 @@ def evaluate(
     workers = max(1, min(int(workers), deals))
     config = DealConfig(tuple(specs), mode, int(seed), rule_set, dealer, balances, max_hands)
     options = RayOptions.of(ray)
+    if progress and options is None and workers > 1:  # each worker imports and loads the agents: seconds, silent
+        write_line(f"starting {workers} worker processes (each loads the agents: a few seconds)")
     started = time.perf_counter()
     bar = progress_bar(deals, "deals", "deal", enabled=progress)
     try:
@@ -246,6 +249,8 @@ def evaluate(
         bar.close()
     elapsed = time.perf_counter() - started
     labels = labels_of(specs)
+    if progress:
+        write_line(f"95% CIs: {bootstrap} bootstrap resamplings of the {deals} deals")
     stats, counts, pairwise, pairwise_roles, pairwise_seats, per_deal = figures(results, labels, mode, seed, bootstrap)
     ratings = ratings_of(results, mode, labels, seed, bootstrap)
     seconds = np.sum([r["seconds"] for r in results], axis=0)
@@ -371,6 +376,20 @@ def eval_scalars(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, flo
         out[f"eval/{opponent}/win_rate"] = per_role["all"]["win_rate"]
         out[f"eval/{opponent}/difference"] = per_role["all"]["difference"]
     return out
+
+
+def role_figures(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """What an ``eval.jsonl`` line shows of :func:`evaluate_against`'s results beside them, per opponent: the
+    advantage over all roles (``advantage``) and per role (``role_advantage``; None in game mode), and the balance
+    difference (``difference``)."""
+    return {
+        "advantage": {name: rows["all"].get("advantage") for name, rows in results.items()},
+        "role_advantage": {
+            name: {role: row.get("advantage") for role, row in rows.items() if role != "all"}
+            for name, rows in results.items()
+        },
+        "difference": {name: rows["all"]["difference"] for name, rows in results.items()},
+    }
 
 
 def role_advantage(

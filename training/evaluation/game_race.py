@@ -16,17 +16,17 @@ counts as JSON. Figures: docs/results.md ("Search that counts the game").
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from agents import make_agent
+from agents import agent_seed, make_agent
 from agents.players.base import act
 from sm_env.core.game import OVER, Game
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
-from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import write_json
+from sm_env.files.paths import check_output_path
 
 MAX_GAMES = 100_000
 """The most games one run plays."""
@@ -40,7 +40,7 @@ def play_games(spec: str, first: int, count: int, seed: int, max_hands: int) -> 
     for g in range(first, first + count):
         seat = g % 3
         game = Game(rules="standard", seed=seed + g)
-        agent.reset(seed + g)
+        agent.reset(agent_seed(seed + g, seat))  # never the deal's own stream (Game(seed=seed + g))
         while game.phase != OVER and game.hand_number <= max_hands:
             to_act = game.current
             game.apply(act(agent if to_act == seat else heuristic, player_view(game, to_act)))
@@ -99,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--max-hands must be in 1 .. 1000, got {args.max_hands}")
     if not 1 <= args.workers <= 64:
         parser.error(f"--workers must be in 1 .. 64, got {args.workers}")
+    if args.out:
+        try:
+            check_output_path(args.out, "--out")
+        except ValueError as err:
+            parser.error(str(err))
     try:
         make_agent(args.agent).check_rules(RuleSet.from_any("standard"))
     except ValueError as err:
@@ -124,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['heuristic_dealt']}; ratio {ratio}, race model {result['race_model_win_rate']:.3f}"
     )
     if args.out:
-        with atomic_path(args.out) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"config": vars(args), "result": result}, handle, indent=2)
+        write_json(args.out, {"config": vars(args), "result": result}, indent=2)
     return 0
 
 

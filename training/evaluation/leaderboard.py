@@ -17,7 +17,8 @@ Figures (:func:`leaderboard`):
   are centred on a mean of 0: a rating says how an agent compares with the field of this tournament. The
   CI refits the ratings on every bootstrap resampling of the deals.
 - ``balance``, ``tricks`` (per hand) and ``win_rate`` (games won per game) over all the agent's tables,
-  and ``balance`` per role;
+  and ``balance`` per role: an average over whichever tables the agent sat at, so it depends on its tablemates
+  (the rank is the rating's; :func:`rank_note` says so on the page when the highest balance does not rank first);
 - per pair of agents, over the tables where both sit: the difference of their balance per hand (overall
   and per role, row minus column) and the share of deals the first beats the second (``score``).
 - ``timing``: milliseconds per decision and the tables' wall time; the only figures that change from run
@@ -176,8 +177,38 @@ def leaderboard(
     }
 
 
-def _est(e: dict[str, float], signed: bool = True, digits: int = 3) -> str:
-    return Estimate(e["mean"], e["lo"], e["hi"]).text(signed, digits)
+def _est(e: dict[str, float | None], signed: bool = True, digits: int = 3) -> str:
+    return Estimate.from_dict(e).text(signed, digits)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def rank_note(board: dict[str, Any]) -> str | None:
+    """Why the agent with the highest balance per hand does not rank first, when it does not (else None): the rank
+    is the rating's, from head-to-head comparisons at shared tables, while the balance per hand averages the
+    tables an agent sat at, so weak tablemates raise it; with the share of its tables where the last-ranked agent
+    sat, and the first-ranked agent's, from the board's ``tables`` (the agents at each)."""
+    rows = board["ranking"]
+    top = max(rows, key=lambda row: Estimate.from_dict(row["balance"]).mean)
+    weakest, first = rows[-1]["agent"], rows[0]["agent"]
+    if top["rank"] == 1 or top["agent"] == weakest:
+        return None
+    tables = [set(t["agents"]) for t in board["tables"]]
+
+    def share(agent: str) -> str:
+        mine = [t for t in tables if agent in t]
+        return f"{sum(weakest in t for t in mine)} of its {len(mine)} table{'s' if len(mine) != 1 else ''}"
+
+    return (
+        f"`{top['agent']}` has the highest balance per hand ({Estimate.from_dict(top['balance']).mean:+.3f}) and "
+        f"ranks {_ordinal(top['rank'])}: the rank is the rating's, which counts only who did better than whom at "
+        "the same table on the same deal, while the balance per hand averages the hands of every table an agent "
+        f"sat at, so weak tablemates raise it. `{top['agent']}` sat with `{weakest}` at {share(top['agent'])}, "
+        f"`{first}` (rank 1) at {share(first)}."
+    )
 
 
 def markdown(board: dict[str, Any], title: str | None = None, command: str | None = None) -> str:
@@ -186,6 +217,7 @@ def markdown(board: dict[str, Any], title: str | None = None, command: str | Non
     :data:`TIMING_HEADING` depends only on the settings and the seed."""
     s = board["settings"]
     roles = board["roles"]
+    note = rank_note(board)
     lines = [f"## {title or 'Leaderboard: ' + s['rules'] + ', ' + s['mode'] + ' mode'}", ""]
     setup = f"rules `{s['rules']}`, {s['mode']} mode"
     if s["mode"] == "hand" and s.get("start_balances"):
@@ -215,6 +247,7 @@ def markdown(board: dict[str, Any], title: str | None = None, command: str | Non
         "Rating: Bradley-Terry over every pair at every table on every deal (who has the higher "
         + ("balance per hand" if s["mode"] == "hand" else "share of games won")
         + "), mean 0; 400 points = 10 to 1 odds.",
+        *([] if note is None else ["", note]),
         "",
         "### Balance per hand by role",
         "",
@@ -233,7 +266,7 @@ def markdown(board: dict[str, Any], title: str | None = None, command: str | Non
     for p in board["pairwise"]:
         lines.append(
             f"| `{p['a']}` | `{p['b']}` | {_est(p['balance_difference'])} | "
-            + " | ".join(f"{p['by_role'][r]['mean']:+.3f}" for r in roles)
+            + " | ".join(f"{Estimate.from_dict(p['by_role'][r]).mean:+.3f}" for r in roles)
             + f" | {_est(p['score'], False)} |"
         )
     timing = board["timing"]
@@ -273,14 +306,14 @@ def plot(board: dict[str, Any], path: str) -> None:
     groups = ["all", *board["roles"]]
     width = 0.8 / len(rows)
     for i, r in enumerate(rows):
-        cells = [r["balance"], *(r["by_role"][g]["balance"] for g in board["roles"])]
-        m = [c["mean"] for c in cells]
+        cells = [Estimate.from_dict(c) for c in (r["balance"], *(r["by_role"][g]["balance"] for g in board["roles"]))]
+        m = [c.mean for c in cells]
         xs = [x + (i - (len(rows) - 1) / 2) * width for x in range(len(groups))]
         right.bar(
             xs,
             m,
             width,
-            yerr=np.clip([[c["mean"] - c["lo"] for c in cells], [c["hi"] - c["mean"] for c in cells]], 0, None),
+            yerr=np.clip([[c.mean - c.lo for c in cells], [c.hi - c.mean for c in cells]], 0, None),
             capsize=2,
             label=r["agent"],
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import csv
 import itertools
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import numpy as np
 
 from sm_env.core.game import FOUR_ROLE_NAMES, ROLE_NAMES
 from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import write_json
 
 from .statistics import (
     Estimate,
@@ -147,9 +147,7 @@ class EvalResult:
             "csv": os.path.join(out, "result.csv"),
             "png": os.path.join(out, "balance_by_role.png"),
         }
-        with atomic_path(paths["json"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(self.to_dict(), handle, indent=2)
-            handle.write("\n")
+        write_json(paths["json"], self.to_dict(), indent=2)
         with atomic_path(paths["csv"]) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             header = ["agent", "role", "hands"]

@@ -15,6 +15,7 @@ agree:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +38,16 @@ class Estimate:
         fmt = f"{{:{'+' if signed else ''}.{digits}f}}"
         return f"{fmt.format(self.mean)} [{fmt.format(self.lo)}, {fmt.format(self.hi)}]"
 
-    def to_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "lo": self.lo, "hi": self.hi}
+    def to_dict(self) -> dict[str, float | None]:
+        """``mean``, ``lo`` and ``hi`` as JSON data: None (null) for one that cannot be computed (NaN: no hand
+        to estimate from, say a role an agent never held), since JSON holds finite numbers only."""
+        values = {"mean": self.mean, "lo": self.lo, "hi": self.hi}
+        return {key: value if math.isfinite(value) else None for key, value in values.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, float | None]) -> Estimate:
+        """The estimate :meth:`to_dict` gave ``data`` for (None back to NaN)."""
+        return cls(*(math.nan if data[key] is None else data[key] for key in ("mean", "lo", "hi")))
 
 
 def bootstrap_weights(deals: int, seed: int, bootstrap: int) -> np.ndarray:

@@ -55,7 +55,6 @@ Cost: one table per decision type plus one, each ``--swap-deals`` deals x 6 seat
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -66,9 +65,11 @@ from agents import parse_spec
 from agents.mix import decision_types
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
-from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import write_json
+from sm_env.files.paths import check_output_path
 from training.evaluation.evaluate import check_agent, check_table_setup, evaluate
 from training.evaluation.result import EvalResult
+from training.evaluation.statistics import Estimate
 
 DEFAULT_SWAP_BALANCES = {3: (-1, -1, 2), 4: (-1, -1, 0, 2)}
 """The swap's previous-hand balances by seat (seat 0 deals) where the rule set has an exchange: the middle
@@ -206,9 +207,8 @@ def swap_lines(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _cell(e: dict[str, float], signed: bool = True) -> str:
-    f = "+.3f" if signed else ".3f"
-    return f"{e['mean']:{f}} [{e['lo']:{f}}, {e['hi']:{f}}]"
+def _cell(e: dict[str, float | None], signed: bool = True) -> str:
+    return Estimate.from_dict(e).text(signed)
 
 
 PROG = "python -m training.evaluation.strength"
@@ -249,6 +249,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     try:
+        if args.out:
+            check_output_path(args.out, "--out")
         figures, lines = run(args)
     except ValueError as err:
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
@@ -256,8 +258,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     print("\n".join(lines))
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with atomic_path(args.out) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(figures, handle, indent=1)
+        write_json(args.out, figures)
     return 0
 
 

@@ -48,7 +48,6 @@ import argparse
 import hashlib
 import itertools
 import json
-import math
 import os
 import re
 import shlex
@@ -62,7 +61,8 @@ from agents import TRAINED_POLICY, parse_spec
 from agents.mix import split_mix
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import JsonError, read_json
+from sm_env.files.json_files import JsonError, read_json, write_json
+from sm_env.files.paths import check_output_path
 from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions, add_ray_arguments
 from training.common.workers import spawn_pool
@@ -165,30 +165,40 @@ class TournamentResult:
     reused: int = 0
 
 
-def _write_json(path: str, payload: Any) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, indent=2)
-        handle.write("\n")
-
-
 MAX_SETTINGS_BYTES = 1 << 20  # tournament.json: a few kB
 MAX_TABLE_BYTES = 256 << 20  # a table file: about 2 kB a deal in hand mode (MAX_DEALS deals), more in game mode
+MAX_TABLE_VALUES = MAX_TABLE_BYTES // 16  # a table file as written takes about 22 bytes a value (indented)
+TABLE_HEADER_VALUES = 10_000  # the values of a table file besides its deals (settings, agents, seatings)
+TABLE_VALUE_BYTES = 64  # the most bytes a value of a table file takes as written (a float, indented: about 40)
+MAX_SECONDS = 10**9  # seconds (about 32 years) no table or deal takes: keeps every sum of them finite
 
 
-def _read_json(path: str, what: str, max_bytes: int) -> Any:
+def table_limits(agents: int, deals: int, players: int, hands: int) -> tuple[int, int]:
+    """The most bytes and values (:func:`sm_env.files.json_files.count_values`) a table file of ``deals`` deals
+    of ``agents`` agents at ``players`` seats, ``hands`` hands a game at most, is read with: values twice what the
+    layout :func:`tournament` writes takes, plus :data:`TABLE_HEADER_VALUES`, at most :data:`MAX_TABLE_VALUES`;
+    bytes :data:`TABLE_VALUE_BYTES` a value, at most :data:`MAX_TABLE_BYTES`. The memory of reading a table file
+    so stays within a fixed multiple of what a real one of those settings needs."""
+    seatings = len(schedule(agents, players))
+    seating = 6 + 3 * players + hands * (4 + 2 * players)  # keys, seating, winners, scores; each hand a list of 3
+    deal = 5 + seatings + 2 * agents + seatings * seating  # keys, seconds, decisions, its seatings
+    values = min(TABLE_HEADER_VALUES + 2 * deals * deal, MAX_TABLE_VALUES)
+    return min(TABLE_VALUE_BYTES * values, MAX_TABLE_BYTES), values
+
+
+def _read_json(path: str, what: str, max_bytes: int, max_values: int | None = None) -> Any:
     """``path``'s JSON, bounded (:func:`sm_env.files.json_files.read_json`); a one-line ValueError otherwise, which
     for a table says how to recover."""
     try:
-        return read_json(path, what, max_bytes)
+        return read_json(path, what, max_bytes, max_values=max_values)
     except JsonError as err:
         advice = "delete it to play the table again" if what == "a table file" else "use another --out"
         raise ValueError(f"{err}; {advice}") from None
 
 
 def _record_settings(out: str, settings: dict[str, Any]) -> None:
-    """Record the settings in the folder, or check them against those recorded (ValueError if they differ)."""
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ValueError(f"--out {out} is a file, not a run folder: name a folder (it is created if missing)")
+    """Record the settings in the folder (checked by :func:`tournament`), or check them against those recorded
+    (ValueError if they differ)."""
     path = os.path.join(out, "tournament.json")
     if os.path.exists(path):
         stored = _read_json(path, "a tournament's settings file", MAX_SETTINGS_BYTES)
@@ -209,19 +219,38 @@ def _record_settings(out: str, settings: dict[str, Any]) -> None:
             )
         return
     os.makedirs(out, exist_ok=True)
-    _write_json(path, {"format": SETTINGS_FORMAT, "settings": settings})
+    write_json(path, {"format": SETTINGS_FORMAT, "settings": settings}, indent=2)
 
 
 def _whole(value: Any, low: int, high: int) -> bool:
     return type(value) is int and low <= value < high
 
 
-def _numbers(value: Any, count: int, low: float = -math.inf) -> bool:
-    """Whether ``value`` is a list of ``count`` numbers of at least ``low`` (JSON read them finite)."""
-    return isinstance(value, list) and len(value) == count and all(type(x) in (int, float) and x >= low for x in value)
+def _numbers(value: Any, count: int, low: float, high: float) -> bool:
+    """Whether ``value`` is a list of ``count`` numbers from ``low`` to ``high``."""
+    if not isinstance(value, list) or len(value) != count:
+        return False
+    return all(type(x) in (int, float) and low <= x <= high for x in value)
 
 
-def _seating_problem(seating: Any, agents: int, players: int) -> str | None:
+def _hand_problem(hand: Any, players: int, tricks: int) -> str | None:
+    """What is wrong with one hand of a stored seating, ``[dealer, tricks won, balances]`` by seat, or None. The
+    bounds are the rules': a seat wins 0 to ``tricks`` (the tricks of a hand) and its balance, tricks won minus
+    its quota (a misère hand: its maximum minus tricks won), quotas and maxima 0 to ``tricks``, lies from
+    ``-tricks`` to ``tricks``."""
+    shape = f"[dealer 0-{players - 1}, {players} tricks won 0-{tricks}, {players} balances -{tricks} to {tricks}]"
+    if not (isinstance(hand, list) and len(hand) == 3 and _whole(hand[0], 0, players)):
+        return f"must be {shape}"
+    for name, values, low in (("tricks won", hand[1], 0), ("balances", hand[2], -tricks)):
+        if not isinstance(values, list) or len(values) != players:
+            return f"must be {shape}"
+        for value in values:
+            if not _whole(value, low, tricks + 1):
+                return f"must be {shape} (a hand has {tricks} tricks): {name} holds {value!r}"
+    return None
+
+
+def _seating_problem(seating: Any, agents: int, players: int, tricks: int) -> str | None:
     """What is wrong with one seating of a stored deal (``play_deal``'s layout), or None."""
     if not isinstance(seating, dict):
         return "is not an object"
@@ -232,14 +261,9 @@ def _seating_problem(seating: Any, agents: int, players: int) -> str | None:
     if not isinstance(hands, list):
         return "hands must be a list"
     for h, hand in enumerate(hands):
-        if not (
-            isinstance(hand, list)
-            and len(hand) == 3
-            and _whole(hand[0], 0, players)
-            and _numbers(hand[1], players, 0)
-            and _numbers(hand[2], players)
-        ):
-            return f"hands[{h}] must be [dealer 0-{players - 1}, {players} tricks won, {players} finite balances]"
+        problem = _hand_problem(hand, players, tricks)
+        if problem is not None:
+            return f"hands[{h}] {problem}"
     if "first_dealer" in seating and not _whole(seating["first_dealer"], 0, players):
         return f"first_dealer must be a seat 0-{players - 1}"
     winners = seating.get("winners")
@@ -248,17 +272,19 @@ def _seating_problem(seating: Any, agents: int, players: int) -> str | None:
     return None
 
 
-def table_problem(stored: Any, agents: Sequence[str], deals: int, players: int) -> str | None:
-    """What is wrong with a stored table of ``agents`` and ``deals`` deals of a ``players``-seat rule set (the
-    layout :func:`tournament` writes: every deal ``play_deal``'s result, in order, every number finite), or None.
-    The one check of a table file read back, so the leaderboard never meets a malformed one."""
+def table_problem(stored: Any, agents: Sequence[str], deals: int, rules: RuleSet) -> str | None:
+    """What is wrong with a stored table of ``agents`` and ``deals`` deals under ``rules`` (the layout
+    :func:`tournament` writes: every deal ``play_deal``'s result, in order; tricks and balances within the rules'
+    bounds, :func:`_hand_problem`; seconds and decisions from 0 to :data:`MAX_SECONDS`), or None. The one check
+    of a table file read back, so the leaderboard never meets a malformed one and its sums stay finite."""
+    players, tricks = rules.num_players, rules.tricks_per_hand
     if not isinstance(stored, dict):
         return f"holds {type(stored).__name__}, not a table (an object)"
     if stored.get("agents") != list(agents):
         return f"agents must be {list(agents)}"
     elapsed = stored.get("elapsed_seconds")
-    if type(elapsed) not in (int, float) or elapsed < 0:
-        return "elapsed_seconds must be a number of seconds, 0 or more"
+    if type(elapsed) not in (int, float) or not 0 <= elapsed <= MAX_SECONDS:
+        return f"elapsed_seconds must be a number of seconds from 0 to {MAX_SECONDS}"
     rows = stored.get("deals")
     if not isinstance(rows, list) or len(rows) != deals:
         return f"deals must be a list of {deals} deals"
@@ -266,23 +292,25 @@ def table_problem(stored: Any, agents: Sequence[str], deals: int, players: int) 
     for i, deal in enumerate(rows):
         if not isinstance(deal, dict) or deal.get("index") != i:
             return f"deals[{i}] must be an object with index {i}"
-        if not _numbers(deal.get("seconds"), len(agents), 0) or not _numbers(deal.get("decisions"), len(agents), 0):
-            return f"deals[{i}]: seconds and decisions must be {len(agents)} numbers, 0 or more"
+        times = (deal.get("seconds"), deal.get("decisions"))
+        if not all(_numbers(value, len(agents), 0, MAX_SECONDS) for value in times):
+            return f"deals[{i}]: seconds and decisions must be {len(agents)} numbers from 0 to {MAX_SECONDS}"
         if not isinstance(deal.get("seatings"), list) or len(deal["seatings"]) != seatings:
             return f"deals[{i}]: seatings must be a list of {seatings} seatings"
         for k, seating in enumerate(deal["seatings"]):
-            problem = _seating_problem(seating, len(agents), players)
+            problem = _seating_problem(seating, len(agents), players, tricks)
             if problem is not None:
                 return f"deals[{i}].seatings[{k}]: {problem}"
     return None
 
 
-def _load_table(path: str, key: str, table: Sequence[str], deals: int, players: int) -> Table | None:
-    """The table stored at ``path`` (None if there is none); a one-line ValueError if the file is not that
-    table (another key, format or number of deals) or is damaged (:func:`table_problem`)."""
+def _load_table(path: str, key: str, table: Sequence[str], deals: int, rules: RuleSet, hands: int) -> Table | None:
+    """The table stored at ``path`` (None if there is none), read within :func:`table_limits` (``hands``: a
+    game's most); a one-line ValueError if the file is not that table (another key, format or number of deals)
+    or is damaged (:func:`table_problem`)."""
     if not os.path.lexists(path):
         return None
-    stored = _read_json(path, "a table file", MAX_TABLE_BYTES)
+    stored = _read_json(path, "a table file", *table_limits(len(table), deals, rules.num_players, hands))
     if (
         not isinstance(stored, dict)
         or stored.get("format") != TABLE_FORMAT
@@ -291,7 +319,7 @@ def _load_table(path: str, key: str, table: Sequence[str], deals: int, players: 
         or len(stored["deals"]) != deals
     ):
         raise ValueError(f"{path} does not hold the table its name says: delete it to play the table again")
-    problem = table_problem(stored, table, deals, players)
+    problem = table_problem(stored, table, deals, rules)
     if problem is not None:
         raise ValueError(f"{path}: {problem}; the file is damaged: delete it to play the table again")
     return Table(tuple(table), stored["deals"], float(stored["elapsed_seconds"]))
@@ -339,7 +367,7 @@ def _stored_tables(
     settings: dict[str, Any],
     prints: dict[str, str | None],
     deals: int,
-    players: int,
+    rules: RuleSet,
 ) -> tuple[dict[tuple[str, ...], Table], list[tuple[tuple[str, ...], str, str]]]:
     """The tables already stored in ``folder`` for these settings and agents (their files checked), and the
     others to play: (agents, key, file) each, the key a hash of the settings, the agents and their fingerprints."""
@@ -349,7 +377,7 @@ def _stored_tables(
         ident = {"settings": settings, "agents": list(table), "fingerprints": [prints[s] for s in table]}
         key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
         path = os.path.join(folder, f"{_slug(table)}-{key}.json")
-        found = _load_table(path, key, table, deals, players)
+        found = _load_table(path, key, table, deals, rules, settings["max_hands"])
         if found is None:
             todo.append((table, key, path))
         else:
@@ -380,7 +408,7 @@ def _play_tables(
             started = time.perf_counter()
             played = play_table(configs[table], deals, 1, ray, on_deal=lambda: bar.update(1), pool=pool)
             elapsed = time.perf_counter() - started
-            _write_json(
+            write_json(
                 path,
                 {
                     "format": TABLE_FORMAT,
@@ -392,6 +420,7 @@ def _play_tables(
                     "elapsed_seconds": elapsed,
                     "deals": played,
                 },
+                indent=2,
             )
             stored[table] = Table(table, played, elapsed)
             result.played.append(table)
@@ -423,7 +452,7 @@ def _write_board(
         "md": os.path.join(out, "leaderboard.md"),
         "png": os.path.join(out, "leaderboard.png"),
     }
-    _write_json(result.paths["json"], board)
+    write_json(result.paths["json"], board, indent=2)
     with atomic_path(result.paths["md"]) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(markdown(board, command=command))
     with atomic_path(result.paths["png"]) as tmp:
@@ -473,15 +502,15 @@ def tournament(
             }
         )
     )
+    out = check_output_path(out, "--out", folder=True)
     prints = {s: fingerprint(s) for s in specs}
-    out = os.fspath(out)
     _record_settings(out, settings)
     folder = os.path.join(out, "tables")
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise ValueError(f"{folder} is not a folder: the run folder is damaged; use another --out")
     os.makedirs(folder, exist_ok=True)
 
-    stored, todo = _stored_tables(folder, tables, settings, prints, deals, rule_set.num_players)
+    stored, todo = _stored_tables(folder, tables, settings, prints, deals, rule_set)
     if progress:
         print(
             f"{len(tables)} tables ({design}): {len(stored)} stored, {len(todo)} to play, {deals} deals each",

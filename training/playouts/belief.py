@@ -16,7 +16,9 @@ cross-entropy per card (averaged over all 52 cards, the ones the seat can place 
 A checkpoint (``OUT.ckpt``, ``sergeant-major-checkpoint/1`` of trainer ``belief-fit``) is written after every
 chunk: the network, the optimiser, the chunk count and the engine's games, so the same command with the same
 arguments goes on where a stopped run ended and makes the same file. Other arguments with an existing
-checkpoint are refused (delete it to start again).
+checkpoint are refused (delete it to start again); ``--device`` is not one of them: the network and its updates
+run on that device (:mod:`training.common.device`), the self-play, the data and the draws on the CPU, and the
+checkpoint holds CPU tensors, so a fit goes on on any device.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from sm_env.core.game import PLAY
 from sm_env.core.rules import RuleSet
 from sm_env.observation import observation_size, observed_phases
 from training.common.checkpoint import CheckpointError, engine_state, open_checkpoint, restore_engine, save_checkpoint
+from training.common.device import module_device, resolve_device
 from training.common.fixed_agents import PolicyOpponent
 from training.common.progress import write_line
 from training.playouts.config import labelled_rules
@@ -81,8 +84,9 @@ def _network(inputs: int, hidden: list[int], outputs: int) -> nn.Sequential:
 
 
 def _loss(net: nn.Sequential, obs: np.ndarray, where: np.ndarray, players: int) -> torch.Tensor:
-    logits = net(torch.from_numpy(obs.astype(np.float32))).view(-1, 52, players)
-    return nn.functional.cross_entropy(logits.transpose(1, 2), torch.from_numpy(where.astype(np.int64)))
+    device = module_device(net)
+    logits = net(torch.from_numpy(obs.astype(np.float32)).to(device)).view(-1, 52, players)
+    return nn.functional.cross_entropy(logits.transpose(1, 2), torch.from_numpy(where.astype(np.int64)).to(device))
 
 
 def fit_belief(
@@ -95,9 +99,11 @@ def fit_belief(
     hidden: tuple[int, ...] = (512, 512),
     log: Log = write_line,
     chunk_size: int = CHUNK,
+    device: str = "auto",
 ) -> None:
     """Learn the belief network of ``policy``'s self-play under ``rules`` from ``decisions`` card-play decisions
-    and write it to ``out``, ``chunk_size`` of them made and learnt at a time (the module docstring)."""
+    and write it to ``out``, ``chunk_size`` of them made and learnt at a time, the network on ``device`` (the
+    module docstring)."""
     ruleset = labelled_rules(rules)
     if not BATCH * 10 <= decisions <= MAX_DECISIONS:
         raise ValueError(f"decisions must be in {BATCH * 10}..{MAX_DECISIONS}, got {decisions}")
@@ -108,7 +114,7 @@ def fit_belief(
     settings = {"policy": policy, "decisions": decisions, "learning_rate": learning_rate, "seed": seed}
     settings.update({"rules": ruleset.name, "hidden": list(hidden), "chunk_size": chunk_size})
     torch.manual_seed(seed)
-    net = _network(observation_size(ruleset), list(hidden), 52 * players)
+    net = _network(observation_size(ruleset), list(hidden), 52 * players).to(resolve_device(device, "--device"))
     steps = sum(min(chunk_size, decisions - c * chunk_size) // BATCH for c in range(chunks))
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps, eta_min=learning_rate * 0.05)
@@ -143,7 +149,7 @@ def fit_belief(
         batches = max(1, len(order) // BATCH)
         log(f"chunk {chunk + 1}/{chunks}: cross-entropy {total / batches:.4f} per card ({time.time() - start:.0f} s)")
     linears = [m for m in net if isinstance(m, nn.Linear)]
-    arrays = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
+    arrays = [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in linears]
     save_belief(out, arrays[:-1], arrays[-1], ruleset, policy=policy, decisions=decisions, seed=seed)
     if held is not None:
         with torch.no_grad():

@@ -6,6 +6,7 @@ A run (the run layer of every trainer, training/common/runs.py: run folder, ``co
     sergeant-major improve --config configs/real_deal_v8.yaml       # a new run in runs/real_deal_v8 (or -2, ...)
     sergeant-major improve --config configs/real_deal_v8.yaml --set workers=1
     sergeant-major improve --resume runs/real_deal_v8               # go on where a killed run stopped
+    sergeant-major improve --config configs/real_deal_v8.yaml --ray HEAD:6379   # the labelling on a Ray cluster
 
 The steps by hand (``sergeant-major improve STEP --help``; also ``python -m training.playouts STEP``)::
 
@@ -31,6 +32,9 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from sm_env.files.paths import check_output_path
+from training.common.device import DEVICE_CHOICES, device_problem
+from training.common.ray_cluster import add_ray_arguments
 from training.common.runs import add_run_arguments, run_command
 from training.playouts.config import FIT_BATCH, MAX_DECISIONS, MAX_EPOCHS, MAX_HANDS, TYPES, role_numbers
 from training.playouts.run import PROG, backend
@@ -49,6 +53,7 @@ def run_parser(prog: str = PROG) -> argparse.ArgumentParser:
         f"{{{','.join(STEPS)}}} --help.",
     )
     add_run_arguments(parser, "YAML config (configs/real_deal_*.yaml; sergeant-major config --kind playouts: its keys)")
+    add_ray_arguments(parser, "the labelling (one task per label file, in place of workers; written here)")
     return parser
 
 
@@ -100,6 +105,13 @@ def steps_parser(prog: str = PROG) -> argparse.ArgumentParser:
     believer.add_argument("--learning-rate", type=float, default=1e-3)
     believer.add_argument("--seed", type=int, default=0)
     believer.add_argument("--rules", default="standard", help="the rule preset of the self-play")
+    for step in (fitter, merger, distiller, believer):
+        step.add_argument(
+            "--device",
+            default="auto",
+            help=f"where the network trains: {', '.join(DEVICE_CHOICES)} (default auto: CUDA where present, else the "
+            "CPU; the self-play and the data stay on the CPU)",
+        )
     combiner = sub.add_parser("combine", help="one policy: a prior policy's logits plus the Q-network's values")
     combiner.add_argument("--prior", default="trained", help="the policy whose logits are the prior")
     combiner.add_argument("--teacher", required=True, help="the Q-network written by fit")
@@ -129,7 +141,11 @@ def steps(argv: list[str], prog: str = PROG) -> int:
 
     if not 1 <= getattr(args, "epochs", 1) <= MAX_EPOCHS:
         return refuse(f"--epochs must be in 1..{MAX_EPOCHS}, got {args.epochs}")
+    problem = device_problem(getattr(args, "device", "auto"))
+    if problem is not None:
+        return refuse(f"--device: {problem}, got {args.device!r:.40}")
     try:
+        check_output_path(args.out, "--out")  # every step writes a file: checked before the work
         return _step(args, refuse)
     except ValueError as err:  # a bad rule set, policy or data file (RulesError, FixedAgentError, PlayoutsError, ...)
         return refuse(str(err))
@@ -143,7 +159,7 @@ def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
     if args.command == "belief":
         from training.playouts.belief import fit_belief
 
-        fit_belief(args.policy, args.out, args.decisions, args.learning_rate, args.seed, args.rules)
+        fit_belief(args.policy, args.out, args.decisions, args.learning_rate, args.seed, args.rules, device=args.device)
     elif args.command == "label":
         kinds = args.types.split(",")
         if not 1 <= args.hands <= MAX_HANDS or not set(kinds) <= set(TYPES):
@@ -165,7 +181,15 @@ def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
                 f"--decisions must be in {FIT_BATCH * 10}..{MAX_DECISIONS} (got {args.decisions}), --learning-rate > 0"
             )
         distil(
-            args.teacher, args.init, args.decisions, args.out, args.epochs, args.learning_rate, args.seed, args.rules
+            args.teacher,
+            args.init,
+            args.decisions,
+            args.out,
+            args.epochs,
+            args.learning_rate,
+            args.seed,
+            args.rules,
+            device=args.device,
         )
     elif args.command == "merge":
         kinds = args.types.split(",")
@@ -181,6 +205,7 @@ def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
             args.epochs,
             args.learning_rate,
             args.seed,
+            device=args.device,
         )
     else:
         if not args.learning_rate > 0 or not 0 <= args.game_weight <= 100:
@@ -188,5 +213,14 @@ def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
                 f"--learning-rate must be > 0 (got {args.learning_rate}), --game-weight in [0, 100] "
                 f"(got {args.game_weight})"
             )
-        fit(args.data.split(","), args.init, args.out, args.epochs, args.learning_rate, args.seed, args.game_weight)
+        fit(
+            args.data.split(","),
+            args.init,
+            args.out,
+            args.epochs,
+            args.learning_rate,
+            args.seed,
+            args.game_weight,
+            device=args.device,
+        )
     return 0

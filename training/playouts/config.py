@@ -15,11 +15,14 @@ Keys (every one optional; ``sergeant-major config --kind playouts`` lists them w
     epochs: 4                   # the fit
     learning_rate: 3.0e-4
     seed: 0
+    device: auto                # the fit's device: auto (CUDA where present, else the CPU), cpu, cuda, cuda:N, mps
     q_init: null
     game_weight: 0.0
     weight: 1.0                 # the combination
     rounds: 1                   # policy iteration: each round plays and plays out with the round before's policy
     window: 1                   # a round's fit: its label files and those of the rounds before, this many rounds
+    max_hours: 0                # a time budget of training, checked between rounds (0: none)
+    tensorboard: true           # TensorBoard scalars in RUN/tb: each round's fit and evaluation
     eval: {every: 0, final_deals: 0, ...}   # every > 0: evaluate each round's policy (eval.jsonl, the curve)
 
 The from-scratch recipe (``configs/scratch_playouts.yaml``) is ``policy: fresh``, ``weight: 0`` and several
@@ -36,8 +39,10 @@ from pydantic import field_validator, model_validator
 
 from sm_env.core.game import PLAY, role_names
 from sm_env.core.rules import RulesError, RuleSet
+from training.common.budget import HOURS_HELP, MAX_HOURS
+from training.common.device import DEVICE_HELP
 from training.common.run_config import check_kind
-from training.common.yaml_config import Number, Section, Text, Whole, load, setting
+from training.common.yaml_config import Device, Flag, Number, Section, Text, Whole, load, setting
 from training.common.yaml_config import validate as validate_config
 from training.evaluation.config import EvalConfig, check_eval_rules
 
@@ -134,6 +139,11 @@ class RunConfig(Section):
     epochs: Whole = setting(4, "the fit's passes over the data", ge=1, le=MAX_EPOCHS)
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
     seed: Whole = setting(0, "the fit's seed")
+    device: Device = setting(
+        "auto",
+        DEVICE_HELP + ": the fit's and the student's copy's (the labelling, its play-outs and the "
+        "self-play run on the CPU); not part of what a fit is kept for: a run goes on on any device",
+    )
     q_init: Text | None = setting(
         None, "the policy whose hidden layers start the Q-network (null: the one that plays; its size sets the cost)"
     )
@@ -148,6 +158,17 @@ class RunConfig(Section):
     )
     window: Whole = setting(
         1, "a round's fit: its label files and those of the rounds before it, this many rounds in all", ge=1, le=100
+    )
+    max_hours: Number = setting(
+        0.0,
+        HOURS_HELP + "; checked between rounds: a run that spends it ends with the last finished round's policy",
+        ge=0,
+        le=MAX_HOURS,
+    )
+    tensorboard: Flag = setting(
+        True,
+        "TensorBoard scalars in RUN/tb (tensorboard --logdir RUN/tb): each round's fit (its held-out gains) and "
+        "evaluation, at the decisions labelled so far",
     )
     eval: RunEval = setting(RunEval, "every > 0: evaluate each round's policy (eval.jsonl); final_deals: at the end")
 

@@ -19,7 +19,10 @@ another move higher by more than the prior's preference for its own.
 own self-play, so that the next round plays, plays out and combines at the smaller network's cost.
 
 The fit, the merge and the combination take their rule set from the files and the prior; files of two rule sets
-are not fitted together. Progress (epochs) goes to ``log`` (stderr by default); the figures go to stdout.
+are not fitted together. The fit, the merge and the copy train on ``device`` (the run's ``device``, ``--device``:
+:mod:`training.common.device`): the networks and their updates are there, the data, the self-play that makes it
+and the random draws stay on the CPU, each batch sent over; on ``cpu`` nothing moves. Progress (epochs) goes to
+``log`` (stderr by default); the figures go to stdout.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from sm_env.compiled.batch import VectorGame
 from sm_env.core.game import PHASE_NAMES, PLAY
 from sm_env.core.rules import RuleSet
 from sm_env.observation import observed_phases
+from training.common.device import module_device, resolve_device
 from training.common.fixed_agents import PolicyOpponent
 from training.common.progress import write_line
 from training.playouts.config import FIT_BATCH, LABELLED, STANDARD, TYPES, labelled_rules
@@ -86,9 +90,11 @@ def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.nda
     """The network's best legal move where its value is more than ``margin`` tricks above that of ``own``
     (the policy's move), else ``own``."""
     out = own.copy()
+    device = module_device(net)
     with torch.no_grad():
         for i in range(0, len(obs), 8192):
-            q = net(torch.from_numpy(obs[i : i + 8192].astype(np.float32))).numpy() * Q_SCALE  # in tricks
+            x = torch.from_numpy(obs[i : i + 8192].astype(np.float32)).to(device)
+            q = net(x).cpu().numpy() * Q_SCALE  # in tricks
             q[~legal[i : i + 8192]] = -np.inf
             best = q.argmax(axis=1)
             rows = np.arange(len(q))
@@ -136,6 +142,7 @@ def fit(
     fresh_head: bool = True,
     log: Log = write_line,
     stop: Stop = _never,
+    device: str = "auto",
 ) -> dict[str, Any] | None:
     """Fit the Q-network on ``data``, report the held-out real-deal gains per decision type (and with a margin
     over the policy's move), write the network to ``out`` as a policy file (module docstring). ``init``'s hidden
@@ -143,11 +150,13 @@ def fit(
     ``game_weight`` W the value of a move is its balance plus W times its result reward (a hand that wins the
     game: +1; one that another seat wins: -1 shared by the losers; otherwise 0). Returns the held-out figures
     (``{"held_out": N, "gains": [{margin, type, decisions, mean, half_width, changed}, ...]}``), or None when
-    ``stop()`` ended the fit (nothing written)."""
+    ``stop()`` ended the fit (nothing written). ``device``: where the network trains (module docstring)."""
     rows, train, held, ruleset = load_rows(data, results=game_weight > 0)
     rows["values"] = move_values(rows, game_weight, data)
     valued = f"balance + {game_weight:g} x result reward" if game_weight else "balance"
-    return fit_rows(rows, train, held, ruleset, init, out, epochs, learning_rate, seed, valued, fresh_head, log, stop)
+    return fit_rows(
+        rows, train, held, ruleset, init, out, epochs, learning_rate, seed, valued, fresh_head, log, stop, device=device
+    )
 
 
 def fit_rows(
@@ -165,12 +174,13 @@ def fit_rows(
     log: Log = write_line,
     stop: Stop = _never,
     renamings: tuple[np.ndarray, np.ndarray] | None = None,
+    device: str = "auto",
 ) -> dict[str, Any] | None:
     """:func:`fit` on rows already loaded (:func:`~training.playouts.data.load_rows`' layout; ``values`` each
     move's value in tricks, ``valued`` saying what it is): ``train`` and ``held`` index them. Also the fit of a
     search's values (training/distill, ``fit.method: q``). ``renamings``: gather tables of the rule set's suit
     renamings (observation [k, O], actions [k, A]; training.distill.symmetry.index_tables), one drawn for each
-    training row of each batch."""
+    training row of each batch. ``device``: where the network trains (module docstring)."""
     if len(train) < FIT_BATCH:
         raise PlayoutsError(f"fit: {len(train)} training decisions, fewer than one batch of {FIT_BATCH}")
     torch.manual_seed(seed)
@@ -178,7 +188,8 @@ def fit_rows(
     legal = rows["mask"].astype(bool)
     values = np.nan_to_num(rows["values"])
     values /= Q_SCALE  # balances run about -8..+8
-    net = _network(init, fresh_head=fresh_head, rules=ruleset)
+    net = _network(init, fresh_head=fresh_head, rules=ruleset).to(resolve_device(device, "device"))
+    dev = module_device(net)
 
     tables = None if renamings is None else tuple(torch.from_numpy(t.astype(np.int64)) for t in renamings)
 
@@ -190,6 +201,7 @@ def fit_rows(
                 pick = torch.from_numpy(rng.integers(len(tables[0]), size=len(idx)))
                 x = torch.gather(x, 1, tables[0][pick])
                 m, y = torch.gather(m, 1, tables[1][pick]), torch.gather(y, 1, tables[1][pick])
+            x, m, y = x.to(dev), m.to(dev), y.to(dev)
             yield lambda x=x, m=m, y=y: ((_centred(net(x), m) - _centred(y, m)) ** 2).sum() / m.sum()
 
     start = time.time()
@@ -245,17 +257,20 @@ def merge(
     learning_rate: float,
     seed: int,
     log: Log = write_line,
+    device: str = "auto",
 ) -> None:
     """One policy network: ``init`` fine-tuned so that its moves of the decision types ``kinds`` on ``data``'s
     decisions are the Q-network ``teacher``'s (where it is ``margin`` tricks better than ``init``'s own move),
     its other exchange, trump and discard moves its own, while its play keeps ``init``'s move
     probabilities (cross-entropy to ``init``'s distribution on as many play decisions of ``init``'s self-play).
-    Reports the agreement on the held-out rows; writes ``out``."""
+    Reports the agreement on the held-out rows; writes ``out``. ``device``: where the networks run (module
+    docstring)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     rows, train, held, ruleset = load_rows(data, results=False)
     legal = rows["mask"].astype(bool)
-    q_net, start_net, net = (_network(spec, False, ruleset) for spec in (teacher, init, init))
+    dev = resolve_device(device, "device")
+    q_net, start_net, net = (_network(spec, False, ruleset).to(dev) for spec in (teacher, init, init))
     own = rows["policy_move"].astype(np.int64)
     taught = np.isin(rows["phase"], [PHASE_NAMES.index(kind) for kind in kinds])
     target = np.where(taught, _q_moves(q_net, rows["obs"], legal, own, margin), own)
@@ -269,9 +284,9 @@ def merge(
             order, play_order = rng.permutation(train), rng.permutation(play_train)
             for i in range(0, min(len(order), len(play_order)) - batch + 1, batch):
                 a, b = np.sort(order[i : i + batch]), np.sort(play_order[i : i + batch])
-                x, m = torch.from_numpy(rows["obs"][a].astype(np.float32)), torch.from_numpy(legal[a])
-                y = torch.from_numpy(target[a])
-                px, pm = torch.from_numpy(play_obs[b]), torch.from_numpy(play_legal[b])
+                x, m = torch.from_numpy(rows["obs"][a].astype(np.float32)).to(dev), torch.from_numpy(legal[a]).to(dev)
+                y = torch.from_numpy(target[a]).to(dev)
+                px, pm = torch.from_numpy(play_obs[b]).to(dev), torch.from_numpy(play_legal[b]).to(dev)
                 with torch.no_grad():
                     keep = _log_probs(start_net, px, pm).exp()
 
@@ -286,9 +301,9 @@ def merge(
     start = time.time()
     _train(net, batches(), epochs * (min(len(train), len(play_train)) // batch), learning_rate)
     with torch.no_grad():
-        x, m = torch.from_numpy(rows["obs"][held].astype(np.float32)), torch.from_numpy(legal[held])
-        moves = _log_probs(net, x, m).argmax(dim=1).numpy()
-        px, pm = torch.from_numpy(play_obs[play_held]), torch.from_numpy(play_legal[play_held])
+        x, m = torch.from_numpy(rows["obs"][held].astype(np.float32)).to(dev), torch.from_numpy(legal[held]).to(dev)
+        moves = _log_probs(net, x, m).argmax(dim=1).cpu().numpy()
+        px, pm = torch.from_numpy(play_obs[play_held]).to(dev), torch.from_numpy(play_legal[play_held]).to(dev)
         moved_play, start_play = _log_probs(net, px, pm).argmax(dim=1), _log_probs(start_net, px, pm).argmax(dim=1)
         same_play = (moved_play == start_play).float().mean()
     for kind in LABELLED:
@@ -372,22 +387,25 @@ def distil(
     rules: RuleSet | str | dict = "standard",
     log: Log = write_line,
     stop: Stop = _never,
+    device: str = "auto",
 ) -> bool:
     """A copy of the policy ``teacher`` in the network of ``init`` (its shape and weights as the start): the
     move probabilities of ``teacher`` on ``decisions`` decisions of its own self-play under ``rules`` (every
     decision type), learnt by the KL divergence. Keeps a combined policy (``combine``) from growing wider with
     each round: the copy plays, is played out and is the next prior. Reports the held-out agreement of the two policies'
-    most probable moves per decision type; writes ``out``. False when ``stop()`` ended it (nothing written)."""
+    most probable moves per decision type; writes ``out``. False when ``stop()`` ended it (nothing written).
+    ``device``: where the two networks run (module docstring)."""
     ruleset = labelled_rules(rules)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     start = time.time()
     obs, legal, kinds = _decisions(teacher, decisions, seed, tuple(TYPES.values()), ruleset)
     log(f"{len(obs)} decisions of {teacher}'s self-play: {time.time() - start:.0f} s")
-    teacher_net, net = _network(teacher, False, ruleset), _network(init, False, ruleset)
+    dev = resolve_device(device, "device")
+    teacher_net, net = _network(teacher, False, ruleset).to(dev), _network(init, False, ruleset).to(dev)
 
     def log_probs(x: np.ndarray, m: np.ndarray, network: nn.Sequential) -> torch.Tensor:
-        return _log_probs(network, torch.from_numpy(x.astype(np.float32)), torch.from_numpy(m))
+        return _log_probs(network, torch.from_numpy(x.astype(np.float32)).to(dev), torch.from_numpy(m).to(dev))
 
     held = np.arange(len(obs) - len(obs) // 10, len(obs))
     train = np.arange(held[0])
@@ -399,7 +417,7 @@ def distil(
                 target = log_probs(x, m, teacher_net)
 
             def loss_of(x=x, m=m, target=target) -> torch.Tensor:
-                gap = (target - log_probs(x, m, net)).masked_fill(~torch.from_numpy(m), 0.0)
+                gap = (target - log_probs(x, m, net)).masked_fill(~torch.from_numpy(m).to(dev), 0.0)
                 return (target.exp() * gap).sum(dim=1).mean()
 
             yield loss_of
@@ -409,9 +427,9 @@ def distil(
     with torch.no_grad():
         same = np.concatenate(
             [
-                (
-                    log_probs(obs[i], legal[i], net).argmax(1) == log_probs(obs[i], legal[i], teacher_net).argmax(1)
-                ).numpy()
+                (log_probs(obs[i], legal[i], net).argmax(1) == log_probs(obs[i], legal[i], teacher_net).argmax(1))
+                .cpu()
+                .numpy()
                 for i in np.array_split(held, max(1, len(held) // 8192))
             ]
         )

@@ -9,7 +9,8 @@ real deal is a draw from the true distribution of the hidden cards given what th
 ``values[a] - values[b]`` is an unbiased sample of the difference of the two moves' values under the policy: one
 world per decision, no sampler, no search. The games go on with the policy's own move. ``roles`` labels only the
 decisions of the seats in those roles (the others are played, not played out): a third of the play-outs, for
-more data where a role needs it. The file's layout: :mod:`training.playouts.data`.
+more data where a role needs it. The file's layout: :mod:`training.playouts.data`. :func:`label_arrays` makes a
+file's arrays and :func:`write_labels` writes them: a Ray task (``improve --ray``) makes them, the driver writes.
 """
 
 from __future__ import annotations
@@ -113,6 +114,28 @@ def label(
     play-outs (the module docstring); write them to ``out``. ``roles`` (role names, e.g. ``("middle",)``;
     default all) labels only the decisions of seats in those roles: the others are played, not played out, so
     a file of one role of three costs about a third of the play-outs. ``log``: where the closing line goes."""
+    arrays, line = label_arrays(policy_spec, seed, hands, labelled, rules, roles)
+    write_labels(out, arrays)
+    log(f"{line} -> {out}")
+
+
+def write_labels(out: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write a data file's arrays (:func:`label_arrays`) to ``out``, atomically: whole or not at all."""
+    with atomic_path(out) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+
+def label_arrays(
+    policy_spec: str,
+    seed: int,
+    hands: int,
+    labelled: tuple[int, ...] = LABELLED,
+    rules: RuleSet | str | dict = "standard",
+    roles: tuple[str, ...] | None = None,
+) -> tuple[dict[str, np.ndarray], str]:
+    """What :func:`label` writes, and its closing line without the file: the arrays depend only on the
+    arguments, so a Ray task (``improve --ray``) returns them and the driver writes the same file."""
     ruleset = labelled_rules(rules)
     chosen_roles = role_numbers(ruleset, roles)
     policy = PolicyOpponent(policy_agent(policy_spec, ruleset))
@@ -174,7 +197,4 @@ def label(
         flush()
     arrays = {name: np.array(values) for name, values in rows.items()}
     arrays[RULES_KEY] = np.array(json.dumps(ruleset.options()))
-    with atomic_path(out) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-    log(f"{done_hands} hands, {len(arrays['obs'])} decisions labelled, {time.time() - start:.0f} s -> {out}")
+    return arrays, f"{done_hands} hands, {len(arrays['obs'])} decisions labelled, {time.time() - start:.0f} s"

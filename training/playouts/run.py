@@ -6,8 +6,9 @@ the one run-folder layout (training/common/folders.py):
 1. ``policies/student.pt`` (only with ``student:``): the policy copied into a smaller network, which then plays
    in its place (:func:`training.playouts.fit.distil`);
 2. ``data/labels/<seed>.npz``: one data file per seed of each label group (:func:`training.playouts.label.label`),
-   ``workers`` at a time in the project's worker pool; a file is written whole or not at all, so the finished
-   ones are the run's checkpoint;
+   ``workers`` at a time in the project's worker pool, or with ``--ray`` one Ray task a file (its arrays made
+   there, :func:`label_task`, and written here: the same bytes); a file is written whole or not at all, so the
+   finished ones are the run's checkpoint;
 3. ``policies/q.pt``: the Q-network fitted on every label file (:func:`training.playouts.fit.fit`);
    ``policies/q.json`` records the files and the fit's settings it was made with and the held-out gains; a q.pt
    made from other files or settings (``--resume RUN_DIR --set labels=...``) is fitted again;
@@ -22,9 +23,9 @@ initialised from ``seed``. With ``eval.every`` above 0 each round's policy is ev
 round, the decisions labelled so far, the training seconds, the advantage against each opponent); evaluations do
 not count as training time.
 
-Ctrl-C lets the label files in progress finish and stops (the finished files are kept; a copy or a fit in
-progress is dropped and starts again on resume); a second Ctrl-C stops at once. ``summary.json`` is written
-last.
+Ctrl-C lets the label files in progress finish and stops (with ``--ray``: the next file to arrive is kept, the
+other tasks cancelled; the finished files are kept; a copy or a fit in progress is dropped and starts again on
+resume); a second Ctrl-C stops at once. ``summary.json`` is written last.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
 from sm_env.files.atomic import atomic_copy
 from sm_env.files.json_files import JsonError, read_json
+from training.common import budget
 from training.common.folders import (
     DATA,
     FINAL_POLICY,
@@ -47,8 +50,10 @@ from training.common.folders import (
     training_seconds,
 )
 from training.common.progress import progress_bar
+from training.common.ray_cluster import RayOptions
 from training.common.runs import Backend, StopRequest, progress, read_lines, write_json, write_lines
-from training.common.workers import spawn_pool
+from training.common.scalars import ScalarLog
+from training.common.workers import limit_threads, spawn_pool
 from training.common.yaml_config import ConfigError, save_config
 from training.playouts.config import FRESH, ROUND_SEED, TYPES, RunConfig, labelled_rules, load_run_config
 
@@ -75,6 +80,28 @@ def label_job(job: Job) -> tuple[str, list[str]]:
     lines: list[str] = []
     label(*job, log=lines.append)
     return job[3], lines
+
+
+def label_task(job: Job, policy: bytes | None) -> tuple[dict[str, Any], str]:
+    """One data file's arrays and closing line (``label_arrays``), as a Ray task (``--ray``): on one torch thread,
+    the policy read from ``policy``, its file's bytes (None: ``trained``, shipped with the code), since the
+    driver's path may not exist on the node; the driver writes the file."""
+    from training.playouts.label import label_arrays
+
+    limit_threads()
+    spec, seed, hands, _, types, rules, roles = job
+    if policy is None:
+        return label_arrays(spec, seed, hands, types, rules, roles)
+    with tempfile.TemporaryDirectory(prefix="sergeant-major-policy-") as folder:
+        path = os.path.join(folder, os.path.basename(policy_file(spec)))
+        with open(path, "wb") as handle:
+            handle.write(policy)
+        return label_arrays(f"ppo:{path}", seed, hands, types, rules, roles)
+
+
+def policy_file(spec: str) -> str:
+    """The file of a player's spec (``ppo:PATH`` or ``PATH``); ``trained`` has none: ``""``."""
+    return "" if spec == "trained" else spec.removeprefix("ppo:")
 
 
 def round_labels(r: int) -> str:
@@ -180,10 +207,12 @@ def old_layout(config: RunConfig, run_dir: str) -> list[str]:
 class PlayoutsRun:
     """A play-out run as the run layer drives it (module docstring)."""
 
-    def __init__(self, config: RunConfig, run_dir: str, quiet: bool = False) -> None:
+    def __init__(self, config: RunConfig, run_dir: str, quiet: bool = False, ray: RayOptions | None = None) -> None:
         from training.playouts.label import policy_agent
 
-        self.config, self.run_dir, self.quiet = config, run_dir, quiet
+        self.config, self.run_dir, self.quiet, self.ray = config, run_dir, quiet, ray
+        if ray is not None:  # join now: an address that leads to no cluster leaves no new run folder
+            ray.connect()
         self.log: Callable[[str], None] = (lambda text: None) if quiet else progress
         players = {config.policy, *(group.policy for group in config.labels if group.policy is not None)} - {FRESH}
         # the players, and q_init (read only by the fit, hours later): a wrong one is refused before any work
@@ -200,6 +229,7 @@ class PlayoutsRun:
         self.evals: list[dict[str, Any]] = self._read_evals()
         self.eval_seconds = 0.0  # of this call: not training time
         self._started, self._before = time.perf_counter(), self.wall  # this call's start (train() sets them again)
+        self.tb = ScalarLog(run_dir, config.tensorboard)  # each round's fit and evaluation (RUN/tb)
 
     # ---------------------------------------------------------------- the stages and what is done
 
@@ -297,17 +327,46 @@ class PlayoutsRun:
             student = cfg.student
             self.log(f"copying {cfg.policy} into the network of {student.init}: {self.player}")
             args = (cfg.policy, student.init, student.decisions, self.player, student.epochs, student.learning_rate)
-            if not distil(*args, cfg.seed, cfg.rules, log=self.log, stop=lambda: bool(stop)):
+            if not distil(*args, cfg.seed, cfg.rules, log=self.log, stop=lambda: bool(stop), device=cfg.device):
                 return
         for r in range(cfg.rounds):
+            if r and self._out_of_time(r):
+                atomic_copy(self._path(round_policy(cfg, r - 1)), self._path(FINAL_POLICY))
+                return
             if cfg.rounds > 1:
-                self.log(f"round {r + 1} of {cfg.rounds}: {player(cfg, self.run_dir, r)} plays")
+                self.log(f"round {r + 1} of {cfg.rounds}: {player(cfg, self.run_dir, r)} plays{self._time_left(r)}")
             if not self._label(stop, r) or not self._fit(stop, r):
                 return
             if cfg.eval.every > 0 and not any(row["round"] == r for row in self.evals):
                 self._evaluate_round(r, self._training_time())
         if cfg.rounds > 1:
             atomic_copy(self._path(round_policy(cfg, cfg.rounds - 1)), self._path(FINAL_POLICY))
+
+    def _out_of_time(self, r: int) -> bool:
+        """Whether ``max_hours`` of training are spent before round ``r`` (one not made yet): the run then ends
+        with round ``r - 1``'s policy, as at its last round (a bigger budget goes on with round ``r``)."""
+        seconds, cfg = self._training_time(), self.config
+        made = self.q_fresh(r) and os.path.isfile(self._path(round_policy(cfg, r)))
+        if made or not budget.spent(seconds, cfg.max_hours):
+            return False
+        self.log(
+            f"the budget of {cfg.max_hours:g} h of training is spent ({seconds / 3600:.2f} h): the run ends with "
+            f"round {r} of {cfg.rounds}'s policy"
+        )
+        return True
+
+    def _time_left(self, r: int) -> str:
+        """What the log says of the time before round ``r``: the training so far and about how long the rest
+        takes at the rounds' mean so far, or until the budget (``max_hours``) if that comes first."""
+        seconds, cfg = self._training_time(), self.config
+        if r == 0:
+            return ""
+        left = (cfg.rounds - r) * seconds / r
+        ends = "the last round"
+        limit = budget.budget_seconds(cfg.max_hours)
+        if limit is not None and limit - seconds < left:
+            left, ends = max(0.0, limit - seconds), f"the budget of {cfg.max_hours:g} h"
+        return f" ({seconds / 3600:.2f} h of training so far; about {left / 60:.0f} min to {ends})"
 
     def _path(self, name: str) -> str:
         return os.path.join(self.run_dir, name)
@@ -329,15 +388,31 @@ class PlayoutsRun:
             self.log(f"fitting the Q-network on {len(files)} label files ({cfg.epochs} epochs)")
             report = fit(
                 files, stamp["q_init"], q_path, cfg.epochs, cfg.learning_rate, cfg.seed, cfg.game_weight,
-                fresh_head=r == 0, log=self.log, stop=lambda: bool(stop),
+                fresh_head=r == 0, log=self.log, stop=lambda: bool(stop), device=cfg.device,
             )  # fmt: skip
             if report is None:
                 return False
             write_json(self._path(record_name), {"stamp": stamp, "report": report})
             self.report = report
             self._save_time()
+            self._log_fit(r, report)
         combine(player(cfg, self.run_dir, r), q_path, cfg.weight, out)
         return True
+
+    def _decisions(self, r: int) -> int:
+        """The decisions labelled in rounds 0 to ``r``: the step of the round's TensorBoard scalars."""
+        return sum(_rows(path) for k in range(r + 1) for path, _ in self.label_files(k))
+
+    def _log_fit(self, r: int, report: dict[str, Any]) -> None:
+        """Round ``r``'s fit to TensorBoard: per decision type, the held-out gain of the Q-network's move over the
+        policy's (``fit/<type>_gain``, tricks a decision) and the share of moves it changes (margin 0)."""
+        figures = {}
+        for gain in report.get("gains", []):
+            if gain.get("margin") == 0.0:
+                figures[f"fit/{gain['type']}_gain"] = gain["mean"]
+                figures[f"fit/{gain['type']}_changed"] = gain["changed"]
+        self.tb.scalars({**figures, "time/train_seconds": self.wall}, self._decisions(r))
+        self.tb.flush()
 
     def _read_evals(self) -> list[dict[str, Any]]:
         """The rounds' evaluations made so far (``eval.jsonl``; none when it is missing)."""
@@ -347,10 +422,10 @@ class PlayoutsRun:
     def _evaluate_round(self, r: int, wall: float) -> None:
         """Evaluate round ``r``'s policy on ``eval.deals`` deals: one line of ``eval.jsonl`` (not training time)."""
         from training.common.tables import format_table
-        from training.evaluation.evaluate import evaluate_against
+        from training.evaluation.evaluate import eval_scalars, evaluate_against, role_figures
 
         started, cfg = time.perf_counter(), self.config
-        decisions = sum(_rows(path) for k in range(r + 1) for path, _ in self.label_files(k))
+        decisions = self._decisions(r)
         policy = self._path(round_policy(cfg, r))
         results = evaluate_against(f"ppo:{policy}", cfg.eval, cfg.rules, cfg.eval.deals)
         self.evals.append(
@@ -359,12 +434,13 @@ class PlayoutsRun:
                 "decisions": decisions,
                 "wall": wall,
                 "deals": cfg.eval.deals,
-                "advantage": {name: rows["all"].get("advantage") for name, rows in results.items()},
-                "difference": {name: rows["all"]["difference"] for name, rows in results.items()},
+                **role_figures(results),
                 "results": results,
             }
         )
         write_lines(self._path(EVALS), self.evals)
+        self.tb.scalars({**eval_scalars(results), "time/train_seconds": wall}, decisions)
+        self.tb.flush()
         self.log(f"round {r + 1}: {decisions} decisions labelled, {wall:.0f} s:\n" + format_table(results))
         self.eval_seconds += time.perf_counter() - started
 
@@ -378,6 +454,8 @@ class PlayoutsRun:
             return True
         bar = progress_bar(len(files), "label files", "file", enabled=not self.quiet, initial=len(files) - len(jobs))
         try:
+            if self.ray is not None:
+                return self._label_on_ray(self.ray, jobs, stop, bar)
             if len(jobs) == 1 or self.config.workers == 1:
                 for job in jobs:
                     if stop:
@@ -418,6 +496,37 @@ class PlayoutsRun:
                 self._labelled(*result, bar)
         return not waiting
 
+    def _label_on_ray(self, options: RayOptions, jobs: list[Job], stop: StopRequest, bar: Any) -> bool:
+        """The jobs as Ray tasks (``RayOptions.run_tasks``: a task whose worker or node was lost is labelled again,
+        and logged), each file written here, by the driver, as it arrives; a stop keeps the next file to arrive
+        and cancels the others."""
+        import ray
+
+        from training.playouts.label import write_labels
+
+        if stop:
+            return False
+        options.connect()
+        policies: dict[str, Any] = dict.fromkeys(job[0] for job in jobs)
+        for spec in policies:
+            if policy_file(spec):
+                with open(policy_file(spec), "rb") as handle:
+                    policies[spec] = ray.put(handle.read())  # once, however many files it plays
+        tasks = [(job[3], (job, policies[job[0]])) for job in jobs]
+        labels = os.path.join(self.run_dir, LABELS)
+        finished = options.run_tasks(
+            label_task, tasks, describe=lambda path: f"label file {os.path.relpath(path, labels)}", log=self.log
+        )
+        try:
+            for done, (path, (arrays, line)) in enumerate(finished, 1):
+                write_labels(path, arrays)
+                self._labelled(path, [f"{line} -> {path}"], bar)
+                if stop and done < len(tasks):
+                    return False
+            return True
+        finally:
+            finished.close()  # the tasks still running are cancelled
+
     # ---------------------------------------------------------------- the end
 
     def final_outputs(self) -> list[tuple[str, str]]:
@@ -455,7 +564,8 @@ class PlayoutsRun:
         }
 
     def close(self) -> None:
-        pass
+        """The TensorBoard file closed."""
+        self.tb.close()
 
 
 def _rows(path: str) -> int:
@@ -467,9 +577,13 @@ def _rows(path: str) -> int:
 
 
 def further(config: RunConfig) -> str:
-    """How a complete run goes further: a policy-iteration run by more rounds, a one-round run by more seeds."""
+    """How a complete run goes further: a policy-iteration run by more rounds (or a bigger budget, with one), a
+    one-round run by more seeds."""
     if config.rounds > 1:
-        return f"{{prog}} --resume {{run_dir}} --set rounds=N (now {config.rounds}: more policy iteration)"
+        more = f"--set rounds=N (now {config.rounds}: more policy iteration)"
+        if config.max_hours > 0:
+            more = f"--set max_hours=H (now {config.max_hours:g}) or {more}"
+        return f"{{prog}} --resume {{run_dir}} {more}"
     return "{prog} --resume {run_dir} --set 'labels=[...]' (more seeds; the fit is made again on them)"
 
 
@@ -481,9 +595,13 @@ def backend(prog: str = PROG) -> Backend:
         latest_checkpoint=latest_saved,
         length=lambda cfg: (stage_count(cfg), "labels"),
         unit=UNIT,
-        build=lambda cfg, run_dir, resume, args: PlayoutsRun(cfg, run_dir, quiet=args.quiet),
-        stop_point="letting the label files in progress finish (a fit in progress starts again on resume)",
+        build=lambda cfg, run_dir, resume, args: PlayoutsRun(
+            cfg, run_dir, quiet=args.quiet, ray=RayOptions.from_args(args)
+        ),
+        stop_point="letting the label files in progress finish (with --ray, the next to finish; a fit in progress "
+        "starts again on resume)",
         saved=LABELS + "/",
         old_layout=old_layout,
         further=further,
+        reached=lambda cfg, summary: budget.reached(summary, stage_count(cfg), cfg.max_hours, UNIT),
     )

@@ -10,7 +10,7 @@ with their defaults)::
     policies: shared            # 'shared' by the three seats, or 'per_role' (dealer, eldest, middle)
     league:   {...}             # LeagueConfig: who sits in the other seats
     ppo:      {...}             # RLlibPPOConfig: PPO hyper-parameters (RLlib's names)
-    train:    {...}             # RLlibTrainConfig: iterations, runners, checkpoints
+    train:    {...}             # RLlibTrainConfig: iterations, runners, checkpoints, the learner's device
     eval:     {...}             # the SB3 trainer's EvalConfig: duplicate evaluation per role
 
 Errors are :class:`training.sb3.config.ConfigError` naming the key, as for the
@@ -24,8 +24,11 @@ from typing import Any, Literal
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.rules import RuleSet
+from training.common.budget import HOURS_HELP, MAX_HOURS
+from training.common.device import DEVICE_HELP
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
+    Device,
     Flag,
     Mix,
     Number,
@@ -89,6 +92,7 @@ class RLlibTrainConfig(Section):
     """Length, parallelism, checkpoints."""
 
     iterations: Whole = setting(50, "training iterations (algo.train() calls)", gt=0)
+    max_hours: Number = setting(0.0, HOURS_HELP + "; checked between iterations", ge=0, le=MAX_HOURS)
     num_env_runners: Whole = setting(
         0, "remote env runners (0: sample in the driver; best on 2 cores; raise it on a cluster)", ge=0
     )
@@ -96,6 +100,11 @@ class RLlibTrainConfig(Section):
     checkpoint_every: Whole = setting(5, "iterations between checkpoints", gt=0)
     keep_checkpoints: Whole = setting(2, "checkpoints kept (the newest)", gt=0)
     torch_threads: Whole = setting(1, "torch CPU threads of the driver", gt=0)
+    device: Device = setting(
+        "auto",
+        DEVICE_HELP + ": the learner's (in the driver; cuda: num_gpus_per_learner 1, cuda:N its local_gpu_idx N; "
+        "mps is not one RLlib runs); the env runners act on the CPU",
+    )
     num_cpus: Whole | None = setting(None, "CPUs of a local Ray instance (null: all); ignored with --address", gt=0)
     progress: Flag = setting(True, "print a line per iteration")
     runner_resources: Resources = setting(
@@ -141,6 +150,10 @@ def rllib_config_from_dict(data: Any, source: str = "") -> RLlibConfig:
         )
     if cfg.ppo.minibatch_size > cfg.ppo.train_batch_size:
         raise config_error(source, "ppo.minibatch_size", "ppo.minibatch_size: must be at most ppo.train_batch_size")
+    if cfg.train.device == "mps":
+        raise config_error(
+            source, "train.device", "train.device: RLlib's learner runs on CUDA or the CPU: auto, cpu, cuda or cuda:N"
+        )
     if not any(w > 0 for w in cfg.league.mix.values()):
         raise config_error(source, "league.mix", "league.mix: at least one weight must be > 0")
     check_eval_rules(cfg.eval, RuleSet.from_any(cfg.env.rules), source)

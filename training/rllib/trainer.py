@@ -7,8 +7,8 @@
 One path from config to result (:func:`train_rllib`):
 
 1. Ray through ``training.common.ray_cluster.connect`` (a local instance on loopback only;
-   ``--address`` joins a cluster started with ``ray start --head``, and ``--ray-code`` says how the code reaches its nodes:
-   shipped by default, training/common/ray_cluster.py); ``train.runner_resources``
+   ``--address`` joins a cluster started with ``ray start --head``, and ``--ray-code``
+   says how the code reaches its nodes: shipped by default); ``train.runner_resources``
    places the env runners on the nodes that offer those Ray resources;
 2. a PPO algorithm over :class:`training.rllib.league.LeagueEnv` with
    :class:`agents.players.rllib_module.ActionMaskingPPOModule`: one module ``shared``
@@ -43,8 +43,10 @@ from typing import Any
 import numpy as np
 
 from sm_env.core.game import ROLE_NAMES
-from sm_env.files.json_files import JsonError, read_json, write_json
+from sm_env.files.json_files import JsonError, nan_to_null, read_json, write_json
+from training.common import budget
 from training.common.checkpoint import CheckpointError, check_counters, damaged, load_tensors
+from training.common.device import resolve_device
 from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument, connect
 from training.common.runs import Backend, add_run_arguments, conclude, progress, run_command, write_lines
 from training.common.yaml_config import ConfigError, save_config
@@ -82,7 +84,8 @@ def _role_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 
 
 def build_algo_config(cfg: RLlibConfig) -> Any:
-    """The RLlib ``PPOConfig`` of a run."""
+    """The RLlib ``PPOConfig`` of a run; its learner (local, in the driver) on ``train.device``: one GPU for
+    ``cuda`` (``cuda:N``: the driver's GPU N), none otherwise."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -92,6 +95,8 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     from .league import LeagueEnv
 
     ids = module_ids(cfg)
+    device = resolve_device(cfg.train.device)
+    gpu = device.type == "cuda"
     model = {"fcnet_hiddens": list(cfg.ppo.hiddens), "fcnet_activation": "tanh"}
     specs = {mid: RLModuleSpec(module_class=ActionMaskingPPOModule, model_config=model) for mid in ids}
     return (
@@ -106,6 +111,7 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
             policies=set(ids), policy_mapping_fn=_shared_mapping if cfg.policies == "shared" else _role_mapping
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .learners(num_gpus_per_learner=1 if gpu else 0, local_gpu_idx=device.index if gpu else 0)
         .training(
             lr=cfg.ppo.lr,
             gamma=cfg.ppo.gamma,
@@ -208,7 +214,7 @@ class RLlibTrainer:
         shutil.rmtree(tmp, ignore_errors=True)
         self.algo.save_to_path(os.path.abspath(tmp))
         state = {"iteration": self.iteration, "env_steps": self.env_steps, "wall": self.wall, "evals": self.evals}
-        write_json(os.path.join(tmp, STATE_FILE), state, indent=None)
+        write_json(os.path.join(tmp, STATE_FILE), nan_to_null(state), indent=None)
         league = {n: {m: {k: torch.from_numpy(np.array(v)) for k, v in s.items()} for m, s in st.items()}
                   for n, st in self.league.items()}  # fmt: skip
         torch.save(league, os.path.join(tmp, LEAGUE_FILE))
@@ -295,14 +301,15 @@ class RLlibTrainer:
     # ------------------------------------------------------------------ the run layer (training/common/runs.py)
 
     def train(self, stop: Any = None) -> None:
-        """Iterations until ``train.iterations``, or until ``stop`` is set (a Ctrl-C: checked after each
-        iteration); checkpoints every ``train.checkpoint_every`` and at the end either way, evaluations every
-        ``eval.every`` (progress on stderr)."""
+        """Iterations until ``train.iterations`` or ``train.max_hours`` of training, or until ``stop`` is set (a
+        Ctrl-C: checked after each iteration); checkpoints every ``train.checkpoint_every`` and at the end either
+        way, evaluations every ``eval.every`` (progress on stderr, with the time left under a budget)."""
         from training.common.tables import format_table
 
         cfg = self.cfg
         say = (lambda text: None) if self.quiet or not cfg.train.progress else progress
-        while self.iteration < cfg.train.iterations and not stop:
+        hours, start = cfg.train.max_hours, (self.iteration, self.wall)
+        while self.iteration < cfg.train.iterations and not stop and not budget.spent(self.wall, hours):
             before = self.env_steps
             figures = self.train_iteration()
             if self.env_steps == before and not self.quiet:  # never silently: RLlib only logs a warning
@@ -313,11 +320,16 @@ class RLlibTrainer:
                     "up, a lost node) or an episode outlasted it; the next iterations sample as usual"
                 )
             balances = " ".join(f"{k.split('_')[-1]} {v:+.2f}" for k, v in figures.items() if "balance_" in k)
+            left = ""
+            if hours:  # the iterations left at this call's pace, or the budget's end if that comes first
+                pace = (self.wall - start[1]) / (self.iteration - start[0])
+                ends = budget.aim(self.iteration, cfg.train.iterations, self.wall, 1.0 / pace if pace else 0.0, hours)
+                left = f"; about {(ends - self.iteration) * pace / 60:.0f} min left (budget {hours:g} h)"
             say(
                 f"iteration {self.iteration}/{cfg.train.iterations}: {self.env_steps} env steps, "
-                f"{figures['time/decisions_per_second']:.0f} decisions/s; balance by role: {balances}"
+                f"{figures['time/decisions_per_second']:.0f} decisions/s; balance by role: {balances}{left}"
             )
-            last = self.iteration == cfg.train.iterations
+            last = self.iteration == cfg.train.iterations or budget.spent(self.wall, hours)
             if last or stop or self.iteration % cfg.train.checkpoint_every == 0:
                 self.checkpoint = self.save_checkpoint()
                 say(f"checkpoint: {self.checkpoint}")
@@ -411,6 +423,10 @@ def backend(prog: str = PROG) -> Backend:
         unit="iterations",
         build=build,
         stop_point="finishing the current iteration, then writing a checkpoint",
+        reached=lambda cfg, summary: budget.reached(summary, cfg.train.iterations, cfg.train.max_hours, "iterations"),
+        further=lambda cfg: budget.further(
+            "train.iterations", cfg.train.iterations, "train.max_hours", cfg.train.max_hours
+        ),
     )
 
 

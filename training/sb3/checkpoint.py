@@ -21,7 +21,6 @@ formats and what they share: :mod:`training.common.checkpoint`).
 from __future__ import annotations
 
 import io
-import json
 import os
 import random
 import warnings
@@ -33,6 +32,7 @@ import torch
 
 from agents.players.ppo_agent import META_ENTRY, PolicyLoadError, check_weights_size, read_zip_meta
 from sm_env.files.atomic import atomic_path
+from sm_env.files.json_files import dump_json
 from training.common.checkpoint import CheckpointError, check_format, load_tensors
 
 STATE_ENTRY = "sm_training_state.pt"
@@ -73,7 +73,7 @@ def write_model_zip(model: Any, path: str, meta: dict[str, Any], state: dict[str
     with atomic_path(path) as tmp:
         model.save(tmp)
         with zipfile.ZipFile(tmp, "a") as archive:
-            archive.writestr(META_ENTRY, json.dumps(meta, indent=1))
+            archive.writestr(META_ENTRY, dump_json(meta, f"{path}: {META_ENTRY}", indent=1))
             if state is not None:
                 buffer = io.BytesIO()
                 torch.save(state, buffer)
@@ -128,7 +128,7 @@ def load_weights(model: Any, path: str, net_arch: list[int], activation: str) ->
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.set_parameters(path, exact_match=True, device="cpu")  # weights + optimizer, weights_only
+            model.set_parameters(path, exact_match=True, device=model.device)  # weights + optimizer, weights_only
     except (RuntimeError, ValueError, KeyError) as err:
         if "size mismatch" in str(err) or "Missing key" in str(err) or "Unexpected key" in str(err):
             raise CheckpointError(

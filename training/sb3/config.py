@@ -20,6 +20,8 @@ from pydantic import BaseModel, BeforeValidator, field_validator
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.rules import RuleSet
 from training.common import yaml_config
+from training.common.budget import HOURS_HELP, MAX_HOURS
+from training.common.device import DEVICE_HELP
 from training.common.exchange import check_exchange_start
 from training.common.ppo import PPOSection
 from training.common.run_config import RunSection, check_kind
@@ -27,6 +29,7 @@ from training.common.yaml_config import (  # noqa: F401  (apply_overrides, confi
     Agents,
     Balances,
     ConfigError,
+    Device,
     Flag,
     Mix,
     Number,
@@ -142,6 +145,7 @@ class TrainConfig(Section):
     """Length of the run, vectorisation, checkpoints."""
 
     total_timesteps: Whole = setting(200_000, "learner decisions to train for", gt=0)
+    max_hours: Number = setting(0.0, HOURS_HELP + "; checked between segments", ge=0, le=MAX_HOURS)
     n_envs: Whole = setting(8, "parallel environments", gt=0)
     vec_env: Literal[("dummy", "subproc")] = setting(
         "dummy", "'dummy': envs in the trainer's process (best on 2 cores); 'subproc': one process each"
@@ -157,6 +161,11 @@ class TrainConfig(Section):
     )
     keep_checkpoints: Whole = setting(3, "numbered checkpoints kept besides checkpoints/latest.zip", ge=0)
     torch_threads: Whole = setting(1, "torch CPU threads (1 is best with 2 cores and small networks)", gt=0)
+    device: Device = setting(
+        "auto",
+        DEVICE_HELP + ": SB3's device (it acts there too, the envs and opponents stay on the CPU; MaskablePPO's "
+        "small MLP is often as fast on the CPU); checkpoints hold CPU tensors",
+    )
     progress_bar: Flag = setting(True, "show a tqdm progress bar")
 
 

@@ -96,6 +96,23 @@ moves it did not choose).
 
 :class:`ActionMaskVecEnv` caches the masks from the infos so that MaskablePPO
 does not need one extra inter-process call per step with SubprocVecEnv.
+
+Torch's threads: ``torch_threads=1`` (the default) puts torch on one thread
+when the env is made (``torch.set_num_threads``: the whole process's setting).
+The networks trained on this env are small, and for them torch's pool of one
+thread per core costs more than it saves, most of all on busy cores (the
+figures: docs/ecosystem.md). ``torch_threads=N`` sets N threads instead, and
+``None`` leaves torch's setting as it is (the trainer does so: it sets
+``train.torch_threads`` itself).
+
+Gymnasium id: importing this module registers :data:`GYM_ID`,
+``sm_env/SergeantMajorSingleSeat-v0``; ``gymnasium.make(GYM_ID, **kwargs)``
+makes ``SingleSeatEnv(**kwargs)``, and
+``gymnasium.make("training.sb3.single_agent:sm_env/SergeantMajorSingleSeat-v0")``
+imports this module first. (Registered here, not by ``import sm_env``: the
+environment package never refers to the training layer above it.) Gymnasium's
+``check_env(env.unwrapped, skip_render_check=True)`` passes with
+``illegal_action="lowest_legal"``: the checker samples actions without the mask.
 """
 
 from __future__ import annotations
@@ -143,6 +160,23 @@ _CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
 # observation vector and the legal actions
 _VIEW, _LEGAL, _OBSERVATION = 0, 1, 2
 ILLEGAL_ACTIONS = ("raise", "lowest_legal")  # what step does with an illegal action (the module docstring)
+GYM_ID = "sm_env/SergeantMajorSingleSeat-v0"
+"""The Gymnasium id of :class:`SingleSeatEnv`, registered when this module is imported."""
+
+
+def set_torch_threads(threads: int | None) -> None:
+    """Torch on ``threads`` CPU threads for this process (None: left as it is); a ValueError unless a whole
+    number >= 1 or None."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(
+            f"torch_threads must be a whole number >= 1, or None to leave torch's threads as they are; got {threads!r}"
+        )
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------------------- opponents
@@ -256,10 +290,12 @@ class SingleSeatEnv(gym.Env):
         baseline_factory: Callable[[str, int], Agent] | None = None,
         compiled: bool | str = "auto",
         illegal_action: str = "raise",
+        torch_threads: int | None = 1,
     ) -> None:
         super().__init__()
         if illegal_action not in ILLEGAL_ACTIONS:
             raise ValueError(f"illegal_action must be one of {list(ILLEGAL_ACTIONS)}, got {illegal_action!r}")
+        set_torch_threads(torch_threads)
         self.illegal_action = illegal_action
         self.rules = RuleSet.from_any(rules)
         self.num_players = self.rules.num_players
@@ -715,3 +751,7 @@ def make_vec_env(
     if seed is not None:
         venv.seed(seed)
     return VecMonitor(ActionMaskVecEnv(venv), info_keywords=("first_role",))
+
+
+if GYM_ID not in gym.registry:  # once, also when this module is imported again
+    gym.register(id=GYM_ID, entry_point=f"{__name__}:SingleSeatEnv")

@@ -40,7 +40,6 @@ Run folder::
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -58,8 +57,10 @@ from agents.players.ppo_agent import NumpyPolicy, actor_state, export_policy, po
 from sm_env.core.game import role_names
 from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_copy
-from sm_env.files.json_files import JsonError, parse_json
+from sm_env.files.json_files import JsonError, dump_json, nan_to_null, parse_json
+from training.common import budget
 from training.common.checkpoint import CheckpointError, check_counters, check_finite
+from training.common.device import on_cpu, resolve_device
 from training.common.progress import progress_bar
 from training.common.runs import Backend, checkpoint_at, removed_on_failure, write_lines
 from training.evaluation.evaluate import eval_scalars, evaluate_against
@@ -102,13 +103,17 @@ class RunPPO(MaskablePPO):
 
     run_total_timesteps: int = 0
 
+    def get_parameters(self) -> dict[str, dict]:
+        """SB3's parameters (what ``save`` writes) as CPU tensors: a checkpoint made on a GPU loads anywhere."""
+        return {name: on_cpu(state) for name, state in super().get_parameters().items()}
+
     def _update_current_progress_remaining(self, num_timesteps: int, total_timesteps: int) -> None:
         total = self.run_total_timesteps or total_timesteps
         self._current_progress_remaining = max(0.0, 1.0 - float(num_timesteps) / float(total))
 
 
 def build_model(cfg: Config, venv: Any) -> RunPPO:
-    """The MaskablePPO model of a config (CPU; seeded from ``seed``)."""
+    """The MaskablePPO model of a config (on ``train.device``; seeded from ``seed``)."""
     p = cfg.ppo
     lr = p.learning_rate
     schedule = lr if p.lr_schedule == "constant" else (lambda progress: lr * progress)
@@ -132,7 +137,7 @@ def build_model(cfg: Config, venv: Any) -> RunPPO:
             "activation_fn": _ACTIVATIONS[p.activation],
         },
         seed=cfg.seed,
-        device="cpu",
+        device=resolve_device(cfg.train.device),
         verbose=0,
     )
     model.run_total_timesteps = cfg.train.total_timesteps
@@ -192,6 +197,7 @@ class Trainer:
             "learner_seats": cfg.env.learner_seats,
             "exchange_start": cfg.env.exchange_start,
             "dense_reward": cfg.env.dense_reward,
+            "torch_threads": None,  # set above, train.torch_threads: the envs leave it as it is
         }
         pool_kwargs = {
             "mix": cfg.opponents.mix,
@@ -245,8 +251,8 @@ class Trainer:
                 {"name": n, "arrays": {k: torch.from_numpy(v) for k, v in a.items()}} for n, a in self.snapshots
             ],
             "rng": rng_states(),
-            "eval_history": json.dumps(self.eval_history),
-            "config": json.dumps(self.cfg.to_dict()),
+            "eval_history": dump_json(nan_to_null(self.eval_history), f"{STATE_ENTRY}: eval_history"),
+            "config": dump_json(self.cfg.to_dict(), f"{STATE_ENTRY}: config"),
         }
 
     def _load(self, path: str) -> None:
@@ -348,7 +354,7 @@ class Trainer:
             self.evaluate(cfg.eval.deals)
             self.last["eval"] = int(model.num_timesteps)
         logger.dump(model.num_timesteps)
-        done = model.num_timesteps >= cfg.train.total_timesteps
+        done = model.num_timesteps >= cfg.train.total_timesteps or budget.spent(self.wall, cfg.train.max_hours)
         if done or self._due("checkpoint", cfg.train.checkpoint_every):
             self.save_checkpoint()
 
@@ -386,19 +392,28 @@ class Trainer:
         return int(self.model.num_timesteps)
 
     def train(self, stop: Any = None, stop_after_segments: int | None = None) -> None:
-        """Segments until ``train.total_timesteps``, or until ``stop`` is set (a Ctrl-C: checked after each
-        segment) or ``stop_after_segments`` segments of this call are done; a checkpoint at the end either way."""
+        """Segments until ``train.total_timesteps`` or ``train.max_hours`` of training, or until ``stop`` is set (a
+        Ctrl-C: checked after each segment) or ``stop_after_segments`` segments of this call are done; a checkpoint
+        at the end either way. Under a budget the bar aims at the decisions where it ends (no ETA before the first
+        segment gives a rate)."""
         cfg, model = self.cfg, self.model
+        hours = cfg.train.max_hours
         bar = None
         if cfg.train.progress_bar and not self.quiet:
             total = planned_timesteps(int(model.num_timesteps), cfg.train.total_timesteps, self.segment_steps)
-            bar = progress_bar(total, cfg.name, "step", initial=int(model.num_timesteps), leave=True)
+            name = f"{cfg.name} (budget {hours:g} h)" if hours else cfg.name
+            bar = progress_bar(None if hours else total, name, "step", initial=int(model.num_timesteps), leave=True)
         callback = ProgressCallback(bar, cfg.train.n_envs, role_names(RuleSet.from_any(cfg.env.rules)))
         segments = 0
         try:
-            while model.num_timesteps < cfg.train.total_timesteps and not stop:
+            while model.num_timesteps < cfg.train.total_timesteps and not stop and not budget.spent(self.wall, hours):
                 self.train_segment(callback)
                 segments += 1
+                if bar is not None and hours:
+                    done, seconds = model.num_timesteps - self.start_timesteps, self.wall - self.start_wall
+                    rate = done / seconds if seconds > 0 else 0.0
+                    bar.total = budget.aim(int(model.num_timesteps), total, self.wall, rate, hours)
+                    bar.refresh()
                 if stop_after_segments is not None and segments >= stop_after_segments:
                     break
         finally:
@@ -500,4 +515,10 @@ def backend(prog: str) -> Backend:
         length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
         unit="learner decisions",
         build=lambda cfg, run_dir, resume, args: start(cfg, run_dir, resume=resume, quiet=args.quiet),
+        reached=lambda cfg, summary: budget.reached(
+            summary, cfg.train.total_timesteps, cfg.train.max_hours, "learner decisions"
+        ),
+        further=lambda cfg: budget.further(
+            "train.total_timesteps", cfg.train.total_timesteps, "train.max_hours", cfg.train.max_hours
+        ),
     )

@@ -110,12 +110,13 @@ def pretrain(model: Any, cfg: Config, data: dict[str, np.ndarray], seed: int, ba
             obs = np.empty((len(idx), binary + data["scalars"].shape[1]), dtype=np.float32)
             obs[:, :binary] = np.unpackbits(data["bits"][idx], axis=1, bitorder="little")[:, :binary]
             obs[:, binary:] = data["scalars"][idx]
-            obs_t = torch.as_tensor(obs)
-            actions = torch.as_tensor(data["actions"][idx])
+            obs_t = torch.as_tensor(obs, device=policy.device)
+            actions = torch.as_tensor(data["actions"][idx], device=policy.device)
             masks = np.unpackbits(data["masks"][idx], axis=1, bitorder="little")[:, : int(data["n_actions"])]
             values, log_prob, _ = policy.evaluate_actions(obs_t, actions, action_masks=masks)
             loss = -log_prob.mean()
-            value_loss = torch.nn.functional.mse_loss(values.flatten(), torch.as_tensor(data["returns"][idx]))
+            returns = torch.as_tensor(data["returns"][idx], device=policy.device)
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns)
             total = loss + (cfg.ppo.vf_coef * value_loss if p.value else 0.0)
             optimizer.zero_grad()
             total.backward()

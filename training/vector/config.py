@@ -8,8 +8,10 @@ Sections (every key optional; ``python -m training.vector.config`` lists them wi
     env:       {...}            # SelfPlayEnvConfig: the games (sm_env.compiled.batch.VectorGame's keywords)
     opponents: {...}            # SeatsConfig: who plays each seat (the learner, snapshots, frozen files, random)
     ppo:       {...}            # VectorPPOConfig: PPO hyper-parameters, the network, the critic
-    train:     {...}            # VectorTrainConfig: length, checkpoints, threads
-    eval:      {...}            # the SB3 trainer's EvalConfig: duplicate evaluation against baselines
+    train:     {...}            # SelfPlayTrainConfig: length, time budget (max_hours), checkpoints, threads, device,
+                                # TensorBoard
+    eval:      {...}            # BatchedEvalConfig: duplicate evaluation against baselines (every trainer's
+                                # EvalConfig), and a first, short one early (first_minutes, first_deals)
 
 The deep Monte-Carlo trainer (``python -m training.vector.dmc --config configs/dmc.yaml``; ``python -m
 training.vector.config dmc`` lists its keys) has its own :class:`DMCConfig`: the same ``env``, ``train`` and ``eval``
@@ -28,10 +30,13 @@ from typing import Any, Literal
 
 from sm_env.core.episode import EPISODES
 from sm_env.core.rules import RuleSet
+from training.common.budget import HOURS_HELP, MAX_HOURS
+from training.common.device import DEVICE_HELP
 from training.common.ppo import ACTIVATIONS, PPOSection
 from training.common.run_config import RunSection
 from training.common.yaml_config import (
     ConfigError,
+    Device,
     Flag,
     Mix,
     Number,
@@ -150,9 +155,40 @@ class VectorTrainConfig(Section):
     )
     keep_checkpoints: Whole = setting(2, "numbered checkpoints kept besides checkpoints/latest.pt", ge=0)
     torch_threads: Whole = setting(2, "torch CPU threads", gt=0)
+    device: Device = setting(
+        "auto",
+        DEVICE_HELP + "; every network of the run is there, the rollouts' forward passes included (a step's "
+        "observations go over, its logits or values come back), while the engine, the buffers and the random draws "
+        "stay on the CPU (a run on cpu is the run it was before the setting; checkpoints hold CPU tensors)",
+    )
     progress: Flag = setting(
         True, "a progress bar of the decisions with the rate and the ETA, and a line of metrics per rollout (stderr)"
     )
+
+
+class SelfPlayTrainConfig(VectorTrainConfig):
+    """Length of the run (decisions, and a time budget), checkpoints, threads, TensorBoard."""
+
+    max_hours: Number = setting(0.0, HOURS_HELP + "; checked at the end of each rollout", ge=0, le=MAX_HOURS)
+    tensorboard: Flag = setting(
+        True,
+        "TensorBoard scalars in RUN/tb (tensorboard --logdir RUN/tb): every metrics.jsonl row and every evaluation "
+        "(training/common/scalars.py)",
+    )
+
+
+class BatchedEvalConfig(EvalConfig):
+    """Duplicate evaluation of the learner against baselines, per role; and a first, short one early."""
+
+    first_minutes: Number = setting(
+        2.0,
+        "with eval.every above 0: a first, short evaluation (eval.first_deals deals) at the end of the first "
+        "rollout past this many minutes of training, unless one was made already; then eval.every's cadence "
+        "(0: none)",
+        ge=0,
+        le=MAX_HOURS * 60,
+    )
+    first_deals: Whole = setting(100, "deals of that first evaluation", gt=0)
 
 
 class SelfPlayConfig(
@@ -165,8 +201,10 @@ class SelfPlayConfig(
     env: SelfPlayEnvConfig = setting(SelfPlayEnvConfig, "the games")
     opponents: SeatsConfig = setting(SeatsConfig, "who plays each seat")
     ppo: VectorPPOConfig = setting(VectorPPOConfig, "PPO hyper-parameters")
-    train: VectorTrainConfig = setting(VectorTrainConfig, "length, checkpoints, threads")
-    eval: EvalConfig = setting(EvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)")
+    train: SelfPlayTrainConfig = setting(SelfPlayTrainConfig, "length, time budget, checkpoints, threads")
+    eval: BatchedEvalConfig = setting(
+        BatchedEvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)"
+    )
 
 
 class DMCSection(Section):
@@ -191,7 +229,7 @@ class DMCSection(Section):
 
 
 class DMCTrainConfig(
-    VectorTrainConfig,
+    SelfPlayTrainConfig,
     defaults={"torch_threads": 1, "keep_checkpoints": 1},
     descriptions={
         "total_timesteps": "decisions to train for, every seat's (rounded up to whole rollouts)",
@@ -202,7 +240,16 @@ class DMCTrainConfig(
         "10 s of training (stderr; metrics.jsonl has every rollout)",
     },
 ):
-    """Length of the run, checkpoints, threads."""
+    """Length of the run, checkpoints, threads, acting processes."""
+
+    actors: Whole = setting(
+        0,
+        "acting processes apart from the learner (training/vector/actors.py): 0 acts in the learner's process "
+        "between updates (bit-for-bit repeatable); N >= 1 start N processes that share env.num_games and play "
+        "while the learner updates (rollouts and weights through shared memory; not bit-for-bit repeatable)",
+        ge=0,
+        le=64,
+    )
 
 
 class DMCConfig(
@@ -214,8 +261,10 @@ class DMCConfig(
 
     env: SelfPlayEnvConfig = setting(SelfPlayEnvConfig, "the games (the learner plays every seat)")
     dmc: DMCSection = setting(DMCSection, "the Q-network, exploration, replay and regression")
-    train: DMCTrainConfig = setting(DMCTrainConfig, "length, checkpoints, threads")
-    eval: EvalConfig = setting(EvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)")
+    train: DMCTrainConfig = setting(DMCTrainConfig, "length, time budget, checkpoints, threads")
+    eval: BatchedEvalConfig = setting(
+        BatchedEvalConfig, "duplicate evaluation against baselines (training/evaluation/evaluate.py)"
+    )
 
 
 def engine_rules(cfg: SelfPlayConfig | DMCConfig, source: str) -> RuleSet:
@@ -313,6 +362,13 @@ def dmc_config_from_dict(data: Any, source: str = "") -> DMCConfig:
     cfg = validate(DMCConfig, data, source)
     engine_rules(cfg, source)
     replay = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * cfg.env.num_games
+    if cfg.train.actors > cfg.env.num_games:
+        raise config_error(
+            source,
+            "train.actors",
+            f"train.actors: each actor plays at least one of env.num_games = {cfg.env.num_games} games, got "
+            f"{cfg.train.actors} actors",
+        )
     if cfg.dmc.batch_size > replay:
         raise config_error(
             source,
@@ -329,11 +385,13 @@ def load_dmc_config(path: str | None = None, overrides: list[str] | None = None)
 
 
 __all__ = [
+    "BatchedEvalConfig",
     "ConfigError",
     "DMCConfig",
     "DMCSection",
     "DMCTrainConfig",
     "SelfPlayConfig",
+    "SelfPlayTrainConfig",
     "TRAINABLE_DECISIONS",
     "dmc_config_from_dict",
     "load_dmc_config",

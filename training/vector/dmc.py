@@ -30,7 +30,15 @@ is :class:`training.vector.config.DMCConfig`, ``configs/dmc.yaml``):
    is the mean squared error between the value of the action taken and its target; Adam, gradient clipping.
    By default one minibatch of 4,096 per rollout of 4,096 decisions: each decision is regressed about once.
 5. Between rollouts: checkpoints (atomic; ``--resume`` continues exactly: the same weights as an uninterrupted
-   run), duplicate evaluations against ``eval.opponents`` every ``eval.every`` decisions.
+   run), duplicate evaluations against ``eval.opponents`` every ``eval.every`` decisions (and a first, short one
+   past ``eval.first_minutes`` of training), the stop at ``train.total_timesteps`` or ``train.max_hours`` of
+   training, whichever comes first (training/common/budget.py).
+
+Devices (``train.device``, as the vector PPO trainer's): the Q-network and its update are there, and so is the
+acting's forward pass in the learner's process (a step's observations go over, their values come back; the
+acting processes of ``train.actors`` play on the CPU with their copies); the engine, the open episodes, the replay
+and every random draw (exploration, minibatches: the run's CPU generator) stay on the CPU, each minibatch gathered
+there and sent over. On ``cpu`` nothing moves: the same seed gives the run it gave before the setting.
 
 Choices (docs/results.md gives the figures):
 
@@ -49,10 +57,11 @@ Outputs in the run folder: ``final_policy.pt`` (the Q-network in the policy-file
 plays it, and ``PPOAgent``'s default, the legal action of the highest output, is exactly the greedy policy),
 ``checkpoints/latest.pt`` (``trainer: dmc``, training/common/checkpoint.py: the network, Adam, the engine, the open
 episodes, the replay, the generator, the counters), ``metrics.jsonl`` (one line per rollout: decisions,
-training wall time, decisions/s, loss, the explained variance of the taken actions' values, episodes),
-``eval.jsonl`` (one line per evaluation: decisions, training wall time, the advantage against each opponent
-and the whole table), ``final_eval.json``, ``config.yaml`` and ``summary.json`` (the run layer's,
-training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
+training wall time, decisions/s, loss, the explained variance of the taken actions' values, episodes, the balance
+per role of the hands that ended, with ``train.actors: 0``), ``eval.jsonl`` (one line per evaluation: decisions,
+training wall time, the advantage against each opponent, over all roles and per role, and the whole table),
+``tb/`` (TensorBoard scalars of both, ``train.tensorboard``), ``final_eval.json``, ``config.yaml`` and
+``summary.json`` (the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 """
 
 from __future__ import annotations
@@ -60,7 +69,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -79,19 +87,26 @@ from training.common.checkpoint import (
     restore_engine,
     write_checkpoint,
 )
+from training.common.device import resolve_device
+from training.common.errors import ConfigError
 from training.common.progress import progress_bar
+from training.common.ray_cluster import RayOptions
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
+from training.common.scalars import ScalarLog
 from training.common.yaml_config import save_config
 
+from .actors import ActorPool, RayActorPool, epsilon_greedy
 from .config import DMCConfig, load_dmc_config
+from .episodes import EpisodeBook
 from .ppo import (
     BatchedRun,
+    RoleBalances,
     Timers,
+    budget_further,
+    budget_reached,
     check_saved_settings,
     explained_variance,
-    masked_logits,
     mlp,
-    sample,
     step_rewards,
 )
 
@@ -108,18 +123,22 @@ RESUME_FIXED = (  # settings a resumed run must keep: the network, the games, th
     ("dmc", "n_steps"),
     ("dmc", "replay_rollouts"),
 )
-OPEN_STEPS = 64  # first room for each game's open episode (decisions); doubled whenever an episode needs more
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds of training (metrics.jsonl has all)
 
 
 class DMC(BatchedRun):
     """One run: the games, the Q-network, the open episodes, the replay and the steps between rollouts."""
 
-    def __init__(self, cfg: DMCConfig, run_dir: str, resume: bool = False, quiet: bool = False) -> None:
-        self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
+    def __init__(
+        self, cfg: DMCConfig, run_dir: str, resume: bool = False, quiet: bool = False, ray: RayOptions | None = None
+    ) -> None:
+        if ray is not None and not cfg.train.actors:
+            raise ConfigError("--ray runs the acting processes as Ray actors: set train.actors to 1 or more")
+        self.cfg, self.run_dir, self.quiet, self.ray = cfg, run_dir, quiet, ray
+        self.device = resolve_device(cfg.train.device)  # the Q-network; the engine, replay and draws: the CPU
         torch.set_num_threads(cfg.train.torch_threads)
         torch.manual_seed(cfg.seed)  # the network's initial weights
-        self.gen = torch.Generator().manual_seed(cfg.seed)  # exploration, minibatch draws
+        self.gen = torch.Generator().manual_seed(cfg.seed)  # exploration, minibatch draws (on the CPU)
         n = self.num_games = cfg.env.num_games
         self.games = VectorGame(
             n, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
@@ -127,18 +146,15 @@ class DMC(BatchedRun):
         self.games.reset()
         g = self.games  # the sizes, from the rule set
         self.obs_size, self.num_actions, self.num_players = g.observation_size, g.num_actions, g.rules.num_players
-        self.q = mlp(self.obs_size, cfg.dmc.net_arch, self.num_actions, cfg.dmc.activation)
+        self.q = mlp(self.obs_size, cfg.dmc.net_arch, self.num_actions, cfg.dmc.activation).to(self.device)
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=cfg.dmc.learning_rate)
         # this step's view of every game
         self.obs = np.zeros((n, self.obs_size), dtype=np.float32)
         self.mask = np.zeros((n, self.num_actions), dtype=np.int8)
-        # the open episodes: decision k of game i's current episode at [k, i]
-        self.open_obs = np.zeros((OPEN_STEPS, n, self.obs_size), dtype=np.float32)
-        self.open_action = np.zeros((OPEN_STEPS, n), dtype=np.int64)
-        self.open_seat = np.zeros((OPEN_STEPS, n), dtype=np.int64)
-        self.open_paid = np.zeros((OPEN_STEPS, n), dtype=np.float64)  # the seat's rewards before the decision
-        self.length = np.zeros(n, dtype=np.int64)  # decisions in each game's open episode
-        self.paid = np.zeros((n, self.num_players), dtype=np.float64)  # rewards per seat since the episode began
+        self.book = EpisodeBook(n, self.obs_size, self.num_players)  # the open episodes (training/vector/episodes.py)
+        self.balances = RoleBalances(g)  # every seat's hands by role (metrics.jsonl)
+        self.every_seat = np.ones((n, self.num_players), dtype=np.bool_)
+        self.pool: ActorPool | None = None  # the acting processes (train.actors >= 1), started by train()
         # the replay: the latest finished decisions, a ring
         self.capacity = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * n
         self.replay_obs = np.zeros((self.capacity, self.obs_size), dtype=np.float32)
@@ -157,27 +173,21 @@ class DMC(BatchedRun):
         if resume:
             self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
         save_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
+        self.tb = ScalarLog(run_dir, cfg.train.tensorboard, purge_step=self.global_step)
 
     # -- acting ------------------------------------------------------------------
     def act(self, obs: torch.Tensor, mask: torch.Tensor, epsilon: float) -> torch.Tensor:
-        """Epsilon-greedy actions: per row the legal action of the highest value, or with probability ``epsilon``
-        one drawn uniformly among the legal actions (the draws from the run's generator)."""
-        with self.timers("act forward"), torch.no_grad():
-            values = self.q(obs)
-        with self.timers("exploration"):
-            actions = masked_logits(values, mask).argmax(1)
-            explore = torch.nonzero(torch.rand(len(obs), generator=self.gen) < epsilon).squeeze(1)
-            if len(explore):
-                uniform = masked_logits(torch.zeros(len(explore), values.shape[1]), mask[explore])
-                actions[explore] = sample(uniform, self.gen)
-            return actions
+        """Epsilon-greedy actions (:func:`training.vector.actors.epsilon_greedy`, the draws from the run's
+        generator)."""
+        with self.timers("act forward"):
+            return epsilon_greedy(self.q, obs, mask, epsilon, self.gen)
 
     # -- rollout -----------------------------------------------------------------
     def collect(self) -> dict[str, float]:
         """Play ``dmc.n_steps`` engine steps in every game; the decisions of the episodes that end go to the
-        replay with their returns (:meth:`finish`); returns the rollout's episode statistics."""
-        n, g, t_ = self.num_games, self.games, self.timers
-        rows = np.arange(n)
+        replay with their returns (:meth:`finish`); returns the episodes ended and the balances of the hands by
+        role (:class:`training.vector.ppo.RoleBalances`)."""
+        n, g, t_, book = self.num_games, self.games, self.timers, self.book
         epsilon = self.cfg.dmc.epsilon
         ended = 0
         for _ in range(self.cfg.dmc.n_steps):
@@ -187,42 +197,19 @@ class DMC(BatchedRun):
                 g.observe(out=self.obs)
             actions = self.act(torch.from_numpy(self.obs), torch.from_numpy(self.mask).bool(), epsilon).numpy()
             with t_("bookkeeping"):
-                if self.length.max() == len(self.open_obs):
-                    self._grow()
-                k = self.length
-                self.open_obs[k, rows] = self.obs
-                self.open_action[k, rows] = actions
-                self.open_seat[k, rows] = seat
-                self.open_paid[k, rows] = self.paid[rows, seat]
-                self.length += 1
+                book.record(self.obs, actions, seat)
+                self.balances.before(g, self.obs, seat)
             with t_("engine"):
                 rewards, done = g.step(actions)
             self.bar.update(n)  # a decision in every game, as global_step counts them
             with t_("bookkeeping"):
-                self.paid += step_rewards(g, rewards, done, self.cfg.env)
-                if done.any():
+                self.balances.after(g, rewards, done, self.every_seat)
+                finished = book.pay(step_rewards(g, rewards, done, self.cfg.env), done)
+                if finished is not None:  # the ended episodes' decisions, with their targets, to the replay
                     ended += int(done.sum())
-                    self.finish(np.flatnonzero(done))
-        return {"episodes": float(ended)}
-
-    def _grow(self) -> None:
-        """Twice the room for the open episodes (an episode longer than any before)."""
-        for name in ("open_obs", "open_action", "open_seat", "open_paid"):
-            old = getattr(self, name)
-            setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
-
-    def finish(self, games: np.ndarray) -> None:
-        """The episodes of ``games`` just ended: each of their decisions gets as target what its seat was paid
-        from that decision on (:attr:`paid` now minus :attr:`open_paid` then), and goes to the replay."""
-        lengths = self.length[games]
-        game = np.repeat(games, lengths)  # decision d of the ended episodes: game[d], its k[d]-th decision
-        k = np.arange(len(game)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        seat = self.open_seat[k, game]
-        target = self.paid[game, seat] - self.open_paid[k, game]
-        self.store(self.open_obs[k, game], self.open_action[k, game], target)
-        self.episodes += len(games)
-        self.length[games] = 0
-        self.paid[games] = 0.0
+                    self.store(*finished)
+        self.episodes += ended
+        return {"episodes": float(ended), **self.balances.figures()}
 
     def store(self, obs: np.ndarray, actions: np.ndarray, targets: np.ndarray) -> None:
         """Finished decisions into the replay ring (the oldest leave; of more than it holds, the last)."""
@@ -243,14 +230,14 @@ class DMC(BatchedRun):
         nan = float("nan")
         if self.filled < d.batch_size:
             return {"loss": nan, "explained_variance": nan, "q_taken": nan, "target_abs": nan, "trained": 0.0}
-        obs_all = torch.from_numpy(self.replay_obs)
+        obs_all = torch.from_numpy(self.replay_obs)  # minibatches drawn and gathered on the CPU, then sent over
         losses, predicted, targets = [], [], []
         for _ in range(d.updates_per_rollout):
             with t_("batching"):
                 rows = torch.randperm(self.filled, generator=self.gen)[: d.batch_size]
-                obs = obs_all[rows]
-                action = torch.from_numpy(self.replay_action)[rows]
-                target = torch.from_numpy(self.replay_target)[rows]
+                obs = obs_all[rows].to(self.device)
+                action = torch.from_numpy(self.replay_action)[rows].to(self.device)
+                target = torch.from_numpy(self.replay_target)[rows].to(self.device)
             with t_("update network"):
                 value = self.q(obs).gather(1, action[:, None]).squeeze(1)
                 loss = ((value - target) ** 2).mean()
@@ -260,8 +247,8 @@ class DMC(BatchedRun):
                 self.optimizer.step()
             self.updates += 1
             losses.append(loss.item())
-            predicted.append(value.detach().numpy())
-            targets.append(target.numpy())
+            predicted.append(value.detach().cpu().numpy())
+            targets.append(target.cpu().numpy())
         p, t = np.concatenate(predicted), np.concatenate(targets)
         self.trained += len(p)
         return {
@@ -276,20 +263,36 @@ class DMC(BatchedRun):
     def _train(self, stop: Any) -> None:
         """The rollouts of :meth:`train`, each with its update, log line, evaluations and checkpoint."""
         cfg = self.cfg
-        while self.global_step < cfg.train.total_timesteps and not stop:
-            started = time.perf_counter()
-            episodes = self.collect()
-            stats = self.update()
-            elapsed = time.perf_counter() - started
+        while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
+            started = self.clock()
+            if cfg.train.actors:  # the actors play while the network learns (training/vector/actors.py)
+                if self.pool is None:
+                    args = (cfg, self.q, self.obs_size, progress, self.balances)
+                    self.pool = ActorPool(*args) if self.ray is None else RayActorPool(*args, ray=self.ray)
+                with self.timers("waiting for actors"):
+                    gathered = self.pool.gather(cfg.dmc.n_steps * self.num_games, self.store)
+                played = gathered["played"]
+                self.episodes += gathered["episodes"]
+                episodes = {
+                    "episodes": float(gathered["episodes"]),
+                    "actor_lag": float(gathered["actor_lag"]),
+                    **self.balances.figures(),  # the actors' hands by role, added by the pool
+                }
+                stats = self.update()
+                self.pool.publish(self.q)
+            else:
+                episodes = self.collect()
+                stats = self.update()
+                played = cfg.dmc.n_steps * self.num_games
+            elapsed = self.clock() - started
             self.wall += elapsed
-            played = cfg.dmc.n_steps * self.num_games
             self.global_step += played
             self.rollouts += 1
             row = {"global_step": self.global_step, "rollout": self.rollouts, "wall": self.wall}
             row.update(sps=played / elapsed, replay=float(self.filled), **stats, **episodes)
             row["network_share"] = self.timers.network_share()
-            self.history.append(row)
-            finished = self.global_step >= cfg.train.total_timesteps
+            self.log_rollout(row)
+            finished = self.global_step >= cfg.train.total_timesteps or self.budget_spent()
             if cfg.train.progress and not self.quiet and (finished or self.wall - self._printed >= PROGRESS_SECONDS):
                 self._printed = self.wall
                 progress(
@@ -300,6 +303,8 @@ class DMC(BatchedRun):
             if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
                 self.last["eval"] = self.global_step
                 self.evaluate(cfg.eval.deals)
+            if self.first_evaluation_due():
+                self.evaluate(cfg.eval.first_deals)
             if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
                 self.save_checkpoint()
 
@@ -326,9 +331,11 @@ class DMC(BatchedRun):
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
         """Duplicate evaluation of the greedy policy against ``eval.opponents`` (training/evaluation/evaluate.py);
-        ``eval.jsonl`` gets the decisions, the training time and the advantage against each opponent."""
+        ``eval.jsonl`` gets the decisions, the training time and the advantage against each opponent, over all
+        roles and per role (``role_figures``); TensorBoard its scalars. Its games draw from their own seeds, never
+        the run's generator."""
         from training.common.tables import format_table
-        from training.evaluation.evaluate import evaluate_against
+        from training.evaluation.evaluate import eval_scalars, evaluate_against, role_figures
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
         results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
@@ -338,12 +345,13 @@ class DMC(BatchedRun):
                 "wall": self.wall,
                 "deals": deals,
                 "final": final,
-                "advantage": {name: rows["all"].get("advantage") for name, rows in results.items()},
-                "difference": {name: rows["all"]["difference"] for name, rows in results.items()},
+                **role_figures(results),
                 "results": results,
             }
         )
         write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
+        self.tb.scalars(eval_scalars(results), self.global_step)
+        self.tb.flush()
         if not self.quiet and not final:  # the final table is the run layer's (stdout)
             progress(
                 f"evaluation at {self.global_step} decisions ({self.wall:.0f} s), {deals} deals:\n"
@@ -352,7 +360,8 @@ class DMC(BatchedRun):
         return results
 
     def _state(self) -> dict[str, Any]:
-        top = int(self.length.max())  # the open episodes' decisions are in [:top]
+        book = self.book
+        top = int(book.length.max())  # the open episodes' decisions are in [:top]
         return {
             "config": self.cfg.to_dict(),
             "counters": {
@@ -371,12 +380,12 @@ class DMC(BatchedRun):
             "engine": engine_state(self.games),
             "generator": self.gen.get_state(),
             "open": {
-                "obs": torch.from_numpy(self.open_obs[:top].copy()),
-                "action": torch.from_numpy(self.open_action[:top].copy()),
-                "seat": torch.from_numpy(self.open_seat[:top].copy()),
-                "paid": torch.from_numpy(self.open_paid[:top].copy()),
-                "length": torch.from_numpy(self.length.copy()),
-                "paid_now": torch.from_numpy(self.paid.copy()),
+                "obs": torch.from_numpy(book.obs[:top].copy()),
+                "action": torch.from_numpy(book.action[:top].copy()),
+                "seat": torch.from_numpy(book.seat[:top].copy()),
+                "paid": torch.from_numpy(book.paid_before[:top].copy()),
+                "length": torch.from_numpy(book.length.copy()),
+                "paid_now": torch.from_numpy(book.paid.copy()),
             },
             "replay": {
                 "obs": torch.from_numpy(self.replay_obs[: self.filled].copy()),
@@ -394,6 +403,7 @@ class DMC(BatchedRun):
             self.run_dir, TRAINER, self.global_step, self._state(), self.cfg.train.keep_checkpoints
         )
         write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
+        self.tb.flush()
         return numbered
 
     def load(self, path: str) -> None:
@@ -438,11 +448,12 @@ class DMC(BatchedRun):
             raise damaged(path, f"the weights do not fit the config's network: {str(err).splitlines()[0]}") from None
         restore_engine(self.games, state["engine"])
         self.gen.set_state(state["generator"])
-        self.length[:], self.paid[:] = length, paid
-        while len(self.open_obs) < top:
-            self._grow()
-        self.open_obs[:top], self.open_action[:top], self.open_seat[:top] = open_obs, open_action, open_seat
-        self.open_paid[:top] = open_paid
+        book = self.book
+        book.length[:], book.paid[:] = length, paid
+        while len(book.obs) < top:
+            book.grow()
+        book.obs[:top], book.action[:top], book.seat[:top] = open_obs, open_action, open_seat
+        book.paid_before[:top] = open_paid
         self.replay_obs[: self.filled] = replay_obs
         self.replay_action[: self.filled] = replay_action
         self.replay_target[: self.filled] = replay_target
@@ -466,8 +477,15 @@ class DMC(BatchedRun):
         final = self.export(os.path.join(self.run_dir, "final_policy.pt"))
         return [
             ("final_policy.pt", f"the Q-network, greedy: sergeant-major play --opponents ppo:{final} heuristic"),
-            ("metrics.jsonl", "one line per rollout: decisions, training seconds, decisions/s, loss, explained var."),
-            ("eval.jsonl", "every evaluation: decisions, training seconds, advantage per opponent, the whole table"),
+            (
+                "metrics.jsonl",
+                "one line per rollout: decisions, training seconds, decisions/s, loss, explained var., role balances",
+            ),
+            (
+                "eval.jsonl",
+                "every evaluation: decisions, training seconds, advantage per opponent and role, the whole table",
+            ),
+            *self.tb_output(),
         ]
 
     def details(self) -> str:
@@ -475,10 +493,20 @@ class DMC(BatchedRun):
         return "time by phase:\n" + self.timers.table()
 
     def facts(self) -> dict[str, Any]:
-        return {"global_step": self.global_step, "rollouts": self.rollouts, "episodes": self.episodes}
+        return {
+            "global_step": self.global_step,
+            "rollouts": self.rollouts,
+            "episodes": self.episodes,
+            "device": str(self.device),
+        }
 
     def close(self) -> None:
-        """Nothing to release (the games, the network and the replay are plain memory)."""
+        """The acting processes stopped, if any, and the TensorBoard file closed (the games, the network and the
+        replay are plain memory)."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        self.tb.close()
 
 
 PROG = "python -m training.vector.dmc"
@@ -493,8 +521,12 @@ def backend(prog: str = PROG) -> Backend:
         latest_checkpoint=checkpoint_at("checkpoints", "latest.pt"),
         length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
         unit="decisions",
-        build=lambda cfg, run_dir, resume, args: DMC(cfg, run_dir, resume=resume, quiet=args.quiet),
+        build=lambda cfg, run_dir, resume, args: DMC(
+            cfg, run_dir, resume=resume, quiet=args.quiet, ray=RayOptions.from_args(args) if "ray" in args else None
+        ),
         stop_point="finishing the current rollout, then writing a checkpoint",
+        reached=lambda cfg, summary: budget_reached(cfg, summary, "decisions"),
+        further=budget_further,
     )
 
 

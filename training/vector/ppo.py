@@ -28,10 +28,20 @@ What one run does (the config is training/vector/config.py):
    loss and the entropy bonus to some decision types (the phase read from the observation,
    :func:`sm_env.observation.observed_phases`); the other decisions are still played by the actor.
 4. Between rollouts: snapshots join the pool, checkpoints (atomic; ``--resume`` continues exactly: the same
-   weights as an uninterrupted run), duplicate evaluations against baselines (training/evaluation/evaluate.py).
+   weights as an uninterrupted run), duplicate evaluations against baselines (training/evaluation/evaluate.py:
+   every ``eval.every`` decisions, and a first, short one past ``eval.first_minutes`` of training), the stop at
+   ``train.total_timesteps`` or ``train.max_hours`` of training (training/common/budget.py), whichever comes first.
 
 The critic (``ppo.critic: full``) may see the cards hidden from the seat (:meth:`VectorGame.full_state`),
 an asymmetric actor-critic: the actor, the only part exported, sees the observation alone.
+
+Devices (``train.device``, :mod:`training.common.device`; default ``auto``: CUDA where present, else the CPU):
+every network of the run (the actor, the critic, the frozen policies, the anchor) lives there and the update runs
+there; so do the rollouts' forward passes, one network for acting and learning (nothing to copy back after an
+update): each engine step sends the acting seats' observations over and takes the logits back. The engine, the
+rollout buffer and every random draw (the sampling, the seats, the minibatch order: the run's CPU generator)
+stay on the CPU. On ``cpu`` nothing moves: the same seed gives the run it gave before the setting. Checkpoints
+hold CPU tensors (loadable anywhere) and a resume puts them on the configured device.
 
 Every size comes from the rule set (``env.rules``), as data: the networks take ``observation_size(rules)``
 inputs (789 for the standard rules, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
@@ -45,8 +55,10 @@ Outputs in the run folder: ``final_policy.pt`` (the actor as :func:`agents.playe
 writes it; ``agents.make_agent("ppo:RUN/final_policy.pt")`` plays it), ``checkpoints/latest.pt`` (``trainer:
 vector-ppo``, training/common/checkpoint.py),
 ``metrics.jsonl`` (one line per rollout: the training wall time so far, SPS, policy/value loss, entropy,
-approx_kl, clipfrac, explained variance, the time breakdown), ``eval.jsonl`` (one line per evaluation, with the
-decisions and the training wall time: the learning curve), ``final_eval.json``, ``config.yaml`` and ``summary.json``
+approx_kl, clipfrac, explained variance, the learner's balance per role of the hands that ended
+(:class:`RoleBalances`), the time breakdown), ``eval.jsonl`` (one line per evaluation, with the decisions, the
+training wall time and the advantage per opponent and role: the learning curve), ``tb/`` (TensorBoard scalars of
+both, ``train.tensorboard``: training/common/scalars.py), ``final_eval.json``, ``config.yaml`` and ``summary.json``
 (the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 
 The deep Monte-Carlo trainer (training/vector/dmc.py) reuses this file's pieces: :func:`mlp`, :class:`Timers`,
@@ -84,8 +96,9 @@ from agents.players.ppo_agent import (
 from sm_env.compiled.batch import VectorGame
 from sm_env.compiled.kernels import random_legal
 from sm_env.core.episode import result_table
-from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES
-from sm_env.observation import OBSERVATION_SIZE, observed_phases
+from sm_env.core.game import NUM_ACTIONS, PHASE_NAMES, role_names
+from sm_env.observation import OBSERVATION_SIZE, layout_of, observed_phases
+from training.common import budget
 from training.common.checkpoint import (
     CheckpointError,
     check_counters,
@@ -97,8 +110,10 @@ from training.common.checkpoint import (
     restore_engine,
     write_checkpoint,
 )
+from training.common.device import resolve_device
 from training.common.progress import progress_bar
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
+from training.common.scalars import ScalarLog, metrics_scalars
 from training.common.yaml_config import ConfigError, save_config
 
 from .config import (
@@ -298,6 +313,72 @@ def step_rewards(games: VectorGame, rewards: np.ndarray, done: np.ndarray, env: 
     return paid
 
 
+class RoleBalances:
+    """The balances of the hands that end in a rollout, per role of the seats counted (the learner's in PPO,
+    every seat in DMC): in zero-sum self-play the mean return is 0 whatever is learnt, the roles' balances are
+    not. Each engine step: :meth:`before` (the dealer of each game's hand in progress, from the acting seat's
+    role in its observation), then :meth:`after` with the step's balances (``VectorGame.step``'s rewards: the
+    hand's balance in tricks, or its chips under rules with chips) and which hands ended; :meth:`figures` at the
+    end of the rollout. No random draw, nothing to checkpoint (the counts start again every rollout)."""
+
+    def __init__(self, games: VectorGame) -> None:
+        self.roles, self.players = role_names(games.rules), games.num_players
+        self.game_episodes = games.episode != "hand"
+        self.offset = next(offset for name, offset, _ in layout_of(games.rules) if name == "role")
+        n = games.num_games
+        self.dealer, self.known = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_)
+        self.hand = np.zeros(n, dtype=np.int64)
+        self.sums, self.counts, self.made = np.zeros(self.players), np.zeros(self.players), 0
+
+    def before(self, games: VectorGame, obs: np.ndarray, seats: np.ndarray) -> None:
+        """The dealer of each game, from the observations ``obs`` of the seats to act, ``seats`` (unknown while
+        the role one-hot is empty: an auction's bidding)."""
+        one_hot = obs[:, self.offset : self.offset + self.players]
+        self.known = one_hot.sum(axis=1) == 1
+        self.dealer = (seats - one_hot.argmax(axis=1)) % self.players
+        if self.game_episodes:
+            self.hand = games.hand_number
+
+    def after(self, games: VectorGame, balances: np.ndarray, done: np.ndarray, counted: np.ndarray) -> None:
+        """The step's ``balances`` (float [N, P] by seat) of the hands it ended, for the seats ``counted`` (bool
+        [N, P]), by role."""
+        ended = (done | (games.hand_number != self.hand)) if self.game_episodes else done
+        rows = np.flatnonzero(ended & self.known)
+        if not len(rows):
+            return
+        roles = (np.arange(self.players)[None, :] - self.dealer[rows, None]) % self.players
+        keep = counted[rows]
+        np.add.at(self.sums, roles[keep], balances[rows][keep])
+        np.add.at(self.counts, roles[keep], 1)
+        self.made += int((balances[rows][keep] >= 0).sum())
+
+    def counted(self) -> tuple[list[float], list[float], int]:
+        """The sums and counts by role and the hands that made their quota so far (what :meth:`add` takes), and
+        the counts start again: an acting process hands them to the learner (training/vector/actors.py)."""
+        out = (self.sums.tolist(), self.counts.tolist(), self.made)
+        self.sums[:], self.counts[:], self.made = 0.0, 0.0, 0
+        return out
+
+    def add(self, sums: list[float], counts: list[float], made: int) -> None:
+        """Another set of games' :meth:`counted` figures, added to these."""
+        self.sums += np.asarray(sums)
+        self.counts += np.asarray(counts)
+        self.made += int(made)
+
+    def figures(self) -> dict[str, float]:
+        """``balance_<role>`` (the mean balance of the counted hands in that role, NaN for none), ``hands``
+        (how many) and ``quota_rate`` (the share that made their quota); the counts start again."""
+        out = {
+            f"balance_{role}": float(self.sums[k] / self.counts[k]) if self.counts[k] else float("nan")
+            for k, role in enumerate(self.roles)
+        }
+        total = float(self.counts.sum())
+        out["hands"] = total
+        out["quota_rate"] = self.made / total if total else float("nan")
+        self.sums[:], self.counts[:], self.made = 0.0, 0.0, 0
+        return out
+
+
 def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple[tuple[str, str], ...]) -> None:
     """A :class:`CheckpointError` if the config a run was trained with (``saved``, plain values) differs from
     ``cfg`` in one of the ``(section, key)`` settings a resume cannot change."""
@@ -319,17 +400,25 @@ def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple
 class BatchedRun:
     """What the runs of the batched trainers share (:class:`VectorPPO`, :class:`training.vector.dmc.DMC`):
     :meth:`train` runs the subclass's ``_train`` (rollouts and updates until ``train.total_timesteps``
-    decisions, or until ``stop`` is set: a Ctrl-C, checked after each rollout) under the progress bar, and
-    always leaves a checkpoint at the end."""
+    decisions or ``train.max_hours`` of training, or until ``stop`` is set: a Ctrl-C, checked after each
+    rollout) under the progress bar, and always leaves a checkpoint at the end; the time budget, the first
+    evaluation and the TensorBoard scalars (``tb``) of every rollout."""
 
+    clock = staticmethod(time.perf_counter)  # the training time's clock (a rollout's seconds)
     cfg: Any
+    run_dir: str
     quiet: bool
     global_step: int
+    wall: float
     last: dict[str, Any]
+    evals: list[dict[str, Any]]
+    history: list[dict[str, Any]]
     bar: Any
+    tb: ScalarLog
 
     def train(self, stop: Any = None) -> None:
         """The run to its end or to ``stop``; a checkpoint at the end."""
+        self.call_start = (self.global_step, self.wall)  # this call's rate aims the bar at the budget's end
         try:
             with self.progress_display() as self.bar:
                 self._train(stop)
@@ -340,12 +429,50 @@ class BatchedRun:
 
     def progress_display(self) -> Any:
         """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): decisions against
-        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step."""
+        ``train.total_timesteps`` with the average rate and the ETA, advanced at every engine step; under a time
+        budget, against the decisions at which it ends if that comes first (:meth:`aim_bar`, no ETA before the
+        first rollout gives a rate)."""
         cfg = self.cfg
         enabled = cfg.train.progress and not self.quiet
-        return progress_bar(
-            cfg.train.total_timesteps, cfg.name, "decision", enabled, self.global_step, leave=True, smoothing=0.0
-        )
+        hours = cfg.train.max_hours
+        total = None if hours and self.global_step < cfg.train.total_timesteps else cfg.train.total_timesteps
+        name = f"{cfg.name} (budget {hours:g} h)" if hours else cfg.name
+        return progress_bar(total, name, "decision", enabled, self.global_step, leave=True, smoothing=0.0)
+
+    def aim_bar(self) -> None:
+        """Under a time budget, the bar's total: the decisions at which the budget ends at this call's rate, or
+        ``train.total_timesteps`` if that comes first (training/common/budget.py), so that its ETA is the run's."""
+        hours = self.cfg.train.max_hours
+        if not hours:
+            return
+        done, seconds = self.global_step - self.call_start[0], self.wall - self.call_start[1]
+        rate = done / seconds if seconds > 0 else 0.0
+        self.bar.total = budget.aim(self.global_step, self.cfg.train.total_timesteps, self.wall, rate, hours)
+        self.bar.refresh()
+
+    def budget_spent(self) -> bool:
+        """Whether ``train.max_hours`` of training are spent (the run then stops as at its length)."""
+        return budget.spent(self.wall, self.cfg.train.max_hours)
+
+    def first_evaluation_due(self) -> bool:
+        """Whether the first, short evaluation is due at this rollout's end: ``eval.every`` asks for a curve,
+        ``eval.first_minutes`` of training have passed and no evaluation was made yet."""
+        e = self.cfg.eval
+        minutes = e.first_minutes
+        return bool(e.every and minutes and not self.evals and self.wall >= 60.0 * minutes)
+
+    def tb_output(self) -> list[tuple[str, str]]:
+        """The TensorBoard folder among the outputs, when the run writes one."""
+        if not self.cfg.train.tensorboard:
+            return []
+        return [("tb/", f"TensorBoard scalars: tensorboard --logdir {os.path.join(self.run_dir, 'tb')}")]
+
+    def log_rollout(self, row: dict[str, Any]) -> None:
+        """A rollout's ``metrics.jsonl`` row: kept (written at checkpoints) and its scalars to TensorBoard; the
+        progress bar aimed again."""
+        self.history.append(row)
+        self.tb.scalars(metrics_scalars(row), self.global_step)
+        self.aim_bar()
 
     def _train(self, stop: Any) -> None:
         raise NotImplementedError  # each trainer's rollouts
@@ -366,9 +493,10 @@ class VectorPPO(BatchedRun):
         """``saved_config``: what ``config.yaml`` records (default ``cfg``; a command that builds ``cfg`` from
         its own config saves that one: training/vector/exploit.py)."""
         self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
+        self.device = resolve_device(cfg.train.device)  # every network; the engine, buffers and draws: the CPU
         torch.set_num_threads(cfg.train.torch_threads)
         torch.manual_seed(cfg.seed)
-        self.gen = torch.Generator().manual_seed(cfg.seed)  # sampling, seat draws, minibatch order
+        self.gen = torch.Generator().manual_seed(cfg.seed)  # sampling, seat draws, minibatch order (on the CPU)
         n, steps = cfg.env.num_games, cfg.ppo.n_steps
         self.num_games, self.n_steps = n, steps
         self.games = VectorGame(
@@ -384,6 +512,7 @@ class VectorPPO(BatchedRun):
             load_actor(
                 self.net.actor, load_numpy_policy(path)[0], f"ppo.init {path}", cfg.ppo.net_arch, cfg.ppo.activation
             )
+        self.net.to(self.device)
         self.anchor = (  # the frozen start policy of ppo.anchor_coef
             self._frozen_actor(load_numpy_policy(path)[0]) if cfg.ppo.init is not None and cfg.ppo.anchor_coef else None
         )
@@ -425,18 +554,19 @@ class VectorPPO(BatchedRun):
         self.dones = np.zeros(size, dtype=np.bool_)
         self.next_index = np.full(size, -1, dtype=np.int64)
         self.tail_values = np.zeros(size, dtype=np.float32)
-        self.episode_return = np.zeros((n, self.num_players), dtype=np.float64)
+        self.balances = RoleBalances(self.games)  # the learner's hands by role (metrics.jsonl)
         os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
         if resume:
             self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
         save_config(saved_config or cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
         self.start_step, self.start_wall = self.global_step, self.wall
+        self.tb = ScalarLog(run_dir, cfg.train.tensorboard, purge_step=self.global_step)
 
     # -- seats -------------------------------------------------------------------
     def _frozen_actor(self, policy: NumpyPolicy) -> nn.Sequential:
         actor = mlp(self.obs_size, policy.net_arch, self.num_actions, policy.activation)
         load_actor(actor, policy, "frozen policy", policy.net_arch, policy.activation)
-        return actor.requires_grad_(False)
+        return actor.requires_grad_(False).to(self.device)
 
     def _draw_seats(self, rows: np.ndarray) -> None:
         """New players for the games in ``rows``: one seat the learner, the others drawn from the mix."""
@@ -462,18 +592,19 @@ class VectorPPO(BatchedRun):
         """A frozen copy of the actor joins the pool (replacing the oldest when it is full)."""
         slot = self.snapshots_added % self.cfg.opponents.pool_size
         self.snapshots_added += 1
-        state = {k: v.detach().clone() for k, v in self.net.actor.state_dict().items()}
+        state = {k: v.detach().to("cpu", copy=True) for k, v in self.net.actor.state_dict().items()}
         if slot == len(self.snapshots):
             self.snapshots.append(state)
         else:
             self.snapshots[slot] = state
         actor = self.net.fresh_actor()
         actor.load_state_dict(state)
-        self.frozen[self.snapshot_base - 2 + slot] = actor.requires_grad_(False)
+        self.frozen[self.snapshot_base - 2 + slot] = actor.requires_grad_(False).to(self.device)
 
     # -- rollout -----------------------------------------------------------------
     def collect(self) -> dict[str, float]:
-        """Play ``n_steps`` engine steps in every game; fill the buffer; returns episode statistics."""
+        """Play ``n_steps`` engine steps in every game; fill the buffer; returns the episodes ended and the
+        balances of the learner's hands by role (:class:`RoleBalances`)."""
         n, g, t_ = self.num_games, self.games, self.timers
         rows = np.arange(n)
         last_index = np.full((n, self.num_players), -1, dtype=np.int64)  # each seat's latest learner transition
@@ -481,7 +612,7 @@ class VectorPPO(BatchedRun):
         self.dones[:] = False
         self.next_index[:] = -1
         self.tail_values[:] = 0
-        returns: list[np.ndarray] = []
+        episodes = 0
         actions = np.zeros(n, dtype=np.int64)
         for t in range(self.n_steps):
             with t_("engine"):
@@ -493,11 +624,12 @@ class VectorPPO(BatchedRun):
             with t_("bookkeeping"):
                 kind = self.seat_kind[rows, cur]
                 learn = kind == LEARNER
+                self.balances.before(g, self.obs[t], cur)
                 lrows = rows if learn.all() else np.flatnonzero(learn)
                 obs_t = torch.from_numpy(self.obs[t][lrows])
                 mask_t = torch.from_numpy(self.masks[t][lrows]).bool()
             with t_("act forward"), torch.no_grad():
-                logits = self.net.actor(obs_t)
+                logits = self.net.actor(obs_t.to(self.device)).cpu()
             with t_("sampling"), torch.no_grad():
                 logits = masked_logits(logits, mask_t)
                 chosen = sample(logits, self.gen)
@@ -521,8 +653,8 @@ class VectorPPO(BatchedRun):
             with t_("engine"):
                 r, done = g.step(actions)
             with t_("bookkeeping"):
+                self.balances.after(g, r, done, self.seat_kind == LEARNER)
                 r = step_rewards(g, r, done, self.cfg.env)
-                self.episode_return += r
                 paid = (last_index >= 0) & (r != 0)
                 if paid.any():
                     self.rewards[last_index[paid]] += r[paid]
@@ -530,9 +662,7 @@ class VectorPPO(BatchedRun):
                     ended = np.flatnonzero(done)
                     finals = last_index[ended]
                     self.dones[finals[finals >= 0]] = True
-                    learner_seats = self.seat_kind[ended] == LEARNER
-                    returns.append(self.episode_return[ended][learner_seats])
-                    self.episode_return[ended] = 0.0
+                    episodes += int((self.seat_kind[ended] == LEARNER).sum())  # the learner's seats' episodes
                     last_index[ended] = -1
                     self._draw_seats(ended)
         # bootstrap the trajectories still open: the value of the seat's view now
@@ -542,13 +672,10 @@ class VectorPPO(BatchedRun):
                 obs = g.observe(open_rows, open_seats)
                 full = g.full_state(open_rows, open_seats) if self.full is not None else None
             with t_("value forward"), torch.no_grad():
-                values = self.net.value(torch.from_numpy(obs), None if full is None else torch.from_numpy(full))
+                full_t = None if full is None else torch.from_numpy(full).to(self.device)
+                values = self.net.value(torch.from_numpy(obs).to(self.device), full_t).cpu()
             self.tail_values[last_index[open_rows, open_seats]] = values.numpy()
-        done_returns = np.concatenate(returns) if returns else np.zeros(0)
-        return {
-            "episodes": float(len(done_returns)),
-            "episode_return": float(done_returns.mean()) if len(done_returns) else float("nan"),
-        }
+        return {"episodes": float(episodes), **self.balances.figures()}
 
     def _opponents_act(self, t: int, kind: np.ndarray, actions: np.ndarray) -> None:
         """The actions of the seats not played by the learner at step ``t``."""
@@ -564,7 +691,7 @@ class VectorPPO(BatchedRun):
                 continue
             actor = self.frozen[code - 2]
             with self.timers("act forward"), torch.no_grad():
-                logits = actor(torch.from_numpy(self.obs[t][rows]))
+                logits = actor(torch.from_numpy(self.obs[t][rows]).to(self.device)).cpu()
             with self.timers("sampling"):
                 logits = masked_logits(logits, torch.from_numpy(self.masks[t][rows]).bool())
                 actions[rows] = sample(logits, self.gen).numpy()
@@ -598,7 +725,7 @@ class VectorPPO(BatchedRun):
         pg_loss = (clipped * weight).sum() / count
         v_loss = 0.5 * ((value - ret) ** 2).mean()
         loss = p.vf_coef * v_loss
-        anchor_kl = torch.zeros(())
+        anchor_kl = torch.zeros((), device=self.device)
         if self.anchor is not None:  # KL(anchor || actor) over the legal actions, every row
             with torch.no_grad():
                 anchor_logp = torch.log_softmax(masked_logits(self.anchor(obs), mask), dim=1)
@@ -616,17 +743,17 @@ class VectorPPO(BatchedRun):
 
     def update(self) -> dict[str, float]:
         """Values, per-seat GAE, then ``n_epochs`` of clipped PPO over the learner's transitions."""
-        p, t_ = self.cfg.ppo, self.timers
-        with t_("batching"):
+        p, t_, dev = self.cfg.ppo, self.timers, self.device
+        with t_("batching"):  # the rollout to the learner's device (no copy on the CPU)
             idx = np.flatnonzero(self.learner)
-            obs_all = torch.from_numpy(self.obs.reshape(-1, self.obs_size))
-            full_all = None if self.full is None else torch.from_numpy(self.full.reshape(-1, self.full_size))
+            obs_all = torch.from_numpy(self.obs.reshape(-1, self.obs_size)).to(dev)
+            full_all = None if self.full is None else torch.from_numpy(self.full.reshape(-1, self.full_size)).to(dev)
             values = np.zeros(len(self.learner), dtype=np.float32)
         with t_("value forward"), torch.no_grad():
             for start in range(0, len(idx), 8192):
-                chunk = torch.from_numpy(idx[start : start + 8192])
+                chunk = torch.from_numpy(idx[start : start + 8192]).to(dev)
                 full = None if full_all is None else full_all[chunk]
-                values[idx[start : start + 8192]] = self.net.value(obs_all[chunk], full).numpy()
+                values[idx[start : start + 8192]] = self.net.value(obs_all[chunk], full).cpu().numpy()
         with t_("bookkeeping"):
             adv, ret = per_seat_gae(
                 self.rewards,
@@ -643,16 +770,16 @@ class VectorPPO(BatchedRun):
             )
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            b_idx = torch.from_numpy(idx)
-            b_actions = torch.from_numpy(self.actions[idx])
-            b_logp = torch.from_numpy(self.logps[idx])
-            b_adv = torch.from_numpy(adv[idx])
-            b_ret = torch.from_numpy(ret[idx])
-            masks_all = torch.from_numpy(self.masks.reshape(-1, self.num_actions))
-            b_trained = torch.ones(len(idx), dtype=torch.bool)  # rows whose moves the policy loss trains
+            b_idx = torch.from_numpy(idx).to(dev)
+            b_actions = torch.from_numpy(self.actions[idx]).to(dev)
+            b_logp = torch.from_numpy(self.logps[idx]).to(dev)
+            b_adv = torch.from_numpy(adv[idx]).to(dev)
+            b_ret = torch.from_numpy(ret[idx]).to(dev)
+            masks_all = torch.from_numpy(self.masks.reshape(-1, self.num_actions)).to(dev)
+            b_trained = torch.ones(len(idx), dtype=torch.bool, device=dev)  # rows whose moves the policy loss trains
             if self.trained_phases is not None:
                 phases = observed_phases(self.obs.reshape(-1, self.obs_size), self.num_players)[idx]  # 5 columns read
-                b_trained = torch.from_numpy(np.isin(phases, self.trained_phases))
+                b_trained = torch.from_numpy(np.isin(phases, self.trained_phases)).to(dev)
         stats: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "anchor_kl")
         }
@@ -667,7 +794,7 @@ class VectorPPO(BatchedRun):
             }
         for _epoch in range(p.n_epochs):
             with t_("batching"):
-                order = torch.randperm(m, generator=self.gen)
+                order = torch.randperm(m, generator=self.gen).to(dev)  # drawn on the CPU: the same order anywhere
             kl_epoch = []
             for start in range(0, m, p.batch_size):
                 with t_("batching"):
@@ -702,10 +829,10 @@ class VectorPPO(BatchedRun):
         """The rollouts of :meth:`train`, each with its update, log line, snapshots, evaluations, checkpoint."""
         cfg = self.cfg
         while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
-            started = time.perf_counter()
+            started = self.clock()
             episodes = self.collect()
             stats = self.update()
-            elapsed = time.perf_counter() - started
+            elapsed = self.clock() - started
             self.wall += elapsed
             self.global_step += int(stats["decisions"])
             self.rollouts += 1
@@ -718,7 +845,7 @@ class VectorPPO(BatchedRun):
             row.update(stats)
             row.update(episodes)
             row["network_share"] = self.timers.network_share()
-            self.history.append(row)
+            self.log_rollout(row)
             if cfg.train.progress and not self.quiet:
                 progress(
                     f"step {self.global_step:>10}  sps {row['sps']:>7.0f}  pg {row['policy_loss']:+.4f}  "
@@ -732,15 +859,12 @@ class VectorPPO(BatchedRun):
             if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
                 self.last["eval"] = self.global_step
                 self.evaluate(cfg.eval.deals)
+            if self.first_evaluation_due():
+                self.evaluate(cfg.eval.first_deals)
             self.after_rollout()
-            finished = self.global_step >= cfg.train.total_timesteps
+            finished = self.global_step >= cfg.train.total_timesteps or self.budget_spent()
             if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
                 self.save_checkpoint()
-
-    def budget_spent(self) -> bool:
-        """Whether the run must stop before ``train.total_timesteps`` (never here; a subclass with a time
-        budget says so: training/vector/exploit.py)."""
-        return False
 
     def after_rollout(self) -> None:
         """Called after each rollout's update, logs, snapshots and evaluations, before its checkpoint
@@ -767,16 +891,27 @@ class VectorPPO(BatchedRun):
         return path
 
     def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py)."""
+        """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py):
+        a line of ``eval.jsonl`` (the advantage per opponent and role: ``role_figures``; and the whole table), its
+        scalars to TensorBoard. Its games draw from their own seeds, never the run's generator."""
         from training.common.tables import format_table
-        from training.evaluation.evaluate import evaluate_against
+        from training.evaluation.evaluate import eval_scalars, evaluate_against, role_figures
 
         path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
         results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
         self.evals.append(
-            {"global_step": self.global_step, "wall": self.wall, "deals": deals, "final": final, "results": results}
+            {
+                "global_step": self.global_step,
+                "wall": self.wall,
+                "deals": deals,
+                "final": final,
+                **role_figures(results),
+                "results": results,
+            }
         )
         write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
+        self.tb.scalars(eval_scalars(results), self.global_step)
+        self.tb.flush()
         if not self.quiet and not final:  # the final table is the run layer's (stdout)
             progress(f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}")
         return results
@@ -797,7 +932,6 @@ class VectorPPO(BatchedRun):
             "engine": engine_state(self.games),
             "seat_kind": torch.from_numpy(self.seat_kind.copy()),
             "random_state": torch.from_numpy(self.random_state.view(np.int64).copy()),
-            "episode_return": torch.from_numpy(self.episode_return.copy()),
             "generator": self.gen.get_state(),
             "snapshots": list(self.snapshots),
             "history": self.history,
@@ -811,6 +945,7 @@ class VectorPPO(BatchedRun):
             self.run_dir, TRAINER, self.global_step, self._state(), self.cfg.train.keep_checkpoints
         )
         write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
+        self.tb.flush()
         return numbered
 
     def load(self, path: str) -> None:
@@ -819,7 +954,9 @@ class VectorPPO(BatchedRun):
 
     def _restore(self, path: str, state: dict[str, Any]) -> None:
         """Everything :meth:`load` restores from ``state``: the settings it must agree with, the network, the
-        engine (checked whole by ``VectorGame.set_state``), the opponents and the counters."""
+        engine (checked whole by ``VectorGame.set_state``), the opponents and the counters. An earlier release's
+        ``episode_return`` (each seat's return so far, for a metric that was always 0 in self-play) is checked
+        and left."""
         check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
         for key in ("net", "optimizer", "snapshots"):
             check_finite(path, state[key], key)
@@ -834,21 +971,22 @@ class VectorPPO(BatchedRun):
         kinds = self.snapshot_base + len(snapshots)  # the learner, random, the files, then the snapshots
         seat_kind = checked_array(path, state["seat_kind"], "seat_kind", (n, p), "i", 0, kinds)
         random_state = checked_array(path, state["random_state"], "random_state", (n,), "i")
-        episode_return = checked_array(path, state["episode_return"], "episode_return", (n, p), "f")
+        if "episode_return" in state:
+            checked_array(path, state["episode_return"], "episode_return", (n, p), "f")
         try:
             self.net.load_state_dict(state["net"])
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as err:
             raise CheckpointError(f"{path}: the weights do not fit the config's network ({err})") from None
         restore_engine(self.games, state["engine"])
-        self.seat_kind, self.random_state, self.episode_return = seat_kind, random_state.view(np.uint64), episode_return
+        self.seat_kind, self.random_state = seat_kind, random_state.view(np.uint64)
         self.gen.set_state(state["generator"])
         self.snapshots = []
         for k, snap in enumerate(state["snapshots"]):
             self.snapshots.append(snap)
             actor = self.net.fresh_actor()
             actor.load_state_dict(snap)
-            self.frozen[self.snapshot_base - 2 + k] = actor.requires_grad_(False)
+            self.frozen[self.snapshot_base - 2 + k] = actor.requires_grad_(False).to(self.device)
         counters = state["counters"]
         self.global_step, self.updates, self.rollouts = (
             counters["global_step"],
@@ -870,8 +1008,13 @@ class VectorPPO(BatchedRun):
         final = self.export(os.path.join(self.run_dir, "final_policy.pt"))
         return [
             ("final_policy.pt", f"the trained actor; play it: sergeant-major play --opponents ppo:{final} heuristic"),
-            ("metrics.jsonl", "one line per rollout: SPS, losses, entropy, approx_kl, clipfrac, explained variance"),
+            (
+                "metrics.jsonl",
+                "one line per rollout: SPS, losses, entropy, approx_kl, clipfrac, explained variance, the learner's "
+                "balance per role",
+            ),
             ("eval.jsonl", "every evaluation, one JSON object a line (pandas.read_json(path, lines=True))"),
+            *self.tb_output(),
         ]
 
     def details(self) -> str:
@@ -879,10 +1022,11 @@ class VectorPPO(BatchedRun):
         return "time by phase:\n" + self.timers.table()
 
     def facts(self) -> dict[str, Any]:
-        return {"global_step": self.global_step, "rollouts": self.rollouts}
+        return {"global_step": self.global_step, "rollouts": self.rollouts, "device": str(self.device)}
 
     def close(self) -> None:
-        """Nothing to release (the games and the network are plain memory)."""
+        """The TensorBoard file closed (the games and the network are plain memory)."""
+        self.tb.close()
 
 
 PROG = "python -m training.vector.ppo"
@@ -899,7 +1043,22 @@ def backend(prog: str = PROG) -> Backend:
         unit="learner decisions",
         build=lambda cfg, run_dir, resume, args: VectorPPO(cfg, run_dir, resume=resume, quiet=args.quiet),
         stop_point="finishing the current rollout, then writing a checkpoint",
+        reached=lambda cfg, summary: budget_reached(cfg, summary, "learner decisions"),
+        further=budget_further,
     )
+
+
+def budget_reached(cfg: Any, summary: dict[str, Any], unit: str) -> str | None:
+    """Why a finished batched run is complete (training/common/budget.py): ``train.total_timesteps`` decisions or
+    ``train.max_hours`` of training; None when neither."""
+    t = cfg.train
+    return budget.reached(summary, t.total_timesteps, t.max_hours, unit)
+
+
+def budget_further(cfg: Any) -> str:
+    """How a complete batched run goes further: more decisions, and a bigger budget when it has one."""
+    t = cfg.train
+    return budget.further("train.total_timesteps", t.total_timesteps, "train.max_hours", t.max_hours)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,119 @@
+"""``train.actors: N``: Deep Monte-Carlo with acting processes apart from the learner (training/vector/actors.py).
+
+The actors play their own games with copies of the network and hand finished decisions to the learner through
+shared memory; these tests check what reaches the replay, that the actors take the learner's weights, that a
+lost actor is replaced, and that nothing is left running. A few seconds each: every actor is a spawned process
+that imports torch and the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from training.sb3.config import ConfigError
+from training.vector.actors import SLOTS, ActorPool, games_of
+from training.vector.config import load_dmc_config
+from training.vector.dmc import DMC
+
+TINY = [
+    "env.num_games=8",
+    "dmc.n_steps=8",
+    "dmc.batch_size=32",
+    "dmc.replay_rollouts=2",
+    "dmc.net_arch=[16]",
+    "train.progress=false",
+    "eval.every=0",
+    "eval.final_deals=0",
+]
+SCALE = 0.25  # env.reward_scale's default: a target is a whole number of tricks times this
+
+
+def tiny(*extra: str):
+    return load_dmc_config(None, [*TINY, *extra])
+
+
+def test_the_games_are_shared_out_and_more_actors_than_games_is_refused():
+    assert games_of(10, 3) == [4, 3, 3]
+    assert sum(games_of(256, 7)) == 256
+    with pytest.raises(ConfigError, match=r"train.actors: each actor plays at least one of env.num_games = 8"):
+        tiny("train.actors=9")
+    with pytest.raises(ConfigError, match="train.actors"):
+        tiny("train.actors=-1")
+
+
+def test_a_run_with_two_actors_fills_the_replay_with_real_returns_and_stops_its_processes(tmp_path):
+    trainer = DMC(tiny("train.actors=2", "train.total_timesteps=2000"), str(tmp_path))
+    try:
+        trainer.train()
+        pool_processes = list(trainer.pool.processes)
+        assert len(pool_processes) == 2 and all(p.is_alive() for p in pool_processes)
+    finally:
+        trainer.close()
+    assert trainer.global_step >= 2000 and trainer.updates > 0 and trainer.episodes > 0
+    targets = trainer.replay_target[: trainer.filled]
+    assert trainer.filled > 0 and np.allclose(targets / SCALE, np.round(targets / SCALE))  # balances in tricks
+    assert np.abs(targets).max() <= 16 * SCALE and len(np.unique(targets)) >= 3
+    assert (trainer.replay_obs[: trainer.filled].sum(1) > 0).all()  # real observations, not empty slots
+    assert trainer.history[-1]["actor_lag"] <= SLOTS + 1
+    hands = sum(row["hands"] for row in trainer.history)  # every seat's hands by role, from the actors
+    assert hands > 0 and all(-16 <= row["balance_dealer"] <= 16 for row in trainer.history if row["hands"])
+    assert all(not p.is_alive() for p in pool_processes)
+
+
+def test_the_actors_take_the_learners_weights_and_a_lost_actor_is_replaced(tmp_path):
+    cfg = tiny("train.actors=2", "dmc.epsilon=0")
+    trainer = DMC(cfg, str(tmp_path))
+    lines: list[str] = []
+    pool = ActorPool(cfg, trainer.q, trainer.obs_size, lines.append, trainer.balances)
+    filed: list[np.ndarray] = []
+    rollout = cfg.dmc.n_steps * cfg.env.num_games
+    try:
+        first = pool.gather(rollout, lambda obs, action, target: filed.append(action.copy()))
+        assert first["played"] == rollout and first["actor_lag"] == 0  # version 0: nothing published yet
+        for _ in range(3):
+            with torch.no_grad():
+                for p in trainer.q.parameters():
+                    p.add_(0.01)
+            pool.publish(trainer.q)
+        deadline = time.monotonic() + 60
+        lags = []
+        while time.monotonic() < deadline:  # the actors move to the newest weights within a few rollouts
+            lags.append(pool.gather(rollout, lambda *a: None)["actor_lag"])
+            if lags[-1] == 0:
+                break
+        assert lags[-1] == 0, lags
+        assert torch.equal(pool.weights, torch.nn.utils.parameters_to_vector(trainer.q.parameters()))
+        os.kill(pool.processes[0].pid, signal.SIGKILL)
+        pool.processes[0].join(10)
+        again = pool.gather(3 * rollout, lambda *a: None)  # the lost one is replaced and play goes on
+        assert again["played"] >= 3 * rollout
+        assert pool.lost == 1 and pool.generation == [1, 0] and pool.processes[0].is_alive()
+        assert len(lines) == 1 and lines[0].startswith("actor 0 was lost (exit code -9)"), lines
+    finally:
+        pool.close()
+    assert all(not p.is_alive() for p in pool.processes)
+
+
+def test_a_run_with_actors_resumes_from_its_learner(tmp_path):
+    """The checkpoint holds the learner (network, optimizer, replay, counters); a resumed run goes on from there
+    with actors dealing fresh games (training/vector/actors.py: Resume)."""
+    first = DMC(tiny("train.actors=1", "train.total_timesteps=600"), str(tmp_path))
+    try:
+        first.train()
+    finally:
+        first.close()
+    second = DMC(tiny("train.actors=1", "train.total_timesteps=1200"), str(tmp_path), resume=True)
+    assert second.global_step == first.global_step and second.filled == first.filled
+    for (name, a), b in zip(first.q.state_dict().items(), second.q.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    try:
+        second.train()
+    finally:
+        second.close()
+    assert second.global_step >= 1200 and second.updates > first.updates

@@ -1,0 +1,414 @@
+"""Acting processes apart from the learner, DouZero's layout: ``train.actors: N`` for Deep Monte-Carlo.
+
+``train.actors: 0`` (the default): the learner's process acts and learns in turn (training/vector/dmc.py).
+``N >= 1``: N acting processes (``spawn``, one torch thread each, ended with the learner's process:
+training/common/workers.py) each step a :class:`VectorGame` of their share of ``env.num_games`` with a copy of
+the Q-network, epsilon-greedy (:func:`epsilon_greedy`, the learner's own rule), hold their games' open episodes
+(:class:`training.vector.episodes.EpisodeBook`) and hand each rollout's finished decisions to the learner. The
+learner (the main process) files them in its replay and updates once per ``dmc.n_steps * env.num_games``
+decisions played (the actors' rollouts together): the ratio of updates to decisions of one process.
+
+Transport: shared memory made by the learner before the actors start (torch's ``share_memory_``); only small
+integers cross the queues, never a pickled array:
+
+- **weights**: one flat float32 tensor of the network's parameters and a version number. The learner writes it
+  after each update (:meth:`ActorPool.publish`, under a lock); an actor copies it at the start of each rollout
+  when the version moved.
+- **decisions**: each actor owns :data:`SLOTS` slots of ``2 * dmc.n_steps * games`` decisions (observations,
+  actions, targets). A rollout's finished decisions fill one slot or more; the slot's number, its count, and (with
+  the rollout's last slot) the decisions played and episodes ended go to the learner's queue, and the learner
+  hands the slot back once filed. An actor without a free slot waits.
+
+**Staleness**: an actor fills at most :data:`SLOTS` slots ahead of the learner, so a rollout is played with the
+weights of at most ``SLOTS + 1`` updates ago (one update a rollout of all the actors; measured effect:
+docs/training.md).
+
+**Across machines** (``sergeant-major train --backend dmc --ray [ADDRESS]``): :class:`RayActorPool`, the same
+actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
+
+**A lost actor** (killed, out of memory, its node gone) is replaced by a new one with fresh games (its seeds'
+generation counts up), one line in the log; the slots it had filled and not yet seen filed, and its unfinished
+rollout, are dropped.
+
+**Determinism**: each actor's games and exploration are seeded from (run seed, actor, generation), but the order
+in which the actors' rollouts reach the learner depends on timing: with actors a run is not bit-for-bit
+repeatable (``train.actors: 0`` is). **Resume**: a checkpoint holds the learner (network, optimizer, replay,
+counters); the actors' games and open episodes are not saved, and a resumed run deals them anew.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from training.common.workers import die_with_parent, limit_threads
+from training.evaluation.deals import derive_seed
+
+SLOTS = 2  # slots of finished decisions per actor: how far it may act ahead of the learner
+POLL = 1.0  # seconds between the learner's looks at its actors while it waits for decisions
+START_TIMEOUT = 300.0  # seconds without any decision from any actor before the learner gives up (a broken actor)
+_MASKED = -1e9
+
+
+def epsilon_greedy(
+    q: nn.Module, obs: torch.Tensor, mask: torch.Tensor, epsilon: float, generator: torch.Generator
+) -> torch.Tensor:
+    """Per row the legal action of the highest value, or with probability ``epsilon`` one drawn uniformly among
+    the legal actions (the draws from ``generator``): DMC's acting rule, in the learner and in every actor."""
+    with torch.no_grad():  # the network on its device (train.device), the rest on the CPU
+        values = q(obs.to(next(q.parameters()).device)).cpu()
+    actions = values.masked_fill(~mask, _MASKED).argmax(1)
+    explore = torch.nonzero(torch.rand(len(obs), generator=generator) < epsilon).squeeze(1)
+    if len(explore):
+        uniform = torch.zeros(len(explore), values.shape[1]).masked_fill(~mask[explore], _MASKED)
+        u = torch.rand(uniform.shape, generator=generator).clamp_(1e-12, 1.0 - 1e-7)
+        actions[explore] = torch.argmax(uniform - torch.log(-torch.log(u)), dim=1)  # Gumbel-max: uniform on legal
+    return actions
+
+
+def games_of(num_games: int, actors: int) -> list[int]:
+    """Each actor's share of ``num_games`` games (the first ones take the remainder)."""
+    return [num_games // actors + (i < num_games % actors) for i in range(actors)]
+
+
+class ActorPool:
+    """The learner's side: the shared memory, the actors' processes, and :meth:`gather` / :meth:`publish`.
+
+    ``cfg``: the run's :class:`training.vector.config.DMCConfig`; ``q``: the learner's network (its shape is
+    every actor's); ``log``: where the lines about lost actors go; ``balances``: the learner's
+    :class:`training.vector.ppo.RoleBalances`, to which the actors' hands by role are added."""
+
+    def __init__(self, cfg: Any, q: nn.Module, obs_size: int, log: Callable[[str], None], balances: Any) -> None:
+        import torch.multiprocessing as tmp
+
+        self.cfg, self.log = cfg, log
+        self.balances = balances  # the learner's RoleBalances: the actors' hands by role are added to it
+        self.ctx = tmp.get_context("spawn")
+        self.count = cfg.train.actors
+        self.games = games_of(cfg.env.num_games, self.count)
+        self.weights = torch.nn.utils.parameters_to_vector(q.parameters()).detach().cpu().clone().share_memory_()
+        self.version = self.ctx.Value("q", 0)
+        self.lock = self.ctx.Lock()
+        self.stop = self.ctx.Event()
+        self.full = self.ctx.Queue()
+        self.slots = []
+        for games in self.games:
+            size = 2 * cfg.dmc.n_steps * games
+            self.slots.append(
+                {
+                    "obs": torch.zeros((SLOTS, size, obs_size), dtype=torch.float32).share_memory_(),
+                    "action": torch.zeros((SLOTS, size), dtype=torch.int64).share_memory_(),
+                    "target": torch.zeros((SLOTS, size), dtype=torch.float32).share_memory_(),
+                }
+            )
+        self.generation = [0] * self.count
+        self.free: list[Any] = [None] * self.count
+        self.processes: list[Any] = [None] * self.count
+        self.lost = 0
+        for index in range(self.count):
+            self._start(index)
+
+    def _start(self, index: int) -> None:
+        """Actor ``index`` started (again), its slots all free."""
+        free = self.ctx.Queue()
+        for slot in range(SLOTS):
+            free.put(slot)
+        self.free[index] = free
+        shared = (self.weights, self.version, self.lock, self.stop, self.full, free, self.slots[index])
+        args = (index, self.generation[index], self.games[index], self.cfg, shared)
+        process = self.ctx.Process(target=_actor_main, args=args, name=f"dmc-actor-{index}", daemon=True)
+        process.start()
+        self.processes[index] = process
+
+    def publish(self, q: nn.Module) -> None:
+        """The learner's weights for the actors (they take them at their next rollout)."""
+        with self.lock:
+            self.weights.copy_(torch.nn.utils.parameters_to_vector(q.parameters()).detach())
+            self.version.value += 1
+
+    def gather(self, decisions: int, store: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> dict[str, int]:
+        """Wait until the actors have played ``decisions`` decisions (whole rollouts), filing every finished
+        decision with ``store(obs, actions, targets)``; returns the decisions ``played``, the ``episodes`` ended
+        and ``actor_lag``: the most updates by which the weights of a rollout filed here were behind the
+        learner's (0: the latest)."""
+        self._replace_lost()
+        played = episodes = lag = 0
+        waited = 0.0
+        while played < decisions:
+            try:
+                index, generation, slot, count, rollout, ended, balances, version = self.full.get(timeout=POLL)
+            except queue.Empty:
+                self._replace_lost()
+                waited += POLL
+                if waited >= START_TIMEOUT:
+                    raise RuntimeError(
+                        f"no decision from any of the {self.count} actors in {START_TIMEOUT:g} s"
+                    ) from None
+                continue
+            waited = 0.0
+            if generation != self.generation[index]:  # a lost actor's slot: its number is free again
+                continue
+            part = self.slots[index]
+            if count:
+                store(
+                    part["obs"][slot, :count].numpy(),
+                    part["action"][slot, :count].numpy(),
+                    part["target"][slot, :count].numpy(),
+                )
+            self.free[index].put(slot)
+            played += rollout
+            episodes += ended
+            if balances is not None:
+                self.balances.add(*balances)
+            lag = max(lag, self.version.value - version)
+        return {"played": played, "episodes": episodes, "actor_lag": lag}
+
+    def _replace_lost(self) -> None:
+        """Start a new actor in place of each one that died (module docstring)."""
+        for index, process in enumerate(self.processes):
+            if process.is_alive():
+                continue
+            self.lost += 1
+            self.generation[index] += 1
+            self.log(
+                f"actor {index} was lost (exit code {process.exitcode}); its unfinished rollout is dropped and a new "
+                f"actor deals fresh games (generation {self.generation[index]})"
+            )
+            self._start(index)
+
+    def close(self) -> None:
+        """Stop the actors and wait for them (a few seconds at most, then they are killed)."""
+        self.stop.set()
+        for free in self.free:  # an actor waiting for a slot wakes and sees the stop
+            for slot in range(SLOTS):
+                free.put(slot)
+        deadline = time.monotonic() + 10.0
+        for process in self.processes:
+            process.join(max(0.1, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(5.0)
+        self.full.cancel_join_thread()
+
+
+class RayActorPool:
+    """The actors as Ray actors, spread over a cluster's nodes (``sergeant-major train --backend dmc --ray
+    [ADDRESS]``, training/common/ray_cluster.py): Ray carries the weights (one object a update, ``ray.put``) and
+    each rollout's finished decisions (a Ray actor's return value): no transport of the project's. Each actor has
+    :data:`SLOTS` rollouts asked of it at a time (the staleness of :class:`ActorPool`); a rollout asked of an
+    actor whose process or node was lost is dropped, and the actor replaced (fresh games, the next generation),
+    one line in the log. Same interface as :class:`ActorPool`."""
+
+    def __init__(
+        self, cfg: Any, q: nn.Module, obs_size: int, log: Callable[[str], None], balances: Any, ray: Any
+    ) -> None:
+        import ray as ray_module
+
+        ray.connect()  # a RayOptions: a local instance on loopback, or the cluster at its address
+        self.ray, self.cfg, self.log, self.balances = ray_module, cfg, log, balances
+        self.count = cfg.train.actors
+        self.games = games_of(cfg.env.num_games, self.count)
+        self.generation = [0] * self.count
+        self.version, self.lost = 0, 0
+        self.weights = self.ray.put(_flat(q))
+        self.handles: list[Any] = [None] * self.count
+        self.pending: dict[Any, tuple[int, int, int]] = {}  # a rollout asked: its actor, generation, weights' version
+        self.remote_class = self.ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayActing)
+        for index in range(self.count):
+            self._start(index)
+
+    def _start(self, index: int) -> None:
+        options = actor_options(index, self.generation[index])
+        self.handles[index] = self.remote_class.options(**options).remote(
+            index, self.generation[index], self.games[index], self.cfg
+        )
+        for _ in range(SLOTS):
+            self._ask(index)
+
+    def _ask(self, index: int) -> None:
+        reference = self.handles[index].rollout.remote(self.weights)
+        self.pending[reference] = (index, self.generation[index], self.version)
+
+    def publish(self, q: nn.Module) -> None:
+        """The learner's weights for the rollouts asked from now on."""
+        self.weights = self.ray.put(_flat(q))
+        self.version += 1
+
+    def gather(self, decisions: int, store: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> dict[str, int]:
+        """As :meth:`ActorPool.gather`, the rollouts taken as they finish on any node."""
+        from ray.exceptions import RayError, RayTaskError
+
+        played = episodes = lag = 0
+        waited = 0.0
+        while played < decisions:
+            ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=POLL)
+            if not ready:
+                waited += POLL
+                if waited >= START_TIMEOUT:
+                    raise RuntimeError(f"no rollout from any of the {self.count} Ray actors in {START_TIMEOUT:g} s")
+                continue
+            waited = 0.0
+            index, generation, version = self.pending.pop(ready[0])
+            if generation != self.generation[index]:  # asked of an actor replaced since
+                continue
+            try:
+                obs, action, target, rollout, ended, balances = self.ray.get(ready[0])
+            except RayTaskError as err:  # the acting itself failed: a bug, not a lost node
+                raise err.as_instanceof_cause() from None
+            except RayError as err:  # its process or node was lost
+                self._replace(index, type(err).__name__)
+                continue
+            if len(obs):
+                store(obs, action, target)
+            played += rollout
+            episodes += ended
+            self.balances.add(*balances)
+            lag = max(lag, self.version - version)
+            self._ask(index)
+        return {"played": played, "episodes": episodes, "actor_lag": lag}
+
+    def _replace(self, index: int, reason: str) -> None:
+        self.lost += 1
+        self.generation[index] += 1
+        for reference, (i, _, _) in list(self.pending.items()):
+            if i == index:
+                del self.pending[reference]
+        with contextlib.suppress(Exception):  # gone already
+            self.ray.kill(self.handles[index], no_restart=True)
+        self.log(
+            f"actor {index} was lost ({reason}: its Ray process or node); its unfinished rollouts are dropped and a "
+            f"new actor deals fresh games (generation {self.generation[index]})"
+        )
+        self._start(index)
+
+    def close(self) -> None:
+        """End the Ray actors (the cluster stays)."""
+        for handle in self.handles:
+            with contextlib.suppress(Exception):
+                self.ray.kill(handle, no_restart=True)
+        self.pending.clear()
+
+
+def actor_options(index: int, generation: int) -> dict[str, Any]:
+    """Where Ray places actor ``index``: spread over the nodes (a test may place one on a node it then removes)."""
+    return {"scheduling_strategy": "SPREAD"}
+
+
+def _flat(q: nn.Module) -> np.ndarray:
+    """The network's parameters as one float32 vector on the CPU (what an actor loads)."""
+    return torch.nn.utils.parameters_to_vector(q.parameters()).detach().cpu().numpy()
+
+
+class _RayActing:
+    """:class:`Acting` in a Ray actor: one torch thread; :meth:`rollout` takes the weights it is to play with."""
+
+    def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
+        limit_threads()
+        self.acting = Acting(index, generation, num_games, cfg)
+
+    def rollout(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, tuple[Any, ...]]:
+        self.acting.load(weights)
+        return self.acting.rollout()
+
+
+class Acting:
+    """One actor's games, network copy, exploration and open episodes (module docstring): :meth:`rollout` plays
+    ``dmc.n_steps`` engine steps and returns the finished decisions. Seeded from (run seed, actor, generation).
+    The same in an acting process (:func:`_actor_main`) and a Ray actor (:class:`RayActorPool`)."""
+
+    def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
+        from sm_env.compiled.batch import VectorGame
+
+        from .episodes import EpisodeBook
+        from .ppo import RoleBalances, mlp
+
+        self.cfg, self.num_games = cfg, num_games
+        seed = derive_seed(cfg.seed, index, generation, 0xAC7)
+        env = cfg.env
+        self.games = VectorGame(num_games, rules=env.rules, seed=seed, episode=env.episode, max_hands=env.max_hands)
+        self.games.reset()
+        g = self.games
+        self.q = mlp(g.observation_size, cfg.dmc.net_arch, g.num_actions, cfg.dmc.activation)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.book = EpisodeBook(num_games, g.observation_size, g.rules.num_players)
+        self.balances = RoleBalances(g)  # every seat's hands by role, handed to the learner with each rollout
+        self.every_seat = np.ones((num_games, g.rules.num_players), dtype=np.bool_)
+        self.obs = np.zeros((num_games, g.observation_size), dtype=np.float32)
+        self.mask = np.zeros((num_games, g.num_actions), dtype=np.int8)
+
+    def load(self, weights: torch.Tensor) -> None:
+        """The learner's weights (a flat vector, :meth:`ActorPool.publish`'s) into this actor's network."""
+        flat = torch.from_numpy(np.array(weights)) if isinstance(weights, np.ndarray) else weights  # Ray's: read-only
+        torch.nn.utils.vector_to_parameters(flat, self.q.parameters())
+
+    def rollout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, tuple[Any, ...]]:
+        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended (observations,
+        actions, float32 targets), the decisions played, the episodes ended and the hands' balances by role
+        (``RoleBalances.counted``)."""
+        from .ppo import step_rewards
+
+        g, book, cfg = self.games, self.book, self.cfg
+        finished, ended = [], 0
+        for _ in range(cfg.dmc.n_steps):
+            seat = g.current_player.astype(np.int64)
+            g.legal_mask(out=self.mask)
+            g.observe(out=self.obs)
+            mask = torch.from_numpy(self.mask).bool()
+            actions = epsilon_greedy(self.q, torch.from_numpy(self.obs), mask, cfg.dmc.epsilon, self.generator)
+            actions = actions.numpy()
+            book.record(self.obs, actions, seat)
+            self.balances.before(g, self.obs, seat)
+            rewards, done = g.step(actions)
+            self.balances.after(g, rewards, done, self.every_seat)
+            closed = book.pay(step_rewards(g, rewards, done, cfg.env), done)
+            if closed is not None:
+                finished.append(closed)
+                ended += int(done.sum())
+        played, balances = cfg.dmc.n_steps * self.num_games, self.balances.counted()
+        if not finished:
+            empty = np.zeros((0, self.obs.shape[1]), np.float32)
+            return empty, np.zeros(0, np.int64), np.zeros(0, np.float32), played, 0, balances
+        obs = np.concatenate([f[0] for f in finished])
+        action = np.concatenate([f[1] for f in finished])
+        target = np.concatenate([f[2] for f in finished]).astype(np.float32)
+        return obs, action, target, played, ended, balances
+
+
+def _actor_main(index: int, generation: int, num_games: int, cfg: Any, shared: tuple[Any, ...]) -> None:
+    """One acting process (module docstring): rollouts until the learner says stop."""
+    die_with_parent()
+    limit_threads()
+    torch.set_num_threads(1)
+    weights, version, lock, stop, full, free, slots = shared
+    acting = Acting(index, generation, num_games, cfg)
+    seen = -1
+    capacity = slots["obs"].shape[1]
+    while not stop.is_set():
+        if version.value != seen:
+            with lock:
+                acting.load(weights)
+                seen = version.value
+        obs_all, action_all, target_all, played, ended, balances = acting.rollout()
+        start = 0
+        while True:  # one slot or more; the last one carries the rollout's counts
+            slot = free.get()
+            if stop.is_set():
+                return
+            end = min(start + capacity, len(obs_all))
+            count = end - start
+            slots["obs"][slot, :count] = torch.from_numpy(obs_all[start:end])
+            slots["action"][slot, :count] = torch.from_numpy(action_all[start:end])
+            slots["target"][slot, :count] = torch.from_numpy(target_all[start:end])
+            last = end == len(obs_all)
+            counts = (played, ended, balances) if last else (0, 0, None)
+            full.put((index, generation, slot, count, *counts, seen))
+            start = end
+            if last:
+                break
