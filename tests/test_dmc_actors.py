@@ -60,7 +60,7 @@ def test_a_run_with_two_actors_fills_the_replay_with_real_returns_and_stops_its_
     assert trainer.filled > 0 and np.allclose(targets / SCALE, np.round(targets / SCALE))  # balances in tricks
     assert np.abs(targets).max() <= 16 * SCALE and len(np.unique(targets)) >= 3
     assert (trainer.replay_obs[: trainer.filled].sum(1) > 0).all()  # real observations, not empty slots
-    assert trainer.history[-1]["actor_lag"] <= SLOTS + 1
+    assert max(row["actor_lag"] for row in trainer.history) <= 4 * SLOTS  # a few updates behind, never unbounded
     hands = sum(row["hands"] for row in trainer.history)  # every seat's hands by role, from the actors
     assert hands > 0 and all(-16 <= row["balance_dealer"] <= 16 for row in trainer.history if row["hands"])
     assert all(not p.is_alive() for p in pool_processes)

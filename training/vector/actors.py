@@ -19,9 +19,10 @@ integers cross the queues, never a pickled array:
   the rollout's last slot) the decisions played and episodes ended go to the learner's queue, and the learner
   hands the slot back once filed. An actor without a free slot waits.
 
-**Staleness**: an actor fills at most :data:`SLOTS` slots ahead of the learner, so a rollout is played with the
-weights of at most ``SLOTS + 1`` updates ago (one update a rollout of all the actors; measured effect:
-docs/training.md).
+**Staleness**: an actor fills at most :data:`SLOTS` slots ahead of the learner, and the learner updates once a
+rollout of all the actors, so a rollout is played with the weights of a few updates ago: ``SLOTS + 1`` with one
+actor; with several, one that falls behind the others lags more (``actor_lag`` in ``metrics.jsonl``: 3 with one
+actor and 4 with two, measured on 2 cores with the default config).
 
 **Across machines** (``sergeant-major train --backend dmc --ray [ADDRESS]``): :class:`RayActorPool`, the same
 actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
