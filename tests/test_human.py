@@ -329,3 +329,54 @@ def test_play_main_checks_seats_and_opponents_against_the_players(capsys):
     assert "seats are 0-2 with 3 players" in capsys.readouterr().err
     assert play.main(["--rules", "four-5-3-2-2", "--opponents", "random", "random"], input_stream=io.StringIO("")) == 2
     assert "4 players need 3 opponents, got 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("answer", ["H", "h", "hearts"])
+def test_h_at_the_trump_prompt_names_hearts_not_help(answer):
+    view = player_view(Game(seed=1, first_dealer=0, max_hands=1), 0)
+    assert view.phase == TRUMP
+    action, text = run_human(view, f"{answer}\n")
+    assert action == TRUMP_ACTION_BASE + 2 and "Answer with a card" not in text
+
+
+@pytest.mark.parametrize("rules", ["standard", "calls"])
+def test_every_suit_letter_names_its_suit_at_the_trump_prompt_and_help_is_a_word(rules):
+    view = player_view(Game(rules, seed=1, first_dealer=0, max_hands=1), 0)
+    assert view.phase == TRUMP
+    for suit, letter in enumerate("CDHS"):
+        for typed in (letter, letter.lower()):
+            action, text = run_human(view, f"{typed}\n")
+            assert action == TRUMP_ACTION_BASE + suit and "Answer with a card" not in text, typed
+    for word in ("?", "help", "HELP"):
+        action, text = run_human(view, f"{word}\ns\n")
+        assert action == TRUMP_ACTION_BASE + 3 and "Answer with a card" in text and "'?' or 'help'" in text
+
+
+def views_of_every_phase() -> dict[tuple[str, int], object]:
+    """A view with a choice in each phase of the rule sets that have one: trump, calls, play, exchange,
+    discard, bid, take, assign."""
+    views = {}
+    for rules in ("standard", "calls", "woburn-auction", "dealer-assigns", "9-5-3-one-card"):
+        game = Game(rules, seed=3, first_dealer=0, max_hands=3)
+        while game.current_player is not None:
+            view = player_view(game, game.current_player)
+            if view.legal.bit_count() > 1:
+                views.setdefault((rules, view.phase), view)
+            game.apply(heuristic_action(view))
+    return views
+
+
+def test_no_help_or_quit_word_names_an_action_at_any_prompt():
+    from agents.players.human import HELP_WORDS, QUIT_WORDS
+    from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, TAKE
+
+    views = views_of_every_phase()
+    assert {phase for _, phase in views} >= {TRUMP, PLAY, EXCHANGE, DISCARD, BID, TAKE, ASSIGN}
+    for (rules, phase), view in views.items():
+        for word in HELP_WORDS + QUIT_WORDS:
+            for typed in (word, word.upper()):
+                try:
+                    action = parse_answer(typed, view)
+                except ValueError:
+                    continue
+                pytest.fail(f"{typed!r} names action {action} at the {phase} prompt of {rules}: not help or quit")

@@ -188,6 +188,56 @@ def test_ctrl_c_saves_a_checkpoint_and_names_the_command_that_continues(tmp_path
     assert json.loads((run / "summary.json").read_text())["progress"] == 512
 
 
+DMC_TINY = [  # tests/test_dmc.py's TINY, a run far longer than the test, progress on (writes after the signal)
+    *("env.num_games=4", "dmc.n_steps=16", "dmc.batch_size=32", "dmc.replay_rollouts=8", "dmc.net_arch=[16]"),
+    *("train.torch_threads=1", "train.progress=true", "eval.final_deals=0"),
+    *("train.total_timesteps=100000000", "train.checkpoint_every=1000000000"),
+]
+
+
+@pytest.mark.parametrize(
+    "name, reader", [("SIGINT", "closed after the signal"), ("SIGTERM", "closed before the signal")]
+)
+def test_a_signal_that_also_ends_the_reader_of_a_pipe_still_saves_and_exits_as_in_a_terminal(tmp_path, name, reader):
+    """``train ... 2>&1 | tee log`` and Ctrl-C: the signal ends ``tee`` too and every later write finds a broken
+    pipe; the run still writes its checkpoint and exits 130 (SIGTERM: 143), as it does in a terminal."""
+    import os
+    import select
+    import subprocess
+    import sys
+    import time
+
+    signum = getattr(signal, name)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = tmp_path / "run"
+    sets = [arg for key in DMC_TINY for arg in ("--set", key)]
+    argv = [sys.executable, "-m", "sm_cli", "train", "--backend", "dmc", "--config", "configs/dmc.yaml"]
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen([*argv, "--run-dir", str(run), *sets], cwd=root, stdout=write_end, stderr=write_end)
+    os.close(write_end)
+    try:
+        seen, started = b"", None
+        with os.fdopen(read_end, "rb", buffering=0) as pipe:  # as tee: reads while the run trains a second
+            deadline = time.monotonic() + 300
+            while process.poll() is None and time.monotonic() < min(deadline, started or deadline):
+                if select.select([pipe], [], [], 0.1)[0]:
+                    seen = (seen + pipe.read(65536))[-2000:]
+                if started is None and b"decision" in seen:  # the progress bar: training has begun
+                    started = time.monotonic() + 1.0
+            assert process.poll() is None and started is not None, seen.decode(errors="replace")
+            if reader == "closed after the signal":
+                process.send_signal(signum)  # and the reader ends with it, long before the checkpoint is written
+        if reader == "closed before the signal":
+            time.sleep(0.5)  # the bar's writes already fail
+            process.send_signal(signum)
+        assert process.wait(timeout=300) == 128 + signum
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (run / "checkpoints" / "latest.pt").is_file() and not (run / "summary.json").exists()
+
+
 def test_resume_errors_name_the_command_typed(tmp_path, capsys):
     assert main(["--resume", str(tmp_path / "nothing")]) == 2
     assert capsys.readouterr().err.startswith("sergeant-major train: error: cannot resume")
@@ -197,6 +247,35 @@ def test_resume_errors_name_the_command_typed(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("sergeant-major train --backend vector: error: cannot resume") and "nothing was saved" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "kind, config", [("vector", "selfplay.yaml"), ("dmc", "dmc.yaml"), ("rllib", "rllib_quickstart.yaml")]
+)
+def test_resume_finds_the_backend_in_the_run_s_config_before_any_checkpoint(tmp_path, capsys, kind, config):
+    """A run stopped before its first checkpoint: --resume RUN says what --backend KIND --resume RUN says (no
+    checkpoint in it), not that its config is of another kind."""
+    import os
+    import shutil
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", config), run / "config.yaml")
+    assert main(["--resume", str(run)]) == 2
+    without = capsys.readouterr().err
+    assert main(["--backend", kind, "--resume", str(run)]) == 2
+    assert capsys.readouterr().err == without
+    assert without.startswith(f"sergeant-major train --backend {kind}: error: cannot resume {run}: no checkpoint")
+    assert without.count("\n") == 1
+
+
+def test_resume_of_another_command_s_run_names_the_command_that_continues_it(tmp_path, capsys):
+    (tmp_path / "config.yaml").write_text("kind: distill\nname: x\n")
+    with pytest.raises(SystemExit) as info:
+        main(["--resume", str(tmp_path)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--resume: that is a 'distill' run, not a training run: continue it with sergeant-major distill" in err
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,10 @@ and scores, and a numbered list of the legal actions. It answers with
 - taking the face-up card (``one_card_kitty``, holding 2D): the card to put
   out of play (the face-up card joins the hand), or ``pass`` / ``decline``
   (action 58);
-- ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop.
+- ``help`` (or ``?``) for help, ``quit`` (or end of input) to stop. No
+  single letter is help: ``h`` is hearts at the trump prompt, so the words
+  kept for help and quit (``HELP_WORDS``, ``QUIT_WORDS``) name no action at
+  any prompt.
 
 When only one action is legal (a card that must be played, say the last
 card of the hand), nothing is asked: the table is shown and the action is
@@ -59,10 +62,13 @@ class HumanQuit(Exception):
     """The person stopped the game (``quit`` or end of input)."""
 
 
+HELP_WORDS = ("help", "?")  # never a letter: each letter names a suit, a rank or a choice somewhere
+QUIT_WORDS = ("quit", "exit", "q")  # q alone is no card (a card is rank then suit)
+
 HELP = """Answer with a card such as TH, 10h or as (rank then suit: 2-9, T or 10, J, Q, K, A;
 suit C, D, H, S), or with the number of an action in the list.
 To name trump: a suit letter (C, D, H, S) or its name (clubs, diamonds, hearts, spades).
-'quit' stops the game."""
+'?' or 'help' shows this again; 'quit' stops the game."""
 
 
 def hand_by_suit(mask: int) -> str:
@@ -222,9 +228,9 @@ class HumanAgent(Agent):
                 self.say("")
                 raise HumanQuit("end of input")
             answer = line.strip()
-            if answer.lower() in ("quit", "exit", "q"):
+            if answer.lower() in QUIT_WORDS:
                 raise HumanQuit("quit")
-            if answer.lower() in ("help", "?", "h"):
+            if answer.lower() in HELP_WORDS:
                 self.say(HELP)
                 continue
             try:

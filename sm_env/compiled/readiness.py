@@ -121,9 +121,24 @@ def load_kernels() -> None:
     mark_ready()
 
 
+_quiet = False  # no announcement: sergeant-major compile says itself what compiles (quiet())
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """No compile announced in this process during the block (``sergeant-major compile``, whose workers would
+    each print the same line, says itself what it compiles and how far it is)."""
+    global _quiet
+    before, _quiet = _quiet, True
+    try:
+        yield
+    finally:
+        _quiet = before
+
+
 def _say(what: str) -> None:
     global _announced
-    if not _announced:
+    if not _announced and not _quiet:
         _announced = True
         print(f"sm_env: {what}", file=sys.stderr, flush=True)
 
@@ -260,7 +275,7 @@ def first_compile(group: str) -> Iterator[None]:
         stamp: Path | None = _group_stamp(group)
     except OSError:
         stamp = None
-    if stamp is not None and not stamp.exists():
+    if stamp is not None and not stamp.exists() and not _quiet:
         what, about = GROUP_TEXT[group]
         print(f"sm_env: compiling {what} with numba now (about {about} on 2 cores, once per install)", file=sys.stderr)
     yield
