@@ -21,8 +21,9 @@ integers cross the queues, never a pickled array:
 
 **Staleness**: an actor fills at most :data:`SLOTS` slots ahead of the learner, and the learner updates once a
 rollout of all the actors, so a rollout is played with the weights of a few updates ago: ``SLOTS + 1`` with one
-actor; with several, one that falls behind the others lags more (``actor_lag`` in ``metrics.jsonl``: 3 with one
-actor and 4 with two, measured on 2 cores with the default config).
+actor; with several, one that falls behind the others lags more, without a bound (``actor_lag`` in
+``metrics.jsonl``: 3 with one actor and 4 with two with the default config on 2 cores; 13 for a tiny config on cores
+busy with the test suite).
 
 **Across machines** (``sergeant-major train --backend dmc --ray [ADDRESS]``): :class:`RayActorPool`, the same
 actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
