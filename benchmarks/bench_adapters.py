@@ -22,7 +22,7 @@ Each figure is the best of ``--repeats`` rounds (a round runs every adapter
 once, in turn, after a warm-up); the table is Markdown. ``--clock cpu`` times
 the process's own CPU time instead of the wall clock (every run is single-threaded
 Python): steadier on a machine shared with other work. Every adapter should stay at 0.5 x
-``raw_env`` or above (docs/results.md has the figures).
+``raw_env`` or above (docs/results/speed-adapters.md has the figures).
 """
 
 from __future__ import annotations

@@ -22,17 +22,18 @@ Subcommands::
         ``agents.analysis.main``,
         ``training.evaluation.command.main``,
         ``training.evaluation.tournament.main``, ``training.train.main``,
-        ``training.distill.fit.main``; try ``sergeant-major eval --help``)
+        ``training.distill.cli.main``; try ``sergeant-major eval --help``)
     sergeant-major leaderboard --config FILE [--only PRESET ...] [--quick | --deals N]
         make a leaderboard page (runs/leaderboard/leaderboard.md; the config's
         ``out``, or ``--set out=docs/leaderboard.md``) from its config
         (configs/leaderboard.yaml): one resumable tournament per section
         (``training.evaluation.leaderboard_page.main``)
     sergeant-major improve --config FILE | --resume RUN_DIR
-        policy improvement by play-outs in the real deal: label decisions with
-        every legal move played out, fit a Q-network, combine it with the
-        policy (``training.playouts.cli.main``; its steps by hand:
-        ``sergeant-major improve label|fit|merge|combine|distil``)
+        the play-out part of ``distill`` alone (configs of kind playouts):
+        label decisions with every legal move played out in the real deal,
+        fit a Q-network, combine it with the policy
+        (``training.distill.cli.main``; its steps by hand:
+        ``sergeant-major distill label|fit|merge|combine|distil|belief``)
     sergeant-major exploit SPEC [--opponents A,B] [--minutes M] [--steps N] [--deals D] [OPTIONS]
         train a best response against a fixed agent (or pair) on the batched
         engine and measure how much it gains per hand over the agent in each
@@ -327,8 +328,8 @@ _CONFIG_LOADERS = {
     "rllib": ("training.rllib.config", "load_rllib_config", "RLlibConfig"),
     "distill": ("training.distill.config", "load_distill_config", "DistillConfig"),
     "exploit": ("training.vector.exploit", "load_exploit_config", "ExploitConfig"),
-    "playouts": ("training.playouts.config", "load_run_config", "RunConfig"),
-    "eval": ("training.sb3.config", "load_eval_config", "EvalFileConfig"),
+    "playouts": ("training.distill.config_playouts", "load_run_config", "RunConfig"),
+    "eval": ("training.evaluation.config", "load_eval_config", "EvalFileConfig"),
     "leaderboard": ("training.evaluation.leaderboard_page", "load_leaderboard_config", "LeaderboardConfig"),
 }
 
@@ -429,15 +430,15 @@ def _run_train(argv: list[str]) -> int:
 
 
 def _run_distill(argv: list[str]) -> int:
-    from training.distill import fit
+    from training.distill import cli
 
-    return fit.main(argv, prog=f"{PROG} distill")
+    return cli.main(argv, prog=f"{PROG} distill")
 
 
 def _run_improve(argv: list[str]) -> int:
-    from training.playouts import cli
+    from training.distill import cli
 
-    return cli.main(argv, prog=f"{PROG} improve")
+    return cli.main(argv, prog=f"{PROG} improve", part="playouts")  # the play-out part of distill
 
 
 def _run_exploit(argv: list[str]) -> int:
@@ -471,8 +472,8 @@ _DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "tournament": (_run_tournament, "every table of any number of agents, and the leaderboard (Markdown, JSON, plot)"),
     "leaderboard": (_run_leaderboard, "a leaderboard page from its config (configs/leaderboard.yaml), in runs/"),
     "train": (_run_train, "self-play training from a config file"),
-    "distill": (_run_distill, "search distillation from a config file: label with pimc, fit a policy"),
-    "improve": (_run_improve, "policy improvement by real-deal play-outs from a config file (configs/real_deal_*)"),
+    "distill": (_run_distill, "label (a search, or real-deal play-outs) and fit a policy, from a config file"),
+    "improve": (_run_improve, "distill's play-out part: real-deal play-outs, a Q-network (configs/real_deal_*)"),
     "exploit": (_run_exploit, "train a best response against a fixed agent; its gain per role over it (CIs)"),
     "serve": (_run_serve, "play in a browser against two agents (web extra)"),
     "view": (_run_view, "step through a game record in a browser (web extra)"),

@@ -262,7 +262,8 @@ def test_heuristic_assigns_the_lowest_quota_to_itself_and_the_highest_as_told():
     assert quotas("leader") == [3, 8, 5] and quotas("trailer") == [3, 5, 8] and quotas("middle") == [3, 5, 8]
     view.scores = (0, 0, 0)  # a tie: the eldest
     assert quotas("leader") == [3, 8, 5] == quotas("trailer")
-    # the heuristic's own choice (measured, docs/results.md): the highest quota to the middle, whoever leads
+    # the heuristic's own choice (measured, docs/results/heuristic-ab.md): the highest quota to the middle,
+    # whoever leads
     assert h.ASSIGN_HIGH_TO == "middle" and quotas() == [3, 5, 8]
     assert h.heuristic_action(view) == h.choose_assignment(view, "middle")
     with pytest.raises(ValueError, match="high_to"):

@@ -1,5 +1,5 @@
 """The belief network (agents/search/belief.py), pimc's deals drawn by it (belief=, pool=, alpha=), the policy
-prior (prior=), and the fit that makes the network (training/playouts/belief.py, `improve belief`)."""
+prior (prior=), and the fit that makes the network (training/distill/belief.py, `improve belief`)."""
 
 from __future__ import annotations
 
@@ -230,7 +230,7 @@ def test_the_prior_adds_the_policys_log_probabilities() -> None:
 
 
 def test_fit_writes_a_belief_and_resumes_to_the_same_file(tmp_path) -> None:
-    from training.playouts.belief import fit_belief
+    from training.distill.belief import fit_belief
 
     lines: list[str] = []
     out = str(tmp_path / "b.pt")
@@ -253,7 +253,7 @@ def test_fit_writes_a_belief_and_resumes_to_the_same_file(tmp_path) -> None:
 
 
 def test_improve_belief_refuses_bad_input(capsys) -> None:
-    from training.playouts.cli import main
+    from training.distill.cli import main
 
     assert main(["belief", "--decisions", "5", "--out", "x.pt"]) == 2
     assert "decisions must be in" in capsys.readouterr().err

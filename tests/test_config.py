@@ -8,17 +8,9 @@ import os
 import pytest
 import yaml
 
-from training.sb3.config import (
-    Config,
-    ConfigError,
-    EvalFileConfig,
-    apply_overrides,
-    config_from_dict,
-    describe,
-    load_config,
-    load_eval_config,
-    save_config,
-)
+from training.common.yaml_config import ConfigError, apply_overrides, save_config
+from training.evaluation.config import EvalFileConfig, load_eval_config
+from training.sb3.config import Config, config_from_dict, describe, load_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -64,7 +56,7 @@ def _rllib(path):
 
 
 def _real_deal(path):
-    from training.playouts.config import RunConfig, load_run_config
+    from training.distill.config_playouts import RunConfig, load_run_config
 
     return load_run_config(path), RunConfig
 
@@ -221,7 +213,7 @@ def test_a_set_typo_is_blamed_on_the_set_option_not_the_file(tmp_path):
 
 def test_eval_config_defaults_overrides_and_errors(tmp_path):
     spec = load_eval_config(None, ["eval.final_deals=7"])
-    assert isinstance(spec, EvalFileConfig) and spec.eval.final_deals == 7 and spec.rules == "standard"
+    assert isinstance(spec, EvalFileConfig) and spec.eval.final_deals == 7 and spec.env.rules == "standard"
     with pytest.raises(ConfigError, match=r"^--set eval.mode=round: eval.mode: expected one of 'hand', 'game'"):
         load_eval_config(None, ["eval.mode=round"])
 

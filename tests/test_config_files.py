@@ -34,7 +34,7 @@ def test_every_config_file_is_valid(path: str, capsys) -> None:
         ("kind: playoffs\n", "kind: unknown kind 'playoffs'; the kinds are sb3, vector"),
         ("kind: playouts\nworkers: 0\n", "workers"),
         ("kind: playouts\nlabels: [{seeds: [1], types: [bid]}]\n", "types must be some of exchange, trump, discard"),
-        ("kind: playouts\nrules: calls\n", "has 74 actions"),
+        ("kind: playouts\nenv: {rules: calls}\n", "has 74 actions"),
     ],
 )
 def test_a_wrong_kind_or_value_is_one_line(tmp_path, capsys, text: str, words: str | None) -> None:

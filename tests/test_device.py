@@ -249,7 +249,7 @@ def test_the_rllib_learner_gets_one_gpu_for_cuda_and_none_otherwise(two_gpus):
 
 @pytest.mark.parametrize("step", ["fit", "merge", "distil", "belief"])
 def test_the_improve_steps_refuse_a_device_in_one_line(step, tmp_path, capsys, no_cuda):
-    from training.playouts.cli import main as improve
+    from training.distill.cli import main as improve
 
     for value, words in (("gpu", "must be one of auto, cpu, cuda, cuda:N, mps"), ("cuda", "has no CUDA device")):
         args = {"fit": ["--data", "x.npz"], "merge": ["--data", "x.npz", "--teacher", "q.pt"]}.get(step, [])

@@ -23,6 +23,7 @@ pytest.importorskip("torch")
 
 
 from training.common.checkpoint import CheckpointError  # noqa: E402
+from training.distill import cli  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -142,10 +143,11 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
         0,
     )
     base = {"seed": 101, "samples": 20, "chunk_hands": 500, "exchange_start": 0.7, "explore": 0.1}
-    assert cfg.data.record() == {**base, "behaviour": "pimc", "search": True, "rules": "standard"}  # meta.json
+    meta = {**base, "behaviour": "pimc", "search": True, "rules": "standard"}  # what meta.json holds
+    assert cfg.data_settings().record() == meta
     teacher, dagger = cfg.extra_data
     assert (teacher.name, teacher.hands, dagger.name, dagger.hands) == ("teacher", 20000, "dagger_v1", 2000)
-    assert teacher.settings.record() == {
+    assert cfg.data_settings(teacher).record() == {
         **base,
         "seed": 77,
         "chunk_hands": 1000,
@@ -153,7 +155,7 @@ def test_the_shipped_configs_give_the_settings_that_made_the_policies():
         "search": False,
         "rules": "standard",
     }
-    assert dagger.settings.record() == {
+    assert cfg.data_settings(dagger).record() == {
         **base,
         "seed": 202,
         "behaviour": "ppo:agents/policies/standard_v1.pt",
@@ -229,7 +231,8 @@ def test_the_pipeline_runs_end_to_end_and_the_policy_plays(tmp_path):
             "extra_data=[{name: cheap, hands: 2, search: false, behaviour: random, seed: 3, chunk_hands: 2}]",
         ],
     )
-    assert config.extra_data[0].settings.samples == 2  # the run's data settings, except those the entry gives
+    extra = config.data_settings(config.extra_data[0])
+    assert extra.samples == 2  # the run's data settings, except those the entry gives
     summary = distill.run(config, log=lambda *_: None)
     path = summary["policy"]
     assert path == os.path.join(config.run_dir, "final_policy.pt") and os.path.isfile(path)
@@ -313,10 +316,10 @@ def test_fit_only_on_labelled_folders_writes_the_policy_and_its_report(tmp_path)
     folder = str(tmp_path / "data")
     distill_data.generate(folder, 2, TINY, log=lambda *_: None)
     out = str(tmp_path / "p" / "policy.pt")
-    assert distill.main(["--fit-data", folder, "--out", out, "fit.epochs=1", "fit.net_arch=[16]"]) == 0
+    assert cli.main(["--fit-data", folder, "--out", out, "fit.epochs=1", "fit.net_arch=[16]"]) == 0
     assert os.path.isfile(out) and os.path.isfile(str(tmp_path / "p" / "policy_fit.json"))
-    assert distill.main(["--fit-data", str(tmp_path / "missing"), "--out", out]) == 2  # a clear error, no traceback
-    assert distill.main(["--fit-data", folder]) == 2  # --out is required
+    assert cli.main(["--fit-data", str(tmp_path / "missing"), "--out", out]) == 2  # a clear error, no traceback
+    assert cli.main(["--fit-data", folder]) == 2  # --out is required
 
 
 def test_train_share_fits_the_first_training_shards_and_keeps_the_held_out_ones(tmp_path, capsys):
@@ -329,7 +332,7 @@ def test_train_share_fits_the_first_training_shards_and_keeps_the_held_out_ones(
         train, valid = distill._load_split([folder], 0.2, 7, train_share=share)
         assert len(valid["target"]) == sum(rows[i] for i in held)
         assert len(train["target"]) == sum(rows[i] for i in fitted[:kept]), share
-    assert distill.main(["--fit-data", folder, "--out", str(tmp_path / "p.pt"), "fit.train_share=0"]) == 2
+    assert cli.main(["--fit-data", folder, "--out", str(tmp_path / "p.pt"), "fit.train_share=0"]) == 2
     assert "fit.train_share: must be in (0, 1], got 0" in capsys.readouterr().err
 
 

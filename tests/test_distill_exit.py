@@ -27,6 +27,7 @@ from training.distill.data import DataSettings
 pytest.importorskip("torch")
 
 from sm_env.observation import observed_phases  # noqa: E402
+from training.distill import cli  # noqa: E402
 from training.distill import fit as distill  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,7 +50,7 @@ def _quiet(*_args: object) -> None:
         (["data.rollout=policy", "data.search_decisions=most"], r"must be one of play, trump, all, got 'most'"),
         (["data.rollout=policy", "data.rollout_policy=missing.pt"], r"data.rollout_policy: policy file not found"),
         (
-            ["data.rollout=policy", "data.rules=dealer-assigns"],
+            ["data.rollout=policy", "env.rules=dealer-assigns"],
             r"data.rollout_policy: no shipped policy plays the rule set 'dealer-assigns'",
         ),
         (
@@ -79,7 +80,8 @@ def test_the_exit_configs_run_the_loop_from_a_pinned_policy_with_the_play_search
     pinned = f"agents/policies/{start}.pt"  # the loop starts from this file whatever `trained` is now
     assert cfg.data.behaviour == "ppo:" + pinned and cfg.data.samples == 16 and not cfg.extra_data
     assert (cfg.fit.init, cfg.fit.other_teacher, cfg.fit.anchor_margin) == (pinned, "", 0.0)
-    assert distill_data.rollout_policy_file(cfg.data) == pinned and os.path.isfile(os.path.join(ROOT, pinned))
+    assert distill_data.rollout_policy_file(cfg.data_settings()) == pinned
+    assert os.path.isfile(os.path.join(ROOT, pinned))
     run = f"runs/{name}"
     r1 = distill.round_settings(cfg, run, 1)
     assert r1.rollout_policy == r1.behaviour.removeprefix("ppo:") == os.path.join(run, "policies", "r0.pt")
@@ -88,7 +90,7 @@ def test_the_exit_configs_run_the_loop_from_a_pinned_policy_with_the_play_search
 
 def test_the_earlier_configs_keep_their_records():
     # the earlier configs keep what their meta.json files hold: the new keys at their defaults are left out
-    assert set(distill.load_config(os.path.join(ROOT, "configs", "distill_v2.yaml")).data.record()) == {
+    assert set(distill.load_config(os.path.join(ROOT, "configs", "distill_v2.yaml")).data_settings().record()) == {
         "seed",
         "samples",
         "chunk_hands",
@@ -287,7 +289,7 @@ def test_a_killed_run_resumes_to_the_same_labels_and_policy(tmp_path):
     assert cli_main(["distill", "--resume", str(run), "--quiet"]) == 0
     assert (run / "policies" / "r0.pt").exists() and (run / "final_policy.pt").exists()
     clean = tmp_path / "clean"
-    distill_data.generate(str(clean), 4, distill.load_config(str(config_path)).data, log=_quiet)
+    distill_data.generate(str(clean), 4, distill.load_config(str(config_path)).data_settings(), log=_quiet)
     for name in sorted(p.name for p in clean.glob("shard_*.npz")):
         assert (run / "data" / "r0" / name).read_bytes() == (clean / name).read_bytes(), name
     assert not list((run / "data" / "r0").glob(".shard_*"))  # no temporary file left behind
@@ -301,7 +303,7 @@ def test_method_q_fits_the_search_values_less_the_prior_and_adds_them_to_init(tm
     rollout policy's log-probabilities (its play-out means), and the written policy is exactly
     ``prior_weight`` x init's logits + the Q-network's values in tricks."""
     from agents.players.ppo_agent import PPOAgent
-    from training.playouts import fit as playouts_fit
+    from training.distill import fit_q as playouts_fit
 
     folder = str(tmp_path / "data")
     small = os.path.join(POLICY_DIR, "standard_v4.pt")  # [512, 256]: the rollout policy and init, cheaper than v7
@@ -323,10 +325,10 @@ def test_method_q_fits_the_search_values_less_the_prior_and_adds_them_to_init(tm
     monkeypatch.setattr(playouts_fit, "FIT_BATCH", 8)  # a batch the few decisions fill
     out = str(tmp_path / "p" / "policy.pt")
     sets = ["fit.method=q", f"fit.init={small}", "fit.epochs=1", "fit.prior_weight=2", "fit.validation=0.4"]
-    assert distill.main(["--fit-data", folder, "--out", out, *sets]) == 0
+    assert cli.main(["--fit-data", folder, "--out", out, *sets]) == 0
     combined, q = PPOAgent(out).policy, PPOAgent(str(tmp_path / "p" / "policy_q.pt")).policy
     expected = 2 * start.logits(obs) + playouts_fit.Q_SCALE * q.logits(obs)
     assert np.allclose(combined.logits(obs), expected, atol=1e-3)
     report = json.loads((tmp_path / "p" / "policy_fit.json").read_text())
     assert report["method"] == "q" and 0 <= report["combined"]["agreement"] <= 1
-    assert distill.main(["--fit-data", folder, "--out", out, "fit.method=q"]) == 2  # no init: a clear error
+    assert cli.main(["--fit-data", folder, "--out", out, "fit.method=q"]) == 2  # no init: a clear error

@@ -18,7 +18,7 @@ from sm_env.core.knowledge import player_view
 from sm_env.observation import encode
 from training.cli import main as train_main
 from training.common.checkpoint import CheckpointError
-from training.sb3.config import ConfigError
+from training.common.errors import ConfigError
 from training.vector.config import dmc_config_from_dict, load_dmc_config
 from training.vector.dmc import DMC, main
 from training.vector.episodes import EpisodeBook

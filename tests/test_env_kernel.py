@@ -62,7 +62,7 @@ def _lockstep(
     fast, slow = raw_env(**kwargs), raw_env(compiled=False, **kwargs)
     fast.reset(seed=seed, options=options)
     slow.reset(seed=seed, options=options)
-    assert fast._fast is not None and slow._fast is None
+    assert fast._engine.fast is not None and slow._engine.fast is None
     rng = random.Random(seed)
     decisions = 0
     while True:
@@ -82,9 +82,9 @@ def _lockstep(
         fast.step(action)
         slow.step(action)
         decisions += 1
-    assert fast._pending  # the Game was never read: it is behind
+    assert fast._engine.pending  # the Game was never read: it is behind
     assert fast.record() == slow.record()
-    assert fast.game.phase == slow.game.phase and not fast._pending
+    assert fast.game.phase == slow.game.phase and not fast._engine.pending
     return decisions
 
 
@@ -177,7 +177,7 @@ def test_game_read_mid_game_stays_current() -> None:
     _play(fast, rng_a, 70)
     _play(slow, rng_b, 70)
     game = fast.game  # brought up to date, then stepped with the env
-    assert fast._pending is None
+    assert fast._engine.pending is None
     for _ in range(120):
         _play(fast, rng_a, 1)
         _play(slow, rng_b, 1)
@@ -185,7 +185,7 @@ def test_game_read_mid_game_stays_current() -> None:
         assert _state(fast) == _state(slow)
     assert fast.record() == slow.record()
     fast.reset(seed=3)
-    assert fast._pending == [] and fast.game is not game
+    assert fast._engine.pending == [] and fast.game is not game
 
 
 def _deals(seed: int, count: int) -> list[dict]:
@@ -204,9 +204,9 @@ def test_copies_mid_game_continue_identically(how: str, deals: int) -> None:
     e = raw_env(max_hands=6)
     e.reset(seed=11, options={"deals": _deals(3, deals)} if deals else None)
     _play(e, random.Random(0), 70)
-    assert e._fast.deal_queue or not deals  # given deals still to come
+    assert e._engine.fast.deal_queue or not deals  # given deals still to come
     other = pickle.loads(pickle.dumps(e)) if how == "pickle" else copy.deepcopy(e)
-    assert other._fast is not None and _state(other) == _state(e)
+    assert other._engine.fast is not None and _state(other) == _state(e)
     _play(e, random.Random(1), 10_000)
     _play(other, random.Random(1), 10_000)
     assert _state(other) == _state(e)
@@ -225,7 +225,7 @@ def test_bad_actions_get_the_pure_python_error(action: object) -> None:
     with pytest.raises(IllegalEnvActionError) as fast_err:
         fast.step(action)
     assert str(fast_err.value) == str(slow_err.value)
-    assert _state(fast) == _state(slow) and not fast._pending
+    assert _state(fast) == _state(slow) and not fast._engine.pending
 
 
 def test_numpy_integer_actions_are_played() -> None:
@@ -241,7 +241,7 @@ def test_compiled_false_uses_the_pure_python_path() -> None:
         assert raw_env(rules=rules)._use_kernel  # the compiled engine runs these rule sets
         e = raw_env(rules=rules, compiled=False)
         e.reset(seed=1)
-        assert e._fast is None
+        assert e._engine.fast is None
         _play(e, random.Random(0), 300)
         replay(e.record())  # a valid record of the game played
     with pytest.raises(ValueError, match="compiled must be True, False or 'auto'"):
@@ -252,7 +252,7 @@ def test_compiled_false_uses_the_pure_python_path() -> None:
 def test_four_players_on_the_compiled_path(preset: str) -> None:
     e = raw_env(rules=preset, max_hands=2)
     e.reset(seed=2)
-    assert e._fast is not None and e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
+    assert e._engine.fast is not None and e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     _play(e, random.Random(1), 100_000)
     assert not e.agents or e.terminations[e.agent_selection] or e.truncations[e.agent_selection]
     assert [len(hand) for hand in e.game.history[-1].deal_hands] == [12, 12, 12, 12]

@@ -245,7 +245,8 @@ def test_saved_results_are_written_atomically(tmp_path):
 )
 def test_heuristic_beats_random_in_the_section_10_presets(rules):
     """Hands of these presets play differently (phase order, assigned quotas, kitty trick): the heuristic
-    must still beat random there (whole-game figures for every new preset are in docs/results.md)."""
+    must still beat random there (whole-game figures for every new preset are in
+    docs/results/presets-heuristic-random.md)."""
     result = ev.evaluate(
         ["heuristic", "random"],
         deals=12,

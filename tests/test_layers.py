@@ -1,5 +1,5 @@
 """The direction of imports (docs/architecture.md): no import cycle between files, nothing imports a layer
-above its own, and the rules core imports the standard library only.
+above its own, no trainer imports another, and the rules core imports the standard library only.
 
 Every import counts, at module level or inside a function, ``TYPE_CHECKING`` blocks included: a cycle that
 only a lazy import hides is still a cycle in the design.
@@ -25,10 +25,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("sm_env.envs",),
     ("sm_env",),  # the package's public names and the versioned entry module
     ("agents",),
-    ("training",),
+    ("training.common",),  # what every trainer shares
+    ("training.evaluation",),  # the one evaluation every trainer reports
+    ("training.sb3", "training.vector", "training.rllib", "training.distill"),  # the trainers: TRAINERS
+    ("training",),  # training/cli.py and train.py: the command line over every trainer
     ("sm_web",),
     ("sm_cli",),
 ]
+TRAINERS = LAYERS[LAYERS.index(("training",)) - 1]
+"""The trainers: one layer, and each a layer of its own beside the others (none imports another: what two
+share lives in ``training.common`` or ``training.evaluation``; :func:`imports_between_trainers`)."""
 
 
 def layer_of(module: str) -> int:
@@ -104,6 +110,54 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 
 def test_no_module_imports_a_layer_above_its_own():
     assert upward_imports(GRAPH) == []
+
+
+def trainer_of(module: str) -> str | None:
+    """The trainer (one of :data:`TRAINERS`) that ``module`` belongs to, or None."""
+    return next((t for t in TRAINERS if module == t or module.startswith(t + ".")), None)
+
+
+def imports_between_trainers(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of ``graph`` from one trainer's module into another trainer's."""
+    return [
+        f"{module} ({trainer_of(module)}) imports {target} ({trainer_of(target)})"
+        for module, targets in graph.items()
+        for target in sorted(targets)
+        if trainer_of(module) and trainer_of(target) and trainer_of(module) != trainer_of(target)
+    ]
+
+
+def test_no_trainer_imports_another():
+    assert imports_between_trainers(GRAPH) == []
+
+
+def test_the_trainers_are_above_what_they_share_and_below_the_command_line():
+    shared = [layer_of("training.common.runs"), layer_of("training.evaluation.evaluate")]
+    trainers = {layer_of(f"{trainer}.config") for trainer in ("training.sb3", "training.vector", "training.rllib")}
+    trainers |= {layer_of("training.distill.fit"), layer_of("training.distill.run_playouts")}
+    assert shared[0] < shared[1] < min(trainers) == max(trainers) < layer_of("training.cli") == layer_of("training")
+    assert {trainer_of(m) for m in MODULES if m.startswith("training.")} - {None} == set(TRAINERS)
+
+
+def test_the_trainer_check_finds_a_planted_import(tmp_path):
+    """An import from one trainer into another fails the check: planted in the graph, and planted in a file
+    (read by the same parser as every module of the project)."""
+    graph = {k: set(v) for k, v in GRAPH.items()}
+    graph["training.distill.fit"].add("training.vector.ppo")
+    graph["training.rllib.trainer"].add("training.sb3.config")
+    found = imports_between_trainers(graph)
+    assert sorted(found) == [
+        "training.distill.fit (training.distill) imports training.vector.ppo (training.vector)",
+        "training.rllib.trainer (training.rllib) imports training.sb3.config (training.sb3)",
+    ]
+    planted = tmp_path / "planted.py"
+    planted.write_text("def go():\n    from training.vector import ppo\n\n    return ppo\n", encoding="utf-8")
+    graph = {"training.distill.planted": imports_of("training.distill.planted", planted)}
+    assert imports_between_trainers(graph) == [
+        "training.distill.planted (training.distill) imports training.vector.ppo (training.vector)"
+    ]
+    graph = {"training.common.planted": imports_of("training.common.planted", planted)}
+    assert upward_imports(graph) and not imports_between_trainers(graph)  # common under a trainer: upward
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -1,6 +1,7 @@
-"""training/playouts (``sergeant-major improve``): every legal move of a decision played out to the end of the hand
-in the real deal, by the policy for every seat, gives the balance the pure-Python Game gives for the same moves;
-the same seeds label the same values as the pipeline always did; a run makes every stage and resumes."""
+"""The play-out part of training/distill (``sergeant-major distill``, ``improve``): every legal move of a decision
+played out to the end of the hand in the real deal, by the policy for every seat, gives the balance the pure-Python
+Game gives for the same moves; the same seeds label the same values as the pipeline always did; a run makes every
+stage and resumes."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ from sm_env.core.game import DISCARD, EXCHANGE, PLAY, TRUMP
 from sm_env.core.knowledge import player_view
 from sm_env.observation import observed_phases, observed_roles
 from training.common.fixed_agents import PolicyOpponent
-from training.playouts import cli, data, fit, label
-from training.playouts.data import PlayoutsError
+from training.distill import cli
+from training.distill import data_playouts as data
+from training.distill import fit_q as fit
+from training.distill import label_playouts as label
+from training.distill.data_playouts import PlayoutsError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICY = os.path.join(ROOT, "agents", "policies", "standard_v4.pt")
@@ -293,7 +297,7 @@ def test_ctrl_c_lets_the_file_in_progress_finish_and_resume_goes_on(tmp_path, ca
     no other is started, exit status 130 naming the command that continues; ``--resume`` then makes the rest."""
     import signal
 
-    from training.playouts import run
+    from training.distill import run_playouts as run
 
     made: list[str] = []
     real = run.label_job
@@ -334,8 +338,8 @@ def test_improve_on_ray_labels_the_files_of_local_workers_and_resumes(tmp_path, 
     keeps that file and labels the other."""
     import signal
 
-    from training.playouts import run
-    from training.playouts.config import load_run_config
+    from training.distill import run_playouts as run
+    from training.distill.config_playouts import load_run_config
 
     written: list[str] = []
     real = label.write_labels
@@ -425,7 +429,12 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path, 
     (folder / "q.json").write_text(json.dumps(record))
     (folder / "summary.json").unlink()
     fitted = (folder / "q.pt").stat().st_mtime_ns
-    assert _improve(["--resume", str(folder)]) == 0
+    saved = (folder / "config.yaml").read_text()
+    (folder / "config.yaml").write_text(saved.replace("kind: playouts\n", ""))  # a config of before kinds
+    assert "kind:" not in (folder / "config.yaml").read_text()
+    from sm_cli.cli import main
+
+    assert main(["distill", "--resume", str(folder)]) == 0  # the one command: a play-out run by its label files
     err = capsys.readouterr().err
     assert "run-folder layout: labels -> data/labels, student.pt -> policies/student.pt, q.pt -> policies" in err
     assert "fitted on these files with these settings: kept" in err and "labelling" not in err.split("kept")[-1]
@@ -626,3 +635,21 @@ def test_data_files_not_regular_or_compressed_are_one_line(tmp_path) -> None:
     ]:
         with pytest.raises(PlayoutsError, match=f"^{path}: {words}"):
             data.load_rows([path])
+
+
+def test_the_one_command_runs_the_part_its_config_or_run_names(tmp_path) -> None:
+    """``sergeant-major distill`` runs the part a config's ``kind:`` names (``--resume``: the run's config.yaml;
+    a run folder with no kind and play-out label files: the play-outs); ``improve`` defaults to the play-outs."""
+    root = os.path.join(ROOT, "configs")
+    assert cli.run_part(["--config", os.path.join(root, "real_deal_v8.yaml")]) == "playouts"
+    assert cli.run_part(["--config", os.path.join(root, "exit_v4.yaml")], default="playouts") == "distill"
+    run = tmp_path / "run"
+    run.mkdir()
+    assert cli.run_part(["--resume", str(run)]) == "distill" and cli.run_part([], default="playouts") == "playouts"
+    (run / "config.yaml").write_text("kind: playouts\nname: run\n")
+    assert cli.run_part(["--quiet", f"--resume={run}"]) == "playouts"
+    (run / "config.yaml").write_text("name: run\n")
+    assert cli.run_part(["--resume", str(run)]) == "distill"
+    (run / "data" / "labels").mkdir(parents=True)
+    assert cli.run_part(["--resume", str(run)]) == "playouts"
+    assert cli.run_part(["--config", str(tmp_path / "missing.yaml")], default="playouts") == "playouts"

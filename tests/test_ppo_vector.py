@@ -20,7 +20,7 @@ from sm_env.core.game import Game
 from sm_env.core.knowledge import player_view
 from sm_env.observation import OBSERVATION_SIZE
 from training.cli import main as train_main
-from training.sb3.config import ConfigError
+from training.common.errors import ConfigError
 from training.vector.config import load_selfplay_config, selfplay_config_from_dict
 from training.vector.ppo import (
     CheckpointError,

@@ -275,8 +275,8 @@ def test_a_node_lost_in_the_middle_of_the_play_outs_labelling_loses_nothing(clus
     """``improve --ray``: the label files made across the nodes, one node removed while it labels a file, are
     the files of a local worker (``label_job``), byte for byte, and the log names the one retry."""
     from training.common.runs import StopRequest
-    from training.playouts import run
-    from training.playouts.config import load_run_config
+    from training.distill import run_playouts as run
+    from training.distill.config_playouts import load_run_config
 
     nodes, _ = cluster
     config = tmp_path / "c.yaml"

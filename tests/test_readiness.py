@@ -38,15 +38,15 @@ def play(env, seed: int, steps: int) -> list[tuple]:
 def test_auto_plays_on_python_until_ready_then_switches_with_the_same_games(fresh_install, capsys):
     env = raw_env(max_hands=2)
     env.reset(seed=5)
-    assert env._fast is None and fresh_install == [True]  # the Python engine, the background compile started
+    assert env._engine.fast is None and fresh_install == [True]  # the Python engine, the background compile started
     python_path = play(env, 1, 150)
     said = capsys.readouterr().err.strip().splitlines()
     assert len(said) == 1 and "Python engine" in said[0] and said[0].endswith("it compiles (x.log)")
     env.reset(seed=5)
-    assert env._fast is None and capsys.readouterr().err == ""  # said once per process
+    assert env._engine.fast is None and capsys.readouterr().err == ""  # said once per process
     readiness.mark_ready()  # what the background process does when it is done
     env.reset(seed=5)
-    assert env._fast is not None  # the compiled path, at the next reset
+    assert env._engine.fast is not None  # the compiled path, at the next reset
     assert play(env, 1, 150) == python_path  # the same game, observations, masks and rewards
     replay(env.record())
 
@@ -56,10 +56,10 @@ def test_compiled_true_and_false_do_not_ask_the_background(fresh_install, monkey
     monkeypatch.setattr(readiness, "load_kernels", lambda: loaded.append(True))
     env = raw_env(compiled=True)
     env.reset(seed=1)
-    assert env._fast is not None and loaded == [True]  # compiled in the foreground (announced by load_kernels)
+    assert env._engine.fast is not None and loaded == [True]  # compiled in the foreground (announced by load_kernels)
     env = raw_env(compiled=False)
     env.reset(seed=1)
-    assert env._fast is None and fresh_install == []
+    assert env._engine.fast is None and fresh_install == []
 
 
 def test_load_kernels_announces_a_compile_and_stamps_the_cache(fresh_install, capsys):

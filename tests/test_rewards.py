@@ -32,7 +32,7 @@ def _play(rules, reward: str, seed: int, compiled: bool, episode: str = "game", 
     """One random game; returns (rewards by step as tuples by seat, summed rewards by seat, the env)."""
     e = raw_env(rules=rules, reward=reward, compiled=compiled, episode=episode, max_hands=max_hands)
     e.reset(seed=seed, options=reset or None)
-    assert (e._fast is not None) == (compiled and supports(e.rules))
+    assert (e._engine.fast is not None) == (compiled and supports(e.rules))
     rng = random.Random(seed)
     steps = []
     while e.agents:

@@ -369,8 +369,8 @@ def test_per_role_training_exports_one_module_per_role(local_ray, tmp_path):
 
 
 def test_rllib_config_errors_name_the_key():
+    from training.common.errors import ConfigError
     from training.rllib.config import rllib_config_from_dict
-    from training.sb3.config import ConfigError
 
     with pytest.raises(ConfigError, match="policies: 'per_role' needs env.episode: hand"):
         rllib_config_from_dict({"env": {"episode": "game"}, "policies": "per_role"})
@@ -450,3 +450,85 @@ def test_an_rllib_policy_on_rules_it_cannot_play_fails_up_front_in_one_line(expo
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sergeant-major eval: error: "), err
     assert "cannot play the rule set 'calls'" in err and "it plays: standard, " in err
+
+
+def test_the_critic_state_comes_beside_the_observation_and_is_the_hidden_cards():
+    """critic_state=True: every infos entry holds the cards hidden from its agent (the engine's, as
+    VectorGame.full_state lays them out), the observations are those of the env without it."""
+    from sm_env.observation import full_state
+
+    plain, full = TurnBasedEnv({"episode": "hand"}), TurnBasedEnv({"episode": "hand", "critic_state": True})
+    (obs_a, info_a), (obs_b, info_b) = plain.reset(seed=3), full.reset(seed=3)
+    rng, steps = random.Random(0), 0
+    while True:
+        assert obs_a.keys() == obs_b.keys() and info_a.keys() == info_b.keys()
+        for agent in obs_b:
+            assert set(obs_b[agent]) == {"observations", "action_mask"}  # never inside the observation
+            np.testing.assert_array_equal(obs_a[agent]["observations"], obs_b[agent]["observations"])
+            assert "critic_state" not in info_a[agent]
+            seat = AGENTS.index(full.seat_of(agent))
+            hidden = info_b[agent]["critic_state"]
+            np.testing.assert_array_equal(hidden, full_state(full.aec.game, seat))
+            own = full.aec.game.hands[seat]
+            assert not any(own >> card & 1 for card in np.flatnonzero(hidden[:104]))  # other hands only
+        if len(obs_b) > 1:
+            break
+        (agent,) = obs_b
+        action = int(rng.choice(np.flatnonzero(obs_b[agent]["action_mask"])))
+        obs_a, _, _, _, info_a = plain.step({agent: action})
+        obs_b, _, _, _, info_b = full.step({agent: action})
+        steps += 1
+    assert steps > 40
+    with pytest.raises(ValueError, match="critic_state must be true or false"):
+        TurnBasedEnv({"critic_state": "yes"})
+
+
+def test_the_critic_state_connector_adds_one_row_per_observation_or_says_what_is_missing():
+    from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+
+    from training.rllib.critic_state import AddCriticState
+
+    def episode(infos):
+        return SingleAgentEpisode(
+            observations=[0, 1, 2], actions=[0, 1], rewards=[0.0, 1.0], infos=infos, len_lookback_buffer=0
+        ).to_numpy()
+
+    rows = [{"critic_state": np.full(4, i, np.float32)} for i in range(3)]
+    batch = AddCriticState()(rl_module=None, batch={}, episodes=[episode(rows)], shared_data={})
+    (column,) = batch["critic_state"].values()
+    np.testing.assert_array_equal(np.concatenate(column), [[0.0] * 4, [1.0] * 4])  # one row per step
+    with pytest.raises(ValueError, match="observation 1 came without its 'critic_state' info"):
+        AddCriticState()(rl_module=None, batch={}, episodes=[episode([rows[0], {}, rows[2]])], shared_data={})
+
+
+def test_a_full_critic_run_trains_and_its_policy_acts_without_the_hidden_cards(local_ray, tmp_path):
+    """ppo.critic: full: the value function reads the hidden cards in the learner (GAE and the value loss fail
+    without them), the exported policy plays from its observation alone."""
+    import torch
+
+    from agents import make_agent
+    from agents.players.rllib_module import FullCriticPPOModule
+    from training.rllib.config import rllib_config_from_dict
+    from training.rllib.trainer import train_rllib
+
+    cfg = rllib_config_from_dict(
+        {
+            "env": {"episode": "hand"},
+            "league": {"mix": {"self": 1.0, "heuristic": 1.0}, "snapshot_every": 0},
+            "ppo": {"train_batch_size": 300, "minibatch_size": 100, "num_epochs": 1, "hiddens": [16], "critic": "full"},
+            "train": {"iterations": 1},
+            "eval": {"opponents": ["random"], "final_deals": 3},
+        }
+    )
+    summary = train_rllib(cfg, str(tmp_path / "run"), quiet=True)
+    agent = make_agent(f"rllib:{summary['policy']}")
+    (module,) = agent.modules.values()
+    assert isinstance(module, FullCriticPPOModule) and module.full_critic[0].in_features == 789 + 156
+    assert set(summary["final_eval"]["random"]) == {*ROLE_NAMES, "all"}  # played from its observations alone
+    obs = {"observations": torch.zeros(2, 789), "action_mask": torch.ones(2, 56)}
+    with pytest.raises(KeyError, match="critic_state"):
+        module.compute_values({"obs": obs})
+    seen = module.compute_values({"obs": obs, "critic_state": torch.ones(2, 156)})
+    assert seen.shape == (2,) and not torch.equal(
+        seen, module.compute_values({"obs": obs, "critic_state": torch.zeros(2, 156)})
+    )

@@ -153,15 +153,16 @@ def reference_plays(rules: str, found: list[tuple[Game, int]], monkeypatch) -> l
 
 
 def compiled_play(args: tuple, players: int, voids_at: int = 0) -> int:
-    """The kernel's choose_play on a reference call, its arguments typed as rollout_row passes them (int32 engine
-    columns: the cached compilation); ``voids_at``: the seat offset at which the voids are read (0 = right)."""
+    """The compiled choose_play on a reference call, its arguments typed as rollout_row passes them (int32 engine
+    columns, slices of its buffers); ``players``: the seats whose voids it is given (the table it reads);
+    ``voids_at``: the seat offset at which the voids are read (0 = right)."""
     seat, hand, trick, trump, outstanding, voids = args
     cards = np.zeros(4, dtype=np.int64)
     cards[: len(trick)] = trick
     shown = np.array([voids[(s + voids_at) % len(voids)] for s in range(len(voids))] + [0] * (4 - len(voids)))
     i32 = np.int32
-    return rk.choose_play(i32(seat), np.int64(hand), cards, i32(len(trick)), i32(trump), np.int64(outstanding),
-                          shown.astype(np.int64), np.int64(players))  # fmt: skip
+    return rk.choose_play(i32(seat), np.int64(hand), cards[: len(trick)], i32(trump), np.int64(outstanding),
+                          shown.astype(np.int64)[:players])  # fmt: skip
 
 
 @pytest.mark.parametrize("rules", ["four-5-3-2-2", "four-6-3-2-1"])
@@ -176,3 +177,24 @@ def test_planted_seat_bugs_in_four_player_rollouts_are_caught(rules: str, monkey
     for planted in ({"players": 3}, {"players": 4, "voids_at": 1}):
         wrong = sum(compiled_play(args, **planted) != card for args, card in calls)
         assert wrong >= 10, planted
+
+
+def test_a_planted_bug_in_a_compiled_primitive_is_caught(monkeypatch) -> None:
+    """The rollouts compile the heuristic's own rules, with numba's bit primitives in place of Python's: the lockstep
+    compares the two engines' cards, so a compiled primitive that counts wrong plays other cards. The rules
+    compiled with the true primitives play the reference's cards; with a count capped at 5 they do not."""
+    from numba import njit
+
+    @njit
+    def capped(mask):
+        return min(rk._count(mask), 5)
+
+    calls = reference_plays("standard", positions("standard", 40, seed=5), monkeypatch)
+    planted = rk._compile_rules(cache=False, count=capped)["choose_play"]
+    differ = {}
+    for name, play in (("compiled", rk.choose_play), ("planted", planted)):
+        differ[name] = sum(
+            card != play(seat, hand, np.array(trick, dtype=np.int64), trump, outstanding, np.array(voids))
+            for (seat, hand, trick, trump, outstanding, voids), card in calls
+        )
+    assert len(calls) > 500 and differ["compiled"] == 0 and differ["planted"] >= 10, differ

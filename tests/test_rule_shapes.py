@@ -280,7 +280,7 @@ def test_the_batched_trainer_trains_four_players(tmp_path):
 def _distill_config(tmp_path, rules: str, *extra: str):
     from training.distill.config import load_distill_config
 
-    sets = ["hands=2", "name=d", f"output_dir={tmp_path}", f"data.rules={rules}", "data.samples=2"]
+    sets = ["hands=2", "name=d", f"output_dir={tmp_path}", f"env.rules={rules}", "data.samples=2"]
     sets += ["data.chunk_hands=1", "fit.epochs=1", "fit.net_arch=[16]", "fit.validation=0", *extra]
     return load_distill_config(None, sets)
 

@@ -16,7 +16,7 @@ from sm_env.compiled.batch import VectorGame
 from training.cli import main as train_main
 from training.common import budget
 from training.common.scalars import metrics_scalars
-from training.playouts.config import load_run_config
+from training.distill.config_playouts import load_run_config
 from training.vector.config import load_dmc_config, load_selfplay_config
 from training.vector.ppo import BatchedRun, RoleBalances, VectorPPO
 

@@ -17,7 +17,8 @@ from sm_env import PRESETS  # noqa: E402
 from sm_env.core.game import FOUR_ROLE_NAMES  # noqa: E402
 from sm_env.core.knowledge import player_view  # noqa: E402
 from sm_env.observation import action_mask, encode, observation_size  # noqa: E402
-from training.sb3.config import ConfigError, config_from_dict, load_config  # noqa: E402
+from training.common.errors import ConfigError  # noqa: E402
+from training.sb3.config import config_from_dict, load_config  # noqa: E402
 from training.sb3.single_agent import SingleSeatEnv  # noqa: E402
 
 FOUR = "four-5-3-2-2"

@@ -178,7 +178,7 @@ def test_the_fit_refuses_a_shard_with_a_nan_label_naming_it(tmp_path):
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_the_distill_command_refuses_a_shard_with_a_nan_or_inf_value_in_one_line(tmp_path, capsys, bad):
-    from training.distill.fit import main
+    from training.distill.cli import main
 
     folder = tmp_path / "data"
     folder.mkdir()

@@ -162,7 +162,8 @@ def test_observation_opponents_never_bring_the_game_up_to_date():
     env.reset(seed=3)
     for _ in range(10):
         env.step(int(np.flatnonzero(env.action_masks())[0]))
-    assert env._game.tricks_played == 0 and len(env._pending) == env.decisions  # every action still pending
+    engine = env._engine
+    assert engine._game.tricks_played == 0 and len(engine.pending) == env.decisions  # every action still pending
     assert env.game.tricks_played >= 4  # read: brought up to date (10 learner decisions, 5 at most before play)
 
 
@@ -176,3 +177,42 @@ def test_python_path_for_rules_the_kernels_do_not_run(monkeypatch):
     assert not SingleSeatEnv(rules=RuleSet(), compiled=False).compiled
     with pytest.raises(ValueError, match="compiled must be True, False or 'auto'"):
         SingleSeatEnv(compiled="yes")
+
+
+def _episode(env: SingleSeatEnv, seed: int, options: dict | None = None, prefer: int | None = None) -> list[float]:
+    """One episode, the learner playing ``prefer`` where legal, else its lowest legal action; its rewards."""
+    env.reset(seed=seed, options=options)
+    rewards = []
+    while True:
+        mask = env.action_masks()
+        action = prefer if prefer is not None and prefer < len(mask) and mask[prefer] else int(mask.argmax())
+        _, reward, terminated, truncated, _ = env.step(action)
+        rewards.append(reward)
+        if terminated or truncated:
+            return rewards
+
+
+def test_auction_hands_after_a_passed_out_deal_are_rewarded_on_both_paths():
+    """A passed-out deal scores nothing, and the hands after it are paid as usual (the pure-Python path once
+    stopped paying after one): the rewards of a game add up to the learner's final score."""
+    passed_out = 0
+    for seed in range(12):
+        paid = []
+        for compiled in (True, False):
+            env = SingleSeatEnv("woburn-auction", episode="game", max_hands=12, compiled=compiled)
+            rewards = _episode(env, seed, prefer=58)  # the learner passes whenever it may
+            assert sum(rewards) == env.game.scores[env.seat]
+            paid.append(rewards)
+        assert paid[0] == paid[1]
+        passed_out += env.game.passed_out
+    assert passed_out >= 1
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_four_player_result_rewards_for_every_seat(compiled):
+    from sm_env.core.episode import result_rewards
+
+    for seat in range(4):
+        env = SingleSeatEnv("four-5-3-2-2", episode="game", max_hands=3, reward="result", compiled=compiled)
+        rewards = _episode(env, seat, {"seat": seat})
+        assert sum(rewards) == result_rewards(env.game.winners, 4)[seat]

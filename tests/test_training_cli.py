@@ -269,6 +269,21 @@ def test_resume_finds_the_backend_in_the_run_s_config_before_any_checkpoint(tmp_
     assert without.count("\n") == 1
 
 
+def test_resume_reads_the_kind_from_the_run_s_config_never_from_its_file_names(tmp_path, capsys):
+    """A config.yaml without kind: is read as a --config file without one (--backend, else sb3): a batched
+    trainer's checkpoint file in the run does not make it a batched run."""
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "latest.pt").write_bytes(b"")
+    (tmp_path / "config.yaml").write_text("name: x\n")
+    assert main(["--resume", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sergeant-major train: error: cannot resume {tmp_path}: no checkpoint"), err
+    (tmp_path / "config.yaml").write_text("kind: dmc\nname: x\n")
+    with pytest.raises(SystemExit):
+        main(["--backend", "vector", "--resume", str(tmp_path)])
+    assert "that run was trained by --backend dmc, not vector" in capsys.readouterr().err
+
+
 def test_resume_of_another_command_s_run_names_the_command_that_continues_it(tmp_path, capsys):
     (tmp_path / "config.yaml").write_text("kind: distill\nname: x\n")
     with pytest.raises(SystemExit) as info:

@@ -1635,7 +1635,8 @@ def test_heuristic_assignment_takes_the_lowest_quota_and_gives_the_middle_the_hi
     view = player_view(game, 0)
     assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # dealer 3, eldest 5, middle 8
     object.__setattr__(view, "scores", (0, 4, -4))
-    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]  # whatever the scores (docs/results.md A/B)
+    # whatever the scores (docs/results/heuristic-ab.md A/B)
+    assert assignment_of(heuristic_action(view), rules) == [3, 5, 8]
     assert assignment_of(choose_assignment(view, high_to="leader"), rules) == [3, 8, 5]  # the rule it replaced
 
 

@@ -68,6 +68,19 @@ def test_lockstep_detects_a_difference(monkeypatch: pytest.MonkeyPatch) -> None:
         lockstep("standard", num_games=2, num_slots=2, max_hands=2)
 
 
+def test_lockstep_detects_a_full_state_that_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = VectorGame.full_state
+
+    def without_the_kitty(self: VectorGame, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        out[:, -52:] = 0.0
+        return out
+
+    monkeypatch.setattr(VectorGame, "full_state", without_the_kitty)
+    with pytest.raises(LockstepError, match="full state"):
+        lockstep("standard", num_games=2, num_slots=2, max_hands=2)
+
+
 def _order_of(rules: dict) -> dict[int, int]:
     """The hand-order entries of the rule vector of ``rules``."""
     cfg = k.rules_config(RuleSet(**rules), None)
@@ -382,23 +395,36 @@ def test_four_players_have_four_seats_everywhere_and_search_runs_compiled(name) 
     assert compiled_rollouts(PRESETS[name]) is RolloutBatch  # pimc and ismcts search compiled (test_search_kernel)
 
 
-def test_modules_compiled_with_the_kernels_name_their_current_source() -> None:
+@pytest.mark.parametrize(
+    ("module", "calls"),
+    [
+        ("sm_env.compiled.single", {"kernels.py", "twister.py"}),
+        ("sm_env.compiled.state_check", {"kernels.py"}),
+        ("agents.search.rollout_kernel", {"kernels.py", "heuristic.py", "game.py"}),
+        ("agents.search.ismcts_kernel", {"kernels.py", "rollout_kernel.py", "heuristic.py", "world_kernel.py"}),
+        ("agents.search.policy_kernel", {"kernels.py"}),
+        ("agents.search.world_kernel", {"twister.py"}),
+    ],
+)
+def test_modules_compiled_with_the_kernels_key_their_cache_to_the_code_they_call(module: str, calls: set[str]) -> None:
     # numba's cache of a function is keyed by the stamp of its own file, yet holds the code of the kernels it
-    # calls and their layout constants: a module that calls them must change whenever kernels.py does, or a cache
-    # compiled against the old kernels is loaded (wrong play, or a crash on the old layout)
-    import hashlib
+    # calls and their layout constants: each module that calls them keys the cache of its functions to the
+    # contents of every file its compiled code comes from (sm_env.compiled.cache_key), so that a change of
+    # kernels.py (or of the heuristic's rules) compiles it again instead of loading a stale cache
+    import importlib
     from pathlib import Path
 
-    root = Path(k.__file__).parents[2]
-    stamp = hashlib.sha256(Path(k.__file__).read_bytes()).hexdigest()[:12]
-    for path in (
-        "sm_env/compiled/single.py",
-        "sm_env/compiled/state_check.py",
-        "agents/search/rollout_kernel.py",
-        "agents/search/ismcts_kernel.py",
-        "agents/search/policy_kernel.py",
-    ):
-        assert f"compiled against kernels.py {stamp}" in (root / path).read_text(), path
+    from numba.core.dispatcher import Dispatcher
+
+    from sm_env.compiled.cache_key import compiled_sources, sources_stamp
+
+    names = vars(importlib.import_module(module))
+    namespaces = [names, names["_rules"]] if module.endswith("rollout_kernel") else [names]
+    for namespace in namespaces:
+        assert calls | {Path(names["__file__"]).name} <= {path.name for path in compiled_sources(namespace)}
+        own = [v for v in namespace.values() if isinstance(v, Dispatcher) and v.py_func.__globals__ is namespace]
+        stamp = ("sources", sources_stamp(namespace))
+        assert own and all(v._cache._cache_file._source_stamp == stamp for v in own), module
 
 
 def test_the_game_columns_come_before_the_finished_game_ones() -> None:

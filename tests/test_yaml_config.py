@@ -231,6 +231,7 @@ def test_deep_nesting_huge_integers_tags_and_big_files_are_one_clear_error(tmp_p
 
 def test_every_config_loader_reads_through_the_bounded_reader(tmp_path):
     from training.distill import fit
+    from training.evaluation import config as eval_config
     from training.rllib import config as rllib_config
     from training.sb3 import config as sb3_config
     from training.vector import config as vector_config
@@ -238,7 +239,7 @@ def test_every_config_loader_reads_through_the_bounded_reader(tmp_path):
     path = hostile(tmp_path, BILLION_LAUGHS)
     loaders = (
         sb3_config.load_config,
-        sb3_config.load_eval_config,
+        eval_config.load_eval_config,
         vector_config.load_selfplay_config,
         vector_config.load_dmc_config,
     )

@@ -10,12 +10,12 @@
     sergeant-major train --config configs/selfplay.yaml    # self-play PPO, batched engine
     sergeant-major train --config configs/dmc.yaml         # deep Monte-Carlo, batched engine
 
-The backend is the config file's ``kind:`` (sb3 when it has none;
---backend may say it again). A new run goes to <output_dir>/<name>; if
+The backend is the config file's ``kind:`` (--backend may say it again;
+a file without one: --backend, else sb3); --resume reads it from the run's
+config.yaml the same way. A new run goes to <output_dir>/<name>; if
 that folder is already used, to the first free <name>-2, <name>-3, ... (the folder used is
 printed), so the same command can be run again. --run-dir DIR picks the
-folder itself and refuses one that already holds a run. --resume finds the
-backend of the run in its config.yaml (kind:). Ctrl-C stops at the next safe point
+folder itself and refuses one that already holds a run. Ctrl-C stops at the next safe point
 and writes a checkpoint (twice: at once). Every backend behaves the same
 (training/common/runs.py).
 """
@@ -28,12 +28,13 @@ import sys
 import time
 
 from agents import AGENT_KINDS, KNOWN_AGENTS, make_opponent, parse_spec
-from training.common.ray_cluster import CONNECT_TIMEOUT, add_code_argument
+from training.common.ray_cluster import CONNECT_TIMEOUT, add_ray_arguments
 from training.common.run_config import CONFIG_KINDS
 from training.common.runs import Backend, add_run_arguments, run_command
 from training.common.tables import format_table
+from training.common.yaml_config import ConfigError, read_yaml
+from training.evaluation.config import load_eval_config
 from training.evaluation.evaluate import evaluate_against
-from training.sb3.config import ConfigError, load_eval_config
 
 PROG = "sergeant-major train"
 BACKENDS = ("sb3", "rllib", "vector", "dmc")
@@ -44,74 +45,28 @@ RESUMED_BY = {  # the run folders of the other run commands, by kind
 }
 
 
-def _backend_arg(argv: list[str]) -> str | None:
-    """The value of ``--backend`` in ``argv`` (None when not given)."""
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of the option ``name`` (``--config``) in ``argv``, given as ``name VALUE`` or ``name=VALUE``; None
+    when it is not given."""
     for i, arg in enumerate(argv):
-        if arg == "--backend" and i + 1 < len(argv):
+        if arg == name and i + 1 < len(argv):
             return argv[i + 1]
-        if arg.startswith("--backend="):
-            return arg.split("=", 1)[1]
+        if arg.startswith(name + "="):
+            return arg.partition("=")[2]
     return None
 
 
-def _resumed_backend(argv: list[str]) -> str | None:
-    """The kind of the run that ``--resume RUN_DIR`` names: its ``config.yaml``'s ``kind:`` first, as every run
-    of 0.2 saves it (a run with no checkpoint yet included), else its checkpoints (a run of 0.1); None: no such
-    run (its resume then says why)."""
-    for i, arg in enumerate(argv):
-        run = argv[i + 1] if arg == "--resume" and i + 1 < len(argv) else arg.partition("=")[2]
-        if arg == "--resume" or arg.startswith("--resume="):
-            kind = _saved_kind(run)
-            if kind is not None:
-                return kind
-            folder = os.path.join(run, "checkpoints")
-            names = os.listdir(folder) if os.path.isdir(folder) else []
-            if "latest.pt" in names:
-                return _batched_backend(run)
-            if any(n.startswith("iter_") for n in names):
-                return "rllib"
-            return None
-    return None
-
-
-def _config_kind(argv: list[str]) -> str | None:
-    """The ``kind:`` of the file ``--config FILE`` names (None: no --config, no kind, or a file that cannot be read:
-    the trainer's own reading then says why)."""
-    from training.common.yaml_config import read_yaml
-
-    for i, arg in enumerate(argv):
-        path = argv[i + 1] if arg == "--config" and i + 1 < len(argv) else arg.partition("=")[2]
-        if arg == "--config" or arg.startswith("--config="):
-            try:
-                kind = read_yaml(path).get("kind")
-            except ConfigError:
-                return None
-            return kind if isinstance(kind, str) else None
-    return None
-
-
-def _saved_kind(run: str) -> str | None:
-    """The ``kind:`` of ``run``'s ``config.yaml`` (None: no such file, no known kind, or a file that cannot be read)."""
-    from training.common.yaml_config import read_yaml
-
+def _file_kind(path: str | None) -> str | None:
+    """The ``kind:`` of the config file ``path`` (a ``--config`` file, or a run's ``config.yaml``, which every run
+    saves with its kind); None: no path, no such file, no kind or an unknown one, or a file that cannot be read
+    (the trainer's own reading of the file then says why)."""
+    if path is None:
+        return None
     try:
-        saved = read_yaml(os.path.join(run, "config.yaml"))
+        kind = read_yaml(path).get("kind")
     except ConfigError:
         return None
-    kind = saved.get("kind") if isinstance(saved, dict) else None
-    return kind if kind in CONFIG_KINDS else None  # an unknown kind: the trainer's reading of the file says so
-
-
-def _batched_backend(run: str) -> str:
-    """``dmc`` or ``vector``: the batched trainer of a run with ``checkpoints/latest.pt``, by the section its
-    ``config.yaml`` has (``dmc:``, or ``ppo:``); ``vector`` when the file cannot say (its resume then says why)."""
-    from training.common.yaml_config import read_yaml
-
-    try:
-        saved = read_yaml(os.path.join(run, "config.yaml"))
-    except ConfigError:
-        return "vector"
-    return "dmc" if isinstance(saved, dict) and "dmc" in saved else "vector"
+    return kind if isinstance(kind, str) and kind in CONFIG_KINDS else None
 
 
 def backend(name: str, prog: str = PROG) -> Backend:
@@ -151,16 +106,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     add_run_arguments(parser, "YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--address", default=None, help="rllib: Ray cluster address (default: a local Ray instance)")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="dmc: the acting processes (train.actors) as Ray actors, on a local Ray instance or on the cluster at "
-        "ADDRESS (docs/cluster.md)",
-    )
-    add_code_argument(parser)
+    add_ray_arguments(parser, "the acting processes of --backend dmc (train.actors)", actors=True)
     parser.add_argument(
         "--evaluate",
         metavar="POLICY",
@@ -180,9 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the training command line; returns the exit status (2: bad input, 130: interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    given, found, kind = _backend_arg(argv), _resumed_backend(argv), _config_kind(argv)
+    given, kind, resume = _option(argv, "--backend"), _file_kind(_option(argv, "--config")), _option(argv, "--resume")
+    found = _file_kind(os.path.join(resume, "config.yaml")) if resume is not None else None
     if kind is not None and kind not in BACKENDS:
-        parser.error(f"--config: this is a {kind!r} config: run it with {CONFIG_KINDS.get(kind, 'its own command')}")
+        parser.error(f"--config: this is a {kind!r} config: run it with {CONFIG_KINDS[kind]}")
     if found is not None and found not in BACKENDS:
         again = f": continue it with {RESUMED_BY[found]} --resume RUN_DIR" if found in RESUMED_BY else ""
         parser.error(f"--resume: that is a {found!r} run, not a training run{again}")
@@ -234,7 +181,7 @@ def evaluate_main(policy: str | None, eval_config: str | None, overrides: list[s
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    results = evaluate_against(agent, spec.eval, spec.rules, spec.eval.final_deals)
+    results = evaluate_against(agent, spec.eval, spec.env.rules, spec.eval.final_deals)
     print(
         f"{path}: duplicate evaluation, {spec.eval.final_deals} deals x 3 roles, mode {spec.eval.mode} "
         f"({time.perf_counter() - started:.0f} s)"

@@ -1,10 +1,11 @@
-"""``python -m training.train``: the training command line (the same as ``sergeant-major train``).
+"""``python -m training.train``: the training command line (the same as ``sergeant-major train``), for every
+backend: ``sb3`` (:mod:`training.sb3`), ``vector`` and ``dmc`` (:mod:`training.vector`), ``rllib``
+(:mod:`training.rllib`), picked by the config file's ``kind:`` (or ``--backend``).
 
-The parts live in their own modules: the config schema (training/sb3/config.py),
-the training environment (training/sb3/single_agent.py), the warm start
-(training/sb3/warm_start.py), the checkpoint format (training/sb3/checkpoint.py),
-the trainer (training/sb3/trainer.py), the evaluation of a trained policy
-(training/evaluation/evaluate.py) and the command line (training/cli.py).
+The command line itself is :mod:`training.cli`; the run layer every backend shares (run folders, ``--config``,
+``--resume``, ``--set``, Ctrl-C, the closing table) is :mod:`training.common.runs`, the evaluation of a trained
+policy (``--evaluate``) :mod:`training.evaluation.evaluate`. The distillation pipeline and the exploiter have
+commands of their own (``sergeant-major distill`` / ``improve``, ``sergeant-major exploit``).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ Quota assignment (dealer, ``dealer_assigns_quotas``)
     so a lower quota is a better balance), and gives the highest one to the
     middle (``ASSIGN_HIGH_TO``), the middle quota to the eldest. (Measured in
     duplicate whole games against giving it to the leader, the trailer or
-    the eldest: docs/results.md.)
+    the eldest: docs/results/heuristic-ab.md.)
 
 Calls (dealer, ``calls``)
     Each call's expected balance is a measured estimate: least squares of
@@ -58,7 +58,7 @@ Auction (``auction``, before hand 1)
     estimate reaches it (a higher bid only raises its own quota), and passes
     otherwise. (The measured estimate of the calls, with margins from -1 to
     +1, and other margins on this one did not bid better in duplicate
-    play: docs/results.md.)
+    play: docs/results/heuristic-ab.md.)
 
 Face-up card (holder of 2D, ``one_card_kitty``)
     The card it would put out is the one its discard rules below would
@@ -67,7 +67,7 @@ Face-up card (holder of 2D, ``one_card_kitty``)
     a side card, then a master (above every card still out in its suit)
     beats a non-master, then the higher rank wins. Otherwise it declines.
     (Letting the discard rules choose among the hand and the face-up card
-    together was not measurably better: docs/results.md.)
+    together was not measurably better: docs/results/heuristic-ab.md.)
 
 Trump (dealer)
     Names its longest suit, and among equally long suits the strongest:
@@ -128,12 +128,10 @@ Four players (``players: 4``)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sm_env.core.cards import SUIT_MASK, from_mask, to_mask
-from sm_env.core.cards import highest as _high
-from sm_env.core.cards import lowest as _low
+from sm_env.core.cards import SUIT_MASK, from_mask, highest, lowest, to_mask
 from sm_env.core.game import (
     ASSIGN,
     BID,
@@ -154,35 +152,84 @@ from sm_env.core.knowledge import PlayerView
 from .base import Agent
 from .unseen import outstanding_of
 
-_HONOUR = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5)  # by rank index 0 (2) .. 12 (A)
+# The measured estimates (training/evaluation/heuristic_ab.py fit): least squares of the dealer's tricks, the heuristic
+# playing every seat, on the features below of the dealer's 16 dealt cards (before discards and kitty).
+SUIT_WEIGHTS = (0.02, 1.01, 0.87, 0.80, 0.60, 0.31, 0.96, 0.61, 0.20, 0.39, 0.24, 0.22)
+NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.48, 0.16)
+MIZ_WEIGHTS = (2.25, 0.54, 0.53, 0.50, 0.48, 0.47, 0.31, -0.47, -0.52)
+ASSIGN_HIGH_TO = "middle"
+CALL_MEANS = (-1.33, -1.33, -1.33, -1.33, -2.06, -0.41)  # each call's mean balance as dealer (fit; suits alike)
+CALL_RESERVE = CALL_MEANS
+TAKE_RULE = "worth"
+
+_HONOUR = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.3, 0.6, 1.0, 1.5)  # by rank index 0 (2) .. 12 (A)
 # Rough chance that a card of this rank (index 0 = 2 .. 12 = A) takes a trick.
 _TRICK_VALUE = (0.02, 0.02, 0.03, 0.03, 0.04, 0.05, 0.07, 0.1, 0.18, 0.3, 0.5, 0.75, 1.0)
+_RANK = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))  # the cards of each rank index
+_LOW_CARDS = _RANK[0] | _RANK[1] | _RANK[2] | _RANK[3]  # the 2s to 5s
+
+# ---------------------------------------------------------------- the rules written once, for two engines
+#
+# The rules from here to COMPILED are the heuristic's one implementation: run here as plain Python (this agent,
+# agents.search.rollout) and compiled by agents.search.rollout_kernel (numba) for the batched rollouts, where every
+# name they use resolves to a compiled value: these functions, numba's bit-set primitives for ``count``, ``lowest``
+# and ``highest``, the engine's winning_card. So they keep to what numba compiles: integer bit sets, loops with
+# explicit tie-breaks, tuples of one type; no lambdas, comprehensions, keyword arguments or int methods. A trick or
+# the voids by seat is a sequence (a tuple here, the first entries of a buffer there): its length is the cards
+# played or the seats at the table. tests/test_rollout_kernel.py plays the two engines card for card.
+
+count = int.bit_count  # the cards in a bit set
+
+
+def _after(seat: int, k: int, players: int) -> int:
+    """The seat ``k`` places after ``seat`` (0 <= k < players): (seat + k) % players, no division."""
+    s = seat + k
+    return s - players if s >= players else s
 
 
 def _above(mask: int, card: int) -> int:
     """Cards of ``mask`` in the suit of ``card`` that rank above it."""
-    return (mask >> (card + 1) << (card + 1)) & SUIT_MASK[card // 13]
+    return ((mask >> (card + 1)) << (card + 1)) & SUIT_MASK[card // 13]
 
 
-# ---------------------------------------------------------------- trump, discards
+def _bit(hand: int, card: int) -> int:
+    return (hand >> card) & 1
 
 
-def trump_scores(hand: int) -> list[float]:
-    """Score of each suit as trump: 3 points a card plus honours."""
-    scores = []
-    for s in range(4):
-        cards = hand & SUIT_MASK[s]
-        score = 3.0 * cards.bit_count()
-        for c in from_mask(cards):
-            score += _HONOUR[c % 13]
-        scores.append(score)
-    return scores
+def _lowest_rank(mask: int) -> int:
+    """The card of ``mask`` of the lowest rank, ties to the lower card id (-1 for none)."""
+    best = -1
+    c = mask
+    while c:
+        card = lowest(c)
+        c &= c - 1
+        if best < 0 or card % 13 < best % 13:
+            best = card
+    return best
+
+
+def _trump_score(hand: int, s: int) -> float:
+    """Suit ``s``'s score as trump: 3 points a card plus honours."""
+    cards = hand & SUIT_MASK[s]
+    score = 3.0 * count(cards)
+    c = cards
+    while c:
+        score += _HONOUR[lowest(c) % 13]
+        c &= c - 1
+    return score
 
 
 def choose_trump(hand: int) -> int:
-    """The suit (0-3) to name: the best trump score, ties to the higher top card."""
-    scores = trump_scores(hand)
-    return max(range(4), key=lambda s: (scores[s], _high(hand & SUIT_MASK[s]), -s))
+    """The suit (0-3) to name: the best trump score, ties to the higher top card, then the lower suit."""
+    best = -1
+    best_score = -1.0
+    best_top = -2
+    for s in range(4):
+        score = _trump_score(hand, s)
+        top = highest(hand & SUIT_MASK[s])
+        if best < 0 or score > best_score or (score == best_score and top > best_top):
+            best, best_score, best_top = s, score, top
+    return best
 
 
 def choose_discard(hand: int, trump: int, outstanding: int, left: int) -> int:
@@ -193,29 +240,334 @@ def choose_discard(hand: int, trump: int, outstanding: int, left: int) -> int:
     for s in range(4):
         cards = side & SUIT_MASK[s]
         if cards:
-            top = _high(cards)
+            top = highest(cards)
             if not _above(outstanding, top):
                 keep |= 1 << top
                 # a run below the top is master too (A K with the rest out below)
                 nxt = cards ^ (1 << top)
-                while nxt and not _above(outstanding, _high(nxt)):
-                    keep |= 1 << _high(nxt)
-                    nxt ^= 1 << _high(nxt)
+                while nxt and not _above(outstanding, highest(nxt)):
+                    keep |= 1 << highest(nxt)
+                    nxt ^= 1 << highest(nxt)
     free = side & ~keep
     if free:
-        lengths = [(free & SUIT_MASK[s]).bit_count() for s in range(4)]
-        voidable = [s for s in range(4) if lengths[s] and not (side & keep & SUIT_MASK[s]) and lengths[s] <= left]
-        if voidable:
-            s = min(voidable, key=lambda s: (lengths[s], s))
-            return _low(free & SUIT_MASK[s])
-        s = min((s for s in range(4) if lengths[s]), key=lambda s: (lengths[s], _low(free & SUIT_MASK[s])))
-        return _low(free & SUIT_MASK[s])
+        best = -1
+        for s in range(4):  # the shortest suit that the discards left can empty, ties to the lower suit
+            n = count(free & SUIT_MASK[s])
+            if n and not (side & keep & SUIT_MASK[s]) and n <= left:
+                if best < 0 or n < count(free & SUIT_MASK[best]):
+                    best = s
+        if best >= 0:
+            return lowest(free & SUIT_MASK[best])
+        for s in range(4):  # else the shortest suit, ties to the lower low card
+            n = count(free & SUIT_MASK[s])
+            if n:
+                if best < 0:
+                    best = s
+                else:
+                    nb = count(free & SUIT_MASK[best])
+                    if n < nb or (n == nb and lowest(free & SUIT_MASK[s]) < lowest(free & SUIT_MASK[best])):
+                        best = s
+        return lowest(free & SUIT_MASK[best])
     if side:
-        return min((c for c in range(52) if side >> c & 1), key=lambda c: (c % 13, c))
-    return _low(hand)
+        return _lowest_rank(side)
+    return lowest(hand)
 
 
-# ---------------------------------------------------------------- exchange
+def _can_ruff(seat: int, suit: int, trump: int, voids: Sequence[int], trumps_out: int) -> bool:
+    """Whether ``seat`` is known void in ``suit`` and may still hold a trump."""
+    return trumps_out != 0 and ((voids[seat] >> suit) & 1) == 1 and ((voids[seat] >> trump) & 1) == 0
+
+
+def _later_can_ruff(seat: int, played: int, suit: int, trump: int, voids: Sequence[int], trumps_out: int) -> bool:
+    """Whether a player still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
+    players = len(voids)
+    for k in range(1, players - played):
+        if _can_ruff(_after(seat, k, players), suit, trump, voids, trumps_out):
+            return True
+    return False
+
+
+def _throw(hand: int, trump: int, outstanding: int) -> int:
+    """The least useful card: no trump, no master, low first, shortest suit first."""
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    pool = hand & ~trump_mask
+    if pool == 0:
+        pool = hand
+    best = -1
+    bk0 = bk1 = bk2 = bk3 = 0
+    c = pool
+    while c:
+        card = lowest(c)
+        c &= c - 1
+        k0 = 0 if _above(outstanding, card) else 1  # a master
+        k1 = 1 if card % 13 >= 10 else 0
+        k2 = count(hand & SUIT_MASK[card // 13])
+        k3 = card % 13
+        if best < 0 or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
+            best, bk0, bk1, bk2, bk3 = card, k0, k1, k2, k3
+    return best
+
+
+def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: Sequence[int]) -> int:
+    """The card to lead (module docstring: draw trumps, cash side masters, make a void, the longest suit)."""
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    mine_t = hand & trump_mask
+    out_t = outstanding & trump_mask
+    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
+    if out_t:
+        players = len(voids)
+        for k in range(1, players):
+            if ((voids[_after(seat, k, players)] >> trump) & 1) == 0:
+                opp_trumps = True
+                break
+    if mine_t != 0 and opp_trumps:
+        n_mine = count(mine_t)
+        n_out = count(out_t)
+        if n_mine >= n_out:
+            if highest(mine_t) > highest(out_t):
+                return highest(mine_t)
+            if n_mine >= n_out + 2:
+                return lowest(mine_t)
+    best = -1  # cash side masters where no one is known to ruff: most cards out, then the higher rank
+    bk0 = bk1 = 0
+    for s in range(4):
+        cards = hand & SUIT_MASK[s]
+        if s == trump or not cards:
+            continue
+        top = highest(cards)
+        if _above(outstanding, top):
+            continue
+        out_s = count(outstanding & SUIT_MASK[s])
+        if trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t)):
+            continue
+        if best < 0 or (out_s, top % 13) > (bk0, bk1):
+            best, bk0, bk1 = top, out_s, top % 13
+    if best >= 0:
+        return best
+    if mine_t != 0 and opp_trumps and highest(mine_t) > highest(out_t):
+        return highest(mine_t)
+    side = hand & ~trump_mask
+    if side:
+        if mine_t:
+            single = -1
+            for s in range(4):  # the lowest singleton that is not master, ties to the lower suit
+                cards = side & SUIT_MASK[s]
+                if count(cards) == 1 and _above(outstanding, highest(cards)):
+                    if single < 0 or highest(cards) % 13 < highest(side & SUIT_MASK[single]) % 13:
+                        single = s
+            if single >= 0:
+                return highest(side & SUIT_MASK[single])
+        best_s = -1
+        bl = bm = 0
+        for s in range(4):  # the longest suit, ties to the lower low card, then the higher suit
+            cards = side & SUIT_MASK[s]
+            n = count(cards)
+            if n:
+                m = -(lowest(cards) % 13)
+                if best_s < 0 or (n, m) >= (bl, bm):
+                    best_s, bl, bm = s, n, m
+        return lowest(side & SUIT_MASK[best_s])
+    if mine_t != 0 and highest(mine_t) > highest(out_t):
+        return highest(mine_t)
+    return lowest(mine_t)
+
+
+def _ruff(trumps: int, seat: int, played: int, led: int, trump: int, voids: Sequence[int], out_t: int) -> int:
+    """The trump to win with among ``trumps``: the lowest, or the lowest above every outstanding trump when a player
+    still to play may over-ruff and it has one."""
+    if played < len(voids) - 1 and _later_can_ruff(seat, played, led, trump, voids, out_t):
+        safe = _above(trumps, highest(out_t)) if out_t else trumps
+        if safe:
+            return lowest(safe)
+    return lowest(trumps)
+
+
+def choose_play(seat: int, hand: int, trick: Sequence[int], trump: int, outstanding: int, voids: Sequence[int]) -> int:
+    """The card to play. ``trick``: cards of the open trick in play order
+    (the leader's first); ``outstanding``: cards that may be in an opponent's
+    hand; ``voids``: 4-bit suit sets of shown voids by seat (one per player)."""
+    n = len(trick)
+    if n == 0:
+        return _lead(seat, hand, trump, outstanding, voids)
+    led = trick[0] // 13
+    win = winning_card(trick, trump)
+    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
+    out_t = outstanding & trump_mask
+    follow = hand & SUIT_MASK[led]
+    if follow:
+        higher = _above(follow, win)
+        if win // 13 != led or not higher:  # trumped, or nothing higher: following cannot win
+            return lowest(follow)
+        if n == len(voids) - 1:  # last
+            return lowest(higher)
+        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t):
+            return lowest(follow)
+        out_led = outstanding & SUIT_MASK[led]
+        masters = higher
+        while masters and _above(out_led, lowest(masters)):
+            masters ^= masters & -masters
+        if masters:
+            return lowest(masters)
+        return lowest(follow)
+    mine_t = hand & trump_mask
+    if mine_t:
+        if win // 13 != trump:
+            return _ruff(mine_t, seat, n, led, trump, voids, out_t)
+        over = _above(mine_t, win)
+        if over:
+            return _ruff(over, seat, n, led, trump, voids, out_t)
+    return _throw(hand, trump, outstanding)
+
+
+def _worth(card: int, trump: int, outstanding: int) -> int:
+    """A card's (trump, master: no outstanding card above it, rank) as one ordered number."""
+    return (card // 13 == trump) * 26 + (_above(outstanding, card) == 0) * 13 + card % 13
+
+
+def take_by_worth(hand: int, face_up: int, trump: int, outstanding: int) -> int:
+    """:func:`choose_take`'s rule ``"worth"``: the card the discard rules would discard first from the hand, put
+    out to take the face-up card when that is worth more (trump, master, rank); else PASS_ACTION."""
+    worst = choose_discard(hand, trump, outstanding, 1)
+    if _worth(face_up, trump, outstanding) > _worth(worst, trump, outstanding):
+        return worst
+    return PASS_ACTION
+
+
+def suit_features(hand: int, trump: int) -> tuple[int, ...]:
+    """Features of a hand for a suit contract: (1, trump length, trump A, K, Q, J, side aces, side kings with
+    another card of their suit, bare side kings, side queens with two others, side voids, side singletons)."""
+    aces = kings = bare = queens = voids = singles = 0
+    for s in range(4):
+        if s != trump:
+            length = count(hand & SUIT_MASK[s])
+            aces += _bit(hand, 13 * s + 12)
+            if length >= 2:
+                kings += _bit(hand, 13 * s + 11)
+            else:
+                bare += _bit(hand, 13 * s + 11)
+            if length >= 3:
+                queens += _bit(hand, 13 * s + 10)
+            if length == 0:
+                voids += 1
+            if length == 1:
+                singles += 1
+    length = count(hand & SUIT_MASK[trump])
+    t = 13 * trump
+    honours = _bit(hand, t + 12), _bit(hand, t + 11), _bit(hand, t + 10), _bit(hand, t + 9)
+    return 1, length, honours[0], honours[1], honours[2], honours[3], aces, kings, bare, queens, voids, singles
+
+
+def nt_features(hand: int) -> tuple[int, ...]:
+    """Features for no trump: (1, aces, kings with 1+ other card, queens with 2+, jacks with 3+, cards beyond
+    the fourth of each suit)."""
+    kings = queens = jacks = extra = 0
+    for s in range(4):
+        length = count(hand & SUIT_MASK[s])
+        if length >= 2:
+            kings += _bit(hand, 13 * s + 11)
+        if length >= 3:
+            queens += _bit(hand, 13 * s + 10)
+        if length >= 4:
+            jacks += _bit(hand, 13 * s + 9)
+            extra += length - 4
+    return (1, count(hand & _RANK[12]), kings, queens, jacks, extra)
+
+
+def miz_features(hand: int) -> tuple[int, ...]:
+    """Features for misère: (1, aces, kings, queens, jacks, tens, nines, cards 2-5, voids)."""
+    voids = 0
+    for s in range(4):
+        if not hand & SUIT_MASK[s]:
+            voids += 1
+    a, k, q, j = count(hand & _RANK[12]), count(hand & _RANK[11]), count(hand & _RANK[10]), count(hand & _RANK[9])
+    return 1, a, k, q, j, count(hand & _RANK[8]), count(hand & _RANK[7]), count(hand & _LOW_CARDS), voids
+
+
+def _dot(weights: tuple[float, ...], features: tuple[int, ...]) -> float:
+    """sum(w * f), added up in the order of the features."""
+    total = 0.0
+    for k in range(len(weights)):
+        total += weights[k] * features[k]
+    return total
+
+
+def call_values(hand: int) -> list[float]:
+    """The expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer: estimated tricks minus the quota
+    8 (:func:`estimate_tricks`, ``NT_WEIGHTS``), or for Miz the maximum 3 minus the estimated tricks
+    (``MIZ_WEIGHTS``)."""
+    values = [0.0] * 6
+    for s in range(4):
+        values[s] = _dot(SUIT_WEIGHTS, suit_features(hand, s)) - 8
+    values[4] = _dot(NT_WEIGHTS, nt_features(hand)) - 8
+    values[5] = 3 - _dot(MIZ_WEIGHTS, miz_features(hand))
+    return values
+
+
+def choose_call(hand: int, left: int, reserve: Sequence[float] = CALL_RESERVE) -> int:
+    """The call (0-3 a suit, 4 NT, 5 Miz) among those in ``left`` (a 6-bit set): the best expected balance
+    (:func:`call_values`) minus the call's ``reserve`` (what keeping it for a later hand is worth; nothing
+    when it is the last call left). Ties go to the lower action."""
+    if count(left) == 1:
+        return lowest(left)
+    values = call_values(hand)
+    best = -1
+    best_value = 0.0
+    for c in range(6):
+        if (left >> c) & 1:
+            value = values[c] - reserve[c]
+            if best < 0 or value > best_value:
+                best, best_value = c, value
+    return best
+
+
+def choose_miz_discard(hand: int) -> int:
+    """A misère discard: the highest card, from the shortest suit among equal ranks (then the higher card id)."""
+    best = -1
+    bk0 = bk1 = 0
+    c = hand
+    while c:
+        card = lowest(c)
+        c &= c - 1
+        k0 = card % 13
+        k1 = -count(hand & SUIT_MASK[card // 13])
+        if best < 0 or (k0, k1) >= (bk0, bk1):
+            best, bk0, bk1 = card, k0, k1
+    return best
+
+
+def choose_miz_play(hand: int, trick: Sequence[int]) -> int:
+    """A misère card (module docstring): duck under the winning card, shed high cards (no trump in misère)."""
+    if len(trick) == 0:
+        return _lowest_rank(hand)
+    follow = hand & SUIT_MASK[trick[0] // 13]
+    if not follow:  # the highest rank, then the higher card id
+        best = -1
+        c = hand
+        while c:
+            card = lowest(c)
+            c &= c - 1
+            if best < 0 or card % 13 >= best % 13:
+                best = card
+        return best
+    under = follow & ((1 << winning_card(trick, -1)) - 1)
+    if under:
+        return highest(under)
+    return highest(follow) if len(trick) == 2 else lowest(follow)
+
+
+COMPILED = tuple(
+    "_after _above _bit _lowest_rank _trump_score choose_trump choose_discard _can_ruff _later_can_ruff _throw _lead "
+    "_ruff choose_play _worth take_by_worth suit_features nt_features miz_features _dot call_values choose_call "
+    "choose_miz_discard choose_miz_play".split()
+)
+"""The rules above, in the order they are defined: what :mod:`agents.search.rollout_kernel` compiles."""
+
+# ---------------------------------------------------------------- Python only: exchange, the dealer's other choices
+
+
+def trump_scores(hand: int) -> list[float]:
+    """Score of each suit as trump: 3 points a card plus honours."""
+    return [_trump_score(hand, s) for s in range(4)]
 
 
 def send_gain(card: int, outstanding: int, p_hold: float, pending_same_suit: int) -> float:
@@ -229,7 +581,7 @@ def send_gain(card: int, outstanding: int, p_hold: float, pending_same_suit: int
     gain = 0.0
     none_above = 1.0
     while higher:
-        top = _high(higher)
+        top = highest(higher)
         gain += none_above * p_hold * (_TRICK_VALUE[top % 13] - base)
         none_above *= 1.0 - p_hold
         higher ^= 1 << top
@@ -252,164 +604,6 @@ def choose_send(hand: int, outstanding: int, receiver_size: int, pending: int, t
     return best
 
 
-# ---------------------------------------------------------------- play
-
-
-def _can_ruff(seat: int, suit: int, trump: int, voids: tuple[int, ...] | list[int], trumps_out: int) -> bool:
-    """Whether ``seat`` is known void in ``suit`` and may still hold a trump."""
-    return bool(trumps_out) and bool(voids[seat] >> suit & 1) and not voids[seat] >> trump & 1
-
-
-def _later_can_ruff(
-    seat: int, played: int, suit: int, trump: int, voids: tuple[int, ...] | list[int], out: int
-) -> bool:
-    """Whether a player still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
-    players = len(voids)
-    for k in range(1, players - played):
-        if _can_ruff((seat + k) % players, suit, trump, voids, out):
-            return True
-    return False
-
-
-def _throw(hand: int, trump: int, outstanding: int) -> int:
-    """The least useful card: no trump, no master, low first, shortest suit first."""
-    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
-    pool = hand & ~trump_mask or hand
-    best, best_key = -1, None
-    for c in from_mask(pool):
-        s = c // 13
-        master = not _above(outstanding, c)
-        key = (master, c % 13 >= 10, (hand & SUIT_MASK[s]).bit_count(), c % 13)
-        if best_key is None or key < best_key:
-            best, best_key = c, key
-    return best
-
-
-def _lead(seat: int, hand: int, trump: int, outstanding: int, voids: tuple[int, ...] | list[int]) -> int:
-    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
-    mine_t = hand & trump_mask
-    out_t = outstanding & trump_mask
-    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
-    if out_t:
-        players = len(voids)
-        for k in range(1, players):
-            if not voids[(seat + k) % players] >> trump & 1:
-                opp_trumps = True
-                break
-    if mine_t and opp_trumps:
-        n_mine, n_out = mine_t.bit_count(), out_t.bit_count()
-        top = _high(mine_t)
-        if n_mine >= n_out:
-            if top > _high(out_t):
-                return top
-            if n_mine >= n_out + 2:
-                return _low(mine_t)
-    # cash side masters where no one is known to ruff
-    best, best_key = -1, None
-    for s in range(4):
-        if s == trump:
-            continue
-        cards = hand & SUIT_MASK[s]
-        if not cards:
-            continue
-        top = _high(cards)
-        if _above(outstanding, top):
-            continue
-        out_s = (outstanding & SUIT_MASK[s]).bit_count()
-        ruff = trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t))
-        if ruff:
-            continue
-        key = (out_s, top % 13)
-        if best_key is None or key > best_key:
-            best, best_key = top, key
-    if best >= 0:
-        return best
-    if mine_t and opp_trumps and _high(mine_t) > _high(out_t):
-        return _high(mine_t)
-    side = hand & ~trump_mask
-    if side:
-        lengths = [(side & SUIT_MASK[s]).bit_count() for s in range(4)]
-        if mine_t:
-            singles = [s for s in range(4) if lengths[s] == 1 and _above(outstanding, _high(side & SUIT_MASK[s]))]
-            if singles:
-                s = min(singles, key=lambda s: (_high(side & SUIT_MASK[s]) % 13, s))
-                return _high(side & SUIT_MASK[s])
-        s = max((s for s in range(4) if lengths[s]), key=lambda s: (lengths[s], -(_low(side & SUIT_MASK[s]) % 13), s))
-        return _low(side & SUIT_MASK[s])
-    return _high(mine_t) if mine_t and _high(mine_t) > _high(out_t) else _low(mine_t)
-
-
-def choose_play(
-    seat: int,
-    hand: int,
-    trick: tuple[int, ...] | list[int],
-    trump: int,
-    outstanding: int,
-    voids: tuple[int, ...] | list[int],
-) -> int:
-    """The card to play. ``trick``: cards of the open trick in play order
-    (the leader's first); ``outstanding``: cards that may be in an opponent's
-    hand; ``voids``: 4-bit suit sets of shown voids by seat (one per player)."""
-    n = len(trick)
-    if n == 0:
-        return _lead(seat, hand, trump, outstanding, voids)
-    led = trick[0] // 13
-    win = winning_card(trick, trump)
-    players = len(voids)
-    last = n == players - 1
-    trump_mask = SUIT_MASK[trump] if trump >= 0 else 0
-    out_t = outstanding & trump_mask
-    follow = hand & SUIT_MASK[led]
-    if follow:
-        if win // 13 != led:  # trumped: following cannot win
-            return _low(follow)
-        higher = _above(follow, win)
-        if not higher:
-            return _low(follow)
-        if last:
-            return _low(higher)
-        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t):
-            return _low(follow)
-        out_led = outstanding & SUIT_MASK[led]
-        masters = higher
-        while masters and _above(out_led, _low(masters)):
-            masters ^= masters & -masters
-        if masters:
-            return _low(masters)
-        return _low(follow)
-    mine_t = hand & trump_mask
-    if mine_t:
-        if win // 13 == trump:
-            over = _above(mine_t, win)
-            if over:
-                if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
-                    safe = _above(over, _high(out_t)) if out_t else over
-                    if safe:
-                        return _low(safe)
-                return _low(over)
-            return _throw(hand, trump, outstanding)
-        if not last and _later_can_ruff(seat, n, led, trump, voids, out_t):
-            safe = _above(mine_t, _high(out_t)) if out_t else mine_t
-            if safe:
-                return _low(safe)
-        return _low(mine_t)
-    return _throw(hand, trump, outstanding)
-
-
-# ---------------------------------------------------------------- the agent
-
-
-# The measured estimates (training/evaluation/heuristic_ab.py fit): least squares of the dealer's tricks, the heuristic
-# playing every seat, on the features below of the dealer's 16 dealt cards (before discards and kitty).
-SUIT_WEIGHTS = (0.02, 1.01, 0.87, 0.80, 0.60, 0.31, 0.96, 0.61, 0.20, 0.39, 0.24, 0.22)
-NT_WEIGHTS = (1.61, 0.94, 1.08, 0.91, 0.48, 0.16)
-MIZ_WEIGHTS = (2.25, 0.54, 0.53, 0.50, 0.48, 0.47, 0.31, -0.47, -0.52)
-ASSIGN_HIGH_TO = "middle"
-CALL_MEANS = (-1.33, -1.33, -1.33, -1.33, -2.06, -0.41)  # each call's mean balance as dealer (fit; suits alike)
-CALL_RESERVE = CALL_MEANS
-TAKE_RULE = "worth"
-
-
 def choose_assignment(view: PlayerView, high_to: str = ASSIGN_HIGH_TO) -> int:
     """The assignment action (68-73): the lowest quota to itself; of the other two, the higher one to the
     opponent named by ``high_to``: ``"leader"`` (the higher running score, ties the eldest), ``"trailer"``
@@ -430,75 +624,6 @@ def choose_assignment(view: PlayerView, high_to: str = ASSIGN_HIGH_TO) -> int:
     return next(a for a in from_mask(view.legal) if assignment_of(a, view.rules) == by_role)
 
 
-def _bit(hand: int, card: int) -> int:
-    return (hand >> card) & 1
-
-
-def _suit_stats(hand: int) -> list[tuple[int, ...]]:
-    """Per suit: (length, A, K, Q, J, guarded K, bare K, Q with 2+ others, void, singleton), each 0/1 but the
-    length."""
-    stats = []
-    for s in range(4):
-        length = (hand & SUIT_MASK[s]).bit_count()
-        b = 13 * s
-        king, queen = _bit(hand, b + 11), _bit(hand, b + 10)
-        guarded = int(length >= 2)
-        stats.append(
-            (
-                length,
-                _bit(hand, b + 12),
-                king,
-                queen,
-                _bit(hand, b + 9),
-                king & guarded,
-                king & (1 - guarded),
-                queen & int(length >= 3),
-                int(length == 0),
-                int(length == 1),
-            )
-        )
-    return stats
-
-
-def _side_features(stats: list[tuple[int, ...]], totals: list[int], trump: int) -> tuple[int, ...]:
-    t = stats[trump]
-    return (1, *t[:5], *(totals[i] - t[i] for i in (1, 5, 6, 7, 8, 9)))
-
-
-def suit_features(hand: int, trump: int) -> tuple[int, ...]:
-    """Features of a hand for a suit contract: (1, trump length, trump A, K, Q, J, side aces, side kings with
-    another card of their suit, bare side kings, side queens with two others, side voids, side singletons)."""
-    stats = _suit_stats(hand)
-    return _side_features(stats, [sum(column) for column in zip(*stats, strict=True)], trump)
-
-
-def nt_features(hand: int) -> tuple[int, ...]:
-    """Features for no trump: (1, aces, kings with 1+ other card, queens with 2+, jacks with 3+, cards beyond
-    the fourth of each suit)."""
-    aces = kings = queens = jacks = extra = 0
-    for s in range(4):
-        length = (hand & SUIT_MASK[s]).bit_count()
-        aces += _bit(hand, 13 * s + 12)
-        kings += _bit(hand, 13 * s + 11) and length >= 2
-        queens += _bit(hand, 13 * s + 10) and length >= 3
-        jacks += _bit(hand, 13 * s + 9) and length >= 4
-        extra += max(0, length - 4)
-    return 1, aces, kings, queens, jacks, extra
-
-
-def miz_features(hand: int) -> tuple[int, ...]:
-    """Features for misère: (1, aces, kings, queens, jacks, tens, nines, cards 2-5, voids)."""
-    ranks = [0] * 13
-    for c in from_mask(hand):
-        ranks[c % 13] += 1
-    voids = sum(1 for s in range(4) if not hand & SUIT_MASK[s])
-    return 1, ranks[12], ranks[11], ranks[10], ranks[9], ranks[8], ranks[7], sum(ranks[:4]), voids
-
-
-def _dot(weights: tuple[float, ...], features: tuple[int, ...]) -> float:
-    return sum(w * f for w, f in zip(weights, features, strict=True))
-
-
 def estimate_tricks(hand: int, trump: int | None = None) -> float:
     """Tricks the hand would take as dealer with ``trump`` as trump (default: the suit it would name): the
     measured linear estimate on :func:`suit_features` (``SUIT_WEIGHTS``)."""
@@ -507,57 +632,10 @@ def estimate_tricks(hand: int, trump: int | None = None) -> float:
     return _dot(SUIT_WEIGHTS, suit_features(hand, trump))
 
 
-def call_values(hand: int) -> list[float]:
-    """The expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer: estimated tricks minus the quota
-    8 (:func:`estimate_tricks`, ``NT_WEIGHTS``), or for Miz the maximum 3 minus the estimated tricks
-    (``MIZ_WEIGHTS``)."""
-    stats = _suit_stats(hand)
-    totals = [sum(column) for column in zip(*stats, strict=True)]
-    values = [_dot(SUIT_WEIGHTS, _side_features(stats, totals, s)) - 8 for s in range(4)]
-    values.append(_dot(NT_WEIGHTS, nt_features(hand)) - 8)
-    values.append(3 - _dot(MIZ_WEIGHTS, miz_features(hand)))
-    return values
-
-
-def choose_call(hand: int, left: int, reserve: tuple[float, ...] = CALL_RESERVE) -> int:
-    """The call (0-3 a suit, 4 NT, 5 Miz) among those in ``left`` (a 6-bit set): the best expected balance
-    (:func:`call_values`) minus the call's ``reserve`` (what keeping it for a later hand is worth; nothing
-    when it is the last call left). Ties go to the lower action."""
-    calls = [c for c in range(6) if left >> c & 1]
-    if len(calls) == 1:
-        return calls[0]
-    values = call_values(hand)
-    return max(calls, key=lambda c: (values[c] - reserve[c], -c))
-
-
-def _rank_order(card: int) -> tuple[int, int]:
-    return card % 13, card
-
-
-def choose_miz_discard(hand: int) -> int:
-    """A misère discard: the highest card, from the shortest suit among equal ranks."""
-    return max(from_mask(hand), key=lambda c: (c % 13, -(hand & SUIT_MASK[c // 13]).bit_count(), c))
-
-
-def choose_miz_play(hand: int, trick: list[int] | tuple[int, ...]) -> int:
-    """A misère card (module docstring): duck under the winning card, shed high cards."""
-    if not trick:
-        return min(from_mask(hand), key=_rank_order)
-    led = trick[0] // 13
-    follow = hand & SUIT_MASK[led]
-    if not follow:
-        return max(from_mask(hand), key=_rank_order)
-    win = winning_card(list(trick), -1)
-    under = follow & ((1 << win) - 1)
-    if under:
-        return _high(under)
-    return _high(follow) if len(trick) == 2 else _low(follow)
-
-
 def auction_estimate(hand: int) -> float:
     """The auction's estimate of the tricks the hand would take as dealer: the length of the suit it would name
     trump, plus its side aces, plus half a trick for each side king with another card of its suit, plus 2
-    (module docstring; measured against :func:`estimate_tricks`, it bids better, docs/results.md)."""
+    (module docstring; measured against :func:`estimate_tricks`, it bids better, docs/results/heuristic-ab.md)."""
     trump = choose_trump(hand)
     estimate = 2.0 + (hand & SUIT_MASK[trump]).bit_count()
     for s in range(4):
@@ -574,9 +652,9 @@ def choose_bid(hand: int, legal: int, margin: float = 0.0, estimate: Callable[[i
     else PASS_ACTION."""
     bids = legal & ~(1 << PASS_ACTION)
     if bids:
-        lowest = _low(bids)
-        if estimate(hand) >= lowest - BID_ACTION_BASE + 8 + margin:
-            return lowest
+        low = lowest(bids)
+        if estimate(hand) >= low - BID_ACTION_BASE + 8 + margin:
+            return low
     return PASS_ACTION
 
 
@@ -585,18 +663,16 @@ def choose_take(hand: int, face_up: int, trump: int, outstanding: int, rule: str
 
     ``outstanding``: cards that may be in an opponent's hand (not the face-up card). ``rule`` ``"worth"``:
     the card put out is the one the discard rules would discard first from the hand, and the face-up card is
-    taken when it is worth more, comparing (trump, master, rank). ``"discard"``: the discard rules choose
-    among the hand and the face-up card together; the face-up card chosen means decline, any other card is
-    the one put out."""
+    taken when it is worth more, comparing (trump, master, rank) (:func:`take_by_worth`). ``"discard"``: the
+    discard rules choose among the hand and the face-up card together; the face-up card chosen means decline,
+    any other card is the one put out."""
     if rule == "discard":
         worst = choose_discard(hand | 1 << face_up, trump, outstanding, 1)
         return PASS_ACTION if worst == face_up else worst
-    worst = choose_discard(hand, trump, outstanding, 1)
+    return take_by_worth(hand, face_up, trump, outstanding)
 
-    def worth(card: int) -> tuple[bool, bool, int]:
-        return card // 13 == trump, not _above(outstanding, card), card % 13
 
-    return worst if worth(face_up) > worth(worst) else PASS_ACTION
+# ---------------------------------------------------------------- the agent
 
 
 def heuristic_action(view: PlayerView) -> int:

@@ -20,7 +20,9 @@ from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPP
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-__all__ = ["ActionMaskingPPOModule"]
+from sm_env.envs.rllib_env import CRITIC_STATE
+
+__all__ = ["ActionMaskingPPOModule", "FullCriticPPOModule"]
 
 OBS_KEYS = {"observations", "action_mask"}
 
@@ -68,3 +70,37 @@ class ActionMaskingPPOModule(DefaultPPOTorchRLModule):
         if isinstance(batch[Columns.OBS], dict):
             _, batch = self._split(batch)
         return super().compute_values(batch, embeddings)
+
+
+class FullCriticPPOModule(ActionMaskingPPOModule):
+    """:class:`ActionMaskingPPOModule` whose value function also sees the whole deal in training (an asymmetric
+    actor-critic, the vector PPO's ``ppo.critic: full``): a separate MLP (``fcnet_hiddens``, ``fcnet_activation``)
+    over ``observations`` and the batch column ``critic_state`` (``model_config["critic_state_size"]`` entries:
+    the cards hidden from the seat, :mod:`training.rllib.critic_state`). The policy reads ``observations`` alone,
+    as in the base class, so the module acts where no critic state exists (env runners, evaluation, play); only
+    :meth:`compute_values` (the learner's GAE and value loss) needs it."""
+
+    def setup(self) -> None:
+        super().setup()
+        size = int(self.model_config.get("critic_state_size", 0))
+        if size <= 0:
+            raise ValueError("FullCriticPPOModule needs model_config['critic_state_size'] > 0 (the full state's size)")
+        hiddens = list(self.model_config.get("fcnet_hiddens", [256, 256]))
+        activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[self.model_config.get("fcnet_activation", "tanh")]
+        layers: list[torch.nn.Module] = []
+        width = int(self.observation_space_with_mask["observations"].shape[0]) + size
+        for hidden in hiddens:
+            layers += [torch.nn.Linear(width, hidden), activation()]
+            width = hidden
+        self.full_critic = torch.nn.Sequential(*layers, torch.nn.Linear(width, 1))
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+        """Values of ``observations`` with ``critic_state`` beside them (``embeddings``, the policy's, unused)."""
+        obs = batch[Columns.OBS]
+        vector = obs["observations"] if isinstance(obs, dict) else obs
+        if CRITIC_STATE not in batch:
+            raise KeyError(
+                f"FullCriticPPOModule.compute_values needs the batch column '{CRITIC_STATE}' (a learner batch made "
+                "with training.rllib.critic_state.AddCriticState)"
+            )
+        return self.full_critic(torch.cat([vector, batch[CRITIC_STATE]], dim=-1)).squeeze(-1)

@@ -19,7 +19,7 @@ systematic resampling. The deals drawn and the resampling draws come from the ag
 seed gives the same moves.
 
 The file (``sergeant-major-belief/1``, written by :func:`save_belief`, made by ``sergeant-major improve belief``,
-:mod:`training.playouts.belief`) is a torch file of tensors and plain values: ``format``, ``players``,
+:mod:`training.distill.belief`) is a torch file of tensors and plain values: ``format``, ``players``,
 ``observation_size``, ``net_arch``, ``activation``, ``rules`` / ``rules_name`` (the rule set it was learnt on),
 ``policy`` (the self-play policy) and ``state_dict`` (``hidden.<i>.weight``/``bias``, ``head.weight``/``bias``).
 """

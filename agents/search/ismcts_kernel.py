@@ -30,14 +30,13 @@ from numba import njit
 
 from agents.players.unseen import deck_of
 from sm_env.compiled import kernels as vk
+from sm_env.compiled.cache_key import key_cache_to_sources
 from sm_env.core.game import DISCARD, MAX_ACTIONS, OVER, TRUMP
 from sm_env.core.knowledge import PlayerView
 
 from .rollout_kernel import RolloutBatch, hand_balance, lowest, rollout_row
 from .world_kernel import CHECK_TABLES, MAX_LOCATIONS, TwisterStream, randbelow, sample_placement
 from .world_sampler import ACROSS, KITTY, LEFT, OUT, RIGHT, Constraints, WorldError, slacks, world_from_view
-
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 MAX_DEPTH = 128  # decisions from a searched decision to the end of a hand (at most 1 + 4 + 51)
 
@@ -297,3 +296,6 @@ class CompiledTree:
                 made[t["parent"][i]].children[node.action] = node
             made.append(node)
         return made[0]
+
+
+key_cache_to_sources(globals())  # the cache of this file's kernels, keyed to the code they are compiled from

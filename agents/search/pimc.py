@@ -30,7 +30,7 @@ default because it measured worse than the heuristic's own trump and
 discard rules (pimc:samples=16 with bid=1 against two copies with bid=0,
 50 deals: -0.25 [-0.47, 0.00] balance per hand; the rollouts do not value
 voids and a long trump suit the way real play does). Under ``calls`` the
-searched call is level with the heuristic's or a little better (docs/results.md). With heuristic
+searched call is level with the heuristic's or a little better (docs/results/search-call.md). With heuristic
 rollouts the exchange always defers to the heuristic (its choice there, send cards that fetch the
 receiver's best, leaves little to gain); policy rollouts can search it (``exchange=1``, below).
 
@@ -56,7 +56,7 @@ action of a decision is one batch of rows of the compiled engine, moved in locks
 the network (torch) over every row that waits on a choice per step (:mod:`agents.search.policy_rollout`);
 ``kernel=0``, or rules the compiled engine does not run, play the same moves one position at a time in Python.
 Rule sets without a shipped policy are refused (:meth:`PimcAgent.check_rules`, one line naming the rule sets
-that have one). Figures: docs/results.md ("Search with policy rollouts").
+that have one). Figures: docs/results/policy-rollouts.md.
 
 With policy rollouts two more parameters: ``policy=PATH`` plays a given policy file instead of the shipped one
 (the rollouts and the phases not searched; the file must play the rules), e.g. the policy an expert-iteration
@@ -76,8 +76,7 @@ shared wins shared), as the engine decides it. The term counts once some seat ha
 in the hand (default :data:`DEFAULT_GAME_FROM`) and can still reach the rules' ``win_tricks``; before that the
 game is rarely decided in a few sampled deals and the term is mostly noise. ``game_only=1`` searches only those
 decisions and plays the default move (the policy's, or the heuristic's) everywhere else: against two
-heuristics in whole games that wins more often than searching every decision (docs/results.md, "Search that
-counts the game").
+heuristics in whole games that wins more often than searching every decision (docs/results/search-game.md).
 
 Deals in proportion to a belief (``belief=PATH``, with ``pool`` and ``alpha``): the deals above are uniform among
 those consistent with what the seat knows for certain. A belief network (:mod:`agents.search.belief`, learnt by
@@ -86,15 +85,15 @@ card a distribution over where it lies; ``pool`` times the deals needed are draw
 ``exp(alpha x`` the sum over the unplaced cards of the log-probability of where it puts them``)``, and systematic
 resampling keeps the number needed (the draws from the agent's seeded generator). With ``prior=P`` (policy
 rollouts) each searched value gains ``P`` times the policy's log-probability of the move: the policy's preference
-decides between moves the search values alike, where the search's values are noise. Figures: docs/results.md ("A
-belief over the hidden cards and the policy as a prior").
+decides between moves the search values alike, where the search's values are noise. Figures:
+docs/results/belief-prior.md.
 
 Spec strings (see :func:`agents.make_agent`): ``pimc``, ``pimc:samples=40``,
 ``pimc:seconds=0.5``, ``pimc:samples=16,bid=1``, ``pimc:kernel=0``, ``pimc:rollout=policy``,
 ``pimc:rollout=policy,samples=32``, ``pimc:rollout=policy,bid=1,exchange=1`` (every decision type searched),
 ``pimc:rollout=policy,policy=runs/exit_v3/policy_r0.pt``, ``pimc:rollout=policy,game=8,game_only=1``,
 ``pimc:rollout=policy,belief=agents/policies/standard_belief_v1.pt,prior=1,samples=24`` (the strongest search here:
-+0.27 a hand over ``trained``, docs/results.md; the spec ``search`` stands for it).
++0.27 a hand over ``trained``, docs/results/belief-24-deals.md; the spec ``search`` stands for it).
 """
 
 from __future__ import annotations

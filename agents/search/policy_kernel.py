@@ -21,9 +21,8 @@ import numpy as np
 from numba import njit
 
 from sm_env.compiled import kernels as vk
+from sm_env.compiled.cache_key import key_cache_to_sources
 from sm_env.core.game import OVER
-
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 
 @njit(cache=True, inline="always")
@@ -101,3 +100,6 @@ def first_layer(obs, w, b, out):
             if v != 0.0:
                 for k in range(width):  # no temporary: a vectorised multiply-add along the row
                     out[r, k] += v * w[j, k]
+
+
+key_cache_to_sources(globals())  # the cache of this file's kernels, keyed to the code they are compiled from

@@ -1,18 +1,17 @@
 """Compiled heuristic rollouts for search (pimc, ismcts): play the rest of a
 hand out with the heuristic for every seat, many positions at once.
 
-A numba port of :func:`agents.search.rollout.rollout` and of the heuristic's trump,
-discard and play rules (:mod:`agents.players.heuristic`, the readable reference),
-running on the batched engine's state machine (:mod:`sm_env.compiled.kernels`).
+:func:`agents.search.rollout.rollout` in numba, on the batched engine's state machine
+(:mod:`sm_env.compiled.kernels`), playing the heuristic's own rules compiled: the trump,
+call, discard, face-up card and play rules of :mod:`agents.players.heuristic` are written
+once, run there as Python and compiled here (:func:`_compile_rules`).
 Each seat decides only from what it would know in the rollout, exactly as
 ``agents.search.rollout.rollout`` lets it: its own hand, the cards played, the open
-trick, the voids shown and (the dealer) its own discards. The choices are
-the reference's, tie-breaks included; ``tests/test_rollout_kernel.py``
-compares every card of thousands of rollouts. Three and four players
+trick, the voids shown and (the dealer) its own discards. ``tests/test_rollout_kernel.py``
+compares every card of thousands of rollouts with the Python ones. Three and four players
 (docs/rules.md 10.6) play through the same functions: the seat count is
-the engine's ``cfg[K_PLAYERS]``, and "the seats still to play" and "every
-opponent" are counted round the table from the seat (``kernels._after``),
-as the heuristic reads its rules for four.
+the engine's ``cfg[K_PLAYERS]``, and the heuristic counts "the seats still to play" and
+"every opponent" round the table from the seat.
 
 Usage (one row per position, e.g. sampled worlds times candidate actions)::
 
@@ -27,37 +26,37 @@ cards in play and the cards the dealer knows are out (its discards).
 
 from __future__ import annotations
 
+from types import FunctionType
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.errors import TypingError
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
-from agents.players.heuristic import CALL_RESERVE, MIZ_WEIGHTS, NT_WEIGHTS, SUIT_WEIGHTS
+from agents.players import heuristic
+from agents.players.heuristic import CALL_RESERVE
 from sm_env.compiled import kernels as vk
+from sm_env.compiled.cache_key import key_cache_to_sources
 from sm_env.compiled.loader import load_game
 from sm_env.compiled.support import supports as supports  # the one allow-list: the search plays what the engine
 from sm_env.compiled.support import unsupported  # runs (three and four players); compiled_rollouts asks it here
 from sm_env.core.episode import result_table
-from sm_env.core.game import DISCARD, MIZ, OVER, PASS_ACTION, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
+from sm_env.core.game import DISCARD, MIZ, OVER, PLAY, TAKE, TRUMP, TRUMP_ACTION_BASE, Game
 from sm_env.core.rules import RuleSet
 
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
-
 _SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], dtype=np.int64)
-_HONOUR = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.6, 1.0, 1.5])
-_SUIT_WEIGHTS = np.array(SUIT_WEIGHTS, dtype=np.float64)  # the heuristic's call weights (agents.players.heuristic)
-_NT_WEIGHTS = np.array(NT_WEIGHTS, dtype=np.float64)
-_MIZ_WEIGHTS = np.array(MIZ_WEIGHTS, dtype=np.float64)
-_CALL_RESERVE = np.array(CALL_RESERVE, dtype=np.float64)
 MAX_LOG = 72  # decisions a rollout can take: 1 trump, 4 discards, 17 * 3 cards (four players: 12 * 4) and spare
 
 
-# ---------------------------------------------------------------------------- bit helpers (int64 card sets)
+# ---------------------------------------------------------------------------- bit primitives (int64 card sets)
 
 
 @njit(cache=True, inline="always")
 def lowest(mask):
+    """The lowest card of a bit set (-1 for an empty one)."""
     return -1 if mask == 0 else trailing_zeros(mask)
 
 
@@ -75,387 +74,57 @@ def _count(mask):
     return n
 
 
-@njit(cache=True, inline="always")
-def _above(mask, card):
-    """Cards of ``mask`` in the suit of ``card`` that rank above it."""
-    return ((mask >> (card + 1)) << (card + 1)) & _SUIT[card // 13]
+@intrinsic
+def _first(typingctx, array, n):
+    """The first ``n`` entries of a 1-D int64 array as a view numba does not count references to: a prefix of a
+    buffer handed to the rules at every decision without the atomic increment and decrement of a slice. Only while
+    ``array`` lives; never kept."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.int64):
+        raise TypingError(f"_first: a 1-D int64 array, got {array}")
+
+    def codegen(context, builder, signature, args):
+        source = make_array(signature.args[0])(context, builder, args[0])
+        view = make_array(signature.return_type)(context, builder)
+        intp = context.get_value_type(types.intp)
+        count = context.cast(builder, args[1], signature.args[1], types.intp)
+        populate_array(view, data=source.data, shape=[count], strides=[intp(8)], itemsize=intp(8), meminfo=None)
+        return view._getvalue()
+
+    return types.Array(types.int64, 1, "C")(array, n), codegen
 
 
-@njit(cache=True, inline="always")
-def _can_ruff(seat, suit, trump, voids, trumps_out):
-    return trumps_out != 0 and ((voids[seat] >> suit) & 1) == 1 and ((voids[seat] >> trump) & 1) == 0
+# ------------------------------------------------------------------------ the heuristic's rules, compiled
+
+# the small rules, inlined into their callers (as numba inlines the kernels' own helpers)
+_INLINE = "_after _above _bit _lowest_rank _can_ruff _later_can_ruff _ruff _worth _dot winning_card".split()
 
 
-@njit(cache=True, inline="always")
-def _later_can_ruff(seat, played, suit, trump, voids, trumps_out, players):
-    """Whether a seat still to play after ``seat`` (``played`` cards already in the trick) may ruff ``suit``."""
-    for k in range(1, players - played):
-        if _can_ruff(vk._after(seat, k, players), suit, trump, voids, trumps_out):
-            return True
-    return False
+def _compile_rules(cache: bool = True, **given: Any) -> dict[str, Any]:
+    """The heuristic's rules (:data:`agents.players.heuristic.COMPILED`, their one implementation) compiled: copies
+    of the functions whose global names resolve to the compiled copies, numba's bit primitives, the suit masks as an
+    array and the engine's ``winning_card`` compiled, the heuristic's constants otherwise. ``given``: other values
+    for those names (tests plant bugs with it, ``cache=False``)."""
+    rules: dict[str, Any] = dict(vars(heuristic))
+    rules.update(count=_count, lowest=lowest, highest=_high, SUIT_MASK=_SUIT)
+    for name in (*heuristic.COMPILED, "winning_card"):
+        f = rules[name]
+        copy = FunctionType(f.__code__, rules, f.__name__, f.__defaults__, f.__closure__)
+        copy.__qualname__ = f.__qualname__
+        rules[name] = njit(cache=cache, inline="always" if name in _INLINE else "never")(copy)
+    rules.update(given)
+    if cache:
+        key_cache_to_sources(rules)
+    return rules
 
 
-@njit(cache=True, inline="always")
-def _lowest_rank(mask):
-    """The card of ``mask`` of the lowest rank, ties to the lower card id (-1 for none)."""
-    best = -1
-    c = mask
-    while c:
-        card = lowest(c)
-        c &= c - 1
-        if best < 0 or card % 13 < best % 13:
-            best = card
-    return best
-
-
-# ------------------------------------------------------------------------ heuristic rules (agents.players.heuristic)
-
-
-@njit(cache=True)
-def choose_trump(hand):
-    """The suit to name: the best trump score (3 a card plus honours), ties to the higher top card, then lower suit."""
-    best = -1
-    best_score = -1.0
-    best_top = -2
-    for s in range(4):
-        cards = hand & _SUIT[s]
-        score = 3.0 * _count(cards)
-        c = cards
-        while c:
-            low = lowest(c)
-            score += _HONOUR[low % 13]
-            c &= c - 1
-        top = _high(cards)
-        if best < 0 or score > best_score or (score == best_score and top > best_top):
-            best, best_score, best_top = s, score, top
-    return best
-
-
-@njit(cache=True)
-def choose_discard(hand, trump, outstanding, left):
-    """The next discard (agents.players.heuristic.choose_discard)."""
-    trump_mask = _SUIT[trump] if trump >= 0 else 0
-    side = hand & ~trump_mask
-    keep = 0
-    for s in range(4):
-        cards = side & _SUIT[s]
-        if cards:
-            top = _high(cards)
-            if not _above(outstanding, top):
-                keep |= 1 << top
-                nxt = cards ^ (1 << top)
-                while nxt and not _above(outstanding, _high(nxt)):
-                    keep |= 1 << _high(nxt)
-                    nxt ^= 1 << _high(nxt)
-    free = side & ~keep
-    if free:
-        best = -1
-        for s in range(4):  # the shortest voidable suit, ties to the lower suit
-            n = _count(free & _SUIT[s])
-            if n and not (side & keep & _SUIT[s]) and n <= left:
-                if best < 0 or n < _count(free & _SUIT[best]):
-                    best = s
-        if best >= 0:
-            return lowest(free & _SUIT[best])
-        best = -1
-        for s in range(4):  # else the shortest suit, ties to the lower low card (then the lower suit)
-            n = _count(free & _SUIT[s])
-            if n:
-                if best < 0:
-                    best = s
-                else:
-                    nb = _count(free & _SUIT[best])
-                    if n < nb or (n == nb and lowest(free & _SUIT[s]) < lowest(free & _SUIT[best])):
-                        best = s
-        return lowest(free & _SUIT[best])
-    if side:
-        return _lowest_rank(side)
-    return lowest(hand)
-
-
-@njit(cache=True)
-def _throw(hand, trump, outstanding):
-    """The least useful card: no trump, no master, low first, shortest suit first."""
-    trump_mask = _SUIT[trump] if trump >= 0 else 0
-    pool = hand & ~trump_mask
-    if pool == 0:
-        pool = hand
-    best = -1
-    bk0 = bk1 = bk2 = bk3 = 0
-    c = pool
-    while c:
-        card = lowest(c)
-        c &= c - 1
-        k0 = 0 if _above(outstanding, card) else 1
-        k1 = 1 if card % 13 >= 10 else 0
-        k2 = _count(hand & _SUIT[card // 13])
-        k3 = card % 13
-        if best < 0 or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
-            best, bk0, bk1, bk2, bk3 = card, k0, k1, k2, k3
-    return best
-
-
-@njit(cache=True)
-def _lead(seat, hand, trump, outstanding, voids, players):
-    trump_mask = _SUIT[trump] if trump >= 0 else 0
-    mine_t = hand & trump_mask
-    out_t = outstanding & trump_mask
-    opp_trumps = False  # an opponent may hold a trump: some are out and not every opponent showed out of trumps
-    if out_t:
-        for k in range(1, players):
-            if ((voids[vk._after(seat, k, players)] >> trump) & 1) == 0:
-                opp_trumps = True
-                break
-    if mine_t != 0 and opp_trumps:
-        n_mine = _count(mine_t)
-        n_out = _count(out_t)
-        top = _high(mine_t)
-        if n_mine >= n_out:
-            if top > _high(out_t):
-                return top
-            if n_mine >= n_out + 2:
-                return lowest(mine_t)
-    best = -1
-    bk0 = bk1 = 0
-    for s in range(4):
-        if s == trump:
-            continue
-        cards = hand & _SUIT[s]
-        if not cards:
-            continue
-        top = _high(cards)
-        if _above(outstanding, top):
-            continue
-        out_s = _count(outstanding & _SUIT[s])
-        if trump >= 0 and opp_trumps and (out_s < 2 or _later_can_ruff(seat, 0, s, trump, voids, out_t, players)):
-            continue
-        if best < 0 or (out_s, top % 13) > (bk0, bk1):
-            best, bk0, bk1 = top, out_s, top % 13
-    if best >= 0:
-        return best
-    if mine_t != 0 and opp_trumps and _high(mine_t) > _high(out_t):
-        return _high(mine_t)
-    side = hand & ~trump_mask
-    if side:
-        if mine_t:
-            single = -1
-            for s in range(4):  # the lowest singleton that is not master, ties to the lower suit
-                cards = side & _SUIT[s]
-                if _count(cards) == 1 and _above(outstanding, _high(cards)):
-                    if single < 0 or _high(cards) % 13 < _high(side & _SUIT[single]) % 13:
-                        single = s
-            if single >= 0:
-                return _high(side & _SUIT[single])
-        best_s = -1
-        bl = bm = 0
-        for s in range(4):  # the longest suit, ties to the lower low card, then the higher suit
-            cards = side & _SUIT[s]
-            n = _count(cards)
-            if n:
-                m = -(lowest(cards) % 13)
-                if best_s < 0 or (n, m) >= (bl, bm):
-                    best_s, bl, bm = s, n, m
-        return lowest(side & _SUIT[best_s])
-    if mine_t != 0 and _high(mine_t) > _high(out_t):
-        return _high(mine_t)
-    return lowest(mine_t)
-
-
-@njit(cache=True)
-def choose_play(seat, hand, trick, n, trump, outstanding, voids, players):
-    """The card to play (agents.players.heuristic.choose_play); ``trick[:n]`` is the open trick, ``voids[:players]`` the
-    shown voids by seat at a table of ``players``."""
-    if n == 0:
-        return _lead(seat, hand, trump, outstanding, voids, players)
-    led = trick[0] // 13
-    win = trick[0]
-    for k in range(1, n):
-        c = trick[k]
-        s = c // 13
-        if s == win // 13:
-            if c > win:
-                win = c
-        elif s == trump:
-            win = c
-    last = n == players - 1
-    trump_mask = _SUIT[trump] if trump >= 0 else 0
-    out_t = outstanding & trump_mask
-    follow = hand & _SUIT[led]
-    if follow:
-        if win // 13 != led:
-            return lowest(follow)
-        higher = _above(follow, win)
-        if not higher:
-            return lowest(follow)
-        if last:
-            return lowest(higher)
-        if led != trump and _later_can_ruff(seat, n, led, trump, voids, out_t, players):
-            return lowest(follow)
-        out_led = outstanding & _SUIT[led]
-        masters = higher
-        while masters and _above(out_led, lowest(masters)):
-            masters ^= masters & -masters
-        if masters:
-            return lowest(masters)
-        return lowest(follow)
-    mine_t = hand & trump_mask
-    if mine_t:
-        if win // 13 == trump:
-            over = _above(mine_t, win)
-            if over:
-                if not last and _later_can_ruff(seat, n, led, trump, voids, out_t, players):
-                    safe = _above(over, _high(out_t)) if out_t else over
-                    if safe:
-                        return lowest(safe)
-                return lowest(over)
-            return _throw(hand, trump, outstanding)
-        if not last and _later_can_ruff(seat, n, led, trump, voids, out_t, players):
-            safe = _above(mine_t, _high(out_t)) if out_t else mine_t
-            if safe:
-                return lowest(safe)
-        return lowest(mine_t)
-    return _throw(hand, trump, outstanding)
-
-
-@njit(cache=True)
-def choose_take(hand, face_up, trump, outstanding):
-    """agents.players.heuristic.choose_take: the card to put out of play to take the face-up card, or PASS_ACTION."""
-    worst = choose_discard(hand, trump, outstanding, 1)
-    if _worth(face_up, trump, outstanding) > _worth(worst, trump, outstanding):
-        return worst
-    return PASS_ACTION
-
-
-@njit(cache=True, inline="always")
-def _worth(card, trump, outstanding):
-    """The heuristic's (trump, no outstanding card above it, rank) of a card, as one ordered number."""
-    return (card // 13 == trump) * 26 + (_above(outstanding, card) == 0) * 13 + card % 13
-
-
-@njit(cache=True, inline="always")
-def _bit(hand, card):
-    return (hand >> card) & 1
-
-
-@njit(cache=True, inline="always")
-def _dot(weights, features):
-    """sum(w * f) in the order of the features (agents.players.heuristic._dot: the same float sums)."""
-    total = 0.0
-    for k in range(weights.shape[0]):
-        total += weights[k] * features[k]
-    return total
-
-
-@njit(cache=True)
-def call_values(hand):
-    """agents.players.heuristic.call_values: the expected balance of each call (0-3 a suit, 4 NT, 5 Miz) as dealer."""
-    stats = np.zeros((4, 10), dtype=np.int64)  # per suit: the heuristic's _suit_stats
-    for s in range(4):
-        length = _count(hand & _SUIT[s])
-        b = 13 * s
-        king, queen = _bit(hand, b + 11), _bit(hand, b + 10)
-        guarded = 1 if length >= 2 else 0
-        stats[s, 0] = length
-        stats[s, 1] = _bit(hand, b + 12)
-        stats[s, 2] = king
-        stats[s, 3] = queen
-        stats[s, 4] = _bit(hand, b + 9)
-        stats[s, 5] = king & guarded
-        stats[s, 6] = king & (1 - guarded)
-        stats[s, 7] = queen & (1 if length >= 3 else 0)
-        stats[s, 8] = 1 if length == 0 else 0
-        stats[s, 9] = 1 if length == 1 else 0
-    totals = stats.sum(axis=0)
-    values = np.zeros(6, dtype=np.float64)
-    features = np.zeros(12, dtype=np.int64)
-    for t in range(4):  # the suit contract's features (agents.players.heuristic._side_features)
-        features[0] = 1
-        for k in range(5):
-            features[1 + k] = stats[t, k]
-        for j, k in enumerate((1, 5, 6, 7, 8, 9)):
-            features[6 + j] = totals[k] - stats[t, k]
-        values[t] = _dot(_SUIT_WEIGHTS, features) - 8
-    nt = np.zeros(6, dtype=np.int64)  # agents.players.heuristic.nt_features
-    nt[0] = 1
-    miz = np.zeros(9, dtype=np.int64)  # agents.players.heuristic.miz_features
-    miz[0] = 1
-    for s in range(4):
-        length = stats[s, 0]
-        b = 13 * s
-        nt[1] += _bit(hand, b + 12)
-        nt[2] += _bit(hand, b + 11) if length >= 2 else 0
-        nt[3] += _bit(hand, b + 10) if length >= 3 else 0
-        nt[4] += _bit(hand, b + 9) if length >= 4 else 0
-        nt[5] += max(0, length - 4)
-        for k in range(6):
-            miz[1 + k] += _bit(hand, b + 12 - k)  # A, K, Q, J, 10, 9
-        for r in range(4):
-            miz[7] += _bit(hand, b + r)  # the 2-5
-        miz[8] += 1 if length == 0 else 0
-    values[4] = _dot(_NT_WEIGHTS, nt) - 8
-    values[5] = 3 - _dot(_MIZ_WEIGHTS, miz)
-    return values
-
-
-@njit(cache=True)
-def choose_call(hand, left):
-    """agents.players.heuristic.choose_call: the call among ``left`` (a 6-bit set) with the best expected balance minus
-    its reserve (none for the last call left); ties to the lower call."""
-    if _count(left) == 1:
-        return lowest(left)
-    values = call_values(hand)
-    best = -1
-    best_value = 0.0
-    for c in range(6):
-        if left >> c & 1:
-            value = values[c] - _CALL_RESERVE[c]
-            if best < 0 or value > best_value:
-                best, best_value = c, value
-    return best
-
-
-@njit(cache=True)
-def choose_miz_discard(hand):
-    """agents.players.heuristic.choose_miz_discard: the highest card, from the shortest suit among equal ranks (then the
-    higher card id)."""
-    best = -1
-    bk0 = bk1 = 0
-    c = hand
-    while c:
-        card = lowest(c)
-        c &= c - 1
-        k0 = card % 13
-        k1 = -_count(hand & _SUIT[card // 13])
-        if best < 0 or (k0, k1) >= (bk0, bk1):
-            best, bk0, bk1 = card, k0, k1
-    return best
-
-
-@njit(cache=True)
-def choose_miz_play(hand, trick, n):
-    """agents.players.heuristic.choose_miz_play: duck under the winning card, shed high cards (no trump in a misère
-    hand); ``trick[:n]`` is the open trick."""
-    if n == 0:
-        return _lowest_rank(hand)
-    led = trick[0] // 13
-    follow = hand & _SUIT[led]
-    if not follow:  # the highest rank, then the higher card id
-        best = -1
-        c = hand
-        while c:
-            card = lowest(c)
-            c &= c - 1
-            if best < 0 or card % 13 >= best % 13:
-                best = card
-        return best
-    win = trick[0]
-    for k in range(1, n):
-        if trick[k] // 13 == led and trick[k] > win:
-            win = trick[k]
-    under = follow & ((np.int64(1) << win) - 1)
-    if under:
-        return _high(under)
-    return _high(follow) if n == 2 else lowest(follow)
+_rules = _compile_rules()
+choose_trump = _rules["choose_trump"]
+choose_discard = _rules["choose_discard"]
+choose_play = _rules["choose_play"]
+take_by_worth = _rules["take_by_worth"]
+choose_call = _rules["choose_call"]
+choose_miz_discard = _rules["choose_miz_discard"]
+choose_miz_play = _rules["choose_miz_play"]
 
 
 # ---------------------------------------------------------------------------- rollout
@@ -501,9 +170,9 @@ def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
             for s in range(players):
                 voids[s] = st[i, vk.S_VOID + s]
             if st[i, vk.S_CALL] == MIZ:
-                action = choose_miz_play(hand, trick, n)
+                action = choose_miz_play(hand, _first(trick, n))
             else:
-                action = choose_play(seat, hand, trick, n, st[i, vk.S_TRUMP], out, voids, players)
+                action = choose_play(seat, hand, _first(trick, n), st[i, vk.S_TRUMP], out, _first(voids, players))
             played |= 1 << action
         elif phase == DISCARD:
             hand = np.int64(cm[i, vk.C_HAND + dealer])
@@ -515,13 +184,13 @@ def rollout_row(i, st, cm, cfg, deck, out_d, first, log):
             out_d |= 1 << action
         elif phase == TRUMP and cfg[vk.K_CALLS]:
             hand = np.int64(cm[i, vk.C_HAND + dealer])
-            action = TRUMP_ACTION_BASE + choose_call(hand, np.int64(st[i, vk.S_CALLS_LEFT + dealer]))
+            action = TRUMP_ACTION_BASE + choose_call(hand, np.int64(st[i, vk.S_CALLS_LEFT + dealer]), CALL_RESERVE)
         elif phase == TRUMP:
             action = TRUMP_ACTION_BASE + choose_trump(np.int64(cm[i, vk.C_HAND + dealer]))
         elif phase == TAKE:  # one_card_kitty: the face-up card (the kitty) is in no hand
             hand = np.int64(cm[i, vk.C_HAND + st[i, vk.S_CUR]])
             face = np.int64(cm[i, vk.C_KITTY])
-            action = choose_take(hand, lowest(face), st[i, vk.S_TRUMP], deck & ~hand & ~face)
+            action = take_by_worth(hand, lowest(face), st[i, vk.S_TRUMP], deck & ~hand & ~face)
         else:
             break
         if k < log.shape[0]:
@@ -648,3 +317,6 @@ class RolloutBatch:
         log = np.zeros((st.shape[0], 0), dtype=np.int64)
         rollout_rows(st, cm, self._cfg.copy(), deck, dealer_out, first, log)
         return st
+
+
+key_cache_to_sources(globals())  # the cache of this file's kernels, keyed to the code they are compiled from

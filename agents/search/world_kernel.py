@@ -19,6 +19,7 @@ import random
 import numpy as np
 from numba import njit
 
+from sm_env.compiled.cache_key import key_cache_to_sources
 from sm_env.compiled.twister import MT_N, randbelow
 
 from .world_sampler import ACROSS, CHECKS_BY_LOCATIONS, KITTY, LEFT, OUT, RIGHT, Constraints, World, WorldError, slacks
@@ -172,3 +173,6 @@ def compiled_stream(rng: random.Random) -> TwisterStream | None:
     if type(rng) is not random.Random:
         return None
     return TwisterStream(rng)
+
+
+key_cache_to_sources(globals())  # the cache of this file's kernels, keyed to the code they are compiled from

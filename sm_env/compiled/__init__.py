@@ -8,6 +8,8 @@
 - :mod:`~sm_env.compiled.seeding`: ``VectorGame``'s seeds (128 bits, hashed in full to the kernels' uint64)
 - :mod:`~sm_env.compiled.batch`: ``VectorGame``, many games at once (numpy in and out)
 - :mod:`~sm_env.compiled.single`: ``CompiledGame``, one game, the fast path of ``raw_env``
+- :mod:`~sm_env.compiled.adapter`: ``EngineAdapter``, one game stepped on ``CompiledGame`` or on the ``Game``
+  (its pending actions, its synced ``Game``, its step): what ``raw_env`` and ``SingleSeatEnv`` hold
 - :mod:`~sm_env.compiled.codes`: the step code ``raw_env`` reads (plain integers, no numba)
 - :mod:`~sm_env.compiled.twister`: ``random.Random``'s Mersenne Twister in numba, drawing the same numbers
 - :mod:`~sm_env.compiled.lockstep`: the lockstep check of ``VectorGame`` against ``Game``, decision by decision

@@ -4,8 +4,9 @@
 For every slot a pure-Python ``Game`` is built from the slot's deals
 (:meth:`VectorGame.deals`) and given the same actions. At every decision the
 check compares the player to act, the legal set, the observation vector of
-the player to act (bit for bit; with ``all_seats`` of every seat), the
-rewards paid and the end of the game (done, winners, truncation); at the end
+the player to act (bit for bit; with ``all_seats`` of every seat), its
+full state (the cards hidden from it: :func:`sm_env.observation.full_state`),
+the rewards paid and the end of the game (done, winners, truncation); at the end
 of each game the slot's record must equal the reference game's record and
 (for ``replay_every``-th game) pass :func:`sm_env.replay`.
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from sm_env.core.game import OVER, PASS_ACTION, Game
 from sm_env.core.knowledge import player_view
-from sm_env.observation import encode
+from sm_env.observation import encode, full_state
 from sm_env.records import game_record, replay
 
 from .batch import VectorGame
@@ -125,12 +126,15 @@ def lockstep(
         current = vec.current_player
         masks = vec.legal_mask()
         obs = vec.observe()
+        hidden = vec.full_state()
         seat_obs = [vec.observe(rows, np.full(num_slots, s)) for s in range(seats)] if all_seats else None
         actions = np.empty(num_slots, dtype=np.int64)
         for i, game in enumerate(games):
             where = f"{vec.rules.name}, slot {i}, hand {game.hand_number}, decision {steps[i]}"
             own = [obs[i]] if seat_obs is None else [obs[i], *(seat_obs[s][i] for s in range(seats))]
             legal = _check_decision(game, where, int(current[i]), masks[i], own, obs_ref)
+            if not np.array_equal(hidden[i], full_state(game, game.current)):
+                raise LockstepError(f"{where}: the full state of the player to act differs")
             legal_ids = np.flatnonzero(masks[i])
             actions[i] = legal_ids[rng.integers(len(legal_ids))]
             if pass_rate and legal >> PASS_ACTION & 1 and rng.random() < pass_rate:

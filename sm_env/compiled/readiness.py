@@ -238,7 +238,10 @@ def compile_main(lock: str) -> int:
 
 GROUP_SOURCES = {
     "batch": ("sm_env/compiled", ("batch.py", "kernels.py", "twister.py", "codes.py", "state_check.py")),
-    "search": ("agents/search", ("world_kernel.py", "rollout_kernel.py", "ismcts_kernel.py", "policy_kernel.py")),
+    "search": (
+        "agents/search",
+        ("world_kernel.py", "rollout_kernel.py", "ismcts_kernel.py", "policy_kernel.py", "../players/heuristic.py"),
+    ),
 }
 """The kernel groups announced by :func:`first_compile`: the folder (from the packages' root) and files each is
 compiled from."""

@@ -28,10 +28,11 @@ per word), the generator (``mt`` uint32, two per word; ``pos``) and the
 number of given deals not yet put in place.
 The kernels are ``kernels.loop_kernel``'s: compiled without numba's reference counting.
 
-numba's cache (``cache=True``) is keyed to this file only: after a change
-to :mod:`sm_env.compiled.kernels`, :mod:`sm_env.compiled.twister` or the ``CODE_*``
-constants of :mod:`sm_env.compiled.codes`, touch this file (or clear ``__pycache__``)
-so that its kernels are compiled again.
+numba's cache (``cache=True``) is keyed to the contents of this file and of the
+compiled code it calls (:mod:`sm_env.compiled.kernels`, :mod:`sm_env.compiled.twister`:
+:mod:`sm_env.compiled.cache_key`); after a change of the ``CODE_*`` constants of
+:mod:`sm_env.compiled.codes`, touch this file (or clear ``__pycache__``) so that its
+kernels are compiled again.
 """
 
 from __future__ import annotations
@@ -48,12 +49,11 @@ from sm_env.core.game import OVER, Game
 from sm_env.core.rules import RuleSet
 
 from . import kernels as vk
+from .cache_key import key_cache_to_sources
 from .codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE_SHIFT  # numba freezes them
 from .loader import game_row
 from .support import supports
 from .twister import MT_N, randbelow, twister_state
-
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 __all__ = ["STATE_WORDS", "CompiledGame", "compiled_kernels", "observe_env", "step_env", "supports"]
 
@@ -265,6 +265,14 @@ class CompiledGame:
         st = self.buf[:_CM].view(np.int32)
         return tuple(int(st[vk.S_SC + s]) for s in range(self._seats()))
 
+    def card_sets(self) -> tuple[tuple[int, ...], int]:
+        """Every seat's hand and the kitty as dealt (card bit sets, as ``Game.hands`` and ``Game.kitty_mask``)."""
+        cm = self.buf[_CM:_RNG]
+        return tuple(int(cm[vk.C_HAND + s]) for s in range(self._seats())), int(cm[vk.C_KITTY])
+
     def legal_bits(self) -> int:
         """Legal action bit set of the player to act (0 once the game is over)."""
         return int(_legal_bits(self.buf)) << int(vk.legal_shift(self.phase))
+
+
+key_cache_to_sources(globals())  # the cache of this file's kernels, keyed to the code they are compiled from

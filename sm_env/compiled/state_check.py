@@ -33,9 +33,8 @@ from numba import njit
 from sm_env.core.game import OVER
 
 from . import kernels as k
+from .cache_key import key_cache_to_sources
 from .seeding import seed_from_words
-
-# numba caches by this file's stamp, the kernels' code included: compiled against kernels.py b788e49f1511
 
 __all__ = ["STATE_KEYS", "VectorStateError", "check_rows", "checked_state"]
 
@@ -268,3 +267,6 @@ def _message(a: dict[str, Any], cfg: np.ndarray, i: int, code: int, detail: int)
     else:
         field, got, want = f"rng[{i}]", int(a["rng"][i]), int(rrng[0])
     return f"{field} is {got}, but {which}, replayed from rng_start[{i}, 0] through its log, has {want}"
+
+
+key_cache_to_sources(globals())  # the cache of this file's kernels, keyed to the code they are compiled from

@@ -38,6 +38,7 @@ tuples are by absolute seat, one entry per player (four with ``players: 4``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from .cards import to_mask
@@ -372,3 +373,18 @@ def hand_knowledge(game: Game, seat: int, index: int) -> HandKnowledge:
         put_out=take[1] if take is not None and take[0] == seat else None,
         tricks=tuple(t.frozen() for t in log.tricks or () if t.cards),
     )
+
+
+def hidden_cards(game: Game, seat: int) -> tuple[int, ...]:
+    """What ``seat`` must never see, for a critic that sees the whole deal in training only (an asymmetric
+    actor-critic): :func:`hidden_sets` of the game's hands and kitty. The one deliberate leak of this module:
+    never give it, or anything made from it, to an actor."""
+    return hidden_sets(game.hands, game.kitty_mask, seat)
+
+
+def hidden_sets(hands: Sequence[int], kitty: int, seat: int) -> tuple[int, ...]:
+    """The card sets hidden from ``seat`` given every seat's hand and the kitty as dealt: the hand of the seat
+    ``r`` places to its left for ``r = 1 .. n - 1`` (with three players the left, then the right player), then
+    the kitty. The layout of :meth:`sm_env.compiled.batch.VectorGame.full_state`."""
+    n = len(hands)
+    return (*(hands[(seat + r) % n] for r in range(1, n)), kitty)

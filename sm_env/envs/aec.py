@@ -162,7 +162,8 @@ other rule sets, use the pure-Python path:
 ``observation.encode(knowledge.player_view(game, seat))`` on the stepped
 :class:`~sm_env.core.game.Game`, the readable definition. Both paths give the
 same games, observations, masks, rewards, infos, records and errors, bit
-for bit (``tests/test_env_kernel.py`` plays them in lockstep).
+for bit (``tests/test_env_kernel.py`` plays them in lockstep); the env holds
+either through one :class:`sm_env.compiled.adapter.EngineAdapter`.
 
 `reset(seed=None, options=None)`: `seed` seeds the game (same seed and same
 actions give the same game); a reset without a seed continues a random stream
@@ -222,8 +223,8 @@ from __future__ import annotations
 import operator
 import random
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -232,7 +233,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_HAND_SHIFT, CODE_PHASE_SHIFT
+from sm_env.compiled.adapter import EngineAdapter
+from sm_env.compiled.codes import CODE_HAND_ENDED, CODE_PHASE_SHIFT
 from sm_env.compiled.readiness import check_compiled, use_compiled
 from sm_env.compiled.support import supports
 from sm_env.core.cards import from_mask
@@ -248,10 +250,7 @@ from sm_env.core.game import OVER, Game, GameOverError, IllegalActionError, chec
 from sm_env.core.knowledge import player_view
 from sm_env.core.rules import RuleSet
 from sm_env.display.render import render_table
-from sm_env.observation import action_mask, encode, observation_size
-
-if TYPE_CHECKING:
-    from sm_env.compiled.single import CompiledGame
+from sm_env.observation import action_mask, observation_size
 
 __all__ = [
     "AGENTS",
@@ -273,24 +272,6 @@ def agent_names(num_players: int) -> tuple[str, ...]:
 
 
 _OPTION_KEYS = ("first_dealer", "deals", "start_balances")
-
-_CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
-
-
-# The compiled step_env and observe_env of sm_env.compiled.single (imported when first needed: it loads numba),
-# called directly on CompiledGame.buf in the hot paths.
-_step_kernel: Callable[[np.ndarray, int], int] | None = None
-_observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | None = None
-_F32, _I8 = np.dtype(np.float32), np.dtype(np.int8)
-
-
-def _compiled_game(game: Game) -> CompiledGame:
-    """The compiled path's copy of a fresh Game."""
-    global _step_kernel, _observe_kernel
-    from sm_env.compiled.single import CompiledGame, compiled_kernels
-
-    _step_kernel, _observe_kernel = compiled_kernels()
-    return CompiledGame(game)
 
 
 class IllegalEnvActionError(IllegalActionError):
@@ -418,7 +399,6 @@ class raw_env(AECEnv):
         self.agents = list(self._agent_names)
         n_actions, n_obs = self.rules.num_actions, observation_size(self.rules)  # 56 and 789 but in section 10.8
         self._num_actions = n_actions
-        self._num_obs = n_obs
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self._agent_names}
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -429,11 +409,7 @@ class raw_env(AECEnv):
             )
             for agent in self._agent_names
         }
-        self._game: Game | None = None
-        self._fast: CompiledGame | None = None  # the compiled path's game, after reset (None: pure Python)
-        # with _fast: the actions played since _game was last brought up to date; None once _game was handed
-        # out (env.game): from then on _game is stepped at every step
-        self._pending: list[int] | None = []
+        self._engine: EngineAdapter | None = None  # the game on the engine that steps it, after reset
         self._seed_rng = random.Random()
         self.rewards = dict.fromkeys(self._agent_names, 0.0)
         self._cumulative_rewards = dict.fromkeys(self._agent_names, 0.0)
@@ -498,14 +474,12 @@ class raw_env(AECEnv):
             max_hands=self._game_max_hands,
             start_balances=start_balances,
         )
-        fast = _compiled_game(game) if use_compiled(self._compiled) else None  # before the Game is played or read
+        engine = EngineAdapter(game, use_compiled(self._compiled))  # before the Game is played or read
         # Everything below cannot fail: swap the new game in.
         if seed is None:
             game.seed = None  # the record's seed is the one given to reset (None when none was given)
         self._seed_rng = seed_rng
-        self._game = game
-        self._fast = fast
-        self._pending = []
+        self._engine = engine
         self.agents = list(self._agent_names)
         self.rewards = dict.fromkeys(self._agent_names, 0.0)
         self._cumulative_rewards = dict.fromkeys(self._agent_names, 0.0)
@@ -529,24 +503,12 @@ class raw_env(AECEnv):
         and, from then on in this game, stepped with every action, so a
         reference to it stays current.
         """
-        game = self._synced_game()
-        if self._fast is not None:
-            self._pending = None
-        return game
-
-    def _synced_game(self) -> Game | None:
-        """The Game with the actions played since it was last brought up to date applied (compiled path)."""
-        game = self._game
-        if self._pending:
-            for action in self._pending:
-                game.apply(action)
-            self._pending.clear()
-        return game
+        return None if self._engine is None else self._engine.hand_out()
 
     def _status(self) -> tuple[int, int, list[int] | None]:
-        """(phase, hand number, winners) of the current game, from the engine that is stepped."""
-        source = self._fast if self._fast is not None else self._game
-        return source.phase, source.hand_number, source.winners
+        """(phase, hand number, winners) of the current game."""
+        engine = self._engine
+        return engine.phase, engine.hand_number, engine.winners
 
     # ------------------------------------------------------------------ step
 
@@ -556,6 +518,7 @@ class raw_env(AECEnv):
         Raises IllegalEnvActionError, naming the action and the legal ones,
         without changing anything, if the action is not legal.
         """
+        # validate: an agent that is done takes PettingZoo's dead step; after the end, or before reset, an error
         agent = self.agent_selection
         try:
             dead = self.terminations[agent] or self.truncations[agent]
@@ -564,40 +527,33 @@ class raw_env(AECEnv):
         if dead:
             self._was_dead_step(action)
             return
-        fast = self._fast
-        if fast is None:
-            self._step_game(agent, action)
+        engine = self._engine
+        if engine is None:
+            raise RuntimeError("call reset() before step()")
+        # apply: the engine refuses an illegal action with the Game's message and changes nothing
+        try:
+            code = engine.play(action)
+        except IllegalActionError as err:
+            raise IllegalEnvActionError(str(err)) from None
+        # rewards: the last step's are cleared; a hand that ended pays its rewards
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewarded:
+            self._clear_rewards()
+        if code & CODE_HAND_ENDED:
+            self._end_hand(engine.balances(), engine.scores())
+        # next agent: the engine's player to act, or the end of the game; infos when the phase or hand changed
+        key = code >> CODE_PHASE_SHIFT  # phase | hand number << 3
+        if key & 7 == OVER:
+            self._end_game()
         else:
-            if type(action) is not int:
-                action = self._coerce_action(action)
-            code = _step_kernel(fast.buf, action) if 0 <= action < self._num_actions else -1
-            if code < 0:
-                raise self._illegal(action)
-            pending = self._pending
-            if pending is None:
-                self._game.apply(action)
-            else:
-                pending.append(action)
-            self._cumulative_rewards[agent] = 0.0
-            if code & _CODE_RARE or self._rewarded:
-                if code & CODE_GIVEN_DEAL:
-                    fast.next_given_deal()
-                if self._rewarded:
-                    self._clear_rewards()
-                if code & CODE_HAND_ENDED:
-                    self._end_hand(fast.balances(), fast.scores())
-            if code >> CODE_PHASE_SHIFT == self._info_code:  # same phase, same hand
-                self.agent_selection = self._agent_names[code & 3]
-            elif code >> CODE_PHASE_SHIFT & 7 == OVER:
-                self._end_game()
-            else:
-                self.agent_selection = self._agent_names[code & 3]
-                self._update_infos(code >> CODE_PHASE_SHIFT & 7, code >> CODE_HAND_SHIFT)
+            self.agent_selection = self._agent_names[code & 3]
+            if key != self._info_code:
+                self._update_infos(key & 7, key >> 3)
         if self.render_mode == "human":
             self.render()
 
     def _stepped_after_end(self, action: Any) -> Exception:
-        if self._game is None:
+        if self._engine is None:
             return RuntimeError("call reset() before step()")
         _, hands, winners = self._status()
         end = result_text(winners, False, hands) if winners else f"after {hands} hand{'s' if hands != 1 else ''}"
@@ -606,54 +562,14 @@ class raw_env(AECEnv):
             "call reset() to play another game"
         )
 
-    def _step_game(self, agent: str, action: int | None) -> None:
-        """``step`` on the pure-Python path: the Game itself is stepped."""
-        game = self._game
-        if game is None:
-            raise RuntimeError("call reset() before step()")
-        hand = game.hand_number
-        try:
-            game.apply(action)
-        except IllegalActionError as err:
-            raise IllegalEnvActionError(str(err)) from None
-        self._cumulative_rewards[agent] = 0.0
-        if self._rewarded:
-            self._clear_rewards()
-        if game.hand_number != hand or game.phase == OVER:
-            log = game.history[hand - 1]
-            self._end_hand(log.balances, log.scores)
-        if game.phase == OVER:
-            self._end_game()
-        else:
-            self.agent_selection = self._agent_names[game.current]
-            if game.phase | game.hand_number << 3 != self._info_code:
-                self._update_infos(game.phase, game.hand_number)
-
-    def _coerce_action(self, action: Any) -> int:
-        """An action id as an int, or the engine's error for something that is not one."""
-        try:
-            return self._game._coerce_action(action)
-        except IllegalActionError as err:
-            raise IllegalEnvActionError(str(err)) from None
-
-    def _illegal(self, action: int) -> IllegalEnvActionError:
-        """The error for an illegal action: the Game's own message (the Game refuses it unchanged)."""
-        try:
-            self._synced_game().apply(action)
-        except IllegalActionError as err:
-            return IllegalEnvActionError(str(err))
-        raise AssertionError(f"the compiled path refused action {action}, which the Game accepted")  # a bug
-
     def _clear_rewards(self) -> None:
         rewards = self.rewards
         for a in rewards:
             rewards[a] = 0.0
         self._rewarded = False
 
-    def _end_hand(self, balances: Sequence[int] | None, scores: Sequence[int] | None) -> None:
-        """Give the rewards of the hand that just ended (``balances`` None: a passed-out deal, no rewards)."""
-        if balances is None:  # a passed-out deal (auction) scores nothing
-            return
+    def _end_hand(self, balances: Sequence[int], scores: Sequence[int]) -> None:
+        """Give the rewards of the hand that just ended (a passed-out deal, auction, ends none)."""
         values = hand_rewards(self.reward_mode, balances, self._scores, scores)
         self._scores = list(scores)
         if values is None:
@@ -695,25 +611,15 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (789,), "action_mask": int8 (56,)}`` for an agent (fresh arrays)."""
-        fast = self._fast
-        if fast is not None:
-            try:
-                seat = self._seats[agent]
-            except (KeyError, TypeError):
-                seat = self._seat(agent)  # raises: not an agent name
-            obs = np.empty(self._num_obs, _F32)
-            mask = np.empty(self._num_actions, _I8)
-            _observe_kernel(fast.buf, seat, obs, mask)
-            return {"observation": obs, "action_mask": mask}
-        if self._game is None:
+        engine = self._engine
+        if engine is None:
             raise RuntimeError("call reset() before observe()")
-        seat = self._seat(agent)
-        view = player_view(self._game, seat)
-        legal = view.legal
-        return {
-            "observation": encode(view),
-            "action_mask": action_mask(legal, self._num_actions) if legal else np.zeros(self._num_actions, np.int8),
-        }
+        try:
+            seat = self._seats[agent]
+        except (KeyError, TypeError):
+            seat = self._seat(agent)  # raises: not an agent name
+        obs, mask = engine.observe(seat)
+        return {"observation": obs, "action_mask": mask}
 
     def _seat(self, agent: Any) -> int:
         """The seat of an agent name; a clear error for anything else."""
@@ -724,36 +630,31 @@ class raw_env(AECEnv):
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The action mask of an agent (default: the one to act), without building the observation."""
-        game = self._game
-        if game is None:
+        engine = self._engine
+        if engine is None:
             raise RuntimeError("call reset() before action_mask()")
         if agent is not None:
             self._seat(agent)
-        fast = self._fast
-        if fast is None:
-            seat = game.current_player
-        else:
-            seat = None if fast.phase == OVER else fast.current
+        seat = engine.current_player
         if seat is None or self._agent_names[seat] != (self.agent_selection if agent is None else agent):
             return np.zeros(self._num_actions, dtype=np.int8)
-        return action_mask(game.legal_mask() if fast is None else fast.legal_bits(), self._num_actions)
+        return action_mask(engine.legal_bits(), self._num_actions)
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty once the game is over)."""
-        game = self._game
-        if game is None:
+        if self._engine is None:
             raise RuntimeError("call reset() before legal_actions()")
-        return game.legal_actions() if self._fast is None else from_mask(self._fast.legal_bits())
+        return from_mask(self._engine.legal_bits())
 
     # ------------------------------------------------------------------ record, render
 
     def record(self) -> dict[str, Any]:
         """The game so far as a JSON-ready record (``sm_env.records.game_record``)."""
-        if self._game is None:
+        if self._engine is None:
             raise RuntimeError("call reset() before record()")
         from sm_env.records import game_record
 
-        return game_record(self._synced_game())
+        return game_record(self._engine.synced())
 
     def render(self) -> str | np.ndarray | None:
         """The table seen by the player to act (the whole table once over): ``"ansi"`` text, ``"human"``
@@ -764,9 +665,9 @@ class raw_env(AECEnv):
                 "(use sm_env.env(render_mode='ansi'), 'human' or 'rgb_array')."
             )
             return None
-        if self._game is None:
+        if self._engine is None:
             raise RuntimeError("call reset() before render()")
-        game = self._synced_game()
+        game = self._engine.synced()
         seat = game.current_player
         if self.render_mode == "rgb_array":
             from sm_env.display.picture import table_picture

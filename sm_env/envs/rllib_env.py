@@ -20,13 +20,17 @@ new-API-stack multi-agent protocol:
   as the AEC env's terminations and truncations.
 - **Infos**: the AEC env's infos (numeric, fixed keys) for the agents
   observed.
+- **Critic state** (``critic_state=True``; training only): every agent's infos, with each observation it is
+  given, also hold ``"critic_state"``: the cards hidden from it (:meth:`EngineAdapter.full_state`, the layout
+  of :meth:`sm_env.compiled.batch.VectorGame.full_state`) for a critic that sees the whole deal
+  (``training/rllib/critic_state.py``); beside the observation, never in it, and never read by a policy.
 - **Agent names**: ``agent_names="seats"`` (default): ``player_0..2``, the
   absolute seats. ``agent_names="roles"`` (``episode="hand"`` only):
   ``dealer``, ``eldest``, ``middle``, so that a policy mapping can give each
   role its own policy.
 
 ``config`` (RLlib's ``env_config``) holds the AEC env's keywords (``rules``,
-``episode``, ``max_hands``, ``reward``) and ``agent_names``. Illegal actions
+``episode``, ``max_hands``, ``reward``), ``agent_names`` and ``critic_state``. Illegal actions
 raise :class:`sm_env.IllegalEnvActionError` as in the AEC env: use a masking
 module (``agents.players.rllib_module.ActionMaskingPPOModule``) and
 ``disable_env_checking=True`` (RLlib's pre-check samples without the mask).
@@ -44,11 +48,13 @@ from sm_env.core.game import ROLE_NAMES
 
 from .aec import AGENTS, raw_env
 
-__all__ = ["AGENT_NAMES", "ENV_KEYS", "TurnBasedEnv"]
+__all__ = ["AGENT_NAMES", "CRITIC_STATE", "ENV_KEYS", "TurnBasedEnv"]
 
 AGENT_NAMES = ("seats", "roles")
 ENV_KEYS = ("rules", "episode", "max_hands", "reward")
 OBS_KEY = "observations"
+CRITIC_STATE = "critic_state"  # the infos key of the cards hidden from the agent (critic_state=True)
+OWN_KEYS = ("agent_names", CRITIC_STATE)
 
 
 class TurnBasedEnv(MultiAgentEnv):
@@ -57,9 +63,12 @@ class TurnBasedEnv(MultiAgentEnv):
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
-        unknown = sorted(str(k) for k in config if k not in (*ENV_KEYS, "agent_names"))
+        unknown = sorted(str(k) for k in config if k not in (*ENV_KEYS, *OWN_KEYS))
         if unknown:
-            raise ValueError(f"unknown env_config key(s) {unknown}; the keys are {[*ENV_KEYS, 'agent_names']}")
+            raise ValueError(f"unknown env_config key(s) {unknown}; the keys are {[*ENV_KEYS, *OWN_KEYS]}")
+        self.critic_state = config.pop(CRITIC_STATE, False)
+        if not isinstance(self.critic_state, bool):
+            raise ValueError(f"critic_state must be true or false, got {self.critic_state!r}")
         names = config.pop("agent_names", "seats")
         if names not in AGENT_NAMES:
             raise ValueError(f"agent_names must be 'seats' or 'roles', got {names!r}")
@@ -86,13 +95,20 @@ class TurnBasedEnv(MultiAgentEnv):
     def _set_names(self) -> None:
         """Map seats to ids for the episode that just started (roles: by the dealer of hand 1)."""
         if self.agent_names == "roles":
-            dealer = self.aec._synced_game().dealer  # just reset; not .game, which would step a Game along from now on
+            dealer = self.aec._engine.dealer  # not .game, which would step a Game along from now on
             self._to_id = {AGENTS[(dealer + k) % 3]: ROLE_NAMES[k] for k in range(3)}
             self._to_seat = {name: seat for seat, name in self._to_id.items()}
 
     def _obs(self, seat_agent: str) -> dict[str, np.ndarray]:
         obs = self.aec.observe(seat_agent)
         return {OBS_KEY: obs["observation"], "action_mask": obs["action_mask"]}
+
+    def _info(self, seat_agent: str) -> dict[str, Any]:
+        """The AEC env's infos of ``seat_agent``, with its critic state when ``critic_state`` (module docstring)."""
+        info = self.aec.infos[seat_agent]
+        if not self.critic_state:
+            return info
+        return {**info, CRITIC_STATE: self.aec._engine.full_state(AGENTS.index(seat_agent))}
 
     def seat_of(self, agent_id: str) -> str:
         """The AEC agent (``player_0..2``) that ``agent_id`` names in the current episode."""
@@ -106,12 +122,12 @@ class TurnBasedEnv(MultiAgentEnv):
         self._set_names()
         seat = self.aec.agent_selection
         agent = self._to_id[seat]
-        return {agent: self._obs(seat)}, {agent: self.aec.infos[seat]}
+        return {agent: self._obs(seat)}, {agent: self._info(seat)}
 
     def step(self, action_dict: dict[str, Any]):
         """Apply the action of the agent to act; see the module docstring for what comes back."""
         aec = self.aec
-        if aec._game is None:  # not .game: reading it steps a Game along with the kernels from then on
+        if aec._engine is None:  # not .game: reading it steps a Game along with the kernels from then on
             raise RuntimeError("call reset() before step()")
         if not aec.agents:
             raise RuntimeError("the episode is over: call reset()")
@@ -134,11 +150,11 @@ class TurnBasedEnv(MultiAgentEnv):
             truncated = {name: bool(aec.truncations[s]) for s, name in ids}
             terminated["__all__"] = all(terminated.values())
             truncated["__all__"] = all(truncated.values())
-            return obs, rewards, terminated, truncated, {name: aec.infos[s] for s, name in ids}
+            return obs, rewards, terminated, truncated, {name: self._info(s) for s, name in ids}
         nxt = aec.agent_selection
         name = self._to_id[nxt]
         rewards.setdefault(name, 0.0)
-        return {name: self._obs(nxt)}, rewards, {"__all__": False}, {"__all__": False}, {name: aec.infos[nxt]}
+        return {name: self._obs(nxt)}, rewards, {"__all__": False}, {"__all__": False}, {name: self._info(nxt)}
 
     def render(self) -> None:
         """Nothing: use the AEC env (``self.aec``) with a render mode."""

@@ -155,11 +155,12 @@ agree there).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 
-from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE
-from sm_env.core.knowledge import PlayerView
+from sm_env.core.game import ASSIGN, BID, DISCARD, EXCHANGE, NUM_ACTIONS, OVER, PLAY, TAKE, Game
+from sm_env.core.knowledge import PlayerView, hidden_cards
 from sm_env.core.rules import RuleSet
 
 # The layout in one table: (name, size), in order. Offsets, the docstring
@@ -566,6 +567,25 @@ def encode_seats(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
 
 # _BYTE_BITS[b]: the 8 mask entries (0/1 bytes, lowest bit first) of one byte of the legal bit set
 _BYTE_BITS: tuple[bytes, ...] = tuple(bytes((b >> k) & 1 for k in range(8)) for b in range(256))
+
+
+def full_state(game: Game, seat: int) -> np.ndarray:
+    """float32 [52 * P]: the cards hidden from ``seat`` (:func:`sm_env.core.knowledge.hidden_cards`) as
+    :func:`card_planes`: what a critic may see in training, never an actor. The same vector as
+    :meth:`sm_env.compiled.batch.VectorGame.full_state` for that seat."""
+    return card_planes(hidden_cards(game, seat))
+
+
+def card_planes(sets: Sequence[int]) -> np.ndarray:
+    """float32 [52 * len(sets)]: one 52-entry plane per card set, entry ``13 * suit + rank`` 1.0 for a card in
+    it (card ids of :mod:`sm_env.core.cards`)."""
+    out = np.zeros(52 * len(sets), dtype=np.float32)
+    for index, cards in enumerate(sets):
+        while cards:
+            low = cards & -cards
+            out[52 * index + low.bit_length() - 1] = 1.0
+            cards ^= low
+    return out
 
 
 def action_mask(legal: int, num_actions: int = NUM_ACTIONS) -> np.ndarray:

@@ -1,5 +1,8 @@
 """What every trainer's checkpoints share: one error type, one safe loader, and the formats in one place.
 
+Three families of checkpoints: the project's own format (below), SB3's zip and RLlib's folder (each in its
+library's format); and the project's format's predecessors, read as they were written.
+
 Every checkpoint is written atomically (:mod:`sm_env.files.atomic`, or a temporary folder renamed), holds
 tensors (on the CPU, whatever the run's ``train.device``: :mod:`training.common.device`) and plain values only,
 and is read with ``torch.load(weights_only=True)`` through :func:`load_tensors`, which never unpickles code and
@@ -10,11 +13,12 @@ ranges and finite values, :func:`check_finite` for weights and optimiser states,
 (a :class:`~training.common.yaml_config.ConfigError`, so the command lines print
 it as ``... error: ...`` and exit with status 2).
 
-One checkpoint format for the trainers the project owns (vector PPO, DMC, exploit, distill's fit, the
-play-outs' fits): a torch file ``{"format": "sergeant-major-checkpoint/1", "trainer": NAME, ...}`` written by
-:func:`save_checkpoint` and read by :func:`open_checkpoint` (which names the trainer a file belongs to when it
-is another's), in the run folder's ``checkpoints/`` (:mod:`training.common.folders`). The fields after
-``trainer`` are that trainer's state, each checked as it is restored:
+One checkpoint format for the trainers the project owns (vector PPO, DMC, exploit, distill's fit, the belief
+network's fit: :data:`TRAINERS`): a torch file ``{"format": "sergeant-major-checkpoint/1", "trainer": NAME,
+...}`` written by :func:`save_checkpoint` and read by :func:`open_checkpoint` (which names the trainer a file
+belongs to when it is another's), in the run folder's ``checkpoints/`` (:mod:`training.common.folders`; the
+belief fit's beside its output). The fields after ``trainer`` are that trainer's state, each checked as it is
+restored:
 
 - ``vector-ppo`` (``checkpoints/latest.pt``, ``step_<N>.pt``; :mod:`training.vector.ppo`; ``exploit`` writes
   the same with an ``exploit`` entry: its target and curve): config, counters, network and optimiser state
@@ -24,7 +28,10 @@ is another's), in the run folder's ``checkpoints/`` (:mod:`training.common.folde
   evaluations (the run's ``config.yaml`` has a ``dmc:`` section: how ``sergeant-major train --resume`` tells
   it from vector PPO);
 - ``distill-fit`` (``checkpoints/fit_r<k>.pt``; :mod:`training.distill.fit`): the fit's ``stamp`` (settings,
-  seed, decisions), epoch, history, network, optimiser and schedule state dicts, numpy and torch RNG states.
+  seed, decisions), epoch, history, network, optimiser and schedule state dicts, numpy and torch RNG states;
+- ``belief-fit`` (``OUT.ckpt`` beside the belief file ``OUT``; :mod:`training.distill.belief`, ``sergeant-major
+  distill belief``): the fit's settings, the chunks done, network, optimiser and schedule state dicts, the
+  engine's games.
 
 Files written before the one format (``sergeant-major-vector-ppo/1``, ``sergeant-major-vector-dmc/1``,
 ``sergeant-major-distill-fit/1`` or none) are read as they were written (:data:`OLD_FORMATS`).

@@ -11,7 +11,7 @@ that agent plays, so each adapter plays exactly what the agent's ``act`` would p
   :class:`~sm_env.core.knowledge.PlayerView` of its seat, from a :class:`Game` kept in step with each slot of
   the :class:`VectorGame` (``VectorGame.actions_played``: each slot's game is re-played once, then only the
   new actions are applied). Exact by construction, and slower: a Python decision per opponent move
-  (``docs/results.md`` gives the training speed);
+  (``docs/results/exploitability.md`` gives the training speed);
 - ``random`` (:class:`RandomOpponent`): uniform over the legal actions (compiled, a seeded stream per slot):
   the same distribution as ``RandomAgent``, not the same draws.
 
@@ -61,7 +61,7 @@ class PolicyOpponent:
 
     The layers of :meth:`NumpyPolicy.logits <agents.players.ppo_agent.NumpyPolicy.logits>` (float32, the same
     weights and activation), computed with torch on the trainer's threads: numpy's OpenBLAS, left to its own
-    threads on a busy machine, took 30 times longer for the same product (``docs/results.md``)."""
+    threads on a busy machine, took 30 times longer for the same product (``docs/results/exploitability.md``)."""
 
     def __init__(self, agent: PPOAgent) -> None:
         self.agent, policy = agent, agent.policy

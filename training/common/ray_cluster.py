@@ -400,16 +400,19 @@ class RayOptions:
         return as_completed(task, jobs, attempts=self.attempts, timeout=self.timeout, describe=describe, log=log)
 
 
-def add_ray_arguments(parser: Any, what: str) -> None:
-    """The ``--ray [ADDRESS]`` and ``--ray-code MODE`` options of a command (``what``: what runs as tasks)."""
+def add_ray_arguments(parser: Any, what: str, actors: bool = False) -> None:
+    """The ``--ray [ADDRESS]``, ``--ray-code MODE`` and ``--ray-connect-timeout SECONDS`` options of a command
+    (``what``: what runs on Ray: as tasks, the same results as local processes; as actors if ``actors``)."""
+    runs = "actors" if actors else "tasks"
+    same = "" if actors else "; the same results as local processes"
     parser.add_argument(
         "--ray",
         nargs="?",
         const="",
         default=None,
         metavar="ADDRESS",
-        help=f"run {what} as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS "
-        "(ray start --head prints it); the same results as local processes (docs/cluster.md)",
+        help=f"run {what} as Ray {runs}: on a local Ray instance, or on the cluster at ADDRESS "
+        f"(ray start --head prints it){same} (docs/cluster.md)",
     )
     add_code_argument(parser)
 

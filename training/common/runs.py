@@ -226,21 +226,25 @@ def pipe_safe_output() -> Iterator[None]:
 # ---------------------------------------------------------------------------- the command line
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, config_help: str) -> None:
-    """The options of every run command: --config, --resume, --set, --run-dir, --quiet, KEY=VALUE."""
+SET_EXAMPLE = "seed=1"
+"""The ``--set`` example of every run command's help: a key of :class:`training.common.run_config.RunSection`,
+which every run config has (``tests/test_help_examples.py`` checks each command's examples with its loader)."""
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, config_help: str, example: str = SET_EXAMPLE) -> None:
+    """The options of every run command: --config, --resume, --set (``example``: a ``KEY=VALUE`` its config
+    takes), --run-dir, --quiet, KEY=VALUE."""
     parser.add_argument("--config", metavar="FILE", help=config_help)
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config field, e.g. --set ppo.learning_rate=1e-4 (repeatable)",
-    )
+    add_set_argument(parser, f"override one config field, e.g. --set {example} (repeatable)")
     parser.add_argument("--run-dir", help="run folder (default: <output_dir>/<name>, or <name>-2, ... if used)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="more overrides, like --set")
+
+
+def add_set_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """The repeatable ``--set KEY=VALUE`` of a command that reads a config: the overrides in ``args.sets``."""
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help=help_text)
 
 
 class TrainerRun(Protocol):

@@ -1,6 +1,9 @@
 """Typed YAML configs (pydantic v2): field types, messages that name the key, ``--set`` overrides, files.
 
-The toolkit of both run configurations (:mod:`training.sb3.config`, :mod:`training.rllib.config`):
+The toolkit of every kind of config (each of :data:`training.common.run_config.CONFIG_KINDS`: the trainers',
+the distillation and play-out runs', the exploiter's, the evaluation's, the leaderboard's); their one error is
+:class:`ConfigError`, which lives in the standard-library-only :mod:`training.common.errors` and is re-exported
+here. What it holds:
 
 - field types that read YAML as a person means it: :data:`Number` and :data:`Whole` take numbers (``3e-4``
   and ``1e6`` written as text too, ``1e6`` a whole number) but never booleans, and a :data:`Number` is finite
@@ -236,7 +239,7 @@ Resources = Annotated[
 ]
 Ints = _says("expected a list of whole numbers")
 Sizes = Annotated[list[Whole], Ints, _check(lambda v: v and min(v) >= 1, "must be a non-empty list of positive sizes")]
-Balances = Annotated[  # one per player: the trainer's rule set checks how many (training/sb3/config.py)
+Balances = Annotated[  # one per player: the rule set checks how many (training.evaluation.config.check_eval_rules)
     list[Whole],
     Ints,
     _check(lambda v: len(v) in (3, 4) and sum(v) == 0, "must be 3 whole numbers (4 with four players) summing to 0"),
@@ -439,12 +442,21 @@ def read_yaml(path: str) -> dict[str, Any]:
     return data or {}
 
 
-def load(check: Callable[[Any, str], Any], path: str | None, overrides: list[str] | None) -> Any:
-    """Read ``path`` (None: the defaults), apply the overrides, ``check(data, source)`` (a validator that raises
-    ConfigError); an invalid value set by an override is reported as the override's fault
-    (``--set KEY=VALUE: ...``), one from the file as the file's."""
+def load(
+    check: Callable[[Any, str], Any],
+    path: str | None,
+    overrides: list[str] | None,
+    migrate: Callable[[dict[str, Any], str], dict[str, Any]] | None = None,
+) -> Any:
+    """Read ``path`` (None: the defaults), ``migrate(data, source)`` it if given (a file of an older release into
+    this one's shape: :func:`training.common.run_config.migrate_rules`), apply the overrides, ``check(data,
+    source)`` (a validator that raises ConfigError); an invalid value set by an override is reported as the
+    override's fault (``--set KEY=VALUE: ...``), one from the file as the file's."""
     overrides = list(overrides or [])
-    data = apply_overrides(read_yaml(path) if path is not None else {}, overrides)
+    data = read_yaml(path) if path is not None else {}
+    if migrate is not None and path is not None:
+        data = migrate(data, path)
+    data = apply_overrides(data, overrides)
     try:
         return check(data, path or "")
     except ConfigError as err:

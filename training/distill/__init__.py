@@ -1,7 +1,23 @@
-"""Search distillation: label positions with a search, then fit a policy to the labels.
+"""The label -> fit -> policy pipeline (``sergeant-major distill``; ``sergeant-major improve``: its play-out part).
 
-- :mod:`~training.distill.data`: search-labelled decisions (pimc action values) in resumable atomic shards
-- :mod:`~training.distill.config`: the configuration of a run (``configs/distill*.yaml``)
-- :mod:`~training.distill.fit`: the fit, DAgger rounds and the export (``sergeant-major distill``)
-- :mod:`~training.distill.symmetry`: suit-permutation tables of the observation and actions (augmentation)
+Labellers:
+
+- :mod:`~training.distill.data`: a search (pimc's values of each legal move) on hands played, in resumable atomic
+  shards, read within bounds
+- :mod:`~training.distill.label_playouts`: real-deal play-outs (each legal move played out by the policy);
+  :mod:`~training.distill.data_playouts`: their data files, read within bounds
+
+Fits:
+
+- :mod:`~training.distill.fit`: imitation of the search's labels (DAgger, expert iteration, ``fit.method: q``),
+  the search run
+- :mod:`~training.distill.fit_q`: the Q-network on play-out values, and the policies made from it (combine,
+  merge, distil)
+- :mod:`~training.distill.belief`: a belief network from a policy's self-play, for pimc's deals
+
+Shared: :mod:`~training.distill.network` (every network, built in one place), :mod:`~training.distill.npy` (the
+one ``.npy`` header reader), :mod:`~training.distill.symmetry` (suit renamings: augmentation). Runs:
+:mod:`~training.distill.config` (``kind: distill``), :mod:`~training.distill.config_playouts` (``kind:
+playouts``), :mod:`~training.distill.run_playouts` (the play-out run's stages); :mod:`~training.distill.cli`: the
+one command (the config's kind picks the part; the play-out steps by hand).
 """

@@ -1,8 +1,8 @@
-"""``python -m training.distill``: run a distillation config (see :mod:`training.distill.fit`; also
-``sergeant-major distill``)."""
+"""``python -m training.distill``: a run of the pipeline or one of its steps (see :mod:`training.distill.cli`;
+also ``sergeant-major distill``)."""
 
 import sys
 
-from training.distill.fit import main
+from training.distill.cli import main
 
 sys.exit(main())

@@ -11,17 +11,20 @@ Sections (every key optional; ``python -m training.distill.config`` lists them w
     dagger_rounds: 0            # further rounds: the fitted policy plays, pimc labels, the network is refitted
     dagger_hands: 1000          # hands per DAgger round
     dagger_rollout: data        # 'previous': round k's rollouts played by round k-1's policy (expert iteration)
-    data:       {...}           # DataSettings: how hands are played and labelled (training/distill/data.py)
+    env:        {rules: ...}    # the rule set of every data set, the fit and the evaluation (a preset)
+    data:       {...}           # LabelSettings: how hands are played and labelled (training/distill/data.py)
     extra_data: [...]           # ExtraData: more data sets (data/<name>) labelled after data/r0, fitted in every round
     fit:        {...}           # FitSettings: the network and its fit
     eval:       {...}           # the final evaluation of the last policy (training.evaluation; final_deals: 0, none)
 
 Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, as for
-the trainers' configs, and ``--set KEY=VALUE`` overrides work the same way.
+the trainers' configs, and ``--set KEY=VALUE`` overrides work the same way. A file of an older release, with its
+rule set at ``data.rules`` (and ``extra_data[].rules``), is read as ``env.rules`` (:func:`migrate_distill`).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -31,7 +34,8 @@ from pydantic import model_validator
 
 from sm_env.core.rules import RuleSet
 from training.common.device import DEVICE_HELP
-from training.common.run_config import RunSection
+from training.common.progress import write_line
+from training.common.run_config import RULES_KEY, RunSection, migrate_rules
 from training.common.yaml_config import (
     ConfigError,
     Device,
@@ -47,7 +51,7 @@ from training.common.yaml_config import (
     setting,
     validate,
 )
-from training.distill.data import DataSettings
+from training.distill.data import DataSettings, LabelSettings
 from training.evaluation.config import EvalConfig, check_eval_rules
 
 FIT_METHODS = ("imitate", "q")
@@ -111,17 +115,23 @@ class FitSettings(Section):
     )
 
 
-class ExtraData(DataSettings):
+class ExtraData(LabelSettings):
     """A further data set of a run: ``hands`` hands labelled into ``<run_dir>/<name>/`` with the run's ``data``
-    settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``)."""
+    settings except those this entry gives (e.g. another ``behaviour``, ``search: false``, its own ``seed``), and
+    the run's rule set (``env.rules``: one fit, one rule set)."""
 
     name: Text = setting("", "its folder in the run folder's data/ (not r<k>, a round's)")
     hands: Whole = setting(1, "hands labelled", ge=1)
 
-    @property
-    def settings(self) -> DataSettings:
-        """The data settings of the set (what its ``meta.json`` holds)."""
-        return DataSettings(**self.model_dump(exclude={"name", "hands"}))
+
+class DistillEnv(Section):
+    """The game of a distillation run."""
+
+    rules: Text = setting(
+        "standard",
+        "rule preset of every data set's hands, of the fit and of the evaluation (any preset; the network takes "
+        "its sizes)",
+    )
 
 
 class DistillEval(
@@ -154,7 +164,8 @@ class DistillConfig(
         "who plays the rollouts in a DAgger round (data.rollout: policy): 'data': data.rollout_policy in every "
         "round; 'previous': the policy fitted in the round before (expert iteration)",
     )
-    data: DataSettings = setting(DataSettings, "how hands are played and labelled")
+    env: DistillEnv = setting(DistillEnv, "the game (its rule set: env.rules, as in every run config)")
+    data: LabelSettings = setting(LabelSettings, "how hands are played and labelled")
     fit: FitSettings = setting(FitSettings, "the network and its fit")
     extra_data: list[ExtraData] = setting(
         list, "more data sets (data/<name>) labelled after data/r0, fitted with it every round (name, hands, data keys)"
@@ -176,6 +187,12 @@ class DistillConfig(
         """The run folder a new run of this config goes to: ``<output_dir>/<name>``."""
         return os.path.join(self.output_dir, self.name)
 
+    def data_settings(self, extra: ExtraData | None = None) -> DataSettings:
+        """The settings of the run's data (``data`` and ``env.rules``; round 0's), or of its ``extra`` data set:
+        what the data folder's ``meta.json`` holds and the labelling workers are sent."""
+        labels = self.data if extra is None else extra
+        return DataSettings(**labels.model_dump(exclude={"name", "hands"}), rules=self.env.rules)
+
 
 DAGGER_ROLLOUTS = ("data", "previous")
 """The values of ``dagger_rollout``."""
@@ -184,22 +201,15 @@ DAGGER_ROLLOUTS = ("data", "previous")
 def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
     """A validated :class:`DistillConfig` from a plain dict (as YAML gives it)."""
     cfg = validate(DistillConfig, data, source)
-    checks = [("data", cfg.data)] + [(f"extra_data[{i}]", entry) for i, entry in enumerate(cfg.extra_data)]
-    for key, settings in checks:
+    checks = [("data", None)] + [(f"extra_data[{i}]", entry) for i, entry in enumerate(cfg.extra_data)]
+    for key, entry in checks:
         try:
-            settings.validate()
+            cfg.data_settings(entry).validate()
         except ValueError as err:
             field = getattr(err, "key", "behaviour")  # training.distill.data.SettingsError names the setting
-            raise config_error(source, f"{key}.{field}", f"{key}.{field}: {err}") from None
-    for i, entry in enumerate(cfg.extra_data):  # one fit, one rule set: every data set of a run is of data.rules
-        if entry.rules != cfg.data.rules:
-            raise config_error(
-                source,
-                f"extra_data[{i}].rules",
-                f"extra_data[{i}].rules: {entry.rules!r}, but the run fits data.rules {cfg.data.rules!r}; every data "
-                "set of a run is labelled with the rules of its fit",
-            )
-    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.data.rules), source)
+            where = RULES_KEY if field == "rules" else f"{key}.{field}"  # the run's one rule set
+            raise config_error(source, where, f"{where}: {err}") from None
+    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.env.rules), source)
     if cfg.fit.method == "q" and not cfg.fit.init:
         raise config_error(
             source,
@@ -236,18 +246,49 @@ def distill_config_from_dict(data: Any, source: str = "") -> DistillConfig:
     return cfg
 
 
+def migrate_distill(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """``data`` (a distillation config as YAML gives it) with the rule set of an older release moved to
+    ``env.rules``: ``data.rules`` by :func:`training.common.run_config.migrate_rules` (one line on stderr), and
+    ``extra_data[].rules``, which had to be the same, dropped (refused, naming the key, where it differs)."""
+    data = migrate_rules(data, source, kind="distill")
+    entries = data.get("extra_data") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not any(isinstance(e, dict) and "rules" in e for e in entries):
+        return data
+    env = data.get("env")
+    rules = env.get("rules", "standard") if isinstance(env, dict) else "standard"
+    data = copy.deepcopy(data)
+    for i, entry in enumerate(data["extra_data"]):
+        if not isinstance(entry, dict) or "rules" not in entry:
+            continue
+        key = f"extra_data[{i}].rules"
+        if entry["rules"] != rules:
+            raise config_error(
+                source,
+                key,
+                f"{key}: {entry['rules']!r}, but the run's rule set ({RULES_KEY}) is {rules!r}; every data set of a "
+                f"run is labelled with the rules of its fit: give it once, at {RULES_KEY}",
+            )
+        del entry["rules"]
+        write_line(f"{source or 'the config'}: {key} is read as {RULES_KEY}, the rule set's one key now (drop it)")
+    return data
+
+
 def load_distill_config(path: str | None = None, overrides: list[str] | None = None) -> DistillConfig:
-    """Read, override and validate a distillation config (``path`` None: the defaults)."""
-    return load(distill_config_from_dict, path, overrides)
+    """Read, override and validate a distillation config (``path`` None: the defaults); a file of an older release
+    (a run folder's ``config.yaml``) with its rule set at ``data.rules`` is read as ``env.rules``
+    (:func:`migrate_distill`)."""
+    return load(distill_config_from_dict, path, overrides, migrate=migrate_distill)
 
 
 __all__ = [
     "ConfigError",
     "DistillConfig",
+    "DistillEnv",
     "ExtraData",
     "FitSettings",
     "distill_config_from_dict",
     "load_distill_config",
+    "migrate_distill",
 ]
 
 if __name__ == "__main__":  # python -m training.distill.config

@@ -119,6 +119,7 @@ from training.common.exchange import check_exchange_start
 from training.common.labels import NOT_FINITE, unfinite_legal
 from training.common.workers import limit_threads, spawn_pool
 from training.common.yaml_config import Flag, Number, Section, Text, Whole, setting, validate
+from training.distill.npy import read_header
 from training.evaluation.deals import derive_seed
 
 BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1 (three players)
@@ -167,9 +168,9 @@ class SettingsError(ValueError):
         self.key = key
 
 
-class DataSettings(Section):
-    """What a labelled data set is made of (stored in ``meta.json``; the ``data:`` section of a distillation
-    config, :mod:`training.distill.config`)."""
+class LabelSettings(Section):
+    """How hands are played and labelled: a data set's settings less its rule set (the ``data:`` section of a
+    distillation config, :mod:`training.distill.config`, whose rule set is the run's ``env.rules``)."""
 
     seed: Whole = setting(0, "seed of the hands (hand k is dealt from derive(seed, k))")
     samples: Whole = setting(10, "pimc deals per labelled decision", ge=1)
@@ -182,7 +183,6 @@ class DataSettings(Section):
     search: Flag = setting(
         True, "false: play decisions are neither searched nor stored (cheap exchange/trump/discard data)"
     )
-    rules: Text = setting("standard", "rule preset of the hands (any preset; the data has its sizes)")
     rollout: Text = setting(
         "heuristic", "who plays pimc's rollouts: 'heuristic', or 'policy' (pimc:rollout=policy, a policy network)"
     )
@@ -199,6 +199,14 @@ class DataSettings(Section):
         "policy by the rollout policy); 'trump': naming trump (the call under calls) searched too; "
         "'all' (rollout: policy): the exchange, trump and discards searched too",
     )
+
+
+class DataSettings(LabelSettings):
+    """What a labelled data set is made of: how its hands are played and labelled, and their rule set (stored in
+    ``meta.json``; a distillation config's ``data:`` section with its ``env.rules``,
+    :meth:`training.distill.config.DistillConfig.data_settings`)."""
+
+    rules: Text = setting("standard", "rule preset of the hands (any preset; the data has its sizes)")
 
     def validate(self) -> None:
         """The checks across fields (the bounds are the fields' own): the rules must be a preset, ``search:
@@ -692,12 +700,8 @@ def _entry_header(
     """The shape an entry's ``.npy`` header declares, checked against ``layout`` (:func:`shard_layout`) and
     MAX_SHARD_ROWS; the stream is left at the start of the data."""
     dtype, row = layout[field]
-    version = np.lib.format.read_magic(stream)
-    if version not in ((1, 0), (2, 0)):
-        raise ShardError(f"{path}: {field}: .npy format version {version} is not one this module writes")
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, fortran, got = read_header(stream)  # a header longer than numpy's own limit is refused there
-    if got != dtype or fortran or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
+    shape, got = read_header(stream, f"{path}: {field}", ShardError)
+    if got != dtype or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
         want = f"{dtype} [rows{''.join(f', {n}' for n in row)}]"
         raise ShardError(f"{path}: {field}: holds {got} {list(shape)}; a shard holds {want}")
     if shape[0] > MAX_SHARD_ROWS:
@@ -725,12 +729,8 @@ def _read_shape(archive: zipfile.ZipFile, path: str) -> PolicyShape:
     if SHAPE_ENTRY + ".npy" not in archive.namelist():
         return STANDARD_SHAPE
     with archive.open(SHAPE_ENTRY + ".npy") as stream:
-        version = np.lib.format.read_magic(stream)
-        if version not in ((1, 0), (2, 0)):
-            raise ShardError(f"{path}: shape: .npy format version {version} is not one this module writes")
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read_header(stream)
-        if dtype != np.dtype(np.int64) or fortran or tuple(shape) != (3,):
+        shape, dtype = read_header(stream, f"{path}: shape", ShardError)
+        if dtype != np.dtype(np.int64) or shape != (3,):
             raise ShardError(f"{path}: shape: holds {dtype} {list(shape)}; a shard holds int64 [3]")
         values = np.frombuffer(stream.read(24), dtype=np.int64)
     if len(values) != 3:
@@ -824,7 +824,7 @@ def read_shard(path: str, shape: PolicyShape | None = None) -> dict[str, np.ndar
             if shape is not None and tuple(found) != tuple(shape):
                 raise ShardError(
                     f"{path}: holds positions of {found}; this fit is for {shape} (data of another rule set: "
-                    "label data of the fit's rules, data.rules)"
+                    "label data of the fit's rules, env.rules)"
                 )
             layout = shard_layout(found)
             arrays = {field: _read_entry(archive, path, field, layout) for field in FIELDS}

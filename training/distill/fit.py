@@ -18,7 +18,7 @@ Recipe (one config, ``configs/distill.yaml``; every step resumable):
    ``dagger_rollout: previous`` it plays the search's rollouts too: expert
    iteration, below).
 
-What worked (``docs/results.md``): plain imitation by a fresh network, every
+What worked (``docs/results/standard-v1.md``): plain imitation by a fresh network, every
 sample under a random renaming of the suits (:mod:`training.distill.symmetry`), with
 the exchange, trump and discard decisions labelled by a teacher policy
 (``fit.other_teacher``), on as many labels as possible. With 1.6 million
@@ -40,17 +40,17 @@ validation then reports the regret of the exchange, trump and discard decisions 
 A strong start is kept by ``fit.method: q`` (``configs/distill_four_v2.yaml``): instead of fitting the start
 policy to the search's moves, a Q-network (the start's hidden layers, a fresh head) is regressed on the search's
 values less its prior (``data.prior`` times the rollout policy's log-probabilities: what is left is each move's
-mean play-out balance over the sampled deals) by :func:`training.playouts.fit.fit_rows`, and the policy written
+mean play-out balance over the sampled deals) by :func:`training.distill.fit_q.fit_rows`, and the policy written
 is ``fit.prior_weight`` times the start's logits plus the Q-network in tricks, one exact network
-(:func:`training.playouts.fit.combine`): the search's own decision rule without the search. Its report gives,
+(:func:`training.distill.fit_q.combine`): the search's own decision rule without the search. Its report gives,
 on the held-out searched decisions, how often the combined policy keeps the start's move and takes the search's,
 and its gain over the start's move by the search's values.
 
-Every rule set distils the same way (``data.rules``, a preset): the network takes that rule set's observation
+Every rule set distils the same way (``env.rules``, a preset): the network takes that rule set's observation
 (``observation_size(rules)``: 789, 791 with the 74 actions of docs/rules.md 10.8, 900 with ``one_card_kitty``)
 and gives one logit per action (``rules.num_actions``), the suit renamings are that rule set's symmetries
 (:func:`training.distill.symmetry.permutations`), and the policy file records the rule set. Every data set of
-a run is of ``data.rules``: a folder labelled with other rules (its ``meta.json``) or a shard of another shape
+a run is of ``env.rules``: a folder labelled with other rules (its ``meta.json``) or a shard of another shape
 (each shard records its own) is refused in one line, as are ``fit.init``, ``fit.other_teacher`` or a
 ``trained`` that cannot play the rules.
 
@@ -84,23 +84,20 @@ figures, wall times), ``final_policy.pt`` (the last round's policy), ``final_eva
 
 from __future__ import annotations
 
-import argparse
 import filecmp
 import math
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from agents.players.ppo_agent import STANDARD_SHAPE, PolicyShape
+from agents.players.ppo_agent import PolicyShape
 from sm_env.core.game import DISCARD, EXCHANGE, PHASE_NAMES, PLAY, ROLE_NAMES, TRUMP, role_names
 from sm_env.core.rules import STANDARD, RuleSet
 from sm_env.files.atomic import atomic_copy
 from sm_env.files.json_files import read_json
-from sm_env.files.paths import check_output_path
 from sm_env.observation import observed_phases
 from training.common.checkpoint import CheckpointError, check_finite, damaged, open_checkpoint, save_checkpoint
 from training.common.device import module_device, resolve_device
@@ -113,15 +110,15 @@ from training.common.folders import (
     save_training_seconds,
     training_seconds,
 )
-from training.common.ray_cluster import RayOptions, add_ray_arguments
-from training.common.runs import Backend, add_run_arguments, progress, run_command, write_json
+from training.common.ray_cluster import RayOptions
+from training.common.runs import Backend, progress, write_json
 from training.common.yaml_config import ConfigError, save_config
 from training.distill import data as distill_data
 from training.distill import symmetry
 from training.distill.config import DistillConfig, ExtraData, FitSettings, load_distill_config
 from training.distill.data import DataSettings
 
-__all__ = ["DistillConfig", "ExtraData", "FitSettings", "fit", "fit_folders", "load_config", "main", "run"]
+__all__ = ["DistillConfig", "ExtraData", "FitSettings", "fit", "fit_folders", "load_config", "run"]
 
 Log = Callable[[str], None] | None  # a progress log (None: print, flushed)
 
@@ -196,7 +193,7 @@ def _load_split(
         labelled = _folder_rules(folder)
         if ruleset is not None and labelled is not None and labelled != ruleset.name:
             raise ValueError(
-                f"{folder} holds data of the rules {labelled!r}; this fit is for {ruleset.name!r} (data.rules): "
+                f"{folder} holds data of the rules {labelled!r}; this fit is for {ruleset.name!r} (env.rules): "
                 "fit each rule set on its own data"
             )
         names = distill_data.shard_names(folder)
@@ -219,46 +216,20 @@ def _load_split(
     return cat(train), cat(valid)
 
 
-def _network(net_arch: tuple[int, ...], activation: str = "relu", shape: PolicyShape = STANDARD_SHAPE) -> Any:
-    import torch
-    from torch import nn
-
-    class PolicyValueNet(nn.Module):
-        """An MLP trunk (the rule set's observation in) with a policy head (one logit per action) and a value
-        head."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            layers: list[nn.Module] = []
-            prev = shape.observation_size
-            for width in net_arch:
-                layers += [nn.Linear(prev, width), nn.ReLU() if activation == "relu" else nn.Tanh()]
-                prev = width
-            self.trunk = nn.Sequential(*layers)
-            self.policy = nn.Linear(prev, shape.action_count)
-            self.value = nn.Linear(prev, 1)
-
-        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            h = self.trunk(x)
-            return self.policy(h), self.value(h).squeeze(-1)
-
-    net = PolicyValueNet()
-    net.activation = activation
-    return net
-
-
 def initial_network(settings: FitSettings, rules: RuleSet | None = None) -> Any:
     """A fresh network for ``rules`` (default: the standard rules), or one whose trunk and policy head are
     copied from ``settings.init`` (a policy that plays ``rules``: a ValueError naming what it plays if not)."""
+    from training.distill.network import PolicyValueNet
+
     rules = rules or STANDARD
     shape = PolicyShape.of(rules)
     if not settings.init:
-        return _network(settings.net_arch, shape=shape)
+        return PolicyValueNet(settings.net_arch, "relu", shape)
     from agents.players.ppo_agent import policy_into_torch
 
     path = _policy_path(settings.init, rules)
     policy, _ = _playing_policy(path, rules, "fit.init")
-    net = _network(tuple(policy.net_arch), policy.activation, shape)
+    net = PolicyValueNet(tuple(policy.net_arch), policy.activation, shape)
     policy_into_torch(policy, [net.trunk, net.policy], f"fit.init {settings.init}")
     return net
 
@@ -627,7 +598,7 @@ def search_value_rows(
     train: dict[str, np.ndarray], valid: dict[str, np.ndarray], folders: list[str], init: str, rules: RuleSet
 ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """The searched decisions of ``train`` and ``valid`` as rows of the play-out fit
-    (:func:`training.playouts.fit.fit_rows`) and the indices of each: ``values`` the search's mean play-out
+    (:func:`training.distill.fit_q.fit_rows`) and the indices of each: ``values`` the search's mean play-out
     balance of each legal move (its labelled values less ``prior`` times the rollout policy's log-probability),
     ``policy_move`` the move of ``init`` (the policy the Q-network is added to)."""
     prior, rollout = _folders_prior(folders)
@@ -674,9 +645,9 @@ def fit_search_values(
 ) -> dict[str, Any]:
     """``fit.method: q``: a Q-network fitted on the search's values (:func:`search_value_rows`; written beside
     ``out`` as ``<out>_q.pt``), then ``out``: ``settings.prior_weight`` times ``settings.init``'s logits plus the
-    Q-network's values in tricks, one exact network (:func:`training.playouts.fit.combine`). Returns the fit's
+    Q-network's values in tricks, one exact network (:func:`training.distill.fit_q.combine`). Returns the fit's
     report (the held-out gain, by the search's values, of the combined move over init's)."""
-    from training.playouts.fit import combine, fit_rows
+    from training.distill.fit_q import combine, fit_rows
 
     rules = RuleSet.from_any(rules)
     rows, train_rows, held = search_value_rows(train, valid, folders, settings.init, rules)
@@ -739,13 +710,14 @@ def round_settings(config: DistillConfig, run_dir: str, round_: int) -> DataSett
     k - 1 plays, with the seed ``data.seed + 1000 k``, and with ``dagger_rollout: previous`` it plays the
     search's rollouts too (``data.rollout_policy``): expert iteration, each round's search a step of policy
     improvement over the last round's policy."""
+    settings = config.data_settings()
     if round_ == 0:
-        return config.data
+        return settings
     policy = round_policy(run_dir, round_ - 1)
-    update = {"seed": config.data.seed + 1000 * round_, "behaviour": f"ppo:{policy}"}
+    update = {"seed": settings.seed + 1000 * round_, "behaviour": f"ppo:{policy}"}
     if config.dagger_rollout == "previous":
         update["rollout_policy"] = policy
-    return config.data.model_copy(update=update)
+    return settings.model_copy(update=update)
 
 
 def round_policy(run_dir: str, round_: int, suffix: str = ".pt") -> str:
@@ -762,7 +734,8 @@ def data_sets(config: DistillConfig, run_dir: str) -> list[tuple[str, DataSettin
     """Every data folder of a run with its settings: ``data/r<k>`` of each round and ``data/<name>`` of the
     ``extra_data`` sets."""
     rounds = [(round_data(run_dir, k), round_settings(config, run_dir, k)) for k in range(config.dagger_rounds + 1)]
-    return rounds + [(os.path.join(run_dir, DATA, extra.name), extra.settings) for extra in config.extra_data]
+    extras = [(os.path.join(run_dir, DATA, extra.name), config.data_settings(extra)) for extra in config.extra_data]
+    return rounds + extras
 
 
 def old_layout(config: DistillConfig, run_dir: str) -> list[str]:
@@ -812,7 +785,13 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
         for extra in config.extra_data if round_ == 0 else ():
             folders.append(os.path.join(run_dir, DATA, extra.name))
             distill_data.generate(
-                folders[-1], extra.hands, extra.settings, workers=config.workers, nice=config.nice, log=log, ray=ray
+                folders[-1],
+                extra.hands,
+                config.data_settings(extra),
+                workers=config.workers,
+                nice=config.nice,
+                log=log,
+                ray=ray,
             )
         label_seconds = time.perf_counter() - started
         policy_path, report_path = round_policy(run_dir, round_), round_policy(run_dir, round_, ".json")
@@ -823,7 +802,7 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
                 raise ValueError(f"{report_path}: not a fit's report (a JSON object); delete it to fit the round again")
         else:
             train, valid = _load_split(
-                folders, config.fit.validation, config.seed, config.data.rules, config.fit.train_share
+                folders, config.fit.validation, config.seed, config.env.rules, config.fit.train_share
             )
             log(
                 f"round {round_}: fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out)"
@@ -831,17 +810,17 @@ def run(config: DistillConfig, log: Log = None, run_dir: str | None = None, ray:
             started = time.perf_counter()
             seed = config.seed + round_
             if config.fit.method == "q":
-                report = fit_search_values(train, valid, folders, config.fit, seed, policy_path, config.data.rules, log)
+                report = fit_search_values(train, valid, folders, config.fit, seed, policy_path, config.env.rules, log)
             else:
                 checkpoint = os.path.join(run_dir, CHECKPOINTS, f"fit_r{round_}.pt")
                 net, report = fit(
-                    train, valid, config.fit, seed, log=log, checkpoint=checkpoint, rules=config.data.rules
+                    train, valid, config.fit, seed, log=log, checkpoint=checkpoint, rules=config.env.rules
                 )
                 os.makedirs(os.path.dirname(policy_path), exist_ok=True)
                 export_policy(
                     to_numpy_policy(net),
                     policy_path,
-                    rules=config.data.rules,
+                    rules=config.env.rules,
                     trainer="training.distill",
                     round=round_,
                     train_decisions=report["train_decisions"],
@@ -868,18 +847,18 @@ def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = 
     for folder in folders:
         if not os.path.isdir(folder):
             raise ValueError(f"data folder not found: {folder}")
-    train, valid = _load_split(folders, config.fit.validation, config.seed, config.data.rules, config.fit.train_share)
+    train, valid = _load_split(folders, config.fit.validation, config.seed, config.env.rules, config.fit.train_share)
     log(f"fitting on {len(train['target'])} decisions ({len(valid.get('target', []))} held out) from {folders}")
     started = time.perf_counter()
     if config.fit.method == "q":
-        report = fit_search_values(train, valid, folders, config.fit, config.seed, out, config.data.rules, log)
+        report = fit_search_values(train, valid, folders, config.fit, config.seed, out, config.env.rules, log)
     else:
-        net, report = fit(train, valid, config.fit, config.seed, log=log, rules=config.data.rules)
+        net, report = fit(train, valid, config.fit, config.seed, log=log, rules=config.env.rules)
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         export_policy(
             to_numpy_policy(net),
             out,
-            rules=config.data.rules,
+            rules=config.env.rules,
             trainer="training.distill",
             train_decisions=report["train_decisions"],
         )
@@ -893,7 +872,7 @@ def fit_folders(config: DistillConfig, folders: list[str], out: str, log: Log = 
 
 # ---------------------------------------------------------------- the command line (training/common/runs.py)
 
-PROG = "python -m training.distill"
+PROG = "sergeant-major distill"  # the one command (training.distill.cli; also python -m training.distill)
 UNIT = "rounds"
 
 
@@ -953,7 +932,7 @@ class DistillRun:
         from training.evaluation.evaluate import evaluate_against
 
         spec = f"ppo:{self.summary['policy']}"
-        return evaluate_against(spec, self.config.eval, self.config.data.rules, deals, progress=not self.quiet)
+        return evaluate_against(spec, self.config.eval, self.config.env.rules, deals, progress=not self.quiet)
 
     def details(self) -> str:
         return ""
@@ -980,38 +959,3 @@ def backend(prog: str = PROG) -> Backend:
         saved="checkpoints/",
         old_layout=old_layout,
     )
-
-
-def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    """Command line: run a distillation config (see the module docstring); the exit status (2: bad input)."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=__doc__.split("\n\n")[0],
-        epilog="A new run goes to <output_dir>/<name> (or <name>-2, ... if that is used); --resume RUN_DIR "
-        "continues one, labelling and fitting only what is missing (training/common/runs.py).",
-    )
-    add_run_arguments(parser, "YAML config (configs/distill*.yaml; python -m training.distill.config lists the keys)")
-    parser.add_argument("--fit-data", default=None, help="only fit: comma-separated labelled data folders")
-    parser.add_argument("--out", default=None, help="with --fit-data: the policy file to write")
-    add_ray_arguments(parser, "the labelling (one task per shard; the shards are written here)")
-    args = parser.parse_args(argv)
-    if not args.fit_data:
-        if args.out:
-            parser.error("--out goes with --fit-data")
-        return run_command(backend(prog), parser, argv)
-    try:
-        if not args.out:
-            raise ConfigError("--fit-data needs --out PATH (the policy file to write)")
-        if args.resume:
-            raise ConfigError("--fit-data fits once (give --config, not --resume)")
-        check_output_path(args.out, "--out")
-        config = load_distill_config(args.config, args.sets + args.overrides)
-        fit_folders(config, [f for f in args.fit_data.split(",") if f], args.out)
-    except ValueError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

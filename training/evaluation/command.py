@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from sm_env.files.paths import check_output_path
 from training.common.folders import fresh_run_dir
@@ -31,6 +32,47 @@ def balances_arg(text: str) -> tuple[int, ...]:
             f"start balances are three integers (four with four players) summing to 0, got {text!r}"
         )
     return values
+
+
+def add_deal_arguments(parser: argparse.ArgumentParser, max_hands: str = "", bootstrap: str = "") -> None:
+    """The options of how the deals are played and measured, shared with ``sergeant-major tournament``
+    (:func:`deal_settings` reads them); ``max_hands``, ``bootstrap``: their ranges for the help ("1-1000, ")."""
+    parser.add_argument(
+        "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
+    )
+    parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
+    add_ray_arguments(parser, "the deals")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
+    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
+    parser.add_argument(
+        "--start-balances",
+        type=balances_arg,
+        default=None,
+        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)",
+    )
+    parser.add_argument(
+        "--max-hands",
+        type=int,
+        default=30,
+        help=f"game mode: truncate after this many hands ({max_hands}default 30)",
+    )
+    parser.add_argument("--bootstrap", type=int, default=2000, help=f"bootstrap resamplings ({bootstrap}default 2000)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def deal_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of :func:`evaluate` and :func:`training.evaluation.tournament.tournament` that the options of
+    :func:`add_deal_arguments` give (the mode, the seed and the workers are their positional arguments)."""
+    return {
+        "rules": args.rules,
+        "dealer": args.dealer,
+        "start_balances": args.start_balances,
+        "max_hands": args.max_hands,
+        "bootstrap": args.bootstrap,
+        "progress": not args.no_progress,
+        "ray": RayOptions.from_args(args),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,31 +94,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="deals to play, each in every seating (default 1000); 1000 take about 15 s for heuristic against "
         "random, about 3 minutes with pimc",
     )
-    parser.add_argument(
-        "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
-    )
-    parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
-    add_ray_arguments(parser, "the deals")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
+    add_deal_arguments(parser)
     parser.add_argument(
         "--out",
         default=None,
         help="output folder, refused if it holds an evaluation (default runs/eval/<agents>-<mode>-<seed>, or the "
         "first free <...>-2, <...>-3, ... if that one is used)",
     )
-    parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
-    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
-    parser.add_argument(
-        "--start-balances",
-        type=balances_arg,
-        default=None,
-        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1 (opens with an exchange)",
-    )
-    parser.add_argument(
-        "--max-hands", type=int, default=30, help="game mode: truncate after this many hands (default 30)"
-    )
-    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.out is not None and os.path.exists(os.path.join(args.out, "result.json")):
         print(
@@ -90,20 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_output_path(args.out, "--out", folder=True)
         if not args.no_progress:  # a trained policy loads torch first: seconds with nothing else to show
             print(f"loading the agents: {', '.join(args.agents)}", file=sys.stderr, flush=True)
-        result = evaluate(
-            args.agents,
-            args.deals,
-            args.mode,
-            args.seed,
-            args.workers,
-            rules=args.rules,
-            dealer=args.dealer,
-            start_balances=args.start_balances,
-            max_hands=args.max_hands,
-            bootstrap=args.bootstrap,
-            progress=not args.no_progress,
-            ray=RayOptions.from_args(args),
-        )
+        result = evaluate(args.agents, args.deals, args.mode, args.seed, args.workers, **deal_settings(args))
     except ValueError as err:
         print(f"sergeant-major eval: error: {err}", file=sys.stderr)
         return 2

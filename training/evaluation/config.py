@@ -1,13 +1,28 @@
-"""The settings of a duplicate evaluation that every trainer runs (the ``eval`` section of every training
-config, and ``configs/eval.yaml``'s): one class, read by the SB3, batched and RLlib configs alike."""
+"""The settings of a duplicate evaluation that every trainer runs (:class:`EvalConfig`: the ``eval`` section of
+every training config, read by the SB3, batched, RLlib, distillation and play-out configs alike), and the
+evaluation config of every backend (:class:`EvalFileConfig`, ``configs/eval.yaml``: ``sergeant-major train
+--evaluate POLICY --eval-config FILE``)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
 from sm_env.core.game import check_start_balances
 from sm_env.core.rules import RuleSet
-from training.common.yaml_config import Agents, Balances, Section, Whole, config_error, setting
+from training.common.run_config import KindSection, migrate_rules
+from training.common.yaml_config import (
+    Agents,
+    Balances,
+    Rules,
+    Section,
+    Text,
+    Whole,
+    config_error,
+    load,
+    setting,
+    validate,
+)
 
 
 class EvalConfig(Section):
@@ -38,3 +53,42 @@ def check_eval_rules(settings: EvalConfig, rules: RuleSet, source: str, key: str
         check_start_balances(settings.start_balances, rules)
     except ValueError as err:
         raise config_error(source, f"{key}.start_balances", f"{key}.start_balances: {err}") from None
+
+
+class EvalEnvConfig(Section):
+    """The game of the evaluation."""
+
+    rules: Rules = setting("standard", "rule set of the evaluation games: a preset name or a dict of rule options")
+
+
+class EvalFileConfig(
+    KindSection,
+    defaults={"kind": "eval"},
+    descriptions={"kind": "what runs this file: eval (training.common.run_config.CONFIG_KINDS)"},
+):
+    """An evaluation of a trained policy (configs/eval.yaml):
+    ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
+
+    policy: Text | None = setting(
+        None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
+    )
+    env: EvalEnvConfig = setting(EvalEnvConfig, "the game (its rule set: env.rules, as in every run config)")
+    eval: EvalConfig = setting(
+        EvalConfig,
+        "evaluation settings (as the eval section of a training config; final_deals is the number of deals, every is "
+        "ignored)",
+    )
+
+
+def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
+    """A validated :class:`EvalFileConfig` from a plain dict (as YAML gives it)."""
+    cfg = validate(EvalFileConfig, data, source)
+    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.env.rules), source)
+    return cfg
+
+
+def load_eval_config(path: str | None, overrides: list[str] | None = None) -> EvalFileConfig:
+    """Read, override and validate an evaluation config (configs/eval.yaml; None: the defaults); a file of an
+    older release with its rule set at ``rules`` is read as ``env.rules``
+    (:func:`training.common.run_config.migrate_rules`)."""
+    return load(eval_config_from_dict, path, overrides, migrate=partial(migrate_rules, kind="eval"))

@@ -10,7 +10,7 @@ at least 12 tricks when the dealer was the agent and when it was a heuristic, an
 
 A simple race model reads the two rates: with the agent's rate p and each heuristic's q, the agent wins about
 p / (p + 2q) of the games, so 2.0 times a fair share (2/3) needs p about 4 times q. ``--out`` writes the
-counts as JSON. Figures: docs/results.md ("Search that counts the game").
+counts as JSON. Figures: docs/results/real-deal-game.md.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ candidate's balance per hand minus the baseline's, with its 95% bootstrap CI ove
 
 ``--candidate kept`` (the default) is the heuristic as it is (``agents.players.heuristic``); the other candidates
 are listed by ``python -m training.evaluation.heuristic_ab list`` (for the auction and the face-up card the kept
-rule is the old one: no candidate beat it, docs/results.md). The candidate agents are registered as the agent
-kind ``ab`` for the run only, so the evaluation runs in this process (one worker).
+rule is the old one: no candidate beat it, docs/results/heuristic-ab.md). The candidate agents are registered as the
+agent kind ``ab`` for the run only, so the evaluation runs in this process (one worker).
 
 ``fit`` measures the estimates (``SUIT_WEIGHTS``, ``NT_WEIGHTS``, ``MIZ_WEIGHTS`` of agents/players/heuristic.py):
 on ``--deals`` deals of the ``calls`` preset (seat 0 deals, no exchange) it plays the hand out once per call

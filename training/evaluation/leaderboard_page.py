@@ -37,7 +37,8 @@ from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import JsonError, read_json
 from sm_env.files.paths import check_output_path
 from training.common.ray_cluster import RayOptions, add_ray_arguments
-from training.common.run_config import check_kind
+from training.common.run_config import KindSection
+from training.common.runs import add_set_argument
 from training.common.yaml_config import (
     Agents,
     ConfigError,
@@ -54,7 +55,7 @@ from training.evaluation.leaderboard import markdown
 from training.evaluation.statistics import Estimate
 from training.evaluation.tournament import DESIGNS, MAX_AGENTS, MAX_DEALS, MAX_WORKERS, tournament
 
-PROG = "python -m training.evaluation.leaderboard_page"
+PROG = "sergeant-major leaderboard"
 PAGE = "leaderboard.md"  # the page's name in the runs folder when the config names no out
 QUICK_DEALS = 10  # --quick: deals a table in every section
 SET_KEYS = (
@@ -90,10 +91,14 @@ class BoardSection(Section):
         return self
 
 
-class LeaderboardConfig(Section):
-    """The leaderboard page: where it goes, where its tournaments' run folders go, and its sections."""
+class LeaderboardConfig(
+    KindSection,
+    defaults={"kind": "leaderboard"},
+    descriptions={"kind": "what runs this file: leaderboard (training.common.run_config.CONFIG_KINDS)"},
+):
+    """The leaderboard page: where it goes, where its tournaments' run folders go, and its sections (each with its
+    own rule set: ``sections[].rules``)."""
 
-    kind: Text = setting("leaderboard", "what runs this file: leaderboard (training.common.run_config.CONFIG_KINDS)")
     title: Text = setting("Leaderboard", "the page's title")
     out: Text = setting("", f"the page written; empty: {PAGE} in the runs folder (a page of docs/ only when named)")
     runs: Text = setting("runs/leaderboard", "folder of the sections' run folders")
@@ -101,11 +106,6 @@ class LeaderboardConfig(Section):
     workers: Whole = setting(2, "processes playing the deals", ge=1, le=MAX_WORKERS)
     design: Literal[DESIGNS] = setting("cover", "the tables of each section (sergeant-major tournament --help)")
     sections: list[BoardSection] = setting(lambda: [BoardSection()], "the page's sections, in order", min_length=1)
-
-    @field_validator("kind")
-    @classmethod
-    def _own_kind(cls, value: str) -> str:
-        return check_kind(value, "leaderboard")
 
     @model_validator(mode="after")
     def _one_section_a_preset(self) -> LeaderboardConfig:
@@ -352,13 +352,9 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         "section, each in its own resumable run folder.",
     )
     parser.add_argument("--config", metavar="FILE", required=True, help="YAML config (configs/leaderboard.yaml)")
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help=f"override a config key: {SET_KEYS}; e.g. --set out=docs/leaderboard.md, --set sections.standard.deals=50",
+    add_set_argument(
+        parser,
+        f"override a config key: {SET_KEYS}; e.g. --set out=docs/leaderboard.md, --set sections.standard.deals=50",
     )
     parser.add_argument("--only", nargs="+", metavar="PRESET", help="play only these sections; keep the others")
     short = parser.add_mutually_exclusive_group()

@@ -199,115 +199,93 @@ def evaluate_agents(env: Any, act: Callable[[int, Any], int], opponent: str, epi
     return total / (n * episodes)
 
 
-def _self_play(env: Any, learners: list[Any], episodes: int) -> tuple[int, float]:
-    """``episodes`` hands of self-play, every learner stepped: (decisions, seconds)."""
+def _environment(args: argparse.Namespace, observation: bool) -> tuple[Any, dict[str, Any]]:
+    """The RL environment of ``args.rules`` (its learners' tensor the observation, else the environment's default,
+    the information state tensor), with torch seeded and on one thread; and the settings its DQN and NFSP
+    learners share: the tensor's size, the actions, the network, the replay, the minibatches, the decay of the
+    exploration."""
+    import torch
+    from open_spiel.python import rl_environment
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    kind = rl_environment.ObservationType.OBSERVATION if observation else None
+    env = rl_environment.Environment(load(args.rules), seed=args.seed, observation_type=kind)
+    shared = {
+        "state_representation_size": env.observation_spec()["info_state"][0],
+        "num_actions": env.action_spec()["num_actions"],
+        "hidden_layers_sizes": [256, 256],
+        "replay_buffer_capacity": 50_000,
+        "batch_size": 128,
+        "min_buffer_size_to_learn": 1000,
+        "optimizer_str": "adam",
+        "epsilon_decay_duration": args.episodes * 20,
+    }
+    return env, shared
+
+
+def _self_play(
+    env: Any,
+    learners: list[Any],
+    act: Callable[[int, Any], int],
+    args: argparse.Namespace,
+    name: str,
+    player: str,
+    note: str = "",
+) -> None:
+    """``args.episodes`` hands of self-play, every learner stepped, and the learners (``act(seat, time_step)``)
+    against each opponent before and after it (:func:`evaluate_agents`), printed (``name``: the algorithm's,
+    ``player``: what plays the evaluations; ``note``: what the first line adds)."""
+    opponents = ("random", "heuristic")
+    before = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in opponents}
     start = time.perf_counter()
     steps = 0
-    for _ in range(episodes):
+    for _ in range(args.episodes):
         step = env.reset()
         while not step.last():
-            player = step.observations["current_player"]
-            step = env.step([learners[player].step(step).action])
+            seat = step.observations["current_player"]
+            step = env.step([learners[seat].step(step).action])
             steps += 1
         for learner in learners:
             learner.step(step)
-    return steps, time.perf_counter() - start
-
-
-def _print_evaluation(name: str, args: argparse.Namespace, n: int, before: dict, after: dict) -> None:
-    for opp in ("random", "heuristic"):
+    seconds = time.perf_counter() - start
+    after = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in opponents}
+    print(f"{name} self-play, {args.episodes} hands of {args.rules!r} ({steps} decisions, {seconds:.0f} s{note})")
+    for opp in opponents:
         print(
-            f"  {name} against two {opp} players, mean return per hand over {args.eval_episodes} hands x {n} "
-            f"seats: before {before[opp]:+.3f}, after {after[opp]:+.3f}"
+            f"  {player} against two {opp} players, mean return per hand over {args.eval_episodes} hands x "
+            f"{env.num_players} seats: before {before[opp]:+.3f}, after {after[opp]:+.3f}"
         )
 
 
 def run_dqn(args: argparse.Namespace) -> None:
-    import torch
-    from open_spiel.python import rl_environment
     from open_spiel.python.pytorch import dqn
 
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(1)
-    observation = rl_environment.ObservationType.OBSERVATION  # the env's observation, as before
-    env = rl_environment.Environment(load(args.rules), seed=args.seed, observation_type=observation)
-    size = env.observation_spec()["info_state"][0]
-    actions = env.action_spec()["num_actions"]
-    learners = [
-        dqn.DQN(
-            player_id=seat,
-            state_representation_size=size,
-            num_actions=actions,
-            hidden_layers_sizes=[256, 256],
-            replay_buffer_capacity=50_000,
-            batch_size=128,
-            learning_rate=1e-3,
-            optimizer_str="adam",
-            learn_every=10,
-            min_buffer_size_to_learn=1000,
-            update_target_network_every=1000,
-            epsilon_decay_duration=args.episodes * 20,
-            epsilon_end=0.05,
-            seed=args.seed + seat,
-        )
-        for seat in range(env.num_players)
-    ]
+    env, shared = _environment(args, observation=True)  # the env's observation, as before
+    own = {"learning_rate": 1e-3, "learn_every": 10, "update_target_network_every": 1000, "epsilon_end": 0.05}
+    learners = [dqn.DQN(player_id=seat, seed=args.seed + seat, **own, **shared) for seat in range(env.num_players)]
 
     def act(seat: int, step: Any) -> int:
         return learners[seat].step(step, is_evaluation=True).action
 
-    before = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
-    steps, seconds = _self_play(env, learners, args.episodes)
-    after = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
-    print(f"DQN self-play, {args.episodes} hands of {args.rules!r} ({steps} decisions, {seconds:.0f} s)")
-    _print_evaluation("DQN", args, env.num_players, before, after)
+    _self_play(env, learners, act, args, "DQN", "DQN")
 
 
 def run_nfsp(args: argparse.Namespace) -> None:
-    import torch
-    from open_spiel.python import rl_environment
     from open_spiel.python.pytorch import nfsp
 
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(1)
-    env = rl_environment.Environment(load(args.rules), seed=args.seed)  # the information state tensor
-    size = env.observation_spec()["info_state"][0]
-    actions = env.action_spec()["num_actions"]
-    learners = [
-        nfsp.NFSP(
-            player_id=seat,
-            state_representation_size=size,
-            num_actions=actions,
-            hidden_layers_sizes=[256, 256],
-            reservoir_buffer_capacity=100_000,
-            anticipatory_param=0.1,
-            batch_size=128,
-            rl_learning_rate=1e-3,
-            sl_learning_rate=1e-3,
-            min_buffer_size_to_learn=1000,
-            learn_every=64,
-            optimizer_str="adam",
-            seed=args.seed + seat,
-            replay_buffer_capacity=50_000,
-            epsilon_decay_duration=args.episodes * 20,
-            epsilon_start=0.06,
-            epsilon_end=0.001,
-        )
-        for seat in range(env.num_players)
-    ]
+    env, shared = _environment(args, observation=False)  # the information state tensor
+    own = {"reservoir_buffer_capacity": 100_000, "anticipatory_param": 0.1, "learn_every": 64}
+    own |= {"rl_learning_rate": 1e-3, "sl_learning_rate": 1e-3, "epsilon_start": 0.06, "epsilon_end": 0.001}
+    learners = [nfsp.NFSP(player_id=seat, seed=args.seed + seat, **own, **shared) for seat in range(env.num_players)]
 
     def act(seat: int, step: Any) -> int:
         with learners[seat].temp_mode_as(nfsp.MODE.AVERAGE_POLICY):
             return learners[seat].step(step, is_evaluation=True).action
 
-    before = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
-    steps, seconds = _self_play(env, learners, args.episodes)
-    after = {opp: evaluate_agents(env, act, opp, args.eval_episodes) for opp in ("random", "heuristic")}
-    print(
-        f"NFSP self-play, {args.episodes} hands of {args.rules!r} ({steps} decisions, {seconds:.0f} s; information "
-        f"state tensor of {size} entries)"
-    )
-    _print_evaluation("NFSP average policy", args, env.num_players, before, after)
+    size = shared["state_representation_size"]
+    note = f"; information state tensor of {size} entries"
+    _self_play(env, learners, act, args, "NFSP", "NFSP average policy", note)
 
 
 # ----------------------------------------------------------------------------- outcome-sampling MCCFR

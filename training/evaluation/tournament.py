@@ -64,10 +64,10 @@ from sm_env.files.atomic import atomic_path
 from sm_env.files.json_files import JsonError, read_json, write_json
 from sm_env.files.paths import check_output_path
 from training.common.progress import progress_bar
-from training.common.ray_cluster import RayOptions, add_ray_arguments
+from training.common.ray_cluster import RayOptions
 from training.common.workers import spawn_pool
 
-from .command import balances_arg
+from .command import add_deal_arguments, deal_settings
 from .deals import DealConfig, schedule
 from .evaluate import check_agent, check_table_setup, play_table
 from .leaderboard import Table, leaderboard, markdown, plot
@@ -540,10 +540,7 @@ def build_parser(prog: str = "sergeant-major tournament") -> argparse.ArgumentPa
     parser.add_argument(
         "--deals", type=int, default=1000, help=f"deals per table, each in every seating (1-{MAX_DEALS}, default 1000)"
     )
-    parser.add_argument(
-        "--mode", choices=("hand", "game"), default="hand", help="single hands or whole games (default hand)"
-    )
-    parser.add_argument("--rules", default="standard", help="rule preset name (default standard)")
+    add_deal_arguments(parser, f"1-{MAX_HANDS}, ", f"{BOOTSTRAP_RANGE[0]}-{BOOTSTRAP_RANGE[1]}, ")
     parser.add_argument(
         "--design",
         choices=DESIGNS,
@@ -552,35 +549,12 @@ def build_parser(prog: str = "sergeant-major tournament") -> argparse.ArgumentPa
         "built in the order the agents are named (cover), or every ordered pair (pairs); "
         "auto: sets when there are enough agents (default)",
     )
-    parser.add_argument("--workers", type=int, default=None, help="processes (default min(2, cpus))")
-    add_ray_arguments(parser, "the deals")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     parser.add_argument(
         "--out",
         default=None,
         help="run folder (default runs/tournament/<rules>-<mode>-seed<S>-<D>deals); "
         "the same folder resumes, or adds the tables of new agents",
     )
-    parser.add_argument("--dealer", type=int, default=0, help="hand mode: the dealing seat (default 0)")
-    parser.add_argument(
-        "--start-balances",
-        type=balances_arg,
-        default=None,
-        help="hand mode: previous-hand balances by seat, e.g. 2,-1,-1",
-    )
-    parser.add_argument(
-        "--max-hands",
-        type=int,
-        default=30,
-        help=f"game mode: truncate after this many hands (1-{MAX_HANDS}, default 30)",
-    )
-    parser.add_argument(
-        "--bootstrap",
-        type=int,
-        default=2000,
-        help=f"bootstrap resamplings ({BOOTSTRAP_RANGE[0]}-{BOOTSTRAP_RANGE[1]}, default 2000)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
@@ -597,14 +571,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "sergeant-major tourname
             args.mode,
             args.seed,
             args.workers,
-            rules=args.rules,
             design=args.design,
-            dealer=args.dealer,
-            start_balances=args.start_balances,
-            max_hands=args.max_hands,
-            bootstrap=args.bootstrap,
-            progress=not args.no_progress,
-            ray=RayOptions.from_args(args),
+            **deal_settings(args),
             command=shlex.join([*prog.split(), *argv]),
         )
     except ValueError as err:

@@ -1,8 +1,9 @@
 """The RLlib training configuration (``sergeant-major train --backend rllib --config configs/rllib_*.yaml``).
 
-Sections (every key optional; ``python -m training.rllib.config`` lists them
+Sections (every key optional; ``sergeant-major config --kind rllib`` lists them
 with their defaults)::
 
+    kind: rllib                 # the run section (training.common.run_config.RunSection): kind, name, ...
     name: rllib                 # run folder <output_dir>/<name>
     output_dir: runs
     seed: 0
@@ -11,10 +12,10 @@ with their defaults)::
     league:   {...}             # LeagueConfig: who sits in the other seats
     ppo:      {...}             # RLlibPPOConfig: PPO hyper-parameters (RLlib's names)
     train:    {...}             # RLlibTrainConfig: iterations, runners, checkpoints, the learner's device
-    eval:     {...}             # the SB3 trainer's EvalConfig: duplicate evaluation per role
+    eval:     {...}             # every trainer's EvalConfig (training.evaluation.config): duplicate evaluation per role
 
-Errors are :class:`training.sb3.config.ConfigError` naming the key, as for the
-SB3 trainer's config, and ``--set KEY=VALUE`` overrides work the same way.
+Errors are :class:`training.common.errors.ConfigError` (re-exported by :mod:`training.common.yaml_config`)
+naming the key, as for the other trainers' configs, and ``--set KEY=VALUE`` overrides work the same way.
 """
 
 from __future__ import annotations
@@ -86,6 +87,12 @@ class RLlibPPOConfig(Section):
     minibatch_size: Whole = setting(250, "minibatch size", gt=0)
     num_epochs: Whole = setting(4, "passes over each batch", gt=0)
     hiddens: Sizes = setting(lambda: [256, 256], "hidden layers of the policy and value networks")
+    critic: Literal[("observation", "full")] = setting(
+        "observation",
+        "the value function's input: 'observation' (what the policy sees, one network body with it) or 'full' (a "
+        "network of its own over the observation and the cards hidden from the seat, carried beside the "
+        "observation in training only: training/rllib/critic_state.py; the vector PPO's ppo.critic: full)",
+    )
 
 
 class RLlibTrainConfig(Section):

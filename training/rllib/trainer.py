@@ -72,6 +72,7 @@ def env_config(cfg: RLlibConfig) -> dict[str, Any]:
         "reward": cfg.env.reward,
         "agent_names": "seats" if cfg.policies == "shared" else "roles",
         "league": {"mix": dict(cfg.league.mix), "seed": cfg.seed},
+        "critic_state": cfg.ppo.critic == "full",
     }
 
 
@@ -90,15 +91,21 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.players.rllib_module import ActionMaskingPPOModule
+    from agents.players.rllib_module import ActionMaskingPPOModule, FullCriticPPOModule
+    from sm_env.core.rules import RuleSet
 
+    from .critic_state import AddCriticState
     from .league import LeagueEnv
 
     ids = module_ids(cfg)
     device = resolve_device(cfg.train.device)
     gpu = device.type == "cuda"
     model = {"fcnet_hiddens": list(cfg.ppo.hiddens), "fcnet_activation": "tanh"}
-    specs = {mid: RLModuleSpec(module_class=ActionMaskingPPOModule, model_config=model) for mid in ids}
+    module_class, connector = ActionMaskingPPOModule, None
+    if cfg.ppo.critic == "full":  # the value function also sees the hidden cards: training/rllib/critic_state.py
+        module_class, connector = FullCriticPPOModule, lambda *spaces: [AddCriticState()]
+        model["critic_state_size"] = 52 * RuleSet.from_any(cfg.env.rules).num_players
+    specs = {mid: RLModuleSpec(module_class=module_class, model_config=model) for mid in ids}
     return (
         PPOConfig()
         .environment(LeagueEnv, env_config=env_config(cfg), disable_env_checking=True)
@@ -111,7 +118,11 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
             policies=set(ids), policy_mapping_fn=_shared_mapping if cfg.policies == "shared" else _role_mapping
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .learners(num_gpus_per_learner=1 if gpu else 0, local_gpu_idx=device.index if gpu else 0)
+        .learners(
+            num_gpus_per_learner=1 if gpu else 0,
+            local_gpu_idx=device.index if gpu else 0,
+            **({"learner_connector": connector} if connector else {}),
+        )
         .training(
             lr=cfg.ppo.lr,
             gamma=cfg.ppo.gamma,

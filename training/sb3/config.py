@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from sm_env.core.episode import DEFAULT_REWARD, EPISODES, REWARDS, check_episode
 from sm_env.core.rules import RuleSet
@@ -24,29 +24,22 @@ from training.common.budget import HOURS_HELP, MAX_HOURS
 from training.common.device import DEVICE_HELP
 from training.common.exchange import check_exchange_start
 from training.common.ppo import PPOSection
-from training.common.run_config import RunSection, check_kind
-from training.common.yaml_config import (  # noqa: F401  (apply_overrides, config_text, save_config: this module's API too)
-    Agents,
-    Balances,
-    ConfigError,
+from training.common.run_config import RunSection
+from training.common.yaml_config import (
     Device,
     Flag,
     Mix,
     Number,
     Rules,
     Section,
-    Sizes,
     Text,
     Whole,
-    apply_overrides,
     config_error,
-    config_text,
     load,
-    save_config,
     setting,
     validate,
 )
-from training.evaluation.config import EvalConfig, check_eval_rules  # noqa: F401  (the eval section)
+from training.evaluation.config import EvalConfig, check_eval_rules
 
 from .seats import role_indices
 
@@ -184,28 +177,6 @@ class Config(
     eval: EvalConfig = setting(EvalConfig, "evaluation")
 
 
-class EvalFileConfig(Section):
-    """An evaluation of a trained policy (configs/eval.yaml):
-    ``sergeant-major train --evaluate POLICY --eval-config configs/eval.yaml``."""
-
-    kind: Text = setting("eval", "what runs this file: eval (training.common.run_config.CONFIG_KINDS)")
-    policy: Text | None = setting(
-        None, "policy file (final_model.zip, a checkpoint or a .pt export); --evaluate PATH overrides it"
-    )
-
-    @field_validator("kind")
-    @classmethod
-    def _own_kind(cls, value: str) -> str:
-        return check_kind(value, "eval")
-
-    rules: Rules = setting("standard", "rule set of the evaluation games (as env.rules)")
-    eval: EvalConfig = setting(
-        EvalConfig,
-        "evaluation settings (as the eval section of a training config; final_deals is the number of deals, every is "
-        "ignored)",
-    )
-
-
 def _cross_checks(cfg: Config, source: str) -> None:
     env = cfg.env
     rules = RuleSet.from_any(env.rules)
@@ -238,21 +209,9 @@ def config_from_dict(data: Any, source: str = "") -> Config:
     return cfg
 
 
-def eval_config_from_dict(data: Any, source: str = "") -> EvalFileConfig:
-    """A validated :class:`EvalFileConfig` from a plain dict (as YAML gives it)."""
-    cfg = validate(EvalFileConfig, data, source)
-    check_eval_rules(cfg.eval, RuleSet.from_any(cfg.rules), source)
-    return cfg
-
-
 def load_config(path: str | None = None, overrides: list[str] | None = None) -> Config:
     """Read, override and validate a training config (see :func:`training.common.yaml_config.load`)."""
     return load(config_from_dict, path, overrides)
-
-
-def load_eval_config(path: str | None, overrides: list[str] | None = None) -> EvalFileConfig:
-    """Read, override and validate an evaluation config (configs/eval.yaml; None: the defaults)."""
-    return load(eval_config_from_dict, path, overrides)
 
 
 def describe(model: type[BaseModel] = Config) -> str:

@@ -13,9 +13,10 @@ players' observations.
 It drives the engine directly, which is several times faster than stepping
 the PettingZoo environment, and computes exactly what that environment would
 give the same seat (episodes and rewards are those of :mod:`sm_env.core.episode`,
-as in the environment). Two paths give the same games, observations, masks,
-rewards and infos bit for bit (``tests/test_single_seat_kernel.py`` plays them
-in lockstep):
+as in the environment). It steps the game through
+:class:`sm_env.compiled.adapter.EngineAdapter`, as ``raw_env`` does, on one of two
+paths that give the same games, observations, masks, rewards and infos bit for
+bit (``tests/test_single_seat_kernel.py`` plays them in lockstep):
 
 - compiled (``compiled="auto"``, the default, whenever the compiled engine runs the
   rule set, :func:`sm_env.compiled.support.supports`, and numba's cache holds the
@@ -33,8 +34,9 @@ in lockstep):
   actions alone (:class:`SnapshotAgent`, :class:`agents.players.ppo_agent.PPOAgent`,
   :class:`agents.players.random_agent.RandomAgent`: exactly those classes) are asked
   through their ``choose`` and never bring the ``Game`` up to date;
-- pure Python (``compiled=False``, and rule sets with section 10 options):
-  ``Game.apply``, ``knowledge.player_view`` and ``observation.encode``.
+- pure Python (``compiled=False``, and rule sets the compiled engine does not run):
+  ``Game.apply``, ``knowledge.player_view`` and ``observation.encode``; every
+  opponent acts on its ``PlayerView``.
 
 What the learner gets:
 
@@ -119,7 +121,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -129,7 +131,8 @@ from agents import Agent, act
 from agents.players.ppo_agent import STANDARD_SHAPE, NumpyPolicy, PolicyShape, PPOAgent
 from agents.players.random_agent import RandomAgent
 from agents.players.trained import TrainedAgent
-from sm_env.compiled.codes import CODE_GIVEN_DEAL, CODE_HAND_ENDED, CODE_PHASE_SHIFT
+from sm_env.compiled.adapter import EngineAdapter
+from sm_env.compiled.codes import CODE_HAND_ENDED, CODE_PHASE_SHIFT
 from sm_env.compiled.readiness import check_compiled, use_compiled
 from sm_env.compiled.support import supports
 from sm_env.core.cards import from_mask
@@ -145,19 +148,15 @@ from sm_env.core.game import OVER, Game, IllegalActionError, action_text, role_n
 from sm_env.core.knowledge import PlayerView, player_view
 from sm_env.core.rules import RuleSet
 from sm_env.envs.aec import IllegalEnvActionError
-from sm_env.observation import action_mask, encode, observation_size
+from sm_env.observation import encode, observation_size
 from training.common.exchange import check_exchange_start
 from training.common.workers import limit_threads
 
 from .seats import role_indices
 
-if TYPE_CHECKING:
-    from sm_env.compiled.single import CompiledGame
-
 SNAPSHOTS = "snapshots"  # name of the snapshot entry in an opponent mix
-_CODE_RARE = CODE_HAND_ENDED | CODE_GIVEN_DEAL
 # how an opponent is asked on the compiled path (_opponent_kind): its PlayerView, the legal actions, or the
-# observation vector and the legal actions
+# observation vector and the legal actions (on the pure-Python path: always its PlayerView)
 _VIEW, _LEGAL, _OBSERVATION = 0, 1, 2
 ILLEGAL_ACTIONS = ("raise", "lowest_legal")  # what step does with an illegal action (the module docstring)
 GYM_ID = "sm_env/SergeantMajorSingleSeat-v0"
@@ -321,17 +320,9 @@ class SingleSeatEnv(gym.Env):
         self._all_ones = np.ones(self.num_actions, dtype=np.int8)
         self._rng = random.Random(0)
         self._baselines: dict[tuple[str, int], Agent] = {}
-        self._game: Game | None = None
-        # the compiled path, after reset: the game on the kernels, views of its dealer and tricks won by seat
-        # (in the hand in progress), the kernels, and the actions played since _game was last brought up to
-        # date (None once _game was handed out: from then on it is stepped with every action)
-        self._fast: CompiledGame | None = None
-        self._dealer = self._tricks_won = np.zeros(self.num_players, dtype=np.int32)
-        self._step_kernel: Callable[[np.ndarray, int], int] | None = None
-        self._observe_kernel: Callable[[np.ndarray, int, np.ndarray, np.ndarray], None] | None = None
-        self._pending: list[int] | None = []
+        self._engine: EngineAdapter | None = None  # the episode's game on the engine that steps it, after reset
         self._kinds: dict[int, int] = {}  # how each opponent is asked (_VIEW, _LEGAL, _OBSERVATION)
-        self._code = 0  # compiled path: the step code of the last action (sm_env.compiled.codes)
+        self._code = 0  # the step code of the last action (sm_env.compiled.codes)
         self._scratch_obs = np.zeros(self.observation_size, dtype=np.float32)  # opponents' observations
         self._scratch_mask = np.zeros(self.num_actions, dtype=np.int8)
         self.seat = 0
@@ -355,7 +346,7 @@ class SingleSeatEnv(gym.Env):
         options = options or {}
         role, seat = self._fixed_role_and_seat(options)
         super().reset(seed=seed)
-        if seed is not None or self._game is None:
+        if seed is not None or self._engine is None:
             # every random choice of the wrapper comes from np_random (seeded by reset)
             self._rng = random.Random(int(self.np_random.integers(2**63)))
             self._baselines = {}
@@ -369,7 +360,7 @@ class SingleSeatEnv(gym.Env):
         if self.exchange_start > 0 and rng.random() < self.exchange_start:
             start = self._previous_balances(rng, (seat - role) % n)
         self.seat = seat
-        game = self._game = Game(
+        game = Game(
             self.rules,
             seed=rng.randrange(2**62),
             first_dealer=(seat - role) % n,
@@ -377,25 +368,21 @@ class SingleSeatEnv(gym.Env):
             max_hands=self.max_hands,
             start_balances=start,
         )
-        self._fast = self._compiled_game(game) if use_compiled(self.compiled) else None  # before the Game is read
-        self._pending = []
+        self._engine = engine = EngineAdapter(game, use_compiled(self.compiled))  # before the Game is read
         self.opponents, self.opponent_names = {}, {}
         for s in range(n):
             if s != seat:
                 kind = self.pool.draw(rng)
                 self.opponents[s] = self._opponent(kind, s, rng)
                 self.opponent_names[s] = self._kind_name(kind)
-        self._kinds = {s: self._opponent_kind(agent) for s, agent in self.opponents.items()}
+        compiled = engine.fast is not None
+        self._kinds = {s: self._opponent_kind(agent) if compiled else _VIEW for s, agent in self.opponents.items()}
         self._credited = 0
         self._hand_credit = 0
         self._scores = list(game.scores)
-        if self._fast is None:
-            reward = self._advance()  # opponents who act before the learner
-            assert reward == 0.0 and game.current == seat
-            return self._observe(), self._info()
-        reward = self._advance_compiled(game.current | game.phase << CODE_PHASE_SHIFT)
+        reward = self._advance(game.current | game.phase << CODE_PHASE_SHIFT)  # opponents who act before the learner
         assert reward == 0.0 and self._code & 3 == seat
-        return self._observe_compiled(), self._info_compiled()
+        return self._observe(), self._info()
 
     @property
     def game(self) -> Game | None:
@@ -405,61 +392,24 @@ class SingleSeatEnv(gym.Env):
         when read and, from then on until the next reset, stepped with every action.
         It is for reading: actions go through ``step``.
         """
-        game = self._synced_game()
-        if self._fast is not None:
-            self._pending = None
-        return game
-
-    def _synced_game(self) -> Game | None:
-        """The Game with the actions played since it was last brought up to date applied (compiled path)."""
-        game = self._game
-        pending = self._pending
-        if pending:
-            for action in pending:
-                game.apply(action)
-            pending.clear()
-        return game
+        return None if self._engine is None else self._engine.hand_out()
 
     def step(self, action: Any):
-        if self._game is None:
+        engine = self._engine
+        if engine is None:
             raise RuntimeError("call reset() before step()")
-        if self._fast is not None:
-            return self._step_compiled(action)
-        game = self._game
-        if game.phase == OVER:
+        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
             raise RuntimeError("the episode is over; call reset()")
         action = int(action)
-        illegal = not (0 <= action < self.num_actions and game.legal_mask() >> action & 1)
+        illegal = not (0 <= action < self.num_actions and self._mask[action])  # the learner's mask: it is to act
         if illegal:
             action = self._replacement(action)
-        game.apply(action)
-        self.decisions += 1
-        reward = self._advance()
+        reward = self._advance(self._play(action))
         terminated = truncated = False
-        if game.phase == OVER:
-            terminated, truncated = episode_end(self.episode, game.winners is not None)
+        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
+            terminated, truncated = episode_end(self.episode, engine.winners is not None)
         obs = self._observe()
         info = self._info()
-        if illegal:
-            info["illegal_action"] = True
-        return obs, reward * self.reward_scale, terminated, truncated, info
-
-    def _step_compiled(self, action: Any):
-        """``step`` on the compiled path."""
-        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
-            raise RuntimeError("the episode is over; call reset()")
-        action = int(action)
-        mask = self._mask  # the learner's, who is to act
-        illegal = not (0 <= action < self.num_actions and mask[action])
-        if illegal:
-            action = self._replacement(action)
-        code = self._play(action)
-        reward = self._advance_compiled(code)
-        terminated = truncated = False
-        if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
-            terminated, truncated = episode_end(self.episode, self._fast.winners is not None)
-        obs = self._observe_compiled()
-        info = self._info_compiled()
         if illegal:
             info["illegal_action"] = True
         return obs, reward * self.reward_scale, terminated, truncated, info
@@ -467,7 +417,7 @@ class SingleSeatEnv(gym.Env):
     def _replacement(self, action: int) -> int:
         """The lowest legal action in place of the illegal ``action`` (``illegal_action="lowest_legal"``), or
         IllegalEnvActionError naming it and the legal ones (``"raise"``); nothing changes before either."""
-        game = self._synced_game()
+        game = self._engine.synced()
         legal = game.legal_mask()
         if self.illegal_action == "lowest_legal":
             return (legal & -legal).bit_length() - 1
@@ -490,18 +440,6 @@ class SingleSeatEnv(gym.Env):
         return self._mask
 
     # -- internals ---------------------------------------------------------------
-    def _compiled_game(self, game: Game) -> CompiledGame:
-        """The compiled path's copy of a fresh Game (loads the kernels on first use)."""
-        from sm_env.compiled import kernels
-        from sm_env.compiled.single import CompiledGame, compiled_kernels
-
-        self._step_kernel, self._observe_kernel = compiled_kernels()
-        fast = CompiledGame(game)
-        state = fast.buf[: kernels.NUM_S // 2].view(np.int32)  # the state columns (layout: sm_env.compiled.single)
-        self._dealer = state[kernels.S_DEALER : kernels.S_DEALER + 1]
-        self._tricks_won = state[kernels.S_TW : kernels.S_TW + self.num_players]
-        return fast
-
     @staticmethod
     def _opponent_kind(agent: Agent) -> int:
         """How the compiled path asks an opponent: from the legal actions (exactly a RandomAgent), from the
@@ -564,124 +502,66 @@ class SingleSeatEnv(gym.Env):
             tricks[seat] += 1
         return [tricks[s] - quotas[s] for s in range(n)]
 
-    def _advance(self) -> float:
-        """Opponents act until the learner is to act or the game is over; the
-        learner's reward for every hand (or game) that ended meanwhile."""
-        game = self._game
-        seat = self.seat
-        opponents = self.opponents
-        while game.phase != OVER and game.current != seat:
-            s = game.current
-            game.apply(act(opponents[s], player_view(game, s)))
-            self.decisions += 1
-        reward = 0.0
-        if self.reward_mode != "result":
-            history = game.history
-            while self._credited < len(history) and history[self._credited].balances is not None:
-                log = history[self._credited]
-                paid = hand_rewards(self.reward_mode, log.balances, self._scores, log.scores)
-                reward += paid[seat] - self._hand_credit
-                self._scores = log.scores
-                self._hand_credit = 0
-                self._credited += 1
-            if self.dense_reward and game.phase != OVER:
-                tricks = game.tricks_won[seat]  # of the hand in progress
-                reward += tricks - self._hand_credit
-                self._hand_credit = tricks
-        elif game.phase == OVER and self._credited == 0:
-            self._credited = 1
-            reward = result_rewards(game.winners)[seat]
-        return reward
-
     def _play(self, action: int) -> int:
-        """Apply a legal action on the kernels (and to the Game once handed out); the step code."""
-        code = self._step_kernel(self._fast.buf, action)
-        if code < 0:
-            raise AssertionError(f"the compiled path refused action {action}, which is legal")  # a bug
-        pending = self._pending
-        if pending is None:
-            self._game.apply(action)
-        else:
-            pending.append(action)
+        """Apply a legal action on the engine; the step code."""
+        code = self._engine.play(action)
         self.decisions += 1
         return code
 
-    def _advance_compiled(self, code: int) -> float:
-        """:meth:`_advance` on the compiled path, from the step code of the last action (or of the start)."""
-        fast = self._fast
+    def _advance(self, code: int) -> float:
+        """Opponents act until the learner is to act or the game is over, from the step code of the last action
+        (or of the start); the learner's reward for every hand (or game) that ended meanwhile."""
+        engine = self._engine
         seat = self.seat
         mode = self.reward_mode
         opponents, kinds = self.opponents, self._kinds
         reward = 0.0
         while True:
-            if code & _CODE_RARE:
-                if code & CODE_GIVEN_DEAL:
-                    fast.next_given_deal()
-                if code & CODE_HAND_ENDED and mode != "result":
-                    scores = fast.scores()
-                    paid = hand_rewards(mode, fast.balances(), self._scores, scores)
-                    reward += paid[seat] - self._hand_credit
-                    self._scores = list(scores)
-                    self._hand_credit = 0
+            if code & CODE_HAND_ENDED and mode != "result":
+                scores = engine.scores()
+                paid = hand_rewards(mode, engine.balances(), self._scores, scores)
+                reward += paid[seat] - self._hand_credit
+                self._scores = list(scores)
+                self._hand_credit = 0
             s = code & 3
             if code >> CODE_PHASE_SHIFT & 7 == OVER or s == seat:
                 break
             kind = kinds[s]
             if kind == _LEGAL:
-                action = opponents[s].choose(fast.legal_bits())
+                action = opponents[s].choose(engine.legal_bits())
             elif kind == _OBSERVATION:
                 obs = self._scratch_obs
-                self._observe_kernel(fast.buf, s, obs, self._scratch_mask)
-                action = opponents[s].choose(obs, fast.legal_bits())
+                engine.observe_into(s, obs, self._scratch_mask)
+                action = opponents[s].choose(obs, engine.legal_bits())
             else:
-                action = act(opponents[s], player_view(self._synced_game(), s))
+                action = act(opponents[s], player_view(engine.synced(), s))
             code = self._play(action)
         self._code = code
         if mode != "result":
             if self.dense_reward and code >> CODE_PHASE_SHIFT & 7 != OVER:
-                tricks = int(self._tricks_won[seat])  # of the hand in progress
+                tricks = engine.tricks_won(seat)  # of the hand in progress
                 reward += tricks - self._hand_credit
                 self._hand_credit = tricks
         elif code >> CODE_PHASE_SHIFT & 7 == OVER and self._credited == 0:
             self._credited = 1
-            reward = result_rewards(fast.winners)[seat]
+            reward = result_rewards(engine.winners, self.num_players)[seat]
         return reward
 
-    def _observe_compiled(self) -> np.ndarray:
-        obs = np.empty(self.observation_size, dtype=np.float32)
-        mask = np.empty(self.num_actions, dtype=np.int8)
-        self._observe_kernel(self._fast.buf, self.seat, obs, mask)
+    def _observe(self) -> np.ndarray:
+        """The learner's observation; its mask into ``_mask`` (all ones once the episode is over)."""
+        obs, mask = self._engine.observe(self.seat)
         self._mask = self._all_ones if self._code >> CODE_PHASE_SHIFT & 7 == OVER else mask
         return obs
 
-    def _info_compiled(self) -> dict[str, Any]:
+    def _info(self) -> dict[str, Any]:
+        engine = self._engine
         seat = self.seat
         names, n = self.role_names, self.num_players
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": names[(seat - int(self._dealer[0])) % n]}
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": names[(seat - engine.dealer) % n]}
         if self._code >> CODE_PHASE_SHIFT & 7 == OVER:
-            fast = self._fast
-            info["balance"] = fast.scores()[seat]
-            info["hands"] = fast.hand_number
-            info["first_role"] = names[(seat - self._game.first_dealer) % n]
-            info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
-        return info
-
-    def _observe(self) -> np.ndarray:
-        game = self._game
-        if game.phase == OVER:
-            self._mask = self._all_ones
-        else:
-            self._mask = action_mask(game.legal_mask(), self.num_actions)
-        return encode(player_view(game, self.seat))
-
-    def _info(self) -> dict[str, Any]:
-        game = self._game
-        names = self.role_names
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "role": names[game.role_of(self.seat)]}
-        if game.phase == OVER:
-            info["balance"] = game.scores[self.seat]
-            info["hands"] = game.hand_number
-            info["first_role"] = names[(self.seat - game.first_dealer) % self.num_players]
+            info["balance"] = engine.scores()[seat]
+            info["hands"] = engine.hand_number
+            info["first_role"] = names[(seat - engine.first_dealer) % n]
             info["opponents"] = [self.opponent_names[s] for s in sorted(self.opponent_names)]
         return info
 

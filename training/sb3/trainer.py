@@ -63,6 +63,7 @@ from training.common.checkpoint import CheckpointError, check_counters, check_fi
 from training.common.device import on_cpu, resolve_device
 from training.common.progress import progress_bar
 from training.common.runs import Backend, checkpoint_at, removed_on_failure, write_lines
+from training.common.yaml_config import ConfigError, save_config
 from training.evaluation.evaluate import eval_scalars, evaluate_against
 
 from .checkpoint import (
@@ -74,7 +75,7 @@ from .checkpoint import (
     set_rng_states,
     write_model_zip,
 )
-from .config import Config, ConfigError, load_config, save_config
+from .config import Config, load_config
 from .single_agent import SNAPSHOTS, make_baseline, make_vec_env
 from .warm_start import warm_start
 

@@ -19,11 +19,11 @@ integers cross the queues, never a pickled array:
   the rollout's last slot) the decisions played and episodes ended go to the learner's queue, and the learner
   hands the slot back once filed. An actor without a free slot waits.
 
-**Staleness**: an actor fills at most :data:`SLOTS` slots ahead of the learner, and the learner updates once a
-rollout of all the actors, so a rollout is played with the weights of a few updates ago: ``SLOTS + 1`` with one
-actor; with several, one that falls behind the others lags more, without a bound (``actor_lag`` in
-``metrics.jsonl``: 3 with one actor and 4 with two with the default config on 2 cores; 13 for a tiny config on cores
-busy with the test suite).
+**Staleness, bounded**: the learner takes its decisions in rounds, one whole rollout from every actor a round
+(together ``dmc.n_steps * env.num_games`` decisions: one update's worth), and a rollout that arrives from an actor
+already heard from in this round waits, its slots unfreed, for the next. An actor fills at most :data:`SLOTS`
+slots ahead, so every rollout is played with the weights of at most ``SLOTS + 1`` updates ago (``actor_lag`` in
+``metrics.jsonl``), however uneven the actors' speeds: a slow actor holds the round up instead of falling behind.
 
 **Across machines** (``sergeant-major train --backend dmc --ray [ADDRESS]``): :class:`RayActorPool`, the same
 actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
@@ -113,6 +113,7 @@ class ActorPool:
         self.generation = [0] * self.count
         self.free: list[Any] = [None] * self.count
         self.processes: list[Any] = [None] * self.count
+        self.early: list[list[tuple[Any, ...]]] = [[] for _ in range(self.count)]  # next rounds' slots, in order
         self.lost = 0
         for index in range(self.count):
             self._start(index)
@@ -136,41 +137,60 @@ class ActorPool:
             self.version.value += 1
 
     def gather(self, decisions: int, store: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> dict[str, int]:
-        """Wait until the actors have played ``decisions`` decisions (whole rollouts), filing every finished
-        decision with ``store(obs, actions, targets)``; returns the decisions ``played``, the ``episodes`` ended
-        and ``actor_lag``: the most updates by which the weights of a rollout filed here were behind the
-        learner's (0: the latest)."""
-        self._replace_lost()
-        played = episodes = lag = 0
-        waited = 0.0
-        while played < decisions:
-            try:
-                index, generation, slot, count, rollout, ended, balances, version = self.full.get(timeout=POLL)
-            except queue.Empty:
-                self._replace_lost()
-                waited += POLL
-                if waited >= START_TIMEOUT:
-                    raise RuntimeError(
-                        f"no decision from any of the {self.count} actors in {START_TIMEOUT:g} s"
-                    ) from None
-                continue
+        """Rounds (module docstring: one whole rollout from every actor each) until ``decisions`` decisions were
+        played, filing every finished decision with ``store(obs, actions, targets)``; returns the decisions
+        ``played``, the ``episodes`` ended and ``actor_lag``: the most updates by which the weights of a rollout
+        filed here were behind the learner's (0: the latest; at most ``SLOTS + 1``)."""
+        totals = {"played": 0, "episodes": 0, "actor_lag": 0}
+        while totals["played"] < decisions:
+            owed = set(range(self.count))  # the actors whose rollout this round still waits for
+            for index in range(self.count):  # slots that came early, in an earlier round
+                while index in owed and self.early[index]:
+                    self._file(self.early[index].pop(0), store, owed, totals)
             waited = 0.0
-            if generation != self.generation[index]:  # a lost actor's slot: its number is free again
-                continue
-            part = self.slots[index]
-            if count:
-                store(
-                    part["obs"][slot, :count].numpy(),
-                    part["action"][slot, :count].numpy(),
-                    part["target"][slot, :count].numpy(),
-                )
-            self.free[index].put(slot)
-            played += rollout
-            episodes += ended
-            if balances is not None:
-                self.balances.add(*balances)
-            lag = max(lag, self.version.value - version)
-        return {"played": played, "episodes": episodes, "actor_lag": lag}
+            while owed:
+                self._replace_lost()
+                try:
+                    message = self.full.get(timeout=POLL)
+                except queue.Empty:
+                    waited += POLL
+                    if waited >= START_TIMEOUT:
+                        raise RuntimeError(
+                            f"no decision from any of the {self.count} actors in {START_TIMEOUT:g} s"
+                        ) from None
+                    continue
+                waited = 0.0
+                index, generation = message[0], message[1]
+                if generation != self.generation[index]:  # a lost actor's slot: its number is free again
+                    continue
+                if index in owed:
+                    self._file(message, store, owed, totals)
+                else:  # ahead of this round: kept, its slot not yet free, so that actor waits
+                    self.early[index].append(message)
+        return totals
+
+    def _file(
+        self, message: tuple[Any, ...], store: Callable[..., None], owed: set[int], totals: dict[str, int]
+    ) -> None:
+        """One slot filed and freed; the slot that ends its actor's rollout adds the rollout's counts to
+        ``totals`` and takes the actor off ``owed``."""
+        index, _, slot, count, rollout, ended, balances, version = message
+        part = self.slots[index]
+        if count:
+            store(
+                part["obs"][slot, :count].numpy(),
+                part["action"][slot, :count].numpy(),
+                part["target"][slot, :count].numpy(),
+            )
+        self.free[index].put(slot)
+        if not rollout:  # one of several slots of a rollout: its last one carries the counts
+            return
+        owed.discard(index)
+        if balances is not None:
+            self.balances.add(*balances)
+        totals["played"] += rollout
+        totals["episodes"] += ended
+        totals["actor_lag"] = max(totals["actor_lag"], self.version.value - version)
 
     def _replace_lost(self) -> None:
         """Start a new actor in place of each one that died (module docstring)."""
@@ -179,6 +199,7 @@ class ActorPool:
                 continue
             self.lost += 1
             self.generation[index] += 1
+            self.early[index] = []  # its slots are all free again in the new actor
             self.log(
                 f"actor {index} was lost (exit code {process.exitcode}); its unfinished rollout is dropped and a new "
                 f"actor deals fresh games (generation {self.generation[index]})"
@@ -244,37 +265,43 @@ class RayActorPool:
         self.version += 1
 
     def gather(self, decisions: int, store: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> dict[str, int]:
-        """As :meth:`ActorPool.gather`, the rollouts taken as they finish on any node."""
+        """As :meth:`ActorPool.gather`: rounds of one rollout from every actor (the oldest asked of each), taken
+        as they finish on any node; a rollout asked ``SLOTS`` rounds ago, so ``actor_lag`` is at most ``SLOTS``."""
         from ray.exceptions import RayError, RayTaskError
 
-        played = episodes = lag = 0
-        waited = 0.0
-        while played < decisions:
-            ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=POLL)
-            if not ready:
-                waited += POLL
-                if waited >= START_TIMEOUT:
-                    raise RuntimeError(f"no rollout from any of the {self.count} Ray actors in {START_TIMEOUT:g} s")
-                continue
+        totals = {"played": 0, "episodes": 0, "actor_lag": 0}
+        while totals["played"] < decisions:
+            owed = set(range(self.count))
             waited = 0.0
-            index, generation, version = self.pending.pop(ready[0])
-            if generation != self.generation[index]:  # asked of an actor replaced since
-                continue
-            try:
-                obs, action, target, rollout, ended, balances = self.ray.get(ready[0])
-            except RayTaskError as err:  # the acting itself failed: a bug, not a lost node
-                raise err.as_instanceof_cause() from None
-            except RayError as err:  # its process or node was lost
-                self._replace(index, type(err).__name__)
-                continue
-            if len(obs):
-                store(obs, action, target)
-            played += rollout
-            episodes += ended
-            self.balances.add(*balances)
-            lag = max(lag, self.version - version)
-            self._ask(index)
-        return {"played": played, "episodes": episodes, "actor_lag": lag}
+            while owed:
+                oldest = {}  # each owed actor's oldest rollout asked (a Ray actor runs its calls in order)
+                for reference, (index, _, _) in self.pending.items():
+                    if index in owed and index not in oldest:
+                        oldest[index] = reference
+                ready, _ = self.ray.wait(list(oldest.values()), num_returns=1, timeout=POLL)
+                if not ready:
+                    waited += POLL
+                    if waited >= START_TIMEOUT:
+                        raise RuntimeError(f"no rollout from any of the {self.count} Ray actors in {START_TIMEOUT:g} s")
+                    continue
+                waited = 0.0
+                index, _, version = self.pending.pop(ready[0])
+                try:
+                    obs, action, target, rollout, ended, balances = self.ray.get(ready[0])
+                except RayTaskError as err:  # the acting itself failed: a bug, not a lost node
+                    raise err.as_instanceof_cause() from None
+                except RayError as err:  # its process or node was lost
+                    self._replace(index, type(err).__name__)
+                    continue
+                if len(obs):
+                    store(obs, action, target)
+                owed.discard(index)
+                totals["played"] += rollout
+                totals["episodes"] += ended
+                totals["actor_lag"] = max(totals["actor_lag"], self.version - version)
+                self.balances.add(*balances)
+                self._ask(index)
+        return totals
 
     def _replace(self, index: int, reason: str) -> None:
         self.lost += 1

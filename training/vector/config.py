@@ -1,6 +1,6 @@
-"""The configuration of the batched self-play PPO trainer (``python -m training.vector.ppo --config ...``).
+"""The configuration of the batched self-play PPO trainer (``sergeant-major train --config configs/selfplay.yaml``).
 
-Sections (every key optional; ``python -m training.vector.config`` lists them with their defaults)::
+Sections (every key optional; ``sergeant-major config --kind vector`` lists them with their defaults)::
 
     name: selfplay              # run folder <output_dir>/<name>
     output_dir: runs
@@ -13,8 +13,8 @@ Sections (every key optional; ``python -m training.vector.config`` lists them wi
     eval:      {...}            # BatchedEvalConfig: duplicate evaluation against baselines (every trainer's
                                 # EvalConfig), and a first, short one early (first_minutes, first_deals)
 
-The deep Monte-Carlo trainer (``python -m training.vector.dmc --config configs/dmc.yaml``; ``python -m
-training.vector.config dmc`` lists its keys) has its own :class:`DMCConfig`: the same ``env``, ``train`` and ``eval``
+The deep Monte-Carlo trainer (``sergeant-major train --config configs/dmc.yaml``; ``sergeant-major config --kind
+dmc`` lists its keys) has its own :class:`DMCConfig`: the same ``env``, ``train`` and ``eval``
 sections, and ``dmc:`` (:class:`DMCSection`: the Q-network, epsilon, the replay, the regression) in place of
 ``opponents`` and ``ppo`` (it plays pure self-play).
 
@@ -235,7 +235,8 @@ class DMCTrainConfig(
         "total_timesteps": "decisions to train for, every seat's (rounded up to whole rollouts)",
         "checkpoint_every": "decisions between checkpoints (the end of the run always writes one; a checkpoint "
         "holds the replay and the open episodes)",
-        "torch_threads": "torch CPU threads (on cores busy with other work 1 ran faster than 2: docs/results.md)",
+        "torch_threads": "torch CPU threads (on cores busy with other work 1 ran faster than 2: "
+        "docs/results/dmc-smoke.md)",
         "progress": "a progress bar of the decisions with the rate and the ETA, and a line of metrics at most every "
         "10 s of training (stderr; metrics.jsonl has every rollout)",
     },

@@ -1,9 +1,9 @@
 """Deep Monte-Carlo (DMC) over the batched engine, DouZero style, CleanRL style: one path from a config to a result.
 
-    python -m training.vector.dmc --config configs/dmc.yaml
-    python -m training.vector.dmc --config configs/dmc.yaml --set env.num_games=512 --set dmc.epsilon=0.05
-    python -m training.vector.dmc --resume runs/dmc --set train.total_timesteps=100000000
-    (also: sergeant-major train --backend dmc --config configs/dmc.yaml)
+    sergeant-major train --config configs/dmc.yaml
+    sergeant-major train --config configs/dmc.yaml --set env.num_games=512 --set dmc.epsilon=0.05
+    sergeant-major train --resume runs/dmc --set train.total_timesteps=100000000
+    (also: python -m training.vector.dmc, the same options except --ray)
 
 The second from-scratch baseline next to the vector PPO trainer (training/vector/ppo.py), after DouZero (Zha et
 al. 2021): no teacher, no warm start, no search labels, no critic, no bootstrapping. What one run does (the config
@@ -40,7 +40,7 @@ acting processes of ``train.actors`` play on the CPU with their copies); the eng
 and every random draw (exploration, minibatches: the run's CPU generator) stay on the CPU, each minibatch gathered
 there and sent over. On ``cpu`` nothing moves: the same seed gives the run it gave before the setting.
 
-Choices (docs/results.md gives the figures):
+Choices (docs/results/dmc-smoke.md and dmc-3h.md give the figures):
 
 - **one network for every seat**: the observation is relative to the seat to act and carries its role
   (dealer, eldest, middle one-hot), the quotas and the scores (sm_env/observation.py), so one network plays
@@ -66,7 +66,6 @@ training wall time, the advantage against each opponent, over all roles and per 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any
@@ -76,76 +75,46 @@ import torch
 from torch import nn
 
 from agents.players.ppo_agent import NumpyPolicy, PolicyShape, export_policy, policy_from_torch
-from sm_env.compiled.batch import VectorGame
-from training.common.checkpoint import (
-    check_counters,
-    check_finite,
-    checked_array,
-    damaged,
-    engine_state,
-    read_checkpoint,
-    restore_engine,
-    write_checkpoint,
-)
-from training.common.device import resolve_device
+from training.common.checkpoint import checked_array, damaged
 from training.common.errors import ConfigError
-from training.common.progress import progress_bar
 from training.common.ray_cluster import RayOptions
-from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
-from training.common.scalars import ScalarLog
-from training.common.yaml_config import save_config
+from training.common.runs import Backend, progress
 
 from .actors import ActorPool, RayActorPool, epsilon_greedy
 from .config import DMCConfig, load_dmc_config
 from .episodes import EpisodeBook
-from .ppo import (
-    BatchedRun,
-    RoleBalances,
-    Timers,
-    budget_further,
-    budget_reached,
-    check_saved_settings,
-    explained_variance,
-    mlp,
-    step_rewards,
-)
+from .ppo import BatchedRun, RoleBalances, batched_backend, batched_main, explained_variance, mlp, step_rewards
 
-TRAINER = "dmc"  # its checkpoints' trainer field (training/common/checkpoint.py)
-RESUME_FIXED = (  # settings a resumed run must keep: the network, the games, the replay's size and its targets
-    ("env", "rules"),
-    ("env", "episode"),
-    ("env", "max_hands"),
-    ("env", "num_games"),
-    ("env", "reward_scale"),
-    ("env", "win_reward"),
-    ("dmc", "net_arch"),
-    ("dmc", "activation"),
-    ("dmc", "n_steps"),
-    ("dmc", "replay_rollouts"),
-)
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds of training (metrics.jsonl has all)
 
 
 class DMC(BatchedRun):
     """One run: the games, the Q-network, the open episodes, the replay and the steps between rollouts."""
 
+    trainer = "dmc"
+    unit = "decisions"
+    counter_names = ("global_step", "updates", "rollouts", "episodes", "trained", "wall", "filled", "cursor")
+    resume_fixed = (  # the network, the games, the replay's size and its targets
+        ("env", "rules"),
+        ("env", "episode"),
+        ("env", "max_hands"),
+        ("env", "num_games"),
+        ("env", "reward_scale"),
+        ("env", "win_reward"),
+        ("dmc", "net_arch"),
+        ("dmc", "activation"),
+        ("dmc", "n_steps"),
+        ("dmc", "replay_rollouts"),
+    )
+
     def __init__(
         self, cfg: DMCConfig, run_dir: str, resume: bool = False, quiet: bool = False, ray: RayOptions | None = None
     ) -> None:
         if ray is not None and not cfg.train.actors:
             raise ConfigError("--ray runs the acting processes as Ray actors: set train.actors to 1 or more")
-        self.cfg, self.run_dir, self.quiet, self.ray = cfg, run_dir, quiet, ray
-        self.device = resolve_device(cfg.train.device)  # the Q-network; the engine, replay and draws: the CPU
-        torch.set_num_threads(cfg.train.torch_threads)
-        torch.manual_seed(cfg.seed)  # the network's initial weights
-        self.gen = torch.Generator().manual_seed(cfg.seed)  # exploration, minibatch draws (on the CPU)
-        n = self.num_games = cfg.env.num_games
-        self.games = VectorGame(
-            n, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
-        )
-        self.games.reset()
-        g = self.games  # the sizes, from the rule set
-        self.obs_size, self.num_actions, self.num_players = g.observation_size, g.num_actions, g.rules.num_players
+        self.ray = ray
+        self._start(cfg, run_dir, quiet)  # the generator: exploration, minibatch draws
+        g, n = self.games, self.num_games
         self.q = mlp(self.obs_size, cfg.dmc.net_arch, self.num_actions, cfg.dmc.activation).to(self.device)
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=cfg.dmc.learning_rate)
         # this step's view of every game
@@ -163,17 +132,8 @@ class DMC(BatchedRun):
         self.filled = self.cursor = 0
         self.global_step = self.updates = self.rollouts = self.episodes = self.trained = 0
         self.last = {"eval": 0, "checkpoint": 0}
-        self.history: list[dict[str, Any]] = []
-        self.evals: list[dict[str, Any]] = []
-        self.wall = 0.0
-        self.timers = Timers()
-        self.bar: Any = progress_bar(None, "", "", enabled=False)  # train()'s, advanced in collect() (a silent one)
         self._printed = -PROGRESS_SECONDS
-        os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
-        if resume:
-            self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
-        save_config(cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
-        self.tb = ScalarLog(run_dir, cfg.train.tensorboard, purge_step=self.global_step)
+        self._open(resume)
 
     # -- acting ------------------------------------------------------------------
     def act(self, obs: torch.Tensor, mask: torch.Tensor, epsilon: float) -> torch.Tensor:
@@ -260,56 +220,40 @@ class DMC(BatchedRun):
         }
 
     # -- loop --------------------------------------------------------------------
-    def _train(self, stop: Any) -> None:
-        """The rollouts of :meth:`train`, each with its update, log line, evaluations and checkpoint."""
+    def rollout(self) -> tuple[int, dict[str, float]]:
+        """:meth:`collect` (or the acting processes' decisions, ``train.actors``), then :meth:`update`: the
+        decisions played and the row's figures."""
         cfg = self.cfg
-        while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
-            started = self.clock()
-            if cfg.train.actors:  # the actors play while the network learns (training/vector/actors.py)
-                if self.pool is None:
-                    args = (cfg, self.q, self.obs_size, progress, self.balances)
-                    self.pool = ActorPool(*args) if self.ray is None else RayActorPool(*args, ray=self.ray)
-                with self.timers("waiting for actors"):
-                    gathered = self.pool.gather(cfg.dmc.n_steps * self.num_games, self.store)
-                played = gathered["played"]
-                self.episodes += gathered["episodes"]
-                episodes = {
-                    "episodes": float(gathered["episodes"]),
-                    "actor_lag": float(gathered["actor_lag"]),
-                    **self.balances.figures(),  # the actors' hands by role, added by the pool
-                }
-                stats = self.update()
-                self.pool.publish(self.q)
-            else:
-                episodes = self.collect()
-                stats = self.update()
-                played = cfg.dmc.n_steps * self.num_games
-            elapsed = self.clock() - started
-            self.wall += elapsed
-            self.global_step += played
-            self.rollouts += 1
-            row = {"global_step": self.global_step, "rollout": self.rollouts, "wall": self.wall}
-            row.update(sps=played / elapsed, replay=float(self.filled), **stats, **episodes)
-            row["network_share"] = self.timers.network_share()
-            self.log_rollout(row)
-            finished = self.global_step >= cfg.train.total_timesteps or self.budget_spent()
-            if cfg.train.progress and not self.quiet and (finished or self.wall - self._printed >= PROGRESS_SECONDS):
-                self._printed = self.wall
-                progress(
-                    f"decisions {self.global_step:>11}  dps {row['sps']:>7.0f}  loss {row['loss']:.4f}  "
-                    f"ev {row['explained_variance']:+.3f}  q {row['q_taken']:+.3f}  replay {self.filled}  "
-                    f"net {100 * row['network_share']:.0f}%"
-                )
-            if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
-                self.last["eval"] = self.global_step
-                self.evaluate(cfg.eval.deals)
-            if self.first_evaluation_due():
-                self.evaluate(cfg.eval.first_deals)
-            if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
-                self.save_checkpoint()
+        if cfg.train.actors:  # the actors play while the network learns (training/vector/actors.py)
+            if self.pool is None:
+                args = (cfg, self.q, self.obs_size, progress, self.balances)
+                self.pool = ActorPool(*args) if self.ray is None else RayActorPool(*args, ray=self.ray)
+            with self.timers("waiting for actors"):
+                gathered = self.pool.gather(cfg.dmc.n_steps * self.num_games, self.store)
+            played = gathered["played"]
+            self.episodes += gathered["episodes"]
+            episodes = {
+                "episodes": float(gathered["episodes"]),
+                "actor_lag": float(gathered["actor_lag"]),
+                **self.balances.figures(),  # the actors' hands by role, added by the pool
+            }
+            stats = self.update()
+            self.pool.publish(self.q)
+        else:
+            episodes = self.collect()
+            stats = self.update()
+            played = cfg.dmc.n_steps * self.num_games
+        return played, {"replay": float(self.filled), **stats, **episodes}
 
-    def _latest(self) -> str:
-        return os.path.join(self.run_dir, "checkpoints", "latest.pt")
+    def report(self, row: dict[str, Any], finished: bool) -> None:
+        """The progress line, at most every ``PROGRESS_SECONDS`` of training and at the end."""
+        if self.cfg.train.progress and not self.quiet and (finished or self.wall - self._printed >= PROGRESS_SECONDS):
+            self._printed = self.wall
+            progress(
+                f"decisions {self.global_step:>11}  dps {row['sps']:>7.0f}  loss {row['loss']:.4f}  "
+                f"ev {row['explained_variance']:+.3f}  q {row['q_taken']:+.3f}  replay {self.filled}  "
+                f"net {100 * row['network_share']:.0f}%"
+            )
 
     # -- outputs -----------------------------------------------------------------
     def numpy_policy(self) -> NumpyPolicy:
@@ -329,56 +273,15 @@ class DMC(BatchedRun):
         )
         return path
 
-    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        """Duplicate evaluation of the greedy policy against ``eval.opponents`` (training/evaluation/evaluate.py);
-        ``eval.jsonl`` gets the decisions, the training time and the advantage against each opponent, over all
-        roles and per role (``role_figures``); TensorBoard its scalars. Its games draw from their own seeds, never
-        the run's generator."""
-        from training.common.tables import format_table
-        from training.evaluation.evaluate import eval_scalars, evaluate_against, role_figures
+    # -- checkpoints -------------------------------------------------------------
+    def network(self) -> nn.Module:
+        return self.q
 
-        path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
-        results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
-        self.evals.append(
-            {
-                "global_step": self.global_step,
-                "wall": self.wall,
-                "deals": deals,
-                "final": final,
-                **role_figures(results),
-                "results": results,
-            }
-        )
-        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
-        self.tb.scalars(eval_scalars(results), self.global_step)
-        self.tb.flush()
-        if not self.quiet and not final:  # the final table is the run layer's (stdout)
-            progress(
-                f"evaluation at {self.global_step} decisions ({self.wall:.0f} s), {deals} deals:\n"
-                + format_table(results)
-            )
-        return results
-
-    def _state(self) -> dict[str, Any]:
+    def _own_state(self) -> dict[str, Any]:
+        """The open episodes and the replay."""
         book = self.book
         top = int(book.length.max())  # the open episodes' decisions are in [:top]
         return {
-            "config": self.cfg.to_dict(),
-            "counters": {
-                "global_step": self.global_step,
-                "updates": self.updates,
-                "rollouts": self.rollouts,
-                "episodes": self.episodes,
-                "trained": self.trained,
-                "wall": self.wall,
-                "filled": self.filled,
-                "cursor": self.cursor,
-            },
-            "last": dict(self.last),
-            "net": self.q.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "engine": engine_state(self.games),
-            "generator": self.gen.get_state(),
             "open": {
                 "obs": torch.from_numpy(book.obs[:top].copy()),
                 "action": torch.from_numpy(book.action[:top].copy()),
@@ -392,41 +295,17 @@ class DMC(BatchedRun):
                 "action": torch.from_numpy(self.replay_action[: self.filled].copy()),
                 "target": torch.from_numpy(self.replay_target[: self.filled].copy()),
             },
-            "history": self.history,
-            "evals": self.evals,
         }
 
-    def save_checkpoint(self) -> str:
-        """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), then the metrics."""
-        self.last["checkpoint"] = self.global_step
-        numbered = write_checkpoint(
-            self.run_dir, TRAINER, self.global_step, self._state(), self.cfg.train.keep_checkpoints
-        )
-        write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
-        self.tb.flush()
-        return numbered
-
-    def load(self, path: str) -> None:
-        """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
-        read_checkpoint(path, TRAINER, self._restore)
-
     def _restore(self, path: str, state: dict[str, Any]) -> None:
-        """Everything :meth:`load` restores: the settings it must agree with, the network and Adam, the engine
-        (checked whole by ``VectorGame.set_state``), the open episodes, the replay, the counters."""
-        check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
-        for key in ("net", "optimizer"):
-            check_finite(path, state[key], key)
+        """Everything :meth:`load` restores: the common part (:meth:`BatchedRun._restore_saved`), the open
+        episodes, the replay."""
+        self._check_saved(path, state)
         opened, replay, counters = state["open"], state["replay"], state["counters"]
-        check_counters(
-            path, counters, ("global_step", "updates", "rollouts", "episodes", "trained", "filled", "cursor")
-        )
-        check_counters(path, state["last"], ("eval", "checkpoint"), (), "last")
         n, p, a = self.num_games, self.num_players, self.num_actions
-        self.filled, self.cursor = counters["filled"], counters["cursor"]
-        if not 0 <= self.cursor < self.capacity or not 0 <= self.filled <= self.capacity:
-            raise damaged(
-                path, f"the replay's counters {self.filled}, {self.cursor} do not fit its size {self.capacity}"
-            )
+        filled, cursor = counters["filled"], counters["cursor"]
+        if not 0 <= cursor < self.capacity or not 0 <= filled <= self.capacity:
+            raise damaged(path, f"the replay's counters {filled}, {cursor} do not fit its size {self.capacity}")
         if not isinstance(opened, dict) or not isinstance(opened.get("obs"), torch.Tensor):
             raise damaged(path, "open is not the open episodes' tensors")
         top = len(opened["obs"])
@@ -438,40 +317,21 @@ class DMC(BatchedRun):
         open_seat = checked_array(path, opened["seat"], "open.seat", (top, n), "i", 0, p)
         open_paid = checked_array(path, opened["paid"], "open.paid", (top, n), "f")
         paid = checked_array(path, opened["paid_now"], "open.paid_now", (n, p), "f")
-        replay_obs = checked_array(path, replay["obs"], "replay.obs", (self.filled, self.obs_size), "f")
-        replay_action = checked_array(path, replay["action"], "replay.action", (self.filled,), "i", 0, a)
-        replay_target = checked_array(path, replay["target"], "replay.target", (self.filled,), "f")
-        try:
-            self.q.load_state_dict(state["net"])
-            self.optimizer.load_state_dict(state["optimizer"])
-        except (RuntimeError, ValueError, KeyError) as err:
-            raise damaged(path, f"the weights do not fit the config's network: {str(err).splitlines()[0]}") from None
-        restore_engine(self.games, state["engine"])
-        self.gen.set_state(state["generator"])
+        replay_obs = checked_array(path, replay["obs"], "replay.obs", (filled, self.obs_size), "f")
+        replay_action = checked_array(path, replay["action"], "replay.action", (filled,), "i", 0, a)
+        replay_target = checked_array(path, replay["target"], "replay.target", (filled,), "f")
+        self._restore_saved(path, state)
         book = self.book
         book.length[:], book.paid[:] = length, paid
         while len(book.obs) < top:
             book.grow()
         book.obs[:top], book.action[:top], book.seat[:top] = open_obs, open_action, open_seat
         book.paid_before[:top] = open_paid
-        self.replay_obs[: self.filled] = replay_obs
-        self.replay_action[: self.filled] = replay_action
-        self.replay_target[: self.filled] = replay_target
-        self.global_step, self.updates, self.rollouts = (
-            counters["global_step"],
-            counters["updates"],
-            counters["rollouts"],
-        )
-        self.episodes, self.trained, self.wall = counters["episodes"], counters["trained"], counters["wall"]
-        self.last = dict(state["last"])
-        self.history, self.evals = list(state["history"]), list(state["evals"])
+        self.replay_obs[:filled] = replay_obs
+        self.replay_action[:filled] = replay_action
+        self.replay_target[:filled] = replay_target
 
     # -- the run layer (training/common/runs.py) ----------------------------------
-
-    def progress(self) -> int:
-        """Decisions played so far (the whole run)."""
-        return self.global_step
-
     def final_outputs(self) -> list[tuple[str, str]]:
         """The final policy, and every output of the run and how to use it."""
         final = self.export(os.path.join(self.run_dir, "final_policy.pt"))
@@ -488,10 +348,6 @@ class DMC(BatchedRun):
             *self.tb_output(),
         ]
 
-    def details(self) -> str:
-        """The time by phase (the network against everything else)."""
-        return "time by phase:\n" + self.timers.table()
-
     def facts(self) -> dict[str, Any]:
         return {
             "global_step": self.global_step,
@@ -506,41 +362,28 @@ class DMC(BatchedRun):
         if self.pool is not None:
             self.pool.close()
             self.pool = None
-        self.tb.close()
+        super().close()
 
 
-PROG = "python -m training.vector.dmc"
+PROG = "sergeant-major train --backend dmc"
 
 
 def backend(prog: str = PROG) -> Backend:
     """The DMC trainer as the run layer sees it (``sergeant-major train --backend dmc``)."""
-
-    return Backend(
-        prog=prog,
-        load_config=load_dmc_config,
-        latest_checkpoint=checkpoint_at("checkpoints", "latest.pt"),
-        length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
-        unit="decisions",
-        build=lambda cfg, run_dir, resume, args: DMC(
+    return batched_backend(
+        prog,
+        load_dmc_config,
+        DMC,
+        lambda cfg, run_dir, resume, args: DMC(
             cfg, run_dir, resume=resume, quiet=args.quiet, ray=RayOptions.from_args(args) if "ray" in args else None
         ),
-        stop_point="finishing the current rollout, then writing a checkpoint",
-        reached=lambda cfg, summary: budget_reached(cfg, summary, "decisions"),
-        further=budget_further,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Train from a config (or resume a run); returns the exit status (2: bad input, 130: interrupted)."""
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Deep Monte-Carlo self-play (DouZero style) over the batched engine, from a config to a policy.",
-        epilog="examples:\n" + __doc__.split("\n\n")[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--backend", choices=("dmc",), default="dmc", help=argparse.SUPPRESS)
-    add_run_arguments(parser, "YAML config (configs/dmc.yaml; python -m training.vector.config dmc lists the keys)")
-    return run_command(backend(), parser, argv)
+    description = "Deep Monte-Carlo self-play (DouZero style) over the batched engine, from a config to a policy."
+    return batched_main(backend(), "dmc", "configs/dmc.yaml", description, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Masked PPO over the batched engine, CleanRL style: one file, one path from a config to a result.
 
-    python -m training.vector.ppo --config configs/selfplay.yaml
-    python -m training.vector.ppo --config configs/selfplay.yaml --set ppo.critic=full --set env.num_games=512
-    python -m training.vector.ppo --resume runs/selfplay --set train.total_timesteps=20000000
-    (also: sergeant-major train --backend vector --config configs/selfplay.yaml)
+    sergeant-major train --config configs/selfplay.yaml
+    sergeant-major train --config configs/selfplay.yaml --set ppo.critic=full --set env.num_games=512
+    sergeant-major train --resume runs/selfplay --set train.total_timesteps=20000000
+    (also: python -m training.vector.ppo, the same options)
 
 What one run does (the config is training/vector/config.py):
 
@@ -61,10 +61,11 @@ training wall time and the advantage per opponent and role: the learning curve),
 both, ``train.tensorboard``: training/common/scalars.py), ``final_eval.json``, ``config.yaml`` and ``summary.json``
 (the run layer's, training/common/runs.py: Ctrl-C writes a checkpoint after the current rollout).
 
-The deep Monte-Carlo trainer (training/vector/dmc.py) reuses this file's pieces: :func:`mlp`, :class:`Timers`,
-:func:`masked_logits`, :func:`sample`, :func:`explained_variance` and the checkpoint helpers
-(:func:`engine_state`, :func:`restore_engine`, :func:`check_saved_settings`); both write the one checkpoint
-format (training/common/checkpoint.py) and the one run-folder layout (training/common/folders.py).
+The deep Monte-Carlo trainer (training/vector/dmc.py) reuses this file's pieces: :class:`BatchedRun` (the run:
+the games, the loop between rollouts, the evaluations, the checkpoints' common part), :func:`mlp`, :class:`Timers`,
+:class:`RoleBalances`, :func:`step_rewards`, :func:`explained_variance`, :func:`batched_backend` and
+:func:`batched_main`; both write the one checkpoint format (training/common/checkpoint.py) and the one run-folder
+layout (training/common/folders.py).
 
 Time is measured per phase (:class:`Timers`): the network (forward to act, forward for the values,
 forward+backward+step of the update) against everything else (the engine, sampling, the opponents'
@@ -77,7 +78,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -126,17 +127,8 @@ from .config import (
     policy_file,
 )
 
-TRAINER = "vector-ppo"  # its checkpoints' trainer field (training/common/checkpoint.py)
 LEARNER, RANDOM_PLAYER = 0, 1  # seat kinds; 2 + k: the k-th frozen policy (files, then snapshot slots)
 NETWORK_PHASES = ("act forward", "value forward", "update network")
-RESUME_FIXED = (  # settings a resumed run must keep
-    ("env", "rules"),
-    ("ppo", "net_arch"),
-    ("ppo", "activation"),
-    ("ppo", "critic"),
-    ("env", "num_games"),
-    ("ppo", "n_steps"),
-)
 _MASKED = -1e9  # logit of an illegal action: exp() is 0, and 0 * _MASKED stays finite in the entropy
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -398,24 +390,56 @@ def check_saved_settings(path: str, saved: dict[str, Any], cfg: Any, keys: tuple
 
 
 class BatchedRun:
-    """What the runs of the batched trainers share (:class:`VectorPPO`, :class:`training.vector.dmc.DMC`):
-    :meth:`train` runs the subclass's ``_train`` (rollouts and updates until ``train.total_timesteps``
-    decisions or ``train.max_hours`` of training, or until ``stop`` is set: a Ctrl-C, checked after each
-    rollout) under the progress bar, and always leaves a checkpoint at the end; the time budget, the first
-    evaluation and the TensorBoard scalars (``tb``) of every rollout."""
+    """What the runs of the batched trainers share (:class:`VectorPPO`, :class:`training.vector.dmc.DMC`): the
+    device, the seeds and the games (:meth:`_start`), the run folder (:meth:`_open`); :meth:`train` runs the
+    subclass's rollouts (:meth:`rollout`: acting and update) until ``train.total_timesteps`` decisions or
+    ``train.max_hours`` of training, or until ``stop`` is set (a Ctrl-C, checked after each rollout), under the
+    progress bar, with the evaluations and the checkpoints due between rollouts, and always leaves a checkpoint at
+    the end; the TensorBoard scalars (``tb``) of every rollout and evaluation; the checkpoints' common part."""
 
     clock = staticmethod(time.perf_counter)  # the training time's clock (a rollout's seconds)
+    trainer: str  # its checkpoints' trainer field (training/common/checkpoint.py)
+    unit: str  # what global_step counts (the progress lines, the run layer's messages)
+    counter_names: tuple[str, ...]  # the counters a checkpoint holds: whole numbers, and the training time wall
+    resume_fixed: tuple[tuple[str, str], ...]  # the (section, key) settings a resumed run must keep
     cfg: Any
-    run_dir: str
-    quiet: bool
     global_step: int
-    wall: float
+    rollouts: int
     last: dict[str, Any]
-    evals: list[dict[str, Any]]
-    history: list[dict[str, Any]]
-    bar: Any
+    optimizer: torch.optim.Optimizer
     tb: ScalarLog
 
+    def _start(self, cfg: Any, run_dir: str, quiet: bool) -> None:
+        """The first part of a trainer's ``__init__``: the settings, the device, the seeds, ``env.num_games`` games
+        (reset) and the empty logs; what the trainer builds next draws from the seeded generators in its order."""
+        self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
+        self.device = resolve_device(cfg.train.device)  # every network; the engine, buffers and draws: the CPU
+        torch.set_num_threads(cfg.train.torch_threads)
+        torch.manual_seed(cfg.seed)  # the networks' initial weights
+        self.gen = torch.Generator().manual_seed(cfg.seed)  # every draw of the run (on the CPU)
+        self.num_games = cfg.env.num_games
+        self.games = VectorGame(
+            self.num_games, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
+        )
+        self.games.reset()
+        g = self.games  # the sizes, from the rule set
+        self.obs_size, self.num_actions, self.num_players = g.observation_size, g.num_actions, g.rules.num_players
+        self.history: list[dict[str, Any]] = []
+        self.evals: list[dict[str, Any]] = []
+        self.wall = 0.0
+        self.timers = Timers()
+        self.bar: Any = progress_bar(None, "", "", enabled=False)  # train()'s, advanced by the rollouts (a silent one)
+
+    def _open(self, resume: bool, saved_config: Any = None) -> None:
+        """The last part of a trainer's ``__init__``: the run folder, the checkpoint restored (``resume``),
+        ``config.yaml`` written (``saved_config``, default the config, with this call's overrides), TensorBoard."""
+        os.makedirs(os.path.join(self.run_dir, "checkpoints"), exist_ok=True)
+        if resume:
+            self.load(self._latest())
+        save_config(saved_config or self.cfg, os.path.join(self.run_dir, "config.yaml"))
+        self.tb = ScalarLog(self.run_dir, self.cfg.train.tensorboard, purge_step=self.global_step)
+
+    # -- the loop ----------------------------------------------------------------
     def train(self, stop: Any = None) -> None:
         """The run to its end or to ``stop``; a checkpoint at the end."""
         self.call_start = (self.global_step, self.wall)  # this call's rate aims the bar at the budget's end
@@ -426,6 +450,45 @@ class BatchedRun:
             self.bar = progress_bar(None, "", "", enabled=False)
         if self.last["checkpoint"] != self.global_step or not os.path.isfile(self._latest()):
             self.save_checkpoint()  # stopped before a first rollout, or a run already at its end: resumable
+
+    def _train(self, stop: Any) -> None:
+        """The rollouts of :meth:`train`, each with its ``metrics.jsonl`` row, :meth:`report`, the evaluations due,
+        :meth:`after_rollout` and a checkpoint when due."""
+        cfg = self.cfg
+        while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
+            started = self.clock()
+            played, figures = self.rollout()
+            elapsed = self.clock() - started
+            self.wall += elapsed
+            self.global_step += played
+            self.rollouts += 1
+            row = {"global_step": self.global_step, "rollout": self.rollouts, "wall": self.wall}
+            row.update(sps=played / elapsed, **figures)
+            row["network_share"] = self.timers.network_share()
+            self.log_rollout(row)
+            finished = self.global_step >= cfg.train.total_timesteps or self.budget_spent()
+            self.report(row, finished)
+            if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
+                self.last["eval"] = self.global_step
+                self.evaluate(cfg.eval.deals)
+            if self.first_evaluation_due():
+                self.evaluate(cfg.eval.first_deals)
+            self.after_rollout()
+            if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
+                self.save_checkpoint()
+
+    def rollout(self) -> tuple[int, dict[str, float]]:
+        """One rollout and its update: the decisions it adds to ``global_step`` and its figures (metrics.jsonl)."""
+        raise NotImplementedError
+
+    def report(self, row: dict[str, Any], finished: bool) -> None:
+        """After a rollout's ``row`` is logged (``finished``: the run ends with it): the trainer's progress line
+        and its own steps between rollouts."""
+        raise NotImplementedError
+
+    def after_rollout(self) -> None:
+        """Called after each rollout's update, logs and evaluations, before its checkpoint (nothing here; a
+        subclass's measurements: training/vector/exploit.py)."""
 
     def progress_display(self) -> Any:
         """The bar of :meth:`train` (stderr; ``train.progress``, not ``quiet``): decisions against
@@ -461,12 +524,6 @@ class BatchedRun:
         minutes = e.first_minutes
         return bool(e.every and minutes and not self.evals and self.wall >= 60.0 * minutes)
 
-    def tb_output(self) -> list[tuple[str, str]]:
-        """The TensorBoard folder among the outputs, when the run writes one."""
-        if not self.cfg.train.tensorboard:
-            return []
-        return [("tb/", f"TensorBoard scalars: tensorboard --logdir {os.path.join(self.run_dir, 'tb')}")]
-
     def log_rollout(self, row: dict[str, Any]) -> None:
         """A rollout's ``metrics.jsonl`` row: kept (written at checkpoints) and its scalars to TensorBoard; the
         progress bar aimed again."""
@@ -474,37 +531,150 @@ class BatchedRun:
         self.tb.scalars(metrics_scalars(row), self.global_step)
         self.aim_bar()
 
-    def _train(self, stop: Any) -> None:
-        raise NotImplementedError  # each trainer's rollouts
+    # -- outputs -----------------------------------------------------------------
+    def export(self, path: str) -> str:
+        raise NotImplementedError  # the policy file of the trained network
 
+    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
+        """Duplicate evaluation of the current policy (:meth:`export`) against ``eval.opponents``
+        (training/evaluation/evaluate.py): a line of ``eval.jsonl`` (the decisions, the training time, the advantage
+        per opponent, over all roles and per role: ``role_figures``; and the whole table), its scalars to
+        TensorBoard. Its games draw from their own seeds, never the run's generator."""
+        from training.common.tables import format_table
+        from training.evaluation.evaluate import eval_scalars, evaluate_against, role_figures
+
+        path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
+        results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
+        self.evals.append(
+            {
+                "global_step": self.global_step,
+                "wall": self.wall,
+                "deals": deals,
+                "final": final,
+                **role_figures(results),
+                "results": results,
+            }
+        )
+        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
+        self.tb.scalars(eval_scalars(results), self.global_step)
+        self.tb.flush()
+        if not self.quiet and not final:  # the final table is the run layer's (stdout)
+            progress(
+                f"evaluation at {self.global_step} {self.unit} ({self.wall:.0f} s), {deals} deals:\n"
+                + format_table(results)
+            )
+        return results
+
+    def tb_output(self) -> list[tuple[str, str]]:
+        """The TensorBoard folder among the outputs, when the run writes one."""
+        if not self.cfg.train.tensorboard:
+            return []
+        return [("tb/", f"TensorBoard scalars: tensorboard --logdir {os.path.join(self.run_dir, 'tb')}")]
+
+    # -- checkpoints -------------------------------------------------------------
     def _latest(self) -> str:
-        raise NotImplementedError  # each trainer's checkpoint path
+        return os.path.join(self.run_dir, "checkpoints", "latest.pt")
+
+    def network(self) -> nn.Module:
+        raise NotImplementedError  # the trained network: a checkpoint's net
+
+    def _own_state(self) -> dict[str, Any]:
+        raise NotImplementedError  # what a checkpoint holds besides :meth:`_state`'s common part
+
+    def _state(self) -> dict[str, Any]:
+        """What a checkpoint holds: the config, the counters, the network and Adam, the engine, the generator, the
+        trainer's own (:meth:`_own_state`), the logs."""
+        return {
+            "config": self.cfg.to_dict(),
+            "counters": {name: getattr(self, name) for name in self.counter_names},
+            "last": dict(self.last),
+            "net": self.network().state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "engine": engine_state(self.games),
+            "generator": self.gen.get_state(),
+            **self._own_state(),
+            "history": self.history,
+            "evals": self.evals,
+        }
 
     def save_checkpoint(self) -> str:
-        raise NotImplementedError
+        """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), then the metrics."""
+        self.last["checkpoint"] = self.global_step
+        numbered = write_checkpoint(
+            self.run_dir, self.trainer, self.global_step, self._state(), self.cfg.train.keep_checkpoints
+        )
+        write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
+        self.tb.flush()
+        return numbered
+
+    def load(self, path: str) -> None:
+        """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
+        read_checkpoint(path, self.trainer, self._restore)
+
+    def _restore(self, path: str, state: dict[str, Any]) -> None:
+        raise NotImplementedError  # :meth:`_check_saved`, the trainer's own checks, :meth:`_restore_saved`, its own
+
+    def _check_saved(self, path: str, state: dict[str, Any], tensors: tuple[str, ...] = ()) -> None:
+        """The checks of a checkpoint's common part: the settings a resume must keep, the network, Adam and
+        ``tensors`` finite, the counters whole numbers (the training time a number)."""
+        check_saved_settings(path, state["config"], self.cfg, self.resume_fixed)
+        for key in ("net", "optimizer", *tensors):
+            check_finite(path, state[key], key)
+        check_counters(path, state["counters"], tuple(name for name in self.counter_names if name != "wall"))
+        check_counters(path, state["last"], tuple(self.last), (), "last")
+
+    def _restore_saved(self, path: str, state: dict[str, Any]) -> None:
+        """The common part of a checked checkpoint restored: the network and Adam, the engine (checked whole by
+        ``VectorGame.set_state``), the generator, the counters, the logs."""
+        try:
+            self.network().load_state_dict(state["net"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as err:
+            raise damaged(path, f"the weights do not fit the config's network: {str(err).splitlines()[0]}") from None
+        restore_engine(self.games, state["engine"])
+        self.gen.set_state(state["generator"])
+        for name in self.counter_names:
+            setattr(self, name, state["counters"][name])
+        self.last = dict(state["last"])
+        self.history, self.evals = list(state["history"]), list(state["evals"])
+
+    # -- the run layer (training/common/runs.py) ----------------------------------
+    def progress(self) -> int:
+        """Decisions trained so far (the whole run)."""
+        return self.global_step
+
+    def details(self) -> str:
+        """The time by phase (the network against everything else)."""
+        return "time by phase:\n" + self.timers.table()
+
+    def close(self) -> None:
+        """The TensorBoard file closed (the games and the networks are plain memory)."""
+        self.tb.close()
 
 
 class VectorPPO(BatchedRun):
     """One run: the games, the network, the rollout buffer and the steps between rollouts."""
+
+    trainer = "vector-ppo"
+    unit = "learner decisions"
+    counter_names = ("global_step", "updates", "rollouts", "wall", "snapshots_added")
+    resume_fixed = (
+        ("env", "rules"),
+        ("ppo", "net_arch"),
+        ("ppo", "activation"),
+        ("ppo", "critic"),
+        ("env", "num_games"),
+        ("ppo", "n_steps"),
+    )
 
     def __init__(
         self, cfg: SelfPlayConfig, run_dir: str, resume: bool = False, quiet: bool = False, saved_config: Any = None
     ) -> None:
         """``saved_config``: what ``config.yaml`` records (default ``cfg``; a command that builds ``cfg`` from
         its own config saves that one: training/vector/exploit.py)."""
-        self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
-        self.device = resolve_device(cfg.train.device)  # every network; the engine, buffers and draws: the CPU
-        torch.set_num_threads(cfg.train.torch_threads)
-        torch.manual_seed(cfg.seed)
-        self.gen = torch.Generator().manual_seed(cfg.seed)  # sampling, seat draws, minibatch order (on the CPU)
-        n, steps = cfg.env.num_games, cfg.ppo.n_steps
-        self.num_games, self.n_steps = n, steps
-        self.games = VectorGame(
-            n, rules=cfg.env.rules, seed=cfg.seed, episode=cfg.env.episode, max_hands=cfg.env.max_hands
-        )
-        self.games.reset()
-        g = self.games  # the sizes, from the rule set: observation, actions, seats, full state
-        self.obs_size, self.num_actions, self.num_players = g.observation_size, g.num_actions, g.rules.num_players
+        self._start(cfg, run_dir, quiet)  # the generator: sampling, seat draws, minibatch order
+        g, n, steps = self.games, self.num_games, cfg.ppo.n_steps
+        self.n_steps = steps
         self.full_size = int(g.full_state(np.zeros(1, dtype=np.int64)).shape[1]) if cfg.ppo.critic == "full" else 0
         self.net = ActorCritic(self.obs_size, self.num_actions, cfg.ppo.net_arch, cfg.ppo.activation, self.full_size)
         if cfg.ppo.init is not None:
@@ -536,11 +706,6 @@ class VectorPPO(BatchedRun):
         self.random_state = random_seeds.numpy().astype(np.uint64)
         self.global_step = self.updates = self.rollouts = self.snapshots_added = 0
         self.last = {"snapshot": 0, "eval": 0, "checkpoint": 0}
-        self.history: list[dict[str, Any]] = []
-        self.evals: list[dict[str, Any]] = []
-        self.wall = 0.0
-        self.timers = Timers()
-        self.bar: Any = progress_bar(None, "", "", enabled=False)  # train()'s, advanced in collect() (a silent one)
         # rollout buffer, flat in step order: entry t * n + i
         size = steps * n
         self.obs = np.zeros((steps, n, self.obs_size), dtype=np.float32)
@@ -555,12 +720,7 @@ class VectorPPO(BatchedRun):
         self.next_index = np.full(size, -1, dtype=np.int64)
         self.tail_values = np.zeros(size, dtype=np.float32)
         self.balances = RoleBalances(self.games)  # the learner's hands by role (metrics.jsonl)
-        os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
-        if resume:
-            self.load(os.path.join(run_dir, "checkpoints", "latest.pt"))
-        save_config(saved_config or cfg, os.path.join(run_dir, "config.yaml"))  # with this call's overrides
-        self.start_step, self.start_wall = self.global_step, self.wall
-        self.tb = ScalarLog(run_dir, cfg.train.tensorboard, purge_step=self.global_step)
+        self._open(resume, saved_config)
 
     # -- seats -------------------------------------------------------------------
     def _frozen_actor(self, policy: NumpyPolicy) -> nn.Sequential:
@@ -825,53 +985,25 @@ class VectorPPO(BatchedRun):
         return out
 
     # -- loop --------------------------------------------------------------------
-    def _train(self, stop: Any) -> None:
-        """The rollouts of :meth:`train`, each with its update, log line, snapshots, evaluations, checkpoint."""
+    def rollout(self) -> tuple[int, dict[str, float]]:
+        """:meth:`collect`, then :meth:`update`: the learner decisions trained and the row's figures."""
+        episodes = self.collect()
+        stats = self.update()
+        return int(stats["decisions"]), {**stats, **episodes}
+
+    def report(self, row: dict[str, Any], finished: bool) -> None:
+        """The rollout's progress line; a snapshot joins the pool when due."""
         cfg = self.cfg
-        while self.global_step < cfg.train.total_timesteps and not stop and not self.budget_spent():
-            started = self.clock()
-            episodes = self.collect()
-            stats = self.update()
-            elapsed = self.clock() - started
-            self.wall += elapsed
-            self.global_step += int(stats["decisions"])
-            self.rollouts += 1
-            row = {
-                "global_step": self.global_step,
-                "rollout": self.rollouts,
-                "wall": self.wall,
-                "sps": stats["decisions"] / elapsed,
-            }
-            row.update(stats)
-            row.update(episodes)
-            row["network_share"] = self.timers.network_share()
-            self.log_rollout(row)
-            if cfg.train.progress and not self.quiet:
-                progress(
-                    f"step {self.global_step:>10}  sps {row['sps']:>7.0f}  pg {row['policy_loss']:+.4f}  "
-                    f"v {row['value_loss']:.4f}  ent {row['entropy']:.3f}  kl {row['approx_kl']:.4f}  "
-                    f"clip {row['clipfrac']:.3f}  ev {row['explained_variance']:+.3f}  "
-                    f"net {100 * row['network_share']:.0f}%"
-                )
-            if self.global_step - self.last["snapshot"] >= cfg.opponents.snapshot_every:
-                self.last["snapshot"] = self.global_step
-                self.add_snapshot()
-            if cfg.eval.every and self.global_step - self.last["eval"] >= cfg.eval.every:
-                self.last["eval"] = self.global_step
-                self.evaluate(cfg.eval.deals)
-            if self.first_evaluation_due():
-                self.evaluate(cfg.eval.first_deals)
-            self.after_rollout()
-            finished = self.global_step >= cfg.train.total_timesteps or self.budget_spent()
-            if finished or stop or self.global_step - self.last["checkpoint"] >= cfg.train.checkpoint_every:
-                self.save_checkpoint()
-
-    def after_rollout(self) -> None:
-        """Called after each rollout's update, logs, snapshots and evaluations, before its checkpoint
-        (nothing here; a subclass's measurements: training/vector/exploit.py)."""
-
-    def _latest(self) -> str:
-        return os.path.join(self.run_dir, "checkpoints", "latest.pt")
+        if cfg.train.progress and not self.quiet:
+            progress(
+                f"step {self.global_step:>10}  sps {row['sps']:>7.0f}  pg {row['policy_loss']:+.4f}  "
+                f"v {row['value_loss']:.4f}  ent {row['entropy']:.3f}  kl {row['approx_kl']:.4f}  "
+                f"clip {row['clipfrac']:.3f}  ev {row['explained_variance']:+.3f}  "
+                f"net {100 * row['network_share']:.0f}%"
+            )
+        if self.global_step - self.last["snapshot"] >= cfg.opponents.snapshot_every:
+            self.last["snapshot"] = self.global_step
+            self.add_snapshot()
 
     # -- outputs -----------------------------------------------------------------
     def numpy_policy(self) -> NumpyPolicy:
@@ -890,119 +1022,44 @@ class VectorPPO(BatchedRun):
         )
         return path
 
-    def evaluate(self, deals: int, final: bool = False) -> dict[str, Any]:
-        """Duplicate evaluation of the current actor against ``eval.opponents`` (training/evaluation/evaluate.py):
-        a line of ``eval.jsonl`` (the advantage per opponent and role: ``role_figures``; and the whole table), its
-        scalars to TensorBoard. Its games draw from their own seeds, never the run's generator."""
-        from training.common.tables import format_table
-        from training.evaluation.evaluate import eval_scalars, evaluate_against, role_figures
+    # -- checkpoints -------------------------------------------------------------
+    def network(self) -> nn.Module:
+        return self.net
 
-        path = self.export(os.path.join(self.run_dir, "eval_policy.pt"))
-        results = evaluate_against(f"ppo:{path}", self.cfg.eval, self.cfg.env.rules, deals)
-        self.evals.append(
-            {
-                "global_step": self.global_step,
-                "wall": self.wall,
-                "deals": deals,
-                "final": final,
-                **role_figures(results),
-                "results": results,
-            }
-        )
-        write_lines(os.path.join(self.run_dir, "eval.jsonl"), self.evals)
-        self.tb.scalars(eval_scalars(results), self.global_step)
-        self.tb.flush()
-        if not self.quiet and not final:  # the final table is the run layer's (stdout)
-            progress(f"evaluation at {self.global_step} learner decisions, {deals} deals:\n{format_table(results)}")
-        return results
-
-    def _state(self) -> dict[str, Any]:
+    def _own_state(self) -> dict[str, Any]:
+        """The seats, the random players' streams and the snapshots."""
         return {
-            "config": self.cfg.to_dict(),
-            "counters": {
-                "global_step": self.global_step,
-                "updates": self.updates,
-                "rollouts": self.rollouts,
-                "wall": self.wall,
-                "snapshots_added": self.snapshots_added,
-            },
-            "last": dict(self.last),
-            "net": self.net.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "engine": engine_state(self.games),
             "seat_kind": torch.from_numpy(self.seat_kind.copy()),
             "random_state": torch.from_numpy(self.random_state.view(np.int64).copy()),
-            "generator": self.gen.get_state(),
             "snapshots": list(self.snapshots),
-            "history": self.history,
-            "evals": self.evals,
         }
 
-    def save_checkpoint(self) -> str:
-        """``checkpoints/latest.pt`` and ``checkpoints/step_<N>.pt`` (atomic), the logs, the current policy."""
-        self.last["checkpoint"] = self.global_step
-        numbered = write_checkpoint(
-            self.run_dir, TRAINER, self.global_step, self._state(), self.cfg.train.keep_checkpoints
-        )
-        write_lines(os.path.join(self.run_dir, "metrics.jsonl"), self.history)
-        self.tb.flush()
-        return numbered
-
-    def load(self, path: str) -> None:
-        """Restore a checkpoint written by :meth:`save_checkpoint` (tensors and plain values only)."""
-        read_checkpoint(path, TRAINER, self._restore)
-
     def _restore(self, path: str, state: dict[str, Any]) -> None:
-        """Everything :meth:`load` restores from ``state``: the settings it must agree with, the network, the
-        engine (checked whole by ``VectorGame.set_state``), the opponents and the counters. An earlier release's
-        ``episode_return`` (each seat's return so far, for a metric that was always 0 in self-play) is checked
-        and left."""
-        check_saved_settings(path, state["config"], self.cfg, RESUME_FIXED)
-        for key in ("net", "optimizer", "snapshots"):
-            check_finite(path, state[key], key)
+        """Everything :meth:`load` restores from ``state``: the common part (:meth:`BatchedRun._restore_saved`), the
+        opponents. An earlier release's ``episode_return`` (each seat's return so far, for a metric that was always 0
+        in self-play) is checked and left."""
+        self._check_saved(path, state, ("snapshots",))
         snapshots = state["snapshots"]
         if not isinstance(snapshots, list) or len(snapshots) > self.cfg.opponents.pool_size:
             raise damaged(
                 path, f"snapshots is not a list of at most opponents.pool_size {self.cfg.opponents.pool_size}"
             )
-        check_counters(path, state["counters"], ("global_step", "updates", "rollouts", "snapshots_added"))
-        check_counters(path, state["last"], ("snapshot", "eval", "checkpoint"), (), "last")
         n, p = self.num_games, self.num_players
         kinds = self.snapshot_base + len(snapshots)  # the learner, random, the files, then the snapshots
         seat_kind = checked_array(path, state["seat_kind"], "seat_kind", (n, p), "i", 0, kinds)
         random_state = checked_array(path, state["random_state"], "random_state", (n,), "i")
         if "episode_return" in state:
             checked_array(path, state["episode_return"], "episode_return", (n, p), "f")
-        try:
-            self.net.load_state_dict(state["net"])
-            self.optimizer.load_state_dict(state["optimizer"])
-        except (RuntimeError, ValueError, KeyError) as err:
-            raise CheckpointError(f"{path}: the weights do not fit the config's network ({err})") from None
-        restore_engine(self.games, state["engine"])
+        self._restore_saved(path, state)
         self.seat_kind, self.random_state = seat_kind, random_state.view(np.uint64)
-        self.gen.set_state(state["generator"])
         self.snapshots = []
-        for k, snap in enumerate(state["snapshots"]):
+        for k, snap in enumerate(snapshots):
             self.snapshots.append(snap)
             actor = self.net.fresh_actor()
             actor.load_state_dict(snap)
             self.frozen[self.snapshot_base - 2 + k] = actor.requires_grad_(False).to(self.device)
-        counters = state["counters"]
-        self.global_step, self.updates, self.rollouts = (
-            counters["global_step"],
-            counters["updates"],
-            counters["rollouts"],
-        )
-        self.wall, self.snapshots_added = counters["wall"], counters["snapshots_added"]
-        self.last = dict(state["last"])
-        self.history, self.evals = list(state["history"]), list(state["evals"])
 
     # -- the run layer (training/common/runs.py) ----------------------------------
-
-    def progress(self) -> int:
-        """Learner decisions trained so far (the whole run)."""
-        return self.global_step
-
     def final_outputs(self) -> list[tuple[str, str]]:
         """The final policy, and every output of the run and how to use it."""
         final = self.export(os.path.join(self.run_dir, "final_policy.pt"))
@@ -1017,61 +1074,66 @@ class VectorPPO(BatchedRun):
             *self.tb_output(),
         ]
 
-    def details(self) -> str:
-        """The time by phase (the network against everything else)."""
-        return "time by phase:\n" + self.timers.table()
-
     def facts(self) -> dict[str, Any]:
         return {"global_step": self.global_step, "rollouts": self.rollouts, "device": str(self.device)}
 
-    def close(self) -> None:
-        """The TensorBoard file closed (the games and the network are plain memory)."""
-        self.tb.close()
 
-
-PROG = "python -m training.vector.ppo"
+PROG = "sergeant-major train --backend vector"
 
 
 def backend(prog: str = PROG) -> Backend:
     """The batched trainer as the run layer sees it (``sergeant-major train --backend vector``)."""
+    return batched_backend(prog, load_selfplay_config, VectorPPO)
+
+
+def batched_backend(
+    prog: str, load_config: Callable[..., Any], trainer: type[BatchedRun], build: Callable[..., Any] | None = None
+) -> Backend:
+    """A batched trainer as the run layer sees it: its config loader, its class and how it is built (``build(cfg,
+    run_dir, resume, args)``; default ``trainer(cfg, run_dir, resume=resume, quiet=args.quiet)``); its length
+    ``train.total_timesteps`` decisions or ``train.max_hours`` of training (training/common/budget.py), whichever
+    comes first."""
+    unit = trainer.unit
+
+    def reached(cfg: Any, summary: dict[str, Any]) -> str | None:
+        return budget.reached(summary, cfg.train.total_timesteps, cfg.train.max_hours, unit)
+
+    def further(cfg: Any) -> str:
+        t = cfg.train
+        return budget.further("train.total_timesteps", t.total_timesteps, "train.max_hours", t.max_hours)
 
     return Backend(
         prog=prog,
-        load_config=load_selfplay_config,
+        load_config=load_config,
         latest_checkpoint=checkpoint_at("checkpoints", "latest.pt"),
         length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
-        unit="learner decisions",
-        build=lambda cfg, run_dir, resume, args: VectorPPO(cfg, run_dir, resume=resume, quiet=args.quiet),
+        unit=unit,
+        build=build or (lambda cfg, run_dir, resume, args: trainer(cfg, run_dir, resume=resume, quiet=args.quiet)),
         stop_point="finishing the current rollout, then writing a checkpoint",
-        reached=lambda cfg, summary: budget_reached(cfg, summary, "learner decisions"),
-        further=budget_further,
+        reached=reached,
+        further=further,
     )
 
 
-def budget_reached(cfg: Any, summary: dict[str, Any], unit: str) -> str | None:
-    """Why a finished batched run is complete (training/common/budget.py): ``train.total_timesteps`` decisions or
-    ``train.max_hours`` of training; None when neither."""
-    t = cfg.train
-    return budget.reached(summary, t.total_timesteps, t.max_hours, unit)
-
-
-def budget_further(cfg: Any) -> str:
-    """How a complete batched run goes further: more decisions, and a bigger budget when it has one."""
-    t = cfg.train
-    return budget.further("train.total_timesteps", t.total_timesteps, "train.max_hours", t.max_hours)
+def batched_main(backend: Backend, name: str, config: str, description: str, doc: str, argv: list[str] | None) -> int:
+    """A batched trainer's own command (``python -m training.vector.NAME``: ``sergeant-major train --backend NAME``'s
+    options but ``--ray``; examples: the second paragraph of ``doc``; ``config``: the shipped config file); the exit
+    status (2: bad input, 130: interrupted)."""
+    parser = argparse.ArgumentParser(
+        prog=backend.prog,
+        description=description,
+        epilog="examples:\n" + doc.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--backend", choices=(name,), default=name, help=argparse.SUPPRESS)
+    add_run_arguments(parser, f"YAML config ({config}; sergeant-major config --kind {name} lists the keys)")
+    return run_command(backend, parser, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Train from a config (or resume a run); returns the exit status (2: bad input, 130: interrupted)."""
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Masked PPO self-play over the batched engine (sm_env.compiled.batch), from a config to a policy.",
-        epilog="examples:\n" + __doc__.split("\n\n")[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--backend", choices=("vector",), default="vector", help=argparse.SUPPRESS)
-    add_run_arguments(parser, "YAML config (configs/selfplay.yaml; python -m training.vector.config lists the keys)")
-    return run_command(backend(), parser, argv)
+    description = "Masked PPO self-play over the batched engine (sm_env.compiled.batch), from a config to a policy."
+    return batched_main(backend(), "vector", "configs/selfplay.yaml", description, __doc__, argv)
 
 
 if __name__ == "__main__":

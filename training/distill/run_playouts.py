@@ -1,18 +1,18 @@
-"""A play-out run: every stage of a config in its run folder, resumable (``sergeant-major improve``).
+"""A play-out run: every stage of a config in its run folder, resumable (``sergeant-major distill``, ``improve``).
 
 Stages, each kept once made (a killed or interrupted run resumes where it stopped, ``--resume RUN_DIR``), in
 the one run-folder layout (training/common/folders.py):
 
 1. ``policies/student.pt`` (only with ``student:``): the policy copied into a smaller network, which then plays
-   in its place (:func:`training.playouts.fit.distil`);
-2. ``data/labels/<seed>.npz``: one data file per seed of each label group (:func:`training.playouts.label.label`),
-   ``workers`` at a time in the project's worker pool, or with ``--ray`` one Ray task a file (its arrays made
-   there, :func:`label_task`, and written here: the same bytes); a file is written whole or not at all, so the
-   finished ones are the run's checkpoint;
-3. ``policies/q.pt``: the Q-network fitted on every label file (:func:`training.playouts.fit.fit`);
+   in its place (:func:`training.distill.fit_q.distil`);
+2. ``data/labels/<seed>.npz``: one data file per seed of each label group
+   (:func:`training.distill.label_playouts.label`), ``workers`` at a time in the project's worker pool, or with
+   ``--ray`` one Ray task a file (its arrays made there, :func:`label_task`, and written here: the same bytes); a
+   file is written whole or not at all, so the finished ones are the run's checkpoint;
+3. ``policies/q.pt``: the Q-network fitted on every label file (:func:`training.distill.fit_q.fit`);
    ``policies/q.json`` records the files and the fit's settings it was made with and the held-out gains; a q.pt
    made from other files or settings (``--resume RUN_DIR --set labels=...``) is fitted again;
-4. ``final_policy.pt``: the policy combined with the Q-network (:func:`training.playouts.fit.combine`, a
+4. ``final_policy.pt``: the policy combined with the Q-network (:func:`training.distill.fit_q.combine`, a
    second; made again on every run).
 
 With ``rounds`` above 1 (policy iteration, ``weight: 0``) stages 2-4 repeat: round r >= 1 labels
@@ -55,9 +55,9 @@ from training.common.runs import Backend, StopRequest, progress, read_lines, wri
 from training.common.scalars import ScalarLog
 from training.common.workers import limit_threads, spawn_pool
 from training.common.yaml_config import ConfigError, save_config
-from training.playouts.config import FRESH, ROUND_SEED, TYPES, RunConfig, labelled_rules, load_run_config
+from training.distill.config_playouts import FRESH, ROUND_SEED, TYPES, RunConfig, labelled_rules, load_run_config
 
-PROG = "python -m training.playouts"
+PROG = "sergeant-major improve"  # the play-out part of the one command (training.distill.cli)
 LABELS = os.path.join(DATA, "labels")  # the label files, <seed>.npz
 STUDENT = os.path.join(POLICIES, "student.pt")
 FRESH_POLICY = os.path.join(POLICIES, "fresh.pt")  # policy: fresh
@@ -75,7 +75,7 @@ def _ignore_interrupts() -> None:
 
 def label_job(job: Job) -> tuple[str, list[str]]:
     """Label one data file (``label(*job)``); its path and the lines it logged."""
-    from training.playouts.label import label
+    from training.distill.label_playouts import label
 
     lines: list[str] = []
     label(*job, log=lines.append)
@@ -86,7 +86,7 @@ def label_task(job: Job, policy: bytes | None) -> tuple[dict[str, Any], str]:
     """One data file's arrays and closing line (``label_arrays``), as a Ray task (``--ray``): on one torch thread,
     the policy read from ``policy``, its file's bytes (None: ``trained``, shipped with the code), since the
     driver's path may not exist on the node; the driver writes the file."""
-    from training.playouts.label import label_arrays
+    from training.distill.label_playouts import label_arrays
 
     limit_threads()
     spec, seed, hands, _, types, rules, roles = job
@@ -140,7 +140,7 @@ def label_files(config: RunConfig, run_dir: str, r: int = 0) -> list[tuple[str, 
         roles = None if group.roles is None else tuple(group.roles)
         for seed in group.seeds:
             path = os.path.join(run_dir, round_labels(r), f"{seed}.npz")
-            out.append((path, (policy, seed + r * ROUND_SEED, group.hands, path, types, config.rules, roles)))
+            out.append((path, (policy, seed + r * ROUND_SEED, group.hands, path, types, config.env.rules, roles)))
     return out
 
 
@@ -151,23 +151,14 @@ def stage_count(config: RunConfig) -> int:
 
 
 def fresh_policy(config: RunConfig, path: str) -> None:
-    """A freshly initialised network of ``config.arch`` (ReLU; every weight and bias uniform in +-1/sqrt(inputs), as
-    torch's ``nn.Linear``, drawn from ``config.seed``) as a policy file for ``config.rules``: where the from-scratch
-    recipe starts."""
-    import numpy as np
+    """A freshly initialised network of ``config.arch`` (:func:`training.distill.network.fresh_policy`, drawn from
+    ``config.seed``) as a policy file for ``config.env.rules``: where the from-scratch recipe starts."""
+    from agents.players.ppo_agent import PolicyShape, export_policy
+    from training.distill import network
 
-    from agents.players.ppo_agent import NumpyPolicy, PolicyShape, export_policy
-
-    ruleset = labelled_rules(config.rules)
-    shape = PolicyShape.of(ruleset)
-    rng = np.random.default_rng(config.seed)
-    sizes = [shape.observation_size, *config.arch, shape.action_count]
-    layers = []
-    for inputs, outputs in zip(sizes[:-1], sizes[1:], strict=True):
-        bound = 1.0 / np.sqrt(inputs)
-        weight = rng.uniform(-bound, bound, (outputs, inputs)).astype(np.float32)
-        layers.append((weight, rng.uniform(-bound, bound, outputs).astype(np.float32)))
-    export_policy(NumpyPolicy(layers[:-1], layers[-1], "relu"), path, rules=ruleset, trainer="fresh")
+    ruleset = labelled_rules(config.env.rules)
+    policy = network.fresh_policy(PolicyShape.of(ruleset), config.arch, config.seed)
+    export_policy(policy, path, rules=ruleset, trainer="fresh")
 
 
 def latest_saved(run_dir: str) -> str | None:
@@ -208,7 +199,7 @@ class PlayoutsRun:
     """A play-out run as the run layer drives it (module docstring)."""
 
     def __init__(self, config: RunConfig, run_dir: str, quiet: bool = False, ray: RayOptions | None = None) -> None:
-        from training.playouts.label import policy_agent
+        from training.distill.label_playouts import policy_agent
 
         self.config, self.run_dir, self.quiet, self.ray = config, run_dir, quiet, ray
         if ray is not None:  # join now: an address that leads to no cluster leaves no new run folder
@@ -218,7 +209,7 @@ class PlayoutsRun:
         # the players, and q_init (read only by the fit, hours later): a wrong one is refused before any work
         for spec in sorted(players) + ([] if config.q_init is None else [config.q_init]):
             try:
-                policy_agent(spec, labelled_rules(config.rules))
+                policy_agent(spec, labelled_rules(config.env.rules))
             except ValueError as err:  # a FixedAgentError, a RulesError: one line
                 raise ConfigError(str(err)) from None
         os.makedirs(os.path.join(run_dir, LABELS), exist_ok=True)
@@ -257,7 +248,7 @@ class PlayoutsRun:
         stamp = {
             "files": files,
             "q_init": q_init,
-            "rules": cfg.rules,
+            "rules": cfg.env.rules,
             "epochs": cfg.epochs,
             "learning_rate": cfg.learning_rate,
             "seed": cfg.seed,
@@ -317,7 +308,7 @@ class PlayoutsRun:
         save_training_seconds(self.run_dir, self.wall)
 
     def _stages(self, stop: StopRequest) -> None:
-        from training.playouts.fit import distil
+        from training.distill.fit_q import distil
 
         cfg = self.config
         if cfg.policy == FRESH and not os.path.isfile(self.player):
@@ -327,7 +318,7 @@ class PlayoutsRun:
             student = cfg.student
             self.log(f"copying {cfg.policy} into the network of {student.init}: {self.player}")
             args = (cfg.policy, student.init, student.decisions, self.player, student.epochs, student.learning_rate)
-            if not distil(*args, cfg.seed, cfg.rules, log=self.log, stop=lambda: bool(stop), device=cfg.device):
+            if not distil(*args, cfg.seed, cfg.env.rules, log=self.log, stop=lambda: bool(stop), device=cfg.device):
                 return
         for r in range(cfg.rounds):
             if r and self._out_of_time(r):
@@ -374,7 +365,7 @@ class PlayoutsRun:
     def _fit(self, stop: StopRequest, r: int) -> bool:
         """Round ``r``'s Q-network (kept when fitted from these files and settings) and its policy; False when
         ``stop`` ended the fit."""
-        from training.playouts.fit import combine, fit
+        from training.distill.fit_q import combine, fit
 
         cfg = self.config
         (q_name, record_name), out = round_q(r), self._path(round_policy(cfg, r))
@@ -427,7 +418,7 @@ class PlayoutsRun:
         started, cfg = time.perf_counter(), self.config
         decisions = self._decisions(r)
         policy = self._path(round_policy(cfg, r))
-        results = evaluate_against(f"ppo:{policy}", cfg.eval, cfg.rules, cfg.eval.deals)
+        results = evaluate_against(f"ppo:{policy}", cfg.eval, cfg.env.rules, cfg.eval.deals)
         self.evals.append(
             {
                 "round": r,
@@ -502,7 +493,7 @@ class PlayoutsRun:
         and cancels the others."""
         import ray
 
-        from training.playouts.label import write_labels
+        from training.distill.label_playouts import write_labels
 
         if stop:
             return False
@@ -536,7 +527,7 @@ class PlayoutsRun:
             (FINAL_POLICY, f"the policy; measure it: sergeant-major eval --agents ppo:{policy} trained heuristic"),
             (Q_NET, f"the Q-network (values in tricks / 4); its discards: mix:base=trained;discard=ppo:{q_net}"),
             (Q_RECORD, "the files and settings q.pt was fitted with, and its held-out real-deal gains"),
-            (LABELS + "/", "the play-out data files (training/playouts/data.py)"),
+            (LABELS + "/", "the play-out data files (training/distill/data_playouts.py)"),
         ]
         if self.config.student is not None:
             rows.append((STUDENT, "the copy of the policy that played"))
@@ -550,7 +541,7 @@ class PlayoutsRun:
         """The final policy against ``eval.opponents`` on ``deals`` deals (``eval.final_deals`` at the end)."""
         from training.evaluation.evaluate import evaluate_against
 
-        return evaluate_against(f"ppo:{self._path(FINAL_POLICY)}", self.config.eval, self.config.rules, deals)
+        return evaluate_against(f"ppo:{self._path(FINAL_POLICY)}", self.config.eval, self.config.env.rules, deals)
 
     def details(self) -> str:
         return ""

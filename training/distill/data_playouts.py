@@ -23,7 +23,8 @@ from sm_env.core.rules import RulesError, RuleSet
 from sm_env.files.json_files import JsonError, parse_json
 from sm_env.observation import observation_size
 from training.common.labels import NOT_FINITE, unfinite_legal
-from training.playouts.config import STANDARD, TYPES, labelled_rules
+from training.distill.config_playouts import STANDARD, TYPES, labelled_rules
+from training.distill.npy import read_header
 
 RULES_KEY = "rules"  # a data file's rule set: the JSON of RuleSet.options() (absent in the first files: standard)
 
@@ -38,18 +39,6 @@ class PlayoutsError(ValueError):
 
 def _data_error(path: str, problem: str) -> PlayoutsError:
     return PlayoutsError(f"{path}: {problem}")
-
-
-def _npy_header(stream, path: str, name: str) -> tuple[tuple[int, ...], np.dtype]:
-    """The shape and dtype an entry's ``.npy`` header declares (C order), the stream left at its data."""
-    version = np.lib.format.read_magic(stream)
-    if version not in ((1, 0), (2, 0)):
-        raise _data_error(path, f"{name}: .npy format version {version} is not one np.savez writes")
-    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, fortran, dtype = read(stream)  # a header longer than numpy's own limit is refused there
-    if fortran:
-        raise _data_error(path, f"{name}: is in Fortran order; the label's np.savez writes C order")
-    return tuple(shape), dtype
 
 
 class DataFile:
@@ -95,7 +84,7 @@ class DataFile:
         self.headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         for name in sorted(set(names) - {RULES_KEY}):
             with self.archive.open(name + ".npy") as stream:
-                shape, dtype = _npy_header(stream, path, name)
+                shape, dtype = read_header(stream, f"{path}: {name}", PlayoutsError)
                 left = names[name].file_size - stream.tell()
             row = {"obs": (obs,), "mask": (actions,), "values": (actions,), "results": (actions,)}.get(name, ())
             if dtype.kind not in DATA_KINDS[name] or dtype.itemsize > 8 or len(shape) != 1 + len(row):
@@ -119,7 +108,7 @@ class DataFile:
 
     def _read_rules(self) -> RuleSet:
         with self.archive.open(RULES_KEY + ".npy") as stream:
-            shape, dtype = _npy_header(stream, self.path, RULES_KEY)
+            shape, dtype = read_header(stream, f"{self.path}: {RULES_KEY}", PlayoutsError)
             if dtype.kind != "U" or shape != () or dtype.itemsize > 4 * MAX_RULES_CHARS:
                 raise _data_error(self.path, f"rules: holds {dtype} {list(shape)}; a data file holds one text there")
             text = stream.read(dtype.itemsize + 1)
@@ -133,7 +122,7 @@ class DataFile:
     def read(self, name: str, out: np.ndarray) -> None:
         """Read the array ``name`` into ``out`` (of the shape and dtype the scan checked)."""
         with self.archive.open(name + ".npy") as stream:
-            _npy_header(stream, self.path, name)
+            read_header(stream, f"{self.path}: {name}", PlayoutsError)
             got = stream.readinto(memoryview(out).cast("B")) if out.nbytes else 0
         if got != out.nbytes:
             raise _data_error(self.path, f"{name}: the data is not the {out.nbytes} bytes its header declares")

@@ -9,7 +9,7 @@ real deal is a draw from the true distribution of the hidden cards given what th
 ``values[a] - values[b]`` is an unbiased sample of the difference of the two moves' values under the policy: one
 world per decision, no sampler, no search. The games go on with the policy's own move. ``roles`` labels only the
 decisions of the seats in those roles (the others are played, not played out): a third of the play-outs, for
-more data where a role needs it. The file's layout: :mod:`training.playouts.data`. :func:`label_arrays` makes a
+more data where a role needs it. The file's layout: :mod:`training.distill.data_playouts`. :func:`label_arrays` makes a
 file's arrays and :func:`write_labels` writes them: a Ray task (``improve --ray``) makes them, the driver writes.
 """
 
@@ -31,8 +31,8 @@ from sm_env.core.rules import RuleSet
 from sm_env.files.atomic import atomic_path
 from sm_env.observation import observed_phases, observed_roles
 from training.common.fixed_agents import PolicyOpponent, check_fixed_agent
-from training.playouts.config import LABELLED, STANDARD, labelled_rules, role_numbers
-from training.playouts.data import RULES_KEY
+from training.distill.config_playouts import LABELLED, STANDARD, labelled_rules, role_numbers
+from training.distill.data_playouts import RULES_KEY
 
 GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together

@@ -1,20 +1,21 @@
-"""The configuration of a play-out run (``sergeant-major improve --config configs/real_deal_v8.yaml``).
+"""The configuration of a play-out run (``sergeant-major distill --config configs/real_deal_v8.yaml``, or
+``sergeant-major improve``).
 
 Keys (every one optional; ``sergeant-major config --kind playouts`` lists them with their defaults)::
 
     kind: playouts              # what runs this file
     name: real_deal             # run folder <output_dir>/<name>
     output_dir: runs
+    seed: 0                     # the fit's seed
     workers: 2                  # labelling processes (one data file each at a time)
     policy: trained             # plays, is played out, starts the Q-network and is the prior; fresh: a new network
     arch: [512, 256]            # policy: fresh: its hidden layers
-    rules: standard             # a preset of 56 actions, three or four players
+    env: {rules: standard}      # the rule set: a preset of 56 actions, three or four players
     student: null               # {init, decisions, epochs, learning_rate}: first copy `policy` into a smaller network
     labels:                     # the data files, in groups of seeds: labels/<seed>.npz
       - {seeds: [21, 22], hands: 18000, types: [exchange, trump, discard], policy: null, roles: null}
     epochs: 4                   # the fit
     learning_rate: 3.0e-4
-    seed: 0
     device: auto                # the fit's device: auto (CUDA where present, else the CPU), cpu, cuda, cuda:N, mps
     q_init: null
     game_weight: 0.0
@@ -30,10 +31,14 @@ rounds: round 0 plays and plays out with a freshly initialised network, fits the
 greedy policy plays round 1, and so on (approximate policy iteration, each move valued in the real deal).
 
 Errors are :class:`training.common.yaml_config.ConfigError` naming the key, the value and what is allowed, and
-``--set KEY=VALUE`` overrides work as for every run config. Reading a config imports no torch.
+``--set KEY=VALUE`` overrides work as for every run config. A file of an older release (a run folder's
+``config.yaml``) with its rule set at ``rules`` is read as ``env.rules``
+(:func:`training.common.run_config.migrate_rules`). Reading a config imports no torch.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from pydantic import field_validator, model_validator
 
@@ -41,7 +46,7 @@ from sm_env.core.game import PLAY, role_names
 from sm_env.core.rules import RulesError, RuleSet
 from training.common.budget import HOURS_HELP, MAX_HOURS
 from training.common.device import DEVICE_HELP
-from training.common.run_config import check_kind
+from training.common.run_config import RunSection, migrate_rules
 from training.common.yaml_config import Device, Flag, Number, Section, Text, Whole, load, setting
 from training.common.yaml_config import validate as validate_config
 from training.evaluation.config import EvalConfig, check_eval_rules
@@ -117,13 +122,26 @@ class Student(Section):
     learning_rate: Number = setting(1e-4, "Adam's rate, decaying linearly to 0", gt=0)
 
 
-class RunConfig(Section):
-    """The stages of one run (``sergeant-major improve --config``): (copy the policy into a smaller network,)
-    label the groups, fit the Q-network, combine it with the policy (or its copy)."""
+class PlayoutsEnv(Section):
+    """The game of a play-out run."""
 
-    kind: Text = setting("playouts", "what runs this file: playouts (training.common.run_config.CONFIG_KINDS)")
-    name: Text = setting("real_deal", "run folder <output_dir>/<name>")
-    output_dir: Text = setting("runs", "where run folders go")
+    rules: Text = setting("standard", "the rule preset played (one of 56 actions, three or four players)")
+
+    @field_validator("rules")
+    @classmethod
+    def _labelled_rules(cls, rules: str) -> str:
+        labelled_rules(rules)  # a RulesError (a ValueError) says what is wrong and what is allowed
+        return rules
+
+
+class RunConfig(
+    RunSection,
+    defaults={"kind": "playouts", "name": "real_deal"},
+    descriptions={"seed": "the fit's seed (and a fresh policy's: policy: fresh)"},
+):
+    """The stages of one run (``sergeant-major distill --config``, or ``improve``): (copy the policy into a smaller
+    network,) label the groups, fit the Q-network, combine it with the policy (or its copy)."""
+
     workers: Whole = setting(2, "labelling processes (one data file each at a time)", ge=1, le=64)
     policy: Text = setting(
         "trained",
@@ -131,14 +149,13 @@ class RunConfig(Section):
         "network of `arch` (the from-scratch recipe)",
     )
     arch: list[Whole] = setting(lambda: [512, 256], "policy: fresh: the hidden layers", min_length=1, max_length=4)
-    rules: Text = setting("standard", "the rule preset played (one of 56 actions, three or four players)")
+    env: PlayoutsEnv = setting(PlayoutsEnv, "the game (its rule set: env.rules, as in every run config)")
     student: Student | None = setting(
         None, "first copy `policy` into a smaller network (student.pt), which then plays in its place (null: no copy)"
     )
     labels: list[LabelGroup] = setting(lambda: [LabelGroup()], "the data files: groups of seeds")
     epochs: Whole = setting(4, "the fit's passes over the data", ge=1, le=MAX_EPOCHS)
     learning_rate: Number = setting(3e-4, "the fit's Adam rate, decaying linearly to 0", gt=0)
-    seed: Whole = setting(0, "the fit's seed")
     device: Device = setting(
         "auto",
         DEVICE_HELP + ": the fit's and the student's copy's (the labelling, its play-outs and the "
@@ -172,17 +189,6 @@ class RunConfig(Section):
     )
     eval: RunEval = setting(RunEval, "every > 0: evaluate each round's policy (eval.jsonl); final_deals: at the end")
 
-    @field_validator("kind")
-    @classmethod
-    def _own_kind(cls, value: str) -> str:
-        return check_kind(value, "playouts")
-
-    @field_validator("rules")
-    @classmethod
-    def _labelled_rules(cls, rules: str) -> str:
-        labelled_rules(rules)  # a RulesError (a ValueError) says what is wrong and what is allowed
-        return rules
-
     @model_validator(mode="after")
     def _rounds(self) -> RunConfig:
         if self.rounds > 1 and self.weight != 0:
@@ -196,14 +202,14 @@ class RunConfig(Section):
             raise ValueError("policy: fresh has nothing to copy into a student (student: null)")
         if not all(1 <= width <= MAX_WIDTH for width in self.arch):
             raise ValueError(f"arch: every hidden layer has 1..{MAX_WIDTH} units, got {self.arch}")
-        check_eval_rules(self.eval, RuleSet.from_any(self.rules), "the play-out config")
+        check_eval_rules(self.eval, RuleSet.from_any(self.env.rules), "the play-out config")
         return self
 
     @model_validator(mode="after")
     def _known_roles(self) -> RunConfig:
         seen: set[int] = set()
         for group in self.labels:
-            role_numbers(labelled_rules(self.rules), group.roles)  # checked before any labelling
+            role_numbers(labelled_rules(self.env.rules), group.roles)  # checked before any labelling
             for seed in group.seeds:
                 if seed in seen:
                     raise ValueError(f"label seed {seed} is listed twice (one data file per seed)")
@@ -212,5 +218,11 @@ class RunConfig(Section):
 
 
 def load_run_config(path: str | None, overrides: list[str] | None = None) -> RunConfig:
-    """Read, override (``KEY=VALUE``) and validate a run config; a ConfigError names the key at fault."""
-    return load(lambda data, source: validate_config(RunConfig, data, source), path, overrides)
+    """Read, override (``KEY=VALUE``) and validate a run config; a ConfigError names the key at fault. A file of an
+    older release with its rule set at ``rules`` is read as ``env.rules`` (one line on stderr)."""
+    return load(
+        lambda data, source: validate_config(RunConfig, data, source),
+        path,
+        overrides,
+        migrate=partial(migrate_rules, kind="playouts"),
+    )

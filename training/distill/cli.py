@@ -1,34 +1,42 @@
-"""``sergeant-major improve``: a play-out run from a config, and the pipeline's steps one at a time.
+"""``sergeant-major distill``: the one label -> fit -> policy pipeline, a run from a config or a step by hand.
 
-A run (the run layer of every trainer, training/common/runs.py: run folder, ``config.yaml``, ``summary.json``,
-``--resume``, ``--set``, Ctrl-C; the stages in :mod:`training.playouts.run`)::
+Its parts: the labellers (a search, :mod:`training.distill.data`: pimc's values of each legal move; real-deal
+play-outs, :mod:`training.distill.label_playouts`: each legal move played out by the policy) and the fits
+(imitation of the search, :mod:`training.distill.fit`; the Q-network, ``fit.method: q`` and the play-out runs,
+:mod:`training.distill.fit_q`). A run (the run layer of every trainer, training/common/runs.py: run folder,
+``config.yaml``, ``summary.json``, ``--resume``, ``--set``, Ctrl-C) is the part its config's ``kind:`` names
+(``--resume RUN_DIR``: the run's ``config.yaml``): ``distill`` (search labels, :mod:`training.distill.fit`) or
+``playouts`` (play-out labels, :mod:`training.distill.run_playouts`)::
 
-    sergeant-major improve --config configs/real_deal_v8.yaml       # a new run in runs/real_deal_v8 (or -2, ...)
-    sergeant-major improve --config configs/real_deal_v8.yaml --set workers=1
-    sergeant-major improve --resume runs/real_deal_v8               # go on where a killed run stopped
-    sergeant-major improve --config configs/real_deal_v8.yaml --ray HEAD:6379   # the labelling on a Ray cluster
+    sergeant-major distill --config configs/distill_v2.yaml          # search labels, an imitation fit
+    sergeant-major distill --config configs/real_deal_v8.yaml        # play-out labels, the Q-network, combined
+    sergeant-major distill --resume runs/real_deal_v8                # go on where a killed run stopped
+    sergeant-major distill --config configs/real_deal_v8.yaml --ray HEAD:6379   # the labelling on a Ray cluster
 
-The steps by hand (``sergeant-major improve STEP --help``; also ``python -m training.playouts STEP``)::
+``sergeant-major improve`` is this command's play-out part alone (runs and steps). The play-out steps by hand
+(``sergeant-major distill STEP --help``; also ``python -m training.distill STEP``)::
 
-    sergeant-major improve label --seed 21 --hands 18000 --out runs/playouts/s21.npz
-    sergeant-major improve fit --data runs/playouts/s21.npz,runs/playouts/s22.npz --out q.pt
-    sergeant-major improve combine --prior trained --teacher q.pt --weight 0.5 --out policy.pt
-    sergeant-major improve merge --data runs/playouts/s21.npz --teacher q.pt --out merged.pt
-    sergeant-major improve distil --teacher policy.pt --init agents/policies/standard_v4.pt --out small.pt
-    sergeant-major improve belief --policy trained --out belief.pt      # pimc:rollout=policy,belief=belief.pt
+    sergeant-major distill label --seed 21 --hands 18000 --out runs/playouts/s21.npz
+    sergeant-major distill fit --data runs/playouts/s21.npz,runs/playouts/s22.npz --out q.pt
+    sergeant-major distill combine --prior trained --teacher q.pt --weight 0.5 --out policy.pt
+    sergeant-major distill merge --data runs/playouts/s21.npz --teacher q.pt --out merged.pt
+    sergeant-major distill distil --teacher policy.pt --init agents/policies/standard_v4.pt --out small.pt
+    sergeant-major distill belief --policy trained --out belief.pt      # pimc:rollout=policy,belief=belief.pt
     sergeant-major eval --agents 'mix:base=trained;discard=ppo:q.pt' trained heuristic --deals 3000 \\
         --seed 7 --start-balances=-1,-1,2
 
 ``label`` plays hands with a policy and labels their decisions with real-deal play-outs
-(:mod:`training.playouts.label`); ``fit`` fits the Q-network, ``combine`` adds it to a prior policy, ``merge``
-fine-tunes a policy to take its exchange, trump and discards, ``distil`` copies a policy into a smaller network
-(:mod:`training.playouts.fit`); ``belief`` learns where the hidden cards lie from a policy's self-play, for pimc's
-deals (:mod:`training.playouts.belief`). A bad input is one line ``PROG STEP: error: ...``, exit status 2.
+(:mod:`training.distill.label_playouts`); ``fit`` fits the Q-network, ``combine`` adds it to a prior policy,
+``merge`` fine-tunes a policy to take its exchange, trump and discards, ``distil`` copies a policy into a smaller
+network (:mod:`training.distill.fit_q`); ``belief`` learns where the hidden cards lie from a policy's self-play,
+for pimc's deals (:mod:`training.distill.belief`). A bad input is one line ``PROG STEP: error: ...``, exit
+status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -36,14 +44,17 @@ from sm_env.files.paths import check_output_path
 from training.common.device import DEVICE_CHOICES, device_problem
 from training.common.ray_cluster import add_ray_arguments
 from training.common.runs import add_run_arguments, run_command
-from training.playouts.config import FIT_BATCH, MAX_DECISIONS, MAX_EPOCHS, MAX_HANDS, TYPES, role_numbers
-from training.playouts.run import PROG, backend
+from training.common.yaml_config import ConfigError, read_yaml
+from training.distill.config_playouts import FIT_BATCH, MAX_DECISIONS, MAX_EPOCHS, MAX_HANDS, TYPES, role_numbers
 
+PROG = "sergeant-major distill"  # the name in messages (also python -m training.distill; sm_cli gives its own)
+PARTS = ("distill", "playouts")
+"""The parts a run can be, by its config's ``kind:``: search labels and their fit, or play-out labels."""
 STEPS = ("label", "fit", "merge", "combine", "distil", "belief")
 
 
 def run_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    """The command line of a run (``--config``/``--resume``, the run layer's)."""
+    """The command line of a play-out run (``--config``/``--resume``, the run layer's)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Policy improvement by play-outs in the real deal: label decisions with every legal move "
@@ -120,13 +131,92 @@ def steps_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    """``sergeant-major improve``: a run (``--config``/``--resume``) or a step (``label``, ``fit``, ...); the exit
-    status (2: bad input, 130: interrupted)."""
+def distill_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The command line of a search-distillation run (``--config``/``--resume``, or ``--fit-data`` to only fit)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Search distillation: label positions with a search, then fit a policy to the labels "
+        "(configs/distill*.yaml, configs/exit_*.yaml).",
+        epilog="A new run goes to <output_dir>/<name> (or <name>-2, ... if that is used); --resume RUN_DIR "
+        "continues one, labelling and fitting only what is missing (training/common/runs.py). A config of kind "
+        f"playouts is a play-out run; the play-out steps one at a time: {prog} {{{','.join(STEPS)}}} --help.",
+    )
+    add_run_arguments(parser, "YAML config (configs/distill*.yaml, configs/real_deal_*.yaml; its kind: the part)")
+    parser.add_argument("--fit-data", default=None, help="only fit: comma-separated labelled data folders")
+    parser.add_argument("--out", default=None, help="with --fit-data: the policy file to write")
+    add_ray_arguments(parser, "the labelling (one task per shard; the shards are written here)")
+    return parser
+
+
+def _named_path(argv: list[str], option: str) -> str | None:
+    """The value of ``option`` (``--config`` or ``--resume``) in ``argv``, or None."""
+    for i, arg in enumerate(argv):
+        if arg == option and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(f"{option}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def run_part(argv: list[str], default: str = "distill") -> str:
+    """The part a run command line runs (:data:`PARTS`): the ``kind:`` of ``--config FILE``, or of ``--resume
+    RUN_DIR``'s ``config.yaml`` (a run folder without one: ``playouts`` where it holds play-out label files);
+    ``default`` where none says (a file that cannot be read: the part's own reading then says why)."""
+    config, resume = _named_path(argv, "--config"), _named_path(argv, "--resume")
+    path = config if config is not None else None if resume is None else os.path.join(resume, "config.yaml")
+    if path is None:
+        return default
+    try:
+        kind = read_yaml(path).get("kind")
+    except (ConfigError, AttributeError):
+        kind = None
+    if kind in PARTS:
+        return kind
+    if kind is None and resume is not None and config is None:
+        labels = (os.path.join(resume, "labels"), os.path.join(resume, "data", "labels"))
+        if any(os.path.isdir(folder) for folder in labels):
+            return "playouts"
+    return default
+
+
+def main(argv: list[str] | None = None, prog: str = PROG, part: str | None = None) -> int:
+    """``sergeant-major distill``: a run (``--config``/``--resume``: the part its kind names, :func:`run_part`;
+    ``--fit-data``: only a fit) or a play-out step (``label``, ``fit``, ...); the exit status (2: bad input, 130:
+    interrupted). ``sergeant-major improve`` is this with ``part="playouts"``: the play-out part only (a config of
+    another kind is refused in one line naming the command that runs it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in STEPS:
         return steps(argv, prog)
-    return run_command(backend(prog), run_parser(prog), argv)
+    if (part or run_part(argv)) == "playouts":
+        from training.distill.run_playouts import backend as playouts_backend
+
+        return run_command(playouts_backend(prog), run_parser(prog), argv)
+    return distill_run(argv, prog)
+
+
+def distill_run(argv: list[str], prog: str = PROG) -> int:
+    """A search-distillation run, or with ``--fit-data`` only its fit (:mod:`training.distill.fit`)."""
+    from training.distill.config import load_distill_config
+    from training.distill.fit import backend, fit_folders
+
+    parser = distill_parser(prog)
+    args = parser.parse_args(argv)
+    if not args.fit_data:
+        if args.out:
+            parser.error("--out goes with --fit-data")
+        return run_command(backend(prog), parser, argv)
+    try:
+        if not args.out:
+            raise ConfigError("--fit-data needs --out PATH (the policy file to write)")
+        if args.resume:
+            raise ConfigError("--fit-data fits once (give --config, not --resume)")
+        check_output_path(args.out, "--out")
+        config = load_distill_config(args.config, args.sets + args.overrides)
+        fit_folders(config, [f for f in args.fit_data.split(",") if f], args.out)
+    except ValueError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def steps(argv: list[str], prog: str = PROG) -> int:
@@ -152,12 +242,12 @@ def steps(argv: list[str], prog: str = PROG) -> int:
 
 
 def _step(args: argparse.Namespace, refuse: Callable[[str], int]) -> int:
-    from training.playouts.config import labelled_rules
-    from training.playouts.fit import combine, distil, fit, merge
-    from training.playouts.label import label
+    from training.distill.config_playouts import labelled_rules
+    from training.distill.fit_q import combine, distil, fit, merge
+    from training.distill.label_playouts import label
 
     if args.command == "belief":
-        from training.playouts.belief import fit_belief
+        from training.distill.belief import fit_belief
 
         fit_belief(args.policy, args.out, args.decisions, args.learning_rate, args.seed, args.rules, device=args.device)
     elif args.command == "label":

@@ -43,10 +43,12 @@ from sm_env.observation import observed_phases
 from training.common.device import module_device, resolve_device
 from training.common.fixed_agents import PolicyOpponent
 from training.common.progress import write_line
-from training.playouts.config import FIT_BATCH, LABELLED, STANDARD, TYPES, labelled_rules
-from training.playouts.data import PlayoutsError, load_rows, move_values
-from training.playouts.label import GAMES, policy_agent, trained_on
+from training.distill.config_playouts import FIT_BATCH, LABELLED, STANDARD, TYPES, labelled_rules
+from training.distill.data_playouts import PlayoutsError, load_rows, move_values
+from training.distill.label_playouts import GAMES, policy_agent, trained_on
+from training.distill.network import policy_network
 
+TRAINER = "training.playouts"  # what the policy files record as their trainer (as before the package moved)
 Q_SCALE = 4.0  # the Q-network regresses balances / 4; its outputs times this are tricks
 Log = Callable[[str], None]
 Stop = Callable[[], bool]  # asked between steps of a fit: True stops it (nothing is written)
@@ -69,21 +71,8 @@ def _log_probs(network: nn.Sequential, x: torch.Tensor, legal: torch.Tensor) -> 
 
 def _network(spec: str, fresh_head: bool, rules: RuleSet = STANDARD) -> nn.Sequential:
     """The policy of ``spec`` (one for ``rules``) as a torch network (ReLU), its head replaced by a small fresh
-    one if asked."""
-    policy = policy_agent(spec, rules).policy
-    layers: list[nn.Module] = []
-    pairs = [*policy.hidden, policy.head]  # (w [in, out], b), NumpyPolicy's layout
-    for k, (w, b) in enumerate(pairs):
-        linear = nn.Linear(*w.shape)
-        with torch.no_grad():
-            if k == len(pairs) - 1 and fresh_head:
-                linear.weight.mul_(0.1)
-                linear.bias.zero_()
-            else:
-                linear.weight.copy_(torch.from_numpy(w.T))
-                linear.bias.copy_(torch.from_numpy(b))
-        layers += [linear, nn.ReLU()] if k < len(pairs) - 1 else [linear]
-    return nn.Sequential(*layers)
+    one if asked (:func:`training.distill.network.policy_network`)."""
+    return policy_network(policy_agent(spec, rules).policy, fresh_head, where=spec)
 
 
 def _q_moves(net: nn.Sequential, obs: np.ndarray, legal: np.ndarray, own: np.ndarray, margin: float) -> np.ndarray:
@@ -176,7 +165,7 @@ def fit_rows(
     renamings: tuple[np.ndarray, np.ndarray] | None = None,
     device: str = "auto",
 ) -> dict[str, Any] | None:
-    """:func:`fit` on rows already loaded (:func:`~training.playouts.data.load_rows`' layout; ``values`` each
+    """:func:`fit` on rows already loaded (:func:`~training.distill.data_playouts.load_rows`' layout; ``values`` each
     move's value in tricks, ``valued`` saying what it is): ``train`` and ``held`` index them. Also the fit of a
     search's values (training/distill, ``fit.method: q``). ``renamings``: gather tables of the rule set's suit
     renamings (observation [k, O], actions [k, A]; training.distill.symmetry.index_tables), one drawn for each
@@ -241,7 +230,7 @@ def fit_rows(
                     won = results[np.arange(len(held)), choice] - results[np.arange(len(held)), own]
                     half = 1.96 * won[sel].std() / np.sqrt(sel.sum())
                     print(f"{'':24}of which the result reward: {won[sel].mean():+.5f} +- {half:.5f}")
-    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="training.playouts")
+    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer=TRAINER)
     print(f"wrote {out}")
     return report
 
@@ -312,7 +301,7 @@ def merge(
             agree = (moves[sel] == target[held][sel]).mean()
             print(f"  {PHASE_NAMES[kind]:<9} held out: the teacher's move in {agree:.1%}")
     print(f"  play      held out: {init}'s move in {float(same_play):.1%}")
-    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="training.playouts merge")
+    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer=f"{TRAINER} merge")
     print(f"wrote {out}")
 
 
@@ -328,7 +317,7 @@ def combine(prior: str, teacher: str, weight: float, out: str) -> None:
     if weight == 0:  # the Q-network alone, its values in tricks: no prior beside it
         head = (Q_SCALE * q.head[0].T, Q_SCALE * q.head[1])
         hidden = [(w.T, b) for w, b in q.hidden]
-        export_policy(NumpyPolicy(hidden, head, q.activation), out, rules=ruleset, trainer="training.playouts combine")
+        export_policy(NumpyPolicy(hidden, head, q.activation), out, rules=ruleset, trainer=f"{TRAINER} combine")
         print(f"wrote {out}: {teacher} in tricks (weight 0: no prior)")
         return
     if len(a.hidden) != len(q.hidden) or a.activation != "relu" or q.activation != "relu":
@@ -345,7 +334,7 @@ def combine(prior: str, teacher: str, weight: float, out: str) -> None:
         np.concatenate([weight * a.head[0].T, Q_SCALE * q.head[0].T], axis=1),
         weight * a.head[1] + Q_SCALE * q.head[1],
     )
-    export_policy(NumpyPolicy(hidden, head, "relu"), out, rules=ruleset, trainer="training.playouts combine")
+    export_policy(NumpyPolicy(hidden, head, "relu"), out, rules=ruleset, trainer=f"{TRAINER} combine")
     print(f"wrote {out}: {weight} x {prior} + {teacher} (hidden layers {[w.shape[0] for w, _ in hidden]})")
 
 
@@ -438,6 +427,6 @@ def distil(
         if sel.any():
             agree = same[sel].mean()
             print(f"  {PHASE_NAMES[kind]:<9} held out {sel.sum():>7}: the teacher's most probable move in {agree:.1%}")
-    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer="training.playouts distil")
+    export_policy(policy_from_torch([net], "relu"), out, rules=ruleset, trainer=f"{TRAINER} distil")
     print(f"wrote {out}")
     return True

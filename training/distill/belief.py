@@ -40,8 +40,9 @@ from training.common.checkpoint import CheckpointError, engine_state, open_check
 from training.common.device import module_device, resolve_device
 from training.common.fixed_agents import PolicyOpponent
 from training.common.progress import write_line
-from training.playouts.config import labelled_rules
-from training.playouts.label import policy_agent
+from training.distill.config_playouts import labelled_rules
+from training.distill.label_playouts import policy_agent
+from training.distill.network import mlp
 
 GAMES = 512
 """Games played together."""
@@ -75,14 +76,6 @@ def belief_data(games: VectorGame, policy: PolicyOpponent, count: int) -> tuple[
     return np.concatenate(obs)[:count], np.concatenate(where)[:count]
 
 
-def _network(inputs: int, hidden: list[int], outputs: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for size in hidden:
-        layers += [nn.Linear(inputs, size), nn.ReLU()]
-        inputs = size
-    return nn.Sequential(*layers, nn.Linear(inputs, outputs))
-
-
 def _loss(net: nn.Sequential, obs: np.ndarray, where: np.ndarray, players: int) -> torch.Tensor:
     device = module_device(net)
     logits = net(torch.from_numpy(obs.astype(np.float32)).to(device)).view(-1, 52, players)
@@ -114,7 +107,7 @@ def fit_belief(
     settings = {"policy": policy, "decisions": decisions, "learning_rate": learning_rate, "seed": seed}
     settings.update({"rules": ruleset.name, "hidden": list(hidden), "chunk_size": chunk_size})
     torch.manual_seed(seed)
-    net = _network(observation_size(ruleset), list(hidden), 52 * players).to(resolve_device(device, "--device"))
+    net = mlp(observation_size(ruleset), list(hidden), 52 * players).to(resolve_device(device, "--device"))
     steps = sum(min(chunk_size, decisions - c * chunk_size) // BATCH for c in range(chunks))
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps, eta_min=learning_rate * 0.05)
