@@ -26,6 +26,8 @@ from training.distill import cli
 from training.distill import data_playouts as data
 from training.distill import fit_q as fit
 from training.distill import label_playouts as label
+from training.distill.config_playouts import STANDARD
+from training.distill.data import write_labels
 from training.distill.data_playouts import PlayoutsError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +99,7 @@ def test_the_same_seeds_label_the_values_the_pipeline_always_labelled(tmp_path, 
     policy, seed, hands, types, rules = FIXTURE_RUNS[name]
     out = str(tmp_path / f"{name}.npz")
     label.label(policy, seed, hands, out, types, rules, log=lambda line: None)
-    made, want = np.load(out), np.load(FIXTURE)
+    made, want = _rows(out), np.load(FIXTURE)
     legal = made["mask"].astype(bool)
     bits = (legal.astype(np.uint64) << np.arange(legal.shape[1], dtype=np.uint64)).sum(axis=1)
     np.testing.assert_array_equal(bits, want[f"{name}_mask_bits"])
@@ -109,6 +111,14 @@ def test_the_same_seeds_label_the_values_the_pipeline_always_labelled(tmp_path, 
     assert hashlib.sha256(np.ascontiguousarray(made["obs"]).tobytes()).hexdigest() == str(want[f"{name}_obs_sha256"])
     assert str(made["rules"]) == str(want[f"{name}_rules"])
     assert made["obs"].dtype == np.float16 and made["mask"].dtype == np.int8 and len(made["phase"]) > 50
+
+
+def _rows(path) -> dict[str, np.ndarray]:
+    """A label file's rows as the fit reads them, all of them (data_playouts.load_rows), and its ``rules``."""
+    rows = data.load_rows([str(path)])[0]
+    with np.load(path) as stored:
+        rows["rules"] = stored["rules"]
+    return rows
 
 
 def _steps(argv: list[str]) -> int:
@@ -137,7 +147,7 @@ def test_fit_merge_and_combine_write_policies_that_play(tmp_path, capsys) -> Non
                 rows[name].append(value)
         games.step(actions)
     path = tmp_path / "data.npz"
-    np.savez(path, **{name: np.array(values) for name, values in rows.items()})
+    write_labels(str(path), data.playout_shard({name: np.array(values) for name, values in rows.items()}, STANDARD))
     q, merged, both = (str(tmp_path / name) for name in ("q.pt", "m.pt", "c.pt"))
     assert _steps(["fit", "--data", str(path), "--init", POLICY, "--out", q, "--epochs", "1"]) == 0
     merge = ["merge", "--data", str(path), "--init", POLICY, "--teacher", q, "--out", merged, "--epochs", "1"]
@@ -194,7 +204,7 @@ def test_a_run_makes_every_stage_from_a_config_and_resumes(tmp_path, capsys) -> 
     assert "play" in held_out and held_out <= {"trump", "discard", "play"}
     assert set(np.load(labels / "1.npz")["phase"]) == {PLAY}
     for name in ("1.npz", "2.npz"):  # a result reward for every legal move, NaN for the others
-        labelled = np.load(labels / name)
+        labelled = _rows(labels / name)
         legal = labelled["mask"].astype(bool)
         assert np.isin(labelled["results"][legal], [0.0, 1.0, -0.5]).all()
         assert np.isnan(labelled["results"][~legal]).all()
@@ -250,7 +260,7 @@ def test_rounds_from_a_fresh_network_play_each_round_with_the_one_before(tmp_pat
     for name in ("policies/fresh.pt", "data/labels/1.npz", "data/labels/round1/1.npz", "policies/q.pt",
                  "policies/q_round1.pt", "policies/round0.pt", "policies/round1.pt", "final_policy.pt"):  # fmt: skip
         assert (folder / name).exists(), name
-    first, second = (np.load(folder / "data" / "labels" / n) for n in ("1.npz", "round1/1.npz"))
+    first, second = (_rows(folder / "data" / "labels" / n) for n in ("1.npz", "round1/1.npz"))
     assert first["obs"].shape[1] == second["obs"].shape[1] and not np.array_equal(
         first["mask"], second["mask"][: len(first["mask"])]
     )
@@ -415,7 +425,7 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path, 
     student = str(folder / "policies" / "student.pt")
     assert PPOAgent(student).policy.net_arch == [512, 256]
     for seed, spec in ((1, student), (2, POLICY)):
-        rows = np.load(folder / "data" / "labels" / f"{seed}.npz")
+        rows = _rows(folder / "data" / "labels" / f"{seed}.npz")
         np.testing.assert_array_equal(rows["policy_move"], _moves(spec, rows["obs"], rows["mask"]))
     assert PPOAgent(str(folder / "final_policy.pt")).policy.net_arch == [1024, 512]
     # the folder as the release before the one layout wrote it, stopped after its fit: moved on resume, the
@@ -423,6 +433,10 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path, 
     for new, old in [("data/labels", "labels"), ("policies/student.pt", "student.pt"), ("policies/q.pt", "q.pt"),
                      ("policies/q.json", "q.json"), ("final_policy.pt", "policy.pt")]:  # fmt: skip
         os.replace(folder / new, folder / old)
+    before = {}
+    for seed in (1, 2):  # its label files of the old format (np.savez of the rows): converted once, on resume
+        before[seed] = _rows(folder / "labels" / f"{seed}.npz")
+        np.savez(folder / "labels" / f"{seed}.npz", **before[seed])
     record = json.loads((folder / "q.json").read_text())
     assert record["stamp"]["q_init"] == student
     record["stamp"]["q_init"] = str(folder / "student.pt")
@@ -437,6 +451,13 @@ def test_run_with_a_student_plays_the_copy_and_a_group_its_own_policy(tmp_path, 
     assert main(["distill", "--resume", str(folder)]) == 0  # the one command: a play-out run by its label files
     err = capsys.readouterr().err
     assert "run-folder layout: labels -> data/labels, student.pt -> policies/student.pt, q.pt -> policies" in err
+    assert "converted 2 label files of the old format into label shards: 1.npz, 2.npz" in err
+    for seed in (1, 2):
+        after = _rows(folder / "data" / "labels" / f"{seed}.npz")
+        assert sorted(after) == sorted(before[seed])
+        for name, array in before[seed].items():
+            np.testing.assert_array_equal(after[name], array)
+            assert after[name].dtype == array.dtype
     assert "fitted on these files with these settings: kept" in err and "labelling" not in err.split("kept")[-1]
     assert (folder / "policies" / "q.pt").stat().st_mtime_ns == fitted and (folder / "final_policy.pt").exists()
     assert not (folder / "labels").exists() and not (folder / "q.json").exists()
@@ -462,7 +483,7 @@ def test_label_and_fit_on_four_players_and_refused_rule_sets(tmp_path, capsys) -
         ]
     )
     _steps(["label", "--policy", POLICY, "--hands", "4", "--out", three, "--types", "trump,discard"])
-    data = np.load(four)
+    data = _rows(four)
     assert "four-5-3-2-2" in str(data["rules"]) and data["obs"].shape[1] == PPOAgent(FOUR).policy.observation_size
     assert set(data["phase"]) == {DISCARD, PLAY}
     legal_values = np.isfinite(data["values"]) == data["mask"].astype(bool)
@@ -500,7 +521,7 @@ def test_a_role_filter_labels_the_same_decisions_of_that_role_only(tmp_path, cap
     every, middle = str(tmp_path / "all.npz"), str(tmp_path / "middle.npz")
     _steps(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--out", every])
     _steps(["label", "--policy", POLICY, "--hands", "12", "--types", "play", "--roles", "middle", "--out", middle])
-    full, part = np.load(every), np.load(middle)
+    full, part = _rows(every), _rows(middle)
     roles = observed_roles(full["obs"].astype(np.float32))
     assert set(roles) == {0, 1, 2} and set(observed_roles(part["obs"].astype(np.float32))) == {2}
     np.testing.assert_array_equal(part["obs"], full["obs"][roles == 2])
@@ -520,7 +541,7 @@ def test_load_puts_the_files_end_to_end_and_holds_out_the_last_tenth_of_each(tmp
     paths = [str(tmp_path / f"{seed}.npz") for seed in (1, 2)]
     for seed, path in zip((1, 2), paths, strict=True):
         label.label(POLICY, seed, 6, path, log=lambda line: None)
-    files = [np.load(path) for path in paths]
+    files = [_rows(path) for path in paths]
     rows, train, held, _ = data.load_rows(paths)
     for name in ("obs", "mask", "values", "results", "phase", "policy_move"):
         np.testing.assert_array_equal(rows[name], np.concatenate([f[name] for f in files]))
@@ -534,12 +555,15 @@ def test_load_puts_the_files_end_to_end_and_holds_out_the_last_tenth_of_each(tmp
 
 
 def _data_rows(n: int = 40) -> dict[str, np.ndarray]:
-    """A valid data file's arrays of ``n`` standard-rules decisions (two legal moves each, made-up values)."""
+    """A valid data file's arrays, of the old format, of ``n`` standard-rules decisions (two legal moves each,
+    made-up observations, their card planes 0 or 1, and values)."""
     rng = np.random.default_rng(n)
     mask = np.zeros((n, 56), dtype=np.int8)
     mask[:, 3] = mask[:, 9] = 1
+    obs = rng.random((n, 789)).astype(np.float16)
+    obs[:, :728] = rng.integers(0, 2, (n, 728))
     return {
-        "obs": rng.random((n, 789)).astype(np.float16),
+        "obs": obs,
         "mask": mask,
         "values": np.where(mask == 1, rng.normal(size=(n, 56)), np.nan).astype(np.float32),
         "phase": rng.integers(0, 3, n),
@@ -548,7 +572,8 @@ def _data_rows(n: int = 40) -> dict[str, np.ndarray]:
 
 
 def _npz(path, arrays: dict[str, np.ndarray], raw: dict[str, bytes] | None = None) -> str:
-    """A data file as np.savez writes it (stored entries); ``raw``: entries written as these bytes instead."""
+    """A data file of the old format as np.savez writes it (stored entries); ``raw``: entries written as these
+    bytes instead."""
     import zipfile
 
     with zipfile.ZipFile(path, "w") as archive:
@@ -613,27 +638,39 @@ def _edit(name, index, value):
         (_changed(**_edit("mask", 2, 0)), None, r"row 2: its mask is not 0 and 1 with a legal move"),
     ],
 )
-def test_a_broken_or_hostile_data_file_is_one_line(tmp_path, arrays, raw, words) -> None:
+def test_a_broken_or_hostile_old_data_file_is_one_line(tmp_path, arrays, raw, words) -> None:
+    """A file of the old format is read within bounds and checked row by row before it is converted; one that is
+    not right is one line, and left as it is."""
     path = _npz(tmp_path / "bad.npz", arrays, raw)
-    good = _npz(tmp_path / "good.npz", _data_rows())
+    before = open(path, "rb").read()
     with pytest.raises(PlayoutsError) as err:
-        data.load_rows([good, path])
+        data.convert_old_labels(path)
     message = str(err.value)
     assert message.startswith(f"{path}: ") and "\n" not in message, message
     assert re.search(words, message), message
+    assert open(path, "rb").read() == before
 
 
-def test_data_files_not_regular_or_compressed_are_one_line(tmp_path) -> None:
-    rows, train, held, rules = data.load_rows([_npz(tmp_path / "good.npz", _data_rows())])
+def test_old_data_files_are_converted_once_and_read_as_they_were(tmp_path) -> None:
+    """A file of the old format is refused by the fit's reader, naming the conversion; converted (once), the fit
+    reads its rows as they were, dtype for dtype; files not regular, or compressed old ones, are one line."""
+    old = _data_rows()
+    good = _npz(tmp_path / "good.npz", old)
+    with pytest.raises(PlayoutsError, match=f"^{good}: a label file of the old format: improve --resume converts"):
+        data.load_rows([good])
+    assert data.convert_old_labels(good) and not data.convert_old_labels(good)
+    rows, train, held, rules = data.load_rows([good])
     assert len(rows["obs"]) == 40 and len(held) == 4 and rules.name == "standard"
+    for name, array in old.items():
+        np.testing.assert_array_equal(rows[name], array)
+        assert rows[name].dtype == array.dtype, name
     squeezed = tmp_path / "small.npz"
     np.savez_compressed(squeezed, **_data_rows())
-    for path, words in [
-        ("/dev/zero", "not a regular file"),
-        (str(tmp_path), "not a regular file"),
-        (str(squeezed), "obs.npy is compressed; label writes np.savez"),
-    ]:
-        with pytest.raises(PlayoutsError, match=f"^{path}: {words}"):
+    with pytest.raises(PlayoutsError, match=f"^{squeezed}: obs.npy is compressed; label writes np.savez"):
+        data.convert_old_labels(str(squeezed))
+    for path in ("/dev/zero", str(tmp_path)):
+        assert not data.convert_old_labels(path)
+        with pytest.raises(PlayoutsError, match=f"^{path}: not a regular file"):
             data.load_rows([path])
 
 

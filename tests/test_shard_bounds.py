@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import zipfile
 
 import numpy as np
 import pytest
 
+from sm_env.core.rules import PRESETS
 from training.common.yaml_config import ConfigError, validate
 from training.distill import data as distill_data
-from training.distill.data import FIELDS, MAX_CHUNK_HANDS, MAX_SHARD_ROWS, SHARD_LAYOUT, DataSettings, ShardError
+from training.distill.data import (
+    FIELDS,
+    MAX_CHUNK_HANDS,
+    MAX_SHARD_ROWS,
+    PLAYOUT_FIELDS,
+    SHARD_LAYOUT,
+    DataSettings,
+    ShardError,
+)
 
 
-def rows(n: int) -> dict[str, np.ndarray]:
+def rows(n: int, fields: tuple[str, ...] = FIELDS) -> dict[str, np.ndarray]:
     """A valid shard's arrays of ``n`` rows (arbitrary contents; each target a legal action)."""
     rng = np.random.default_rng(n)
     arrays = {
         name: (rng.integers(0, 2, (n, *shape)) if dtype.kind != "f" else rng.random((n, *shape))).astype(dtype)
-        for name, (dtype, shape) in SHARD_LAYOUT.items()
+        for name, (dtype, shape) in ((name, SHARD_LAYOUT[name]) for name in fields)
     }
     for i, target in enumerate(arrays["target"]):
         arrays["legal"][i, target // 8] |= 1 << (target % 8)
@@ -159,6 +169,35 @@ def test_a_searched_decision_whose_legal_move_is_not_valued_is_refused(tmp_path,
     arrays["searched"][0] = False  # not searched: NaN is what such a row holds
     if np.isnan(bad):
         assert np.isnan(distill_data.read_shard(write_shard(tmp_path / "unsearched.npz", arrays))["values"][0, 0])
+
+
+def test_the_play_out_entries_are_read_within_the_same_bounds(tmp_path):
+    """A play-out label file (the shard format, with results, phase and rules; values f32) reads back unchanged
+    with its rule set; a phase that is none, a legal move's result not finite, values of another dtype or rules of
+    another shape are one line."""
+    arrays = rows(4, (*FIELDS, *PLAYOUT_FIELDS))
+    arrays["values"] = arrays["values"].astype(np.float32)
+    arrays["rules"] = np.array(json.dumps(PRESETS["standard"].options()))
+    got, rules = distill_data.read_labels(write_shard(tmp_path / "labels.npz", arrays))
+    assert rules == PRESETS["standard"] and list(got) == [*FIELDS, *PLAYOUT_FIELDS]
+    for name in got:
+        np.testing.assert_array_equal(got[name], arrays[name])
+        assert got[name].dtype == arrays[name].dtype
+    cases = {
+        "phase": (lambda a: a["phase"].__setitem__(1, 4), r"phase: row 1 holds 4; phases are 0-3"),
+        "results": (lambda a: a["results"].__setitem__((2, a["target"][2]), np.nan), r"results: row 2: a legal"),
+        "values": (lambda a: a.__setitem__("values", a["values"].astype(np.float64)), r"values: holds float64"),
+    }
+    for name, (change, match) in cases.items():
+        bad = {key: value.copy() for key, value in arrays.items()}
+        change(bad)
+        refused(write_shard(tmp_path / f"{name}.npz", bad), match)
+    arrays["rules"] = np.array(json.dumps(PRESETS["four-5-3-2-2"].options()))
+    path = write_shard(tmp_path / "four.npz", arrays)
+    with pytest.raises(ShardError, match="its rule set 'four-5-3-2-2' is not of its shape"):
+        distill_data.read_labels(path)
+    with pytest.raises(ShardError, match="records no rule set"):
+        distill_data.read_labels(write_shard(tmp_path / "none.npz", rows(4)))
 
 
 def test_the_fit_refuses_a_shard_with_a_nan_label_naming_it(tmp_path):

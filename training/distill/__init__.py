@@ -3,9 +3,10 @@
 Labellers:
 
 - :mod:`~training.distill.data`: a search (pimc's values of each legal move) on hands played, in resumable atomic
-  shards, read within bounds
+  shards; the one label file format of both labellers, its one writer and its one reader (within bounds)
 - :mod:`~training.distill.label_playouts`: real-deal play-outs (each legal move played out by the policy);
-  :mod:`~training.distill.data_playouts`: their data files, read within bounds
+  :mod:`~training.distill.data_playouts`: their entries, the rows the Q-network's fit reads, and the conversion of
+  files of the old format
 
 Fits:
 

@@ -26,6 +26,13 @@ balance       int8         the acting seat's balance (tricks - quota) at the
 role          int8         0 dealer, 1 eldest, 2 middle (3 fourth)
 ============  ===========  ====================================================
 
+The play-out labeller (:mod:`training.distill.label_playouts`) writes the same rows: ``values`` f32 there (each
+legal move's balance played out in the real deal; the search's stay f16, so its fits read the floats they always
+read), ``target`` the policy's move, ``searched`` true, ``balance`` its move's play-out balance, and three more
+entries: ``results`` f32 [56] (each legal move's result reward where its hand ends the game: +1 won, -1 shared by
+the losers, 0 where it goes on), ``phase`` int8 (0 exchange, 1 trump, 2 discard, 3 play) and ``rules`` (the JSON
+of the rule set's options). :func:`write_labels` is the one writer of both, :func:`read_shard` the one reader.
+
 The sizes are those of the standard rules; a rule set of another shape
 (:class:`agents.players.ppo_agent.PolicyShape`: O observation entries, A actions, P
 players) has its own (:func:`shard_layout`): ``bits`` the 52 (4 P + 2) card-plane
@@ -110,9 +117,9 @@ from agents.search.policy_rollout import ExchangeSetupError
 from sm_env.core.cards import from_mask
 from sm_env.core.game import MAX_ACTIONS, NUM_ACTIONS, PLAY, TRUMP, Game, check_start_balances
 from sm_env.core.knowledge import player_view
-from sm_env.core.rules import RuleSet
+from sm_env.core.rules import RulesError, RuleSet
 from sm_env.files.atomic import atomic_path
-from sm_env.files.json_files import read_json
+from sm_env.files.json_files import JsonError, parse_json, read_json
 from sm_env.files.paths import check_output_path
 from sm_env.observation import OBSERVATION_SIZE, OFFSETS, binary_size, encode
 from training.common.exchange import check_exchange_start
@@ -126,10 +133,14 @@ BINARY_SIZE = OFFSETS["trump"]  # 728: the card planes, all 0/1 (three players)
 SCALAR_SIZE = OBSERVATION_SIZE - BINARY_SIZE
 FIELDS = ("bits", "scalars", "legal", "values", "target", "searched", "balance", "role")
 """The entries of a shard with one row per decision."""
+PLAYOUT_FIELDS = ("results", "phase")
+"""The entries with one row per decision that play-out shards hold too (the module docstring)."""
 SHAPE_ENTRY = "shape"  # int64 [3]: the shard's observation size, action count and players
+RULES_ENTRY = "rules"  # a play-out shard's rule set: the JSON of RuleSet.options()
+MAX_RULES_CHARS = 1 << 16  # the rules entry (about 1 kB)
 EXPLORE_TEMPERATURE = 0.5
 _LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
-MAX_SHARD_ROWS = 500_000  # about 230 MB once loaded; a shard of chunk_hands <= MAX_CHUNK_HANDS hands holds fewer
+MAX_SHARD_ROWS = 5_000_000  # a play-out file of MAX_HANDS (50,000) hands of 100 decisions; about 4 GB loaded
 MAX_CHUNK_HANDS = 5_000  # hands per shard (a hand has fewer than 100 decisions)
 MAX_OBSERVATION = 4096  # the largest observation a shard may declare (every rule set's is far smaller)
 MAX_DATA_ROWS = 4_000_000  # decisions of all the shards loaded together (about 1.8 GB; a 20,000-hand round: 1M)
@@ -149,6 +160,8 @@ def shard_layout(shape: PolicyShape = STANDARD_SHAPE) -> dict[str, tuple[np.dtyp
         "searched": (np.dtype(np.bool_), ()),
         "balance": (np.dtype(np.int8), ()),
         "role": (np.dtype(np.int8), ()),
+        "results": (np.dtype(np.float32), (shape.action_count,)),
+        "phase": (np.dtype(np.int8), ()),
     }
 
 
@@ -494,12 +507,18 @@ def label_shard_task(settings: DataSettings, chunk: int) -> tuple[dict[str, np.n
     return label_shard(settings, chunk)
 
 
-def write_shard(folder: str, chunk: int, arrays: dict[str, np.ndarray]) -> int:
-    """Write shard ``chunk`` atomically (a shard file is whole or absent); its number of decisions."""
-    with atomic_path(shard_path(folder, chunk)) as tmp:
+def write_labels(path: str, arrays: dict[str, np.ndarray]) -> int:
+    """Write a label file (a shard's or a play-out file's entries) atomically: whole or absent; its number of
+    decisions. The one writer of label files."""
+    with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             np.savez_compressed(handle, **arrays)
     return len(arrays["target"])
+
+
+def write_shard(folder: str, chunk: int, arrays: dict[str, np.ndarray]) -> int:
+    """Write shard ``chunk`` of a data folder (:func:`write_labels`); its number of decisions."""
+    return write_labels(shard_path(folder, chunk), arrays)
 
 
 def _make_shard(job: tuple[DataSettings, str, int]) -> tuple[int, int, float]:
@@ -696,17 +715,18 @@ def load(folders: str | list[str], shape: PolicyShape | None = None) -> dict[str
 
 def _entry_header(
     stream: Any, path: str, field: str, layout: dict[str, tuple[np.dtype, tuple[int, ...]]]
-) -> tuple[int, ...]:
-    """The shape an entry's ``.npy`` header declares, checked against ``layout`` (:func:`shard_layout`) and
-    MAX_SHARD_ROWS; the stream is left at the start of the data."""
+) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype an entry's ``.npy`` header declares, checked against ``layout`` (:func:`shard_layout`;
+    ``values`` f16 or f32) and MAX_SHARD_ROWS; the stream is left at the start of the data."""
     dtype, row = layout[field]
     shape, got = read_header(stream, f"{path}: {field}", ShardError)
-    if got != dtype or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
-        want = f"{dtype} [rows{''.join(f', {n}' for n in row)}]"
+    allowed = (dtype, np.dtype(np.float32)) if field == "values" else (dtype,)
+    if got not in allowed or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
+        want = f"{' or '.join(map(str, allowed))} [rows{''.join(f', {n}' for n in row)}]"
         raise ShardError(f"{path}: {field}: holds {got} {list(shape)}; a shard holds {want}")
     if shape[0] > MAX_SHARD_ROWS:
         raise ShardError(f"{path}: {field}: declares {shape[0]} rows; a shard holds at most {MAX_SHARD_ROWS}")
-    return tuple(shape)
+    return tuple(shape), got
 
 
 def _read_entry(
@@ -715,7 +735,7 @@ def _read_entry(
     """One ``.npy`` entry, its header checked (:func:`_entry_header`) before the data is read; the data must be
     exactly as long as the header declares."""
     with archive.open(field + ".npy") as stream:
-        array = np.empty(_entry_header(stream, path, field, layout), layout[field][0])
+        array = np.empty(*_entry_header(stream, path, field, layout))
         size = array.nbytes
         got_bytes = stream.readinto(memoryview(array).cast("B")) if size else 0
         if got_bytes != size or stream.read(1):
@@ -759,11 +779,32 @@ def _open_shard(path: str) -> zipfile.ZipFile:
     return zipfile.ZipFile(path)
 
 
-def _check_entries(archive: zipfile.ZipFile, path: str) -> None:
+def _check_entries(archive: zipfile.ZipFile, path: str) -> list[str]:
+    """The shard's entries with one row per decision (:data:`FIELDS`, and those of :data:`PLAYOUT_FIELDS` it
+    holds); a ShardError if it holds others or lacks one of FIELDS."""
     entries = sorted(archive.namelist())
     expected = sorted(f + ".npy" for f in FIELDS)
-    if sorted(set(entries) - {SHAPE_ENTRY + ".npy"}) != expected:
+    more = {name + ".npy" for name in (*PLAYOUT_FIELDS, SHAPE_ENTRY, RULES_ENTRY)}
+    if sorted(set(entries) - more) != expected:
         raise ShardError(f"{path}: not a data shard: its entries are {entries[:10]}, expected {expected}")
+    return [*FIELDS, *(name for name in PLAYOUT_FIELDS if name + ".npy" in entries)]
+
+
+def read_rules(archive: zipfile.ZipFile, path: str, error: Callable[[str], ValueError] = ShardError) -> RuleSet:
+    """The rule set a label file records (its ``rules`` entry, within bounds; ``error`` makes the one line)."""
+    from training.distill.config_playouts import labelled_rules
+
+    with archive.open(RULES_ENTRY + ".npy") as stream:
+        shape, dtype = read_header(stream, f"{path}: {RULES_ENTRY}", error)
+        if dtype.kind != "U" or shape != () or dtype.itemsize > 4 * MAX_RULES_CHARS:
+            raise error(f"{path}: rules: holds {dtype} {list(shape)}; a data file holds one text there")
+        text = stream.read(dtype.itemsize + 1)
+    if len(text) != dtype.itemsize:
+        raise error(f"{path}: rules: the data is not the {dtype.itemsize} bytes its header declares")
+    try:
+        return labelled_rules(parse_json(str(np.frombuffer(text, dtype=dtype)[0]), f"{path}: rules"))
+    except (JsonError, RulesError, TypeError) as err:
+        raise error(f"{path}: rules: {err}") from None
 
 
 def shard_rows(path: str) -> int:
@@ -774,7 +815,7 @@ def shard_rows(path: str) -> int:
             _check_entries(archive, path)
             layout = shard_layout(_read_shape(archive, path))
             with archive.open("target.npy") as stream:
-                return _entry_header(stream, path, "target", layout)[0]
+                return _entry_header(stream, path, "target", layout)[0][0]
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
         raise ShardError(f"{path}: not a readable data shard ({err})") from None
     except ShardError:
@@ -800,6 +841,14 @@ def _values_problem(arrays: dict[str, np.ndarray], shape: PolicyShape) -> str | 
         return f"role: row {bad[0]} holds {arrays['role'][bad[0]]}; roles are 0-{players - 1}"
     if np.isinf(arrays["values"]).any() or not np.isfinite(arrays["scalars"]).all():
         return "values or scalars hold infinite numbers (or scalars NaN)"
+    if "phase" in arrays:
+        bad = np.flatnonzero((arrays["phase"] < 0) | (arrays["phase"] > PLAY))
+        if len(bad):
+            return f"phase: row {bad[0]} holds {arrays['phase'][bad[0]]}; phases are 0-{PLAY}"
+    if "results" in arrays:
+        bad = np.flatnonzero(unfinite_legal(arrays["results"], legal))
+        if len(bad):
+            return f"results: row {bad[0]}: {NOT_FINITE.format(what='result')}"
     bad = np.flatnonzero(arrays["searched"].astype(bool) & unfinite_legal(arrays["values"], legal))
     if len(bad):
         row = int(bad[0])
@@ -812,22 +861,43 @@ def _values_problem(arrays: dict[str, np.ndarray], shape: PolicyShape) -> str | 
 
 
 def read_shard(path: str, shape: PolicyShape | None = None) -> dict[str, np.ndarray]:
-    """One shard's arrays (:data:`FIELDS`), every one with the same number of rows, of the shape the shard
-    records (and, with ``shape``, of that shape: the one a fit expects); a :class:`ShardError` for anything
-    else (not a regular file, other entries, dtypes or shapes, data of another rule set's shape, more than
-    MAX_SHARD_ROWS rows, a damaged file, a target that is not a legal action, a role that is no seat's,
-    infinite values), and at most the declared arrays' memory."""
+    """One label file's arrays (:data:`FIELDS`, and the :data:`PLAYOUT_FIELDS` it holds), every one with the
+    same number of rows, of the shape the file records (and, with ``shape``, of that shape: the one a fit
+    expects). A :class:`ShardError` for anything else (not a regular file, other entries, dtypes or shapes, data
+    of another rule set's shape, more than MAX_SHARD_ROWS rows, a damaged file, a target that is not a legal
+    action, a role that is no seat's, a phase that is none, infinite values), and at most the declared arrays'
+    memory. The one reader of label files (:func:`read_labels` with their rule set)."""
+    return _read_labels(path, shape, False)[0]
+
+
+def read_labels(path: str) -> tuple[dict[str, np.ndarray], RuleSet]:
+    """A play-out label file's arrays (:func:`read_shard`) and the rule set it records (refused if it records
+    none, or one not of its shape)."""
+    arrays, ruleset = _read_labels(path, None, True)
+    assert ruleset is not None
+    return arrays, ruleset
+
+
+def _read_labels(path: str, shape: PolicyShape | None, rules: bool) -> tuple[dict[str, np.ndarray], RuleSet | None]:
+    """:func:`read_shard`, and with ``rules`` the rule set the file records."""
     try:
         with _open_shard(path) as archive:
-            _check_entries(archive, path)
+            fields = _check_entries(archive, path)
             found = _read_shape(archive, path)
             if shape is not None and tuple(found) != tuple(shape):
                 raise ShardError(
                     f"{path}: holds positions of {found}; this fit is for {shape} (data of another rule set: "
                     "label data of the fit's rules, env.rules)"
                 )
+            ruleset = None
+            if rules:
+                if RULES_ENTRY + ".npy" not in archive.namelist():
+                    raise ShardError(f"{path}: records no rule set; a play-out label file records one")
+                ruleset = read_rules(archive, path)
+                if tuple(PolicyShape.of(ruleset)) != tuple(found):
+                    raise ShardError(f"{path}: its rule set {ruleset.name!r} is not of its shape {found}")
             layout = shard_layout(found)
-            arrays = {field: _read_entry(archive, path, field, layout) for field in FIELDS}
+            arrays = {field: _read_entry(archive, path, field, layout) for field in fields}
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
         raise ShardError(f"{path}: not a readable data shard ({err})") from None
     except ShardError:
@@ -840,7 +910,7 @@ def read_shard(path: str, shape: PolicyShape | None = None) -> dict[str, np.ndar
     problem = _values_problem(arrays, found)
     if problem is not None:
         raise ShardError(f"{path}: {problem}; the shard is damaged")
-    return arrays
+    return arrays, ruleset
 
 
 def _yes(text: str) -> bool:

@@ -9,15 +9,15 @@ real deal is a draw from the true distribution of the hidden cards given what th
 ``values[a] - values[b]`` is an unbiased sample of the difference of the two moves' values under the policy: one
 world per decision, no sampler, no search. The games go on with the policy's own move. ``roles`` labels only the
 decisions of the seats in those roles (the others are played, not played out): a third of the play-outs, for
-more data where a role needs it. The file's layout: :mod:`training.distill.data_playouts`. :func:`label_arrays` makes a
-file's arrays and :func:`write_labels` writes them: a Ray task (``improve --ray``) makes them, the driver writes.
+more data where a role needs it. The file is a label shard (:mod:`training.distill.data`, its play-out entries:
+:mod:`training.distill.data_playouts`). :func:`label_arrays` makes a file's arrays and :func:`write_labels` writes
+them: a Ray task (``improve --ray``) makes them, the driver writes.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import json
 import time
 from collections.abc import Callable
 
@@ -28,11 +28,11 @@ from agents.players.ppo_agent import PPOAgent, recorded_rules
 from sm_env.compiled.batch import VectorGame
 from sm_env.core.episode import result_table
 from sm_env.core.rules import RuleSet
-from sm_env.files.atomic import atomic_path
 from sm_env.observation import observed_phases, observed_roles
 from training.common.fixed_agents import PolicyOpponent, check_fixed_agent
 from training.distill.config_playouts import LABELLED, STANDARD, labelled_rules, role_numbers
-from training.distill.data_playouts import RULES_KEY
+from training.distill.data import write_labels
+from training.distill.data_playouts import playout_shard
 
 GAMES = 512  # games played together
 ROWS = 4096  # play-outs stepped together
@@ -119,13 +119,6 @@ def label(
     log(f"{line} -> {out}")
 
 
-def write_labels(out: str, arrays: dict[str, np.ndarray]) -> None:
-    """Write a data file's arrays (:func:`label_arrays`) to ``out``, atomically: whole or not at all."""
-    with atomic_path(out) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-
-
 def label_arrays(
     policy_spec: str,
     seed: int,
@@ -195,6 +188,5 @@ def label_arrays(
         done_hands += int((done | (games.hand_number != hand)).sum())
     if pending:
         flush()
-    arrays = {name: np.array(values) for name, values in rows.items()}
-    arrays[RULES_KEY] = np.array(json.dumps(ruleset.options()))
-    return arrays, f"{done_hands} hands, {len(arrays['obs'])} decisions labelled, {time.time() - start:.0f} s"
+    arrays = playout_shard({name: np.array(values) for name, values in rows.items()}, ruleset)
+    return arrays, f"{done_hands} hands, {len(arrays['target'])} decisions labelled, {time.time() - start:.0f} s"

@@ -180,9 +180,11 @@ def latest_saved(run_dir: str) -> str | None:
 def old_layout(config: RunConfig, run_dir: str) -> list[str]:
     """Move a run folder of an older release (``labels/``, ``student.pt``, ``q.pt``, ``q.json``, ``policy.pt`` at
     its top) into the one layout, keeping ``q.json``'s record of the student it started from (so that q.pt is
-    not fitted again); returns the moves made."""
+    not fitted again), and convert its label files of the old format (:func:`convert_label_files`); returns the
+    moves made."""
     moves = [("labels", LABELS), ("student.pt", STUDENT), ("q.pt", Q_NET), ("q.json", Q_RECORD)]
     moved = move_old_layout(run_dir, [*moves, ("policy.pt", FINAL_POLICY)])
+    convert_label_files(run_dir)
     record_path = os.path.join(run_dir, Q_RECORD)
     try:
         record = read_json(record_path, "a fit's record")
@@ -193,6 +195,26 @@ def old_layout(config: RunConfig, run_dir: str) -> list[str]:
         stamp["q_init"] = os.path.join(run_dir, STUDENT)
         write_json(record_path, record)
     return moved
+
+
+def convert_label_files(run_dir: str) -> list[str]:
+    """Convert the run's label files of the old format into label shards, in place, the rows the same
+    (:func:`training.distill.data_playouts.convert_old_labels`; the fit's record names files, so none is fitted
+    again); one line says which. Returns them."""
+    from training.distill.data_playouts import convert_old_labels
+
+    labels = os.path.join(run_dir, LABELS)
+    found = sorted(
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(labels)
+        for name in names
+        if name.endswith(".npz") and not name.startswith(".")
+    )
+    converted = [path for path in found if convert_old_labels(path)]
+    if converted:
+        names = ", ".join(os.path.relpath(path, labels) for path in converted)
+        progress(f"{run_dir}: converted {len(converted)} label files of the old format into label shards: {names}")
+    return converted
 
 
 class PlayoutsRun:
@@ -560,11 +582,10 @@ class PlayoutsRun:
 
 
 def _rows(path: str) -> int:
-    """The decisions in a label file."""
-    import numpy as np
+    """The decisions in a label file (its header's)."""
+    from training.distill.data import shard_rows
 
-    with np.load(path) as data:
-        return len(data["phase"])
+    return shard_rows(path)
 
 
 def further(config: RunConfig) -> str:
