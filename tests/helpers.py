@@ -237,3 +237,27 @@ def off_loopback(addresses: set[tuple[str, int]]) -> set[tuple[str, int]]:
         return (mapped or address).is_loopback
 
     return {(host, port) for host, port in addresses if not loopback(host)}
+
+
+TINY_PPO = [
+    "env.num_games=8",
+    "ppo.n_steps=16",
+    "ppo.batch_size=32",
+    "ppo.n_epochs=2",
+    "ppo.net_arch=[16]",
+    "train.torch_threads=1",
+    "train.progress=false",
+    "eval.final_deals=0",
+]
+"""A vector PPO run of a few seconds (``--set`` overrides; a test adds what it needs)."""
+TINY_DMC = [
+    "env.num_games=4",
+    "dmc.n_steps=16",
+    "dmc.batch_size=32",
+    "dmc.replay_rollouts=8",
+    "dmc.net_arch=[16]",
+    "train.torch_threads=1",
+    "train.progress=false",
+    "eval.final_deals=0",
+]
+"""A DMC run of a few seconds (``--set`` overrides; a test adds what it needs)."""

@@ -13,6 +13,8 @@ import yaml
 
 torch = pytest.importorskip("torch")
 
+from helpers import TINY_DMC, TINY_PPO  # noqa: E402
+
 from sm_cli.cli import main as sergeant_major  # noqa: E402
 from training.common import device  # noqa: E402
 from training.common.checkpoint import open_checkpoint  # noqa: E402
@@ -25,29 +27,12 @@ from training.vector.ppo import VectorPPO  # noqa: E402
 CUDA = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device here: the runs on cuda are checked where there is one"
 )
-DMC_TINY = [
-    "env.num_games=4",
-    "dmc.n_steps=16",
-    "dmc.batch_size=32",
-    "dmc.replay_rollouts=8",
-    "dmc.net_arch=[16]",
-    "train.torch_threads=1",
-    "train.progress=false",
-    "eval.final_deals=0",
-    "train.total_timesteps=640",  # updates from the fifth rollout (a first hand is 53 engine steps)
-]
+DMC_TINY = [*TINY_DMC, "train.total_timesteps=640"]  # updates from the fifth rollout (a first hand: 53 steps)
 PPO_TINY = [
-    "env.num_games=8",
-    "ppo.n_steps=16",
-    "ppo.batch_size=32",
-    "ppo.n_epochs=2",
-    "ppo.net_arch=[16]",
+    *TINY_PPO,
     "ppo.critic=full",
     "opponents.mix={self: 1, random: 1, snapshots: 1}",  # frozen copies act too
     "opponents.snapshot_every=100",
-    "train.torch_threads=1",
-    "train.progress=false",
-    "eval.final_deals=0",
     "train.total_timesteps=600",
 ]
 RUNS = {  # the batched trainers: config loader, trainer, settings, its network

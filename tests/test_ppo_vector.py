@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from helpers import TINY_PPO
 
 from agents import TRAINED_POLICY, make_agent
 from agents.players.ppo_agent import load_numpy_policy
@@ -32,16 +33,7 @@ from training.vector.ppo import (
     step_rewards,
 )
 
-TINY = [
-    "env.num_games=8",
-    "ppo.n_steps=16",
-    "ppo.batch_size=32",
-    "ppo.n_epochs=2",
-    "ppo.net_arch=[16]",
-    "train.torch_threads=1",
-    "train.progress=false",
-    "eval.final_deals=0",
-]
+TINY = TINY_PPO
 
 
 def tiny(*extra: str) -> object:

@@ -11,6 +11,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from helpers import TINY_DMC, TINY_PPO
 
 from sm_env.compiled.batch import VectorGame
 from training.cli import main as train_main
@@ -20,27 +21,8 @@ from training.distill.config_playouts import load_run_config
 from training.vector.config import load_dmc_config, load_selfplay_config
 from training.vector.ppo import BatchedRun, RoleBalances, VectorPPO
 
-PPO_TINY = [
-    "env.num_games=8",
-    "ppo.n_steps=16",
-    "ppo.batch_size=32",
-    "ppo.n_epochs=2",
-    "ppo.net_arch=[16]",
-    "train.torch_threads=1",
-    "train.progress=false",
-    "eval.final_deals=0",
-    "opponents.mix={random: 1.0}",  # one learner seat a game: 128 engine steps hold about 43 of its decisions
-]
-DMC_TINY = [
-    "env.num_games=4",
-    "dmc.n_steps=16",
-    "dmc.batch_size=32",
-    "dmc.replay_rollouts=8",
-    "dmc.net_arch=[16]",
-    "train.torch_threads=1",
-    "train.progress=false",
-    "eval.final_deals=0",
-]
+PPO_TINY = [*TINY_PPO, "opponents.mix={random: 1.0}"]  # one learner seat a game: 128 steps hold ~43 decisions
+DMC_TINY = TINY_DMC
 MINUTE = 60.0
 
 
