@@ -48,10 +48,19 @@ def test_the_games_are_shared_out_and_more_actors_than_games_is_refused():
         tiny("train.actors=-1")
 
 
-def test_a_run_with_two_actors_fills_the_replay_with_real_returns_and_stops_its_processes(tmp_path):
-    trainer = DMC(tiny("train.actors=2", "train.total_timesteps=2000"), str(tmp_path))
+def test_a_run_with_two_actors_fills_the_replay_with_real_returns_and_stops_its_processes(tmp_path, monkeypatch):
+    seen = []  # (the bar's count, global_step) at each update: the bar counts the gathered rollout already
+    update = DMC.update
+
+    def counted(self):
+        seen.append((self.bar.n, self.global_step))
+        return update(self)
+
+    monkeypatch.setattr(DMC, "update", counted)
+    trainer = DMC(tiny("train.actors=2", "train.total_timesteps=2000", "train.progress=true"), str(tmp_path))
     try:
         trainer.train()
+        assert all(shown > step for shown, step in seen) and seen[-1][0] == trainer.global_step, seen
         pool_processes = list(trainer.pool.processes)
         assert len(pool_processes) == 2 and all(p.is_alive() for p in pool_processes)
     finally:

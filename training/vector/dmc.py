@@ -231,6 +231,7 @@ class DMC(BatchedRun):
             with self.timers("waiting for actors"):
                 gathered = self.pool.gather(cfg.dmc.n_steps * self.num_games, self.store)
             played = gathered["played"]
+            self.bar.update(played)  # the actors' decisions, as global_step counts them
             self.episodes += gathered["episodes"]
             episodes = {
                 "episodes": float(gathered["episodes"]),
