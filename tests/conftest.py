@@ -56,14 +56,14 @@ SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps 
 
 
 # Parallel runs (pytest-xdist, ``-n auto`` in pyproject.toml, ``--dist loadgroup``): a group runs on one worker.
-# Every test that starts Ray is in one group (two Ray instances at once would fight over the 2 cores and ports,
-# and the cluster module would build its cluster once per worker), the worker-kill tests are one group (their
+# The tests on the local Ray instance are one group (one instance, started once) and the cluster module another
+# (its cluster built once); test_ray_connect.py starts no Ray in its process. The worker-kill tests are one group (their
 # deadlines assume no other kill test beside them), and a file whose module-scoped fixture is expensive (a
 # training run, a browser, a web server) keeps its tests together so that the fixture is built once. The groups
 # are decided here from the test's node id by the scheduler below (pytest_xdist_make_scheduler), not by
 # ``xdist_group`` marks: pytest-xdist 3.8 puts a mark's group into ``item._nodeid``, which pytest 9.2 no longer
 # reads, so on that pair of versions every mark-based group was silently split across the workers.
-RAY_MODULES = {"test_rllib.py", "test_ray_eval.py", "test_ray_cluster.py", "test_ray_connect.py"}
+RAY_MODULES = {"test_rllib.py", "test_ray_eval.py"}  # the local instance's tests (``local_ray``)
 SHARED_FIXTURE_MODULES = {
     "test_checkpoint.py",
     "test_browser.py",
@@ -73,6 +73,9 @@ SHARED_FIXTURE_MODULES = {
     "test_site.py",
 }
 GROUPED_MODULES = {**dict.fromkeys(RAY_MODULES, "ray"), **{m: m for m in SHARED_FIXTURE_MODULES}}
+# the cluster module builds a multi-node cluster of its own (and shuts a local instance down first): a group of its
+# own, on another worker than the local instance's tests, so that neither waits for the other's Ray to start
+GROUPED_MODULES["test_ray_cluster.py"] = "ray_cluster"
 GROUPED_MODULES["test_workers.py"] = "worker_kills"
 GROUPED_TESTS = {  # the tests of other files that take local_ray
     "test_tournament.py::test_workers_and_ray_give_the_leaderboard_of_one_process": "ray",
@@ -81,14 +84,16 @@ GROUPED_TESTS = {  # the tests of other files that take local_ray
 # No test starts numba's background compile of the env kernels (sm_env.compiled.readiness): a test that needs the
 # kernels compiles them itself (CI compiles them first, `sergeant-major compile`); tests/test_readiness.py turns it on.
 os.environ.setdefault("SM_ENV_BACKGROUND_COMPILE", "0")
-MAX_WORKERS = 4  # -n auto: one worker a core, at most this many (each imports torch and numba's kernels)
+MAX_WORKERS = 4  # -n auto: one worker a core and one more, at most this many (each imports torch and numba)
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist (-p no:xdist) not an error
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: one worker a core (os.sched_getaffinity where the OS has it), at most MAX_WORKERS."""
+    """``-n auto``: one worker a core (os.sched_getaffinity where the OS has it) and one more, at most
+    MAX_WORKERS. The extra worker is for the Ray group: its worker spends most of its time waiting on Ray's own
+    processes (nodes starting, lost nodes detected, tasks retried), so the other workers keep every core busy."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, MAX_WORKERS))
+    return max(1, min(cores + 1, MAX_WORKERS))
 
 
 @pytest.hookimpl(tryfirst=True)

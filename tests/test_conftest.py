@@ -24,19 +24,22 @@ def test_the_session_end_collects_and_freezes_before_an_xdist_worker_reports():
 
 
 def test_the_groups_are_scheduled_by_node_id_whole():
-    """Every test that starts Ray is one scheduling unit (one worker, one cluster); a shared-fixture file is one;
-    any other test is its own (a parameter or an xdist suffix does not change a group)."""
+    """Every test on the local Ray instance is one scheduling unit (one worker, one instance), the cluster module
+    another (its own cluster); a shared-fixture file is one; any other test is its own (a parameter or an xdist
+    suffix does not change a group)."""
     xdist = __import__("pytest").importorskip("xdist")
     scheduler = conftest.pytest_xdist_make_scheduler(_Config("loadgroup"), None)
     assert isinstance(scheduler, xdist.scheduler.LoadScopeScheduling)
     ray_tests = [
-        "tests/test_ray_cluster.py::test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project",
         "tests/test_ray_eval.py::test_eval_on_ray_equals_one_local_worker[hand]",
-        "tests/test_ray_connect.py::test_a_closed_port_is_one_line_at_once[ray://]",
         "tests/test_rllib.py::test_rllib_agent_spec_errors",
         "tests/test_tournament.py::test_workers_and_ray_give_the_leaderboard_of_one_process@ray",
     ]
     assert {scheduler._split_scope(nodeid) for nodeid in ray_tests} == {"ray"}
+    cluster = "tests/test_ray_cluster.py::test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project"
+    assert scheduler._split_scope(cluster) == "ray_cluster"
+    connect = "tests/test_ray_connect.py::test_a_closed_port_is_one_line_at_once[ray://]"  # starts no Ray here
+    assert scheduler._split_scope(connect) == connect
     assert scheduler._split_scope("tests/test_web.py::test_x[1]") == scheduler._split_scope("tests/test_web.py::y")
     alone = "tests/test_tournament.py::test_a_killed_tournament_resumes_to_the_same_leaderboard"
     assert scheduler._split_scope(alone) == alone
