@@ -379,8 +379,8 @@ def _mean_balance(policy, episodes=400):
 
 
 def test_short_training_beats_the_untrained_policy(tmp_path):
-    """A minute-scale PPO run on single hands against random opponents must
-    raise the learner's mean balance (fixed seeds: deterministic)."""
+    """A short PPO run (32,768 steps) on single hands against random opponents must raise the learner's mean
+    balance (fixed seeds: deterministic; -0.035 before, +0.735 after, where half the steps reach +0.470)."""
     cfg = config_from_dict(
         {
             "seed": 2,
@@ -388,7 +388,7 @@ def test_short_training_beats_the_untrained_policy(tmp_path):
             "opponents": {"mix": {"random": 1.0}},
             "ppo": {"n_steps": 64, "batch_size": 256, "net_arch": [64], "learning_rate": 3e-3},
             "train": {
-                "total_timesteps": 65536,
+                "total_timesteps": 32768,
                 "n_envs": 16,
                 "segment_steps": 8192,
                 "progress_bar": False,
