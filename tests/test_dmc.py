@@ -9,6 +9,7 @@ import signal
 import numpy as np
 import pytest
 import torch
+from helpers import TINY_DMC
 
 from agents import make_agent
 from agents.players.ppo_agent import load_numpy_policy
@@ -23,16 +24,7 @@ from training.vector.config import dmc_config_from_dict, load_dmc_config
 from training.vector.dmc import DMC, main
 from training.vector.episodes import EpisodeBook
 
-TINY = [
-    "env.num_games=4",
-    "dmc.n_steps=16",  # rollouts of 64 decisions; a first hand (no exchange) is 53 engine steps
-    "dmc.batch_size=32",
-    "dmc.replay_rollouts=8",
-    "dmc.net_arch=[16]",
-    "train.torch_threads=1",
-    "train.progress=false",
-    "eval.final_deals=0",
-]
+TINY = TINY_DMC  # rollouts of 64 decisions; a first hand (no exchange) is 53 engine steps
 HAND_NUMBER = 788  # the observation's entry "hand number / 100" (sm_env/observation.py)
 
 
