@@ -80,6 +80,7 @@ GROUPED_MODULES["test_workers.py"] = "worker_kills"
 GROUPED_TESTS = {  # the tests of other files that take local_ray
     "test_tournament.py::test_workers_and_ray_give_the_leaderboard_of_one_process": "ray",
     "test_playouts.py::test_improve_on_ray_labels_the_files_of_local_workers_and_resumes": "ray",
+    "test_ppo_actors.py::test_the_actors_as_ray_actors_train_a_run": "ray",
 }
 # No test starts numba's background compile of the env kernels (sm_env.compiled.readiness): a test that needs the
 # kernels compiles them itself (CI compiles them first, `sergeant-major compile`); tests/test_readiness.py turns it on.

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from training.common.errors import ConfigError
-from training.vector.actors import SLOTS, ActorPool, games_of
+from training.vector.actors import SLOTS, ActorPool, DMCActors, games_of
 from training.vector.config import load_dmc_config
 from training.vector.dmc import DMC
 
@@ -81,21 +81,21 @@ def test_the_actors_take_the_learners_weights_and_a_lost_actor_is_replaced(tmp_p
     cfg = tiny("train.actors=2", "dmc.epsilon=0")
     trainer = DMC(cfg, str(tmp_path))
     lines: list[str] = []
-    pool = ActorPool(cfg, trainer.q, trainer.obs_size, lines.append, trainer.balances)
+    pool = ActorPool(cfg, trainer, DMCActors(), lines.append, trainer.balances)
     filed: list[np.ndarray] = []
     rollout = cfg.dmc.n_steps * cfg.env.num_games
     try:
-        first = pool.gather(rollout, lambda obs, action, target: filed.append(action.copy()))
+        first = pool.gather(lambda actor, arrays: filed.append(arrays["action"].copy()), rollout)
         assert first["played"] == rollout and first["actor_lag"] == 0  # version 0: nothing published yet
         for _ in range(3):
             with torch.no_grad():
                 for p in trainer.q.parameters():
                     p.add_(0.01)
-            pool.publish(trainer.q)
+            pool.publish(trainer)
         deadline = time.monotonic() + 60
         lags = []
         while time.monotonic() < deadline:  # the actors move to the newest weights within a few rollouts
-            lags.append(pool.gather(rollout, lambda *a: None)["actor_lag"])
+            lags.append(pool.gather(lambda *a: None, rollout)["actor_lag"])
             if lags[-1] == 0:
                 break
         assert lags[-1] == 0, lags
@@ -106,12 +106,12 @@ def test_the_actors_take_the_learners_weights_and_a_lost_actor_is_replaced(tmp_p
         threading.Timer(1.5, os.kill, (pool.processes[1].pid, signal.SIGCONT)).start()
         rounds, until = [], time.monotonic() + 3.0  # past the stall, so the stalled actor's rollouts are filed
         while len(rounds) < 4 or time.monotonic() < until:
-            rounds.append(pool.gather(rollout, lambda *a: None))
-            pool.publish(trainer.q)
+            rounds.append(pool.gather(lambda *a: None, rollout))
+            pool.publish(trainer)
         assert all(r["played"] == rollout and r["actor_lag"] <= SLOTS + 1 for r in rounds), rounds
         os.kill(pool.processes[0].pid, signal.SIGKILL)
         pool.processes[0].join(10)
-        again = pool.gather(3 * rollout, lambda *a: None)  # the lost one is replaced and play goes on
+        again = pool.gather(lambda *a: None, 3 * rollout)  # the lost one is replaced and play goes on
         assert again["played"] >= 3 * rollout
         assert pool.lost == 1 and pool.generation == [1, 0] and pool.processes[0].is_alive()
         assert len(lines) == 1 and lines[0].startswith("actor 0 was lost (exit code -9)"), lines

@@ -106,7 +106,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     add_run_arguments(parser, "YAML config file (see configs/ and `sergeant-major config`)")
     parser.add_argument("--address", default=None, help="rllib: Ray cluster address (default: a local Ray instance)")
-    add_ray_arguments(parser, "the acting processes of --backend dmc (train.actors)", actors=True)
+    add_ray_arguments(parser, "the acting processes of --backend dmc or vector (train.actors)", actors=True)
     parser.add_argument(
         "--evaluate",
         metavar="POLICY",
@@ -144,11 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.evaluate or (args.eval_config and not args.config and not args.resume):
         return evaluate_main(args.evaluate, args.eval_config, args.sets + args.overrides)
     prog = PROG if name == "sb3" else f"{PROG} --backend {name}"
-    if args.ray is not None and name != "dmc":
-        parser.error("--ray is for --backend dmc (its acting processes as Ray actors); rllib takes --address")
+    if args.ray is not None and name not in ("dmc", "vector"):
+        parser.error(
+            "--ray is for --backend dmc or vector (their acting processes as Ray actors); rllib takes --address"
+        )
     ray_settings = args.ray_code != "auto" or args.ray_connect_timeout != CONNECT_TIMEOUT
     if name != "rllib" and (args.address or (ray_settings and args.ray is None)):
-        parser.error("--address is for --backend rllib; --ray-code and --ray-connect-timeout for rllib or dmc --ray")
+        parser.error(
+            "--address is for --backend rllib; --ray-code and --ray-connect-timeout for rllib, or dmc and vector "
+            "with --ray"
+        )
     return run_command(backend(name, prog), build_parser(prog), argv)
 
 

@@ -87,6 +87,11 @@ class RLlibPPOConfig(Section):
     minibatch_size: Whole = setting(250, "minibatch size", gt=0)
     num_epochs: Whole = setting(4, "passes over each batch", gt=0)
     hiddens: Sizes = setting(lambda: [256, 256], "hidden layers of the policy and value networks")
+    activation: Literal[("tanh", "relu")] = setting("tanh", "activation of the hidden layers")
+    kl_coeff: Number = setting(
+        0.2, "initial weight of RLlib's adaptive KL penalty (0: no KL term, as CleanRL's and the vector PPO)", ge=0
+    )
+    grad_clip: Number | None = setting(None, "clip the gradient's global norm to this (null: no clipping)", gt=0)
     critic: Literal[("observation", "full")] = setting(
         "observation",
         "the value function's input: 'observation' (what the policy sees, one network body with it) or 'full' (a "

@@ -100,7 +100,7 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
     ids = module_ids(cfg)
     device = resolve_device(cfg.train.device)
     gpu = device.type == "cuda"
-    model = {"fcnet_hiddens": list(cfg.ppo.hiddens), "fcnet_activation": "tanh"}
+    model = {"fcnet_hiddens": list(cfg.ppo.hiddens), "fcnet_activation": cfg.ppo.activation}
     module_class, connector = ActionMaskingPPOModule, None
     if cfg.ppo.critic == "full":  # the value function also sees the hidden cards: training/rllib/critic_state.py
         module_class, connector = FullCriticPPOModule, lambda *spaces: [AddCriticState()]
@@ -133,6 +133,9 @@ def build_algo_config(cfg: RLlibConfig) -> Any:
             train_batch_size_per_learner=cfg.ppo.train_batch_size,
             minibatch_size=cfg.ppo.minibatch_size,
             num_epochs=cfg.ppo.num_epochs,
+            use_kl_loss=cfg.ppo.kl_coeff > 0,
+            kl_coeff=cfg.ppo.kl_coeff,
+            grad_clip=cfg.ppo.grad_clip,
         )
         .debugging(seed=cfg.seed)
     )

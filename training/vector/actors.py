@@ -57,6 +57,7 @@ SLOTS = 2  # slots of finished decisions per actor: how far it may act ahead of 
 POLL = 1.0  # seconds between the learner's looks at its actors while it waits for decisions
 START_TIMEOUT = 300.0  # seconds without any decision from any actor before the learner gives up (a broken actor)
 _MASKED = -1e9
+Store = Callable[[int, dict[str, np.ndarray]], None]  # the learner's filing of a slot: (actor, its arrays)
 
 
 def epsilon_greedy(
@@ -80,36 +81,47 @@ def games_of(num_games: int, actors: int) -> list[int]:
     return [num_games // actors + (i < num_games % actors) for i in range(actors)]
 
 
+def load_flat(module: nn.Module, flat: Any) -> None:
+    """A flat float32 vector (:func:`flat_parameters`' layout) into ``module``'s parameters, copied: the module
+    never shares memory with ``flat`` (a shared tensor the learner rewrites, or Ray's read-only array)."""
+    vector = torch.tensor(np.asarray(flat))  # a copy
+    torch.nn.utils.vector_to_parameters(vector, module.parameters())
+
+
+def flat_parameters(module: nn.Module) -> torch.Tensor:
+    """``module``'s parameters as one float32 vector on the CPU."""
+    return torch.nn.utils.parameters_to_vector(module.parameters()).detach().cpu()
+
+
 class ActorPool:
     """The learner's side: the shared memory, the actors' processes, and :meth:`gather` / :meth:`publish`.
 
-    ``cfg``: the run's :class:`training.vector.config.DMCConfig`; ``q``: the learner's network (its shape is
-    every actor's); ``log``: where the lines about lost actors go; ``balances``: the learner's
-    :class:`training.vector.ppo.RoleBalances`, to which the actors' hands by role are added."""
+    ``cfg``: the run's config; ``trainer``: the learner (its networks' shapes are every actor's); ``kind``: what
+    the actors are (:class:`DMCActors`, :class:`training.vector.ppo.PPOActors`: the arrays of a slot, the tensors
+    published, the acting object of a process); ``log``: where the lines about lost actors go; ``balances``: the
+    learner's :class:`training.vector.ppo.RoleBalances`, to which the actors' hands by role are added."""
 
-    def __init__(self, cfg: Any, q: nn.Module, obs_size: int, log: Callable[[str], None], balances: Any) -> None:
+    def __init__(self, cfg: Any, trainer: Any, kind: Any, log: Callable[[str], None], balances: Any) -> None:
         import torch.multiprocessing as tmp
 
-        self.cfg, self.log = cfg, log
+        self.cfg, self.kind, self.log = cfg, kind, log
         self.balances = balances  # the learner's RoleBalances: the actors' hands by role are added to it
         self.ctx = tmp.get_context("spawn")
         self.count = cfg.train.actors
         self.games = games_of(cfg.env.num_games, self.count)
-        self.weights = torch.nn.utils.parameters_to_vector(q.parameters()).detach().cpu().clone().share_memory_()
+        self.offsets = [sum(self.games[:index]) for index in range(self.count)]  # each actor's first game
+        self.shared = [tensor.clone().share_memory_() for tensor in kind.published(trainer)]
         self.version = self.ctx.Value("q", 0)
         self.lock = self.ctx.Lock()
         self.stop = self.ctx.Event()
         self.full = self.ctx.Queue()
-        self.slots = []
-        for games in self.games:
-            size = 2 * cfg.dmc.n_steps * games
-            self.slots.append(
-                {
-                    "obs": torch.zeros((SLOTS, size, obs_size), dtype=torch.float32).share_memory_(),
-                    "action": torch.zeros((SLOTS, size), dtype=torch.int64).share_memory_(),
-                    "target": torch.zeros((SLOTS, size), dtype=torch.float32).share_memory_(),
-                }
-            )
+        self.slots = [
+            {
+                name: torch.zeros((kind.slots, *shape), dtype=dtype).share_memory_()
+                for name, (shape, dtype) in kind.layout(trainer, games).items()
+            }
+            for games in self.games
+        ]
         self.generation = [0] * self.count
         self.free: list[Any] = [None] * self.count
         self.processes: list[Any] = [None] * self.count
@@ -118,31 +130,38 @@ class ActorPool:
         for index in range(self.count):
             self._start(index)
 
+    @property
+    def weights(self) -> torch.Tensor:
+        """The learner's network as the actors load it (the first tensor published)."""
+        return self.shared[0]
+
     def _start(self, index: int) -> None:
         """Actor ``index`` started (again), its slots all free."""
         free = self.ctx.Queue()
-        for slot in range(SLOTS):
+        for slot in range(self.kind.slots):
             free.put(slot)
         self.free[index] = free
-        shared = (self.weights, self.version, self.lock, self.stop, self.full, free, self.slots[index])
-        args = (index, self.generation[index], self.games[index], self.cfg, shared)
-        process = self.ctx.Process(target=_actor_main, args=args, name=f"dmc-actor-{index}", daemon=True)
+        shared = (self.shared, self.version, self.lock, self.stop, self.full, free, self.slots[index])
+        args = (self.kind, index, self.generation[index], self.games[index], self.cfg, shared)
+        name = f"{self.kind.name}-{index}"
+        process = self.ctx.Process(target=_actor_main, args=args, name=name, daemon=True)
         process.start()
         self.processes[index] = process
 
-    def publish(self, q: nn.Module) -> None:
-        """The learner's weights for the actors (they take them at their next rollout)."""
+    def publish(self, trainer: Any) -> None:
+        """The learner's networks for the actors (they take them at their next rollout)."""
         with self.lock:
-            self.weights.copy_(torch.nn.utils.parameters_to_vector(q.parameters()).detach())
+            for shared, tensor in zip(self.shared, self.kind.published(trainer), strict=True):
+                shared.copy_(tensor)
             self.version.value += 1
 
-    def gather(self, decisions: int, store: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> dict[str, int]:
+    def gather(self, store: Store, decisions: int | None = None) -> dict[str, int]:
         """Rounds (module docstring: one whole rollout from every actor each) until ``decisions`` decisions were
-        played, filing every finished decision with ``store(obs, actions, targets)``; returns the decisions
+        played (None: one round), filing every slot with ``store(actor, arrays)``; returns the decisions
         ``played``, the ``episodes`` ended and ``actor_lag``: the most updates by which the weights of a rollout
-        filed here were behind the learner's (0: the latest; at most ``SLOTS + 1``)."""
+        filed here were behind the learner's (0: the latest; at most ``kind.slots + 1``)."""
         totals = {"played": 0, "episodes": 0, "actor_lag": 0}
-        while totals["played"] < decisions:
+        while True:
             owed = set(range(self.count))  # the actors whose rollout this round still waits for
             for index in range(self.count):  # slots that came early, in an earlier round
                 while index in owed and self.early[index]:
@@ -167,27 +186,20 @@ class ActorPool:
                     self._file(message, store, owed, totals)
                 else:  # ahead of this round: kept, its slot not yet free, so that actor waits
                     self.early[index].append(message)
-        return totals
+            if decisions is None or totals["played"] >= decisions:
+                return totals
 
-    def _file(
-        self, message: tuple[Any, ...], store: Callable[..., None], owed: set[int], totals: dict[str, int]
-    ) -> None:
+    def _file(self, message: tuple[Any, ...], store: Store, owed: set[int], totals: dict[str, int]) -> None:
         """One slot filed and freed; the slot that ends its actor's rollout adds the rollout's counts to
         ``totals`` and takes the actor off ``owed``."""
         index, _, slot, count, rollout, ended, balances, version = message
-        part = self.slots[index]
         if count:
-            store(
-                part["obs"][slot, :count].numpy(),
-                part["action"][slot, :count].numpy(),
-                part["target"][slot, :count].numpy(),
-            )
+            store(index, {name: array[slot, :count].numpy() for name, array in self.slots[index].items()})
         self.free[index].put(slot)
-        if not rollout:  # one of several slots of a rollout: its last one carries the counts
+        if balances is None:  # one of several slots of a rollout: its last one carries the counts
             return
         owed.discard(index)
-        if balances is not None:
-            self.balances.add(*balances)
+        self.balances.add(*balances)
         totals["played"] += rollout
         totals["episodes"] += ended
         totals["actor_lag"] = max(totals["actor_lag"], self.version.value - version)
@@ -210,7 +222,7 @@ class ActorPool:
         """Stop the actors and wait for them (a few seconds at most, then they are killed)."""
         self.stop.set()
         for free in self.free:  # an actor waiting for a slot wakes and sees the stop
-            for slot in range(SLOTS):
+            for slot in range(self.kind.slots):
                 free.put(slot)
         deadline = time.monotonic() + 10.0
         for process in self.processes:
@@ -229,18 +241,17 @@ class RayActorPool:
     actor whose process or node was lost is dropped, and the actor replaced (fresh games, the next generation),
     one line in the log. Same interface as :class:`ActorPool`."""
 
-    def __init__(
-        self, cfg: Any, q: nn.Module, obs_size: int, log: Callable[[str], None], balances: Any, ray: Any
-    ) -> None:
+    def __init__(self, cfg: Any, trainer: Any, kind: Any, log: Callable[[str], None], balances: Any, ray: Any) -> None:
         import ray as ray_module
 
         ray.connect()  # a RayOptions: a local instance on loopback, or the cluster at its address
-        self.ray, self.cfg, self.log, self.balances = ray_module, cfg, log, balances
+        self.ray, self.cfg, self.kind, self.log, self.balances = ray_module, cfg, kind, log, balances
         self.count = cfg.train.actors
         self.games = games_of(cfg.env.num_games, self.count)
+        self.offsets = [sum(self.games[:index]) for index in range(self.count)]
         self.generation = [0] * self.count
         self.version, self.lost = 0, 0
-        self.weights = self.ray.put(_flat(q))
+        self.weights = self.ray.put([tensor.numpy() for tensor in kind.published(trainer)])
         self.handles: list[Any] = [None] * self.count
         self.pending: dict[Any, tuple[int, int, int]] = {}  # a rollout asked: its actor, generation, weights' version
         self.remote_class = self.ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayActing)
@@ -250,27 +261,28 @@ class RayActorPool:
     def _start(self, index: int) -> None:
         options = actor_options(index, self.generation[index])
         self.handles[index] = self.remote_class.options(**options).remote(
-            index, self.generation[index], self.games[index], self.cfg
+            self.kind, index, self.generation[index], self.games[index], self.cfg
         )
-        for _ in range(SLOTS):
+        for _ in range(self.kind.slots):
             self._ask(index)
 
     def _ask(self, index: int) -> None:
         reference = self.handles[index].rollout.remote(self.weights)
         self.pending[reference] = (index, self.generation[index], self.version)
 
-    def publish(self, q: nn.Module) -> None:
-        """The learner's weights for the rollouts asked from now on."""
-        self.weights = self.ray.put(_flat(q))
+    def publish(self, trainer: Any) -> None:
+        """The learner's networks for the rollouts asked from now on."""
+        self.weights = self.ray.put([tensor.numpy() for tensor in self.kind.published(trainer)])
         self.version += 1
 
-    def gather(self, decisions: int, store: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> dict[str, int]:
+    def gather(self, store: Store, decisions: int | None = None) -> dict[str, int]:
         """As :meth:`ActorPool.gather`: rounds of one rollout from every actor (the oldest asked of each), taken
-        as they finish on any node; a rollout asked ``SLOTS`` rounds ago, so ``actor_lag`` is at most ``SLOTS``."""
+        as they finish on any node; a rollout asked ``kind.slots`` rounds ago, so ``actor_lag`` is at most
+        ``kind.slots``."""
         from ray.exceptions import RayError, RayTaskError
 
         totals = {"played": 0, "episodes": 0, "actor_lag": 0}
-        while totals["played"] < decisions:
+        while decisions is None or totals["played"] < decisions:
             owed = set(range(self.count))
             waited = 0.0
             while owed:
@@ -287,20 +299,22 @@ class RayActorPool:
                 waited = 0.0
                 index, _, version = self.pending.pop(ready[0])
                 try:
-                    obs, action, target, rollout, ended, balances = self.ray.get(ready[0])
+                    arrays, rollout, ended, balances = self.ray.get(ready[0])
                 except RayTaskError as err:  # the acting itself failed: a bug, not a lost node
                     raise err.as_instanceof_cause() from None
                 except RayError as err:  # its process or node was lost
                     self._replace(index, type(err).__name__)
                     continue
-                if len(obs):
-                    store(obs, action, target)
+                if len(next(iter(arrays.values()))):
+                    store(index, arrays)
                 owed.discard(index)
                 totals["played"] += rollout
                 totals["episodes"] += ended
                 totals["actor_lag"] = max(totals["actor_lag"], self.version - version)
                 self.balances.add(*balances)
                 self._ask(index)
+            if decisions is None:
+                break
         return totals
 
     def _replace(self, index: int, reason: str) -> None:
@@ -330,27 +344,45 @@ def actor_options(index: int, generation: int) -> dict[str, Any]:
     return {"scheduling_strategy": "SPREAD"}
 
 
-def _flat(q: nn.Module) -> np.ndarray:
-    """The network's parameters as one float32 vector on the CPU (what an actor loads)."""
-    return torch.nn.utils.parameters_to_vector(q.parameters()).detach().cpu().numpy()
-
-
 class _RayActing:
-    """:class:`Acting` in a Ray actor: one torch thread; :meth:`rollout` takes the weights it is to play with."""
+    """An acting object of ``kind`` in a Ray actor: one torch thread; :meth:`rollout` takes the published tensors
+    it is to play with."""
 
-    def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
+    def __init__(self, kind: Any, index: int, generation: int, num_games: int, cfg: Any) -> None:
         limit_threads()
-        self.acting = Acting(index, generation, num_games, cfg)
+        self.acting = kind.acting(index, generation, num_games, cfg)
 
-    def rollout(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, tuple[Any, ...]]:
-        self.acting.load(weights)
+    def rollout(self, tensors: list[np.ndarray]) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
+        self.acting.load(tensors)
         return self.acting.rollout()
 
 
+class DMCActors:
+    """What DMC's actors are (the ``kind`` of :class:`ActorPool` and :class:`RayActorPool`): :class:`Acting`, the
+    Q-network published, and :data:`SLOTS` slots of finished decisions (a rollout's may fill more than one)."""
+
+    name = "dmc-actor"
+    slots = SLOTS
+
+    def layout(self, trainer: Any, games: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        rows = 2 * trainer.cfg.dmc.n_steps * games
+        return {
+            "obs": ((rows, trainer.obs_size), torch.float32),
+            "action": ((rows,), torch.int64),
+            "target": ((rows,), torch.float32),
+        }
+
+    def published(self, trainer: Any) -> list[torch.Tensor]:
+        return [flat_parameters(trainer.q)]
+
+    def acting(self, index: int, generation: int, num_games: int, cfg: Any) -> Acting:
+        return Acting(index, generation, num_games, cfg)
+
+
 class Acting:
-    """One actor's games, network copy, exploration and open episodes (module docstring): :meth:`rollout` plays
-    ``dmc.n_steps`` engine steps and returns the finished decisions. Seeded from (run seed, actor, generation).
-    The same in an acting process (:func:`_actor_main`) and a Ray actor (:class:`RayActorPool`)."""
+    """One DMC actor's games, network copy, exploration and open episodes (module docstring): :meth:`rollout`
+    plays ``dmc.n_steps`` engine steps and returns the finished decisions. Seeded from (run seed, actor,
+    generation). The same in an acting process (:func:`_actor_main`) and a Ray actor (:class:`RayActorPool`)."""
 
     def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
         from sm_env.compiled.batch import VectorGame
@@ -372,14 +404,13 @@ class Acting:
         self.obs = np.zeros((num_games, g.observation_size), dtype=np.float32)
         self.mask = np.zeros((num_games, g.num_actions), dtype=np.int8)
 
-    def load(self, weights: torch.Tensor) -> None:
-        """The learner's weights (a flat vector, :meth:`ActorPool.publish`'s) into this actor's network."""
-        flat = torch.from_numpy(np.array(weights)) if isinstance(weights, np.ndarray) else weights  # Ray's: read-only
-        torch.nn.utils.vector_to_parameters(flat, self.q.parameters())
+    def load(self, tensors: list[Any]) -> None:
+        """The learner's weights (:meth:`DMCActors.published`) into this actor's network."""
+        load_flat(self.q, tensors[0])
 
-    def rollout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, tuple[Any, ...]]:
-        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended (observations,
-        actions, float32 targets), the decisions played, the episodes ended and the hands' balances by role
+    def rollout(self) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
+        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended (``obs``,
+        ``action``, float32 ``target``), the decisions played, the episodes ended and the hands' balances by role
         (``RoleBalances.counted``)."""
         from .ppo import step_rewards
 
@@ -402,40 +433,47 @@ class Acting:
                 ended += int(done.sum())
         played, balances = cfg.dmc.n_steps * self.num_games, self.balances.counted()
         if not finished:
-            empty = np.zeros((0, self.obs.shape[1]), np.float32)
-            return empty, np.zeros(0, np.int64), np.zeros(0, np.float32), played, 0, balances
-        obs = np.concatenate([f[0] for f in finished])
-        action = np.concatenate([f[1] for f in finished])
-        target = np.concatenate([f[2] for f in finished]).astype(np.float32)
-        return obs, action, target, played, ended, balances
+            arrays = {
+                "obs": np.zeros((0, self.obs.shape[1]), np.float32),
+                "action": np.zeros(0, np.int64),
+                "target": np.zeros(0, np.float32),
+            }
+            return arrays, played, 0, balances
+        arrays = {
+            "obs": np.concatenate([f[0] for f in finished]),
+            "action": np.concatenate([f[1] for f in finished]),
+            "target": np.concatenate([f[2] for f in finished]).astype(np.float32),
+        }
+        return arrays, played, ended, balances
 
 
-def _actor_main(index: int, generation: int, num_games: int, cfg: Any, shared: tuple[Any, ...]) -> None:
-    """One acting process (module docstring): rollouts until the learner says stop."""
+def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any, shared: tuple[Any, ...]) -> None:
+    """One acting process (module docstring): rollouts until the learner says stop, each copied into one slot
+    or more (the last one carries the rollout's counts)."""
     die_with_parent()
     limit_threads()
     torch.set_num_threads(1)
-    weights, version, lock, stop, full, free, slots = shared
-    acting = Acting(index, generation, num_games, cfg)
+    tensors, version, lock, stop, full, free, slots = shared
+    acting = kind.acting(index, generation, num_games, cfg)
     seen = -1
-    capacity = slots["obs"].shape[1]
+    capacity = next(iter(slots.values())).shape[1]
     while not stop.is_set():
         if version.value != seen:
             with lock:
-                acting.load(weights)
+                acting.load(tensors)
                 seen = version.value
-        obs_all, action_all, target_all, played, ended, balances = acting.rollout()
+        arrays, played, ended, balances = acting.rollout()
+        rows = len(next(iter(arrays.values())))
         start = 0
-        while True:  # one slot or more; the last one carries the rollout's counts
+        while True:
             slot = free.get()
             if stop.is_set():
                 return
-            end = min(start + capacity, len(obs_all))
+            end = min(start + capacity, rows)
             count = end - start
-            slots["obs"][slot, :count] = torch.from_numpy(obs_all[start:end])
-            slots["action"][slot, :count] = torch.from_numpy(action_all[start:end])
-            slots["target"][slot, :count] = torch.from_numpy(target_all[start:end])
-            last = end == len(obs_all)
+            for name, array in arrays.items():
+                slots[name][slot, :count] = torch.from_numpy(array[start:end])
+            last = end == rows
             counts = (played, ended, balances) if last else (0, 0, None)
             full.put((index, generation, slot, count, *counts, seen))
             start = end

@@ -170,6 +170,14 @@ class SelfPlayTrainConfig(VectorTrainConfig):
     """Length of the run (decisions, and a time budget), checkpoints, threads, TensorBoard."""
 
     max_hours: Number = setting(0.0, HOURS_HELP + "; checked at the end of each rollout", ge=0, le=MAX_HOURS)
+    actors: Whole = setting(
+        0,
+        "acting processes apart from the learner (training/vector/actors.py): 0 acts in the learner's process "
+        "between updates (bit-for-bit repeatable); N >= 1 start N processes that share env.num_games and play "
+        "while the learner updates (rollouts and weights through shared memory; not bit-for-bit repeatable)",
+        ge=0,
+        le=64,
+    )
     tensorboard: Flag = setting(
         True,
         "TensorBoard scalars in RUN/tb (tensorboard --logdir RUN/tb): every metrics.jsonl row and every evaluation "
@@ -243,15 +251,6 @@ class DMCTrainConfig(
 ):
     """Length of the run, checkpoints, threads, acting processes."""
 
-    actors: Whole = setting(
-        0,
-        "acting processes apart from the learner (training/vector/actors.py): 0 acts in the learner's process "
-        "between updates (bit-for-bit repeatable); N >= 1 start N processes that share env.num_games and play "
-        "while the learner updates (rollouts and weights through shared memory; not bit-for-bit repeatable)",
-        ge=0,
-        le=64,
-    )
-
 
 class DMCConfig(
     RunSection,
@@ -293,11 +292,23 @@ def engine_rules(cfg: SelfPlayConfig | DMCConfig, source: str) -> RuleSet:
     return rules
 
 
+def check_actors(cfg: Any, source: str) -> None:
+    """Every acting process (``train.actors``) plays at least one of the ``env.num_games`` games."""
+    if cfg.train.actors > cfg.env.num_games:
+        raise config_error(
+            source,
+            "train.actors",
+            f"train.actors: each actor plays at least one of env.num_games = {cfg.env.num_games} games, got "
+            f"{cfg.train.actors} actors",
+        )
+
+
 def selfplay_config_from_dict(data: Any, source: str = "") -> SelfPlayConfig:
     """A validated :class:`SelfPlayConfig` from a plain dict (as YAML gives it)."""
     cfg = validate(SelfPlayConfig, data, source)
     rules = engine_rules(cfg, source)
     rollout = cfg.ppo.n_steps * cfg.env.num_games
+    check_actors(cfg, source)
     if cfg.ppo.batch_size > rollout:
         raise config_error(
             source,
@@ -363,13 +374,7 @@ def dmc_config_from_dict(data: Any, source: str = "") -> DMCConfig:
     cfg = validate(DMCConfig, data, source)
     engine_rules(cfg, source)
     replay = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * cfg.env.num_games
-    if cfg.train.actors > cfg.env.num_games:
-        raise config_error(
-            source,
-            "train.actors",
-            f"train.actors: each actor plays at least one of env.num_games = {cfg.env.num_games} games, got "
-            f"{cfg.train.actors} actors",
-        )
+    check_actors(cfg, source)
     if cfg.dmc.batch_size > replay:
         raise config_error(
             source,

@@ -80,7 +80,7 @@ from training.common.errors import ConfigError
 from training.common.ray_cluster import RayOptions
 from training.common.runs import Backend, progress
 
-from .actors import ActorPool, RayActorPool, epsilon_greedy
+from .actors import ActorPool, DMCActors, RayActorPool, epsilon_greedy
 from .config import DMCConfig, load_dmc_config
 from .episodes import EpisodeBook
 from .ppo import BatchedRun, RoleBalances, batched_backend, batched_main, explained_variance, mlp, step_rewards
@@ -123,7 +123,6 @@ class DMC(BatchedRun):
         self.book = EpisodeBook(n, self.obs_size, self.num_players)  # the open episodes (training/vector/episodes.py)
         self.balances = RoleBalances(g)  # every seat's hands by role (metrics.jsonl)
         self.every_seat = np.ones((n, self.num_players), dtype=np.bool_)
-        self.pool: ActorPool | None = None  # the acting processes (train.actors >= 1), started by train()
         # the replay: the latest finished decisions, a ring
         self.capacity = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * n
         self.replay_obs = np.zeros((self.capacity, self.obs_size), dtype=np.float32)
@@ -182,6 +181,10 @@ class DMC(BatchedRun):
         self.cursor = int((self.cursor + len(obs)) % self.capacity)
         self.filled = min(self.capacity, self.filled + len(obs))
 
+    def file_decisions(self, actor: int, arrays: dict[str, np.ndarray]) -> None:
+        """An actor's finished decisions (:class:`training.vector.actors.DMCActors`' arrays) into the replay."""
+        self.store(arrays["obs"], arrays["action"], arrays["target"])
+
     # -- update ------------------------------------------------------------------
     def update(self) -> dict[str, float]:
         """``dmc.updates_per_rollout`` minibatches of the regression of the taken actions' values on their
@@ -226,10 +229,10 @@ class DMC(BatchedRun):
         cfg = self.cfg
         if cfg.train.actors:  # the actors play while the network learns (training/vector/actors.py)
             if self.pool is None:
-                args = (cfg, self.q, self.obs_size, progress, self.balances)
+                args = (cfg, self, DMCActors(), progress, self.balances)
                 self.pool = ActorPool(*args) if self.ray is None else RayActorPool(*args, ray=self.ray)
             with self.timers("waiting for actors"):
-                gathered = self.pool.gather(cfg.dmc.n_steps * self.num_games, self.store)
+                gathered = self.pool.gather(self.file_decisions, cfg.dmc.n_steps * self.num_games)
             played = gathered["played"]
             self.bar.update(played)  # the actors' decisions, as global_step counts them
             self.episodes += gathered["episodes"]
@@ -239,7 +242,7 @@ class DMC(BatchedRun):
                 **self.balances.figures(),  # the actors' hands by role, added by the pool
             }
             stats = self.update()
-            self.pool.publish(self.q)
+            self.pool.publish(self)
         else:
             episodes = self.collect()
             stats = self.update()
@@ -356,14 +359,6 @@ class DMC(BatchedRun):
             "episodes": self.episodes,
             "device": str(self.device),
         }
-
-    def close(self) -> None:
-        """The acting processes stopped, if any, and the TensorBoard file closed (the games, the network and the
-        replay are plain memory)."""
-        if self.pool is not None:
-            self.pool.close()
-            self.pool = None
-        super().close()
 
 
 PROG = "sergeant-major train --backend dmc"

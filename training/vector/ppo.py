@@ -113,10 +113,13 @@ from training.common.checkpoint import (
 )
 from training.common.device import resolve_device
 from training.common.progress import progress_bar
+from training.common.ray_cluster import RayOptions
 from training.common.runs import Backend, add_run_arguments, checkpoint_at, progress, run_command, write_lines
 from training.common.scalars import ScalarLog, metrics_scalars
 from training.common.yaml_config import ConfigError, save_config
+from training.evaluation.deals import derive_seed
 
+from .actors import ActorPool, RayActorPool, flat_parameters, load_flat
 from .config import (
     RANDOM,
     SELF,
@@ -398,6 +401,8 @@ class BatchedRun:
     the end; the TensorBoard scalars (``tb``) of every rollout and evaluation; the checkpoints' common part."""
 
     clock = staticmethod(time.perf_counter)  # the training time's clock (a rollout's seconds)
+    pool: Any = None  # the acting processes apart from the learner (train.actors >= 1: training/vector/actors.py)
+    tb: Any = None  # the TensorBoard log (ScalarLog), opened with the run folder
     trainer: str  # its checkpoints' trainer field (training/common/checkpoint.py)
     unit: str  # what global_step counts (the progress lines, the run layer's messages)
     counter_names: tuple[str, ...]  # the counters a checkpoint holds: whole numbers, and the training time wall
@@ -407,7 +412,6 @@ class BatchedRun:
     rollouts: int
     last: dict[str, Any]
     optimizer: torch.optim.Optimizer
-    tb: ScalarLog
 
     def _start(self, cfg: Any, run_dir: str, quiet: bool) -> None:
         """The first part of a trainer's ``__init__``: the settings, the device, the seeds, ``env.num_games`` games
@@ -648,8 +652,13 @@ class BatchedRun:
         return "time by phase:\n" + self.timers.table()
 
     def close(self) -> None:
-        """The TensorBoard file closed (the games and the networks are plain memory)."""
-        self.tb.close()
+        """The acting processes stopped, if any (``train.actors``), and the TensorBoard file closed (the games, the
+        networks and the buffers are plain memory)."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        if self.tb is not None:
+            self.tb.close()
 
 
 class VectorPPO(BatchedRun):
@@ -668,10 +677,22 @@ class VectorPPO(BatchedRun):
     )
 
     def __init__(
-        self, cfg: SelfPlayConfig, run_dir: str, resume: bool = False, quiet: bool = False, saved_config: Any = None
+        self,
+        cfg: SelfPlayConfig,
+        run_dir: str,
+        resume: bool = False,
+        quiet: bool = False,
+        saved_config: Any = None,
+        acting: bool = False,
+        ray: RayOptions | None = None,
     ) -> None:
         """``saved_config``: what ``config.yaml`` records (default ``cfg``; a command that builds ``cfg`` from
-        its own config saves that one: training/vector/exploit.py)."""
+        its own config saves that one: training/vector/exploit.py). ``acting``: the games, seats and buffers of
+        one acting process (:class:`PPOActors`), no run folder. ``ray``: the acting processes (``train.actors``)
+        as Ray actors (``--ray [ADDRESS]``)."""
+        if ray is not None and not cfg.train.actors:
+            raise ConfigError("--ray runs the acting processes as Ray actors: set train.actors to 1 or more")
+        self.ray = ray
         self._start(cfg, run_dir, quiet)  # the generator: sampling, seat draws, minibatch order
         g, n, steps = self.games, self.num_games, cfg.ppo.n_steps
         self.n_steps = steps
@@ -720,7 +741,8 @@ class VectorPPO(BatchedRun):
         self.next_index = np.full(size, -1, dtype=np.int64)
         self.tail_values = np.zeros(size, dtype=np.float32)
         self.balances = RoleBalances(self.games)  # the learner's hands by role (metrics.jsonl)
-        self._open(resume, saved_config)
+        if not acting:
+            self._open(resume, saved_config)
 
     # -- seats -------------------------------------------------------------------
     def _frozen_actor(self, policy: NumpyPolicy) -> nn.Sequential:
@@ -757,14 +779,30 @@ class VectorPPO(BatchedRun):
             self.snapshots.append(state)
         else:
             self.snapshots[slot] = state
+        self._freeze(slot, state)
+
+    def set_snapshots(self, snapshots: list[dict[str, torch.Tensor]]) -> None:
+        """The pool of frozen copies replaced by ``snapshots`` (a checkpoint's; an actor's copy of the learner's)."""
+        self.snapshots = []
+        for slot, state in enumerate(snapshots):
+            self.snapshots.append(state)
+            self._freeze(slot, state)
+
+    def _freeze(self, slot: int, state: dict[str, torch.Tensor]) -> None:
         actor = self.net.fresh_actor()
         actor.load_state_dict(state)
         self.frozen[self.snapshot_base - 2 + slot] = actor.requires_grad_(False).to(self.device)
 
     # -- rollout -----------------------------------------------------------------
     def collect(self) -> dict[str, float]:
-        """Play ``n_steps`` engine steps in every game; fill the buffer; returns the episodes ended and the
-        balances of the learner's hands by role (:class:`RoleBalances`)."""
+        """:meth:`play`; returns the episodes ended and the balances of the learner's hands by role
+        (:class:`RoleBalances`)."""
+        episodes = self.play()
+        return {"episodes": float(episodes), **self.balances.figures()}
+
+    def play(self) -> int:
+        """Play ``n_steps`` engine steps in every game and fill the buffer; returns the learner's episodes ended
+        (the hands' balances by role are counted in ``balances``)."""
         n, g, t_ = self.num_games, self.games, self.timers
         rows = np.arange(n)
         last_index = np.full((n, self.num_players), -1, dtype=np.int64)  # each seat's latest learner transition
@@ -835,7 +873,7 @@ class VectorPPO(BatchedRun):
                 full_t = None if full is None else torch.from_numpy(full).to(self.device)
                 values = self.net.value(torch.from_numpy(obs).to(self.device), full_t).cpu()
             self.tail_values[last_index[open_rows, open_seats]] = values.numpy()
-        return {"episodes": float(episodes), **self.balances.figures()}
+        return episodes
 
     def _opponents_act(self, t: int, kind: np.ndarray, actions: np.ndarray) -> None:
         """The actions of the seats not played by the learner at step ``t``."""
@@ -986,10 +1024,46 @@ class VectorPPO(BatchedRun):
 
     # -- loop --------------------------------------------------------------------
     def rollout(self) -> tuple[int, dict[str, float]]:
-        """:meth:`collect`, then :meth:`update`: the learner decisions trained and the row's figures."""
-        episodes = self.collect()
+        """:meth:`collect` (or one rollout of every acting process, ``train.actors``: :meth:`gather`), then
+        :meth:`update`: the learner decisions trained and the row's figures."""
+        episodes = self.gather() if self.cfg.train.actors else self.collect()
         stats = self.update()
+        if self.pool is not None:
+            self.pool.publish(self)
         return int(stats["decisions"]), {**stats, **episodes}
+
+    def gather(self) -> dict[str, float]:
+        """The buffer filled by the acting processes (training/vector/actors.py), one rollout of each in the
+        columns of its games (:meth:`file_rollout`); the episodes ended, the oldest weights' lag in updates
+        (``actor_lag``) and the learner's balances by role in the actors' games."""
+        if self.pool is None:
+            args = (self.cfg, self, PPOActors(), progress, self.balances)
+            self.pool = ActorPool(*args) if self.ray is None else RayActorPool(*args, ray=self.ray)
+        with self.timers("waiting for actors"):
+            gathered = self.pool.gather(self.file_rollout)
+        self.bar.update(gathered["played"])  # the actors' learner decisions, as global_step counts them
+        return {
+            "episodes": float(gathered["episodes"]),
+            "actor_lag": float(gathered["actor_lag"]),
+            **self.balances.figures(),  # the actors' hands by role, added by the pool
+        }
+
+    def file_rollout(self, actor: int, arrays: dict[str, np.ndarray]) -> None:
+        """An acting process's rollout (:class:`PPOActors`' arrays: ``n_steps`` rows of its games, in step order)
+        into the buffer's columns of its games; the indices of each seat's next decision moved to the buffer's
+        layout (entry ``t * env.num_games + game``)."""
+        first, m = self.pool.offsets[actor], self.pool.games[actor]
+        steps, n = self.n_steps, self.num_games
+        games = slice(first, first + m)
+        self.obs[:, games] = arrays["obs"].reshape(steps, m, -1)
+        if self.full is not None:
+            self.full[:, games] = arrays["full"].reshape(steps, m, -1)
+        self.masks[:, games] = arrays["masks"].reshape(steps, m, -1)
+        for name in PPOActors.step_arrays:
+            getattr(self, name).reshape(steps, n)[:, games] = arrays[name].reshape(steps, m)
+        nxt = arrays["next_index"]
+        moved = np.where(nxt >= 0, nxt // m * n + first + nxt % m, -1)
+        self.next_index.reshape(steps, n)[:, games] = moved.reshape(steps, m)
 
     def report(self, row: dict[str, Any], finished: bool) -> None:
         """The rollout's progress line; a snapshot joins the pool when due."""
@@ -1052,12 +1126,7 @@ class VectorPPO(BatchedRun):
             checked_array(path, state["episode_return"], "episode_return", (n, p), "f")
         self._restore_saved(path, state)
         self.seat_kind, self.random_state = seat_kind, random_state.view(np.uint64)
-        self.snapshots = []
-        for k, snap in enumerate(snapshots):
-            self.snapshots.append(snap)
-            actor = self.net.fresh_actor()
-            actor.load_state_dict(snap)
-            self.frozen[self.snapshot_base - 2 + k] = actor.requires_grad_(False).to(self.device)
+        self.set_snapshots(snapshots)
 
     # -- the run layer (training/common/runs.py) ----------------------------------
     def final_outputs(self) -> list[tuple[str, str]]:
@@ -1078,12 +1147,117 @@ class VectorPPO(BatchedRun):
         return {"global_step": self.global_step, "rollouts": self.rollouts, "device": str(self.device)}
 
 
+class PPOActors:
+    """What the vector PPO's acting processes are (the ``kind`` of :class:`training.vector.actors.ActorPool`):
+    each a :class:`VectorPPO` of its share of the games (:class:`PPOActing`: the same seat draws, opponents,
+    sampling and bootstrap as the learner's own rollouts), the learner's actor-critic and snapshot pool
+    published, and one slot a rollout: ``ppo.n_steps`` engine steps of its games. With one slot an actor plays
+    the next rollout while the learner updates on the last, so a rollout is played with the weights of 1 update
+    ago (2 at most: ``actor_lag``); its log-probabilities are the ones it played with, and PPO's ratio is taken
+    against them."""
+
+    name = "ppo-actor"
+    slots = 1
+    step_arrays = ("actions", "logps", "learner", "seats", "rewards", "dones", "tail_values")
+
+    def layout(self, trainer: VectorPPO, games: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        rows = trainer.n_steps * games
+        out = {
+            "obs": ((rows, trainer.obs_size), torch.float32),
+            "masks": ((rows, trainer.num_actions), torch.int8),
+            "actions": ((rows,), torch.int64),
+            "logps": ((rows,), torch.float32),
+            "learner": ((rows,), torch.bool),
+            "seats": ((rows,), torch.int8),
+            "rewards": ((rows,), torch.float32),
+            "dones": ((rows,), torch.bool),
+            "tail_values": ((rows,), torch.float32),
+            "next_index": ((rows,), torch.int64),
+        }
+        if trainer.full is not None:
+            out["full"] = ((rows, trainer.full_size), torch.float32)
+        return out
+
+    def published(self, trainer: VectorPPO) -> list[torch.Tensor]:
+        """The actor-critic's parameters; the snapshots (one row each, ``opponents.pool_size`` rows); how many
+        there are and how many were ever added."""
+        size = sum(p.numel() for p in trainer.net.actor.parameters())
+        pool = torch.zeros((trainer.cfg.opponents.pool_size, size), dtype=torch.float32)
+        for row, state in enumerate(trainer.snapshots):
+            pool[row] = torch.cat([v.reshape(-1) for v in state.values()])
+        counts = torch.tensor([len(trainer.snapshots), trainer.snapshots_added], dtype=torch.int64)
+        return [flat_parameters(trainer.net), pool, counts]
+
+    def acting(self, index: int, generation: int, num_games: int, cfg: SelfPlayConfig) -> PPOActing:
+        return PPOActing(index, generation, num_games, cfg)
+
+
+class PPOActing:
+    """One acting process's :class:`VectorPPO` (no run folder) of ``num_games`` games, seeded from (run seed,
+    actor, generation), on the CPU with one thread: :meth:`rollout` is its :meth:`VectorPPO.play`."""
+
+    def __init__(self, index: int, generation: int, num_games: int, cfg: SelfPlayConfig) -> None:
+        seed = derive_seed(cfg.seed, index, generation, 0xAC7)
+        train = {"device": "cpu", "torch_threads": 1, "actors": 0, "progress": False, "tensorboard": False}
+        own = cfg.model_copy(
+            update={
+                "seed": seed,
+                "env": cfg.env.model_copy(update={"num_games": num_games}),
+                "train": cfg.train.model_copy(update=train),
+            }
+        )
+        self.run = VectorPPO(own, "", quiet=True, acting=True)
+        self.added = -1  # the snapshots added when the pool was last copied
+
+    def load(self, tensors: list[Any]) -> None:
+        """The learner's actor-critic and, when it changed, its snapshot pool (:meth:`PPOActors.published`)."""
+        run = self.run
+        load_flat(run.net, tensors[0])
+        count, added = (int(v) for v in tensors[2])
+        if added != self.added:
+            self.added = added
+            rows = torch.tensor(np.asarray(tensors[1]))  # a copy
+            shapes = {k: v.shape for k, v in run.net.actor.state_dict().items()}
+            snapshots = []
+            for row in rows[:count]:
+                state, start = {}, 0
+                for key, shape in shapes.items():
+                    end = start + int(np.prod(shape))
+                    state[key] = row[start:end].reshape(shape).clone()
+                    start = end
+                snapshots.append(state)
+            run.set_snapshots(snapshots)
+
+    def rollout(self) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
+        """``ppo.n_steps`` engine steps of every game: the buffer's arrays (:meth:`PPOActors.layout`), the learner
+        decisions played, the learner's episodes ended and its hands' balances by role."""
+        run = self.run
+        episodes = run.play()
+        rows = run.n_steps * run.num_games
+        arrays = {
+            "obs": run.obs.reshape(rows, -1),
+            "masks": run.masks.reshape(rows, -1),
+            "next_index": run.next_index,
+            **{name: getattr(run, name) for name in PPOActors.step_arrays},
+        }
+        if run.full is not None:
+            arrays["full"] = run.full.reshape(rows, -1)
+        return arrays, int(run.learner.sum()), episodes, run.balances.counted()
+
+
 PROG = "sergeant-major train --backend vector"
 
 
 def backend(prog: str = PROG) -> Backend:
     """The batched trainer as the run layer sees it (``sergeant-major train --backend vector``)."""
-    return batched_backend(prog, load_selfplay_config, VectorPPO)
+    return batched_backend(
+        prog,
+        load_selfplay_config,
+        VectorPPO,
+        lambda cfg, run_dir, resume, args: VectorPPO(
+            cfg, run_dir, resume=resume, quiet=args.quiet, ray=RayOptions.from_args(args) if "ray" in args else None
+        ),
+    )
 
 
 def batched_backend(
