@@ -20,13 +20,15 @@ and the same warm-up and ``--rollouts``.
     python benchmarks/bench_trainer.py --nets 512,256 --critic full --rollouts 3 --set env.num_games=512
     python benchmarks/bench_trainer.py --nets 512,256 --devices cpu cuda   # the per-device rows only matter here
 
-``--actors 0 1 2`` measures instead DMC's training decisions per second with each ``train.actors`` value
-(training/vector/actors.py), its defaults (``configs/dmc.yaml``'s) and ``--decisions`` decisions a run, the
-values taken in turn ``--repeats`` times in one process (so that a change of the machine's load touches each
-alike); the rate of a run counts its rollouts after the first ``WARM_ROLLOUTS`` (the actors started, the replay
-filled), as ``metrics.jsonl``'s ``sps`` does; the ratio is each value's median over ``actors: 0``'s::
+``--actors 0 1 2`` measures instead a trainer's training decisions per second with each ``train.actors`` value
+(training/vector/actors.py): DMC (``--trainer dmc``, ``configs/dmc.yaml``) or the vector PPO (``--trainer vector``,
+``configs/selfplay_scratch.yaml``, learner decisions), ``--decisions`` decisions a run, the values taken in turn
+``--repeats`` times in one process (so that a change of the machine's load touches each alike); the rate of a run
+counts its rollouts after the first few (``WARM_ROLLOUTS``: the actors started, DMC's replay filled), as
+``metrics.jsonl``'s ``sps`` does; the ratio is each value's median over the first value's::
 
     python benchmarks/bench_trainer.py --actors 0 1 2 --decisions 800000 --repeats 2
+    python benchmarks/bench_trainer.py --trainer vector --actors 0 1 --decisions 200000 --repeats 2
 """
 
 from __future__ import annotations
@@ -123,23 +125,29 @@ def device_rates(device: str, net_arch: list[int], rollouts: int, critic: str, o
     return {"device": str(torch_device), "ppo": ppo_rate, "dmc": dmc_rate}
 
 
-WARM_ROLLOUTS = 10  # rollouts of a DMC run left out of its rate
+WARM_ROLLOUTS = {"dmc": 10, "vector": 3}  # rollouts of a run left out of its rate
+TRAINERS = {  # --trainer: the config file, its loader and the trainer
+    "dmc": ("configs/dmc.yaml", load_dmc_config, DMC),
+    "vector": ("configs/selfplay_scratch.yaml", load_selfplay_config, VectorPPO),
+}
 
 
-def dmc_rate(actors: int, decisions: int, overrides: list[str]) -> float:
-    """Training decisions per second of a DMC run with ``train.actors: actors`` (after its first rollouts)."""
+def actors_rate(name: str, actors: int, decisions: int, overrides: list[str]) -> float:
+    """Training decisions per second of a run of trainer ``name`` with ``train.actors: actors`` (after its first
+    rollouts)."""
+    path, load_config, trainer_class = TRAINERS[name]
     sets = ["train.progress=false", "eval.every=0", "eval.final_deals=0", f"train.total_timesteps={decisions}"]
-    cfg = load_dmc_config("configs/dmc.yaml", [*sets, f"train.actors={actors}", *overrides])
+    cfg = load_config(path, [*sets, "train.max_hours=0", f"train.actors={actors}", *overrides])
     with tempfile.TemporaryDirectory() as run_dir:
-        trainer = DMC(cfg, run_dir, quiet=True)
+        trainer = trainer_class(cfg, run_dir, quiet=True)
         try:
             trainer.train()
         finally:
             trainer.close()
-    rows = trainer.history
-    if len(rows) <= WARM_ROLLOUTS:
-        raise SystemExit(f"--decisions {decisions} makes {len(rows)} rollouts; more than {WARM_ROLLOUTS} are needed")
-    first, last = rows[WARM_ROLLOUTS - 1], rows[-1]
+    rows, warm = trainer.history, WARM_ROLLOUTS[name]
+    if len(rows) <= warm:
+        raise SystemExit(f"--decisions {decisions} makes {len(rows)} rollouts; more than {warm} are needed")
+    first, last = rows[warm - 1], rows[-1]
     return (last["global_step"] - first["global_step"]) / (last["wall"] - first["wall"])
 
 
@@ -155,7 +163,8 @@ def main() -> None:
         default=["cpu", *(["cuda"] if torch.cuda.is_available() else [])],
         help="the per-device rows: train.device values (default: cpu, and cuda where present)",
     )
-    parser.add_argument("--actors", type=int, nargs="+", help="DMC's train.actors values to compare (see above)")
+    parser.add_argument("--actors", type=int, nargs="+", help="train.actors values to compare (see above)")
+    parser.add_argument("--trainer", choices=tuple(TRAINERS), default="dmc", help="--actors: the trainer measured")
     parser.add_argument("--decisions", type=int, default=800_000, help="--actors: decisions of each run")
     parser.add_argument("--repeats", type=int, default=2, help="--actors: runs of each value, taken in turn")
     args = parser.parse_args()
@@ -163,10 +172,11 @@ def main() -> None:
         rates: dict[int, list[float]] = {n: [] for n in args.actors}
         for _ in range(args.repeats):
             for n in args.actors:
-                rates[n].append(dmc_rate(n, args.decisions, args.sets))
+                rates[n].append(actors_rate(args.trainer, n, args.decisions, args.sets))
                 print(f"actors {n}: {rates[n][-1]:,.0f} decisions/s", flush=True)
         base = statistics.median(rates[args.actors[0]])
-        print(f"\n| train.actors | DMC decisions/s (each run) | median / actors {args.actors[0]}'s |")
+        what = {"dmc": "DMC decisions/s", "vector": "vector PPO learner decisions/s"}[args.trainer]
+        print(f"\n| train.actors | {what} (each run) | median / actors {args.actors[0]}'s |")
         print("| ---: | --- | ---: |")
         for n, values in rates.items():
             print(f"| {n} | {', '.join(f'{v:,.0f}' for v in values)} | {statistics.median(values) / base:.2f} |")

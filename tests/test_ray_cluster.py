@@ -580,16 +580,25 @@ def test_a_job_ships_its_code_to_a_node_that_cannot_import_the_project(cluster, 
             tail = bare_log.read_text(errors="replace")[-3000:]
             pytest.fail(f"the bare node did not join in 2 starts; the last one's output ends:\n{tail}")
         driver_env = {**_bare_environment(), "PYTHONPATH": project_root()}  # the driver alone has the project
-        runs = {}
-        for code in ("installed", "ship"):
-            runs[code] = subprocess.run(
+        drivers = {  # the two jobs at once (each mostly waits: its imports, joining, the bare node's workers)
+            code: subprocess.Popen(
                 [sys.executable, "-c", DRIVER, nodes.address, code],
                 cwd=elsewhere,
                 env=driver_env,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=2 * TIMEOUT,
             )
+            for code in ("installed", "ship")
+        }
+        runs = {}
+        for code, driver in drivers.items():
+            try:
+                out, err = driver.communicate(timeout=2 * TIMEOUT)
+            except subprocess.TimeoutExpired:
+                driver.kill()
+                out, err = driver.communicate()
+            runs[code] = subprocess.CompletedProcess(driver.args, driver.returncode, out, err)
     finally:
         remove_placement_group(held)
         if bare is not None:

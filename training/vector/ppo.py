@@ -35,6 +35,15 @@ What one run does (the config is training/vector/config.py):
 The critic (``ppo.critic: full``) may see the cards hidden from the seat (:meth:`VectorGame.full_state`),
 an asymmetric actor-critic: the actor, the only part exported, sees the observation alone.
 
+Acting processes apart from the learner (``train.actors: N``, training/vector/actors.py; 0, the default, acts in
+this process between updates and is bit-for-bit repeatable): N processes (or Ray actors, ``--ray [ADDRESS]``)
+share the ``env.num_games`` games, each a :class:`VectorPPO` of its share (:class:`PPOActing`: the same seats,
+opponents, sampling and bootstrap as step 2) with a CPU copy of the actor-critic and of the snapshot pool; each
+rollout of every actor fills the buffer's columns of its games (:meth:`VectorPPO.file_rollout`), and the update of
+step 3 runs on that buffer while the actors play the next rollout. So a rollout is played with the weights of one
+update ago (``actor_lag`` in ``metrics.jsonl``, at most 2), and PPO's ratio is taken against the log-probabilities
+it was played with.
+
 Devices (``train.device``, :mod:`training.common.device`; default ``auto``: CUDA where present, else the CPU):
 every network of the run (the actor, the critic, the frozen policies, the anchor) lives there and the update runs
 there; so do the rollouts' forward passes, one network for acting and learning (nothing to copy back after an
