@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from training.common.errors import ConfigError
-from training.vector.actors import SLOTS, ActorPool, DMCActors, games_of
+from training.vector.actors import ActorPool, games_of
 from training.vector.config import load_dmc_config
-from training.vector.dmc import DMC
+from training.vector.dmc import DMC, SLOTS, DMCActors
 
 TINY = [
     "env.num_games=8",

@@ -1,41 +1,43 @@
-"""Acting processes apart from the learner, DouZero's layout: ``train.actors: N`` for Deep Monte-Carlo.
+"""Acting processes apart from the learner, DouZero's layout: ``train.actors: N`` for the batched trainers.
 
-``train.actors: 0`` (the default): the learner's process acts and learns in turn (training/vector/dmc.py).
-``N >= 1``: N acting processes (``spawn``, one torch thread each, ended with the learner's process:
-training/common/workers.py) each step a :class:`VectorGame` of their share of ``env.num_games`` with a copy of
-the Q-network, epsilon-greedy (:func:`epsilon_greedy`, the learner's own rule), hold their games' open episodes
-(:class:`training.vector.episodes.EpisodeBook`) and hand each rollout's finished decisions to the learner. The
-learner (the main process) files them in its replay and updates once per ``dmc.n_steps * env.num_games``
-decisions played (the actors' rollouts together): the ratio of updates to decisions of one process.
+``train.actors: 0`` (the default): the learner's process acts and learns in turn (training/vector/dmc.py,
+training/vector/ppo.py). ``N >= 1``: N acting processes (``spawn``, one torch thread each, ended with the learner's
+process: training/common/workers.py) each play a :class:`VectorGame` of their share of ``env.num_games`` with a
+copy of the learner's networks and hand each rollout to the learner (the main process), which files it and
+updates. What an actor is, and what its rollout holds, is the trainer's (the ``kind`` of :class:`ActorPool`:
+:class:`training.vector.dmc.DMCActors`, the finished decisions of the episodes that ended;
+:class:`training.vector.ppo.PPOActors`, the whole rollout buffer of its games); the transport, the rounds and the
+lost actors are this file's.
 
 Transport: shared memory made by the learner before the actors start (torch's ``share_memory_``); only small
 integers cross the queues, never a pickled array:
 
-- **weights**: one flat float32 tensor of the network's parameters and a version number. The learner writes it
-  after each update (:meth:`ActorPool.publish`, under a lock); an actor copies it at the start of each rollout
-  when the version moved.
-- **decisions**: each actor owns :data:`SLOTS` slots of ``2 * dmc.n_steps * games`` decisions (observations,
-  actions, targets). A rollout's finished decisions fill one slot or more; the slot's number, its count, and (with
-  the rollout's last slot) the decisions played and episodes ended go to the learner's queue, and the learner
-  hands the slot back once filed. An actor without a free slot waits.
+- **weights**: the flat float32 tensors the kind publishes (the network's parameters; the PPO snapshot pool) and
+  a version number. The learner writes them after each update (:meth:`ActorPool.publish`, under a lock); an actor
+  copies them (:func:`load_flat`) at the start of each rollout when the version moved, so its network never
+  changes in the middle of a rollout.
+- **rollouts**: each actor owns ``kind.slots`` slots of the kind's arrays (:meth:`layout`). A rollout fills one
+  slot or more; the slot's number, its count, and (with the rollout's last slot) the decisions played, the
+  episodes ended and the hands' balances by role go to the learner's queue, and the learner hands the slot back
+  once filed. An actor without a free slot waits.
 
-**Staleness, bounded**: the learner takes its decisions in rounds, one whole rollout from every actor a round
-(together ``dmc.n_steps * env.num_games`` decisions: one update's worth), and a rollout that arrives from an actor
-already heard from in this round waits, its slots unfreed, for the next. An actor fills at most :data:`SLOTS`
-slots ahead, so every rollout is played with the weights of at most ``SLOTS + 1`` updates ago (``actor_lag`` in
-``metrics.jsonl``), however uneven the actors' speeds: a slow actor holds the round up instead of falling behind.
+**Staleness, bounded**: the learner takes its rollouts in rounds, one whole rollout from every actor a round,
+and a rollout that arrives from an actor already heard from in this round waits, its slots unfreed, for the
+next. An actor fills at most ``kind.slots`` slots ahead, so every rollout is played with the weights of at most
+``kind.slots + 1`` updates ago (``actor_lag`` in ``metrics.jsonl``), however uneven the actors' speeds: a slow
+actor holds the round up instead of falling behind.
 
-**Across machines** (``sergeant-major train --backend dmc --ray [ADDRESS]``): :class:`RayActorPool`, the same
-actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
+**Across machines** (``sergeant-major train --backend dmc|vector --ray [ADDRESS]``): :class:`RayActorPool`, the
+same actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
 
 **A lost actor** (killed, out of memory, its node gone) is replaced by a new one with fresh games (its seeds'
 generation counts up), one line in the log; the slots it had filled and not yet seen filed, and its unfinished
 rollout, are dropped.
 
-**Determinism**: each actor's games and exploration are seeded from (run seed, actor, generation), but the order
-in which the actors' rollouts reach the learner depends on timing: with actors a run is not bit-for-bit
-repeatable (``train.actors: 0`` is). **Resume**: a checkpoint holds the learner (network, optimizer, replay,
-counters); the actors' games and open episodes are not saved, and a resumed run deals them anew.
+**Determinism**: each actor's games and draws are seeded from (run seed, actor, generation), but the order in
+which the actors' rollouts reach the learner depends on timing: with actors a run is not bit-for-bit repeatable
+(``train.actors: 0`` is). **Resume**: a checkpoint holds the learner; the actors' games are not saved, and a
+resumed run deals them anew.
 """
 
 from __future__ import annotations
@@ -51,29 +53,10 @@ import torch
 from torch import nn
 
 from training.common.workers import die_with_parent, limit_threads
-from training.evaluation.deals import derive_seed
 
-SLOTS = 2  # slots of finished decisions per actor: how far it may act ahead of the learner
 POLL = 1.0  # seconds between the learner's looks at its actors while it waits for decisions
 START_TIMEOUT = 300.0  # seconds without any decision from any actor before the learner gives up (a broken actor)
-_MASKED = -1e9
 Store = Callable[[int, dict[str, np.ndarray]], None]  # the learner's filing of a slot: (actor, its arrays)
-
-
-def epsilon_greedy(
-    q: nn.Module, obs: torch.Tensor, mask: torch.Tensor, epsilon: float, generator: torch.Generator
-) -> torch.Tensor:
-    """Per row the legal action of the highest value, or with probability ``epsilon`` one drawn uniformly among
-    the legal actions (the draws from ``generator``): DMC's acting rule, in the learner and in every actor."""
-    with torch.no_grad():  # the network on its device (train.device), the rest on the CPU
-        values = q(obs.to(next(q.parameters()).device)).cpu()
-    actions = values.masked_fill(~mask, _MASKED).argmax(1)
-    explore = torch.nonzero(torch.rand(len(obs), generator=generator) < epsilon).squeeze(1)
-    if len(explore):
-        uniform = torch.zeros(len(explore), values.shape[1]).masked_fill(~mask[explore], _MASKED)
-        u = torch.rand(uniform.shape, generator=generator).clamp_(1e-12, 1.0 - 1e-7)
-        actions[explore] = torch.argmax(uniform - torch.log(-torch.log(u)), dim=1)  # Gumbel-max: uniform on legal
-    return actions
 
 
 def games_of(num_games: int, actors: int) -> list[int]:
@@ -237,7 +220,7 @@ class RayActorPool:
     """The actors as Ray actors, spread over a cluster's nodes (``sergeant-major train --backend dmc --ray
     [ADDRESS]``, training/common/ray_cluster.py): Ray carries the weights (one object a update, ``ray.put``) and
     each rollout's finished decisions (a Ray actor's return value): no transport of the project's. Each actor has
-    :data:`SLOTS` rollouts asked of it at a time (the staleness of :class:`ActorPool`); a rollout asked of an
+    ``kind.slots`` rollouts asked of it at a time (the staleness of :class:`ActorPool`); a rollout asked of an
     actor whose process or node was lost is dropped, and the actor replaced (fresh games, the next generation),
     one line in the log. Same interface as :class:`ActorPool`."""
 
@@ -355,96 +338,6 @@ class _RayActing:
     def rollout(self, tensors: list[np.ndarray]) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
         self.acting.load(tensors)
         return self.acting.rollout()
-
-
-class DMCActors:
-    """What DMC's actors are (the ``kind`` of :class:`ActorPool` and :class:`RayActorPool`): :class:`Acting`, the
-    Q-network published, and :data:`SLOTS` slots of finished decisions (a rollout's may fill more than one)."""
-
-    name = "dmc-actor"
-    slots = SLOTS
-
-    def layout(self, trainer: Any, games: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-        rows = 2 * trainer.cfg.dmc.n_steps * games
-        return {
-            "obs": ((rows, trainer.obs_size), torch.float32),
-            "action": ((rows,), torch.int64),
-            "target": ((rows,), torch.float32),
-        }
-
-    def published(self, trainer: Any) -> list[torch.Tensor]:
-        return [flat_parameters(trainer.q)]
-
-    def acting(self, index: int, generation: int, num_games: int, cfg: Any) -> Acting:
-        return Acting(index, generation, num_games, cfg)
-
-
-class Acting:
-    """One DMC actor's games, network copy, exploration and open episodes (module docstring): :meth:`rollout`
-    plays ``dmc.n_steps`` engine steps and returns the finished decisions. Seeded from (run seed, actor,
-    generation). The same in an acting process (:func:`_actor_main`) and a Ray actor (:class:`RayActorPool`)."""
-
-    def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
-        from sm_env.compiled.batch import VectorGame
-
-        from .episodes import EpisodeBook
-        from .ppo import RoleBalances, mlp
-
-        self.cfg, self.num_games = cfg, num_games
-        seed = derive_seed(cfg.seed, index, generation, 0xAC7)
-        env = cfg.env
-        self.games = VectorGame(num_games, rules=env.rules, seed=seed, episode=env.episode, max_hands=env.max_hands)
-        self.games.reset()
-        g = self.games
-        self.q = mlp(g.observation_size, cfg.dmc.net_arch, g.num_actions, cfg.dmc.activation)
-        self.generator = torch.Generator().manual_seed(seed)
-        self.book = EpisodeBook(num_games, g.observation_size, g.rules.num_players)
-        self.balances = RoleBalances(g)  # every seat's hands by role, handed to the learner with each rollout
-        self.every_seat = np.ones((num_games, g.rules.num_players), dtype=np.bool_)
-        self.obs = np.zeros((num_games, g.observation_size), dtype=np.float32)
-        self.mask = np.zeros((num_games, g.num_actions), dtype=np.int8)
-
-    def load(self, tensors: list[Any]) -> None:
-        """The learner's weights (:meth:`DMCActors.published`) into this actor's network."""
-        load_flat(self.q, tensors[0])
-
-    def rollout(self) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
-        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended (``obs``,
-        ``action``, float32 ``target``), the decisions played, the episodes ended and the hands' balances by role
-        (``RoleBalances.counted``)."""
-        from .ppo import step_rewards
-
-        g, book, cfg = self.games, self.book, self.cfg
-        finished, ended = [], 0
-        for _ in range(cfg.dmc.n_steps):
-            seat = g.current_player.astype(np.int64)
-            g.legal_mask(out=self.mask)
-            g.observe(out=self.obs)
-            mask = torch.from_numpy(self.mask).bool()
-            actions = epsilon_greedy(self.q, torch.from_numpy(self.obs), mask, cfg.dmc.epsilon, self.generator)
-            actions = actions.numpy()
-            book.record(self.obs, actions, seat)
-            self.balances.before(g, self.obs, seat)
-            rewards, done = g.step(actions)
-            self.balances.after(g, rewards, done, self.every_seat)
-            closed = book.pay(step_rewards(g, rewards, done, cfg.env), done)
-            if closed is not None:
-                finished.append(closed)
-                ended += int(done.sum())
-        played, balances = cfg.dmc.n_steps * self.num_games, self.balances.counted()
-        if not finished:
-            arrays = {
-                "obs": np.zeros((0, self.obs.shape[1]), np.float32),
-                "action": np.zeros(0, np.int64),
-                "target": np.zeros(0, np.float32),
-            }
-            return arrays, played, 0, balances
-        arrays = {
-            "obs": np.concatenate([f[0] for f in finished]),
-            "action": np.concatenate([f[1] for f in finished]),
-            "target": np.concatenate([f[2] for f in finished]).astype(np.float32),
-        }
-        return arrays, played, ended, balances
 
 
 def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any, shared: tuple[Any, ...]) -> None:

@@ -79,13 +79,117 @@ from training.common.checkpoint import checked_array, damaged
 from training.common.errors import ConfigError
 from training.common.ray_cluster import RayOptions
 from training.common.runs import Backend, progress
+from training.evaluation.deals import derive_seed
 
-from .actors import ActorPool, DMCActors, RayActorPool, epsilon_greedy
+from .actors import ActorPool, RayActorPool, flat_parameters, load_flat
 from .config import DMCConfig, load_dmc_config
 from .episodes import EpisodeBook
 from .ppo import BatchedRun, RoleBalances, batched_backend, batched_main, explained_variance, mlp, step_rewards
 
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds of training (metrics.jsonl has all)
+SLOTS = 2  # slots of finished decisions per acting process: how far it may act ahead of the learner
+_MASKED = -1e9
+
+
+def epsilon_greedy(
+    q: nn.Module, obs: torch.Tensor, mask: torch.Tensor, epsilon: float, generator: torch.Generator
+) -> torch.Tensor:
+    """Per row the legal action of the highest value, or with probability ``epsilon`` one drawn uniformly among
+    the legal actions (the draws from ``generator``): DMC's acting rule, in the learner and in every actor."""
+    with torch.no_grad():  # the network on its device (train.device), the rest on the CPU
+        values = q(obs.to(next(q.parameters()).device)).cpu()
+    actions = values.masked_fill(~mask, _MASKED).argmax(1)
+    explore = torch.nonzero(torch.rand(len(obs), generator=generator) < epsilon).squeeze(1)
+    if len(explore):
+        uniform = torch.zeros(len(explore), values.shape[1]).masked_fill(~mask[explore], _MASKED)
+        u = torch.rand(uniform.shape, generator=generator).clamp_(1e-12, 1.0 - 1e-7)
+        actions[explore] = torch.argmax(uniform - torch.log(-torch.log(u)), dim=1)  # Gumbel-max: uniform on legal
+    return actions
+
+
+class DMCActors:
+    """What DMC's actors are (the ``kind`` of :class:`ActorPool` and :class:`RayActorPool`): :class:`DMCActing`, the
+    Q-network published, and :data:`SLOTS` slots of finished decisions (a rollout's may fill more than one)."""
+
+    name = "dmc-actor"
+    slots = SLOTS
+
+    def layout(self, trainer: Any, games: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        rows = 2 * trainer.cfg.dmc.n_steps * games
+        return {
+            "obs": ((rows, trainer.obs_size), torch.float32),
+            "action": ((rows,), torch.int64),
+            "target": ((rows,), torch.float32),
+        }
+
+    def published(self, trainer: Any) -> list[torch.Tensor]:
+        return [flat_parameters(trainer.q)]
+
+    def acting(self, index: int, generation: int, num_games: int, cfg: Any) -> DMCActing:
+        return DMCActing(index, generation, num_games, cfg)
+
+
+class DMCActing:
+    """One DMC actor's games, network copy, exploration and open episodes (module docstring): :meth:`rollout`
+    plays ``dmc.n_steps`` engine steps and returns the finished decisions. Seeded from (run seed, actor,
+    generation). The same in an acting process (:func:`_actor_main`) and a Ray actor (:class:`RayActorPool`)."""
+
+    def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
+        from sm_env.compiled.batch import VectorGame
+
+        self.cfg, self.num_games = cfg, num_games
+        seed = derive_seed(cfg.seed, index, generation, 0xAC7)
+        env = cfg.env
+        self.games = VectorGame(num_games, rules=env.rules, seed=seed, episode=env.episode, max_hands=env.max_hands)
+        self.games.reset()
+        g = self.games
+        self.q = mlp(g.observation_size, cfg.dmc.net_arch, g.num_actions, cfg.dmc.activation)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.book = EpisodeBook(num_games, g.observation_size, g.rules.num_players)
+        self.balances = RoleBalances(g)  # every seat's hands by role, handed to the learner with each rollout
+        self.every_seat = np.ones((num_games, g.rules.num_players), dtype=np.bool_)
+        self.obs = np.zeros((num_games, g.observation_size), dtype=np.float32)
+        self.mask = np.zeros((num_games, g.num_actions), dtype=np.int8)
+
+    def load(self, tensors: list[Any]) -> None:
+        """The learner's weights (:meth:`DMCActors.published`) into this actor's network."""
+        load_flat(self.q, tensors[0])
+
+    def rollout(self) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
+        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended (``obs``,
+        ``action``, float32 ``target``), the decisions played, the episodes ended and the hands' balances by role
+        (``RoleBalances.counted``)."""
+        g, book, cfg = self.games, self.book, self.cfg
+        finished, ended = [], 0
+        for _ in range(cfg.dmc.n_steps):
+            seat = g.current_player.astype(np.int64)
+            g.legal_mask(out=self.mask)
+            g.observe(out=self.obs)
+            mask = torch.from_numpy(self.mask).bool()
+            actions = epsilon_greedy(self.q, torch.from_numpy(self.obs), mask, cfg.dmc.epsilon, self.generator)
+            actions = actions.numpy()
+            book.record(self.obs, actions, seat)
+            self.balances.before(g, self.obs, seat)
+            rewards, done = g.step(actions)
+            self.balances.after(g, rewards, done, self.every_seat)
+            closed = book.pay(step_rewards(g, rewards, done, cfg.env), done)
+            if closed is not None:
+                finished.append(closed)
+                ended += int(done.sum())
+        played, balances = cfg.dmc.n_steps * self.num_games, self.balances.counted()
+        if not finished:
+            arrays = {
+                "obs": np.zeros((0, self.obs.shape[1]), np.float32),
+                "action": np.zeros(0, np.int64),
+                "target": np.zeros(0, np.float32),
+            }
+            return arrays, played, 0, balances
+        arrays = {
+            "obs": np.concatenate([f[0] for f in finished]),
+            "action": np.concatenate([f[1] for f in finished]),
+            "target": np.concatenate([f[2] for f in finished]).astype(np.float32),
+        }
+        return arrays, played, ended, balances
 
 
 class DMC(BatchedRun):
@@ -136,7 +240,7 @@ class DMC(BatchedRun):
 
     # -- acting ------------------------------------------------------------------
     def act(self, obs: torch.Tensor, mask: torch.Tensor, epsilon: float) -> torch.Tensor:
-        """Epsilon-greedy actions (:func:`training.vector.actors.epsilon_greedy`, the draws from the run's
+        """Epsilon-greedy actions (:func:`epsilon_greedy`, the draws from the run's
         generator)."""
         with self.timers("act forward"):
             return epsilon_greedy(self.q, obs, mask, epsilon, self.gen)
@@ -182,7 +286,7 @@ class DMC(BatchedRun):
         self.filled = min(self.capacity, self.filled + len(obs))
 
     def file_decisions(self, actor: int, arrays: dict[str, np.ndarray]) -> None:
-        """An actor's finished decisions (:class:`training.vector.actors.DMCActors`' arrays) into the replay."""
+        """An actor's finished decisions (:class:`DMCActors`' arrays) into the replay."""
         self.store(arrays["obs"], arrays["action"], arrays["target"])
 
     # -- update ------------------------------------------------------------------
