@@ -29,6 +29,13 @@ counts its rollouts after the first few (``WARM_ROLLOUTS``: the actors started, 
 
     python benchmarks/bench_trainer.py --actors 0 1 2 --decisions 800000 --repeats 2
     python benchmarks/bench_trainer.py --trainer vector --actors 0 1 --decisions 200000 --repeats 2
+
+``--rllib-runners 0 1 2`` measures the RLlib route's env steps per second (every seat's decisions) with each
+``train.num_env_runners`` value (``configs/scratch_rllib.yaml``, ``--set`` applied, ``--iterations`` iterations a
+run; 0 samples in the driver), the values taken in turn ``--repeats`` times in one process, on a local Ray
+instance; a run's rate is its env steps over its training seconds (``summary.json``)::
+
+    python benchmarks/bench_trainer.py --rllib-runners 0 1 2 --iterations 7 --repeats 1
 """
 
 from __future__ import annotations
@@ -151,6 +158,19 @@ def actors_rate(name: str, actors: int, decisions: int, overrides: list[str]) ->
     return (last["global_step"] - first["global_step"]) / (last["wall"] - first["wall"])
 
 
+def rllib_rate(runners: int, iterations: int, overrides: list[str]) -> float:
+    """Env steps per second of an RLlib run of ``configs/scratch_rllib.yaml`` with ``runners`` env runners."""
+    from training.rllib.config import load_rllib_config
+    from training.rllib.trainer import train_rllib
+
+    sets = ["eval.every=0", "eval.final_deals=0", "train.max_hours=0", f"train.iterations={iterations}"]
+    sets += [f"train.checkpoint_every={iterations}", f"train.num_env_runners={runners}", "train.progress=false"]
+    cfg = load_rllib_config("configs/scratch_rllib.yaml", [*sets, *overrides])
+    with tempfile.TemporaryDirectory() as run_dir:
+        summary = train_rllib(cfg, run_dir, quiet=True)
+    return summary["env_steps"] / summary["train_seconds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nets", nargs="+", default=["512,256", "1024,1024"], help="hidden sizes, e.g. 512,256")
@@ -167,7 +187,21 @@ def main() -> None:
     parser.add_argument("--trainer", choices=tuple(TRAINERS), default="dmc", help="--actors: the trainer measured")
     parser.add_argument("--decisions", type=int, default=800_000, help="--actors: decisions of each run")
     parser.add_argument("--repeats", type=int, default=2, help="--actors: runs of each value, taken in turn")
+    parser.add_argument("--rllib-runners", type=int, nargs="+", help="RLlib's train.num_env_runners values to compare")
+    parser.add_argument("--iterations", type=int, default=7, help="--rllib-runners: iterations of each run")
     args = parser.parse_args()
+    if args.rllib_runners:
+        runs: dict[int, list[float]] = {n: [] for n in args.rllib_runners}
+        for _ in range(args.repeats):
+            for n in args.rllib_runners:
+                runs[n].append(rllib_rate(n, args.iterations, args.sets))
+                print(f"env runners {n}: {runs[n][-1]:,.0f} env steps/s", flush=True)
+        base = statistics.median(runs[args.rllib_runners[0]])
+        print(f"\n| train.num_env_runners | RLlib env steps/s (each run) | median / {args.rllib_runners[0]} runners' |")
+        print("| ---: | --- | ---: |")
+        for n, values in runs.items():
+            print(f"| {n} | {', '.join(f'{v:,.0f}' for v in values)} | {statistics.median(values) / base:.2f} |")
+        return
     if args.actors:
         rates: dict[int, list[float]] = {n: [] for n in args.actors}
         for _ in range(args.repeats):
