@@ -40,9 +40,10 @@ this process between updates and is bit-for-bit repeatable): N processes (or Ray
 share the ``env.num_games`` games, each a :class:`VectorPPO` of its share (:class:`PPOActing`: the same seats,
 opponents, sampling and bootstrap as step 2) with a CPU copy of the actor-critic and of the snapshot pool; each
 rollout of every actor fills the buffer's columns of its games (:meth:`VectorPPO.file_rollout`), and the update of
-step 3 runs on that buffer while the actors play the next rollout. So a rollout is played with the weights of one
-update ago (``actor_lag`` in ``metrics.jsonl``, at most 2), and PPO's ratio is taken against the log-probabilities
-it was played with.
+step 3 runs on that buffer while the actors play the next rollouts. An actor plays a rollout, waits for its
+slot, and plays the next: so a rollout is played with the weights of at most 2 updates ago (``actor_lag`` in
+``metrics.jsonl``: 2 from the third round on when the actors are faster than the learner), and PPO's ratio is
+taken against the log-probabilities it was played with.
 
 Devices (``train.device``, :mod:`training.common.device`; default ``auto``: CUDA where present, else the CPU):
 every network of the run (the actor, the critic, the frozen policies, the anchor) lives there and the update runs
@@ -1160,10 +1161,10 @@ class PPOActors:
     """What the vector PPO's acting processes are (the ``kind`` of :class:`training.vector.actors.ActorPool`):
     each a :class:`VectorPPO` of its share of the games (:class:`PPOActing`: the same seat draws, opponents,
     sampling and bootstrap as the learner's own rollouts), the learner's actor-critic and snapshot pool
-    published, and one slot a rollout: ``ppo.n_steps`` engine steps of its games. With one slot an actor plays
-    the next rollout while the learner updates on the last, so a rollout is played with the weights of 1 update
-    ago (2 at most: ``actor_lag``); its log-probabilities are the ones it played with, and PPO's ratio is taken
-    against them."""
+    published, and one slot a rollout: ``ppo.n_steps`` engine steps of its games. With one slot an actor holds
+    one rollout in it and plays the next while the learner updates, so a rollout is played with the weights of
+    at most 2 updates ago (``actor_lag``); its log-probabilities are the ones it played with, and PPO's ratio is
+    taken against them."""
 
     name = "ppo-actor"
     slots = 1
