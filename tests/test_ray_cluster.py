@@ -260,7 +260,7 @@ output_dir: {folder}
 policy: {policy}
 epochs: 1
 labels:
-  - {{seeds: [1, 2, 3], hands: 3, types: [play]}}
+  - {{seeds: [1, 2, 3], hands: 6, types: [play]}}
 """
 """A play-out run of three label files (``sergeant-major improve``), its policy a file the tasks get as bytes."""
 
