@@ -120,6 +120,47 @@ def test_the_actors_take_the_learners_weights_and_a_lost_actor_is_replaced(tmp_p
     assert all(not p.is_alive() for p in pool.processes)
 
 
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _flat(item)]
+    return _flat(list(value.values())) if isinstance(value, dict) else [value]
+
+
+def test_an_actor_shares_nothing_it_could_hold_when_killed(tmp_path, monkeypatch):
+    """What an actor shares with the learner is tensors, plain shared numbers and pipes of its own: no lock, no
+    queue of all the actors. Before, the weights had a lock, the stop an Event and the rollouts one queue for every
+    actor: an actor killed while it held one of their locks (in ``Event.is_set``) hung the learner and the other
+    actors for good (a suite run hung 200 s in the test above). A lost actor's pipes are closed with it."""
+    from multiprocessing.connection import Connection
+
+    spawn = torch.multiprocessing.get_context("spawn")
+    shared = []  # what each actor's process is started with
+
+    def recorded(*args, **kwargs):
+        shared.append(kwargs["args"][-1])
+        return type(spawn).Process(*args, **kwargs)
+
+    monkeypatch.setattr(spawn, "Process", recorded)
+    cfg = tiny("train.actors=2")
+    trainer = DMC(cfg, str(tmp_path))
+    pool = ActorPool(cfg, trainer, DMCActors(), lambda line: None, trainer.balances)
+    try:
+        assert len(shared) == 2
+        for leaf in _flat(shared):
+            assert isinstance(leaf, (torch.Tensor, Connection)) or type(leaf).__module__ == "ctypes", type(leaf)
+            assert not hasattr(leaf, "get_lock") and not hasattr(leaf, "_semlock"), type(leaf)
+        pipes = [{id(leaf) for leaf in _flat(one) if isinstance(leaf, Connection)} for one in shared]
+        assert all(len(p) == 2 for p in pipes) and not pipes[0] & pipes[1]  # two pipes each, none shared
+        inbox = pool.inbox[0]
+        os.kill(pool.processes[0].pid, signal.SIGKILL)
+        pool.processes[0].join(10)
+        pool.publish(trainer)  # never waits for an actor
+        assert pool.gather(lambda *a: None)["played"] > 0 and pool.lost == 1 and len(shared) == 3
+        assert inbox.closed and not pool.inbox[0].closed
+    finally:
+        pool.close()
+
+
 def test_a_run_with_actors_resumes_from_its_learner(tmp_path):
     """The checkpoint holds the learner (network, optimizer, replay, counters); a resumed run goes on from there
     with actors dealing fresh games (training/vector/actors.py: Resume)."""

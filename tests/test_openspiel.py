@@ -365,7 +365,7 @@ def test_openspiel_rl_environment_and_observers():
     ids=["exchange", "game"],
 )
 def test_information_state_is_perfect_recall(params):
-    """~150 hands of one deal, random play: every action changes every seat's information state string; states
+    """~100 hands of one deal, random play: every action changes every seat's information state string; states
     sharing a seat's string share its legal actions, its observation and its own past (its earlier information
     states and actions: Kuhn's perfect recall); the tensor tells apart exactly the states the string does."""
     game = _load(**params)
@@ -377,7 +377,7 @@ def test_information_state_is_perfect_recall(params):
     seen: dict[tuple[int, str], tuple] = {}
     strings_of: dict[bytes, str] = {}
     shared = 0
-    for _ in range(150 // hands):
+    for _ in range(100 // hands):
         state = game.new_initial_state()
         own: list[tuple[tuple[str, int], ...]] = [()] * n
         before = [state.information_state_string(p) for p in range(n)]

@@ -1289,7 +1289,7 @@ def test_unknown_option_and_preset_names():
 # --------------------------------------------------------------------- random play, every preset
 
 
-RANDOM_GAMES = 150  # per preset; "all-sixteen" is rarely won, so its games are cut at fewer hands
+RANDOM_GAMES = 100  # per preset; "all-sixteen" is rarely won, so its games are cut at fewer hands
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

@@ -1580,7 +1580,7 @@ def test_a_forced_move_is_answered_no_sooner_than_a_searched_one():
     from sm_env.core.game import PLAY
     from sm_env.core.knowledge import player_view
 
-    specs = ["ismcts:iterations=2000", "pimc:samples=200"]
+    specs = ["ismcts:iterations=1000", "pimc:samples=100"]
     with make_client() as client:
         for seed, hands in ((1, 1), (SEED, 2)):  # the first game loads the search kernels
             new_game(client, opponents=specs, seed=seed, max_hands=hands)

@@ -66,6 +66,8 @@ PIP_EXTRA = "rllib"  # the requirements a worker needs: the core ones and this e
 RAY_MISSING = "--ray needs Ray: pip install -e '.[rllib]' (or pip install ray)"
 CONNECT_TIMEOUT = 60.0  # seconds: the longest wait to join a cluster (--ray-connect-timeout)
 MAX_CONNECT_TIMEOUT = 3600.0
+REFUSAL_POLL = 0.25  # seconds between looks at Ray's held-back log for a refusal while it joins
+REFUSED = "InvalidAuthToken"  # what Ray's GCS client logs when the head refuses the driver's authentication
 PROBE_TIMEOUT = 5.0  # seconds: the TCP probe of the head's port (part of the connect timeout)
 LOOPBACK = "127.0.0.1"
 LOOPBACK_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -215,11 +217,14 @@ def _init_bounded(ray: Any, target: str, timeout: float, limit: float, **kwargs:
     worker_log = logging.getLogger("ray._private.worker")
     quiet = _DropMessage("SIGTERM handler is not set")  # set below, in the main thread
     worker_log.addFilter(quiet)
-    held = _HeldBack()
+    held, refused = _HeldBack(), ""
     try:
         thread = threading.Thread(target=join, name="ray-connect", daemon=True)
         thread.start()
-        thread.join(max(timeout, 0.1))
+        deadline = time.monotonic() + max(timeout, 0.1)
+        while thread.is_alive() and time.monotonic() < deadline and not refused:
+            thread.join(min(REFUSAL_POLL, max(deadline - time.monotonic(), 0.0)))
+            refused = held.refusal()
     finally:
         worker_log.removeFilter(quiet)
         log_file = held.end(still_running=not outcome)
@@ -227,6 +232,11 @@ def _init_bounded(ray: Any, target: str, timeout: float, limit: float, **kwargs:
         f"{auth_hint()}; check too that the port is the head's and that this machine runs the cluster's Ray and "
         "Python versions (docs/cluster.md)"
     )
+    if refused and not outcome:  # Ray would retry a refused token for about 20 s before it says so
+        raise RayConnectError(
+            f"could not join the Ray cluster at {target} (the head said: {refused}): {check}; Ray's own "
+            f"messages: {log_file}"
+        )
     if not outcome:
         raise RayConnectError(
             f"the Ray cluster at {target} did not take this driver in {limit:g} s (its port answers, ray.init "
@@ -267,6 +277,14 @@ class _HeldBack:
         os.dup2(self.saved, 2)
         os.close(self.saved)
         return self.path
+
+    def refusal(self) -> str:
+        """The head's refusal of this driver's authentication, if Ray has logged one (:data:`REFUSED`), else ''."""
+        with contextlib.suppress(OSError), open(self.path, encoding="utf-8", errors="replace") as held:
+            for line in held:
+                if REFUSED in line:
+                    return line.rpartition(f"{REFUSED}: ")[2].strip()[:200] or REFUSED
+        return ""
 
     def discard(self) -> None:
         """Remove the file (a join that succeeded)."""

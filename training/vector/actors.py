@@ -10,16 +10,19 @@ updates. What an actor is, and what its rollout holds, is the trainer's (the ``k
 lost actors are this file's.
 
 Transport: shared memory made by the learner before the actors start (torch's ``share_memory_``); only small
-integers cross the queues, never a pickled array:
+integers cross the pipes, never a pickled array. Nothing an actor touches is locked, and each actor has pipes of
+its own, so that an actor killed at any point (``kill -9``, the out-of-memory killer) leaves nothing held: a lock
+or a shared queue's lock that a killed actor held would hang the learner and the other actors for good.
 
 - **weights**: the flat float32 tensors the kind publishes (the network's parameters; the PPO snapshot pool) and
-  a version number. The learner writes them after each update (:meth:`ActorPool.publish`, under a lock); an actor
-  copies them (:func:`load_flat`) at the start of each rollout when the version moved, so its network never
-  changes in the middle of a rollout.
+  a sequence number, odd while the learner writes them (a seqlock). The learner writes them after each update
+  (:meth:`ActorPool.publish`); an actor copies them (:func:`load_flat`) at the start of each rollout when the
+  number moved, and copies again if it moved during the copy (:func:`_load_published`), so its network never
+  changes in the middle of a rollout. The version of the weights is half the sequence number.
 - **rollouts**: each actor owns ``kind.slots`` slots of the kind's arrays (:meth:`layout`). A rollout fills one
   slot or more; the slot's number, its count, and (with the rollout's last slot) the decisions played, the
-  episodes ended and the hands' balances by role go to the learner's queue, and the learner hands the slot back
-  once filed. An actor without a free slot waits.
+  episodes ended and the hands' balances by role go down the actor's pipe to the learner, and the learner hands
+  the slot back down another pipe once filed. An actor without a free slot waits.
 
 **Staleness, bounded**: the learner takes its rollouts in rounds, one whole rollout from every actor a round,
 and a rollout that arrives from an actor already heard from in this round waits, its slots unfreed, for the
@@ -43,9 +46,9 @@ resumed run deals them anew.
 from __future__ import annotations
 
 import contextlib
-import queue
 import time
 from collections.abc import Callable
+from multiprocessing.connection import wait
 from typing import Any
 
 import numpy as np
@@ -94,10 +97,8 @@ class ActorPool:
         self.games = games_of(cfg.env.num_games, self.count)
         self.offsets = [sum(self.games[:index]) for index in range(self.count)]  # each actor's first game
         self.shared = [tensor.clone().share_memory_() for tensor in kind.published(trainer)]
-        self.version = self.ctx.Value("q", 0)
-        self.lock = self.ctx.Lock()
-        self.stop = self.ctx.Event()
-        self.full = self.ctx.Queue()
+        self.sequence = self.ctx.RawValue("q", 0)  # the weights' seqlock: odd while publish writes them
+        self.stop = self.ctx.RawValue("b", 0)  # 1: the actors end (a plain flag: no lock to be held)
         self.slots = [
             {
                 name: torch.zeros((kind.slots, *shape), dtype=dtype).share_memory_()
@@ -106,7 +107,8 @@ class ActorPool:
             for games in self.games
         ]
         self.generation = [0] * self.count
-        self.free: list[Any] = [None] * self.count
+        self.inbox: list[Any] = [None] * self.count  # each actor's filled slots (the reading end of its pipe)
+        self.free: list[Any] = [None] * self.count  # each actor's free slots (the writing end of its pipe)
         self.processes: list[Any] = [None] * self.count
         self.early: list[list[tuple[Any, ...]]] = [[] for _ in range(self.count)]  # next rounds' slots, in order
         self.lost = 0
@@ -118,25 +120,35 @@ class ActorPool:
         """The learner's network as the actors load it (the first tensor published)."""
         return self.shared[0]
 
+    @property
+    def version(self) -> int:
+        """How many times the weights were published."""
+        return self.sequence.value // 2
+
     def _start(self, index: int) -> None:
-        """Actor ``index`` started (again), its slots all free."""
-        free = self.ctx.Queue()
-        for slot in range(self.kind.slots):
-            free.put(slot)
-        self.free[index] = free
-        shared = (self.shared, self.version, self.lock, self.stop, self.full, free, self.slots[index])
+        """Actor ``index`` started (again) with new pipes, its slots all free."""
+        for end in (self.inbox[index], self.free[index]):  # a lost actor's pipes
+            if end is not None:
+                end.close()
+        inbox, filled = self.ctx.Pipe(duplex=False)
+        slots_free, free = self.ctx.Pipe(duplex=False)
+        shared = (self.shared, self.sequence, self.stop, filled, slots_free, self.slots[index])
         args = (self.kind, index, self.generation[index], self.games[index], self.cfg, shared)
         name = f"{self.kind.name}-{index}"
         process = self.ctx.Process(target=_actor_main, args=args, name=name, daemon=True)
         process.start()
-        self.processes[index] = process
+        filled.close()  # the actor's ends are the actor's alone: its death reads as the end of its pipe here
+        slots_free.close()
+        for slot in range(self.kind.slots):
+            free.send(slot)
+        self.inbox[index], self.free[index], self.processes[index] = inbox, free, process
 
     def publish(self, trainer: Any) -> None:
         """The learner's networks for the actors (they take them at their next rollout)."""
-        with self.lock:
-            for shared, tensor in zip(self.shared, self.kind.published(trainer), strict=True):
-                shared.copy_(tensor)
-            self.version.value += 1
+        self.sequence.value += 1  # odd: an actor copying now copies again
+        for shared, tensor in zip(self.shared, self.kind.published(trainer), strict=True):
+            shared.copy_(tensor)
+        self.sequence.value += 1
 
     def gather(self, store: Store, decisions: int | None = None) -> dict[str, int]:
         """Rounds (module docstring: one whole rollout from every actor each) until ``decisions`` decisions were
@@ -152,23 +164,24 @@ class ActorPool:
             waited = 0.0
             while owed:
                 self._replace_lost()
-                try:
-                    message = self.full.get(timeout=POLL)
-                except queue.Empty:
+                ready = wait([end for end in self.inbox if not end.closed], timeout=POLL)
+                if not ready:
                     waited += POLL
                     if waited >= START_TIMEOUT:
-                        raise RuntimeError(
-                            f"no decision from any of the {self.count} actors in {START_TIMEOUT:g} s"
-                        ) from None
+                        raise RuntimeError(f"no decision from any of the {self.count} actors in {START_TIMEOUT:g} s")
                     continue
                 waited = 0.0
-                index, generation = message[0], message[1]
-                if generation != self.generation[index]:  # a lost actor's slot: its number is free again
-                    continue
-                if index in owed:
-                    self._file(message, store, owed, totals)
-                else:  # ahead of this round: kept, its slot not yet free, so that actor waits
-                    self.early[index].append(message)
+                for end in ready:
+                    index = self.inbox.index(end)
+                    try:
+                        message = end.recv()
+                    except (EOFError, OSError):  # the actor is gone: replaced at the next look
+                        end.close()
+                        continue
+                    if index in owed:
+                        self._file(message, store, owed, totals)
+                    else:  # ahead of this round: kept, its slot not yet free, so that actor waits
+                        self.early[index].append(message)
             if decisions is None or totals["played"] >= decisions:
                 return totals
 
@@ -178,14 +191,15 @@ class ActorPool:
         index, _, slot, count, rollout, ended, balances, version = message
         if count:
             store(index, {name: array[slot, :count].numpy() for name, array in self.slots[index].items()})
-        self.free[index].put(slot)
+        with contextlib.suppress(OSError):  # an actor lost meanwhile: replaced at the next look
+            self.free[index].send(slot)
         if balances is None:  # one of several slots of a rollout: its last one carries the counts
             return
         owed.discard(index)
         self.balances.add(*balances)
         totals["played"] += rollout
         totals["episodes"] += ended
-        totals["actor_lag"] = max(totals["actor_lag"], self.version.value - version)
+        totals["actor_lag"] = max(totals["actor_lag"], self.version - version)
 
     def _replace_lost(self) -> None:
         """Start a new actor in place of each one that died (module docstring)."""
@@ -203,17 +217,17 @@ class ActorPool:
 
     def close(self) -> None:
         """Stop the actors and wait for them (a few seconds at most, then they are killed)."""
-        self.stop.set()
-        for free in self.free:  # an actor waiting for a slot wakes and sees the stop
-            for slot in range(self.kind.slots):
-                free.put(slot)
+        self.stop.value = 1
+        for free in self.free:  # an actor waiting for a slot wakes at the end of its pipe and stops
+            free.close()
         deadline = time.monotonic() + 10.0
         for process in self.processes:
             process.join(max(0.1, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
                 process.join(5.0)
-        self.full.cancel_join_thread()
+        for inbox in self.inbox:
+            inbox.close()
 
 
 class RayActorPool:
@@ -346,21 +360,22 @@ def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any
     die_with_parent()
     limit_threads()
     torch.set_num_threads(1)
-    tensors, version, lock, stop, full, free, slots = shared
+    tensors, sequence, stop, filled, free, slots = shared
     acting = kind.acting(index, generation, num_games, cfg)
-    seen = -1
+    seen = -1  # the sequence number of the weights this actor plays with
     capacity = next(iter(slots.values())).shape[1]
-    while not stop.is_set():
-        if version.value != seen:
-            with lock:
-                acting.load(tensors)
-                seen = version.value
+    while not stop.value:
+        if sequence.value != seen:
+            seen = _load_published(acting, tensors, sequence)
         arrays, played, ended, balances = acting.rollout()
         rows = len(next(iter(arrays.values())))
         start = 0
         while True:
-            slot = free.get()
-            if stop.is_set():
+            try:
+                slot = free.recv()
+            except EOFError:  # the learner closed the pool
+                return
+            if stop.value:
                 return
             end = min(start + capacity, rows)
             count = end - start
@@ -368,7 +383,19 @@ def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any
                 slots[name][slot, :count] = torch.from_numpy(array[start:end])
             last = end == rows
             counts = (played, ended, balances) if last else (0, 0, None)
-            full.put((index, generation, slot, count, *counts, seen))
+            filled.send((index, generation, slot, count, *counts, seen // 2))
             start = end
             if last:
                 break
+
+
+def _load_published(acting: Any, tensors: list[torch.Tensor], sequence: Any) -> int:
+    """Copy the published tensors into ``acting`` as a seqlock reader: again while the learner writes them (an
+    odd sequence number) or if it wrote during the copy; the even sequence number of the weights copied."""
+    while True:
+        before = sequence.value
+        if before % 2 == 0:
+            acting.load(tensors)
+            if sequence.value == before:
+                return before
+        time.sleep(0.001)

@@ -470,14 +470,7 @@ PROG = "sergeant-major train --backend dmc"
 
 def backend(prog: str = PROG) -> Backend:
     """The DMC trainer as the run layer sees it (``sergeant-major train --backend dmc``)."""
-    return batched_backend(
-        prog,
-        load_dmc_config,
-        DMC,
-        lambda cfg, run_dir, resume, args: DMC(
-            cfg, run_dir, resume=resume, quiet=args.quiet, ray=RayOptions.from_args(args) if "ray" in args else None
-        ),
-    )
+    return batched_backend(prog, load_dmc_config, DMC)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1260,23 +1260,14 @@ PROG = "sergeant-major train --backend vector"
 
 def backend(prog: str = PROG) -> Backend:
     """The batched trainer as the run layer sees it (``sergeant-major train --backend vector``)."""
-    return batched_backend(
-        prog,
-        load_selfplay_config,
-        VectorPPO,
-        lambda cfg, run_dir, resume, args: VectorPPO(
-            cfg, run_dir, resume=resume, quiet=args.quiet, ray=RayOptions.from_args(args) if "ray" in args else None
-        ),
-    )
+    return batched_backend(prog, load_selfplay_config, VectorPPO)
 
 
-def batched_backend(
-    prog: str, load_config: Callable[..., Any], trainer: type[BatchedRun], build: Callable[..., Any] | None = None
-) -> Backend:
-    """A batched trainer as the run layer sees it: its config loader, its class and how it is built (``build(cfg,
-    run_dir, resume, args)``; default ``trainer(cfg, run_dir, resume=resume, quiet=args.quiet)``); its length
-    ``train.total_timesteps`` decisions or ``train.max_hours`` of training (training/common/budget.py), whichever
-    comes first."""
+def batched_backend(prog: str, load_config: Callable[..., Any], trainer: type[BatchedRun]) -> Backend:
+    """A batched trainer as the run layer sees it: its config loader and its class, built as ``trainer(cfg,
+    run_dir, resume=..., quiet=..., ray=...)`` (``ray``: the ``--ray [ADDRESS]`` options, None without the flag);
+    its length ``train.total_timesteps`` decisions or ``train.max_hours`` of training (training/common/budget.py),
+    whichever comes first."""
     unit = trainer.unit
 
     def reached(cfg: Any, summary: dict[str, Any]) -> str | None:
@@ -1292,7 +1283,9 @@ def batched_backend(
         latest_checkpoint=checkpoint_at("checkpoints", "latest.pt"),
         length=lambda cfg: (cfg.train.total_timesteps, "train.total_timesteps"),
         unit=unit,
-        build=build or (lambda cfg, run_dir, resume, args: trainer(cfg, run_dir, resume=resume, quiet=args.quiet)),
+        build=lambda cfg, run_dir, resume, args: trainer(
+            cfg, run_dir, resume=resume, quiet=args.quiet, ray=RayOptions.from_args(args) if "ray" in args else None
+        ),
         stop_point="finishing the current rollout, then writing a checkpoint",
         reached=reached,
         further=further,
