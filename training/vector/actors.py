@@ -26,9 +26,11 @@ or a shared queue's lock that a killed actor held would hang the learner and the
 
 **Staleness, bounded**: the learner takes its rollouts in rounds, one whole rollout from every actor a round,
 and a rollout that arrives from an actor already heard from in this round waits, its slots unfreed, for the
-next. An actor fills at most ``kind.slots`` slots ahead, so every rollout is played with the weights of at most
-``kind.slots + 1`` updates ago (``actor_lag`` in ``metrics.jsonl``), however uneven the actors' speeds: a slow
-actor holds the round up instead of falling behind.
+next. An actor takes a free slot before it plays a rollout (the learner frees a slot as soon as it has filed it,
+before it updates on it), so it plays during the learner's update and fills at most ``kind.slots`` slots ahead:
+every rollout is played with the weights of at most ``kind.slots`` updates ago (``actor_lag`` in
+``metrics.jsonl``), however uneven the actors' speeds: a slow actor holds the round up instead of falling behind.
+(Until 2026-12-07 an actor took its slot after playing, one update staler: at most ``kind.slots + 1``.)
 
 **Across machines** (``sergeant-major train --backend dmc|vector --ray [ADDRESS]``): :class:`RayActorPool`, the
 same actors as Ray actors spread over a cluster's nodes, Ray carrying the weights and the rollouts.
@@ -154,7 +156,7 @@ class ActorPool:
         """Rounds (module docstring: one whole rollout from every actor each) until ``decisions`` decisions were
         played (None: one round), filing every slot with ``store(actor, arrays)``; returns the decisions
         ``played``, the ``episodes`` ended and ``actor_lag``: the most updates by which the weights of a rollout
-        filed here were behind the learner's (0: the latest; at most ``kind.slots + 1``)."""
+        filed here were behind the learner's (0: the latest; at most ``kind.slots``)."""
         totals = {"played": 0, "episodes": 0, "actor_lag": 0}
         while True:
             owed = set(range(self.count))  # the actors whose rollout this round still waits for
@@ -364,19 +366,16 @@ def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any
     acting = kind.acting(index, generation, num_games, cfg)
     seen = -1  # the sequence number of the weights this actor plays with
     capacity = next(iter(slots.values())).shape[1]
-    while not stop.value:
+    while True:
+        slot = _free_slot(free, stop)  # taken before the rollout is played: its weights are the newest then
+        if slot is None:
+            return
         if sequence.value != seen:
             seen = _load_published(acting, tensors, sequence)
         arrays, played, ended, balances = acting.rollout()
         rows = len(next(iter(arrays.values())))
         start = 0
         while True:
-            try:
-                slot = free.recv()
-            except EOFError:  # the learner closed the pool
-                return
-            if stop.value:
-                return
             end = min(start + capacity, rows)
             count = end - start
             for name, array in arrays.items():
@@ -387,6 +386,18 @@ def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any
             start = end
             if last:
                 break
+            slot = _free_slot(free, stop)  # a rollout longer than one slot
+            if slot is None:
+                return
+
+
+def _free_slot(free: Any, stop: Any) -> int | None:
+    """The next slot the learner freed (an actor waits for it), or None once the learner stops the pool."""
+    try:
+        slot = free.recv()
+    except EOFError:  # the learner closed the pool
+        return None
+    return None if stop.value else slot
 
 
 def _load_published(acting: Any, tensors: list[torch.Tensor], sequence: Any) -> int:
