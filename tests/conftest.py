@@ -92,7 +92,8 @@ MAX_WORKERS = 4  # -n auto: one worker a core and one more, at most this many (e
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker a core and one more (os.sched_getaffinity where the OS has it), at most MAX_WORKERS.
     The one more fills the time the others spend waiting (the Ray cluster's nodes, Chromium, sub-processes): on
-    2 quiet cores, 3 workers took 355 s where 2 took 391 s (2026-12-07, the suite of that day). Before, one more
+    2 quiet cores, 3 workers took 355 s where 2 took 391 s (2026-12-07; the 3-worker run had the Ray refusal test
+    at 3 s instead of 23 s, about 10 s of the difference). Before, one more
     made the web tests that compare answer times fail once in two runs; they compare them now by percentiles and
     medians within one test."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
