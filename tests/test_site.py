@@ -92,7 +92,6 @@ def _chromium() -> str | None:
 
 class _QuietServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 128  # socketserver's 5 is too few for a browser's parallel requests on a busy machine
 
     def handle_error(self, request, client_address):  # a page left before its search index came: no traceback
         if not isinstance(sys.exc_info()[1], ConnectionError):
@@ -135,7 +134,6 @@ NO_SEARCH_WORKER = """(() => {
     window.Worker = class { constructor() {} postMessage() {} addEventListener() {} terminate() {} };
 })();"""
 SEARCHED = ("index.html", "api/index.html", "training/index.html", "results/index.html")
-RESET = "net::ERR_CONNECTION_RESET"  # the local server dropped a request: not the page's error
 
 # the main column's right edge, and what sticks out of it (a scrolling table block or code block may be wider
 # inside; it scrolls, the column does not)
@@ -189,18 +187,16 @@ def test_every_page_loads_offline_without_an_error_in_a_browser(site):
                 for name in names:
                     current[0] = name
                     page = searching if name in SEARCHED else plain
-                    for attempt in range(2):
-                        before = len(errors)
-                        page.goto(base + name, wait_until="load")  # the page's scripts have run
-                        if page is searching:  # and its search's
-                            page.wait_for_function("window.searchReady === true", timeout=15_000)
-                        if attempt or not any(RESET in e for e in errors[before:]):
-                            break
-                        # the test's own server dropped a connection (once in CI, on a busy machine): the page is
-                        # loaded once more, and what it says then counts
-                        del errors[before:]
+                    page.goto(base + name, wait_until="load")  # the page's scripts have run
+                    if page is searching:
+                        page.wait_for_function("window.searchReady === true", timeout=15_000)  # and its search's
                     overflow += [f"{name}: {what}" for what in page.evaluate(OVERFLOW)]
                 print(f"{len(names)} pages checked")
+                # closed before the server stops: the last page still fetches after its load event (the browser's
+                # icon request), and the server stopping under it read as that page's error (twice in CI; the
+                # server stopped right after a page's load gave it 5 times in 5)
+                searching.context.close()
+                plain.context.close()
         finally:
             browser.close()
     assert len(names) > 10 and set(SEARCHED) <= set(names)
