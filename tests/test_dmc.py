@@ -21,7 +21,7 @@ from training.cli import main as train_main
 from training.common.checkpoint import CheckpointError
 from training.common.errors import ConfigError
 from training.vector.config import dmc_config_from_dict, load_dmc_config
-from training.vector.dmc import DMC, main
+from training.vector.dmc import DMC, epsilon_greedy, main
 from training.vector.episodes import EpisodeBook
 
 TINY = TINY_DMC  # rollouts of 64 decisions; a first hand (no exchange) is 53 engine steps
@@ -76,11 +76,13 @@ def _watch(trainer: DMC) -> dict[int, list[tuple[np.ndarray, int, float]]]:
     """Wrap the trainer's engine: before each step note every game's (observation, seat, action, hand number);
     when a game ends, what its decisions' targets must be, from the reference record of the game
     (``VectorGame.finished_record``: the ``Game`` re-played, its hands' balances), keyed by where in the replay
-    they must land (the replay's cursor before the trainer files them: games in order, decisions in order)."""
+    they must land (from the replay's cursor at the start: the games' decisions filed in the order the games ended,
+    games in order within a step, decisions in order within a game)."""
     games, step = trainer.games, trainer.games.step
     scale = trainer.cfg.env.reward_scale
     logs: list[list[tuple[np.ndarray, int, int, int]]] = [[] for _ in range(games.num_games)]
     expected: dict[int, list[tuple[np.ndarray, int, float]]] = {}
+    position = [trainer.cursor]  # where the next finished decisions land
 
     def watched(actions, *args, **kwargs):
         obs, seats = games.observe(), games.current_player
@@ -96,7 +98,8 @@ def _watch(trainer: DMC) -> dict[int, list[tuple[np.ndarray, int, float]]]:
                 rows.append((ob, action, rest * scale))
             logs[i] = []
         if rows:
-            expected[trainer.cursor] = rows
+            expected[position[0]] = rows
+            position[0] = (position[0] + len(rows)) % trainer.capacity
         return rewards, done
 
     games.step = watched
@@ -160,16 +163,16 @@ def test_greedy_and_exploring_actions_are_legal_and_greedy_is_the_best_legal_val
     with torch.no_grad():  # the illegal actions get the highest values: the mask must keep them out
         trainer.q[-1].bias += 1000.0 * (~mask[0]).float()
         values = trainer.q(obs)
-    greedy = trainer.act(obs, mask, 0.0)
+    greedy = epsilon_greedy(trainer.q, obs, mask, 0.0, trainer.gen)
     assert mask[torch.arange(16), greedy].all()
     assert torch.equal(greedy, values.masked_fill(~mask, -np.inf).argmax(1))
-    explored = torch.stack([trainer.act(obs, mask, 1.0) for _ in range(50)])
+    explored = torch.stack([epsilon_greedy(trainer.q, obs, mask, 1.0, trainer.gen) for _ in range(50)])
     assert mask[torch.arange(16).expand(50, -1), explored].all()
     assert len(set(explored[:, 0].tolist())) > 1  # uniform over the legal actions, not greedy
     rng = np.random.default_rng(0)
     for _ in range(60):  # greedy stays legal in every phase of a hand
         mask = torch.from_numpy(g.legal_mask()).bool()
-        action = trainer.act(torch.from_numpy(g.observe()), mask, 0.0)
+        action = epsilon_greedy(trainer.q, torch.from_numpy(g.observe()), mask, 0.0, trainer.gen)
         assert mask[torch.arange(16), action].all()
         g.step(np.where(rng.random(16) < 0.5, action.numpy(), [rng.choice(np.flatnonzero(m)) for m in mask.numpy()]))
 
@@ -207,7 +210,9 @@ def test_tiny_run_end_to_end_writes_a_policy_that_make_agent_plays_greedily(tmp_
                 obs = torch.from_numpy(encode(view)[None])
                 mask = torch.zeros(1, trainer.num_actions, dtype=torch.bool)
                 mask[0, from_mask(view.legal)] = True
-                assert action == int(trainer.act(obs, mask, 0.0)[0])  # the greedy action of the network
+                assert action == int(
+                    epsilon_greedy(trainer.q, obs, mask, 0.0, trainer.gen)[0]
+                )  # the greedy action of the network
             else:
                 action = others[seat - 1].act(view)
             game.apply(action)

@@ -190,7 +190,7 @@ class ActorPool:
     def _file(self, message: tuple[Any, ...], store: Store, owed: set[int], totals: dict[str, int]) -> None:
         """One slot filed and freed; the slot that ends its actor's rollout adds the rollout's counts to
         ``totals`` and takes the actor off ``owed``."""
-        index, _, slot, count, rollout, ended, balances, version = message
+        index, slot, count, rollout, ended, balances, version = message
         if count:
             store(index, {name: array[slot, :count].numpy() for name, array in self.slots[index].items()})
         with contextlib.suppress(OSError):  # an actor lost meanwhile: replaced at the next look
@@ -382,7 +382,7 @@ def _actor_main(kind: Any, index: int, generation: int, num_games: int, cfg: Any
                 slots[name][slot, :count] = torch.from_numpy(array[start:end])
             last = end == rows
             counts = (played, ended, balances) if last else (0, 0, None)
-            filled.send((index, generation, slot, count, *counts, seen // 2))
+            filled.send((index, slot, count, *counts, seen // 2))
             start = end
             if last:
                 break

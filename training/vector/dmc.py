@@ -14,7 +14,7 @@ is :class:`training.vector.config.DMCConfig`, ``configs/dmc.yaml``):
 2. Acting: the Q-network gives one value per action id for the observation of the seat to act; the seat
    plays the legal action of the highest value (illegal ones are masked out), or with probability
    ``dmc.epsilon`` a legal action drawn uniformly (epsilon-greedy; DouZero's 0.01).
-3. Targets: every decision is held in its game's open episode (:meth:`DMC.collect`) until the episode ends;
+3. Targets: every decision is held in its game's open episode (:meth:`DMCActing.play`) until the episode ends;
    then each decision's target is the Monte-Carlo return of the seat that made it: the rewards
    ``VectorGame.step`` paid that seat from that decision (its own step included) to the end of the episode,
    times ``env.reward_scale``, undiscounted. With ``env.episode: hand`` (the default) that is the seat's
@@ -84,7 +84,16 @@ from training.evaluation.deals import derive_seed
 from .actors import ActorPool, RayActorPool, flat_parameters, load_flat
 from .config import DMCConfig, load_dmc_config
 from .episodes import EpisodeBook
-from .ppo import BatchedRun, RoleBalances, batched_backend, batched_main, explained_variance, mlp, step_rewards
+from .ppo import (
+    BatchedRun,
+    RoleBalances,
+    Timers,
+    batched_backend,
+    batched_main,
+    explained_variance,
+    mlp,
+    step_rewards,
+)
 
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds of training (metrics.jsonl has all)
 SLOTS = 2  # slots of finished decisions per acting process: how far it may act ahead of the learner
@@ -126,57 +135,78 @@ class DMCActors:
         return [flat_parameters(trainer.q)]
 
     def acting(self, index: int, generation: int, num_games: int, cfg: Any) -> DMCActing:
-        return DMCActing(index, generation, num_games, cfg)
+        return DMCActing.dealt(index, generation, num_games, cfg)
 
 
 class DMCActing:
-    """One DMC actor's games, network copy, exploration and open episodes (module docstring): :meth:`rollout`
-    plays ``dmc.n_steps`` engine steps and returns the finished decisions. Seeded from (run seed, actor,
-    generation). The same in an acting process (:func:`_actor_main`) and a Ray actor (:class:`RayActorPool`)."""
+    """DMC's acting (module docstring, steps 2 and 3): games, a network, the exploration's generator, the open
+    episodes and the hands' balances by role; :meth:`play` steps every game ``dmc.n_steps`` times. The one loop
+    of the learner's process (``train.actors: 0``, :meth:`DMC.collect`, with the run's network, generator and
+    timers) and of every actor (:meth:`dealt`: its own games and network copy, seeded from (run seed, actor,
+    generation), :meth:`rollout`), in an acting process (:func:`_actor_main`) or a Ray actor
+    (:class:`RayActorPool`)."""
 
-    def __init__(self, index: int, generation: int, num_games: int, cfg: Any) -> None:
+    def __init__(
+        self, games: Any, q: nn.Module, cfg: Any, generator: torch.Generator, timers: Timers | None = None
+    ) -> None:
+        self.games, self.q, self.cfg, self.generator = games, q, cfg, generator
+        self.num_games, size, players = games.num_games, games.observation_size, games.rules.num_players
+        self.timers = timers or Timers()
+        self.book = EpisodeBook(self.num_games, size, players)  # the open episodes (training/vector/episodes.py)
+        self.balances = RoleBalances(games)  # every seat's hands by role
+        self.every_seat = np.ones((self.num_games, players), dtype=np.bool_)
+        self.obs = np.zeros((self.num_games, size), dtype=np.float32)  # this step's view of every game
+        self.mask = np.zeros((self.num_games, games.num_actions), dtype=np.int8)
+
+    @classmethod
+    def dealt(cls, index: int, generation: int, num_games: int, cfg: Any) -> DMCActing:
+        """Actor ``index``'s own ``num_games`` games and network (CPU), seeded from (run seed, actor, generation)."""
         from sm_env.compiled.batch import VectorGame
 
-        self.cfg, self.num_games = cfg, num_games
         seed = derive_seed(cfg.seed, index, generation, 0xAC7)
         env = cfg.env
-        self.games = VectorGame(num_games, rules=env.rules, seed=seed, episode=env.episode, max_hands=env.max_hands)
-        self.games.reset()
-        g = self.games
-        self.q = mlp(g.observation_size, cfg.dmc.net_arch, g.num_actions, cfg.dmc.activation)
-        self.generator = torch.Generator().manual_seed(seed)
-        self.book = EpisodeBook(num_games, g.observation_size, g.rules.num_players)
-        self.balances = RoleBalances(g)  # every seat's hands by role, handed to the learner with each rollout
-        self.every_seat = np.ones((num_games, g.rules.num_players), dtype=np.bool_)
-        self.obs = np.zeros((num_games, g.observation_size), dtype=np.float32)
-        self.mask = np.zeros((num_games, g.num_actions), dtype=np.int8)
+        games = VectorGame(num_games, rules=env.rules, seed=seed, episode=env.episode, max_hands=env.max_hands)
+        games.reset()
+        q = mlp(games.observation_size, cfg.dmc.net_arch, games.num_actions, cfg.dmc.activation)
+        return cls(games, q, cfg, torch.Generator().manual_seed(seed))
 
     def load(self, tensors: list[Any]) -> None:
         """The learner's weights (:meth:`DMCActors.published`) into this actor's network."""
         load_flat(self.q, tensors[0])
 
-    def rollout(self) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
-        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended (``obs``,
-        ``action``, float32 ``target``), the decisions played, the episodes ended and the hands' balances by role
-        (``RoleBalances.counted``)."""
-        g, book, cfg = self.games, self.book, self.cfg
+    def play(self) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
+        """``dmc.n_steps`` engine steps in every game: the decisions of the episodes that ended, in the order they
+        ended (observations, actions, targets per step that ended some), and the episodes ended."""
+        g, book, cfg, t_ = self.games, self.book, self.cfg, self.timers
         finished, ended = [], 0
         for _ in range(cfg.dmc.n_steps):
-            seat = g.current_player.astype(np.int64)
-            g.legal_mask(out=self.mask)
-            g.observe(out=self.obs)
-            mask = torch.from_numpy(self.mask).bool()
-            actions = epsilon_greedy(self.q, torch.from_numpy(self.obs), mask, cfg.dmc.epsilon, self.generator)
-            actions = actions.numpy()
-            book.record(self.obs, actions, seat)
-            self.balances.before(g, self.obs, seat)
-            rewards, done = g.step(actions)
-            self.balances.after(g, rewards, done, self.every_seat)
-            closed = book.pay(step_rewards(g, rewards, done, cfg.env), done)
-            if closed is not None:
-                finished.append(closed)
-                ended += int(done.sum())
-        played, balances = cfg.dmc.n_steps * self.num_games, self.balances.counted()
+            with t_("engine"):
+                seat = g.current_player.astype(np.int64)
+                g.legal_mask(out=self.mask)
+                g.observe(out=self.obs)
+            with t_("act forward"):
+                mask = torch.from_numpy(self.mask).bool()
+                actions = epsilon_greedy(self.q, torch.from_numpy(self.obs), mask, cfg.dmc.epsilon, self.generator)
+                actions = actions.numpy()
+            with t_("bookkeeping"):
+                book.record(self.obs, actions, seat)
+                self.balances.before(g, self.obs, seat)
+            with t_("engine"):
+                rewards, done = g.step(actions)
+            with t_("bookkeeping"):
+                self.balances.after(g, rewards, done, self.every_seat)
+                closed = book.pay(step_rewards(g, rewards, done, cfg.env), done)
+                if closed is not None:
+                    finished.append(closed)
+                    ended += int(done.sum())
+        return finished, ended
+
+    def rollout(self) -> tuple[dict[str, np.ndarray], int, int, tuple[Any, ...]]:
+        """An actor's :meth:`play`: the finished decisions (:meth:`DMCActors.layout`'s ``obs``, ``action``, float32
+        ``target``), the decisions played, the episodes ended and the hands' balances by role
+        (``RoleBalances.counted``)."""
+        finished, ended = self.play()
+        played, balances = self.cfg.dmc.n_steps * self.num_games, self.balances.counted()
         if not finished:
             arrays = {
                 "obs": np.zeros((0, self.obs.shape[1]), np.float32),
@@ -221,12 +251,10 @@ class DMC(BatchedRun):
         g, n = self.games, self.num_games
         self.q = mlp(self.obs_size, cfg.dmc.net_arch, self.num_actions, cfg.dmc.activation).to(self.device)
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=cfg.dmc.learning_rate)
-        # this step's view of every game
-        self.obs = np.zeros((n, self.obs_size), dtype=np.float32)
-        self.mask = np.zeros((n, self.num_actions), dtype=np.int8)
-        self.book = EpisodeBook(n, self.obs_size, self.num_players)  # the open episodes (training/vector/episodes.py)
-        self.balances = RoleBalances(g)  # every seat's hands by role (metrics.jsonl)
-        self.every_seat = np.ones((n, self.num_players), dtype=np.bool_)
+        # the acting of this process (train.actors: 0): the run's games, network, generator and timers
+        self.acting = DMCActing(g, self.q, cfg, self.gen, self.timers)
+        self.book = self.acting.book  # the open episodes (checkpointed)
+        self.balances = self.acting.balances  # every seat's hands by role (metrics.jsonl; the actors' with actors)
         # the replay: the latest finished decisions, a ring
         self.capacity = cfg.dmc.replay_rollouts * cfg.dmc.n_steps * n
         self.replay_obs = np.zeros((self.capacity, self.obs_size), dtype=np.float32)
@@ -238,39 +266,15 @@ class DMC(BatchedRun):
         self._printed = -PROGRESS_SECONDS
         self._open(resume)
 
-    # -- acting ------------------------------------------------------------------
-    def act(self, obs: torch.Tensor, mask: torch.Tensor, epsilon: float) -> torch.Tensor:
-        """Epsilon-greedy actions (:func:`epsilon_greedy`, the draws from the run's
-        generator)."""
-        with self.timers("act forward"):
-            return epsilon_greedy(self.q, obs, mask, epsilon, self.gen)
-
     # -- rollout -----------------------------------------------------------------
     def collect(self) -> dict[str, float]:
-        """Play ``dmc.n_steps`` engine steps in every game; the decisions of the episodes that end go to the
-        replay with their returns (:meth:`finish`); returns the episodes ended and the balances of the hands by
-        role (:class:`training.vector.ppo.RoleBalances`)."""
-        n, g, t_, book = self.num_games, self.games, self.timers, self.book
-        epsilon = self.cfg.dmc.epsilon
-        ended = 0
-        for _ in range(self.cfg.dmc.n_steps):
-            with t_("engine"):
-                seat = g.current_player.astype(np.int64)
-                g.legal_mask(out=self.mask)
-                g.observe(out=self.obs)
-            actions = self.act(torch.from_numpy(self.obs), torch.from_numpy(self.mask).bool(), epsilon).numpy()
-            with t_("bookkeeping"):
-                book.record(self.obs, actions, seat)
-                self.balances.before(g, self.obs, seat)
-            with t_("engine"):
-                rewards, done = g.step(actions)
-            self.bar.update(n)  # a decision in every game, as global_step counts them
-            with t_("bookkeeping"):
-                self.balances.after(g, rewards, done, self.every_seat)
-                finished = book.pay(step_rewards(g, rewards, done, self.cfg.env), done)
-                if finished is not None:  # the ended episodes' decisions, with their targets, to the replay
-                    ended += int(done.sum())
-                    self.store(*finished)
+        """:meth:`DMCActing.play` in this process: the decisions of the episodes that end go to the replay with
+        their returns (:meth:`store`); returns the episodes ended and the balances of the hands by role
+        (:class:`training.vector.ppo.RoleBalances`)."""
+        finished, ended = self.acting.play()
+        self.bar.update(self.cfg.dmc.n_steps * self.num_games)  # a decision in every game a step, as global_step
+        for decisions in finished:
+            self.store(*decisions)
         self.episodes += ended
         return {"episodes": float(ended), **self.balances.figures()}
 
