@@ -23,6 +23,13 @@ SLOW_MODULES = {
     "test_checkpoint.py": "training runs to checkpoint and resume",
     "test_properties.py": "long property tests over many random games",
 }
+# The cluster tier, ``python -m pytest -m cluster -n 0``: left out of the default run (``-m "not cluster"`` in
+# pyproject.toml's addopts) and run by CI as a command of its own after it. These tests build a Ray cluster of
+# several nodes on this machine, add nodes and kill them, and start a node from a bare Python: about 2 minutes
+# alone on 2 cores, dozens of processes started, and their Ray processes slowed every other test beside them
+# (the module took 131 s of one worker's 331 s in a 2-worker run of the whole suite, and its tests up to 4 times
+# their time alone). Also slow, so the quick tier leaves them out too.
+CLUSTER_MODULES = {"test_ray_cluster.py"}
 SLOW_TESTS = {  # the random-game sweeps over every preset, the lockstep sweeps and the searches in many positions
     "test_ecosystem.py": {
         "test_supersuit_observation_wrappers",
@@ -151,6 +158,8 @@ def pytest_collection_modifyitems(config, items):
         names = SLOW_TESTS.get(module, set())
         if module in SLOW_MODULES or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)
+        if module in CLUSTER_MODULES:
+            item.add_marker(pytest.mark.cluster)
         if "local_ray" in getattr(item, "fixturenames", ()) and scheduling_group(item.nodeid) != "ray":
             raise pytest.UsageError(f"tests/conftest.py: {item.nodeid} starts Ray; add it to GROUPED_TESTS")
         if names and module not in checked and getattr(item, "module", None) is not None:

@@ -25,9 +25,12 @@ def test_readme_python_example_runs(tmp_path):
 def test_readme_test_command_is_the_one_ci_runs():
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     ci = open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()
-    commands = [line for line in re.findall(r"```bash\n(.*?)```", readme, flags=re.S) if "pytest" in line]
-    assert [c.strip() for c in commands] == ["python -m pytest"]
-    assert [line for line in ci.splitlines() if "pytest" in line and not line.startswith("#")] == ["python -m pytest"]
+    """The README's test commands (the suite, then the cluster tier) are CI's, in the same order."""
+    blocks = [block for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S) if "pytest" in block]
+    assert len(blocks) == 1
+    commands = [line.strip() for line in blocks[0].splitlines() if line.strip()]
+    assert commands == ["python -m pytest", "python -m pytest -m cluster -n 0"]
+    assert [line for line in ci.splitlines() if "pytest" in line and not line.startswith("#")] == commands
 
 
 def test_readme_paths_after_the_quickstart_are_those_the_quickstart_makes():
