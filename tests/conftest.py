@@ -8,7 +8,8 @@ import os
 import pytest
 
 # The quick tier, ``python -m pytest -m "not slow"``, leaves these out (the README says which and why); the default
-# ``python -m pytest`` (what CI runs) runs everything. Whole files first, then single tests (every parameter).
+# ``python -m pytest`` (what CI runs, then the cluster tier below) runs everything else. Whole files first, then single
+# tests (every parameter).
 SLOW_MODULES = {
     "test_notebooks.py": "executes every notebook",
     "test_rllib.py": "starts Ray and trains with RLlib",
