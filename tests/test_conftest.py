@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+from types import SimpleNamespace
 
 import conftest
+import pytest
 
 
 def test_the_session_end_collects_and_freezes_before_an_xdist_worker_reports():
@@ -16,11 +18,35 @@ def test_the_session_end_collects_and_freezes_before_an_xdist_worker_reports():
     cycle.append(cycle)  # garbage only a collection frees
     del cycle
     try:
-        conftest.pytest_sessionfinish(None)
+        conftest.pytest_sessionfinish(SimpleNamespace(exitstatus=pytest.ExitCode.OK))
         assert gc.get_freeze_count() > 0
         assert gc.collect() == 0  # nothing left for the last collection (the frozen objects are not scanned)
     finally:
         gc.unfreeze()
+
+
+def test_an_empty_cluster_tier_passes_only_without_ray():
+    """``-m cluster`` on an install without Ray collects nothing (its module skips at import): exit 5 becomes a
+    pass there, and nowhere else (another selection, or with Ray installed, keeps exit 5)."""
+
+    def finished(markexpr: str) -> int:
+        config = SimpleNamespace(getoption=lambda name, default=None: markexpr)
+        session = SimpleNamespace(exitstatus=pytest.ExitCode.NO_TESTS_COLLECTED, config=config)
+        try:
+            conftest.pytest_sessionfinish(session)
+        finally:
+            gc.unfreeze()
+        return session.exitstatus
+
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError:
+        has_ray = False
+    else:
+        has_ray = True
+    assert finished("cluster") == (pytest.ExitCode.NO_TESTS_COLLECTED if has_ray else pytest.ExitCode.OK)
+    assert finished("not cluster") == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert finished("notebooks") == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
 def test_the_groups_are_scheduled_by_node_id_whole():

@@ -210,9 +210,8 @@ def test_tiny_run_end_to_end_writes_a_policy_that_make_agent_plays_greedily(tmp_
                 obs = torch.from_numpy(encode(view)[None])
                 mask = torch.zeros(1, trainer.num_actions, dtype=torch.bool)
                 mask[0, from_mask(view.legal)] = True
-                assert action == int(
-                    epsilon_greedy(trainer.q, obs, mask, 0.0, trainer.gen)[0]
-                )  # the greedy action of the network
+                greedy = epsilon_greedy(trainer.q, obs, mask, 0.0, trainer.gen)  # the network's greedy action
+                assert action == int(greedy[0])
             else:
                 action = others[seat - 1].act(view)
             game.apply(action)
